@@ -1,0 +1,30 @@
+"""xfskde: Fourier-series kernel density estimates of angles with the cos^2K kernel.
+
+Implements McCann, Fickus & Kovačević, "Rotation invariant angular descriptor via a bandlimited
+Gaussian-like kernel", for arrays that fit in memory and, through Dask, for images that do not.
+"""
+
+from ._version import __version__
+from .canonical import canonical_distance, canonicalize
+from .density import distance, evaluate, fskde, rotate
+from .gradients import gradient
+from .kernel import Cos2KKernel, truncated_length
+from .api import local_fskde
+from .local import overlap_depth
+from .windows import Window
+
+__all__ = [
+    "Cos2KKernel",
+    "Window",
+    "__version__",
+    "canonical_distance",
+    "canonicalize",
+    "distance",
+    "evaluate",
+    "fskde",
+    "gradient",
+    "local_fskde",
+    "overlap_depth",
+    "rotate",
+    "truncated_length",
+]

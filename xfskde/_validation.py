@@ -1,0 +1,71 @@
+"""Argument checks shared by the public functions.
+
+Every check raises an error that names the offending parameter and says what to do, so that a
+user sees, for example, ``order must be an integer >= 1, got 0.5`` rather than a NumPy traceback.
+"""
+
+from __future__ import annotations
+
+import numbers
+from typing import Any
+
+import numpy as np
+
+__all__: list[str] = []
+
+
+def _check_order(order: Any) -> int:
+    """Return ``order`` as an int after checking it is an integer >= 1."""
+    if isinstance(order, bool) or not isinstance(order, numbers.Integral | float | np.floating):
+        raise TypeError(f"order must be an integer >= 1, got {order!r}")
+    if isinstance(order, float | np.floating):
+        if not np.isfinite(order) or order != int(order):
+            raise ValueError(f"order must be an integer >= 1, got {order!r}")
+    order = int(order)
+    if order < 1:
+        raise ValueError(f"order must be an integer >= 1, got {order}")
+    return order
+
+
+def _check_eps(eps: Any) -> float | None:
+    """Return ``eps`` as a float in (0, 1), or None for no truncation."""
+    if eps is None:
+        return None
+    try:
+        value = float(eps)
+    except (TypeError, ValueError):
+        raise TypeError(f"eps must be a number in (0, 1) or None, got {eps!r}") from None
+    if not (0.0 < value < 1.0):
+        raise ValueError(
+            f"eps must lie strictly between 0 and 1 (for example 1e-5), got {eps!r}; "
+            "use eps=None to keep every coefficient"
+        )
+    return value
+
+
+def _check_choice(name: str, value: Any, choices: tuple[str, ...]) -> str:
+    if value not in choices:
+        raise ValueError(f"{name} must be one of {', '.join(map(repr, choices))}; got {value!r}")
+    return value
+
+
+def _check_positive_int(name: str, value: Any) -> int:
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        if isinstance(value, float | np.floating) and float(value).is_integer():
+            value = int(value)
+        else:
+            raise TypeError(f"{name} must be a positive integer, got {value!r}")
+    value = int(value)
+    if value < 1:
+        raise ValueError(f"{name} must be a positive integer, got {value}")
+    return value
+
+
+def _finite_array(name: str, values: Any, *, dtype: Any = np.float64) -> np.ndarray:
+    """Convert to a floating array and refuse NaN or infinite entries."""
+    arr = np.asarray(values, dtype=dtype)
+    if not np.all(np.isfinite(arr)):
+        raise ValueError(
+            f"{name} contains NaN or infinite values; drop them or replace them before calling"
+        )
+    return arr

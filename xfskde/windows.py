@@ -1,0 +1,123 @@
+"""Spatial windows φ for local FS-KDEs (paper, section 2.3): box, Gaussian and disk.
+
+A window is positive and sums to one. Each kind is described so that the block core can filter
+with a cost that does not grow with the window where possible:
+
+* ``"box"`` of side ``size`` (an integer): separable, filtered by running sums — O(1) per pixel;
+  an even side covers offsets ``-(size-1)//2 .. size//2`` (one more pixel after the centre).
+* ``"gaussian"`` with standard deviation ``size`` (pixels): separable, truncated at radius
+  ``ceil(4 * size)`` (as ``scipy.ndimage.gaussian_filter``'s default) and renormalised to sum 1.
+* ``"disk"`` of radius ``size``: the pixels with dy² + dx² <= size², equal weights; filtered as
+  one horizontal segment per row through prefix sums — O(radius) per pixel.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Literal
+
+import numpy as np
+
+from ._validation import _check_choice
+
+__all__ = ["GAUSSIAN_TRUNCATE", "Window", "make_window"]
+
+WindowKind = Literal["box", "gaussian", "disk"]
+WINDOW_KINDS: tuple[str, ...] = ("box", "gaussian", "disk")
+
+#: Gaussian windows are cut at ``GAUSSIAN_TRUNCATE`` standard deviations.
+GAUSSIAN_TRUNCATE = 4.0
+
+
+@dataclass(frozen=True)
+class Window:
+    """A window φ: its kind, size and the offsets it covers around its centre pixel.
+
+    Parameters
+    ----------
+    kind : {"box", "gaussian", "disk"}
+    size : float
+        Box side (integer), Gaussian sigma, or disk radius, in pixels.
+    """
+
+    kind: str
+    size: float
+
+    def __post_init__(self) -> None:
+        _check_choice("window", self.kind, WINDOW_KINDS)
+        try:
+            size = float(self.size)
+        except (TypeError, ValueError):
+            raise TypeError(f"size must be a positive number, got {self.size!r}") from None
+        if not np.isfinite(size) or size <= 0:
+            raise ValueError(f"size must be a positive number of pixels, got {self.size!r}")
+        if self.kind == "box" and not size.is_integer():
+            raise ValueError(f"size of a box window is its side in pixels, an integer; got {size}")
+        object.__setattr__(self, "size", int(size) if self.kind == "box" else size)
+
+    @property
+    def before(self) -> int:
+        """How many pixels the window reaches before (above / left of) its centre."""
+        if self.kind == "box":
+            return (int(self.size) - 1) // 2
+        return self.radius
+
+    @property
+    def after(self) -> int:
+        """How many pixels the window reaches after (below / right of) its centre."""
+        if self.kind == "box":
+            return int(self.size) // 2
+        return self.radius
+
+    @property
+    def radius(self) -> int:
+        """The largest offset from the centre that the window touches, in pixels."""
+        if self.kind == "box":
+            return int(self.size) // 2
+        if self.kind == "gaussian":
+            return max(1, math.ceil(GAUSSIAN_TRUNCATE * self.size))
+        return math.floor(self.size)
+
+    def profile(self) -> np.ndarray:
+        """1-D weights over offsets ``-before .. after`` (separable windows; sums to one)."""
+        if self.kind == "box":
+            return np.full(int(self.size), 1.0 / self.size)
+        if self.kind == "gaussian":
+            x = np.arange(-self.radius, self.radius + 1, dtype=np.float64)
+            w = np.exp(-0.5 * (x / self.size) ** 2)
+            return w / w.sum()
+        raise ValueError("a disk window is not separable; use half_widths()")
+
+    def half_widths(self) -> np.ndarray:
+        """For each row offset dy = -r .. r, the half-width of the disk's row segment."""
+        r = self.radius
+        dy = np.arange(-r, r + 1)
+        return np.floor(np.sqrt(np.maximum(self.size**2 - dy**2, 0.0)) + 1e-9).astype(np.int64)
+
+    def weights(self) -> np.ndarray:
+        """The full 2-D window over offsets ``(-before .. after)²``; it sums to one."""
+        if self.kind == "disk":
+            hw = self.half_widths()
+            r = self.radius
+            dx = np.arange(-r, r + 1)
+            w = (np.abs(dx)[None, :] <= hw[:, None]).astype(np.float64)
+            return w / w.sum()
+        p = self.profile()
+        return np.outer(p, p)
+
+    @property
+    def sum_scale(self) -> float:
+        """1 / (number of pixels) for equal-weight windows (box, disk); 1 for the Gaussian."""
+        if self.kind == "box":
+            return 1.0 / float(self.size) ** 2
+        if self.kind == "disk":
+            return 1.0 / float(self.half_widths().sum() * 2 + len(self.half_widths()))
+        return 1.0
+
+
+def make_window(window: str | Window, size: float) -> Window:
+    """Return a :class:`Window` from a kind name and a size (or pass a Window through)."""
+    if isinstance(window, Window):
+        return window
+    return Window(window, size)
