@@ -5,11 +5,11 @@ Gaussian-like kernel", for arrays that fit in memory and, through Dask, for imag
 """
 
 from ._version import __version__
+from .api import local_fskde
 from .canonical import canonical_distance, canonicalize
 from .density import distance, evaluate, fskde, rotate
 from .gradients import gradient
 from .kernel import Cos2KKernel, truncated_length
-from .api import local_fskde
 from .local import overlap_depth
 from .windows import Window
 

@@ -79,9 +79,7 @@ def canonicalize(
     Theorem 1.
     """
     ell = _check_positive_int("ell", ell)
-    out = alpha = None
-    for _, out, alpha in _canonical_steps(F, ell):
-        pass
+    *_, (_, out, alpha) = _canonical_steps(F, ell)
     return (out, alpha) if return_angle else out
 
 

@@ -136,7 +136,7 @@ def evaluate(F: np.typing.ArrayLike, theta: np.typing.ArrayLike) -> np.ndarray:
 
 
 def _pad_pair(F: np.ndarray, G: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Zero-pad the shorter of two coefficient arrays along k (a truncated series is zero beyond)."""
+    """Zero-pad the shorter of two coefficient arrays along k (truncated terms are zero)."""
     lf, lg = F.shape[-1], G.shape[-1]
     if lf < lg:
         F = np.concatenate([F, np.zeros((*F.shape[:-1], lg - lf), F.dtype)], axis=-1)

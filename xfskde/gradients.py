@@ -6,10 +6,11 @@ right) the complex gradient is
 .. math:: g = I_x + i\\,I_y,\\qquad I_x = \\tfrac12(I[y, x+1] - I[y, x-1]),\\quad
           I_y = \\tfrac12(I[y+1, x] - I[y-1, x]),
 
-its weight is :math:`W = |g|` and its angle :math:`\\Theta = \\arg g \\in (-\\pi, \\pi]`, measured from
-the +x (column) axis towards the +y (row) axis — clockwise as an image is displayed with its origin
-at the top left. Rotating an image by ``np.rot90`` (90° counter-clockwise as displayed) subtracts
-π/2 from every angle: the FS-KDE of the rotated image at the rotated pixel equals
+its weight is :math:`W = |g|` and its angle :math:`\\Theta = \\arg g \\in (-\\pi, \\pi]`,
+measured from the +x (column) axis towards the +y (row) axis — clockwise as an image is
+displayed with its origin at the top left. Rotating an image by ``np.rot90`` (90°
+counter-clockwise as displayed) subtracts π/2 from every angle: the FS-KDE of the rotated
+image at the rotated pixel equals
 ``rotate(F, -np.pi / 2)`` of the original's.
 
 **Colour.** With a channel axis, each pixel uses the channel with the largest gradient magnitude,

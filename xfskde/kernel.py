@@ -71,8 +71,8 @@ class Cos2KKernel:
         The order K >= 1; larger is sharper. The kernel has 2K + 1 non-zero Fourier coefficients.
     approximation : {"auto", "exact", "normal"}, optional
         How :attr:`coefficients` are computed. ``"exact"`` uses eq. 5 for any order;
-        ``"normal"`` uses the paper's eq. 6, :math:`H_k = e^{-k^2/K} / (2\\pi)`; ``"auto"`` (default)
-        switches to ``"normal"`` when 2K >= 80, as the paper does.
+        ``"normal"`` uses the paper's eq. 6, :math:`H_k = e^{-k^2/K} / (2\\pi)`;
+        ``"auto"`` (default) switches to ``"normal"`` when 2K >= 80, as the paper does.
     eps : float in (0, 1), optional
         Truncation threshold of eq. 7. None (default) keeps all K + 1 coefficients.
 
@@ -96,7 +96,9 @@ class Cos2KKernel:
     28
     """
 
-    def __init__(self, order: int, *, approximation: Approximation = "auto", eps: float | None = None):
+    def __init__(
+        self, order: int, *, approximation: Approximation = "auto", eps: float | None = None
+    ):
         self.order = _check_order(order)
         _check_choice("approximation", approximation, ("auto", "exact", "normal"))
         if approximation == "auto":
@@ -143,8 +145,9 @@ class Cos2KKernel:
 
     @property
     def normalization(self) -> float:
-        """C_K of eq. 5, computed without overflow as :math:`\\Gamma(K+1)\\sqrt\\pi / (2\\pi\\,\\Gamma(K+1/2))`."""
-        # binom(2K, K) / 4^K = Gamma(K + 1/2) / (sqrt(pi) Gamma(K + 1)) = poch(K + 1, -1/2) / sqrt(pi)
+        """C_K of eq. 5, as Γ(K+1)√π / (2π Γ(K+1/2)): free of overflow for any order."""
+        # binom(2K, K) / 4^K = Gamma(K + 1/2) / (sqrt(pi) Gamma(K + 1))
+        #                    = poch(K + 1, -1/2) / sqrt(pi)
         central = special.poch(self.order + 1.0, -0.5) / math.sqrt(math.pi)
         return 1.0 / (2.0 * math.pi * central)
 
@@ -154,7 +157,7 @@ class Cos2KKernel:
         return self.normalization * np.cos(theta / 2.0) ** (2 * self.order)
 
     def series(self, theta: np.typing.ArrayLike) -> np.ndarray:
-        """Evaluate the kernel from its stored coefficients, :math:`\\sum_{|k|<ℓ} H_k e^{ik\\theta}`.
+        """Evaluate the kernel from its coefficients, :math:`\\sum_{|k|<ℓ} H_k e^{ik\\theta}`.
 
         Equals :meth:`__call__` for the exact, untruncated kernel; otherwise it is the kernel that
         the FS-KDE actually uses after truncation (eq. 7, Figure 4) or the normal approximation.

@@ -88,7 +88,9 @@ def local_fskde_dask(
         src = image[None]
     else:
         if image.ndim != 3:
-            raise ValueError(f"image must be 3-D with channel_axis={channel_axis}, got {image.shape}")
+            raise ValueError(
+                f"image must be 3-D with channel_axis={channel_axis}, got {image.shape}"
+            )
         src = da.moveaxis(image, channel_axis, 0)
     depth = params.depth
     height, width = src.shape[1:]
@@ -104,7 +106,11 @@ def local_fskde_dask(
         )
     src = src.rechunk({0: -1, 1: row_chunks, 2: col_chunks})
     stride = params.stride
-    out_chunks = (sample_chunks(row_chunks, stride), sample_chunks(col_chunks, stride), (params.length,))
+    out_chunks = (
+        sample_chunks(row_chunks, stride),
+        sample_chunks(col_chunks, stride),
+        (params.length,),
+    )
     row_starts = np.concatenate([[0], np.cumsum(row_chunks)])
     col_starts = np.concatenate([[0], np.cumsum(col_chunks)])
     overlapped = da.overlap.overlap(src, depth={0: 0, 1: depth, 2: depth}, boundary="none")

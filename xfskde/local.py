@@ -149,7 +149,9 @@ class LocalParameters:
                 "theta = arg(Ix + i*Iy), radians; x along columns, y along rows (downwards); "
                 "central differences"
             ),
-            "coefficient_convention": "F_k = H_k (W exp(-i k theta) * window), k >= 0; F_-k = conj(F_k)",
+            "coefficient_convention": (
+                "F_k = H_k (W exp(-i k theta) * window), k >= 0; F_-k = conj(F_k)"
+            ),
         }
 
 
