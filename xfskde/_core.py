@@ -95,30 +95,56 @@ def gradient_image(src, rowmap, colmap, moff, cval, out):
 
 
 @numba.njit(nogil=True, cache=True)
-def _phasor_row(gx, gy, pre, pim):
-    """P_k = |g| (conj(g)/|g|)^k for k = 0 .. ℓ-1 (pre, pim: (ℓ, n)); zero where g = 0 or NaN."""
-    n = gx.shape[0]
-    length = pre.shape[0]
-    ure = np.empty(n)
-    uim = np.empty(n)
-    for t in range(n):
+def _unit_phasors(gx, gy, w0, ure, uim):
+    """W = |g| and u = conj(g)/|g| per pixel; zero where g = 0 or not finite (no NaN escapes)."""
+    for t in range(gx.shape[0]):
         m = gx[t] * gx[t] + gy[t] * gy[t]
-        if m > 0.0 and m < math.inf:
-            w = math.sqrt(m)
-            ure[t] = gx[t] / w
-            uim[t] = -gy[t] / w
-            pre[0, t] = w
-        else:
-            ure[t] = 0.0
-            uim[t] = 0.0
-            pre[0, t] = 0.0
-        pim[0, t] = 0.0
-    for k in range(1, length):
+        ok = (m > 0.0) & (m < math.inf)
+        w = math.sqrt(m) if ok else 0.0
+        inv = 1.0 / w if ok else 0.0
+        w0[t] = w
+        ure[t] = gx[t] * inv
+        uim[t] = -gy[t] * inv
+
+
+@numba.njit(nogil=True, cache=True)
+def _phasor_row(gx, gy, pre, pim, ure, uim):
+    """P_k = |g| (conj(g)/|g|)^k for k = 0 .. ℓ-1 into pre, pim (ℓ, n)."""
+    _unit_phasors(gx, gy, pre[0], ure, uim)
+    pim[0, :] = 0.0
+    for k in range(1, pre.shape[0]):
+        a = pre[k - 1]
+        b = pim[k - 1]
+        c = pre[k]
+        d = pim[k]
+        for t in range(gx.shape[0]):
+            c[t] = a[t] * ure[t] - b[t] * uim[t]
+            d[t] = a[t] * uim[t] + b[t] * ure[t]
+
+
+@numba.njit(nogil=True, cache=True)
+def _accumulate_phasors(gx, gy, weight, vre, vim, w0, ure, uim, pr, pi):
+    """V[k] += weight * P_k for one row, without storing the powers (the cell path)."""
+    _unit_phasors(gx, gy, w0, ure, uim)
+    n = gx.shape[0]
+    v0 = vre[0]
+    for t in range(n):
+        p = weight * w0[t]
+        pr[t] = p
+        pi[t] = 0.0
+        v0[t] += p
+    for k in range(1, vre.shape[0]):
+        c = vre[k]
+        d = vim[k]
         for t in range(n):
-            a = pre[k - 1, t]
-            b = pim[k - 1, t]
-            pre[k, t] = a * ure[t] - b * uim[t]
-            pim[k, t] = a * uim[t] + b * ure[t]
+            a = pr[t]
+            b = pi[t]
+            x = a * ure[t] - b * uim[t]
+            y = a * uim[t] + b * ure[t]
+            pr[t] = x
+            pi[t] = y
+            c[t] += x
+            d[t] += y
 
 
 @numba.njit(nogil=True, cache=True)
@@ -138,45 +164,143 @@ def _prefix_sums(pre, pim, sre, sim):
 
 
 @numba.njit(nogil=True, cache=True)
+def _horizontal(vre, vim, out, i, oj0, oj1, first_x, stride, before, after, running, profile,
+                scale, acc_re, acc_im):  # fmt: skip
+    """Filter one row of V along x at the samples j = oj0 .. oj1-1 and write F_k = scale_k * sum.
+
+    With ``running`` (box, stride 1) the first sample is a direct sum and every next one adds the
+    entering column and subtracts the leaving one.
+    """
+    length = scale.shape[0]
+    n_taps = before + after + 1
+    row = out[i]
+    if not running:
+        # weighted taps: for each k and tap, one contiguous pass over the samples (vectorises)
+        n_out = oj1 - oj0
+        for k in range(length):
+            hr = acc_re[:n_out]
+            hi = acc_im[:n_out]
+            hr[:] = 0.0
+            hi[:] = 0.0
+            a = vre[k]
+            b = vim[k]
+            for d in range(n_taps):
+                wgt = profile[d]
+                base = first_x + oj0 * stride - before + d
+                for j in range(n_out):
+                    hr[j] += wgt * a[base + j * stride]
+                    hi[j] += wgt * b[base + j * stride]
+            sk = scale[k]
+            for j in range(n_out):
+                row[oj0 + j, k] = complex(hr[j] * sk, hi[j] * sk)
+        return
+    xc = first_x + oj0 * stride
+    for k in range(length):
+        ar = 0.0
+        ai = 0.0
+        for d in range(n_taps):
+            ar += vre[k, xc - before + d]
+            ai += vim[k, xc - before + d]
+        acc_re[k] = ar
+        acc_im[k] = ai
+        row[oj0, k] = complex(ar * scale[k], ai * scale[k])
+    for k in range(length):
+        # one coefficient at a time: the running sum stays in registers
+        ar = acc_re[k]
+        ai = acc_im[k]
+        sk = scale[k]
+        a = vre[k]
+        b = vim[k]
+        for j in range(oj0 + 1, oj1):
+            xc = first_x + j
+            ar += a[xc + after] - a[xc - before - 1]
+            ai += b[xc + after] - b[xc - before - 1]
+            row[j, k] = complex(ar * sk, ai * sk)
+
+
+@numba.njit(nogil=True, cache=True)
+def _ensure_input_rows(src, rowmap, cols, cval, rho, rows, row_of):
+    """Make image rows rho-1 .. rho+1 available in the 3-row ring ``rows``."""
+    for g in range(rho - 1, rho + 2):
+        s3 = g % 3
+        if row_of[s3] != g:
+            _load_row(src, rowmap, cols, cval, g, 0, rows[s3])
+            row_of[s3] = g
+
+
+@numba.njit(nogil=True, cache=True)
 def fskde_tile(
-    src, rowmap, colmap, moff, cval, out,
+    src, rowmap, colmap, cval, work, out,
     oi0, oi1, oj0, oj1, prow0, pcol0, stride,
     kind, before, after, profile, half_widths, scale,
 ):  # fmt: skip
     """Local FS-KDE of output rows ``oi0:oi1`` and columns ``oj0:oj1`` of ``out``.
 
-    ``out[i, j, k]`` is the sample at global pixel (prow0 + i*stride, pcol0 + j*stride):
-    :math:`F_k = \\text{scale}_k \\sum_{dy,dx} \\text{weight}(dy, dx) P_k(y+dy, x+dx)`.
-    ``kind`` is BOX (unit weights, running sums when stride == 1), SEPARABLE (``profile``
-    weights on both axes) or DISK (row segments of half-width ``half_widths[dy]``).
+    ``out[i, j, k]`` is the sample at pixel (prow0 + i*stride, pcol0 + j*stride) in the frame of
+    the index maps: F_k = scale_k * sum over the window of weight(dy, dx) * P_k(y+dy, x+dx).
+    ``kind`` is BOX (unit weights, running sums when stride == 1), SEPARABLE (``profile`` weights
+    on both axes) or DISK (row segments of half-width ``half_widths[dy]``). Phasors are computed
+    in the precision of ``work`` (float32 for float32 images); every running or prefix sum is
+    float64, so results do not depend on where a tile starts beyond rounding.
     """
     if oi1 <= oi0 or oj1 <= oj0:
         return
     length = scale.shape[0]
     xg0 = pcol0 + oj0 * stride - before
-    xg1 = pcol0 + (oj1 - 1) * stride + after
-    width = xg1 - xg0 + 1
+    width = (oj1 - 1 - oj0) * stride + before + after + 1
     n_ch = src.shape[0]
+    dt = work.dtype
     cols = np.empty(width + 2, np.int64)
     for t in range(width + 2):
-        cols[t] = colmap[xg0 - 1 + t + moff]
-    rows = np.empty((3, n_ch, width + 2))
+        cols[t] = colmap[xg0 - 1 + t]
+    rows = np.empty((3, n_ch, width + 2), dt)
     row_of = np.full(3, _FAR, np.int64)
-    gx = np.empty(width)
-    gy = np.empty(width)
-    n_ring = before + after + 2
-    ring_re = np.empty((n_ring, length, width + 1))
-    ring_im = np.empty((n_ring, length, width + 1))
-    ring_of = np.full(n_ring, _FAR, np.int64)
-    vre = np.zeros((length, width))
-    vim = np.zeros((length, width))
-    tre = np.empty((length, width))
-    tim = np.empty((length, width))
-    acc_re = np.zeros(length)
-    acc_im = np.zeros(length)
-    running_rows = kind == BOX and stride == 1
-    running_cols = kind == BOX and stride == 1
+    gx = np.empty(width, dt)
+    gy = np.empty(width, dt)
+    ure = np.empty(width, dt)
+    uim = np.empty(width, dt)
+    w0 = np.empty(width, dt)
+    pr = np.empty(width, dt)
+    pi = np.empty(width, dt)
+    acc_re = np.zeros(max(length, oj1 - oj0))
+    acc_im = np.zeros(max(length, oj1 - oj0))
     n_taps = before + after + 1
+    first_x = pcol0 - xg0
+    running = kind == BOX and stride == 1
+
+    if kind != DISK and stride >= n_taps:
+        # cells: no row is shared between samples, accumulate powers straight into V
+        vre = np.empty((length, width), dt)
+        vim = np.empty((length, width), dt)
+        for i in range(oi0, oi1):
+            yc = prow0 + i * stride
+            vre[:] = 0.0
+            vim[:] = 0.0
+            for d in range(n_taps):
+                rho = yc - before + d
+                _ensure_input_rows(src, rowmap, cols, cval, rho, rows, row_of)
+                _gradient_row(rows[(rho - 1) % 3], rows[rho % 3], rows[(rho + 1) % 3], gx, gy)
+                _accumulate_phasors(gx, gy, profile[d], vre, vim, w0, ure, uim, pr, pi)
+            _horizontal(vre, vim, out, i, oj0, oj1, first_x, stride, before, after, False,
+                        profile, scale, acc_re, acc_im)  # fmt: skip
+        return
+
+    n_ring = n_taps + 1
+    ring_of = np.full(n_ring, _FAR, np.int64)
+    # disk rows are stored as float64 prefix sums; other rows as phasors in the work precision
+    disk = kind == DISK
+    n_pre = n_ring if disk else 1
+    n_ph = 1 if disk else n_ring
+    pre_re = np.empty((n_pre, length, width + 1))
+    pre_im = np.empty((n_pre, length, width + 1))
+    ring_re = np.empty((n_ph, length, width), dt)
+    ring_im = np.empty((n_ph, length, width), dt)
+    tre = ring_re[0]
+    tim = ring_im[0]
+    v64re = np.zeros((length, width))
+    v64im = np.zeros((length, width))
+    vre = np.zeros((length, width), dt)
+    vim = np.zeros((length, width), dt)
 
     for i in range(oi0, oi1):
         yc = prow0 + i * stride
@@ -185,22 +309,18 @@ def fskde_tile(
             slot = rho % n_ring
             if ring_of[slot] == rho:
                 continue
-            for g in range(rho - 1, rho + 2):
-                s3 = g % 3
-                if row_of[s3] != g:
-                    _load_row(src, rowmap, cols, cval, g, moff, rows[s3])
-                    row_of[s3] = g
+            _ensure_input_rows(src, rowmap, cols, cval, rho, rows, row_of)
             _gradient_row(rows[(rho - 1) % 3], rows[rho % 3], rows[(rho + 1) % 3], gx, gy)
-            if kind == DISK:
-                _phasor_row(gx, gy, tre, tim)
-                _prefix_sums(tre, tim, ring_re[slot], ring_im[slot])
+            if disk:
+                _phasor_row(gx, gy, tre, tim, ure, uim)
+                _prefix_sums(tre, tim, pre_re[slot], pre_im[slot])
             else:
-                _phasor_row(gx, gy, ring_re[slot, :, :width], ring_im[slot, :, :width])
+                _phasor_row(gx, gy, ring_re[slot], ring_im[slot], ure, uim)
             ring_of[slot] = rho
 
-        if kind == DISK:
+        if disk:
             for j in range(oj0, oj1):
-                xc = pcol0 + j * stride - xg0
+                xc = first_x + j * stride
                 for k in range(length):
                     acc_re[k] = 0.0
                     acc_im[k] = 0.0
@@ -208,49 +328,50 @@ def fskde_tile(
                     slot = (yc - before + d) % n_ring
                     h = half_widths[d]
                     for k in range(length):
-                        acc_re[k] += ring_re[slot, k, xc + h + 1] - ring_re[slot, k, xc - h]
-                        acc_im[k] += ring_im[slot, k, xc + h + 1] - ring_im[slot, k, xc - h]
+                        acc_re[k] += pre_re[slot, k, xc + h + 1] - pre_re[slot, k, xc - h]
+                        acc_im[k] += pre_im[slot, k, xc + h + 1] - pre_im[slot, k, xc - h]
                 for k in range(length):
                     out[i, j, k] = complex(acc_re[k] * scale[k], acc_im[k] * scale[k])
-            continue
-
-        # 2. vertical filter into v (length, width)
-        if running_rows and i > oi0:
-            s_in = (yc + after) % n_ring
-            s_out = (yc - before - 1) % n_ring
-            for k in range(length):
-                for t in range(width):
-                    vre[k, t] += ring_re[s_in, k, t] - ring_re[s_out, k, t]
-                    vim[k, t] += ring_im[s_in, k, t] - ring_im[s_out, k, t]
+        elif running:
+            # 2a. box, stride 1: running sums down the rows, in float64
+            if i > oi0:
+                s_in = (yc + after) % n_ring
+                s_out = (yc - before - 1) % n_ring
+                for k in range(length):
+                    a = ring_re[s_in, k]
+                    b = ring_re[s_out, k]
+                    c = ring_im[s_in, k]
+                    e = ring_im[s_out, k]
+                    vr = v64re[k]
+                    vi = v64im[k]
+                    for t in range(width):
+                        vr[t] += np.float64(a[t]) - np.float64(b[t])
+                        vi[t] += np.float64(c[t]) - np.float64(e[t])
+            else:
+                v64re[:] = 0.0
+                v64im[:] = 0.0
+                for d in range(n_taps):
+                    slot = (yc - before + d) % n_ring
+                    for k in range(length):
+                        for t in range(width):
+                            v64re[k, t] += ring_re[slot, k, t]
+                            v64im[k, t] += ring_im[slot, k, t]
+            _horizontal(v64re, v64im, out, i, oj0, oj1, first_x, stride, before, after, True,
+                        profile, scale, acc_re, acc_im)  # fmt: skip
         else:
-            for k in range(length):
-                for t in range(width):
-                    vre[k, t] = 0.0
-                    vim[k, t] = 0.0
+            # 2b. weighted vertical sum (Gaussian, or a box with stride > 1 sharing rows)
+            vre[:] = 0.0
+            vim[:] = 0.0
             for d in range(n_taps):
                 slot = (yc - before + d) % n_ring
                 wgt = profile[d]
                 for k in range(length):
+                    a = ring_re[slot, k]
+                    b = ring_im[slot, k]
+                    vr = vre[k]
+                    vi = vim[k]
                     for t in range(width):
-                        vre[k, t] += wgt * ring_re[slot, k, t]
-                        vim[k, t] += wgt * ring_im[slot, k, t]
-
-        # 3. horizontal filter, scale by H_k, write
-        for j in range(oj0, oj1):
-            xc = pcol0 + j * stride - xg0
-            if running_cols and j > oj0:
-                for k in range(length):
-                    acc_re[k] += vre[k, xc + after] - vre[k, xc - before - 1]
-                    acc_im[k] += vim[k, xc + after] - vim[k, xc - before - 1]
-            else:
-                for k in range(length):
-                    ar = 0.0
-                    ai = 0.0
-                    for d in range(n_taps):
-                        wgt = profile[d]
-                        ar += wgt * vre[k, xc - before + d]
-                        ai += wgt * vim[k, xc - before + d]
-                    acc_re[k] = ar
-                    acc_im[k] = ai
-            for k in range(length):
-                out[i, j, k] = complex(acc_re[k] * scale[k], acc_im[k] * scale[k])
+                        vr[t] += wgt * a[t]
+                        vi[t] += wgt * b[t]
+            _horizontal(vre, vim, out, i, oj0, oj1, first_x, stride, before, after, False,
+                        profile, scale, acc_re, acc_im)  # fmt: skip

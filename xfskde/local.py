@@ -50,8 +50,10 @@ __all__ = [
     "sample_offset",
 ]
 
-#: Tiles of about this many image pixels per side keep the phasor ring in the L2 cache.
-TILE_PIXELS = 256
+#: Output rows of a tile, in image pixels (amortises filling the ring of phasor rows).
+TILE_ROWS = 256
+#: Tiles are as wide as lets their ring of phasor rows fit in this many bytes (about half an L2).
+RING_BYTES = 1 << 19
 
 
 def overlap_depth(window: str | Window, size: float | None = None) -> int:
@@ -210,17 +212,20 @@ def local_fskde_block(
     # sample (0, 0) of `out` sits at (depth, depth).
     kind, before, after = params.kind_code(), params.window.before, params.window.after
     profile, half_widths, scale = params.profile(), params.half_widths(), params.scale()
-    tile = max(1, TILE_PIXELS // s)
+    work = np.zeros(0, dtype=np.float32 if out.dtype == np.complex64 else np.float64)
+    ring_rows = params.window.before + params.window.after + 2
+    column_bytes = ring_rows * params.length * 2 * work.itemsize
+    tile_cols = min(1024, max(64, RING_BYTES // column_bytes))
     tiles = [
         (a, b, c, d)
-        for a, b in _tile_ranges(out.shape[0], tile)
-        for c, d in _tile_ranges(out.shape[1], tile)
+        for a, b in _tile_ranges(out.shape[0], max(1, TILE_ROWS // s))
+        for c, d in _tile_ranges(out.shape[1], max(1, tile_cols // s))
     ]
 
     def run(t: tuple[int, int, int, int]) -> None:
         a, b, c, d = t
         _core.fskde_tile(
-            src, rowmap, colmap, 0, params.cval, out,
+            src, rowmap, colmap, params.cval, work, out,
             a, b, c, d, depth, depth, s,
             kind, before, after, profile, half_widths, scale,
         )  # fmt: skip
