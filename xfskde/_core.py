@@ -164,6 +164,60 @@ def _prefix_sums(pre, pim, sre, sim):
 
 
 @numba.njit(nogil=True, cache=True)
+def _weighted_taps(a, base, stride, profile, h):
+    """h[j] += Σ_d profile[d] * a[base + d + j*stride], four taps per pass over h."""
+    n_taps = profile.shape[0]
+    n = h.shape[0]
+    d = 0
+    while d + 4 <= n_taps:
+        w0, w1, w2, w3 = profile[d], profile[d + 1], profile[d + 2], profile[d + 3]
+        b = base + d
+        if stride == 1:  # contiguous: lets the loop vectorise
+            a0, a1, a2, a3 = (
+                a[b : b + n],
+                a[b + 1 : b + 1 + n],
+                a[b + 2 : b + 2 + n],
+                a[b + 3 : b + 3 + n],
+            )
+            for j in range(n):
+                h[j] += w0 * a0[j] + w1 * a1[j] + w2 * a2[j] + w3 * a3[j]
+        else:
+            for j in range(n):
+                x = b + j * stride
+                h[j] += w0 * a[x] + w1 * a[x + 1] + w2 * a[x + 2] + w3 * a[x + 3]
+        d += 4
+    while d < n_taps:
+        w0 = profile[d]
+        b = base + d
+        for j in range(n):
+            h[j] += w0 * a[b + j * stride]
+        d += 1
+
+
+@numba.njit(nogil=True, cache=True)
+def _weighted_rows(ring, first_row, n_ring, k, profile, v):
+    """v[t] += Σ_d profile[d] * ring[(first_row + d) % n_ring, k, t], four rows per pass."""
+    n_taps = profile.shape[0]
+    n = v.shape[0]
+    d = 0
+    while d + 4 <= n_taps:
+        r0 = ring[(first_row + d) % n_ring, k]
+        r1 = ring[(first_row + d + 1) % n_ring, k]
+        r2 = ring[(first_row + d + 2) % n_ring, k]
+        r3 = ring[(first_row + d + 3) % n_ring, k]
+        w0, w1, w2, w3 = profile[d], profile[d + 1], profile[d + 2], profile[d + 3]
+        for t in range(n):
+            v[t] += w0 * r0[t] + w1 * r1[t] + w2 * r2[t] + w3 * r3[t]
+        d += 4
+    while d < n_taps:
+        r0 = ring[(first_row + d) % n_ring, k]
+        w0 = profile[d]
+        for t in range(n):
+            v[t] += w0 * r0[t]
+        d += 1
+
+
+@numba.njit(nogil=True, cache=True)
 def _horizontal(vre, vim, out, i, oj0, oj1, first_x, stride, before, after, running, profile,
                 scale, acc_re, acc_im):  # fmt: skip
     """Filter one row of V along x at the samples j = oj0 .. oj1-1 and write F_k = scale_k * sum.
@@ -184,12 +238,9 @@ def _horizontal(vre, vim, out, i, oj0, oj1, first_x, stride, before, after, runn
             hi[:] = 0.0
             a = vre[k]
             b = vim[k]
-            for d in range(n_taps):
-                wgt = profile[d]
-                base = first_x + oj0 * stride - before + d
-                for j in range(n_out):
-                    hr[j] += wgt * a[base + j * stride]
-                    hi[j] += wgt * b[base + j * stride]
+            base = first_x + oj0 * stride - before
+            _weighted_taps(a, base, stride, profile, hr)
+            _weighted_taps(b, base, stride, profile, hi)
             sk = scale[k]
             for j in range(n_out):
                 row[oj0 + j, k] = complex(hr[j] * sk, hi[j] * sk)
@@ -216,6 +267,39 @@ def _horizontal(vre, vim, out, i, oj0, oj1, first_x, stride, before, after, runn
             ar += a[xc + after] - a[xc - before - 1]
             ai += b[xc + after] - b[xc - before - 1]
             row[j, k] = complex(ar * sk, ai * sk)
+
+
+@numba.njit(nogil=True, cache=True)
+def _disk_row(pre_re, pre_im, out, i, oj0, oj1, first_x, stride, first_row, n_ring, half_widths,
+              scale, hr, hi):  # fmt: skip
+    """Disk window: per window row, a segment sum from prefix sums; contiguous over samples."""
+    n_out = oj1 - oj0
+    row = out[i]
+    for k in range(scale.shape[0]):
+        h_re = hr[:n_out]
+        h_im = hi[:n_out]
+        h_re[:] = 0.0
+        h_im[:] = 0.0
+        for d in range(half_widths.shape[0]):
+            slot = (first_row + d) % n_ring
+            hw = half_widths[d]
+            sr = pre_re[slot, k]
+            si = pre_im[slot, k]
+            hi_ = first_x + oj0 * stride + hw + 1
+            lo_ = first_x + oj0 * stride - hw
+            if stride == 1:  # contiguous: lets the loop vectorise
+                a, b = sr[hi_ : hi_ + n_out], sr[lo_ : lo_ + n_out]
+                c, e = si[hi_ : hi_ + n_out], si[lo_ : lo_ + n_out]
+                for j in range(n_out):
+                    h_re[j] += a[j] - b[j]
+                    h_im[j] += c[j] - e[j]
+            else:
+                for j in range(n_out):
+                    h_re[j] += sr[hi_ + j * stride] - sr[lo_ + j * stride]
+                    h_im[j] += si[hi_ + j * stride] - si[lo_ + j * stride]
+        sk = scale[k]
+        for j in range(n_out):
+            row[oj0 + j, k] = complex(h_re[j] * sk, h_im[j] * sk)
 
 
 @numba.njit(nogil=True, cache=True)
@@ -319,19 +403,8 @@ def fskde_tile(
             ring_of[slot] = rho
 
         if disk:
-            for j in range(oj0, oj1):
-                xc = first_x + j * stride
-                for k in range(length):
-                    acc_re[k] = 0.0
-                    acc_im[k] = 0.0
-                for d in range(n_taps):
-                    slot = (yc - before + d) % n_ring
-                    h = half_widths[d]
-                    for k in range(length):
-                        acc_re[k] += pre_re[slot, k, xc + h + 1] - pre_re[slot, k, xc - h]
-                        acc_im[k] += pre_im[slot, k, xc + h + 1] - pre_im[slot, k, xc - h]
-                for k in range(length):
-                    out[i, j, k] = complex(acc_re[k] * scale[k], acc_im[k] * scale[k])
+            _disk_row(pre_re, pre_im, out, i, oj0, oj1, first_x, stride, yc - before, n_ring,
+                      half_widths, scale, acc_re, acc_im)  # fmt: skip
         elif running:
             # 2a. box, stride 1: running sums down the rows, in float64
             if i > oi0:
@@ -362,16 +435,8 @@ def fskde_tile(
             # 2b. weighted vertical sum (Gaussian, or a box with stride > 1 sharing rows)
             vre[:] = 0.0
             vim[:] = 0.0
-            for d in range(n_taps):
-                slot = (yc - before + d) % n_ring
-                wgt = profile[d]
-                for k in range(length):
-                    a = ring_re[slot, k]
-                    b = ring_im[slot, k]
-                    vr = vre[k]
-                    vi = vim[k]
-                    for t in range(width):
-                        vr[t] += wgt * a[t]
-                        vi[t] += wgt * b[t]
+            for k in range(length):
+                _weighted_rows(ring_re, yc - before, n_ring, k, profile, vre[k])
+                _weighted_rows(ring_im, yc - before, n_ring, k, profile, vim[k])
             _horizontal(vre, vim, out, i, oj0, oj1, first_x, stride, before, after, False,
                         profile, scale, acc_re, acc_im)  # fmt: skip
