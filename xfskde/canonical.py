@@ -83,10 +83,13 @@ def canonicalize(
     return (out, alpha) if return_angle else out
 
 
-def _trig_poly(b: np.ndarray, k: np.ndarray, phi: np.ndarray, derivative: int) -> np.ndarray:
-    """Re Σ_k (-ik)^d b_k e^{-ikφ} for each candidate φ; b (..., L), phi (..., C)."""
-    phase = np.exp(-1j * phi[..., None] * k)  # (..., C, L)
-    return np.real(np.sum(((-1j * k) ** derivative) * b[..., None, :] * phase, axis=-1))
+def _trig_poly(b: np.ndarray, k: np.ndarray, phi: np.ndarray) -> tuple[np.ndarray, ...]:
+    """c(φ), c'(φ), c''(φ) of c(φ) = Re Σ_k b_k e^{-ikφ}, for b (P, L) and candidates φ (P, C)."""
+    terms = b[:, None, :] * np.exp(-1j * phi[..., None] * k)  # (P, C, L)
+    c0 = np.real(terms.sum(axis=-1))
+    c1 = np.imag((terms * k).sum(axis=-1))  # Re(-ik z) = Im(k z)
+    c2 = -np.real((terms * (k * k)).sum(axis=-1))
+    return c0, c1, c2
 
 
 def _exact_angles(F: np.ndarray, G: np.ndarray) -> np.ndarray:
@@ -104,11 +107,11 @@ def _exact_angles(F: np.ndarray, G: np.ndarray) -> np.ndarray:
     idx = np.argpartition(-ranked, n_cand - 1, axis=-1)[:, :n_cand]
     phi = idx * h
     for _ in range(_NEWTON_STEPS):
-        d1 = _trig_poly(b, k, phi, 1)
-        d2 = _trig_poly(b, k, phi, 2)
-        step = np.where(d2 < 0, -d1 / np.where(d2 < 0, d2, -1.0), np.sign(d1) * h)
+        _, d1, d2 = _trig_poly(b, k, phi)
+        concave = d2 < 0
+        step = np.where(concave, -d1 / np.where(concave, d2, -1.0), np.sign(d1) * h)
         phi = phi + np.clip(step, -h, h)
-    best = np.argmax(_trig_poly(b, k, phi, 0), axis=-1)
+    best = np.argmax(_trig_poly(b, k, phi)[0], axis=-1)
     return np.take_along_axis(phi, best[:, None], axis=-1)[:, 0]
 
 
