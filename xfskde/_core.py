@@ -103,8 +103,8 @@ def _unit_phasors(gx, gy, w0, ure, uim):
         w = math.sqrt(m) if ok else 0.0
         inv = 1.0 / w if ok else 0.0
         w0[t] = w
-        ure[t] = gx[t] * inv
-        uim[t] = -gy[t] * inv
+        ure[t] = gx[t] * inv if ok else 0.0  # NaN * 0 would be NaN
+        uim[t] = -gy[t] * inv if ok else 0.0
 
 
 @numba.njit(nogil=True, cache=True)

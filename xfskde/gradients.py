@@ -86,9 +86,18 @@ def boundary_index_map(
     return local
 
 
+def readable(image: np.ndarray) -> np.ndarray:
+    """Half floats as float32 and booleans as uint8: the narrowest types the compiled core reads."""
+    if image.dtype.kind == "f" and image.dtype.itemsize < 4:
+        return image.astype(np.float32)
+    if image.dtype.kind == "b":
+        return image.view(np.uint8)
+    return image
+
+
 def as_channels_first(image: np.ndarray, channel_axis: int | None) -> np.ndarray:
     """View an image as (C, H, W): (H, W) gains a length-1 channel axis."""
-    image = np.asarray(image)
+    image = readable(np.asarray(image))
     if channel_axis is None:
         if image.ndim != 2:
             raise ValueError(

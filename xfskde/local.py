@@ -36,6 +36,7 @@ from .gradients import (
     as_channels_first,
     boundary_index_map,
     check_finite,
+    readable,
     result_float_dtype,
 )
 from .kernel import Approximation, Cos2KKernel
@@ -196,6 +197,7 @@ def local_fskde_block(
     -------
     numpy.ndarray, (rows, cols, ℓ)
     """
+    src = readable(src)
     s, o, depth = params.stride, sample_offset(params.stride), params.depth
     height, width = image_shape
     i0, i1 = rows
