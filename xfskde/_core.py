@@ -33,7 +33,7 @@ BOX, SEPARABLE, DISK = 0, 1, 2
 _FAR = -(1 << 62)
 
 
-@numba.njit(nogil=True, cache=True, inline="always")
+@numba.njit(nogil=True, cache=True, error_model="numpy", inline="always")
 def _load_row(src, rowmap, cols, cval, g, moff, dst):
     """Copy image row ``g`` (global) at columns ``cols`` into ``dst`` (C, n) as float64."""
     r = rowmap[g + moff]
@@ -50,7 +50,7 @@ def _load_row(src, rowmap, cols, cval, g, moff, dst):
             dst[c, t] = src[c, r, x] if x >= 0 else cval
 
 
-@numba.njit(nogil=True, cache=True)
+@numba.njit(nogil=True, cache=True, error_model="numpy")
 def _gradient_row(up, mid, down, gx_out, gy_out):
     """Central differences of one row from its three input rows (C, n + 2); channel of max |g|.
 
@@ -60,13 +60,14 @@ def _gradient_row(up, mid, down, gx_out, gy_out):
     """
     n = gx_out.shape[0]
     n_ch = mid.shape[0]
+    half = gx_out.dtype.type(0.5)  # a float64 literal would promote float32 work to float64
     for t in range(n):
-        gx = 0.5 * (mid[0, t + 2] - mid[0, t])
-        gy = 0.5 * (down[0, t + 1] - up[0, t + 1])
+        gx = half * (mid[0, t + 2] - mid[0, t])
+        gy = half * (down[0, t + 1] - up[0, t + 1])
         best = gx * gx + gy * gy
         for c in range(1, n_ch):
-            cx = 0.5 * (mid[c, t + 2] - mid[c, t])
-            cy = 0.5 * (down[c, t + 1] - up[c, t + 1])
+            cx = half * (mid[c, t + 2] - mid[c, t])
+            cy = half * (down[c, t + 1] - up[c, t + 1])
             m = cx * cx + cy * cy
             if m > best or not (best == best):
                 best, gx, gy = m, cx, cy
@@ -74,7 +75,7 @@ def _gradient_row(up, mid, down, gx_out, gy_out):
         gy_out[t] = gy
 
 
-@numba.njit(nogil=True, cache=True)
+@numba.njit(nogil=True, cache=True, error_model="numpy")
 def gradient_image(src, rowmap, colmap, moff, cval, out):
     """Complex gradient g = gx + i gy of global rows 0 .. H-1, columns 0 .. W-1 into ``out``."""
     h, w = out.shape
@@ -94,20 +95,25 @@ def gradient_image(src, rowmap, colmap, moff, cval, out):
             out[y, x] = complex(gx[x], gy[x])
 
 
-@numba.njit(nogil=True, cache=True)
+@numba.njit(nogil=True, cache=True, error_model="numpy")
 def _unit_phasors(gx, gy, w0, ure, uim):
     """W = |g| and u = conj(g)/|g| per pixel; zero where g = 0 or not finite (no NaN escapes)."""
+    zero = w0.dtype.type(0.0)  # typed constants keep float32 work in float32
+    one = w0.dtype.type(1.0)
+    big = w0.dtype.type(np.finfo(w0.dtype).max)
     for t in range(gx.shape[0]):
-        m = gx[t] * gx[t] + gy[t] * gy[t]
-        ok = (m > 0.0) & (m < math.inf)
-        w = math.sqrt(m) if ok else 0.0
-        inv = 1.0 / w if ok else 0.0
-        w0[t] = w
-        ure[t] = gx[t] * inv if ok else 0.0  # NaN * 0 would be NaN
-        uim[t] = -gy[t] * inv if ok else 0.0
+        x = gx[t]
+        y = gy[t]
+        m = x * x + y * y
+        ok = (m > zero) & (m <= big)  # false for 0, inf and NaN
+        w = np.sqrt(m)
+        inv = one / w
+        w0[t] = w if ok else zero
+        ure[t] = x * inv if ok else zero  # NaN * 0 would be NaN
+        uim[t] = -y * inv if ok else zero
 
 
-@numba.njit(nogil=True, cache=True)
+@numba.njit(nogil=True, cache=True, error_model="numpy")
 def _phasor_row(gx, gy, pre, pim, ure, uim):
     """P_k = |g| (conj(g)/|g|)^k for k = 0 .. ℓ-1 into pre, pim (ℓ, n)."""
     _unit_phasors(gx, gy, pre[0], ure, uim)
@@ -122,7 +128,7 @@ def _phasor_row(gx, gy, pre, pim, ure, uim):
             d[t] = a[t] * uim[t] + b[t] * ure[t]
 
 
-@numba.njit(nogil=True, cache=True)
+@numba.njit(nogil=True, cache=True, error_model="numpy")
 def _accumulate_phasors(gx, gy, weight, vre, vim, w0, ure, uim, pr, pi):
     """V[k] += weight * P_k for one row, without storing the powers (the cell path)."""
     _unit_phasors(gx, gy, w0, ure, uim)
@@ -147,7 +153,7 @@ def _accumulate_phasors(gx, gy, weight, vre, vim, w0, ure, uim, pr, pi):
             d[t] += y
 
 
-@numba.njit(nogil=True, cache=True)
+@numba.njit(nogil=True, cache=True, error_model="numpy")
 def _prefix_sums(pre, pim, sre, sim):
     """Exclusive prefix sums along the row: s[k, t] = Σ_{t' < t} p[k, t'] (s has n + 1 entries)."""
     length, n = pre.shape
@@ -163,7 +169,7 @@ def _prefix_sums(pre, pim, sre, sim):
             sim[k, t + 1] = ai
 
 
-@numba.njit(nogil=True, cache=True)
+@numba.njit(nogil=True, cache=True, error_model="numpy")
 def _weighted_taps(a, base, stride, profile, h):
     """h[j] += Σ_d profile[d] * a[base + d + j*stride], four taps per pass over h."""
     n_taps = profile.shape[0]
@@ -194,7 +200,7 @@ def _weighted_taps(a, base, stride, profile, h):
         d += 1
 
 
-@numba.njit(nogil=True, cache=True)
+@numba.njit(nogil=True, cache=True, error_model="numpy")
 def _weighted_rows(ring, first_row, n_ring, k, profile, v):
     """v[t] += Σ_d profile[d] * ring[(first_row + d) % n_ring, k, t], four rows per pass."""
     n_taps = profile.shape[0]
@@ -217,7 +223,7 @@ def _weighted_rows(ring, first_row, n_ring, k, profile, v):
         d += 1
 
 
-@numba.njit(nogil=True, cache=True)
+@numba.njit(nogil=True, cache=True, error_model="numpy")
 def _horizontal(vre, vim, out, i, oj0, oj1, first_x, stride, before, after, running, profile,
                 scale, acc_re, acc_im):  # fmt: skip
     """Filter one row of V along x at the samples j = oj0 .. oj1-1 and write F_k = scale_k * sum.
@@ -269,7 +275,7 @@ def _horizontal(vre, vim, out, i, oj0, oj1, first_x, stride, before, after, runn
             row[j, k] = complex(ar * sk, ai * sk)
 
 
-@numba.njit(nogil=True, cache=True)
+@numba.njit(nogil=True, cache=True, error_model="numpy")
 def _disk_row(pre_re, pre_im, out, i, oj0, oj1, first_x, stride, first_row, n_ring, half_widths,
               scale, hr, hi):  # fmt: skip
     """Disk window: per window row, a segment sum from prefix sums; contiguous over samples."""
@@ -302,7 +308,7 @@ def _disk_row(pre_re, pre_im, out, i, oj0, oj1, first_x, stride, first_row, n_ri
             row[oj0 + j, k] = complex(h_re[j] * sk, h_im[j] * sk)
 
 
-@numba.njit(nogil=True, cache=True)
+@numba.njit(nogil=True, cache=True, error_model="numpy")
 def _ensure_input_rows(src, rowmap, cols, cval, rho, rows, row_of):
     """Make image rows rho-1 .. rho+1 available in the 3-row ring ``rows``."""
     for g in range(rho - 1, rho + 2):
@@ -312,7 +318,7 @@ def _ensure_input_rows(src, rowmap, cols, cval, rho, rows, row_of):
             row_of[s3] = g
 
 
-@numba.njit(nogil=True, cache=True)
+@numba.njit(nogil=True, cache=True, error_model="numpy")
 def fskde_tile(
     src, rowmap, colmap, cval, work, out,
     oi0, oi1, oj0, oj1, prow0, pcol0, stride,
