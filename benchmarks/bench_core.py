@@ -134,7 +134,7 @@ def main(argv: list[str] | None = None) -> dict:
             pixels_per_cell=(8, 8),
             cells_per_block=(1, 1),
             feature_vector=False,
-        ),  # fmt: skip
+        ),
         max(1, args.repeat // 2),
     )
     try:

@@ -22,8 +22,6 @@ tile or a Dask chunk starts (to rounding).
 
 from __future__ import annotations
 
-import math
-
 import numba
 import numpy as np
 
