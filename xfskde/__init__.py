@@ -4,11 +4,13 @@ Implements McCann, Fickus & Kovačević, "Rotation invariant angular descriptor 
 Gaussian-like kernel", for arrays that fit in memory and, through Dask, for images that do not.
 """
 
+from . import accessor  # noqa: F401  (registers DataArray.fskde)
 from ._version import __version__
 from .api import local_fskde
 from .canonical import canonical_distance, canonicalize
 from .density import distance, evaluate, fskde, rotate
 from .gradients import gradient
+from .io import open_coefficients, open_image, write_coefficients
 from .kernel import Cos2KKernel, truncated_length
 from .local import overlap_depth
 from .windows import Window
@@ -24,7 +26,10 @@ __all__ = [
     "fskde",
     "gradient",
     "local_fskde",
+    "open_coefficients",
+    "open_image",
     "overlap_depth",
     "rotate",
     "truncated_length",
+    "write_coefficients",
 ]
