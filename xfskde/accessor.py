@@ -116,8 +116,10 @@ def _apply_k(func, field: xr.DataArray, dtype: Any, new_dim: str | None = None, 
         exclude_dims={"k"} if new_dim else set(),
         dask="parallelized",
         keep_attrs=True,
-        output_dtypes=[dtype],
-        dask_gufunc_kwargs={"output_sizes": {new_dim: size}} if new_dim else {},
+        dask_gufunc_kwargs={
+            "meta": np.empty((0, 0, 0), dtype),
+            **({"output_sizes": {new_dim: size}} if new_dim else {}),
+        },
     )
 
 
@@ -180,7 +182,7 @@ class FskdeAccessor:
             input_core_dims=[["k"], ["k"]],
             dask="parallelized",
             keep_attrs=True,
-            output_dtypes=[np.float64],
+            dask_gufunc_kwargs={"meta": np.empty((0, 0), np.float64)},
         )
         out.name = "distance"
         return out
@@ -198,7 +200,7 @@ class FskdeAccessor:
             F1,
             dask="parallelized",
             keep_attrs=True,
-            output_dtypes=[np.float64],
+            dask_gufunc_kwargs={"meta": np.empty((0, 0), np.float64)},
         )
         out.name = "orientation"
         out.attrs["units"] = "rad"

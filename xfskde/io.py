@@ -262,7 +262,7 @@ def _create_store(store, field: xr.DataArray, chunks, n_blocks, params: str) -> 
             str(name),
             shape=values.shape,
             dtype=values.dtype,
-            chunks=values.shape or None,
+            chunks=values.shape,
             dimension_names=tuple(map(str, coord.dims)),
             attributes=dict(coord.attrs),
             fill_value=None if values.dtype.kind in "OSU" else 0,
@@ -425,17 +425,20 @@ def open_coefficients(store: Any, *, allow_incomplete: bool = False) -> xr.DataA
     """
     if isinstance(store, str | os.PathLike) and not Path(store).exists():
         raise FileNotFoundError(f"no such coefficient store: {store}")
-    with warnings.catch_warnings():
-        warnings.filterwarnings("ignore", category=zarr.errors.ZarrUserWarning)
-        ds = xr.open_zarr(store, consolidated=None)
-    if VARIABLE not in ds:
+    try:
+        group = zarr.open_group(store, mode="r")
+    except (zarr.errors.GroupNotFoundError, FileNotFoundError) as exc:
+        raise ValueError(f"{store} is not a Zarr store ({exc})") from None
+    if VARIABLE not in group:
         raise ValueError(f"{store} holds no {VARIABLE!r} variable: not an xfskde coefficient store")
-    if ds.attrs.get(STATUS_ATTR) != "complete" and not allow_incomplete:
+    complete = group.attrs.get(STATUS_ATTR) == "complete"
+    if not complete and not allow_incomplete:
         status = store_status(store)
         raise ValueError(
             f"{store} is incomplete ({status['blocks_done']} of {status['blocks_total']} blocks "
             "written): resume the write, or pass allow_incomplete=True to read it anyway"
         )
-    out = ds[VARIABLE]
-    out.attrs = {**ds[VARIABLE].attrs}
-    return out
+    with warnings.catch_warnings():  # consolidated metadata is a zarr-python v3 extension
+        warnings.filterwarnings("ignore", category=zarr.errors.ZarrUserWarning)
+        ds = xr.open_zarr(store, consolidated=complete)
+    return ds[VARIABLE]

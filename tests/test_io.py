@@ -1,0 +1,176 @@
+"""Images in (TIFF, OME-TIFF pyramids, Zarr, OME-Zarr, PNG/NPY) and coefficient stores out."""
+
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+
+import numpy as np
+import pytest
+import tifffile
+import xarray as xr
+import zarr
+from skimage import data
+
+import xfskde
+from xfskde.io import store_status
+
+CAMERA = data.camera()
+
+
+def test_tiled_tiff_is_read_lazily_on_whole_tiles(tmp_path):
+    path = tmp_path / "slide.tif"
+    tifffile.imwrite(path, CAMERA, tile=(128, 128))
+    image = xfskde.open_image(path, chunks=300)
+    assert image.dims == ("y", "x") and image.dtype == np.uint8 and image.name == "slide"
+    assert image.data.chunks == ((256, 256), (256, 256))  # a multiple of the 128 tiles
+    graph = dict(image.data.__dask_graph__())
+    assert not [v for v in graph.values() if isinstance(v, np.ndarray) and v.size > 1000]
+    np.testing.assert_array_equal(image.values, CAMERA)
+
+
+def test_pyramid_level_and_rgb_tiff(tmp_path):
+    path = tmp_path / "pyramid.ome.tif"
+    rgb = data.astronaut()
+    with tifffile.TiffWriter(path) as tif:
+        tif.write(rgb, tile=(128, 128), subifds=1, photometric="rgb")
+        tif.write(rgb[::2, ::2], tile=(128, 128), subfiletype=1, photometric="rgb")
+    full = xfskde.open_image(path)
+    half = xfskde.open_image(path, level=1)
+    assert full.dims == ("y", "x", "c") and full.shape == (512, 512, 3)
+    np.testing.assert_array_equal(half.values, rgb[::2, ::2])
+    with pytest.raises(ValueError, match="level"):
+        xfskde.open_image(path, level=5)
+
+
+def test_zarr_array_group_and_ome_zarr_multiscale(tmp_path):
+    arr = zarr.create_array(tmp_path / "a.zarr", shape=CAMERA.shape, chunks=(100, 100),
+                            dtype="uint8", dimension_names=("y", "x"))  # fmt: skip
+    arr[...] = CAMERA
+    image = xfskde.open_image(tmp_path / "a.zarr", chunks=250)
+    assert image.data.chunks[0][0] == 200
+    np.testing.assert_array_equal(image.values, CAMERA)
+
+    group = zarr.open_group(tmp_path / "ome.zarr", mode="w")
+    for i, level in enumerate([CAMERA, CAMERA[::2, ::2]]):
+        a = group.create_array(str(i), shape=level.shape, chunks=(64, 64), dtype="uint8")
+        a[...] = level
+    group.attrs["multiscales"] = [
+        {
+            "axes": [{"name": "y", "type": "space"}, {"name": "x", "type": "space"}],
+            "datasets": [{"path": "0"}, {"path": "1"}],
+        }
+    ]
+    np.testing.assert_array_equal(
+        xfskde.open_image(tmp_path / "ome.zarr", level=1), CAMERA[::2, ::2]
+    )
+
+    plain = zarr.open_group(tmp_path / "two.zarr", mode="w")
+    plain.create_array("a", shape=(4, 4), dtype="uint8")
+    plain.create_array("b", shape=(4, 4), dtype="uint8")
+    with pytest.raises(ValueError, match="arrays"):
+        xfskde.open_image(tmp_path / "two.zarr")
+
+
+def test_small_formats_and_errors(tmp_path):
+    np.save(tmp_path / "im.npy", CAMERA[:50, :60])
+    assert xfskde.open_image(tmp_path / "im.npy").shape == (50, 60)
+    from skimage import io as skio
+
+    skio.imsave(tmp_path / "im.png", CAMERA[:40, :30])
+    np.testing.assert_array_equal(xfskde.open_image(tmp_path / "im.png"), CAMERA[:40, :30])
+    with pytest.raises(FileNotFoundError, match="no such image"):
+        xfskde.open_image(tmp_path / "missing.tif")
+    (tmp_path / "notes.txt").write_text("hello")
+    with pytest.raises(ValueError, match="unknown format"):
+        xfskde.open_image(tmp_path / "notes.txt")
+    (tmp_path / "broken.tif").write_bytes(b"not a tiff at all")
+    with pytest.raises(ValueError, match="cannot read"):
+        xfskde.open_image(tmp_path / "broken.tif")
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_store_roundtrip_is_exact(tmp_path, dtype):
+    image = xr.DataArray(CAMERA[:200, :150].astype(dtype), dims=("y", "x")).chunk(64)
+    F = xfskde.local_fskde(image, order=5, window="disk", size=3, stride=2)
+    assert xfskde.write_coefficients(F, tmp_path / "f.zarr", chunks=40) == 6  # 3 x 2 blocks
+    G = xfskde.open_coefficients(tmp_path / "f.zarr")
+    assert G.dtype == F.dtype and G.encoding["chunks"] == (40, 40, 6)
+    xr.testing.assert_identical(G.compute(), F.compute())
+    assert store_status(tmp_path / "f.zarr") == {
+        "complete": True,
+        "blocks_done": 6,
+        "blocks_total": 6,
+    }
+
+
+def test_existing_store_and_mismatched_resume(tmp_path):
+    image = xr.DataArray(CAMERA[:64, :64], dims=("y", "x"))
+    F = xfskde.local_fskde(image, order=3, window="box", size=3)
+    xfskde.write_coefficients(F, tmp_path / "f.zarr")
+    with pytest.raises(FileExistsError, match="resume"):
+        xfskde.write_coefficients(F, tmp_path / "f.zarr")
+    other = xfskde.local_fskde(image, order=4, window="box", size=3)
+    with pytest.raises(ValueError, match="other parameters"):
+        xfskde.write_coefficients(other, tmp_path / "f.zarr", resume=True)
+    assert xfskde.write_coefficients(other, tmp_path / "f.zarr", overwrite=True) == 1
+    with pytest.raises(ValueError, match="dims"):
+        xfskde.write_coefficients(F.transpose("k", "y", "x"), tmp_path / "g.zarr")
+    with pytest.raises(FileNotFoundError):
+        xfskde.open_coefficients(tmp_path / "nothing.zarr")
+
+
+WRITER = """
+import sys, time
+import dask, numpy as np
+import xfskde, xfskde.io as io
+original = io._write_block
+def slow(*args):
+    time.sleep(0.05)
+    return original(*args)
+io._write_block = slow
+image = xfskde.open_image(sys.argv[1], chunks=32)
+field = xfskde.local_fskde(image, order=4, window="box", size=5)
+with dask.config.set(scheduler="synchronous"):
+    xfskde.write_coefficients(field, sys.argv[2], chunks=32)
+"""
+
+
+def test_killed_write_is_never_complete_and_resumes_to_the_same_store(tmp_path):
+    source = zarr.create_array(tmp_path / "in.zarr", shape=(256, 256), chunks=(32, 32),
+                               dtype="uint8", dimension_names=("y", "x"))  # fmt: skip
+    source[...] = CAMERA[:256, :256]
+    store = tmp_path / "out.zarr"
+    proc = subprocess.Popen(
+        [sys.executable, "-c", textwrap.dedent(WRITER), str(tmp_path / "in.zarr"), str(store)]
+    )
+    deadline = time.monotonic() + 120
+    try:
+        while time.monotonic() < deadline:
+            if (store / "xfskde_blocks").exists() and store_status(store)["blocks_done"] >= 10:
+                break
+            assert proc.poll() is None, "the writer finished before it could be killed"
+            time.sleep(0.02)
+        os.kill(proc.pid, signal.SIGKILL)
+    finally:
+        proc.wait()
+    status = store_status(store)
+    assert not status["complete"] and 10 <= status["blocks_done"] < status["blocks_total"] == 64
+    with pytest.raises(ValueError, match="incomplete"):
+        xfskde.open_coefficients(store)
+    partial = xfskde.open_coefficients(store, allow_incomplete=True)
+    assert partial.shape == (256, 256, 5)
+
+    image = xfskde.open_image(tmp_path / "in.zarr", chunks=32)
+    field = xfskde.local_fskde(image, order=4, window="box", size=5)
+    written = xfskde.write_coefficients(field, store, chunks=32, resume=True)
+    assert written == 64 - status["blocks_done"]
+    xfskde.write_coefficients(field, tmp_path / "clean.zarr", chunks=32)
+    resumed = xfskde.open_coefficients(store).compute()
+    clean = xfskde.open_coefficients(tmp_path / "clean.zarr").compute()
+    xr.testing.assert_identical(resumed, clean)
+    np.testing.assert_array_equal(
+        resumed.values, xfskde.local_fskde(CAMERA[:256, :256], order=4, window="box", size=5)
+    )
