@@ -302,6 +302,8 @@ def _write_block(block: np.ndarray, store: Any, by: int, bx: int, cy: int, cx: i
 
 def store_status(store: Any) -> dict[str, Any]:
     """Completion of a coefficient store: ``{"complete", "blocks_done", "blocks_total"}``."""
+    if isinstance(store, str | os.PathLike) and not Path(store).exists():
+        raise FileNotFoundError(f"no such coefficient store: {store}")
     group = zarr.open_group(store, mode="r")
     done = np.asarray(group[BLOCKS][...]) if BLOCKS in group else np.zeros((0, 0))
     return {

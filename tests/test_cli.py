@@ -1,0 +1,71 @@
+"""The xfskde command line: demo, coefficients, info and its errors."""
+
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+import tifffile
+from skimage import data
+
+import xfskde
+from xfskde.cli import main
+
+
+def test_demo_writes_a_store_and_a_picture(tmp_path, capsys):
+    assert main(["demo", "--output", str(tmp_path)]) == 0
+    assert (tmp_path / "camera.png").stat().st_size > 10_000
+    F = xfskde.open_coefficients(tmp_path / "camera.zarr")
+    assert F.shape == (512, 512, 9)
+    np.testing.assert_array_equal(
+        F.values, xfskde.local_fskde(data.camera(), order=8, window="gaussian", size=3)
+    )
+    assert "camera.png" in capsys.readouterr().out
+
+
+def test_coefficients_and_info(tmp_path, capsys):
+    tifffile.imwrite(tmp_path / "in.tif", data.camera(), tile=(128, 128))
+    out = tmp_path / "out.zarr"
+    args = ["coefficients", str(tmp_path / "in.tif"), str(out), "--order", "6", "--window",
+            "box", "--size", "8", "--stride", "8", "--chunks", "256", "--no-progress"]  # fmt: skip
+    assert main(args) == 0
+    assert "Mpx/s" in capsys.readouterr().out
+    F = xfskde.open_coefficients(out)
+    np.testing.assert_array_equal(
+        F.values, xfskde.local_fskde(data.camera(), order=6, window="box", size=8, stride=8)
+    )
+    assert main(["info", str(out)]) == 0
+    text = capsys.readouterr().out
+    assert "complete (4/4 blocks)" in text and "order     6" in text
+    assert main([*args, "--resume"]) == 0  # nothing left to do
+    assert main(args) == 2
+    assert "already exists" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["coefficients", "missing.tif", "o.zarr"], "no such image"),
+        (["coefficients", "{tif}", "o.zarr", "--order", "0"], "order"),
+        (["coefficients", "{tif}", "o.zarr", "--size", "-1"], "size"),
+        (["coefficients", "{tif}", "o.zarr", "--chunks", "0"], "--chunks"),
+        (["info", "missing.zarr"], "no such"),
+    ],
+)
+def test_bad_input_is_one_clear_line(tmp_path, capsys, monkeypatch, argv, message):
+    monkeypatch.chdir(tmp_path)
+    tifffile.imwrite(tmp_path / "in.tif", data.camera()[:64, :64])
+    argv = [a.format(tif=tmp_path / "in.tif") for a in argv]
+    assert main(argv) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and message in err and "Traceback" not in err
+    with pytest.raises((ValueError, OSError)):
+        main(["--debug", *argv])
+
+
+def test_console_script_runs(tmp_path):
+    result = subprocess.run(
+        [sys.executable, "-m", "xfskde.cli", "--help"], capture_output=True, text=True, check=True
+    )
+    for command in ("demo", "coefficients", "info"):
+        assert command in result.stdout
