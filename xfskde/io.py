@@ -419,6 +419,18 @@ def _store_exists(store: Any) -> bool:
 def open_coefficients(store: Any, *, allow_incomplete: bool = False) -> xr.DataArray:
     """Reopen a coefficient store lazily, with its coordinates and attributes.
 
+    Parameters
+    ----------
+    store : str, pathlib.Path or zarr store
+        A store written by :func:`write_coefficients` (or ``xfskde coefficients``).
+    allow_incomplete : bool
+        Read a store whose write did not finish (unwritten blocks read as 0).
+
+    Returns
+    -------
+    xarray.DataArray
+        Dask-backed ``(y, x, k)`` field named ``"fskde"``.
+
     Raises
     ------
     ValueError

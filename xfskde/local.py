@@ -58,7 +58,21 @@ RING_BYTES = 1 << 19
 
 
 def overlap_depth(window: str | Window, size: float | None = None) -> int:
-    """Pixels a block needs beyond its own on each side: window radius + 1 (gradient stencil)."""
+    """Pixels a block needs beyond its own on each side: the window radius + 1.
+
+    The extra pixel is the gradient's central-difference stencil. The Dask engine overlaps its
+    chunks by this depth (section 2.3 computes F_k(x) from the window around x).
+
+    Parameters
+    ----------
+    window : {"gaussian", "box", "disk"} or Window
+    size : float, optional
+        The window size, as in :func:`xfskde.local_fskde` (not needed for a Window).
+
+    Returns
+    -------
+    int
+    """
     win = make_window(window, size) if not isinstance(window, Window) else window
     return win.radius + 1
 
