@@ -1,2 +1,4 @@
 """Data sets: seeded synthetic generators (:mod:`.synthetic`) and loaders for the published data
 sets of the paper's experiments (:mod:`.published`)."""
+
+from .synthetic import dead_leaves, dead_leaves_lazy, random_textures  # noqa: F401
