@@ -15,6 +15,7 @@ import zarr
 from skimage import data
 
 import xfskde
+import xfskde.lazy
 from xfskde.io import store_status
 
 CAMERA = data.camera()
@@ -138,7 +139,7 @@ with dask.config.set(scheduler="synchronous"):
 """
 
 
-def test_killed_write_is_never_complete_and_resumes_to_the_same_store(tmp_path):
+def test_killed_write_is_never_complete_and_resumes_to_the_same_store(tmp_path, monkeypatch):
     source = zarr.create_array(tmp_path / "in.zarr", shape=(256, 256), chunks=(32, 32),
                                dtype="uint8", dimension_names=("y", "x"))  # fmt: skip
     source[...] = CAMERA[:256, :256]
@@ -165,8 +166,17 @@ def test_killed_write_is_never_complete_and_resumes_to_the_same_store(tmp_path):
 
     image = xfskde.open_image(tmp_path / "in.zarr", chunks=32)
     field = xfskde.local_fskde(image, order=4, window="box", size=5)
+    calls = []
+    original = xfskde.lazy.local_fskde_block
+
+    def counting(*args, **kwargs):
+        calls.append(kwargs["rows"])
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(xfskde.lazy, "local_fskde_block", counting)
     written = xfskde.write_coefficients(field, store, chunks=32, resume=True)
-    assert written == 64 - status["blocks_done"]
+    assert written == 64 - status["blocks_done"] == len(calls)  # only missing blocks computed
+    monkeypatch.undo()
     xfskde.write_coefficients(field, tmp_path / "clean.zarr", chunks=32)
     resumed = xfskde.open_coefficients(store).compute()
     clean = xfskde.open_coefficients(tmp_path / "clean.zarr").compute()

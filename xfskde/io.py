@@ -22,7 +22,6 @@ import warnings
 from pathlib import Path
 from typing import Any
 
-import dask
 import dask.array as da
 import numpy as np
 import xarray as xr
@@ -246,7 +245,12 @@ def _regular_chunks(field: xr.DataArray, chunks: int | tuple[int, int] | None) -
     return max(1, min(int(cy), field.sizes["y"])), max(1, min(int(cx), field.sizes["x"]))
 
 
-def _create_store(store, field: xr.DataArray, chunks, n_blocks, params: str) -> None:
+def _default_compressors() -> Any:
+    """Blosc-LZ4 with byte shuffle: ~1.5x faster than zarr's default zstd on coefficient chunks."""
+    return zarr.codecs.BloscCodec(cname="lz4", clevel=1, shuffle="shuffle")
+
+
+def _create_store(store, field: xr.DataArray, chunks, n_blocks, params: str, compressors) -> None:
     """Lay out an empty store: coordinates, the coefficient array, the completion record.
 
     Written with the zarr API rather than ``Dataset.to_zarr``: xarray 2026.9 stores a *lazy*
@@ -281,6 +285,7 @@ def _create_store(store, field: xr.DataArray, chunks, n_blocks, params: str) -> 
         dimension_names=("y", "x", "k"),
         attributes=attrs,
         fill_value=0,
+        compressors=_default_compressors() if compressors == "default" else compressors,
     )
     group.create_array(
         BLOCKS,
@@ -298,6 +303,11 @@ def _write_block(block: np.ndarray, store: Any, by: int, bx: int, cy: int, cx: i
     group[VARIABLE][by * cy : by * cy + block.shape[0], bx * cx : bx * cx + block.shape[1]] = block
     group[BLOCKS][by, bx] = 1
     return 1
+
+
+def _write_mapped_block(block: np.ndarray, store: Any, chunk_shape, block_info=None) -> np.ndarray:
+    by, bx = block_info[0]["chunk-location"][:2]
+    return np.full((1, 1, 1), _write_block(block, store, by, bx, *chunk_shape), np.int64)
 
 
 def store_status(store: Any) -> dict[str, Any]:
@@ -327,6 +337,7 @@ def write_coefficients(
     resume: bool = False,
     overwrite: bool = False,
     compute: bool = True,
+    compressors: Any = "default",
 ) -> Any:
     """Write a ``(y, x, k)`` coefficient field to a Zarr v3 store, resumably.
 
@@ -347,12 +358,15 @@ def write_coefficients(
     compute : bool
         False returns the Dask collection of block writes (compute it to write); the status is
         then set by :func:`finalize_store` — used by the CLI to show progress.
+    compressors : zarr codecs, None or "default"
+        Compression of the coefficient chunks; the default is Blosc-LZ4 with byte shuffle (fast;
+        zarr's own default, zstd, costs ~1.5x the time), None stores them raw.
 
     Returns
     -------
     int or dask.array.Array
-        The number of blocks written now (0 when everything was already there), or the lazy
-        writes with ``compute=False``.
+        The number of blocks written now (0 when everything was already there), or, with
+        ``compute=False``, a Dask array with one entry per pending block.
     """
     if tuple(coeffs.dims) != ("y", "x", "k"):
         raise ValueError(f"coeffs must have dims ('y', 'x', 'k'), got {coeffs.dims}")
@@ -375,18 +389,23 @@ def write_coefficients(
     field = coeffs.chunk({"y": cy, "x": cx, "k": -1})
     nby, nbx = len(field.chunks[0]), len(field.chunks[1])
     if fresh:
-        _create_store(store, field, (cy, cx), (nby, nbx), params)
+        _create_store(store, field, (cy, cx), (nby, nbx), params, compressors)
     done = np.asarray(zarr.open_group(store, mode="r")[BLOCKS][...]).astype(bool)
-    data = field.data
-    writes = [
-        dask.delayed(_write_block)(data.blocks[by, bx], store, by, bx, cy, cx)
-        for by in range(nby)
-        for bx in range(nbx)
-        if not done[by, bx]
-    ]
+    # one writer mapped over every block; selecting the missing blocks' outputs lets Dask cull
+    # the rest, so a resumed write neither reads nor computes what is already stored
+    writes = field.data.map_blocks(
+        _write_mapped_block,
+        store=store,
+        chunk_shape=(cy, cx),
+        chunks=((1,) * nby, (1,) * nbx, (1,)),
+        dtype=np.int64,
+        meta=np.empty((0, 0, 0), np.int64),
+    )
+    todo = [writes.blocks[by, bx].ravel() for by, bx in zip(*np.nonzero(~done), strict=True)]
+    pending = da.concatenate(todo) if todo else da.zeros(0, dtype=np.int64)
     if not compute:
-        return writes
-    written = sum(dask.compute(*writes)) if writes else 0
+        return pending
+    written = int(pending.sum().compute())
     finalize_store(store)
     return written
 

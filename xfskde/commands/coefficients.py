@@ -43,12 +43,12 @@ def run(args: argparse.Namespace) -> int:
         field, args.output, resume=args.resume, overwrite=args.overwrite, compute=False
     )
     with scheduler(args) as compute:
-        compute(writes)
+        compute([writes])
     finalize_store(args.output)
     seconds = time.perf_counter() - start
     pixels = image.sizes["y"] * image.sizes["x"]
     print(
-        f"wrote {args.output}: {tuple(field.shape)} {field.dtype}, {len(writes)} blocks in "
+        f"wrote {args.output}: {tuple(field.shape)} {field.dtype}, {writes.size} blocks in "
         f"{seconds:.1f} s ({pixels / 1e6 / max(seconds, 1e-9):.1f} Mpx/s)"
     )
     return 0

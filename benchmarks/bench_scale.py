@@ -1,0 +1,137 @@
+"""Out-of-core scale: tiled TIFF / Zarr → stride-8 FS-KDE cells → Zarr, on 2 cores.
+
+A real photograph (scikit-image's ``camera``, 512²) is tiled to N² uint8 pixels and written once
+to a tiled TIFF (512² tiles) and to a Zarr v3 array (the same chunks). Each measurement then runs
+in a fresh child process — so that its peak RSS is its own — which opens the input lazily,
+computes ``local_fskde(order=8, window="box", size=8, stride=8)`` with Dask's threaded scheduler
+on ``--workers`` threads and writes the coefficients to a Zarr store.
+
+Reported: wall time, Mpx/s, peak RSS of the child, and the ratio of the out-of-core rate to the
+in-memory rate of ``local_fskde`` on a 4096² crop of the same image (computed by another child).
+
+    python benchmarks/bench_scale.py                   # 1k, 4k, 16k, 32k from TIFF, 32k from Zarr
+    python benchmarks/bench_scale.py --sizes 1024 4096 --quick
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+CHILD = r"""
+import json, resource, sys, time
+import dask
+import numpy as np
+import xfskde
+
+mode, source, out, workers, chunks = sys.argv[1:6]
+workers, chunks = int(workers), int(chunks)
+if mode == "memory":
+    import tifffile
+    image = tifffile.imread(source)[:4096, :4096]
+    xfskde.local_fskde(image[:512, :512], order=8, window="box", size=8, stride=8)  # compile
+    start = time.perf_counter()
+    for _ in range(3):
+        xfskde.local_fskde(image, order=8, window="box", size=8, stride=8)
+    seconds = (time.perf_counter() - start) / 3
+    pixels = image.size
+else:
+    xfskde.local_fskde(np.zeros((64, 64), np.uint8), order=8, window="box", size=8, stride=8)
+    start = time.perf_counter()
+    image = xfskde.open_image(source, chunks=chunks)
+    field = xfskde.local_fskde(image, order=8, window="box", size=8, stride=8)
+    with dask.config.set(scheduler="threads", num_workers=workers):
+        xfskde.write_coefficients(field, out, overwrite=True)
+    seconds = time.perf_counter() - start
+    pixels = image.sizes["y"] * image.sizes["x"]
+peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20  # KiB -> GiB
+print(json.dumps({"seconds": seconds, "pixels": pixels, "peak_rss_gib": peak}))
+"""
+
+
+def make_inputs(size: int, folder: Path) -> tuple[Path, Path]:
+    """Tile the camera photograph to size² and write it to a tiled TIFF and to Zarr, by strips."""
+    import numpy as np
+    import tifffile
+    import zarr
+    from skimage import data
+
+    tif, zar = folder / f"camera-{size}.tif", folder / f"camera-{size}.zarr"
+    if tif.exists() and zar.exists():
+        return tif, zar
+    photo = data.camera()
+    strip = np.tile(photo, (1, -(-size // 512)))[:, :size]
+    tiles = (strip[r : r + 512, c : c + 512] for _ in range(0, size, 512)
+             for r in range(0, 512, 512) for c in range(0, size, 512))  # fmt: skip
+    tifffile.imwrite(tif, tiles, shape=(size, size), dtype=np.uint8, tile=(512, 512))
+    arr = zarr.create_array(zar, shape=(size, size), chunks=(512, 512), dtype="uint8",
+                            dimension_names=("y", "x"), overwrite=True)  # fmt: skip
+    for r in range(0, size, 512):
+        arr[r : r + 512] = np.broadcast_to(strip, (512, size))
+    return tif, zar
+
+
+def run_child(mode: str, source: Path, out: Path, workers: int, chunks: int) -> dict:
+    result = subprocess.run(
+        [sys.executable, "-c", CHILD, mode, str(source), str(out), str(workers), str(chunks)],
+        capture_output=True, text=True, check=True,
+    )  # fmt: skip
+    return json.loads(result.stdout.strip().splitlines()[-1])
+
+
+def main(argv: list[str] | None = None) -> list[dict]:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sizes", type=int, nargs="+", default=[1024, 4096, 16384, 32768])
+    parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--chunks", type=int, default=4096, help="Dask chunk side in pixels")
+    parser.add_argument("--folder", help="where inputs and outputs go (default: a temp dir)")
+    parser.add_argument("--quick", action="store_true", help="skip the Zarr-input run")
+    parser.add_argument("--json", help="also write the results to this file")
+    args = parser.parse_args(argv)
+
+    folder = Path(args.folder or tempfile.mkdtemp(prefix="xfskde-scale-"))
+    folder.mkdir(parents=True, exist_ok=True)
+    rows = []
+    try:
+        big = max(args.sizes)
+        tif, _ = make_inputs(max(4096, min(args.sizes)), folder)
+        memory = run_child("memory", tif, folder / "unused", args.workers, args.chunks)
+        memory_rate = memory["pixels"] / memory["seconds"] / 1e6
+        print(f"in memory, 4096² crop: {memory_rate:.0f} Mpx/s "
+              f"(peak RSS {memory['peak_rss_gib']:.2f} GiB)")  # fmt: skip
+        print(
+            f"{'input':<22}{'seconds':>9}{'Mpx/s':>8}{'ns/px':>8}{'peak RSS':>10}{'/ memory':>10}"
+        )
+        for size in args.sizes:
+            tif, zar = make_inputs(size, folder)
+            sources = [("tiff", tif)] + ([("zarr", zar)] if size == big and not args.quick else [])
+            for kind, source in sources:
+                out = folder / f"out-{size}-{kind}.zarr"
+                r = run_child("disk", source, out, args.workers, args.chunks)
+                rate = r["pixels"] / r["seconds"] / 1e6
+                row = {"size": size, "input": kind, **r, "mpx_s": rate,
+                       "ratio_to_memory": rate / memory_rate}  # fmt: skip
+                rows.append(row)
+                print(f"{f'{size}² {kind}':<22}{r['seconds']:>9.2f}{rate:>8.0f}"
+                      f"{1e9 * r['seconds'] / r['pixels']:>8.2f}{r['peak_rss_gib']:>8.2f} GiB"
+                      f"{row['ratio_to_memory']:>10.2f}")  # fmt: skip
+                shutil.rmtree(out, ignore_errors=True)
+        print(f"\nload {os.getloadavg()[0]:.2f}; parent peak RSS "
+              f"{resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20:.2f} GiB")  # fmt: skip
+    finally:
+        if not args.folder:
+            shutil.rmtree(folder, ignore_errors=True)
+    if args.json:
+        Path(args.json).write_text(json.dumps({"memory": memory, "rows": rows}, indent=2))
+    return rows
+
+
+if __name__ == "__main__":
+    main()
