@@ -13,12 +13,15 @@ from .gradients import gradient
 from .io import open_coefficients, open_image, write_coefficients
 from .kernel import Cos2KKernel, truncated_length
 from .local import overlap_depth
+from .metrics import adjusted_rand_index, rand_index
+from .segmentation import segment
 from .windows import Window
 
 __all__ = [
     "Cos2KKernel",
     "Window",
     "__version__",
+    "adjusted_rand_index",
     "canonical_distance",
     "canonicalize",
     "distance",
@@ -29,7 +32,9 @@ __all__ = [
     "open_coefficients",
     "open_image",
     "overlap_depth",
+    "rand_index",
     "rotate",
+    "segment",
     "truncated_length",
     "write_coefficients",
 ]

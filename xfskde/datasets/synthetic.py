@@ -265,13 +265,25 @@ def _smooth_layout(shape: tuple[int, int], rng: np.random.Generator) -> np.ndarr
     return np.argmax(np.stack(fields, axis=-1), axis=-1)
 
 
+def _palettes(rng: np.random.Generator) -> np.ndarray:
+    """Three palettes of three colours, each spread ±0.25 around a base colour; the bases are
+    at least 0.5 apart (rejection sampling) so that the textures' colour distributions differ."""
+    for _ in range(1000):
+        bases = 0.25 + 0.5 * rng.random((3, 3))
+        d = np.linalg.norm(bases[:, None] - bases[None], axis=-1)[np.triu_indices(3, 1)]
+        if d.min() >= 0.5:
+            break
+    return np.clip(bases[:, None, :] + rng.uniform(-0.25, 0.25, (3, 3, 3)), 0.0, 1.0)
+
+
 def random_textures(shape: tuple[int, int], *, seed: int) -> tuple[np.ndarray, np.ndarray]:
     """Three textures that differ only in their colour distributions, in a random layout.
 
-    Each texture is a dead-leaves pattern of disks (radii 2, 3, 5 and 8 pixels: no preferred
-    orientation) coloured from the texture's own palette of three random colours plus uniform
-    noise of ±0.05, smoothed by a Gaussian of σ = 1. The layout is the arg-max of three smooth
-    random fields (σ = min(shape) / 8), so regions are blobs of random shape.
+    Each texture is a dead-leaves pattern of disks (radii 1, 2, 3 and 4 pixels: no preferred
+    orientation) coloured from the texture's own palette of three colours (spread ±0.25 around
+    a base colour; bases at least 0.5 apart) plus uniform noise of ±0.05, smoothed by a Gaussian
+    of σ = 1. The layout is the arg-max of three smooth random fields (σ = min(shape) / 8), so
+    regions are blobs of random shape.
 
     Parameters
     ----------
@@ -288,8 +300,8 @@ def random_textures(shape: tuple[int, int], *, seed: int) -> tuple[np.ndarray, n
     seed = int(seed)
     rng = np.random.default_rng([seed, _STREAM_SEEDS])
     labels = _smooth_layout(shape, rng)
-    palettes = rng.random((3, 3, 3))
-    stamps = _disk_stamps((2, 3, 5, 8))
+    palettes = _palettes(rng)
+    stamps = _disk_stamps((1, 2, 3, 4))
     image = np.empty((*shape, 3))
     for texture in range(3):
         top, shapes = _paint_tile(

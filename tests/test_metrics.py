@@ -1,0 +1,58 @@
+"""Rand index and adjusted Rand index against scikit-learn and hand-counted pairs."""
+
+import itertools
+
+import dask.array as da
+import numpy as np
+import pytest
+from sklearn.metrics import adjusted_rand_score, rand_score
+
+from xfskde.metrics import adjusted_rand_index, contingency_table, rand_index
+
+
+def _rand_by_pairs(a, b):
+    pairs = list(itertools.combinations(range(len(a)), 2))
+    agree = sum((a[i] == a[j]) == (b[i] == b[j]) for i, j in pairs)
+    return agree / len(pairs)
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_matches_sklearn_and_pairs(seed):
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(2, 30))
+    a, b = rng.integers(0, 4, n), rng.integers(-2, 3, n) * 7
+    assert rand_index(a, b) == pytest.approx(rand_score(a, b), abs=1e-12)
+    assert rand_index(a, b) == pytest.approx(_rand_by_pairs(a, b), abs=1e-12)
+    assert adjusted_rand_index(a, b) == pytest.approx(adjusted_rand_score(a, b), abs=1e-12)
+
+
+def test_images_and_permutations():
+    rng = np.random.default_rng(1)
+    truth = rng.integers(0, 3, (40, 50))
+    assert rand_index(truth, (truth + 1) % 3) == 1.0
+    assert adjusted_rand_index(truth, 5 - truth) == 1.0
+    noisy = np.where(rng.random(truth.shape) < 0.2, rng.integers(0, 3, truth.shape), truth)
+    expected = rand_score(truth.ravel(), noisy.ravel())
+    assert rand_index(da.from_array(truth, chunks=7), noisy) == pytest.approx(expected, abs=1e-12)
+
+
+def test_contingency_table_counts():
+    table = contingency_table([0, 0, 1, 1, 1], [3, 4, 4, 4, 3])
+    np.testing.assert_array_equal(table, [[1, 1], [1, 2]])
+
+
+def test_large_image_is_linear_time():
+    n = 4_000_000  # 8e12 pairs: only a contingency table makes this instant
+    truth = np.repeat(np.arange(4), n // 4)
+    assert rand_index(truth, truth) == 1.0
+    pred = truth.copy()
+    pred[: n // 4] = 1  # merge two equal regions: the pairs across them now disagree
+    expected = 1 - (n // 4) ** 2 / (n * (n - 1) / 2)
+    assert rand_index(truth, pred) == pytest.approx(expected, rel=1e-12)
+
+
+def test_bad_input():
+    with pytest.raises(ValueError, match="same pixels"):
+        rand_index([0, 1], [0, 1, 2])
+    with pytest.raises(TypeError, match="integer labels"):
+        rand_index([0.5, 1.0], [0, 1])

@@ -1,0 +1,137 @@
+"""ORTSEG segmentation: features against brute force, exact unmixing, chunk invariance, accuracy."""
+
+import dask.array as da
+import numpy as np
+import pytest
+import xarray as xr
+from scipy.optimize import minimize
+
+from xfskde.datasets import dead_leaves, random_textures
+from xfskde.metrics import rand_index
+from xfskde.segmentation import FeatureSpec, abundances, fit_textures, segment
+from xfskde.segmentation.features import block_features
+
+
+@pytest.fixture(scope="module")
+def leaves():
+    return dead_leaves((128, 128), seed=11)
+
+
+def _fcls_reference(x, E):
+    m = E.shape[0]
+    res = minimize(
+        lambda a: np.sum((x - a @ E) ** 2), np.full(m, 1 / m), method="SLSQP",
+        bounds=[(0, 1)] * m, constraints=[{"type": "eq", "fun": lambda a: a.sum() - 1}],
+        options={"ftol": 1e-14, "maxiter": 500},
+    )  # fmt: skip
+    return res.x
+
+
+@pytest.mark.parametrize("m", [2, 3, 4])
+def test_abundances_are_exact_fcls(m, rng):
+    E = rng.random((m, 6))
+    X = np.concatenate([rng.random((20, 6)), rng.dirichlet(np.ones(m), 5) @ E])
+    A = abundances(X, E).astype(np.float64)
+    assert A.shape == (25, m)
+    assert np.all(A >= 0) and np.allclose(A.sum(axis=1), 1, atol=1e-6)
+    for x, a in zip(X, A, strict=True):
+        ref = _fcls_reference(x, E)
+        cost = lambda b, x=x: np.sum((x - b @ E) ** 2)  # noqa: E731
+        assert cost(a) <= cost(ref) + 1e-6  # float32 abundances
+        np.testing.assert_allclose(a, ref, atol=2e-4)
+
+
+def test_color_histogram_against_numpy(rng):
+    image = rng.random((30, 30, 3))
+    spec = FeatureSpec(features=("color",), window="box", size=5, color_bins=4)
+    hist = block_features(image, spec)["color"]
+    assert hist.shape == (30, 30, 12)
+    for y, x in [(10, 12), (20, 7)]:
+        patch = image[y - 2 : y + 3, x - 2 : x + 3]
+        for c in range(3):
+            ref, _ = np.histogram(patch[..., c], bins=4, range=(0, 1))
+            np.testing.assert_allclose(hist[y, x, 4 * c : 4 * c + 4], ref / 25 / 3, atol=1e-6)
+    np.testing.assert_allclose(hist.sum(axis=-1), 1, atol=1e-5)
+
+
+def test_angle_histogram_and_fskde_share_mass(rng):
+    """Both gradient groups sum to the window-mean of |g|: scaled alike (∫ f = 2π F_0)."""
+    image = rng.random((40, 40, 3))
+    spec = FeatureSpec(features=("hist", "fskde"), window="gaussian", size=3, angle_bins=8,
+                       n_coefficients=6)  # fmt: skip
+    f = block_features(image, spec)
+    assert f["hist"].shape == (40, 40, 8) and f["fskde"].shape == (40, 40, 11)
+    assert f["fskde"].min() >= -1e-6
+    np.testing.assert_allclose(f["fskde"].sum(-1), f["hist"].sum(-1), rtol=1e-4)
+
+
+def test_angle_histogram_bins():
+    """A ramp along +x has gradient angle 0, the closed upper edge of bin 3 = (-π/4, 0]."""
+    ramp = np.tile(np.linspace(0, 1, 20), (20, 1))[..., None]
+    spec = FeatureSpec(features=("hist",), angle_bins=8, window="box", size=3)
+    hist = block_features(ramp, spec)["hist"]
+    interior = hist[5:15, 5:15]
+    assert np.allclose(interior[..., 3], 1 / 19, rtol=1e-4)
+    assert np.allclose(np.delete(interior, 3, axis=-1), 0, atol=1e-7)
+
+
+def test_fskde_separates_dead_leaves_where_colour_cannot(leaves):
+    image, truth = leaves
+    basic = rand_index(truth, segment(image, 3, features=("color",)))
+    fskde = rand_index(truth, segment(image, 3, features=("color", "fskde")))
+    assert basic < 0.7
+    assert fskde > 0.9
+
+
+def test_colour_separates_random_textures():
+    image, truth = random_textures((128, 128), seed=1)
+    assert rand_index(truth, segment(image, 3, features=("color",), size=4)) > 0.9
+
+
+def test_labels_do_not_depend_on_chunking(leaves):
+    image, _ = leaves
+    labels, model = segment(image, 3, return_model=True, size=3, n_coefficients=5)
+    assert labels.dtype == np.uint8 and labels.shape == image.shape[:2]
+    for chunks in [(37, 50, 3), (64, 64, 3), (128, 29, 3)]:
+        lazy = segment(da.from_array(image, chunks=chunks), 3, model=model)
+        assert isinstance(lazy, da.Array)
+        np.testing.assert_array_equal(lazy.compute(), labels)
+    a = model.abundances(image, chunks=48)
+    assert a.shape == (128, 128, 3) and np.allclose(a.sum(-1), 1, atol=1e-5)
+    np.testing.assert_array_equal(np.argmax(a, -1), labels)
+
+
+def test_dataarray_in_dataarray_out(leaves):
+    image, _ = leaves
+    arr = xr.DataArray(
+        image[:64, :80].transpose(2, 0, 1) * 255, dims=("band", "y", "x"),
+        coords={"y": np.arange(64) * 0.5, "x": 100 + np.arange(80)},
+    ).astype(np.uint8).transpose("y", "x", "band")  # fmt: skip
+    labels = segment(arr, 3, size=3, n_coefficients=4)
+    assert isinstance(labels, xr.DataArray) and labels.dims == ("y", "x")
+    np.testing.assert_array_equal(labels["x"], arr["x"])
+    assert labels.attrs["n_textures"] == 3 and labels.attrs["features"] == "color,fskde"
+    direct = segment(image[:64, :80], 3, size=3, n_coefficients=4)
+    assert rand_index(direct, labels.values) > 0.95
+
+
+def test_fit_is_seeded(leaves):
+    image, _ = leaves
+    a = fit_textures(image, 3, size=3, seed=4, sample=3000)
+    b = fit_textures(image, 3, size=3, seed=4, sample=3000)
+    np.testing.assert_array_equal(a.endmembers, b.endmembers)
+    assert a.endmembers.shape == (3, 16 * 3 + 2 * 8 - 1)
+
+
+def test_bad_arguments(leaves):
+    image, _ = leaves
+    with pytest.raises(ValueError, match="features"):
+        segment(image, 3, features=("colour",))
+    with pytest.raises(ValueError, match="n_textures"):
+        segment(image, 0)
+    with pytest.raises(ValueError, match="image must be"):
+        segment(np.zeros((4, 5, 6, 7)), 2)
+    with pytest.raises(ValueError, match="weights"):
+        segment(image, 3, weights={"edges": 1.0})
+    with pytest.raises(ValueError, match="color_bins"):
+        segment(image, 3, color_bins=1)

@@ -1,0 +1,87 @@
+"""Synthetic data sets: seeded, covered, dead leaves by orientation, lazy chunks consistent."""
+
+import numpy as np
+import pytest
+from scipy import ndimage
+
+from xfskde import gradient
+from xfskde.datasets import dead_leaves, dead_leaves_lazy, random_textures
+from xfskde.datasets.synthetic import _region_seeds, _voronoi
+
+
+def test_dead_leaves_seeded_and_in_range():
+    image, labels = dead_leaves((96, 80), seed=3)
+    again, labels2 = dead_leaves((96, 80), seed=3)
+    other, _ = dead_leaves((96, 80), seed=4)
+    assert image.shape == (96, 80, 3) and labels.shape == (96, 80)
+    assert image.dtype == np.float64 and labels.dtype == np.int64
+    np.testing.assert_array_equal(image, again)
+    np.testing.assert_array_equal(labels, labels2)
+    assert not np.array_equal(image, other)
+    assert image.min() >= 0 and image.max() <= 1
+    assert set(np.unique(labels)) == {0, 1, 2}
+
+
+def test_dead_leaves_labels_follow_voronoi_regions():
+    shape = (128, 128)
+    _, labels = dead_leaves(shape, seed=5)
+    regions = _voronoi(*np.indices(shape).astype(float), _region_seeds(shape, 5))
+    # a pixel shows a shape placed near it: labels agree with the regions except near borders
+    assert np.mean(labels == regions) > 0.95
+
+
+def test_dead_leaves_orientations():
+    """Region 0 holds vertical bars, 1 horizontal, 2 diagonal: gradients point across them."""
+    image, labels = dead_leaves((256, 256), seed=2)
+    g = gradient(image, channel_axis=-1)
+    doubled = np.angle(g**2)  # the bar edge normal, modulo π, doubled
+    # edge normals: along x (vertical bars), along y (horizontal), along (1, -1) for the
+    # diagonal bars, which run along x = y (down and to the right on screen)
+    expected = {0: 0.0, 1: np.pi, 2: -np.pi / 2}
+    for region, angle in expected.items():
+        inner = ndimage.binary_erosion(labels == region, iterations=8)
+        w = np.abs(g[inner])
+        mean = np.angle(np.sum(w * np.exp(1j * doubled[inner])))
+        assert abs(np.angle(np.exp(1j * (mean - angle)))) < 0.3, (region, mean)
+
+
+def test_dead_leaves_bar_size_scales():
+    from xfskde.datasets.synthetic import _bar_sizes
+
+    assert _bar_sizes((256, 256), None) == (16, 4)
+    assert _bar_sizes((1024, 2048), None) == (64, 16)
+    assert _bar_sizes((64, 64), None) == (7, 2)
+    with pytest.raises(ValueError, match="bar_length"):
+        dead_leaves((64, 64), seed=0, bar_length=1)
+
+
+@pytest.mark.parametrize("chunks", [(40, 56), 64, (100, 33)])
+def test_lazy_matches_in_memory(chunks):
+    image, labels = dead_leaves((100, 120), seed=7)
+    lazy_image, lazy_labels = dead_leaves_lazy((100, 120), seed=7, chunks=chunks)
+    np.testing.assert_array_equal(lazy_image.compute(), image.astype(np.float32))
+    np.testing.assert_array_equal(lazy_labels.compute(), labels)
+
+
+def test_lazy_huge_is_cheap_per_chunk():
+    image, labels = dead_leaves_lazy((32768, 32768), seed=1, chunks=1024, bar_length=16)
+    assert image.shape == (32768, 32768, 3) and labels.shape == (32768, 32768)
+    corner = image[5000:5100, 9000:9064].compute()
+    assert corner.shape == (100, 64, 3) and 0 <= corner.min() and corner.max() <= 1
+    assert np.unique(corner.reshape(-1, 3), axis=0).shape[0] > 20
+
+
+def test_random_textures_differ_in_colour():
+    image, labels = random_textures((128, 128), seed=1)
+    assert image.shape == (128, 128, 3) and set(np.unique(labels)) == {0, 1, 2}
+    np.testing.assert_array_equal(image, random_textures((128, 128), seed=1)[0])
+    means = np.array([image[labels == t].mean(axis=0) for t in range(3)])
+    gaps = [np.abs(means[i] - means[j]).max() for i, j in ((0, 1), (0, 2), (1, 2))]
+    assert min(gaps) > 0.05
+
+
+def test_bad_shape():
+    with pytest.raises(ValueError, match="shape"):
+        dead_leaves((4, 100), seed=0)
+    with pytest.raises(TypeError, match="shape"):
+        random_textures(5, seed=0)

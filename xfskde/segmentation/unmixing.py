@@ -1,0 +1,117 @@
+"""Unmixing: pure texture features (endmembers) and per-pixel abundances on the simplex.
+
+Under the occlusion-of-random-textures model (McCann et al., IEEE TIP 2014) the local feature
+vector x at a pixel is close to a convex combination a·E of the textures' pure features E (one
+row per texture). :func:`fit_endmembers` estimates E from a sample of feature vectors and
+:func:`abundances` solves, for every pixel at once, the fully constrained least squares problem
+
+.. math:: \\min_a \\|x - a E\\|^2 \\quad\\text{s.t.}\\quad a \\ge 0,\\ \\textstyle\\sum_i a_i = 1.
+
+The solution is exact: for every non-empty set S of active textures the equality-constrained
+problem has a closed form (its KKT system depends on E only, so it is inverted once), and the
+answer is the feasible candidate of lowest cost. Only the projections ``x Eᵀ`` are needed per
+pixel, so the cost is one matrix product plus O(2^m m²) per pixel for m textures.
+"""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+
+__all__ = ["ENDMEMBER_METHODS", "MAX_TEXTURES", "abundances", "fit_endmembers"]
+
+#: The exact active-set solver enumerates 2^m - 1 supports; beyond this it is refused.
+MAX_TEXTURES = 12
+
+ENDMEMBER_METHODS = ("nmf", "kmeans")
+
+
+def fit_endmembers(
+    samples: np.ndarray, n_textures: int, *, method: str = "nmf", seed: int = 0
+) -> np.ndarray:
+    """Pure texture features from a sample of feature vectors.
+
+    Parameters
+    ----------
+    samples : numpy.ndarray, shape (n, D), non-negative
+        Feature vectors of sampled pixels.
+    n_textures : int
+        Number m of textures.
+    method : {"nmf", "kmeans"}
+        ``"nmf"``: :class:`sklearn.decomposition.NMF` (Frobenius loss, NNDSVDa start), X ≈ W H
+        with the rows of H as endmembers, each rescaled so that the abundances W·diag(s) sum to
+        one in the least-squares sense. ``"kmeans"``: the centres of
+        :class:`sklearn.cluster.KMeans` (pure pixels dominate when regions are large).
+    seed : int
+        Random state of the estimator.
+
+    Returns
+    -------
+    numpy.ndarray, shape (m, D), float64
+    """
+    X = np.asarray(samples, dtype=np.float64)
+    if X.ndim != 2 or X.shape[0] < n_textures:
+        raise ValueError(
+            f"samples must be (n, D) with n >= n_textures = {n_textures}, got shape {X.shape}"
+        )
+    if method == "kmeans":
+        from sklearn.cluster import KMeans
+
+        km = KMeans(n_clusters=n_textures, n_init=4, random_state=seed).fit(X)
+        return km.cluster_centers_
+    if method != "nmf":
+        raise ValueError(f"method must be one of {ENDMEMBER_METHODS}, got {method!r}")
+    from sklearn.decomposition import NMF
+
+    model = NMF(n_components=n_textures, init="nndsvda", max_iter=1000, tol=1e-4,
+                random_state=seed)  # fmt: skip
+    W = model.fit_transform(np.maximum(X, 0.0))
+    H = model.components_
+    inv_scale, *_ = np.linalg.lstsq(W, np.ones(W.shape[0]), rcond=None)
+    inv_scale = np.where(inv_scale > 0, inv_scale, W.mean(axis=0) ** -1 / n_textures)
+    return H / inv_scale[:, None]
+
+
+def _supports(m: int) -> list[tuple[int, ...]]:
+    return [s for r in range(1, m + 1) for s in itertools.combinations(range(m), r)]
+
+
+def abundances(features: np.ndarray, endmembers: np.ndarray) -> np.ndarray:
+    """Fully constrained least-squares abundances of every pixel (exact, vectorised).
+
+    Parameters
+    ----------
+    features : numpy.ndarray, shape (..., D)
+    endmembers : numpy.ndarray, shape (m, D)
+
+    Returns
+    -------
+    numpy.ndarray, shape (..., m), float32
+        Non-negative, summing to one along the last axis.
+    """
+    E = np.asarray(endmembers, dtype=np.float64)
+    m = E.shape[0]
+    if m > MAX_TEXTURES:
+        raise ValueError(f"at most {MAX_TEXTURES} textures can be unmixed exactly, got {m}")
+    shape = features.shape[:-1]
+    b = (features.reshape(-1, features.shape[-1]).astype(np.float64)) @ E.T  # (n, m)
+    G = E @ E.T
+    best_cost = np.full(b.shape[0], np.inf)
+    best = np.zeros((b.shape[0], m))
+    for support in _supports(m):
+        s = list(support)
+        k = len(s)
+        kkt = np.zeros((k + 1, k + 1))
+        kkt[:k, :k] = G[np.ix_(s, s)]
+        kkt[:k, k] = kkt[k, :k] = 1.0
+        inv = np.linalg.pinv(kkt)
+        a = b[:, s] @ inv[:k, :k].T + inv[:k, k]
+        feasible = (a >= -1e-9).all(axis=1)
+        cost = np.einsum("ni,ij,nj->n", a, G[np.ix_(s, s)], a) - 2.0 * np.sum(a * b[:, s], axis=1)
+        better = feasible & (cost < best_cost - 1e-12)
+        best_cost[better] = cost[better]
+        best[better] = 0.0
+        best[np.ix_(better, s)] = np.maximum(a[better], 0.0)
+        best[better] /= best[better].sum(axis=1, keepdims=True)
+    return best.reshape(*shape, m).astype(np.float32)
