@@ -135,3 +135,30 @@ def test_bad_arguments(leaves):
         segment(image, 3, weights={"edges": 1.0})
     with pytest.raises(ValueError, match="color_bins"):
         segment(image, 3, color_bins=1)
+
+
+def _segment_command(argv):
+    import argparse
+
+    from xfskde.commands import segment as command
+
+    parser = argparse.ArgumentParser()
+    command.add_parser(parser.add_subparsers())
+    args = parser.parse_args(["segment", *argv, "--no-progress"])
+    return args.func(args)
+
+
+def test_segment_command_writes_zarr(tmp_path, leaves):
+    image, _ = leaves
+    source = tmp_path / "leaves.npy"
+    np.save(source, (image * 255).astype(np.uint8))
+    out = tmp_path / "labels.zarr"
+    argv = [str(source), str(out), "--textures", "3", "--size", "3", "--coefficients", "4"]
+    assert _segment_command([*argv, "--chunks", "48"]) == 0
+    stored = xr.open_zarr(out)["labels"]
+    assert stored.dims == ("y", "x") and stored.shape == (128, 128)
+    assert stored.attrs["n_textures"] == 3 and stored.attrs["features"] == "color,fskde"
+    direct = segment((image * 255).astype(np.uint8), 3, size=3, n_coefficients=4)
+    assert rand_index(direct, stored.values) > 0.95
+    with pytest.raises(FileExistsError, match="overwrite"):
+        _segment_command(argv)

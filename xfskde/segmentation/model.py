@@ -234,7 +234,7 @@ def fit_textures(
     rng = np.random.default_rng(seed)
     grid = list(np.ndindex(*feats.numblocks[:2]))
     picked = rng.permutation(len(grid))[:_MAX_FIT_BLOCKS]
-    blocks = dask.compute(*[feats.blocks[grid[i]] for i in sorted(picked)], scheduler="threads")
+    blocks = dask.compute(*[feats.blocks[grid[i]] for i in sorted(picked)])
     X = np.concatenate([b.reshape(-1, b.shape[-1]) for b in blocks])
     if X.shape[0] > sample:
         X = X[rng.choice(X.shape[0], sample, replace=False)]
