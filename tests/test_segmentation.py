@@ -162,3 +162,43 @@ def test_segment_command_writes_zarr(tmp_path, leaves):
     assert rand_index(direct, stored.values) > 0.95
     with pytest.raises(FileExistsError, match="overwrite"):
         _segment_command(argv)
+
+
+_BIG_SCRIPT = """
+import resource, sys
+import dask
+import numpy as np
+from xfskde.datasets import dead_leaves_lazy
+from xfskde.commands import segment as command
+import argparse, xarray as xr
+
+side, tmp = int(sys.argv[1]), sys.argv[2]
+image, _ = dead_leaves_lazy((side, side), seed=3, chunks=1024, bar_length=16)
+rgb = (image * 255).astype(np.uint8)
+xr.DataArray(rgb, dims=("y", "x", "c"), name="image").to_dataset().to_zarr(
+    tmp + "/in.zarr", zarr_format=3, consolidated=False)
+parser = argparse.ArgumentParser()
+command.add_parser(parser.add_subparsers())
+args = parser.parse_args(["segment", tmp + "/in.zarr/image", tmp + "/out.zarr", "--textures", "3",
+                          "--size", "4", "--chunks", "1024", "--no-progress", "--workers", "2"])
+assert args.func(args) == 0
+labels = xr.open_zarr(tmp + "/out.zarr")["labels"]
+assert labels.shape == (side, side)
+print("peak_rss_mib", resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)
+"""
+
+
+@pytest.mark.slow
+def test_16k_image_to_zarr_in_bounded_memory(tmp_path):
+    """A 16k × 16k image segmented block by block: peak RSS stays far below the image's size."""
+    import subprocess
+    import sys
+
+    result = subprocess.run(
+        [sys.executable, "-c", _BIG_SCRIPT, "16384", str(tmp_path)],
+        capture_output=True, text=True, timeout=7200,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr[-3000:]
+    peak = float(result.stdout.split("peak_rss_mib")[-1])
+    # the float32 image alone would be 3 GiB and its features ~60 GiB
+    assert peak < 3000, peak

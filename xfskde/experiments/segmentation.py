@@ -145,8 +145,9 @@ def segmentation_experiment(
             results.scores.setdefault(method, {})[dataset] = held_out
             results.chosen.setdefault(method, {})[dataset] = chosen
             if verbose:
-                print(f"{dataset:15} {method:7} {np.mean(held_out):.3f} ± {np.std(held_out):.3f}"
-                      f"  ({len(grid)} settings, {time.perf_counter() - start:.0f} s)", flush=True)  # fmt: skip
+                elapsed = time.perf_counter() - start
+                score = f"{np.mean(held_out):.3f} ± {np.std(held_out):.3f}"
+                print(f"{dataset:15} {method:7} {score}  ({len(grid)} settings, {elapsed:.0f} s)")
     results.seconds = time.perf_counter() - start
     return results
 
