@@ -1,4 +1,12 @@
-"""Brute-force references for the tests: explicit loops over every angle–weight pair."""
+"""Brute-force references for the tests: np.pad-ed images and explicit loops over every pair.
+
+Nothing here calls the FS-KDE code under test; the only things taken from xfskde are the kernel
+coefficients H_k (tested on their own in test_kernel.py), the window weights φ (a 2-D table) and
+the stride grid's anchor, so that a wrong core cannot agree with its own reference.
+
+Importable from any test module as ``from _brute_force import ...`` (pytest puts ``tests/`` on
+``sys.path`` because it holds a ``conftest.py`` and no ``__init__.py``).
+"""
 
 from __future__ import annotations
 
@@ -7,33 +15,95 @@ import numpy as np
 from xfskde import Cos2KKernel, Window
 from xfskde.local import sample_count, sample_offset
 
+__all__ = [
+    "NUMPY_MODE",
+    "direct_kde",
+    "gradient_reference",
+    "local_fskde_reference",
+    "padded",
+    "padded_gradient",
+]
+
+#: scipy.ndimage boundary modes → the np.pad modes that read the same pixels.
 NUMPY_MODE = {"reflect": "symmetric", "mirror": "reflect", "nearest": "edge", "wrap": "wrap"}
+
+
+def padded(image: np.ndarray, pad: int, boundary: str = "reflect", cval: float = 0.0):
+    """The image as float64, padded by ``pad`` pixels on both spatial axes with ``boundary``."""
+    image = np.asarray(image).astype(np.float64)
+    width = [(pad, pad), (pad, pad)] + [(0, 0)] * (image.ndim - 2)
+    if boundary == "constant":
+        return np.pad(image, width, mode="constant", constant_values=cval)
+    return np.pad(image, width, mode=NUMPY_MODE[boundary])
+
+
+def padded_gradient(
+    image: np.ndarray, pad: int, boundary: str = "reflect", cval: float = 0.0, omit_nan=False
+):
+    """Central differences (gx, gy) on the image padded by ``pad - 1`` pixels (pad >= 1).
+
+    ``gx = (P[y, x+1] - P[y, x-1]) / 2`` along columns and ``gy = (P[y+1, x] - P[y-1, x]) / 2``
+    along rows. With ``omit_nan`` every gradient that is not finite (its stencil touches a NaN or
+    infinite pixel) is set to 0.
+    """
+    P = padded(image, pad, boundary, cval)
+    with np.errstate(invalid="ignore"):
+        gx = 0.5 * (P[1:-1, 2:] - P[1:-1, :-2])
+        gy = 0.5 * (P[2:, 1:-1] - P[:-2, 1:-1])
+    if omit_nan:
+        bad = ~(np.isfinite(gx) & np.isfinite(gy))
+        gx[bad] = 0.0
+        gy[bad] = 0.0
+    return gx, gy
 
 
 def gradient_reference(image: np.ndarray, boundary: str = "reflect", cval: float = 0.0):
     """Central differences of a np.pad-ed float64 image: (gx, gy) of the original's shape."""
-    if boundary == "constant":
-        P = np.pad(image.astype(np.float64), 1, mode="constant", constant_values=cval)
-    else:
-        P = np.pad(image.astype(np.float64), 1, mode=NUMPY_MODE[boundary])
-    gx = 0.5 * (P[1:-1, 2:] - P[1:-1, :-2])
-    gy = 0.5 * (P[2:, 1:-1] - P[:-2, 1:-1])
-    return gx, gy
+    return padded_gradient(image, 1, boundary, cval)
 
 
-def local_fskde_reference(image, order, window, size, stride=1, boundary="reflect", eps=None):
-    """F_k(x) = H_k Σ_y φ(x - y) W(y) e^{-ikΘ(y)}, one pixel and one pair at a time."""
+def direct_kde(angles, weights, kernel: Cos2KKernel, theta, *, series: bool = False):
+    """(1/N) Σ_n w_n h(θ - θ_n) for one angle set: the KDE as a sum of kernels (eq. 1).
+
+    ``series=True`` sums the kernel's (truncated or approximated) Fourier series instead of
+    h(θ) = C_K cos^{2K}(θ/2).
+    """
+    h = kernel.series if series else kernel
+    angles = np.asarray(angles, dtype=np.float64)
+    weights = np.ones_like(angles) if weights is None else np.asarray(weights, dtype=np.float64)
+    theta = np.asarray(theta, dtype=np.float64)
+    total = np.zeros(theta.shape)
+    for a, w in zip(angles, weights, strict=True):
+        total += w * h(theta - a)
+    return total / len(angles)
+
+
+def local_fskde_reference(
+    image,
+    order,
+    window,
+    size,
+    stride=1,
+    boundary="reflect",
+    eps=None,
+    *,
+    cval=0.0,
+    approximation="auto",
+    omit_nan=False,
+):
+    """F_k(x) = H_k Σ_y φ(x - y) W(y) e^{-ikΘ(y)}, one sampled pixel and one pair at a time.
+
+    The image is padded with np.pad by the window radius + 1, differenced, and every angle–weight
+    pair (Θ = arctan2(gy, gx), W = hypot(gx, gy)) of every window is added explicitly. Samples sit
+    at ``(i*stride + o, j*stride + o)``, ``o = (stride - 1) // 2``.
+    """
     win = Window(window, size)
     d = win.radius + 1
-    if boundary == "constant":
-        P = np.pad(image.astype(np.float64), d, mode="constant")
-    else:
-        P = np.pad(image.astype(np.float64), d, mode=NUMPY_MODE[boundary])
-    gx = 0.5 * (P[1:-1, 2:] - P[1:-1, :-2])
-    gy = 0.5 * (P[2:, 1:-1] - P[:-2, 1:-1])
+    gx, gy = padded_gradient(image, d, boundary, cval, omit_nan)  # pixel (y, x) at (y+d-1, x+d-1)
     theta = np.arctan2(gy, gx)
     weight = np.hypot(gx, gy)
-    H = Cos2KKernel(order, eps=eps).coefficients
+    H = Cos2KKernel(order, eps=eps, approximation=approximation).coefficients
+    k = np.arange(len(H))
     phi = win.weights()
     b, a = win.before, win.after
     o = sample_offset(stride)
@@ -42,12 +112,13 @@ def local_fskde_reference(image, order, window, size, stride=1, boundary="reflec
     for i in range(ny):
         for j in range(nx):
             y, x = i * stride + o, j * stride + o
+            acc = np.zeros(len(H), dtype=np.complex128)
             for dy in range(-b, a + 1):
                 for dx in range(-b, a + 1):
                     w = phi[dy + b, dx + b]
                     if w == 0:
                         continue
                     yy, xx = y + dy + d - 1, x + dx + d - 1
-                    for k in range(len(H)):
-                        out[i, j, k] += H[k] * w * weight[yy, xx] * np.exp(-1j * k * theta[yy, xx])
+                    acc += w * weight[yy, xx] * np.exp(-1j * k * theta[yy, xx])
+            out[i, j] = H * acc
     return out
