@@ -48,6 +48,8 @@ FEATURE_GROUPS: tuple[str, ...] = ("color", "hist", "fskde")
 #: Truncation threshold of eq. 7 used to pick the kernel for a number of coefficients.
 FSKDE_EPS = 1e-5
 
+_ROWS = 64
+
 
 @dataclass(frozen=True)
 class FeatureSpec:
@@ -122,8 +124,8 @@ def _filter(planes: np.ndarray, window: Window) -> np.ndarray:
             axis=-1,
         )
     p = _centred_profile(window)
-    out = ndimage.correlate1d(planes, p, axis=0, mode="reflect")
-    return ndimage.correlate1d(out, p, axis=1, mode="reflect")
+    tmp = ndimage.correlate1d(planes, p, axis=0, mode="reflect")
+    return ndimage.correlate1d(tmp, p, axis=1, mode="reflect", output=planes)
 
 
 def _binned(index: np.ndarray, n_bins: int, weight: np.ndarray | None = None) -> np.ndarray:
@@ -134,10 +136,12 @@ def _binned(index: np.ndarray, n_bins: int, weight: np.ndarray | None = None) ->
 
 
 def _color(block: np.ndarray, spec: FeatureSpec) -> np.ndarray:
-    q = np.clip(np.floor(block * spec.color_bins), 0, spec.color_bins - 1).astype(np.int64)
-    planes = [_binned(q[..., c], spec.color_bins) for c in range(block.shape[-1])]
-    hist = _filter(np.concatenate(planes, axis=-1), spec.window_obj)
-    return hist / np.float32(block.shape[-1])
+    bins = spec.color_bins
+    q = np.clip(np.floor(block * bins), 0, bins - 1).astype(np.int64)
+    q += np.arange(block.shape[-1]) * bins  # channel c uses planes c*bins .. (c+1)*bins - 1
+    planes = np.zeros((*block.shape[:2], bins * block.shape[-1]), dtype=np.float32)
+    np.put_along_axis(planes, q, np.float32(1.0 / block.shape[-1]), axis=-1)
+    return _filter(planes, spec.window_obj)
 
 
 def _angle_hist(block: np.ndarray, spec: FeatureSpec) -> np.ndarray:
@@ -157,7 +161,10 @@ def _fskde(block: np.ndarray, spec: FeatureSpec) -> np.ndarray:
     ell = F.shape[-1]
     m = 2 * ell - 1
     theta = np.linspace(-np.pi, np.pi, m, endpoint=False) + np.pi / m
-    return (evaluate(F, theta) * (2 * np.pi / m)).astype(np.float32)
+    out = np.empty((*F.shape[:-1], m), dtype=np.float32)
+    for r in range(0, F.shape[0], _ROWS):  # row slabs bound evaluate's complex128 temporaries
+        out[r : r + _ROWS] = evaluate(F[r : r + _ROWS], theta) * (2 * np.pi / m)
+    return out
 
 
 def block_features(block: np.ndarray, spec: FeatureSpec) -> dict[str, np.ndarray]:

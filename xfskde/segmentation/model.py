@@ -111,6 +111,14 @@ def _features_block(block: np.ndarray, spec: FeatureSpec, halo: int) -> np.ndarr
     return stacked[halo:-halo, halo:-halo]
 
 
+def _sample_rows(block: np.ndarray, n: int, seed: int) -> np.ndarray:
+    """``n`` random pixels (rows) of an (h, w, D) feature block, or all when it is smaller."""
+    flat = block.reshape(-1, block.shape[-1])
+    if flat.shape[0] <= n:
+        return flat
+    return flat[np.random.default_rng(seed).choice(flat.shape[0], n, replace=False)]
+
+
 def _group_sizes(spec: FeatureSpec, channels: int) -> dict[str, int]:
     ell = spec.n_coefficients
     sizes = {"color": spec.color_bins * channels, "hist": spec.angle_bins, "fskde": 2 * ell - 1}
@@ -234,8 +242,13 @@ def fit_textures(
     rng = np.random.default_rng(seed)
     grid = list(np.ndindex(*feats.numblocks[:2]))
     picked = rng.permutation(len(grid))[:_MAX_FIT_BLOCKS]
-    blocks = dask.compute(*[feats.blocks[grid[i]] for i in sorted(picked)])
-    X = np.concatenate([b.reshape(-1, b.shape[-1]) for b in blocks])
+    per_block = -(-int(sample) // len(picked))
+    seeds = rng.integers(0, 2**32, len(picked))
+    rows = [
+        dask.delayed(_sample_rows)(feats.blocks[grid[i]], per_block, int(s))
+        for i, s in zip(sorted(picked), seeds, strict=True)
+    ]  # each task returns only its sampled rows: memory stays per block
+    X = np.concatenate(dask.compute(*rows))
     if X.shape[0] > sample:
         X = X[rng.choice(X.shape[0], sample, replace=False)]
     scales: dict[str, float] = {}

@@ -95,7 +95,8 @@ def abundances(features: np.ndarray, endmembers: np.ndarray) -> np.ndarray:
     if m > MAX_TEXTURES:
         raise ValueError(f"at most {MAX_TEXTURES} textures can be unmixed exactly, got {m}")
     shape = features.shape[:-1]
-    b = (features.reshape(-1, features.shape[-1]).astype(np.float64)) @ E.T  # (n, m)
+    flat = features.reshape(-1, features.shape[-1])
+    b = (flat @ E.T.astype(flat.dtype)).astype(np.float64)  # (n, m): the only per-pixel data
     G = E @ E.T
     best_cost = np.full(b.shape[0], np.inf)
     best = np.zeros((b.shape[0], m))
