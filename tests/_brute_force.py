@@ -38,18 +38,31 @@ def padded(image: np.ndarray, pad: int, boundary: str = "reflect", cval: float =
 
 
 def padded_gradient(
-    image: np.ndarray, pad: int, boundary: str = "reflect", cval: float = 0.0, omit_nan=False
+    image: np.ndarray,
+    pad: int,
+    boundary: str = "reflect",
+    cval: float = 0.0,
+    omit_nan: bool = False,
+    channel_axis: int | None = None,
 ):
     """Central differences (gx, gy) on the image padded by ``pad - 1`` pixels (pad >= 1).
 
     ``gx = (P[y, x+1] - P[y, x-1]) / 2`` along columns and ``gy = (P[y+1, x] - P[y-1, x]) / 2``
-    along rows. With ``omit_nan`` every gradient that is not finite (its stencil touches a NaN or
+    along rows. With ``channel_axis`` each pixel keeps the channel of largest |g| (the first on
+    ties). With ``omit_nan`` every gradient that is not finite (its stencil touches a NaN or
     infinite pixel) is set to 0.
     """
+    image = np.asarray(image)
+    if channel_axis is not None:
+        image = np.moveaxis(image, channel_axis, -1)
     P = padded(image, pad, boundary, cval)
     with np.errstate(invalid="ignore"):
         gx = 0.5 * (P[1:-1, 2:] - P[1:-1, :-2])
         gy = 0.5 * (P[2:, 1:-1] - P[:-2, 1:-1])
+    if channel_axis is not None:
+        pick = np.argmax(gx**2 + gy**2, axis=-1)[..., None]
+        gx = np.take_along_axis(gx, pick, axis=-1)[..., 0]
+        gy = np.take_along_axis(gy, pick, axis=-1)[..., 0]
     if omit_nan:
         bad = ~(np.isfinite(gx) & np.isfinite(gy))
         gx[bad] = 0.0
@@ -90,6 +103,7 @@ def local_fskde_reference(
     cval=0.0,
     approximation="auto",
     omit_nan=False,
+    channel_axis=None,
 ):
     """F_k(x) = H_k Σ_y φ(x - y) W(y) e^{-ikΘ(y)}, one sampled pixel and one pair at a time.
 
@@ -99,15 +113,19 @@ def local_fskde_reference(
     """
     win = Window(window, size)
     d = win.radius + 1
-    gx, gy = padded_gradient(image, d, boundary, cval, omit_nan)  # pixel (y, x) at (y+d-1, x+d-1)
+    # pixel (y, x) of the image sits at (y + d - 1, x + d - 1) of the padded gradient
+    gx, gy = padded_gradient(image, d, boundary, cval, omit_nan, channel_axis)
     theta = np.arctan2(gy, gx)
     weight = np.hypot(gx, gy)
     H = Cos2KKernel(order, eps=eps, approximation=approximation).coefficients
     k = np.arange(len(H))
+    # every pixel's pair as its ℓ terms W e^{-ikΘ} (one exp per pixel and k, no recurrences)
+    terms = weight[..., None] * np.exp(-1j * k * theta[..., None])
     phi = win.weights()
     b, a = win.before, win.after
     o = sample_offset(stride)
-    ny, nx = sample_count(image.shape[0], stride), sample_count(image.shape[1], stride)
+    shape = np.shape(image) if channel_axis is None else np.delete(np.shape(image), channel_axis)
+    ny, nx = sample_count(shape[0], stride), sample_count(shape[1], stride)
     out = np.zeros((ny, nx, len(H)), dtype=np.complex128)
     for i in range(ny):
         for j in range(nx):
@@ -118,7 +136,6 @@ def local_fskde_reference(
                     w = phi[dy + b, dx + b]
                     if w == 0:
                         continue
-                    yy, xx = y + dy + d - 1, x + dx + d - 1
-                    acc += w * weight[yy, xx] * np.exp(-1j * k * theta[yy, xx])
+                    acc += w * terms[y + dy + d - 1, x + dx + d - 1]
             out[i, j] = H * acc
     return out
