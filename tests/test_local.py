@@ -5,7 +5,7 @@ import pytest
 from _brute_force import local_fskde_reference, padded_gradient
 from skimage import data
 
-from xfskde import Cos2KKernel, fskde, local_fskde, overlap_depth, rotate
+from xfskde import Cos2KKernel, Window, fskde, local_fskde, overlap_depth, rotate
 from xfskde.local import LocalParameters, local_fskde_block, sample_count, sample_offset
 
 WINDOWS = [
@@ -24,6 +24,30 @@ MODES = ["reflect", "mirror", "nearest", "wrap", "constant"]
 @pytest.fixture(scope="module")
 def camera() -> np.ndarray:
     return data.camera()[200:328, 160:288].astype(np.float64)  # 128 × 128, textured
+
+
+@pytest.mark.parametrize(("window", "size"), [*WINDOWS, ("disk", 3.5), ("gaussian", 2.0)])
+def test_window_tables_are_the_documented_windows(window, size):
+    """The φ tables the brute force uses, against their definitions (so it cannot share a bug)."""
+    phi = Window(window, size).weights()
+    assert phi.sum() == pytest.approx(1.0, rel=1e-14) and np.all(phi >= 0)
+    if window == "box":
+        assert phi.shape == (size, size)
+        np.testing.assert_allclose(phi, 1 / size**2, rtol=1e-15)
+        assert (Window(window, size).before, Window(window, size).after) == (
+            (size - 1) // 2,
+            size // 2,
+        )
+    elif window == "gaussian":
+        r = int(np.ceil(4 * size))
+        x = np.arange(-r, r + 1)
+        g = np.exp(-(x**2) / (2 * size**2))
+        np.testing.assert_allclose(phi, np.outer(g, g) / g.sum() ** 2, rtol=1e-14)
+    else:
+        r = int(np.floor(size))
+        dy, dx = np.mgrid[-r : r + 1, -r : r + 1]
+        inside = dy**2 + dx**2 <= size**2
+        np.testing.assert_allclose(phi, inside / inside.sum(), rtol=1e-15)
 
 
 @pytest.mark.parametrize(("window", "size"), WINDOWS)
