@@ -157,3 +157,14 @@ def test_bad_boundary_and_dtype():
         gradient(np.zeros((4, 4), complex))
     with pytest.raises(TypeError, match="dtype"):
         gradient(np.array([["a", "b"], ["c", "d"]]))
+
+
+def test_omit_skips_a_nan_channel_but_keeps_the_others():
+    image = np.zeros((3, 3, 2))
+    image[1, 2, 0] = np.nan
+    image[1, 2, 1] = 1.0
+    g = gradient(image, channel_axis=-1, nan_policy="omit")
+    assert g[1, 1] == 0.5  # channel 1's (1 - 0) / 2; channel 0 touches NaN and is skipped
+    both = image.copy()
+    both[1, 2, 1] = np.nan
+    assert gradient(both, channel_axis=-1, nan_policy="omit")[1, 1] == 0

@@ -71,7 +71,9 @@ def local_fskde(
         How H_k is computed; see :class:`~xfskde.Cos2KKernel`.
     nan_policy : {"raise", "omit"}
         ``"raise"`` (default) refuses NaN/inf pixels; ``"omit"`` gives every gradient that touches
-        one zero weight, which is how no-data areas of mosaics are skipped.
+        one zero weight, which is how no-data areas of mosaics are skipped. In colour images a
+        channel whose stencil touches NaN is skipped; the weight is 0 only when all channels'
+        are.
 
     Returns
     -------

@@ -143,7 +143,9 @@ def gradient(
     cval : float
         Value outside the image for ``boundary="constant"``.
     nan_policy : {"raise", "omit"}
-        ``"omit"`` gives gradients that touch a NaN pixel the value 0.
+        ``"omit"`` gives gradients that touch a NaN pixel the value 0. With several channels a
+        channel whose stencil touches NaN is skipped, and the gradient is 0 only when every
+        channel's is (a band missing at one pixel does not erase the others).
 
     Returns
     -------
