@@ -102,3 +102,14 @@ def test_to_zarr_roundtrip(image, tmp_path):
     F.fskde.to_zarr(tmp_path / "f.zarr")
     G = xfskde.open_coefficients(tmp_path / "f.zarr")
     xr.testing.assert_identical(G.drop_vars("crs").compute(), F.drop_vars("crs"))
+
+
+def test_segment_method_delegates():
+    from xfskde.datasets import dead_leaves
+
+    image, _ = dead_leaves((64, 64), seed=3)
+    da_image = xr.DataArray(image, dims=("y", "x", "c"))
+    labels = da_image.fskde.segment(3, seed=0)
+    direct = xfskde.segment(da_image, 3, seed=0)
+    assert labels.dims == ("y", "x")
+    np.testing.assert_array_equal(labels.values, direct.values)

@@ -127,7 +127,7 @@ def _apply_k(func, field: xr.DataArray, dtype: Any, new_dim: str | None = None, 
 class FskdeAccessor:
     """``DataArray.fskde``: FS-KDE operations on images and on coefficient fields.
 
-    On an image: :meth:`coefficients`. On a coefficient field (dims ``y, x, k``):
+    On an image: :meth:`coefficients`, :meth:`segment`. On a coefficient field (dims ``y, x, k``):
     :meth:`density`, :meth:`canonicalize`, :meth:`rotate`, :meth:`distance`,
     :meth:`dominant_orientation`, :meth:`to_zarr`.
     """
@@ -205,6 +205,12 @@ class FskdeAccessor:
         out.name = "orientation"
         out.attrs["units"] = "rad"
         return out.drop_vars("k", errors="ignore")
+
+    def segment(self, n_textures: int, **kwargs: Any) -> xr.DataArray:
+        """Texture segmentation (ORTSEG, section 5.3) of this image; see :func:`xfskde.segment`."""
+        from .segmentation import segment
+
+        return segment(self._obj, n_textures, **kwargs)
 
     def to_zarr(self, store: Any, *, resume: bool = False, **kwargs: Any) -> Any:
         """Write this field to a Zarr v3 store; see :func:`xfskde.write_coefficients`."""
