@@ -1,0 +1,553 @@
+"""Keypoint and cell descriptors of the paper's experiments (section 5.1, Figures 7 and 8).
+
+Every patch function takes a batch of greyscale patches of shape ``(..., h, w)`` (a single patch
+is ``(h, w)``) and returns one descriptor per patch, shape ``(..., d)``. As in the paper, patches
+are cropped to their **central disk** (diameter 60 for 64 × 64 patches, 2,828 pixels): only the
+intensities and gradients of the pixels whose centres lie within ``diameter / 2`` of the patch
+centre count, so rotating a patch about its centre adds no corner artefacts.
+
+Descriptors
+-----------
+- :func:`intensity_descriptor` — the pixel values inside the disk (2,828 numbers for 64 × 64).
+- :func:`gradient_histogram` — |g|-weighted histogram of the gradient angles arg g in n bins
+  over (-π, π] (:func:`xfskde.gradient`); ``canonical=True`` rotates the bins so that the largest
+  comes first (:func:`canonical_histogram`).
+- :func:`fskde_descriptor` — the truncated cos^2K FS-KDE of the gradient angles weighted by |g|
+  (eqs. 1, 5 and 7 with ε = 1e-5); ``canonical="f1"`` applies F_1 canonicalization (eq. 8).
+  :func:`fskde_distance` compares two of them, plain (Parseval) or rotation-invariantly
+  (F_1 forms, eq. 9's F_k canonical distance, or the exact minimum over rotations).
+- :func:`hog_descriptor` — scikit-image's HOG with the cell layout of the paper's usage.
+- :func:`fskde_cells` / :func:`histogram_cells` — the same FS-KDE and histogram on an image's
+  grid of square cells (the person-detection features of section 5.2), the FS-KDE through
+  :func:`xfskde.local_fskde` with a box window and a stride.
+
+Lengths
+-------
+A descriptor *length* L counts real numbers, as the paper's Figures 7–9 do. An FS-KDE truncated
+to ℓ complex coefficients F_0 .. F_{ℓ-1} stores 2ℓ real numbers of which one, Im F_0, is always
+zero (F_{-k} = conj F_k are not stored). The convention here is **ℓ = ceil(L / 2)**
+(:func:`coefficient_count`): an even L is exactly 2ℓ stored numbers (the convention of
+:meth:`xfskde.Cos2KKernel.for_length`) holding 2ℓ − 1 = L − 1 independent ones, an odd L is
+exactly the 2ℓ − 1 independent ones. The order K is the sharpest one whose truncated length is ℓ
+(:func:`kernel_for_length`). :func:`as_real_vector` turns coefficients into the 2ℓ − 1 real numbers
+whose Euclidean distance *equals* the Parseval distance :func:`xfskde.distance`, so the plain
+Euclidean distance of the paper's experiments is the FS-KDE's L2 distance.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Literal
+
+import numpy as np
+
+from ._validation import _check_choice, _check_positive_int
+from .api import local_fskde
+from .canonical import canonical_distance, canonicalize
+from .density import distance, fskde
+from .gradients import gradient
+from .kernel import Cos2KKernel
+
+__all__ = [
+    "DISK_DIAMETER",
+    "EPS",
+    "as_real_vector",
+    "canonical_histogram",
+    "coefficient_count",
+    "disk_mask",
+    "fskde_cells",
+    "fskde_descriptor",
+    "fskde_descriptors",
+    "fskde_distance",
+    "gradient_histogram",
+    "histogram_cells",
+    "hog_descriptor",
+    "intensity_descriptor",
+    "kernel_for_length",
+    "patch_gradients",
+]
+
+#: Diameter of the central disk the paper crops its 64 × 64 patches to (section 5.1).
+DISK_DIAMETER = 60
+#: Truncation threshold of the paper's descriptors (eq. 7, section 5).
+EPS = 1e-5
+
+
+# --------------------------------------------------------------------------------------- helpers
+def _as_patches(patches: np.typing.ArrayLike) -> np.ndarray:
+    """Patches as float64 ``(..., h, w)``, refusing what is not a real 2-D patch batch."""
+    arr = np.asarray(patches)
+    if arr.ndim < 2:
+        raise ValueError(
+            f"patches must have shape (h, w) or (n, h, w), got shape {arr.shape}; "
+            "stack single patches with np.stack"
+        )
+    if arr.dtype.kind not in "biuf":
+        raise TypeError(f"patches must hold real numbers, got dtype {arr.dtype}")
+    arr = arr.astype(np.float64, copy=False)
+    if not np.isfinite(arr).all():
+        raise ValueError("patches contain NaN or infinite pixels; fill them before describing")
+    return arr
+
+
+def disk_mask(shape: tuple[int, int], diameter: float | None = DISK_DIAMETER) -> np.ndarray:
+    """Boolean mask of the pixels whose centres lie in the central disk of a patch.
+
+    Parameters
+    ----------
+    shape : (int, int)
+        Patch shape ``(h, w)``.
+    diameter : float or None
+        Disk diameter in pixels, centred at ``((h-1)/2, (w-1)/2)``; a pixel is in when its
+        centre is at distance <= diameter / 2. None selects every pixel. Default 60 (section 5.1).
+
+    Returns
+    -------
+    numpy.ndarray of bool, shape ``(h, w)``
+        For 64 × 64 and diameter 60 it holds 2,828 pixels, the paper's intensity length.
+    """
+    h, w = (int(s) for s in shape)
+    if diameter is None:
+        return np.ones((h, w), dtype=bool)
+    diameter = float(diameter)
+    if not (0 < diameter <= min(h, w)):
+        raise ValueError(
+            f"diameter must be in (0, {min(h, w)}] for {h}x{w} patches, got {diameter}; "
+            "pass diameter=None to use the whole patch"
+        )
+    y, x = np.ogrid[:h, :w]
+    return np.hypot(y - (h - 1) / 2, x - (w - 1) / 2) <= diameter / 2
+
+
+def coefficient_count(length: int) -> int:
+    """Number ℓ of complex coefficients of a descriptor of ``length`` real numbers: ceil(L / 2).
+
+    Parameters
+    ----------
+    length : int
+        Descriptor length L >= 3 in real numbers (the paper uses 4 .. 64).
+
+    Returns
+    -------
+    int
+        ℓ = ceil(L / 2); the descriptor holds 2ℓ − 1 independent real numbers (F_0 is real).
+    """
+    length = _check_positive_int("length", length)
+    if length < 3:
+        raise ValueError(f"length must be >= 3 (F_0 and one complex F_1), got {length}")
+    return (length + 1) // 2
+
+
+def kernel_for_length(length: int, eps: float = EPS) -> Cos2KKernel:
+    """The cos^2K kernel of a descriptor of ``length`` real numbers (eq. 7, section 5.1).
+
+    Parameters
+    ----------
+    length : int
+        Descriptor length L in real numbers; ℓ = :func:`coefficient_count` (L).
+    eps : float
+        Truncation threshold (eq. 7); the paper uses 1e-5.
+
+    Returns
+    -------
+    Cos2KKernel
+        The sharpest (largest order K) kernel whose truncated length is ℓ.
+    """
+    return Cos2KKernel.for_length(coefficient_count(length), eps=eps)
+
+
+def patch_gradients(
+    patches: np.typing.ArrayLike, *, diameter: float | None = DISK_DIAMETER
+) -> np.ndarray:
+    """Complex gradients g = I_x + i I_y of the disk pixels of each patch (section 2.3).
+
+    The gradient of each whole patch is taken with :func:`xfskde.gradient` (central
+    differences, reflected edges), then only the pixels of :func:`disk_mask` are kept, so for a
+    disk of diameter <= h − 2 no value depends on the patch border or its corners.
+
+    Parameters
+    ----------
+    patches : array_like, shape (..., h, w)
+        Greyscale patches of any real dtype.
+    diameter : float or None
+        Disk diameter (default 60); None keeps every pixel.
+
+    Returns
+    -------
+    numpy.ndarray of complex128, shape (..., m)
+        m = number of disk pixels, in row-major order.
+    """
+    arr = _as_patches(patches)
+    mask = disk_mask(arr.shape[-2:], diameter)
+    flat = arr.reshape(-1, *arr.shape[-2:])
+    out = np.empty((flat.shape[0], int(mask.sum())), dtype=np.complex128)
+    for n, patch in enumerate(flat):
+        out[n] = gradient(patch)[mask]
+    return out.reshape(*arr.shape[:-2], out.shape[-1])
+
+
+# ----------------------------------------------------------------------------------- descriptors
+def intensity_descriptor(
+    patches: np.typing.ArrayLike, *, diameter: float | None = DISK_DIAMETER
+) -> np.ndarray:
+    """Raw intensity descriptor: the pixel values inside the central disk (section 5.1).
+
+    Parameters
+    ----------
+    patches : array_like, shape (..., h, w)
+        Greyscale patches.
+    diameter : float or None
+        Disk diameter (default 60: 2,828 values for 64 × 64 patches); None keeps every pixel.
+
+    Returns
+    -------
+    numpy.ndarray of float64, shape (..., m)
+    """
+    arr = _as_patches(patches)
+    return arr[..., disk_mask(arr.shape[-2:], diameter)]
+
+
+def _check_bins(n_bins: int) -> int:
+    n_bins = _check_positive_int("n_bins", n_bins)
+    if n_bins < 2:
+        raise ValueError(f"n_bins must be >= 2, got {n_bins}")
+    return n_bins
+
+
+def _angle_bins(g: np.ndarray, n_bins: int) -> np.ndarray:
+    """Bin j of each angle arg g, the bins being (-π + 2πj/n, -π + 2π(j+1)/n], j = 0 .. n-1."""
+    width = 2 * np.pi / n_bins
+    j = np.ceil((np.angle(g) + np.pi) / width).astype(np.int64) - 1
+    return np.mod(j, n_bins)  # arg = -π (a -0.0 imaginary part) is the angle π: last bin
+
+
+def canonical_histogram(histograms: np.typing.ArrayLike) -> np.ndarray:
+    """Rotate each histogram's bins cyclically so that the largest bin comes first (section 5.1).
+
+    Parameters
+    ----------
+    histograms : array_like, shape (..., n_bins)
+
+    Returns
+    -------
+    numpy.ndarray, shape (..., n_bins)
+        ``out[..., i] = h[..., (argmax h + i) mod n_bins]``; ties go to the first largest bin.
+    """
+    h = np.asarray(histograms)
+    n = h.shape[-1]
+    start = np.argmax(h, axis=-1)[..., None]
+    return np.take_along_axis(h, (start + np.arange(n)) % n, axis=-1)
+
+
+def gradient_histogram(
+    patches: np.typing.ArrayLike,
+    n_bins: int,
+    *,
+    canonical: bool = False,
+    diameter: float | None = DISK_DIAMETER,
+) -> np.ndarray:
+    """|g|-weighted histogram of gradient angles in the central disk (section 5.1).
+
+    Bin j covers the angles (-π + 2πj/n, -π + 2π(j+1)/n]; each pixel adds its weight |g| to the
+    bin of arg g; the sum is divided by the number of disk pixels N, the 1/N of eq. 1, so the
+    histogram and the FS-KDE of a patch have the same units.
+
+    Parameters
+    ----------
+    patches : array_like, shape (..., h, w)
+        Greyscale patches.
+    n_bins : int
+        Number of bins n >= 2 (the descriptor length; the paper varies it from 4 to 32).
+    canonical : bool
+        Rotate the bins so that the largest comes first (:func:`canonical_histogram`).
+    diameter : float or None
+        Disk diameter (default 60); None uses the whole patch.
+
+    Returns
+    -------
+    numpy.ndarray of float64, shape (..., n_bins)
+    """
+    n_bins = _check_bins(n_bins)
+    g = patch_gradients(patches, diameter=diameter)
+    flat = g.reshape(-1, g.shape[-1])
+    idx = _angle_bins(flat, n_bins) + n_bins * np.arange(flat.shape[0])[:, None]
+    hist = np.bincount(
+        idx.ravel(), weights=np.abs(flat).ravel(), minlength=flat.shape[0] * n_bins
+    ).reshape(-1, n_bins)
+    hist = (hist / flat.shape[1]).reshape(*g.shape[:-1], n_bins)
+    return canonical_histogram(hist) if canonical else hist
+
+
+def fskde_descriptors(
+    patches: np.typing.ArrayLike,
+    lengths: Iterable[int],
+    *,
+    eps: float = EPS,
+    canonical: Literal["f1"] | None = None,
+    diameter: float | None = DISK_DIAMETER,
+) -> dict[int, np.ndarray]:
+    """cos^2K FS-KDE descriptors of several lengths at once (eqs. 1, 5, 7 and 8).
+
+    The FS-KDE of the longest length is computed once with :func:`xfskde.fskde`; by eq. 1 each
+    coefficient is :math:`H_k` times a kernel-free sum, so every shorter descriptor is the first
+    ℓ coefficients rescaled by the ratio of the two kernels' :math:`H_k`.
+
+    Parameters
+    ----------
+    patches : array_like, shape (..., h, w)
+        Greyscale patches.
+    lengths : iterable of int
+        Descriptor lengths in real numbers (see :func:`coefficient_count`).
+    eps : float
+        Truncation threshold of eq. 7 (default 1e-5, the paper's).
+    canonical : {None, "f1"}
+        None: the FS-KDE as is; ``"f1"``: its F_1 canonical form (eq. 8).
+    diameter : float or None
+        Disk diameter (default 60); None uses the whole patch.
+
+    Returns
+    -------
+    dict
+        length -> complex128 array of shape (..., ℓ).
+    """
+    lengths = sorted({_check_positive_int("lengths", length) for length in lengths})
+    if not lengths:
+        raise ValueError("lengths must hold at least one descriptor length, e.g. [10]")
+    if canonical not in (None, "f1"):
+        raise ValueError(f"canonical must be None or 'f1', got {canonical!r}")
+    kernels = {length: kernel_for_length(length, eps) for length in lengths}
+    top = kernels[lengths[-1]]
+    g = patch_gradients(patches, diameter=diameter)
+    full = fskde(np.angle(g), np.abs(g), order=top.order, eps=eps)
+    out = {}
+    for length, kernel in kernels.items():
+        F = full[..., : kernel.length] * (kernel.coefficients / top.coefficients[: kernel.length])
+        out[length] = canonicalize(F) if canonical == "f1" else F
+    return out
+
+
+def fskde_descriptor(
+    patches: np.typing.ArrayLike,
+    length: int = 10,
+    *,
+    eps: float = EPS,
+    canonical: Literal["f1"] | None = None,
+    diameter: float | None = DISK_DIAMETER,
+) -> np.ndarray:
+    """cos^2K FS-KDE descriptor of gradient angles weighted by |g| (eqs. 1, 5, 7; section 5.1).
+
+    .. math:: F_k = \\frac{H_k}{N}\\sum_{n} |g_n|\\, e^{-ik\\arg g_n},\\quad k = 0 .. ℓ-1
+
+    over the N disk pixels, with the kernel of :func:`kernel_for_length`.
+
+    Parameters
+    ----------
+    patches : array_like, shape (..., h, w)
+        Greyscale patches.
+    length : int
+        Descriptor length L in real numbers (default 10, the paper's best); ℓ = ceil(L/2).
+    eps : float
+        Truncation threshold of eq. 7 (default 1e-5).
+    canonical : {None, "f1"}
+        ``"f1"`` returns the F_1 canonical form (eq. 8). For eq. 9 keep None and compare with
+        :func:`fskde_distance` ``(F, G, "fk")``.
+    diameter : float or None
+        Disk diameter (default 60); None uses the whole patch.
+
+    Returns
+    -------
+    numpy.ndarray of complex128, shape (..., ℓ)
+        Use :func:`as_real_vector` for a real vector whose Euclidean distance is
+        :func:`xfskde.distance`.
+    """
+    return fskde_descriptors(patches, [length], eps=eps, canonical=canonical, diameter=diameter)[
+        _check_positive_int("length", length)
+    ]
+
+
+def as_real_vector(F: np.typing.ArrayLike) -> np.ndarray:
+    """Real vector of FS-KDE coefficients whose Euclidean distances are Parseval distances.
+
+    .. math:: v = \\sqrt{2\\pi}\\,\\big(F_0,\\ \\sqrt2\\,\\mathrm{Re}F_1,
+              \\ \\sqrt2\\,\\mathrm{Im}F_1,\\ \\dots,
+              \\ \\sqrt2\\,\\mathrm{Re}F_{ℓ-1},\\ \\sqrt2\\,\\mathrm{Im}F_{ℓ-1}\\big)
+
+    so that :math:`\\|v(F) - v(G)\\| = \\|f - g\\|` of :func:`xfskde.distance` (section 2.2):
+    the √2 counts the coefficient F_{-k} = conj F_k that is not stored. F_0 is real for an
+    FS-KDE, so the vector has 2ℓ − 1 entries.
+
+    Parameters
+    ----------
+    F : array_like, complex, shape (..., ℓ)
+
+    Returns
+    -------
+    numpy.ndarray of float64, shape (..., 2ℓ − 1)
+    """
+    F = np.asarray(F)
+    if F.ndim == 0 or F.shape[-1] < 1:
+        raise ValueError(f"F must have the coefficients along its last axis, got shape {F.shape}")
+    rest = np.sqrt(2.0) * F[..., 1:]
+    parts = np.stack([rest.real, rest.imag], axis=-1).reshape(*F.shape[:-1], -1)
+    return np.sqrt(2 * np.pi) * np.concatenate([F[..., :1].real, parts], axis=-1)
+
+
+def hog_descriptor(
+    patches: np.typing.ArrayLike,
+    orientations: int = 9,
+    *,
+    pixels_per_cell: tuple[int, int] = (8, 8),
+    cells_per_block: tuple[int, int] = (2, 2),
+    block_norm: str = "L2-Hys",
+    diameter: float | None = None,
+) -> np.ndarray:
+    """HOG (Dalal & Triggs 2005) of each patch or image, by :func:`skimage.feature.hog`.
+
+    The defaults mirror the paper's use of HOG (section 5.2): 8 × 8-pixel cells, ``orientations``
+    bins per cell (the paper varies it from 4 to 64 as the "length per block"), 2 × 2-cell blocks
+    with L2-Hys block normalisation, the original detector's setting. Two differences from the
+    VLFeat implementation the paper used: scikit-image's orientations are unsigned (0–180°) and
+    it has no extra contrast-sensitive channels, so the vector is ``blocks × 4 × orientations``
+    long.
+
+    Parameters
+    ----------
+    patches : array_like, shape (..., h, w)
+        Greyscale patches or images.
+    orientations : int
+        Orientation bins per cell (default 9).
+    pixels_per_cell : (int, int)
+        Cell size (default (8, 8)).
+    cells_per_block : (int, int)
+        Block size in cells (default (2, 2)).
+    block_norm : {"L1", "L1-sqrt", "L2", "L2-Hys"}
+        Block normalisation (default "L2-Hys").
+    diameter : float or None
+        When given, pixels outside the central disk are set to zero first (default None: HOG
+        sees the whole patch, as its cells are square).
+
+    Returns
+    -------
+    numpy.ndarray of float64, shape (..., d)
+    """
+    from skimage.feature import hog
+
+    orientations = _check_positive_int("orientations", orientations)
+    arr = _as_patches(patches)
+    if diameter is not None:
+        arr = np.where(disk_mask(arr.shape[-2:], diameter), arr, 0.0)
+    flat = arr.reshape(-1, *arr.shape[-2:])
+    rows = [
+        hog(
+            patch,
+            orientations=orientations,
+            pixels_per_cell=tuple(pixels_per_cell),
+            cells_per_block=tuple(cells_per_block),
+            block_norm=block_norm,
+            feature_vector=True,
+        )
+        for patch in flat
+    ]
+    return np.stack(rows).reshape(*arr.shape[:-2], -1)
+
+
+# --------------------------------------------------------------------------------- cell grids
+def _check_cell(image: np.ndarray, cell: int) -> tuple[int, int]:
+    cell = _check_positive_int("cell", cell)
+    ny, nx = image.shape[0] // cell, image.shape[1] // cell
+    if ny == 0 or nx == 0:
+        raise ValueError(f"image of shape {image.shape} holds no full {cell}x{cell} cell")
+    return ny, nx
+
+
+def fskde_cells(
+    image: np.typing.ArrayLike, length: int, *, cell: int = 8, eps: float = EPS
+) -> np.ndarray:
+    """cos^2K FS-KDE of every full ``cell`` × ``cell`` cell of an image (section 5.2).
+
+    Computed by :func:`xfskde.local_fskde` with ``window="box", size=cell, stride=cell``: the
+    output sample (i, j) is the FS-KDE (eqs. 1, 5, 7) of the gradients of the pixels
+    ``[i*cell, (i+1)*cell) × [j*cell, (j+1)*cell)``. A partial cell at the bottom or right edge
+    is dropped, as :func:`skimage.feature.hog` does.
+
+    Parameters
+    ----------
+    image : array_like, shape (h, w)
+        Greyscale image.
+    length : int
+        Descriptor length per cell in real numbers (ℓ = ceil(L/2), :func:`kernel_for_length`).
+    cell : int
+        Cell size in pixels (default 8).
+    eps : float
+        Truncation threshold (eq. 7; default 1e-5).
+
+    Returns
+    -------
+    numpy.ndarray of complex, shape (h // cell, w // cell, ℓ)
+        complex64 for float32/uint8/uint16 images, complex128 for float64 (as local_fskde).
+    """
+    arr = np.asarray(image)
+    ny, nx = _check_cell(arr, cell)
+    kernel = kernel_for_length(length, eps)
+    F = local_fskde(arr, order=kernel.order, window="box", size=cell, stride=cell, eps=eps)
+    return F[:ny, :nx]
+
+
+def histogram_cells(image: np.typing.ArrayLike, n_bins: int, *, cell: int = 8) -> np.ndarray:
+    """|g|-weighted gradient-angle histogram of every full cell of an image (section 5.2).
+
+    The same bins and 1/N normalisation as :func:`gradient_histogram`, on the cells of
+    :func:`fskde_cells`; the gradient is :func:`xfskde.gradient` of the whole image.
+
+    Parameters
+    ----------
+    image : array_like, shape (h, w)
+        Greyscale image.
+    n_bins : int
+        Bins per cell.
+    cell : int
+        Cell size in pixels (default 8).
+
+    Returns
+    -------
+    numpy.ndarray of float64, shape (h // cell, w // cell, n_bins)
+    """
+    n_bins = _check_bins(n_bins)
+    arr = np.asarray(image)
+    ny, nx = _check_cell(arr, cell)
+    g = gradient(arr.astype(np.float64))[: ny * cell, : nx * cell]
+    cell_id = (np.arange(ny * cell) // cell)[:, None] * nx + (np.arange(nx * cell) // cell)
+    idx = cell_id * n_bins + _angle_bins(g, n_bins)
+    hist = np.bincount(idx.ravel(), weights=np.abs(g).ravel(), minlength=ny * nx * n_bins)
+    return hist.reshape(ny, nx, n_bins) / cell**2
+
+
+# ----------------------------------------------------------------------------------- distances
+DistanceMethod = Literal["euclidean", "f1", "fk", "exact"]
+
+
+def fskde_distance(
+    F: np.typing.ArrayLike, G: np.typing.ArrayLike, method: DistanceMethod = "euclidean"
+) -> np.ndarray:
+    """Distance between FS-KDE descriptors, plain or rotation-invariant (sections 2.2 and 4).
+
+    Parameters
+    ----------
+    F, G : array_like, complex, shape (..., ℓ)
+        Descriptors (:func:`fskde_descriptor`); leading axes broadcast.
+    method : {"euclidean", "f1", "fk", "exact"}
+        ``"euclidean"``: the Parseval distance :func:`xfskde.distance`, equal to the Euclidean
+        distance of :func:`as_real_vector`; ``"f1"``: the same between the F_1 canonical forms
+        (eq. 8); ``"fk"``: eq. 9, the smallest ℓ-canonical distance for ℓ = 1 .. ℓ-1;
+        ``"exact"``: the minimum over every rotation (:func:`xfskde.canonical_distance`).
+
+    Returns
+    -------
+    numpy.ndarray of float64
+    """
+    _check_choice("method", method, ("euclidean", "f1", "fk", "exact"))
+    if method == "euclidean":
+        return distance(F, G)
+    if method == "f1":
+        return distance(canonicalize(F), canonicalize(G))
+    return canonical_distance(F, G, method=method)
