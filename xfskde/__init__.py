@@ -9,6 +9,7 @@ from ._version import __version__
 from .api import local_fskde
 from .canonical import canonical_distance, canonicalize
 from .density import distance, evaluate, fskde, rotate
+from .descriptors import fskde_descriptor  # noqa: F401  (loads xfskde.descriptors, section 5.1)
 from .gradients import gradient
 from .io import open_coefficients, open_image, write_coefficients
 from .kernel import Cos2KKernel, truncated_length
