@@ -1,6 +1,24 @@
-"""Data sets: seeded synthetic generators (:mod:`.synthetic`) and loaders for the published data
-sets of the paper's experiments (:mod:`.published`)."""
+"""Data sets for the paper's experiments (section 5).
 
-from .inria import InriaPerson, load_inria_person  # noqa: F401
-from .synthetic import dead_leaves, dead_leaves_lazy, random_textures  # noqa: F401
-from .ubc import PatchStack, UBCPatches, load_ubc_patches, ubc_proxy  # noqa: F401
+* :mod:`.synthetic` — seeded generators: dead leaves and random textures (section 5.3), with a
+  lazy, tile-consistent dead-leaves image of any size;
+* :mod:`.ubc` — the UBC / Brown multi-view stereo patches in their published layout, and an
+  offline proxy built from scikit-image photographs (section 5.1);
+* :mod:`.inria` — the INRIA person data set in its published layout (section 5.2).
+"""
+
+from .inria import InriaPerson, load_inria_person
+from .synthetic import dead_leaves, dead_leaves_lazy, random_textures
+from .ubc import PatchStack, UBCPatches, load_ubc_patches, ubc_proxy
+
+__all__ = [
+    "InriaPerson",
+    "PatchStack",
+    "UBCPatches",
+    "dead_leaves",
+    "dead_leaves_lazy",
+    "load_inria_person",
+    "load_ubc_patches",
+    "random_textures",
+    "ubc_proxy",
+]
