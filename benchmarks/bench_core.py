@@ -43,6 +43,7 @@ from skimage import data
 from skimage.feature import hog
 
 import xfskde
+from xfskde.local import LocalParameters, local_fskde_block, sample_count
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import _opencv
@@ -132,8 +133,18 @@ def _measure(args: argparse.Namespace) -> tuple[dict, dict, dict]:
     def cells() -> np.ndarray:
         return xfskde.local_fskde(image, order=ORDER, window="box", size=CELL, stride=CELL)
 
+    def one_thread(size: int, stride: int) -> Callable[[], np.ndarray]:
+        # the same core on one thread: shows how much the second core gave (or was taken away)
+        params = LocalParameters(order=ORDER, window="box", size=size, stride=stride)
+        rows, cols = (sample_count(n, stride) for n in image.shape)
+        return lambda: local_fskde_block(
+            image[None], params, image_shape=image.shape, rows=(0, rows), cols=(0, cols),
+            out_dtype=np.complex64, threads=1,
+        )  # fmt: skip
+
     times["floor"] = _best_of(lambda: np.full(shape, 1 + 1j, dtype=np.complex64), args.repeat)
     times["dense"] = _best_of(dense, args.repeat)
+    times["dense_1"] = _best_of(one_thread(DENSE_BOX, 1), args.repeat)
     times["naive"] = _best_of(lambda: naive_dense(image, order=ORDER, size=DENSE_BOX), args.repeat)
     fast, slow = dense(), naive_dense(image, order=ORDER, size=DENSE_BOX)
     scale = float(np.abs(fast).max())
@@ -147,6 +158,7 @@ def _measure(args: argparse.Namespace) -> tuple[dict, dict, dict]:
     del fast, slow, diff
 
     times["cells"] = _best_of(cells, args.repeat)
+    times["cells_1"] = _best_of(one_thread(CELL, CELL), args.repeat)
     checks["cells_shape"] = list(cells().shape)
     times["skimage_hog"] = _best_of(
         lambda: hog(
@@ -219,9 +231,11 @@ def _report(args: argparse.Namespace, machine: dict, results: dict) -> str:
          f"({args.size}, {args.size}, {ORDER + 1}) complex64", None, None, ""),
         ("  memory floor: np.full of the output", "floor", 1, ""),
         ("  xfskde.local_fskde", "dense", threads, ""),
+        ("  same core on 1 thread (local_fskde_block)", "dense_1", 1, ""),
         ("  naive NumPy/SciPy (_naive.naive_dense)", "naive", 1, ""),
         (f"cells (box 8, stride 8), {args.size // 8}×{args.size // 8} cells", None, None, ""),
         ("  xfskde.local_fskde", "cells", threads, "18 real (9 complex; 17 indep.)"),
+        ("  same core on 1 thread (local_fskde_block)", "cells_1", 1, ""),
         ("  skimage.feature.hog, 18 bins (0..180°)", "skimage_hog", 1, "18"),
         ("  OpenCV HOGDescriptor, whole image (0..360°)", "opencv_whole", 1, "18"),
         ("  OpenCV HOGDescriptor, strips (0..360°)", "opencv_strips", args.threads, "18"),
