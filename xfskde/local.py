@@ -229,7 +229,7 @@ def local_fskde_block(
     kind, before, after = params.kind_code(), params.window.before, params.window.after
     profile, half_widths, scale = params.profile(), params.half_widths(), params.scale()
     work = np.zeros(0, dtype=np.float32 if out.dtype == np.complex64 else np.float64)
-    ring_rows = params.window.before + params.window.after + 2
+    ring_rows = params.window.before + params.window.after + 1 + s
     column_bytes = ring_rows * params.length * 2 * work.itemsize
     tile_cols = min(1024, max(64, RING_BYTES // column_bytes))
     tiles = [
