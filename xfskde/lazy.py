@@ -19,6 +19,7 @@ import warnings
 
 import dask.array as da
 import numpy as np
+from dask.base import tokenize
 
 from .gradients import check_finite, result_float_dtype
 from .local import LocalParameters, local_fskde_block, sample_offset
@@ -115,6 +116,11 @@ def local_fskde_dask(
     col_starts = np.concatenate([[0], np.cumsum(col_chunks)])
     overlapped = da.overlap.overlap(src, depth={0: 0, 1: depth, 2: depth}, boundary="none")
     nan_policy = params.nan_policy
+    # a unique, deterministic key: two fields in one graph must never share their blocks' keys
+    name = "xfskde-local-" + tokenize(
+        overlapped.name, params.attrs(), params.scale(), params.profile(), params.half_widths(),
+        (height, width), str(out_dtype),
+    )  # fmt: skip
 
     def block(x: np.ndarray, block_info=None) -> np.ndarray:
         _, bi, bj = block_info[0]["chunk-location"]
@@ -141,5 +147,5 @@ def local_fskde_dask(
         chunks=out_chunks,
         dtype=out_dtype,
         meta=np.empty((0, 0, 0), dtype=out_dtype),
-        name="xfskde-local",
+        name=name,
     )
