@@ -7,6 +7,8 @@ import numpy as np
 import pytest
 import tifffile
 from skimage import data
+from skimage import io as skio
+from skimage.color import rgb2hsv
 
 import xfskde
 from xfskde.cli import main
@@ -21,6 +23,20 @@ def test_demo_writes_a_store_and_a_picture(tmp_path, capsys):
         F.values, xfskde.local_fskde(data.camera(), order=8, window="gaussian", size=3)
     )
     assert "camera.png" in capsys.readouterr().out
+
+
+def test_demo_without_matplotlib_composes_the_png_with_numpy(tmp_path, monkeypatch):
+    monkeypatch.setitem(sys.modules, "matplotlib", None)  # import matplotlib -> ImportError
+    assert main(["demo", "--output", str(tmp_path)]) == 0
+    picture = skio.imread(tmp_path / "camera.png")
+    assert picture.shape == (512, 1024, 3)
+    np.testing.assert_array_equal(picture[:, :512, 0], data.camera())  # the photograph, left
+    F = xfskde.open_coefficients(tmp_path / "camera.zarr").values
+    hue = rgb2hsv(picture[:, 512:])[..., 0]
+    strong = np.abs(F[..., 1]) / np.abs(F[..., 0]) > 0.5  # clearly oriented pixels
+    expected = np.mod(-np.angle(F[..., 1]), 2 * np.pi) / (2 * np.pi)
+    gap = np.abs(hue[strong] - expected[strong])
+    assert strong.sum() > 1000 and np.median(np.minimum(gap, 1 - gap)) < 0.01
 
 
 def test_coefficients_and_info(tmp_path, capsys):

@@ -7,6 +7,8 @@ import sys
 import textwrap
 import time
 
+import dask.array as da
+import distributed
 import numpy as np
 import pytest
 import tifffile
@@ -75,6 +77,20 @@ def test_zarr_array_group_and_ome_zarr_multiscale(tmp_path):
         xfskde.open_image(tmp_path / "two.zarr")
 
 
+def test_arrays_are_wrapped_with_named_dims_and_aligned_chunks():
+    rgb = data.astronaut()
+    image = xfskde.open_image(rgb, chunks=200)
+    assert image.dims == ("y", "x", "c") and image.data.chunks == ((200, 200, 112),) * 2 + ((3,),)
+    planar = xfskde.open_image(
+        da.from_array(rgb.transpose(2, 0, 1), chunks=(1, 100, 100)), chunks=260
+    )
+    assert planar.dims == ("c", "y", "x")  # 260 rounds to 3 of the array's 100-pixel chunks
+    assert planar.data.chunks == ((3,), (300, 212), (300, 212))
+    np.testing.assert_array_equal(planar.values, rgb.transpose(2, 0, 1))
+    with pytest.raises(ValueError, match="dims"):
+        xfskde.open_image(np.zeros((2, 30, 30, 5)))
+
+
 def test_small_formats_and_errors(tmp_path):
     np.save(tmp_path / "im.npy", CAMERA[:50, :60])
     assert xfskde.open_image(tmp_path / "im.npy").shape == (50, 60)
@@ -100,11 +116,35 @@ def test_store_roundtrip_is_exact(tmp_path, dtype):
     G = xfskde.open_coefficients(tmp_path / "f.zarr")
     assert G.dtype == F.dtype and G.encoding["chunks"] == (40, 40, 6)
     xr.testing.assert_identical(G.compute(), F.compute())
+    assert zarr.open_group(tmp_path / "f.zarr").metadata.consolidated_metadata is not None
     assert store_status(tmp_path / "f.zarr") == {
         "complete": True,
         "blocks_done": 6,
         "blocks_total": 6,
     }
+
+
+def test_progress_bar_suits_the_scheduler(tmp_path, capsys, monkeypatch):
+    image = xr.DataArray(CAMERA[:96, :96].astype(np.float32), dims=("y", "x")).chunk(48)
+    F = xfskde.local_fskde(image, order=3, window="box", size=3)
+    local = xfskde.write_coefficients(
+        F, tmp_path / "a.zarr", chunks=48, scheduler="synchronous", progress=True
+    )
+    assert local == 4 and "100% Completed" in capsys.readouterr().out  # dask's ProgressBar
+    shown = []
+    real = distributed.progress
+    monkeypatch.setattr(distributed, "progress", lambda *a, **k: shown.append(a) or real(*a, **k))
+    with distributed.Client(
+        processes=False, n_workers=1, threads_per_worker=1, dashboard_address=None
+    ) as client:
+        on_cluster = xfskde.write_coefficients(
+            F, tmp_path / "b.zarr", chunks=48, scheduler=client, progress=True
+        )
+    assert on_cluster == 4 and len(shown) == 1 and "100% Completed" in capsys.readouterr().out
+    xr.testing.assert_identical(
+        xfskde.open_coefficients(tmp_path / "a.zarr").compute(),
+        xfskde.open_coefficients(tmp_path / "b.zarr").compute(),
+    )
 
 
 def test_existing_store_and_mismatched_resume(tmp_path):

@@ -22,10 +22,12 @@ import warnings
 from pathlib import Path
 from typing import Any
 
+import dask
 import dask.array as da
 import numpy as np
 import xarray as xr
 import zarr
+from dask.base import tokenize
 
 from .accessor import COLOR_DIMS
 
@@ -68,16 +70,16 @@ def _aligned_chunks(shape: tuple[int, ...], dims: tuple[str, ...], native, chunk
 
 
 @functools.lru_cache(maxsize=16)
-def _tiff_zarr(path: str, level: int):
-    """The Zarr view of one TIFF pyramid level, opened once per process."""
+def _tiff_zarr(path: str, level: int, mtime: float):
+    """The Zarr view of one TIFF pyramid level, opened once per process and file version."""
     import tifffile
 
     return zarr.open(tifffile.imread(path, aszarr=True, level=level), mode="r")
 
 
-def _read_tiff_block(path: str, level: int, block_info=None) -> np.ndarray:
+def _read_tiff_block(path: str, level: int, mtime: float, block_info=None) -> np.ndarray:
     loc = block_info[None]["array-location"]
-    return _tiff_zarr(path, level)[tuple(slice(a, b) for a, b in loc)]
+    return _tiff_zarr(path, level, mtime)[tuple(slice(a, b) for a, b in loc)]
 
 
 def _open_tiff(path: Path, level: int, chunks) -> xr.DataArray:
@@ -104,12 +106,13 @@ def _open_tiff(path: Path, level: int, chunks) -> xr.DataArray:
     for a, n in zip(axes, shape, strict=True):
         native.append(tile_shape[0] if a == "Y" else tile_shape[1] if a == "X" else n)
     dchunks = _aligned_chunks(shape, tuple(_AXIS_NAMES.get(a, "z") for a in axes), native, chunks)
+    mtime = os.path.getmtime(path)
     data = da.map_blocks(
-        functools.partial(_read_tiff_block, str(path), level),
+        functools.partial(_read_tiff_block, str(path), level, mtime),
         chunks=da.core.normalize_chunks(dchunks, shape),
         dtype=dtype,
         meta=np.empty((0,) * len(shape), dtype),
-        name=f"xfskde-read-tiff-{abs(hash((str(path), level, os.path.getmtime(path))))}",
+        name=f"xfskde-read-tiff-{tokenize(str(path), level, mtime)}",
     )
     if squeeze:
         data = data.squeeze(axis=tuple(squeeze))
@@ -192,7 +195,7 @@ def open_image(source: Any, *, level: int = 0, chunks: int | dict | None = None)
         return source.chunk(chunks) if chunks is not None else source
     if isinstance(source, np.ndarray) or type(source).__module__.startswith("dask"):
         dims = _dims_for(source.ndim, source.shape)
-        native = source.chunksize if hasattr(source, "chunksize") else (256,) * source.ndim
+        native = source.chunksize if hasattr(source, "chunksize") else (1,) * source.ndim
         data = da.asarray(source).rechunk(_aligned_chunks(source.shape, dims, native, chunks))
         return xr.DataArray(data, dims=dims, name="image")
     if isinstance(source, zarr.Array | zarr.Group):
@@ -337,6 +340,8 @@ def write_coefficients(
     resume: bool = False,
     overwrite: bool = False,
     compute: bool = True,
+    scheduler: Any = None,
+    progress: bool = False,
     compressors: Any = "default",
 ) -> Any:
     """Write a ``(y, x, k)`` coefficient field to a Zarr v3 store, resumably.
@@ -357,7 +362,14 @@ def write_coefficients(
         Replace an existing store (otherwise an existing store is an error unless ``resume``).
     compute : bool
         False returns the Dask collection of block writes (compute it to write); the status is
-        then set by :func:`finalize_store` — used by the CLI to show progress.
+        then set by :func:`finalize_store`.
+    scheduler : str or distributed.Client, optional
+        Where the blocks run: ``"threads"``, ``"processes"``, ``"synchronous"``, a
+        ``distributed.Client`` or the address of a Dask scheduler (``"tcp://host:8786"``).
+        Default: Dask's current scheduler (the active ``Client``, if any).
+    progress : bool
+        Show a progress bar that suits the scheduler: Dask's ``ProgressBar`` locally,
+        ``distributed.progress`` on a cluster.
     compressors : zarr codecs, None or "default"
         Compression of the coefficient chunks; the default is Blosc-LZ4 with byte shuffle (fast;
         zarr's own default, zstd, costs ~1.5x the time), None stores them raw.
@@ -405,9 +417,46 @@ def write_coefficients(
     pending = da.concatenate(todo) if todo else da.zeros(0, dtype=np.int64)
     if not compute:
         return pending
-    written = int(pending.sum().compute())
+    written = _compute_writes(pending, scheduler, progress)
     finalize_store(store)
     return written
+
+
+_LOCAL_SCHEDULERS = ("threads", "processes", "synchronous", "sync", "single-threaded")
+
+
+def _cluster_client(scheduler: Any) -> Any:
+    """The ``distributed.Client`` that runs the graph, or None for Dask's local schedulers."""
+    if isinstance(scheduler, str):
+        return None
+    get = dask.base.get_scheduler(scheduler=scheduler)
+    owner = getattr(get, "__self__", scheduler)
+    return owner if hasattr(owner, "gather") and hasattr(owner, "compute") else None
+
+
+def _compute_writes(pending: da.Array, scheduler: Any, progress: bool) -> int:
+    """Run the block writes on ``scheduler`` with its own kind of progress bar."""
+    if isinstance(scheduler, str) and scheduler not in _LOCAL_SCHEDULERS:
+        from distributed import Client
+
+        with Client(scheduler) as client:
+            return _compute_writes(pending, client, progress)
+    total = pending.sum()
+    client = _cluster_client(scheduler)
+    if client is not None:
+        future = client.compute(total)
+        if progress:
+            from distributed import progress as show_progress
+
+            show_progress(future)
+        return int(future.result())
+    kwargs = {} if scheduler is None else {"scheduler": scheduler}
+    if not progress:
+        return int(total.compute(**kwargs))
+    from dask.diagnostics import ProgressBar
+
+    with ProgressBar():
+        return int(total.compute(**kwargs))
 
 
 def finalize_store(store: Any) -> None:

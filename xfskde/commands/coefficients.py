@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import time
 
-from ._options import add_fskde_options, add_scheduler_option, fskde_kwargs, scheduler
+from ._options import add_fskde_options, add_scheduler_option, fskde_kwargs
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
@@ -31,24 +31,35 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    import dask
+
     from ..api import local_fskde
-    from ..io import finalize_store, open_image, write_coefficients
+    from ..io import open_image, store_status, write_coefficients
 
     if args.chunks < 1:
         raise ValueError(f"--chunks must be a positive number of pixels, got {args.chunks}")
+    if args.workers is not None and args.workers < 1:
+        raise ValueError(f"--workers must be at least 1, got {args.workers}")
     image = open_image(args.input, level=args.level, chunks=args.chunks)
     field = local_fskde(image, **fskde_kwargs(args))
     start = time.perf_counter()
-    writes = write_coefficients(
-        field, args.output, resume=args.resume, overwrite=args.overwrite, compute=False
-    )
-    with scheduler(args) as compute:
-        compute([writes])
-    finalize_store(args.output)
+    config = {"num_workers": args.workers} if args.workers else {}
+    with dask.config.set(config):
+        written = write_coefficients(
+            field,
+            args.output,
+            resume=args.resume,
+            overwrite=args.overwrite,
+            scheduler=args.scheduler,
+            progress=not args.no_progress,
+        )
     seconds = time.perf_counter() - start
+    total = store_status(args.output)["blocks_total"]
     pixels = image.sizes["y"] * image.sizes["x"]
+    chunks = tuple(max(c) for c in field.chunks[:2]) if field.chunks else field.shape[:2]
     print(
-        f"wrote {args.output}: {tuple(field.shape)} {field.dtype}, {writes.size} blocks in "
-        f"{seconds:.1f} s ({pixels / 1e6 / max(seconds, 1e-9):.1f} Mpx/s)"
+        f"wrote {args.output}: {tuple(field.shape)} {field.dtype}, chunks {chunks}, "
+        f"{written} of {total} blocks computed in {seconds:.1f} s "
+        f"({pixels / 1e6 / max(seconds, 1e-9):.1f} Mpx/s)"
     )
     return 0
