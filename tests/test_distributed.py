@@ -4,9 +4,12 @@ import os
 import signal
 import time
 
+import cloudpickle
 import numpy as np
 import pytest
+import xarray as xr
 import zarr
+from _xr_checks import assert_keeps_labels
 from skimage import data
 
 import xfskde
@@ -24,7 +27,7 @@ def client():
         threads_per_worker=1,
         processes=True,
         dashboard_address=None,
-        memory_limit="1.5GiB",
+        memory_limit="1GiB",
         silence_logs=40,
     )
     with distributed.Client(cluster) as client:
@@ -32,24 +35,33 @@ def client():
     cluster.close()
 
 
+def _zarr_image(path, pixels, chunks=64):
+    arr = zarr.create_array(path, shape=pixels.shape, chunks=(chunks, chunks), dtype=pixels.dtype,
+                            dimension_names=("y", "x"))  # fmt: skip
+    arr[...] = pixels
+    return path
+
+
 @pytest.fixture
 def camera_zarr(tmp_path):
-    arr = zarr.create_array(tmp_path / "camera.zarr", shape=CAMERA.shape, chunks=(64, 64),
-                            dtype="uint8", dimension_names=("y", "x"))  # fmt: skip
-    arr[...] = CAMERA
-    return tmp_path / "camera.zarr"
+    return _zarr_image(tmp_path / "camera.zarr", CAMERA)
 
 
 def test_cluster_result_equals_numpy(client, camera_zarr):
     image = xfskde.open_image(camera_zarr, chunks=128)
-    field = xfskde.local_fskde(image, order=6, window="gaussian", size=2)
+    field = xfskde.local_fskde(image, order=6, window="gaussian", size=2, stride=2)
     result = client.compute(field).result()
+    eager = xfskde.local_fskde(image.compute(), order=6, window="gaussian", size=2, stride=2)
+    assert_keeps_labels(result, eager)
+    xr.testing.assert_allclose(result, eager, rtol=1e-6)
     np.testing.assert_allclose(
-        result.values, xfskde.local_fskde(CAMERA, order=6, window="gaussian", size=2), rtol=1e-6
+        result.values,
+        xfskde.local_fskde(CAMERA, order=6, window="gaussian", size=2, stride=2),
+        rtol=1e-6,
     )
-    # the workers read the pixels: only the path travels in the graph
+    # the workers read the pixels: the graph sent to the scheduler is a fraction of the image
     graph = dict(field.data.__dask_graph__())
-    assert not [v for v in graph.values() if isinstance(v, np.ndarray) and v.size > 4096]
+    assert len(cloudpickle.dumps(graph)) < CAMERA.nbytes / 4
 
 
 def test_cli_on_an_existing_cluster(client, camera_zarr, tmp_path):
@@ -64,19 +76,47 @@ def test_cli_on_an_existing_cluster(client, camera_zarr, tmp_path):
     )
 
 
-def test_a_killed_worker_does_not_lose_or_change_results(client, camera_zarr):
-    image = xfskde.open_image(camera_zarr, chunks=64)
+def _slow(block: np.ndarray) -> np.ndarray:
+    time.sleep(0.1)  # a slow reader: the computation is still running when a worker dies
+    return block
 
-    def slow(block):
-        time.sleep(0.1)
-        return block
 
-    image = image.copy(data=image.data.map_blocks(slow, dtype=image.dtype))
-    field = xfskde.local_fskde(image, order=5, window="box", size=5)
-    future = client.compute(field.data)
-    time.sleep(1.0)
-    assert not future.done()
-    pids = client.run(os.getpid)
-    os.kill(next(iter(pids.values())), signal.SIGKILL)
+def _kill_a_busy_worker(client, future, n_held: int) -> str:
+    """Once the workers hold ``n_held`` results, SIGKILL the one that holds the most."""
+    deadline = time.monotonic() + 60
+    while True:
+        held = client.has_what()
+        if sum(map(len, held.values())) >= n_held:
+            break
+        assert time.monotonic() < deadline, "the computation never got going"
+        time.sleep(0.05)
+    assert not future.done()  # mid-computation
+    victim = max(held, key=lambda worker: len(held[worker]))
+    pid = client.run(os.getpid, workers=[victim])[victim]
+    os.kill(pid, signal.SIGKILL)
+    return victim
+
+
+def _check_killed_worker(client, pixels, path, chunks, **params):
+    image = xfskde.open_image(path, chunks=chunks)
+    uninterrupted = xfskde.local_fskde(image, **params).compute(scheduler="sync")
+    image = image.copy(data=image.data.map_blocks(_slow, dtype=image.dtype))
+    field = xfskde.local_fskde(image, **params)
+    future = client.compute(field)
+    victim = _kill_a_busy_worker(client, future, n_held=8)
     result = future.result(timeout=120)
-    np.testing.assert_array_equal(result, xfskde.local_fskde(CAMERA, order=5, window="box", size=5))
+    assert victim not in client.scheduler_info()["workers"]  # it really died (and was replaced)
+    assert_keeps_labels(result, field)
+    xr.testing.assert_identical(result, uninterrupted)  # complete and bit-identical
+    np.testing.assert_allclose(result.values, xfskde.local_fskde(pixels, **params), rtol=1e-6)
+
+
+def test_a_killed_worker_does_not_lose_or_change_results(client, camera_zarr):
+    _check_killed_worker(client, CAMERA, camera_zarr, 64, order=5, window="box", size=5)
+
+
+@pytest.mark.slow
+def test_a_killed_worker_on_a_larger_image(client, tmp_path):
+    pixels = np.tile(CAMERA, (4, 4))  # 2048 x 2048, 256 chunks
+    path = _zarr_image(tmp_path / "big.zarr", pixels, chunks=128)
+    _check_killed_worker(client, pixels, path, 128, order=8, window="gaussian", size=3, stride=4)
