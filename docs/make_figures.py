@@ -1,0 +1,318 @@
+"""Regenerate every figure of the docs into docs/images/fig*.png (the paper's Figures 1, 2, 4–9).
+
+    python docs/make_figures.py                    # all figures (several minutes)
+    python docs/make_figures.py --quick            # small Monte Carlo and experiment sizes
+    python docs/make_figures.py --only fig1,fig2   # some of them
+    python docs/make_figures.py --out /tmp/figs    # somewhere else
+
+Figures 5 and 6 compare a simulation of F1 canonicalization (eq. 8) under noise with the
+expectation of Theorem 1 (section 4.2), computed by Monte Carlo in :func:`theorem1_expectation`.
+Figures 7 and 8 come from :func:`xfskde.experiments.patches.patches_experiment`, Figure 9 from
+:func:`xfskde.experiments.detection.detection_experiment`, both on their offline proxies.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+
+import xfskde
+from xfskde import plot
+
+IMAGES = Path(__file__).resolve().parent / "images"
+DPI = 72
+N_SAMPLES = 50  # angles per distribution in Figures 5 and 6
+ORDER = 16  # their kernel order (untruncated, so Theorem 1's sum over k = -K..K is exact)
+
+
+# --------------------------------------------------------------------------- Theorem 1
+def theorem1_expectation(
+    f1: float, sigma: np.typing.ArrayLike, order: int, *, n_draws: int = 20000, seed: int = 0
+) -> np.ndarray:
+    """Theorem 1's expectation, by Monte Carlo over ε, υ ~ N(0, σ²) (section 4.2).
+
+    .. math:: E\\Big[\\sqrt{\\textstyle\\sum_{k=-K}^{K} \\big(2 B_k N \\sin\\big(\\tfrac k2
+              \\arctan\\tfrac{B_1 \\epsilon}{|F_1| + B_1 \\upsilon}\\big)\\big)^2}\\Big]
+
+    with :math:`B_k N = H_k` (eq. 5). It bounds :math:`E\\|\\tilde F - \\widetilde{\\tilde F}\\|`,
+    the change that F1 canonicalization makes to a noisy FS-KDE, in the coefficient norm
+    :math:`\\sqrt{\\sum_k |F_k|^2}` (which is ``xfskde.distance / sqrt(2π)``).
+
+    Parameters
+    ----------
+    f1 : array_like
+        |F_1| of the noise-free FS-KDE of N weights summing to N (so |F_1| <= H_1).
+    sigma : array_like
+        Noise levels σ: each of the N samples w e^{iθ} gets complex noise of standard deviation
+        σ/√N per part, so the sums ε and υ of the theorem have standard deviation σ.
+    order : int
+        Kernel order K.
+    n_draws : int
+        Monte Carlo draws of (ε, υ) per σ.
+    seed : int
+
+    Returns
+    -------
+    numpy.ndarray, the broadcast shape of ``f1`` and ``sigma``
+    """
+    H = xfskde.Cos2KKernel(order, approximation="exact").coefficients  # H_k = B_k N, k = 0..K
+    f1, sigma = np.broadcast_arrays(np.asarray(f1, np.float64), np.asarray(sigma, np.float64))
+    rng = np.random.default_rng(seed)
+    eps, ups = rng.standard_normal((2, n_draws))
+    # B_1 ε with B_1 = H_1 / N: the N of B_1 meets the Σ of N noises of std σ/√N (std σ) ...
+    # ... and the theorem's normalisation Σw = N; per unit of N the ratio is H_1 σ ε / (N |F_1|)
+    s, a = sigma.reshape(-1, 1), f1.reshape(-1, 1)
+    b1 = H[1] / N_SAMPLES
+    angle = np.arctan(b1 * s * eps / (a + b1 * s * ups))  # (n_sigma, n_draws)
+    k = np.arange(1, H.size)
+    terms = (2 * H[1:] * np.sin(0.5 * k * angle[..., None])) ** 2  # k and -k give the same term
+    return np.sqrt(2 * terms.sum(axis=-1)).mean(axis=-1).reshape(sigma.shape)
+
+
+def _norm(F: np.ndarray) -> np.ndarray:
+    """Theorem 1's coefficient norm sqrt(Σ_{k=-K}^{K} |F_k|²)."""
+    return np.asarray(xfskde.distance(F, np.zeros_like(F))) / np.sqrt(2 * np.pi)
+
+
+def _distribution(kind: str, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+    """N weighted angles with mean angle 0 and Σw = N: one peak (large |F1|) or two opposite."""
+    if kind == "large":
+        angles = rng.vonmises(0.0, 4.0, N_SAMPLES)
+    else:  # two opposite peaks of nearly equal mass: |F1| small
+        angles = np.concatenate([rng.vonmises(0.0, 6.0, N_SAMPLES // 2),
+                                 rng.vonmises(np.pi, 6.0, N_SAMPLES - N_SAMPLES // 2)])  # fmt: skip
+    weights = rng.uniform(0.5, 1.5, N_SAMPLES)
+    mean = np.angle(np.sum(weights * np.exp(1j * angles)))
+    return angles - mean, weights * N_SAMPLES / weights.sum()
+
+
+def _noisy(angles, weights, sigma, rng, n_trials):
+    """FS-KDEs of n_trials noisy versions (Theorem 1's model), weights rescaled to Σ = N."""
+    z = weights * np.exp(1j * angles)
+    noise = rng.standard_normal((2, n_trials, z.size)) * sigma / np.sqrt(z.size)
+    noisy = z + noise[0] + 1j * noise[1]
+    w = np.abs(noisy)
+    w *= z.size / w.sum(axis=-1, keepdims=True)
+    return xfskde.fskde(np.angle(noisy), w, order=ORDER)
+
+
+def simulate_canonicalization(angles, weights, sigmas, *, n_trials: int = 200, seed: int = 0):
+    """Mean ||F − F̃|| and ||F̃ − canonical(F̃)|| (and their std) over noisy versions."""
+    rng = np.random.default_rng(seed)
+    F = xfskde.fskde(angles, weights, order=ORDER)
+    rows = []
+    for sigma in sigmas:
+        Fn = _noisy(angles, weights, sigma, rng, n_trials)
+        noise = _norm(Fn - F)
+        canon = _norm(Fn - xfskde.canonicalize(Fn))
+        rows.append((noise.mean(), noise.std(), canon.mean(), canon.std()))
+    return F, np.array(rows)
+
+
+# ----------------------------------------------------------------------------- figures
+def _save(fig, out: Path, name: str) -> Path:
+    path = out / f"{name}.png"
+    fig.savefig(path, dpi=DPI)
+    import matplotlib.pyplot as plt
+
+    plt.close(fig)
+    return path
+
+
+def fig1(out: Path, quick: bool) -> Path:
+    """A weighted angle set, its 20-bin histogram and 20-number FS-KDE, before/after 45°."""
+    import matplotlib.pyplot as plt
+
+    rng = np.random.default_rng(1)
+    angles = np.concatenate([rng.normal(0.3, 0.25, 30), rng.normal(2.4, 0.4, 20)])
+    weights = rng.uniform(0.2, 1.0, angles.size)
+    kernel = xfskde.Cos2KKernel.for_length(10)  # 10 complex coefficients = 20 numbers
+    fig, axes = plt.subplots(2, 3, figsize=(9, 6), subplot_kw={"projection": "polar"})
+    for row, phi in enumerate((0.0, np.pi / 4)):
+        a = angles + phi
+        axes[row, 0].vlines(a, 0, weights, color="k", linewidth=1)
+        axes[row, 0].set_title("weighted angles" + (", turned 45°" if row else ""))
+        F = xfskde.fskde(a, weights, order=kernel.order, eps=kernel.eps)
+        plot.polar(F, axes[row, 1], angles=a, weights=weights, bins=20, color="none", fill=False)
+        axes[row, 1].set_title("20-bin histogram")
+        plot.polar(F, axes[row, 2], color="tab:blue")
+        axes[row, 2].set_title(f"FS-KDE, 20 numbers (K = {kernel.order})")
+    for ax in axes.flat:
+        ax.set_yticklabels([])
+    fig.tight_layout()
+    return _save(fig, out, "fig1")
+
+
+def fig2(out: Path, quick: bool) -> Path:
+    """The cos^2K kernel for K = 4, 8, 16, 32."""
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(6, 3.5))
+    plot.kernel((4, 8, 16, 32), ax)
+    ax.legend()
+    fig.tight_layout()
+    return _save(fig, out, "fig2")
+
+
+def fig4(out: Path, quick: bool) -> Path:
+    """K = 64 truncated to ℓ non-zero coefficients, against the exact kernel."""
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(2, 2, figsize=(8, 5), sharex=True, sharey=True)
+    for ax, length in zip(axes.flat, (33, 17, 12, 8), strict=True):
+        plot.kernel((64,), ax, color="0.6", linewidth=3)
+        plot.kernel((64,), ax, length=length, color="tab:red")
+        ax.set_title(f"ℓ = {length} of 65 coefficients")
+        ax.legend(fontsize=8)
+    fig.tight_layout()
+    return _save(fig, out, "fig4")
+
+
+def _canonical_figure(out: Path, quick: bool, kind: str, name: str) -> Path:
+    import matplotlib.pyplot as plt
+
+    rng = np.random.default_rng(5)
+    angles, weights = _distribution(kind, rng)
+    sigmas = np.linspace(0, 20, 6 if quick else 11)
+    F, sim = simulate_canonicalization(angles, weights, sigmas, n_trials=50 if quick else 400)
+    f1 = abs(F[1])
+    bound = theorem1_expectation(f1, sigmas, ORDER, n_draws=2000 if quick else 20000)
+    fig = plt.figure(figsize=(9, 9))
+    ax_a = fig.add_subplot(3, 2, 1, projection="polar")
+    ax_b = fig.add_subplot(3, 2, 2, projection="polar")
+    ax_c, ax_d = fig.add_subplot(3, 2, 3), fig.add_subplot(3, 2, 4)
+    ax_e = fig.add_subplot(3, 1, 3)
+    plot.polar(F, ax_a, color="k")
+    ax_a.set_title(f"(a) f, |F1| = {f1:.3f} (H1 = {xfskde.Cos2KKernel(ORDER).coefficients[1]:.3f})")
+    noisy_rng = np.random.default_rng(7)
+    shown = _noisy(angles, weights, 5.0, noisy_rng, 2)
+    for Fn in shown:
+        plot.polar(Fn, ax_b, fill=False)
+    ax_b.set_title("(b) two noisy versions, σ = 5")
+    for ax in (ax_a, ax_b):
+        ax.set_yticklabels([])
+    ax_c.errorbar(sigmas, sim[:, 0], sim[:, 1], marker="o", ms=3, capsize=2)
+    ax_c.set(title="(c) ‖F − F̃‖", xlabel="σ")
+    ax_d.errorbar(sigmas, sim[:, 2], sim[:, 3], marker="o", ms=3, capsize=2, label="simulation")
+    ax_d.plot(sigmas, bound, "k--", label="Theorem 1")
+    ax_d.set(title="(d) ‖F̃ − canonical(F̃)‖", xlabel="σ")
+    ax_d.legend(fontsize=8)
+    phi = np.linspace(-np.pi, np.pi, 361)
+    ax_e.plot(np.degrees(phi), _norm(F - xfskde.rotate(F, phi[:, None])), "k", linewidth=2.5,
+              label="‖F − F_φ‖")  # fmt: skip
+    for i, Fn in enumerate(shown):
+        (line,) = ax_e.plot(np.degrees(phi), _norm(F - xfskde.rotate(Fn, phi[:, None])),
+                            linewidth=1, label=f"‖F − F̃_φ‖, noisy {i + 1}")  # fmt: skip
+        ax_e.axhline(_norm(F - xfskde.canonicalize(Fn)), color=line.get_color(), linestyle=":")
+    ax_e.set(title="(e) rotation distances; dotted: ‖F − canonical(F̃)‖", xlabel="φ (degrees)")
+    ax_e.legend(fontsize=8)
+    fig.tight_layout()
+    return _save(fig, out, name)
+
+
+def fig5(out: Path, quick: bool) -> Path:
+    """F1 canonicalization of a distribution with a large |F1|."""
+    return _canonical_figure(out, quick, "large", "fig5")
+
+
+def fig6(out: Path, quick: bool) -> Path:
+    """F1 canonicalization of a distribution with a small |F1|."""
+    return _canonical_figure(out, quick, "small", "fig6")
+
+
+def _auc_figure(out: Path, quick: bool, rotate: bool, name: str) -> Path:
+    import matplotlib.pyplot as plt
+
+    try:
+        from xfskde.experiments.patches import patches_experiment
+    except ImportError as error:
+        raise RuntimeError(
+            f"{name} needs xfskde.experiments.patches.patches_experiment: {error}"
+        ) from error
+    lengths = (4, 8, 16) if quick else (4, 6, 8, 10, 12, 16, 20, 24, 32)
+    rows = patches_experiment(pairs=400 if quick else 4000, lengths=lengths, rotate=rotate)
+    fig, ax = plt.subplots(figsize=(7, 4))
+    for descriptor in dict.fromkeys(r["descriptor"] for r in rows):
+        sel = [r for r in rows if r["descriptor"] == descriptor]
+        if len(sel) == 1:
+            ax.axhline(sel[0]["auc"], color="0.5", linestyle=":", label=f"{descriptor} (all)")
+        else:
+            ax.plot([r["length"] for r in sel], [r["auc"] for r in sel], marker="o", ms=3,
+                    label=descriptor)  # fmt: skip
+    turned = "random rotations" if rotate else "upright"
+    ax.set(xlabel="descriptor length", ylabel="ROC AUC", title=f"keypoint pairs (proxy), {turned}")
+    ax.legend(fontsize=7, ncol=2)
+    fig.tight_layout()
+    return _save(fig, out, name)
+
+
+def fig7(out: Path, quick: bool) -> Path:
+    """Keypoint matching AUC against length, upright patches (proxy)."""
+    return _auc_figure(out, quick, False, "fig7")
+
+
+def fig8(out: Path, quick: bool) -> Path:
+    """Keypoint matching AUC against length, randomly rotated patches (proxy)."""
+    return _auc_figure(out, quick, True, "fig8")
+
+
+def fig9(out: Path, quick: bool) -> Path:
+    """Detection accuracy against length per 8×8 block, upright and ±15° (proxy)."""
+    import matplotlib.pyplot as plt
+
+    from xfskde.experiments.detection import detection_experiment
+
+    lengths = (4, 8, 16) if quick else (4, 8, 16, 32, 64)
+    sizes = {"n_train": 200, "n_test": 100} if quick else {"n_train": 1000, "n_test": 600}
+    fig, ax = plt.subplots(figsize=(7, 4.5))
+    for rotate, style in ((False, "-"), (True, "--")):
+        rows = detection_experiment(lengths=lengths, rotate=rotate, **sizes)
+        for i, descriptor in enumerate(dict.fromkeys(r["descriptor"] for r in rows)):
+            sel = [r for r in rows if r["descriptor"] == descriptor]
+            label = f"{descriptor}, {'±15°' if rotate else 'upright'}"
+            x, y = [r["length"] for r in sel], [r["accuracy"] for r in sel]
+            ax.plot(x, y, style, marker="o", ms=4, color=f"C{i}", label=label)
+    ax.axhline(0.5, color="0.7", linewidth=0.8)
+    ax.set_xscale("log", base=2)
+    ax.set(xlabel="length per 8×8 block", ylabel="test accuracy",
+           title="detection (proxy): upright (solid) and ±15° rotations (dashed)")  # fmt: skip
+    ax.legend(fontsize=7, ncol=2)
+    fig.tight_layout()
+    return _save(fig, out, "fig9")
+
+
+FIGURES: dict[str, Callable[[Path, bool], Path]] = {
+    "fig1": fig1, "fig2": fig2, "fig4": fig4, "fig5": fig5, "fig6": fig6,
+    "fig7": fig7, "fig8": fig8, "fig9": fig9,
+}  # fmt: skip
+
+
+def main(argv: list[str] | None = None) -> list[Path]:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="small sizes, for tests")
+    parser.add_argument("--only", default=",".join(FIGURES), help="comma-separated figures")
+    parser.add_argument("--out", type=Path, default=IMAGES, help="folder (docs/images)")
+    args = parser.parse_args(argv)
+    names = [n.strip() for n in args.only.split(",") if n.strip()]
+    unknown = sorted(set(names) - set(FIGURES))
+    if unknown:
+        parser.error(f"--only: unknown figures {unknown}; choose among {list(FIGURES)}")
+    import matplotlib
+
+    matplotlib.use("Agg")
+    args.out.mkdir(parents=True, exist_ok=True)
+    paths = []
+    for name in names:
+        start = time.perf_counter()
+        paths.append(FIGURES[name](args.out, args.quick))
+        print(f"wrote {paths[-1]} ({time.perf_counter() - start:.1f} s)", flush=True)
+    return paths
+
+
+if __name__ == "__main__":
+    sys.exit(0 if main() else 1)
