@@ -238,3 +238,9 @@ def test_segment_method_delegates():
     direct = xfskde.segment(da_image, 3, seed=0)
     assert labels.dims == ("y", "x")
     np.testing.assert_array_equal(labels.values, direct.values)
+
+
+def test_channel_axis_is_refused_for_dataarrays():
+    rgb = xr.DataArray(data.astronaut()[:16, :16], dims=("y", "x", "dim_2"))
+    with pytest.raises(ValueError, match="rename"):
+        local_fskde(rgb, order=3, channel_axis=-1)

@@ -109,6 +109,13 @@ def local_fskde(
     if module.startswith("xarray"):
         from .accessor import local_fskde_dataarray
 
+        if channel_axis is not None:
+            raise ValueError(
+                "channel_axis is for NumPy and Dask images; a DataArray's colour dim is found by "
+                "name (c, band, channel, ...): rename it, e.g. .rename({'dim_2': 'c'}), and drop "
+                "channel_axis"
+            )
+
         return local_fskde_dataarray(image, params)
     if module.startswith("dask"):
         from .lazy import local_fskde_dask
