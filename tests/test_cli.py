@@ -85,3 +85,12 @@ def test_console_script_runs(tmp_path):
     )
     for command in ("demo", "coefficients", "info"):
         assert command in result.stdout
+
+
+def test_every_subcommand_and_experiment_is_reachable():
+    result = subprocess.run(
+        [sys.executable, "-m", "xfskde.cli", "experiment", "--help"],
+        capture_output=True, text=True, check=True,
+    )  # fmt: skip
+    for name in ("segmentation", "patches", "detection"):
+        assert name in result.stdout

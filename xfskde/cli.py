@@ -18,7 +18,7 @@ from ._version import __version__
 __all__ = ["main"]
 
 #: Subcommand modules in :mod:`xfskde.commands`, in the order ``--help`` lists them.
-COMMANDS = ("demo", "coefficients", "info", "segment")
+COMMANDS = ("demo", "coefficients", "info", "segment", "experiment")
 
 
 def build_parser() -> argparse.ArgumentParser:
