@@ -21,6 +21,7 @@ import xarray as xr
 from skimage import data
 
 import xfskde
+import xfskde.plot
 
 ORDER = 8
 
@@ -97,10 +98,8 @@ def _plot(path: str, pixels: np.ndarray, orientation: np.ndarray, coherence: np.
         return
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
-    from matplotlib.colors import hsv_to_rgb
 
-    hue = (np.nan_to_num(orientation) % (2 * np.pi)) / (2 * np.pi)
-    rgb = hsv_to_rgb(np.stack([hue, np.ones_like(hue), np.clip(coherence, 0, 1)], axis=-1))
+    rgb = xfskde.plot.orientation_rgb(orientation, coherence, white=1.0)
     fig, axes = plt.subplots(1, 2, figsize=(9, 4.5), constrained_layout=True)
     axes[0].imshow(pixels, cmap="gray")
     axes[0].set_title("camera (crop)")

@@ -93,3 +93,17 @@ def test_without_matplotlib_says_how_to_install(monkeypatch):
     monkeypatch.setitem(sys.modules, "matplotlib.pyplot", None)
     with pytest.raises(ImportError, match=r"pip install 'xfskde\[plot\]'"):
         plot.polar(np.ones(3, complex))
+
+
+def test_orientation_rgb_maps_angle_to_hue_and_coherence_to_brightness():
+    from skimage.color import rgb2hsv
+
+    from xfskde.plot import orientation_rgb
+
+    orientation = np.array([[0.0, np.pi / 2], [-np.pi / 2, np.nan]])
+    coherence = np.array([[1.0, 0.5], [2.0, 0.25]])
+    hsv = rgb2hsv(orientation_rgb(orientation, coherence, white=1.0))
+    np.testing.assert_allclose(hsv[..., 0], [[0.0, 0.25], [0.75, 0.0]], atol=1e-12)
+    np.testing.assert_allclose(hsv[..., 2], [[1.0, 0.5], [1.0, 0.25]], atol=1e-12)
+    default = rgb2hsv(orientation_rgb(orientation, coherence))  # white = 99th percentile
+    assert default[1, 0, 2] == 1.0 and default[0, 1, 2] < 0.5

@@ -6,6 +6,8 @@
   as a star at each sample, one spoke per sampled angle with length ∝ f(θ), like scikit-image's
   HOG visualisation.
 - :func:`kernel` — cos^2K kernels of several orders, exact or truncated (Figures 2 and 4).
+- :func:`orientation_rgb` — a dominant-orientation map as an RGB array (NumPy and scikit-image
+  only, no matplotlib): hue = orientation, brightness = coherence.
 
 Angles follow :mod:`xfskde.gradients`: θ is measured from the +x (column) axis towards the +y
 (row) axis, so on an image shown with ``imshow`` (origin at the top left) a spoke points the way
@@ -23,7 +25,7 @@ import numpy as np
 from .density import evaluate
 from .kernel import Cos2KKernel
 
-__all__ = ["glyphs", "kernel", "polar"]
+__all__ = ["glyphs", "kernel", "orientation_rgb", "polar"]
 
 _INSTALL = "xfskde.plot needs matplotlib: pip install 'xfskde[plot]' (or pip install matplotlib)"
 
@@ -260,3 +262,32 @@ def kernel(
     ax.set_xlabel("θ (radians)")
     ax.set_ylabel("h(θ)")
     return ax
+
+
+def orientation_rgb(orientation: Any, coherence: Any, *, white: float | None = None) -> np.ndarray:
+    """An orientation map as RGB: hue = orientation, brightness = coherence.
+
+    Parameters
+    ----------
+    orientation : array_like
+        Angles in radians, e.g. ``-arg F_1`` (:meth:`DataArray.fskde.dominant_orientation`,
+        section 4.1); NaN (no dominant orientation) is drawn with hue 0.
+    coherence : array_like
+        How strongly each pixel is oriented, e.g. ``|F_1| / F_0``; same shape.
+    white : float, optional
+        The coherence drawn at full brightness; default its 99th percentile. Brightness is
+        ``coherence / white`` clipped to [0, 1].
+
+    Returns
+    -------
+    numpy.ndarray, float, shape ``orientation.shape + (3,)``, values in [0, 1]
+    """
+    from skimage.color import hsv2rgb
+
+    orientation = np.nan_to_num(np.asarray(orientation, dtype=np.float64))
+    coherence = np.asarray(coherence, dtype=np.float64)
+    if white is None:
+        white = float(np.quantile(coherence, 0.99))
+    hue = np.mod(orientation, 2 * np.pi) / (2 * np.pi)
+    value = np.clip(coherence / max(white, 1e-12), 0, 1)
+    return hsv2rgb(np.stack([hue, np.ones_like(hue), value], axis=-1))

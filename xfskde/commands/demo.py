@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
-from typing import Any
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
@@ -19,19 +18,6 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     parser.set_defaults(func=run)
 
 
-def orientation_rgb(field: Any) -> Any:
-    """Hue = dominant orientation (-arg F_1); brightness = coherence |F_1| / F_0, scaled so that
-    its 99th percentile is white."""
-    import numpy as np
-    from skimage.color import hsv2rgb
-
-    F = np.asarray(field)
-    hue = (np.mod(-np.angle(F[..., 1]), 2 * np.pi)) / (2 * np.pi)
-    ratio = np.abs(F[..., 1]) / np.maximum(np.abs(F[..., 0]), 1e-12)
-    value = np.clip(ratio / max(np.quantile(ratio, 0.99), 1e-12), 0, 1)
-    return hsv2rgb(np.stack([hue, np.ones_like(hue), value], axis=-1))
-
-
 def run(args: argparse.Namespace) -> int:
     import numpy as np
     import xarray as xr
@@ -39,6 +25,7 @@ def run(args: argparse.Namespace) -> int:
 
     from ..api import local_fskde
     from ..io import write_coefficients
+    from ..plot import orientation_rgb
 
     out = Path(args.output)
     out.mkdir(parents=True, exist_ok=True)
@@ -46,7 +33,9 @@ def run(args: argparse.Namespace) -> int:
     field = local_fskde(image, order=8, window="gaussian", size=3)
     store = out / "camera.zarr"
     write_coefficients(field, store, overwrite=True, chunks=256)
-    rgb = orientation_rgb(field.values)
+    F = field.values
+    coherence = np.abs(F[..., 1]) / np.maximum(np.abs(F[..., 0]), 1e-12)
+    rgb = orientation_rgb(-np.angle(F[..., 1]), coherence)
     png = out / "camera.png"
     try:
         import matplotlib
