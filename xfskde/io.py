@@ -22,13 +22,13 @@ import warnings
 from pathlib import Path
 from typing import Any
 
-import dask
 import dask.array as da
 import numpy as np
 import xarray as xr
 import zarr
 from dask.base import tokenize
 
+from ._scheduling import compute as compute_collections
 from .accessor import COLOR_DIMS
 
 __all__ = ["open_coefficients", "open_image", "store_status", "write_coefficients"]
@@ -417,46 +417,9 @@ def write_coefficients(
     pending = da.concatenate(todo) if todo else da.zeros(0, dtype=np.int64)
     if not compute:
         return pending
-    written = _compute_writes(pending, scheduler, progress)
+    written = int(compute_collections([pending.sum()], scheduler, progress)[0])
     finalize_store(store)
     return written
-
-
-_LOCAL_SCHEDULERS = ("threads", "processes", "synchronous", "sync", "single-threaded")
-
-
-def _cluster_client(scheduler: Any) -> Any:
-    """The ``distributed.Client`` that runs the graph, or None for Dask's local schedulers."""
-    if isinstance(scheduler, str):
-        return None
-    get = dask.base.get_scheduler(scheduler=scheduler)
-    owner = getattr(get, "__self__", scheduler)
-    return owner if hasattr(owner, "gather") and hasattr(owner, "compute") else None
-
-
-def _compute_writes(pending: da.Array, scheduler: Any, progress: bool) -> int:
-    """Run the block writes on ``scheduler`` with its own kind of progress bar."""
-    if isinstance(scheduler, str) and scheduler not in _LOCAL_SCHEDULERS:
-        from distributed import Client
-
-        with Client(scheduler) as client:
-            return _compute_writes(pending, client, progress)
-    total = pending.sum()
-    client = _cluster_client(scheduler)
-    if client is not None:
-        future = client.compute(total)
-        if progress:
-            from distributed import progress as show_progress
-
-            show_progress(future)
-        return int(future.result())
-    kwargs = {} if scheduler is None else {"scheduler": scheduler}
-    if not progress:
-        return int(total.compute(**kwargs))
-    from dask.diagnostics import ProgressBar
-
-    with ProgressBar():
-        return int(total.compute(**kwargs))
 
 
 def finalize_store(store: Any) -> None:

@@ -60,36 +60,24 @@ def add_scheduler_option(parser: argparse.ArgumentParser) -> None:
 
 @contextlib.contextmanager
 def scheduler(args: argparse.Namespace) -> Iterator[Any]:
-    """Run the block in the chosen scheduler; yields a function that computes with progress."""
+    """Make the chosen scheduler current for the block; yields ``run(collections) -> results``.
+
+    Everything computed inside, not only ``run``, uses it (a cluster address is connected to
+    once, for the whole block).
+    """
     import dask
 
+    from .._scheduling import compute, is_address
+
     progress = not args.no_progress
-    if args.scheduler in ("threads", "processes", "synchronous", "sync"):
-        from dask.diagnostics import ProgressBar
+    if is_address(args.scheduler):
+        from distributed import Client
 
-        config = {"scheduler": args.scheduler}
-        if args.workers:
-            config["num_workers"] = args.workers
-
-        def run(tasks: list) -> list:
-            if progress:
-                with ProgressBar(minimum=1.0):
-                    return list(dask.compute(*tasks))
-            return list(dask.compute(*tasks))
-
-        with dask.config.set(config):
-            yield run
+        with Client(args.scheduler) as client:
+            yield lambda collections: compute(collections, client, progress)
         return
-    from distributed import Client
-    from distributed import progress as dprogress
-
-    with Client(args.scheduler) as client:
-
-        def run(tasks: list) -> list:
-            futures = client.compute(tasks)
-            if progress:
-                dprogress(futures)
-                print()
-            return client.gather(futures)
-
-        yield run
+    config = {"scheduler": args.scheduler}
+    if args.workers:
+        config["num_workers"] = args.workers
+    with dask.config.set(config):
+        yield lambda collections: compute(collections, None, progress)
