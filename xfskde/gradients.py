@@ -37,6 +37,7 @@ __all__ = ["BOUNDARY_MODES", "gradient", "result_float_dtype"]
 
 Boundary = Literal["reflect", "mirror", "nearest", "wrap", "constant"]
 BOUNDARY_MODES: tuple[str, ...] = ("reflect", "mirror", "nearest", "wrap", "constant")
+NAN_POLICIES: tuple[str, ...] = ("raise", "omit")
 _NUMPY_PAD_MODE = {"reflect": "symmetric", "mirror": "reflect", "nearest": "edge", "wrap": "wrap"}
 
 
@@ -114,7 +115,7 @@ def as_channels_first(image: np.ndarray, channel_axis: int | None) -> np.ndarray
 
 def check_finite(image: np.ndarray, nan_policy: str) -> None:
     """Apply the NaN policy: ``"raise"`` refuses NaN/inf pixels, ``"omit"`` lets them through."""
-    _check_choice("nan_policy", nan_policy, ("raise", "omit"))
+    _check_choice("nan_policy", nan_policy, NAN_POLICIES)
     if nan_policy == "raise" and image.dtype.kind == "f" and not np.isfinite(image).all():
         raise ValueError(
             "image contains NaN or infinite pixels; pass nan_policy='omit' to give every "

@@ -30,8 +30,10 @@ from typing import Literal
 import numpy as np
 
 from . import _core
-from ._validation import _check_positive_int
+from ._validation import _check_choice, _check_positive_int
 from .gradients import (
+    BOUNDARY_MODES,
+    NAN_POLICIES,
     Boundary,
     as_channels_first,
     boundary_index_map,
@@ -112,10 +114,10 @@ class LocalParameters:
         self.kernel = Cos2KKernel(order, approximation=approximation, eps=eps)
         self.window = make_window(window, size)
         self.stride = _check_positive_int("stride", stride)
-        boundary_index_map(1, 0, 1, boundary)  # validates the mode name
+        _check_choice("boundary", boundary, BOUNDARY_MODES)
         self.boundary = boundary
         self.cval = float(cval)
-        check_finite(np.zeros(1), nan_policy)  # validates the policy name
+        _check_choice("nan_policy", nan_policy, NAN_POLICIES)
         self.nan_policy = nan_policy
 
     @property
