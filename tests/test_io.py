@@ -48,6 +48,42 @@ def test_pyramid_level_and_rgb_tiff(tmp_path):
         xfskde.open_image(path, level=5)
 
 
+ASTRONAUT = data.astronaut()
+LAYOUTS = {
+    # name: (array, tifffile.imwrite options, how xfskde._tiff should read it)
+    "tiled, ragged edge tiles": (CAMERA[:500, :470], {"tile": (64, 128)}, "memory map"),
+    "strips, ragged last strip": (CAMERA[:301], {"rowsperstrip": 37}, "memory map"),
+    "tiled float32": (CAMERA[:200, :200].astype(np.float32) / 7, {"tile": (32, 48)}, "memory map"),
+    "tiled RGB": (ASTRONAUT[:300, :333], {"tile": (64, 64), "photometric": "rgb"}, "memory map"),
+    "tiled big-endian uint16": (CAMERA[:100, :90].astype(">u2") * 200, {"tile": (32, 32),
+                                "byteorder": ">"}, "decode"),
+    "tiled RGB, zlib": (ASTRONAUT[:300, :333], {"tile": (64, 64), "compression": "zlib",
+                                                "photometric": "rgb"}, "decode"),
+    "strips, lzw": (CAMERA[:301], {"rowsperstrip": 37, "compression": "lzw"}, "decode"),
+    "tiled RGB, JPEG (as in SVS)": (ASTRONAUT[:200, :200], {"tile": (64, 64),
+                                    "compression": "jpeg", "photometric": "rgb"}, "decode"),
+    "planar RGB": (np.moveaxis(ASTRONAUT[:100, :90], -1, 0),
+                   {"photometric": "rgb", "planarconfig": "separate", "tile": (32, 32)}, "zarr"),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("layout", list(LAYOUTS))
+def test_tiff_layouts_read_exactly_whatever_the_chunks(tmp_path, layout):
+    from xfskde._tiff import tiff_level
+
+    array, options, how = LAYOUTS[layout]
+    path = tmp_path / "layout.tif"
+    tifffile.imwrite(path, array, **options)
+    expected = tifffile.imread(path)
+    reader = tiff_level(str(path), 0, os.path.getmtime(path))
+    used = "zarr" if isinstance(reader, zarr.Array) else "memory map" if reader._raw \
+        else "decode"  # fmt: skip
+    assert used == how
+    for chunks in (None, 50, {"y": 70, "x": 33}):
+        image = xfskde.open_image(path, chunks=chunks)  # dims in the file's order
+        np.testing.assert_array_equal(image.values, expected)
+
+
 def test_zarr_array_group_and_ome_zarr_multiscale(tmp_path):
     arr = zarr.create_array(tmp_path / "a.zarr", shape=CAMERA.shape, chunks=(100, 100),
                             dtype="uint8", dimension_names=("y", "x"))  # fmt: skip

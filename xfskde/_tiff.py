@@ -1,0 +1,141 @@
+"""Reading rectangles of one TIFF pyramid level inside Dask tasks.
+
+A task receives only the file's path (never an open handle or pixel data), opens the file once
+per process and decodes the tiles or strips that overlap its rectangle. Two readers:
+
+* **Segments** — for the common layout of whole-slide and satellite TIFFs: a level stored in a
+  single page, tiled or stripped, samples interleaved (``YX`` or ``YXS``). The task asks
+  tifffile for exactly the segments it needs (``FileHandle.read_segments``) and decodes them with
+  ``TiffPage.decode`` (any codec tifffile knows, JPEG tables of SVS files included), or, when
+  they are stored uncompressed, copies them straight out of a memory map of the file. On a
+  4112² rectangle of a 32768² file of 512² uncompressed tiles: 3.4 ms from the memory map,
+  21–30 ms read and decoded segment by segment, 16 ms and more through the Zarr view below,
+  whose every tile goes through zarr's asynchronous store machinery.
+* **Zarr** — anything else (a level spread over several pages, planar samples, volumes) through
+  tifffile's Zarr interface (``imread(aszarr=True)``), which handles every layout tifffile does.
+"""
+
+from __future__ import annotations
+
+import functools
+import mmap
+import sys
+import threading
+from typing import Any
+
+import numpy as np
+import zarr
+
+_NATIVE_ORDER = "<" if sys.byteorder == "little" else ">"
+
+
+class _SegmentReader:
+    """Rectangles of a single-page, chunk-interleaved TIFF level, read segment by segment.
+
+    Uncompressed segments in the machine's byte order are copied once, straight out of a memory
+    map of the bytes the block spans; the others are read and decoded by tifffile.
+    """
+
+    def __init__(self, tif: Any, page: Any, has_samples: bool) -> None:
+        self._tif = tif
+        self._page = page
+        self._extra = (page.samplesperpixel,) if has_samples else ()
+        self._tile = page.chunks[:2]  # (rows, columns) of a tile, or (rows per strip, width)
+        self._across = -(-page.imagewidth // self._tile[1])
+        self._lock = threading.RLock()
+        dtype = np.dtype(page.dtype)
+        self._row_bytes = self._tile[1] * page.samplesperpixel * dtype.itemsize
+        self._raw = (
+            page.compression == 1
+            and page.fillorder == 1
+            and page.bitspersample == 8 * dtype.itemsize
+            and (dtype.itemsize == 1 or tif.byteorder == _NATIVE_ORDER)
+            and all(n % self._row_bytes == 0 for n in page.databytecounts)
+        )
+
+    def _place(self, out: np.ndarray, segment: np.ndarray, index: int, r0: int, c0: int) -> None:
+        """Copy the part of one segment that falls in ``out`` (whose origin is r0, c0)."""
+        y0, x0 = (index // self._across) * self._tile[0], (index % self._across) * self._tile[1]
+        ys, ye = max(r0, y0), min(r0 + out.shape[0], y0 + segment.shape[0])
+        xs, xe = max(c0, x0), min(c0 + out.shape[1], x0 + segment.shape[1])
+        out[ys - r0 : ye - r0, xs - c0 : xe - c0] = segment[ys - y0 : ye - y0, xs - x0 : xe - x0]
+
+    def _read_decoded(self, indices: list[int], out: np.ndarray, r0: int, c0: int) -> None:
+        page = self._page
+        segments = self._tif.filehandle.read_segments(
+            [page.dataoffsets[i] for i in indices],
+            [page.databytecounts[i] for i in indices],
+            indices,
+            lock=self._lock,
+        )
+        for data, index in segments:
+            segment, _, shape = page.decode(data, index, jpegtables=page.jpegtables)
+            if segment is not None:  # a sparse file's missing tile reads as zeros, like tifffile's
+                self._place(out, segment.reshape(shape[1:3] + self._extra), index, r0, c0)
+
+    def _read_mapped(self, indices: list[int], out: np.ndarray, r0: int, c0: int) -> None:
+        """Copy uncompressed segments out of a memory map of just the bytes they span.
+
+        The map lives only while one block is read, so a worker's resident memory never grows
+        with the size of the file (Dask's memory manager watches it).
+        """
+        page = self._page
+        present = [i for i in indices if page.databytecounts[i] > 0]
+        if not present:
+            return
+        lo = min(page.dataoffsets[i] for i in present)
+        hi = max(page.dataoffsets[i] + page.databytecounts[i] for i in present)
+        lo -= lo % mmap.ALLOCATIONGRANULARITY
+        with (
+            open(self._tif.filehandle.path, "rb") as fh,
+            mmap.mmap(fh.fileno(), hi - lo, offset=lo, access=mmap.ACCESS_READ) as mapped,
+        ):
+            buffer = np.frombuffer(mapped, np.uint8)
+            for i in present:
+                start, count = page.dataoffsets[i] - lo, page.databytecounts[i]
+                flat = buffer[start : start + count].view(page.dtype)
+                segment = flat.reshape(count // self._row_bytes, self._tile[1], *self._extra)
+                self._place(out, segment, i, r0, c0)
+            del buffer, flat, segment  # no view may outlive the map, or closing it fails
+
+    def __getitem__(self, region: tuple[slice, ...]) -> np.ndarray:
+        (r0, r1), (c0, c1) = ((s.start, s.stop) for s in region[:2])
+        th, tw = self._tile
+        indices = [
+            ty * self._across + tx
+            for ty in range(r0 // th, -(-r1 // th))
+            for tx in range(c0 // tw, -(-c1 // tw))
+        ]
+        out = np.zeros((r1 - r0, c1 - c0, *self._extra), self._page.dtype)
+        (self._read_mapped if self._raw else self._read_decoded)(indices, out, r0, c0)
+        return out[(slice(None), slice(None), *region[2:])]
+
+
+@functools.lru_cache(maxsize=16)
+def tiff_level(path: str, level: int, mtime: float) -> Any:
+    """An indexable reader of one pyramid level, opened once per process and file version.
+
+    ``mtime`` is part of the cache key so that a file rewritten in place is opened again.
+    """
+    import tifffile
+
+    tif = tifffile.TiffFile(path)
+    series = tif.series[0].levels[level]
+    page = series.pages[0] if len(series.pages) == 1 else None
+    if (
+        page is not None
+        and series.axes in ("YX", "YXS")
+        and tuple(page.shape) == tuple(series.shape)
+        and page.imagedepth == 1
+        and (page.samplesperpixel == 1 or page.planarconfig == 1)
+        and len(page.dataoffsets) > 0
+    ):
+        return _SegmentReader(tif, page, has_samples=series.axes == "YXS")
+    tif.close()
+    return zarr.open(tifffile.imread(path, aszarr=True, level=level), mode="r")
+
+
+def read_tiff_block(path: str, level: int, mtime: float, block_info=None) -> np.ndarray:
+    """The block of a TIFF level that a Dask task covers (its ``array-location``)."""
+    loc = block_info[None]["array-location"]
+    return tiff_level(path, level, mtime)[tuple(slice(a, b) for a, b in loc)]
