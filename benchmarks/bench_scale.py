@@ -6,6 +6,9 @@ in a fresh child process — so that its peak RSS is its own — which opens the
 computes ``local_fskde(order=8, window="box", size=8, stride=8)`` with Dask's threaded scheduler
 on ``--workers`` threads and writes the coefficients to a Zarr store.
 
+For the largest size the TIFF run is repeated without the write ("tiff nowrite": read and
+compute only), so that the cost of writing shows by difference in the same run.
+
 Reported: wall time, Mpx/s, peak RSS of the child, and the ratio of the out-of-core rate to the
 in-memory rate of ``local_fskde`` on a 4096² crop of the same image (computed by another child
 right before each run, median of three runs after a warm-up), and the 1-minute load average.
@@ -52,7 +55,10 @@ else:
     image = xfskde.open_image(source, chunks=chunks)
     field = xfskde.local_fskde(image, order=8, window="box", size=8, stride=8)
     with dask.config.set(scheduler="threads", num_workers=workers):
-        xfskde.write_coefficients(field, out, overwrite=True)
+        if mode == "nowrite":  # read and compute only: what the write costs, by difference
+            field.data.sum().compute()
+        else:
+            xfskde.write_coefficients(field, out, overwrite=True)
     seconds = time.perf_counter() - start
     pixels = image.sizes["y"] * image.sizes["x"]
 peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20  # KiB -> GiB
@@ -112,24 +118,27 @@ def main(argv: list[str] | None = None) -> list[dict]:
     try:
         big = max(args.sizes)
         crop, _ = make_inputs(4096, folder)
-        print(f"{'input':<14}{'seconds':>9}{'Mpx/s':>8}{'ns/px':>8}{'peak RSS':>12}"
+        print(f"{'input':<20}{'seconds':>9}{'Mpx/s':>8}{'ns/px':>8}{'peak RSS':>12}"
               f"{'memory Mpx/s':>14}{'/ memory':>10}{'load':>6}")  # fmt: skip
         for size in args.sizes:
             tif, zar = make_inputs(size, folder)
-            sources = [("tiff", tif)] + ([("zarr", zar)] if size == big and not args.quick else [])
+            sources = [("tiff", tif)]
+            if size == big and not args.quick:
+                sources += [("tiff nowrite", tif), ("zarr", zar)]
             for kind, source in sources:
                 # the in-memory rate is measured right before each run: the cores are shared,
                 # and a ratio of two measurements minutes apart would mostly measure the load
                 memory = run_child("memory", crop, folder / "unused", args.workers, args.chunks)
                 memory_rate = memory["pixels"] / memory["seconds"] / 1e6
                 out = folder / f"out-{size}-{kind}.zarr"
-                r = run_child("disk", source, out, args.workers, args.chunks)
+                mode = "nowrite" if kind.endswith("nowrite") else "disk"
+                r = run_child(mode, source, out, args.workers, args.chunks)
                 rate = r["pixels"] / r["seconds"] / 1e6
                 row = {"size": size, "input": kind, **r, "mpx_s": rate,
                        "memory_mpx_s": memory_rate, "ratio_to_memory": rate / memory_rate,
                        "load": os.getloadavg()[0]}  # fmt: skip
                 rows.append(row)
-                print(f"{f'{size}² {kind}':<14}{r['seconds']:>9.2f}{rate:>8.0f}"
+                print(f"{f'{size}² {kind}':<20}{r['seconds']:>9.2f}{rate:>8.0f}"
                       f"{1e9 * r['seconds'] / r['pixels']:>8.2f}{r['peak_rss_gib']:>8.2f} GiB"
                       f"{memory_rate:>14.0f}{row['ratio_to_memory']:>10.2f}"
                       f"{row['load']:>6.1f}")  # fmt: skip
