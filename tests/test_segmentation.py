@@ -202,3 +202,23 @@ def test_16k_image_to_zarr_in_bounded_memory(tmp_path):
     peak = float(result.stdout.split("peak_rss_mib")[-1])
     # the float32 image alone would be 3 GiB and its features ~60 GiB
     assert peak < 3000, peak
+
+
+@pytest.mark.parametrize(
+    ("kind", "size"), [("gaussian", 4.0), ("gaussian", 0.7), ("box", 4), ("box", 5)]
+)
+@pytest.mark.parametrize("shape", [(37, 53, 48), (3, 70, 5), (64, 2, 1)])
+def test_plane_filter_equals_scipy_reflect(kind, size, shape):
+    from scipy import ndimage
+
+    from xfskde.segmentation._filters import correlate_separable
+    from xfskde.segmentation.features import _centred_profile
+    from xfskde.windows import Window
+
+    planes = np.random.default_rng(sum(shape)).random(shape).astype(np.float32)
+    p = _centred_profile(Window(kind, size))
+    expected = ndimage.correlate1d(ndimage.correlate1d(planes, p, axis=0, mode="reflect"), p,
+                                   axis=1, mode="reflect")  # fmt: skip
+    got = correlate_separable(planes, p)
+    np.testing.assert_allclose(got, expected, rtol=0, atol=1e-6)
+    assert not np.array_equal(got, planes)  # the input is left alone unless overwrite=True

@@ -39,6 +39,7 @@ from ..density import evaluate
 from ..gradients import gradient
 from ..kernel import Cos2KKernel
 from ..windows import Window, make_window
+from ._filters import correlate_separable
 
 __all__ = ["FEATURE_GROUPS", "FeatureSpec", "block_features", "feature_depth"]
 
@@ -123,9 +124,7 @@ def _filter(planes: np.ndarray, window: Window) -> np.ndarray:
             [ndimage.correlate(planes[..., i], w, mode="reflect") for i in range(planes.shape[-1])],
             axis=-1,
         )
-    p = _centred_profile(window)
-    tmp = ndimage.correlate1d(planes, p, axis=0, mode="reflect")
-    return ndimage.correlate1d(tmp, p, axis=1, mode="reflect", output=planes)
+    return correlate_separable(planes, _centred_profile(window), overwrite=True)
 
 
 def _binned(index: np.ndarray, n_bins: int, weight: np.ndarray | None = None) -> np.ndarray:

@@ -1,0 +1,79 @@
+"""Separable window filtering of feature-plane stacks (compiled with numba).
+
+The colour and gradient-histogram groups filter tens of indicator planes with the window φ.
+``scipy.ndimage.correlate1d`` on an (h, w, n) float32 stack took 1.6 s per megapixel for 48
+planes and a Gaussian of σ = 4 (33 taps), twenty times the whole FS-KDE of the same block. These
+two loops compute the same correlation (scipy's ``"reflect"`` boundary: d c b a | a b c d) with
+the n planes innermost, so every tap is one contiguous, vectorised multiply-add over a row.
+"""
+
+from __future__ import annotations
+
+import numba
+import numpy as np
+
+__all__ = ["correlate_separable"]
+
+
+@numba.njit(nogil=True, cache=True, error_model="numpy")
+def _rows(src, index, profile, out):
+    """``out[i, j] = Σ_t profile[t] · src[index[i + t], j]`` for 2-D arrays."""
+    for i in range(out.shape[0]):
+        row = out[i]
+        row[:] = 0
+        for t in range(profile.shape[0]):
+            p = profile[t]
+            s = src[index[i + t]]
+            for j in range(row.shape[0]):
+                row[j] += p * s[j]
+
+
+@numba.njit(nogil=True, cache=True, error_model="numpy")
+def _columns(src, index, profile, out):
+    """``out[y, x, c] = Σ_t profile[t] · src[y, index[x + t], c]`` for (h, w, n) arrays."""
+    for y in range(out.shape[0]):
+        for x in range(out.shape[1]):
+            o = out[y, x]
+            o[:] = 0
+            for t in range(profile.shape[0]):
+                p = profile[t]
+                s = src[y, index[x + t]]
+                for c in range(o.shape[0]):
+                    o[c] += p * s[c]
+
+
+def _reflect_index(n: int, radius: int) -> np.ndarray:
+    """Source index of positions -radius .. n + radius - 1 under scipy's ``"reflect"`` mode."""
+    return np.pad(np.arange(n, dtype=np.int64), radius, mode="symmetric")
+
+
+def correlate_separable(
+    planes: np.ndarray, profile: np.ndarray, *, overwrite: bool = False
+) -> np.ndarray:
+    """Correlate every plane of an (h, w, n) stack with ``profile`` along y, then along x.
+
+    Parameters
+    ----------
+    planes : numpy.ndarray, shape (h, w, n)
+        Feature planes (float32).
+    profile : numpy.ndarray, shape (2r + 1,)
+        The window's 1-D profile on offsets -r .. r.
+    overwrite : bool
+        Write the result into ``planes`` (when it is float32 and contiguous) to save memory.
+
+    Returns
+    -------
+    numpy.ndarray, shape (h, w, n), float32
+        Equal to ``scipy.ndimage.correlate1d`` along axis 0 then 1 with ``mode="reflect"``, to
+        float32 rounding.
+    """
+    source = planes
+    planes = np.ascontiguousarray(planes, dtype=np.float32)
+    profile = np.ascontiguousarray(profile, dtype=np.float32)
+    h, w, n = planes.shape
+    r = (profile.shape[0] - 1) // 2
+    vertical = np.empty_like(planes)
+    _rows(planes.reshape(h, w * n), _reflect_index(h, r), profile, vertical.reshape(h, w * n))
+    out = planes if overwrite or planes is not source else np.empty_like(planes)
+    _columns(vertical, _reflect_index(w, r), profile, out)
+    return out
