@@ -4,9 +4,11 @@ import dask.array as da
 import numpy as np
 import pytest
 import xarray as xr
+import zarr
 from scipy.optimize import minimize
 
 from xfskde.datasets import dead_leaves, random_textures
+from xfskde.io import store_status
 from xfskde.metrics import rand_index
 from xfskde.segmentation import FeatureSpec, abundances, fit_textures, segment
 from xfskde.segmentation.features import block_features
@@ -162,6 +164,32 @@ def test_segment_command_writes_zarr(tmp_path, leaves):
     assert rand_index(direct, stored.values) > 0.95
     with pytest.raises(FileExistsError, match="overwrite"):
         _segment_command(argv)
+    assert store_status(out) == {"complete": True, "blocks_done": 9, "blocks_total": 9}
+
+
+def test_interrupted_segment_resumes_to_the_same_labels(tmp_path, leaves, capsys):
+    """Blocks without a completion record are recomputed, and only they; the rest is kept."""
+    image, _ = leaves
+    source = tmp_path / "leaves.npy"
+    np.save(source, (image * 255).astype(np.uint8))
+    out = tmp_path / "labels.zarr"
+    argv = [str(source), str(out), "--textures", "3", "--size", "3", "--chunks", "48"]
+    assert _segment_command(argv) == 0
+    complete = xr.open_zarr(out)["labels"].values
+    # what a run killed after 6 of 9 blocks leaves behind: 3 records missing, their data not
+    # (or half) written, and the status still "incomplete"
+    group = zarr.open_group(out, mode="r+")
+    group["xfskde_blocks"][2, :] = 0
+    group["labels"][96:, :] = 7
+    group.attrs["xfskde_status"] = "incomplete"
+    assert not store_status(out)["complete"]
+    capsys.readouterr()
+    assert _segment_command([*argv, "--resume"]) == 0
+    assert "3 of 9 blocks computed" in capsys.readouterr().out
+    np.testing.assert_array_equal(xr.open_zarr(out)["labels"].values, complete)
+    assert store_status(out)["complete"]
+    with pytest.raises(ValueError, match="cannot resume"):  # other parameters: refused
+        _segment_command([*argv, "--resume", "--size", "4"])
 
 
 _BIG_SCRIPT = """

@@ -32,7 +32,14 @@ from ._scheduling import compute as compute_collections
 from ._tiff import read_tiff_block
 from .accessor import COLOR_DIMS
 
-__all__ = ["open_coefficients", "open_image", "store_status", "write_coefficients"]
+__all__ = [
+    "finalize_store",
+    "open_coefficients",
+    "open_image",
+    "store_status",
+    "write_blocks",
+    "write_coefficients",
+]
 
 TIFF_SUFFIXES = (".tif", ".tiff", ".svs", ".ndpi", ".scn", ".btf", ".qptiff")
 PLAIN_SUFFIXES = (".png", ".jpg", ".jpeg", ".bmp", ".gif", ".webp", ".npy")
@@ -233,7 +240,8 @@ def _regular_chunks(field: xr.DataArray, chunks: int | tuple[int, int] | None) -
         cy, cx = max(field.chunks[0]), max(field.chunks[1])
     else:
         cy, cx = 1024, 1024
-    return max(1, min(int(cy), field.sizes["y"])), max(1, min(int(cx), field.sizes["x"]))
+    height, width = field.shape[:2]
+    return max(1, min(int(cy), height)), max(1, min(int(cx), width))
 
 
 def _default_compressors() -> Any:
@@ -247,8 +255,10 @@ def _default_compressors() -> Any:
     return zarr.codecs.BloscCodec(cname="lz4", clevel=1, shuffle="bitshuffle")
 
 
-def _create_store(store, field: xr.DataArray, chunks, n_blocks, params: str, compressors) -> None:
-    """Lay out an empty store: coordinates, the coefficient array, the completion record.
+def _create_store(
+    store, field: xr.DataArray, name: str, chunks, n_blocks, params: str, compressors
+) -> None:
+    """Lay out an empty store: coordinates, the data array, the completion record.
 
     Written with the zarr API rather than ``Dataset.to_zarr``: xarray 2026.9 stores a *lazy*
     complex variable's metadata as float64 in Zarr v3, and the layout must exist before any
@@ -257,10 +267,10 @@ def _create_store(store, field: xr.DataArray, chunks, n_blocks, params: str, com
     group = zarr.open_group(store, mode="w", zarr_format=3)
     group.attrs.update({STATUS_ATTR: "incomplete", "xfskde_parameters": params})
     extra = []
-    for name, coord in field.coords.items():
+    for coord_name, coord in field.coords.items():
         values = np.asarray(coord.values)
         arr = group.create_array(
-            str(name),
+            str(coord_name),
             shape=values.shape,
             dtype=values.dtype,
             chunks=values.shape,
@@ -269,17 +279,17 @@ def _create_store(store, field: xr.DataArray, chunks, n_blocks, params: str, com
             fill_value=None if values.dtype.kind in "OSU" else 0,
         )
         arr[...] = values
-        if name not in field.dims:
-            extra.append(str(name))
+        if coord_name not in field.dims:
+            extra.append(str(coord_name))
     attrs = dict(field.attrs)
     if extra:
         attrs["coordinates"] = " ".join(extra)
     group.create_array(
-        VARIABLE,
+        name,
         shape=field.shape,
         dtype=field.dtype,
-        chunks=(*chunks, field.sizes["k"]),
-        dimension_names=("y", "x", "k"),
+        chunks=(*chunks, *field.shape[2:]),
+        dimension_names=tuple(map(str, field.dims)),
         attributes=attrs,
         fill_value=0,
         compressors=_default_compressors() if compressors == "default" else compressors,
@@ -300,17 +310,22 @@ def _create_store(store, field: xr.DataArray, chunks, n_blocks, params: str, com
 _WRITE_CONFIG = {"write_empty_chunks": True}
 
 
-def _write_block(block: np.ndarray, store: Any, by: int, bx: int, cy: int, cx: int) -> int:
-    """Write one block of coefficients, then its completion record (in that order)."""
-    coefficients = zarr.open_array(store, path=VARIABLE, mode="r+").with_config(_WRITE_CONFIG)
-    coefficients[by * cy : by * cy + block.shape[0], bx * cx : bx * cx + block.shape[1]] = block
+def _write_block(
+    block: np.ndarray, store: Any, name: str, by: int, bx: int, cy: int, cx: int
+) -> int:
+    """Write one block, then its completion record (in that order)."""
+    target = zarr.open_array(store, path=name, mode="r+").with_config(_WRITE_CONFIG)
+    target[by * cy : by * cy + block.shape[0], bx * cx : bx * cx + block.shape[1]] = block
     zarr.open_array(store, path=BLOCKS, mode="r+")[by, bx] = 1
     return 1
 
 
-def _write_mapped_block(block: np.ndarray, store: Any, chunk_shape, block_info=None) -> np.ndarray:
+def _write_mapped_block(
+    block: np.ndarray, store: Any, variable: str, chunk_shape, block_info=None
+) -> np.ndarray:
     by, bx = block_info[0]["chunk-location"][:2]
-    return np.full((1, 1, 1), _write_block(block, store, by, bx, *chunk_shape), np.int64)
+    written = _write_block(block, store, variable, by, bx, *chunk_shape)
+    return np.full((1,) * block.ndim, written, np.int64)
 
 
 def store_status(store: Any) -> dict[str, Any]:
@@ -384,8 +399,55 @@ def write_coefficients(
     """
     if tuple(coeffs.dims) != ("y", "x", "k"):
         raise ValueError(f"coeffs must have dims ('y', 'x', 'k'), got {coeffs.dims}")
-    cy, cx = _regular_chunks(coeffs, chunks)
-    params = _parameters(coeffs)
+    return write_blocks(
+        coeffs, store, name=VARIABLE, chunks=chunks, resume=resume, overwrite=overwrite,
+        compute=compute, scheduler=scheduler, progress=progress, compressors=compressors,
+    )  # fmt: skip
+
+
+def write_blocks(
+    data: xr.DataArray,
+    store: Any,
+    *,
+    name: str,
+    chunks: int | tuple[int, int] | None = None,
+    resume: bool = False,
+    overwrite: bool = False,
+    compute: bool = True,
+    scheduler: Any = None,
+    progress: bool = False,
+    compressors: Any = None,
+) -> Any:
+    """Write any ``(y, x, ...)`` DataArray to a Zarr v3 store block by block, resumably.
+
+    The machinery behind :func:`write_coefficients` and ``xfskde segment``: the store is laid
+    out first (coordinates, the array ``name``, a completion record of one entry per block, the
+    status ``"incomplete"``), each block writes its data and then its record, and the status
+    becomes ``"complete"`` (:func:`finalize_store`) only once every record exists. The first two
+    dims are cut into ``chunks``; the others are never split.
+
+    Parameters
+    ----------
+    data : xarray.DataArray
+        NumPy- or Dask-backed, with the two spatial dims first.
+    store : str, pathlib.Path or zarr store
+    name : str
+        Name of the array in the store.
+    chunks, resume, overwrite, compute, scheduler, progress
+        As in :func:`write_coefficients`.
+    compressors : zarr codecs, None or "default"
+        Zarr's codecs for the chunks; None uses zarr's own default, "default" xfskde's
+        Blosc-LZ4 with bit shuffle.
+
+    Returns
+    -------
+    int or dask.array.Array
+        The number of blocks written now, or the pending writes with ``compute=False``.
+    """
+    if data.ndim < 2:
+        raise ValueError(f"data must have at least two (spatial) dims, got {data.dims}")
+    cy, cx = _regular_chunks(data, chunks)
+    params = _parameters(data)
     exists = _store_exists(store)
     if exists and not (resume or overwrite):
         raise FileExistsError(
@@ -400,20 +462,23 @@ def write_coefficients(
                 f"cannot resume {store}: it was written with other parameters or shape; "
                 "use overwrite=True to start again"
             )
-    field = coeffs.chunk({"y": cy, "x": cx, "k": -1})
+    ydim, xdim, *rest = data.dims
+    field = data.chunk({ydim: cy, xdim: cx, **dict.fromkeys(rest, -1)})
     nby, nbx = len(field.chunks[0]), len(field.chunks[1])
     if fresh:
-        _create_store(store, field, (cy, cx), (nby, nbx), params, compressors)
+        compressors = "auto" if compressors is None else compressors
+        _create_store(store, field, name, (cy, cx), (nby, nbx), params, compressors)
     done = np.asarray(zarr.open_group(store, mode="r")[BLOCKS][...]).astype(bool)
     # one writer mapped over every block; selecting the missing blocks' outputs lets Dask cull
     # the rest, so a resumed write neither reads nor computes what is already stored
     writes = field.data.map_blocks(
         _write_mapped_block,
         store=store,
+        variable=name,  # not name=: map_blocks would take it for the output's name
         chunk_shape=(cy, cx),
-        chunks=((1,) * nby, (1,) * nbx, (1,)),
+        chunks=((1,) * nby, (1,) * nbx, *(((1,),) * len(rest))),
         dtype=np.int64,
-        meta=np.empty((0, 0, 0), np.int64),
+        meta=np.empty((0,) * field.ndim, np.int64),
     )
     todo = [writes.blocks[by, bx].ravel() for by, bx in zip(*np.nonzero(~done), strict=True)]
     pending = da.concatenate(todo) if todo else da.zeros(0, dtype=np.int64)

@@ -4,9 +4,7 @@ from __future__ import annotations
 
 import argparse
 import os
-import shutil
 import time
-import warnings
 from pathlib import Path
 
 from ._options import add_scheduler_option, scheduler
@@ -37,23 +35,25 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--level", type=int, default=0, help="pyramid level of the input")
     parser.add_argument("--chunks", type=int, default=1024, help="block side (default 1024)")
     parser.add_argument("--overwrite", action="store_true", help="replace an existing store")
+    parser.add_argument(
+        "--resume", action="store_true",
+        help="finish an interrupted run: only blocks without a completion record are computed",
+    )  # fmt: skip
     add_scheduler_option(parser)
     parser.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    import xarray as xr
-
-    from ..io import open_image
+    from ..io import finalize_store, open_image, store_status, write_blocks
     from ..segmentation import fit_textures
 
     if args.chunks < 1:
         raise ValueError(f"--chunks must be a positive number of pixels, got {args.chunks}")
     out = Path(os.fspath(args.output))
-    if out.exists():
-        if not args.overwrite:
-            raise FileExistsError(f"{out} exists; pass --overwrite to replace it")
-        shutil.rmtree(out) if out.is_dir() else out.unlink()
+    if out.exists() and not (args.overwrite or args.resume):
+        raise FileExistsError(
+            f"{out} exists; pass --resume to finish an interrupted run or --overwrite to replace it"
+        )
     image = open_image(args.input, level=args.level, chunks=args.chunks)
     options = {
         "features": tuple(f.strip() for f in args.features.split(",") if f.strip()),
@@ -67,19 +67,20 @@ def run(args: argparse.Namespace) -> int:
     }
     start = time.perf_counter()
     with scheduler(args) as compute:
+        # the fit is seeded, so a resumed run fits the same endmembers; they are in the
+        # labels' attrs, and write_blocks refuses to resume a store written with others
         model = fit_textures(image, args.textures, **options)
         labels = model.predict(image)
-        chunks = {d: c[0] for d, c in zip(labels.dims, labels.chunks, strict=True)}
-        labels.encoding["chunks"] = tuple(chunks.values())
-        with warnings.catch_warnings():
-            warnings.filterwarnings("ignore", message="Consolidated metadata")
-            store = xr.Dataset({"labels": labels}).to_zarr(
-                out, mode="w", compute=False, consolidated=True, zarr_format=3
-            )
-        compute([store])
+        written = write_blocks(
+            labels, out, name="labels", chunks=args.chunks, resume=args.resume,
+            overwrite=args.overwrite, compute=False,
+        )  # fmt: skip
+        compute([written])
+    finalize_store(out)
     seconds = time.perf_counter() - start
+    total = store_status(out)["blocks_total"]
     print(
         f"wrote {out}: labels {tuple(labels.shape)} uint8, {args.textures} textures, "
-        f"{labels.data.npartitions} blocks in {seconds:.1f} s"
+        f"{written.shape[0]} of {total} blocks computed in {seconds:.1f} s"
     )
     return 0

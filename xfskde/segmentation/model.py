@@ -70,6 +70,9 @@ class TextureModel:
             "angle_bins": s.angle_bins,
             "n_coefficients": s.n_coefficients,
             **{f"scale_{k}": float(v) for k, v in self.scales.items()},
+            # the fitted pure-texture features: with the parameters above they reproduce the
+            # labels, and a resumed write checks them
+            "endmembers": np.asarray(self.endmembers, dtype=float).round(7).tolist(),
         }
 
     def features(self, block: np.ndarray) -> np.ndarray:
