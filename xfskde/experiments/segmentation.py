@@ -51,13 +51,12 @@ class SegmentationResults:
 
     def table(self) -> str:
         """Table 1, measured next to the paper's numbers."""
-        lines = [
-            f"{'method':8} {'random texture':>16} {'(paper)':>15} {'dead leaves':>16} "
-            f"{'(paper)':>15}"
-        ]
-        for method, per in self.summary().items():
+        summary = self.summary()
+        datasets = [d for d in DATASETS if any(d in per for per in summary.values())]
+        lines = [f"{'method':8}" + "".join(f" {d:>16} {'(paper)':>15}" for d in datasets)]
+        for method, per in summary.items():
             row = f"{method:8}"
-            for dataset in DATASETS:
+            for dataset in datasets:
                 mean, std = per[dataset]
                 pm, ps = PAPER_TABLE[method][dataset]
                 row += f" {mean:>8.3f} ± {std:.3f} {pm:>7.3f} ± {ps:.3f}"
@@ -82,11 +81,11 @@ def segmentation_experiment(
     n_images: int = 5,
     size: int = 256,
     *,
-    window_sizes: tuple[float, ...] = (4.0, 6.0),
+    window_sizes: tuple[float, ...] = (3.0, 4.0, 6.0),
     color_bins: tuple[int, ...] = (16,),
-    angle_bins: tuple[int, ...] = (8, 16),
-    coefficients: tuple[int, ...] = (4, 8),
-    weights: tuple[float, ...] = (1.0,),
+    angle_bins: tuple[int, ...] = (8, 16, 40),
+    coefficients: tuple[int, ...] = (4, 8, 16),
+    weights: tuple[float, ...] = (0.25, 0.5, 1.0),
     methods: tuple[str, ...] = ("basic", "hist", "FS-KDE"),
     datasets: tuple[str, ...] = ("random texture", "dead leaves"),
     seed: int = 0,
@@ -163,15 +162,15 @@ def _ints(text: str) -> tuple[int, ...]:
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--images", type=int, default=5, help="images per data set (default 5)")
     parser.add_argument("--size", type=int, default=256, help="image side in pixels (256)")
-    parser.add_argument("--window-sizes", type=_floats, default=(4.0, 6.0),
-                        help="Gaussian sigmas to choose from, comma separated (4,6)")  # fmt: skip
+    parser.add_argument("--window-sizes", type=_floats, default=(3.0, 4.0, 6.0),
+                        help="Gaussian sigmas to choose from, comma separated (3,4,6)")  # fmt: skip
     parser.add_argument("--color-bins", type=_ints, default=(16,), help="colour bins (16)")
-    parser.add_argument("--angle-bins", type=_ints, default=(8, 16),
-                        help="gradient histogram bins, paper 8..40 (8,16)")  # fmt: skip
-    parser.add_argument("--coefficients", type=_ints, default=(4, 8),
-                        help="complex FS-KDE coefficients, paper 4..20 (4,8)")  # fmt: skip
-    parser.add_argument("--weights", type=_floats, default=(1.0,),
-                        help="weights of the gradient group to choose from (1)")  # fmt: skip
+    parser.add_argument("--angle-bins", type=_ints, default=(8, 16, 40),
+                        help="gradient histogram bins, paper 8..40 (8,16,40)")  # fmt: skip
+    parser.add_argument("--coefficients", type=_ints, default=(4, 8, 16),
+                        help="complex FS-KDE coefficients, paper 4..20 (4,8,16)")  # fmt: skip
+    parser.add_argument("--weights", type=_floats, default=(0.25, 0.5, 1.0),
+                        help="weights of the gradient group to choose from (0.25,0.5,1)")  # fmt: skip
     parser.add_argument("--seed", type=int, default=0, help="first image seed")
 
 
