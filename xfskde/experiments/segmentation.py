@@ -170,7 +170,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--coefficients", type=_ints, default=(4, 8, 16),
                         help="complex FS-KDE coefficients, paper 4..20 (4,8,16)")  # fmt: skip
     parser.add_argument("--weights", type=_floats, default=(0.25, 0.5, 1.0),
-                        help="weights of the gradient group to choose from (0.25,0.5,1)")  # fmt: skip
+                        help="gradient-group weights to choose from (0.25,0.5,1)")  # fmt: skip
     parser.add_argument("--seed", type=int, default=0, help="first image seed")
 
 

@@ -29,6 +29,7 @@ pixels at least :func:`feature_depth` from the block edge are exact.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 import numpy as np
@@ -41,7 +42,7 @@ from ..kernel import Cos2KKernel
 from ..windows import Window, make_window
 from ._filters import correlate_separable
 
-__all__ = ["FEATURE_GROUPS", "FeatureSpec", "block_features", "feature_depth"]
+__all__ = ["FEATURE_GROUPS", "FeatureSpec", "block_features", "feature_depth", "feature_pieces"]
 
 #: The feature groups, in the order their planes are stacked.
 FEATURE_GROUPS: tuple[str, ...] = ("color", "hist", "fskde")
@@ -134,12 +135,12 @@ def _binned(index: np.ndarray, n_bins: int, weight: np.ndarray | None = None) ->
     return planes
 
 
-def _color(block: np.ndarray, spec: FeatureSpec) -> np.ndarray:
+def _color(block: np.ndarray, spec: FeatureSpec, channel: int) -> np.ndarray:
+    """The local histogram of one colour channel, scaled by 1/C so the group sums to one."""
     bins = spec.color_bins
-    q = np.clip(np.floor(block * bins), 0, bins - 1).astype(np.int64)
-    q += np.arange(block.shape[-1]) * bins  # channel c uses planes c*bins .. (c+1)*bins - 1
-    planes = np.zeros((*block.shape[:2], bins * block.shape[-1]), dtype=np.float32)
-    np.put_along_axis(planes, q, np.float32(1.0 / block.shape[-1]), axis=-1)
+    q = np.clip(np.floor(block[..., channel] * bins), 0, bins - 1).astype(np.int64)
+    planes = np.zeros((*block.shape[:2], bins), dtype=np.float32)
+    np.put_along_axis(planes, q[..., None], np.float32(1.0 / block.shape[-1]), axis=-1)
     return _filter(planes, spec.window_obj)
 
 
@@ -166,6 +167,25 @@ def _fskde(block: np.ndarray, spec: FeatureSpec) -> np.ndarray:
     return out
 
 
+def feature_pieces(block: np.ndarray, spec: FeatureSpec) -> Iterator[tuple[str, np.ndarray]]:
+    """The feature planes of one (h, w, C) block, piece by piece, in stacking order.
+
+    Yields ``(group, planes)``: one piece per colour channel (``color_bins`` planes each), then
+    the ``"hist"`` and ``"fskde"`` groups whole. Consumers that only need linear maps of the
+    features (the unmixing projections) use one piece at a time and never hold the whole
+    (h, w, D) stack, which for 48 colour planes and a 1024² block is over a quarter of a GB.
+    """
+    block = np.ascontiguousarray(block, dtype=np.float32)
+    for name in spec.features:
+        if name == "color":
+            for channel in range(block.shape[-1]):
+                yield name, _color(block, spec, channel)
+        elif name == "hist":
+            yield name, _angle_hist(block, spec)
+        else:
+            yield name, _fskde(block, spec)
+
+
 def block_features(block: np.ndarray, spec: FeatureSpec) -> dict[str, np.ndarray]:
     """The feature groups of one (h, w, C) block of values in [0, 1], as float32 planes.
 
@@ -180,6 +200,7 @@ def block_features(block: np.ndarray, spec: FeatureSpec) -> dict[str, np.ndarray
     dict
         Group name -> (h, w, D_group) float32 array, for each group in ``spec.features``.
     """
-    block = np.ascontiguousarray(block, dtype=np.float32)
-    makers = {"color": _color, "hist": _angle_hist, "fskde": _fskde}
-    return {name: makers[name](block, spec) for name in spec.features}
+    pieces: dict[str, list[np.ndarray]] = {}
+    for name, planes in feature_pieces(block, spec):
+        pieces.setdefault(name, []).append(planes)
+    return {name: np.concatenate(p, axis=-1) if len(p) > 1 else p[0] for name, p in pieces.items()}

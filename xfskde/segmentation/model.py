@@ -23,8 +23,8 @@ from typing import Any
 import numpy as np
 
 from ..lazy import safe_chunks
-from .features import FeatureSpec, block_features, feature_depth
-from .unmixing import abundances, fit_endmembers
+from .features import FeatureSpec, block_features, feature_depth, feature_pieces
+from .unmixing import abundances_from_projections, fit_endmembers
 
 __all__ = ["DEFAULT_WEIGHTS", "TextureModel", "fit_textures", "segment"]
 
@@ -100,26 +100,44 @@ def _as_float(block: np.ndarray) -> np.ndarray:
 
 
 def _unmix_block(block: np.ndarray, model: TextureModel, halo: int, what: str) -> np.ndarray:
-    """THE block function: features of a haloed block → abundances or labels of its interior."""
-    feats = model.features(_as_float(block))[halo:-halo, halo:-halo]
-    a = abundances(feats, model.endmembers)
+    """THE block function: features of a haloed block → abundances or labels of its interior.
+
+    The abundances need the features only through their projections on the endmembers
+    (:func:`.unmixing.abundances_from_projections`), so each feature piece is projected as soon
+    as it is made, on the interior pixels only, with its group's scale folded into the
+    endmembers: the (h, w, D) stack is never built.
+    """
+    E = np.asarray(model.endmembers, dtype=np.float64)
+    inner = (slice(halo, -halo or None), slice(halo, -halo or None))
+    b = None
+    start = 0
+    for name, planes in feature_pieces(_as_float(block), model.spec):
+        n = planes.shape[-1]
+        basis = (E[:, start : start + n] * model.scales[name]).T.astype(np.float32)
+        part = np.ascontiguousarray(planes[inner]).reshape(-1, n) @ basis
+        b = part.astype(np.float64) if b is None else b + part
+        start += n
+    height, width = block.shape[0] - 2 * halo, block.shape[1] - 2 * halo
+    a = abundances_from_projections(b, E @ E.T).reshape(height, width, -1)
     if what == "abundances":
         return a
     return np.argmax(a, axis=-1).astype(np.uint8)
 
 
-def _features_block(block: np.ndarray, spec: FeatureSpec, halo: int) -> np.ndarray:
-    groups = block_features(_as_float(block), spec)
-    stacked = np.concatenate([groups[name] for name in spec.features], axis=-1)
-    return stacked[halo:-halo, halo:-halo]
+def _sample_block(block: np.ndarray, spec: FeatureSpec, halo: int, n: int, seed: int):
+    """Features of ``n`` random interior pixels of a haloed block (all when it has fewer).
 
-
-def _sample_rows(block: np.ndarray, n: int, seed: int) -> np.ndarray:
-    """``n`` random pixels (rows) of an (h, w, D) feature block, or all when it is smaller."""
-    flat = block.reshape(-1, block.shape[-1])
-    if flat.shape[0] <= n:
-        return flat
-    return flat[np.random.default_rng(seed).choice(flat.shape[0], n, replace=False)]
+    The pixels are drawn first and each feature piece is gathered at them as soon as it is
+    made, so the block's full feature stack is never held.
+    """
+    inner = (slice(halo, -halo or None), slice(halo, -halo or None))
+    size = (block.shape[0] - 2 * halo) * (block.shape[1] - 2 * halo)
+    pick = slice(None) if size <= n else np.random.default_rng(seed).choice(size, n, replace=False)
+    parts = [
+        np.ascontiguousarray(planes[inner]).reshape(size, -1)[pick]
+        for _, planes in feature_pieces(_as_float(block), spec)
+    ]
+    return np.concatenate(parts, axis=1)
 
 
 def _group_sizes(spec: FeatureSpec, channels: int) -> dict[str, int]:
@@ -219,6 +237,7 @@ def fit_textures(
     TextureModel
     """
     import dask
+    import dask.array as da
 
     if int(n_textures) != n_textures or n_textures < 1:
         raise ValueError(f"n_textures must be a positive integer, got {n_textures!r}")
@@ -237,18 +256,14 @@ def fit_textures(
     depth = feature_depth(spec)
     arr, _, _ = _to_dask(image, chunks, depth)
     sizes = _group_sizes(spec, arr.shape[2])
-    feats = arr.map_overlap(
-        _features_block, depth={0: depth, 1: depth, 2: 0}, boundary="reflect", trim=False,
-        dtype=np.float32, chunks=(*arr.chunks[:2], (sum(sizes.values()),)),
-        spec=spec, halo=depth, meta=np.empty((0, 0, 0), np.float32),
-    )  # fmt: skip
+    haloed = da.overlap.overlap(arr, depth={0: depth, 1: depth, 2: 0}, boundary="reflect")
     rng = np.random.default_rng(seed)
-    grid = list(np.ndindex(*feats.numblocks[:2]))
+    grid = list(np.ndindex(*haloed.numblocks[:2]))
     picked = rng.permutation(len(grid))[:_MAX_FIT_BLOCKS]
     per_block = -(-int(sample) // len(picked))
     seeds = rng.integers(0, 2**32, len(picked))
     rows = [
-        dask.delayed(_sample_rows)(feats.blocks[grid[i]], per_block, int(s))
+        dask.delayed(_sample_block)(haloed.blocks[grid[i]], spec, depth, per_block, int(s))
         for i, s in zip(sorted(picked), seeds, strict=True)
     ]  # each task returns only its sampled rows: memory stays per block
     X = np.concatenate(dask.compute(*rows))

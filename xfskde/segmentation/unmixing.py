@@ -91,13 +91,28 @@ def abundances(features: np.ndarray, endmembers: np.ndarray) -> np.ndarray:
         Non-negative, summing to one along the last axis.
     """
     E = np.asarray(endmembers, dtype=np.float64)
-    m = E.shape[0]
-    if m > MAX_TEXTURES:
-        raise ValueError(f"at most {MAX_TEXTURES} textures can be unmixed exactly, got {m}")
     shape = features.shape[:-1]
     flat = features.reshape(-1, features.shape[-1])
-    b = (flat @ E.T.astype(flat.dtype)).astype(np.float64)  # (n, m): the only per-pixel data
-    G = E @ E.T
+    b = flat @ E.T.astype(flat.dtype)  # (n, m): the only per-pixel data the solution needs
+    return abundances_from_projections(b, E @ E.T).reshape(*shape, E.shape[0])
+
+
+def abundances_from_projections(b: np.ndarray, gram: np.ndarray) -> np.ndarray:
+    """:func:`abundances` from the projections ``b = X Eᵀ`` (n, m) and the Gram matrix ``E Eᵀ``.
+
+    The exact solution depends on a pixel's features only through ``b``: for each of the
+    2^m - 1 supports the KKT system of min ‖x - aE‖² subject to a ≥ 0, Σa = 1 involves only
+    ``gram``, so it is inverted once and applied to every pixel.
+
+    Returns
+    -------
+    numpy.ndarray, shape (n, m), float32
+    """
+    G = np.asarray(gram, dtype=np.float64)
+    m = G.shape[0]
+    if m > MAX_TEXTURES:
+        raise ValueError(f"at most {MAX_TEXTURES} textures can be unmixed exactly, got {m}")
+    b = np.asarray(b, dtype=np.float64)
     best_cost = np.full(b.shape[0], np.inf)
     best = np.zeros((b.shape[0], m))
     for support in _supports(m):
@@ -115,4 +130,4 @@ def abundances(features: np.ndarray, endmembers: np.ndarray) -> np.ndarray:
         best[better] = 0.0
         best[np.ix_(better, s)] = np.maximum(a[better], 0.0)
         best[better] /= best[better].sum(axis=1, keepdims=True)
-    return best.reshape(*shape, m).astype(np.float32)
+    return best.astype(np.float32)
