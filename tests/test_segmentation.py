@@ -1,5 +1,8 @@
 """ORTSEG segmentation: features against brute force, exact unmixing, chunk invariance, accuracy."""
 
+import subprocess
+import sys
+
 import dask.array as da
 import numpy as np
 import pytest
@@ -7,6 +10,8 @@ import xarray as xr
 import zarr
 from scipy.optimize import minimize
 
+import xfskde
+import xfskde.io
 from xfskde.datasets import dead_leaves, random_textures
 from xfskde.io import store_status
 from xfskde.metrics import rand_index
@@ -190,6 +195,11 @@ def test_interrupted_segment_resumes_to_the_same_labels(tmp_path, leaves, capsys
     assert store_status(out)["complete"]
     with pytest.raises(ValueError, match="cannot resume"):  # other parameters: refused
         _segment_command([*argv, "--resume", "--size", "4"])
+    labels = xfskde.io.open_blocks(out)  # the store's one data array, lazily
+    assert labels.name == "labels" and labels.attrs["size"] == 3.0
+    np.testing.assert_array_equal(labels.values, complete)
+    capsys.readouterr()
+    assert subprocess.run([sys.executable, "-m", "xfskde.cli", "info", str(out)]).returncode == 0
 
 
 _BIG_SCRIPT = """

@@ -34,6 +34,7 @@ from .accessor import COLOR_DIMS
 
 __all__ = [
     "finalize_store",
+    "open_blocks",
     "open_coefficients",
     "open_image",
     "store_status",
@@ -535,14 +536,42 @@ def open_coefficients(store: Any, *, allow_incomplete: bool = False) -> xr.DataA
         If the store's write did not finish (unless ``allow_incomplete``): resume it with
         ``write_coefficients(..., resume=True)`` or ``xfskde coefficients ... --resume``.
     """
+    return open_blocks(store, name=VARIABLE, allow_incomplete=allow_incomplete)
+
+
+def open_blocks(
+    store: Any, *, name: str | None = None, allow_incomplete: bool = False
+) -> xr.DataArray:
+    """Reopen any store written by :func:`write_blocks` (coefficients, labels) lazily.
+
+    Parameters
+    ----------
+    store : str, pathlib.Path or zarr store
+    name : str, optional
+        The array to open; default: the store's only data array.
+    allow_incomplete : bool
+        Read a store whose write did not finish (unwritten blocks read as 0).
+
+    Returns
+    -------
+    xarray.DataArray
+        Dask-backed, with the coordinates and attributes it was written with.
+    """
     if isinstance(store, str | os.PathLike) and not Path(store).exists():
-        raise FileNotFoundError(f"no such coefficient store: {store}")
+        raise FileNotFoundError(f"no such store: {store}")
     try:
         group = zarr.open_group(store, mode="r")
     except (zarr.errors.GroupNotFoundError, FileNotFoundError) as exc:
         raise ValueError(f"{store} is not a Zarr store ({exc})") from None
-    if VARIABLE not in group:
-        raise ValueError(f"{store} holds no {VARIABLE!r} variable: not an xfskde coefficient store")
+    if name is None:
+        dims = {d for _, arr in group.arrays() for d in (arr.metadata.dimension_names or ())}
+        data = [n for n, arr in group.arrays() if n != BLOCKS and n not in dims]
+        if len(data) != 1 or BLOCKS not in group:
+            raise ValueError(f"{store} is not a store written by xfskde (arrays {sorted(data)})")
+        name = data[0]
+    if name not in group:
+        kind = "an xfskde coefficient store" if name == VARIABLE else f"a store of {name!r}"
+        raise ValueError(f"{store} holds no {name!r} variable: not {kind}")
     complete = group.attrs.get(STATUS_ATTR) == "complete"
     if not complete and not allow_incomplete:
         status = store_status(store)
@@ -553,4 +582,4 @@ def open_coefficients(store: Any, *, allow_incomplete: bool = False) -> xr.DataA
     with warnings.catch_warnings():  # consolidated metadata is a zarr-python v3 extension
         warnings.filterwarnings("ignore", category=zarr.errors.ZarrUserWarning)
         ds = xr.open_zarr(store, consolidated=complete)
-    return ds[VARIABLE]
+    return ds[name]
