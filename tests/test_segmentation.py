@@ -238,8 +238,8 @@ def test_16k_image_to_zarr_in_bounded_memory(tmp_path):
     )  # fmt: skip
     assert result.returncode == 0, result.stderr[-3000:]
     peak = float(result.stdout.split("peak_rss_mib")[-1])
-    # the float32 image alone would be 3 GiB and its features ~60 GiB
-    assert peak < 3000, peak
+    # the float32 image alone would be 3 GiB and its features ~68 GB; measured 1486 MiB
+    assert peak < 2200, peak
 
 
 @pytest.mark.parametrize(
