@@ -5,7 +5,7 @@ import pytest
 from scipy import ndimage
 
 from xfskde import gradient
-from xfskde.datasets import dead_leaves, dead_leaves_lazy, random_textures
+from xfskde.datasets import dead_leaves, dead_leaves_lazy, random_textures, random_textures_lazy
 from xfskde.datasets.synthetic import _region_seeds, _voronoi
 
 
@@ -63,12 +63,32 @@ def test_lazy_matches_in_memory(chunks):
     np.testing.assert_array_equal(lazy_labels.compute(), labels)
 
 
+@pytest.mark.parametrize("chunks", [(40, 56), 64, (100, 33), (7, 120)])
+def test_lazy_random_textures_match_in_memory(chunks):
+    """Smoothing across chunk edges and mirrored at the image edges, exactly as in memory."""
+    image, labels = random_textures((100, 120), seed=3)
+    lazy_image, lazy_labels = random_textures_lazy((100, 120), seed=3, chunks=chunks)
+    np.testing.assert_array_equal(lazy_image.compute(), image.astype(np.float32))
+    np.testing.assert_array_equal(lazy_labels.compute(), labels)
+
+
+def test_random_textures_layout_is_smooth_blobs():
+    _, labels = random_textures((256, 256), seed=5)
+    fractions = np.bincount(labels.ravel(), minlength=3) / labels.size
+    assert fractions.min() > 0.05  # three regions of real size (seed 5)
+    boundary = (labels[1:] != labels[:-1]).mean() + (labels[:, 1:] != labels[:, :-1]).mean()
+    assert boundary < 0.05  # blobs, not speckle: few neighbours differ
+
+
 def test_lazy_huge_is_cheap_per_chunk():
     image, labels = dead_leaves_lazy((32768, 32768), seed=1, chunks=1024, bar_length=16)
     assert image.shape == (32768, 32768, 3) and labels.shape == (32768, 32768)
     corner = image[5000:5100, 9000:9064].compute()
     assert corner.shape == (100, 64, 3) and 0 <= corner.min() and corner.max() <= 1
     assert np.unique(corner.reshape(-1, 3), axis=0).shape[0] > 20
+    image, labels = random_textures_lazy((32768, 32768), seed=1, chunks=1024)
+    corner = image[30000:30100, 9000:9064].compute()
+    assert corner.shape == (100, 64, 3) and 0 <= corner.min() and corner.max() <= 1
 
 
 def test_random_textures_differ_in_colour():

@@ -1,14 +1,14 @@
 """Data sets for the paper's experiments (section 5).
 
-* :mod:`.synthetic` — seeded generators: dead leaves and random textures (section 5.3), with a
-  lazy, tile-consistent dead-leaves image of any size;
+* :mod:`.synthetic` — seeded generators: dead leaves and random textures (section 5.3), each
+  with a lazy, tile-consistent version of any size (``*_lazy``);
 * :mod:`.ubc` — the UBC / Brown multi-view stereo patches in their published layout, and an
   offline proxy built from scikit-image photographs (section 5.1);
 * :mod:`.inria` — the INRIA person data set in its published layout (section 5.2).
 """
 
 from .inria import InriaPerson, load_inria_person
-from .synthetic import dead_leaves, dead_leaves_lazy, random_textures
+from .synthetic import dead_leaves, dead_leaves_lazy, random_textures, random_textures_lazy
 from .ubc import PatchStack, UBCPatches, load_ubc_patches, ubc_proxy
 
 __all__ = [
@@ -20,5 +20,6 @@ __all__ = [
     "load_inria_person",
     "load_ubc_patches",
     "random_textures",
+    "random_textures_lazy",
     "ubc_proxy",
 ]

@@ -13,7 +13,8 @@ Random textures
     Three textures with different colour distributions and no orientation information: each is a
     dead-leaves pattern of disks whose colours are drawn from a per-texture palette of three colours
     (plus a little noise), lightly smoothed. A random three-region layout (the arg-max of three
-    smooth random fields) says which texture each pixel shows; it is the ground truth.
+    smooth random fields, evaluated pixel by pixel from random Fourier modes) says which texture
+    each pixel shows; it is the ground truth.
 
 How the shapes are drawn
     The placement sequence is generated from its *end*: the shape placed last is drawn first and
@@ -23,7 +24,8 @@ How the shapes are drawn
     generated on its own: shapes are drawn per 64×64-pixel *cell* of the plane and per *layer* of
     time from a random generator seeded by ``(seed, layer, cell)``, so a shape straddling two tiles
     is the same shape in both. :func:`dead_leaves` is :func:`dead_leaves_lazy` computed as one
-    tile, so the two give identical pixels.
+    tile, so the two give identical pixels; likewise :func:`random_textures` and
+    :func:`random_textures_lazy`.
 
 Bar sizes scale with the image: the bar length is ``L = max(7, round(min(H, W) / 16))`` pixels
 (16 on a 256×256 image) and its width ``max(2, round(L / 4))``; pass ``bar_length`` to fix it (for
@@ -39,7 +41,7 @@ from typing import Any
 import numpy as np
 from scipy import ndimage
 
-__all__ = ["dead_leaves", "dead_leaves_lazy", "random_textures"]
+__all__ = ["dead_leaves", "dead_leaves_lazy", "random_textures", "random_textures_lazy"]
 
 _CELL = 64
 _OFFSET = 1 << 24  # keeps cell indices of seeds non-negative
@@ -240,16 +242,23 @@ def dead_leaves_lazy(
     labels : dask.array.Array of int64, shape (H, W)
         Both slice one (H, W, 4) array, so computing them together generates each chunk once.
     """
-    import dask.array as da
-
     shape = _check_shape(shape)
-    ch = (chunks, chunks) if np.isscalar(chunks) else tuple(chunks)
     seed = int(seed)
     _bar_sizes(shape, bar_length)
+    return _lazy_tiles(
+        shape, chunks, lambda rows, cols: _dead_leaves_tile(rows, cols, shape, seed, bar_length)
+    )
+
+
+def _lazy_tiles(shape: tuple[int, int], chunks, make_tile: Callable) -> tuple[Any, Any]:
+    """(image, labels) Dask arrays whose chunks are ``make_tile(rows, cols)`` → (h, w, 4)."""
+    import dask.array as da
+
+    ch = (chunks, chunks) if np.isscalar(chunks) else tuple(chunks)
 
     def block(block_info: dict | None = None) -> np.ndarray:
         (r0, r1), (c0, c1), _ = block_info[None]["array-location"]
-        return _dead_leaves_tile((r0, r1), (c0, c1), shape, seed, bar_length)
+        return make_tile((r0, r1), (c0, c1))
 
     tiles = da.map_blocks(
         block, dtype=np.float32, chunks=da.core.normalize_chunks((*ch, 4), (*shape, 4)),
@@ -258,11 +267,32 @@ def dead_leaves_lazy(
     return tiles[..., :3], tiles[..., 3].astype(np.int64)
 
 
-def _smooth_layout(shape: tuple[int, int], rng: np.random.Generator) -> np.ndarray:
+_LAYOUT_MODES = 16  # random Fourier modes per layout field
+_PATTERN_SIGMA = 1.0  # smoothing of the disk patterns
+_PATTERN_HALO = 4  # = ceil(4 σ): scipy's Gaussian radius at truncate=4
+
+
+def _layout_modes(shape: tuple[int, int], rng: np.random.Generator) -> tuple[np.ndarray, ...]:
+    """Frequencies (3, M, 2) and phases (3, M) of three smooth random fields.
+
+    Random Fourier features (Rahimi & Recht, 2007) of a Gaussian covariance of length
+    σ = min(shape) / 8: white noise blurred by that Gaussian, but evaluated at any pixel on its
+    own, so a tile of a huge image needs nothing from its neighbours.
+    """
     sigma = min(shape) / 8
-    fields = [ndimage.gaussian_filter(rng.standard_normal(shape), sigma, mode="wrap")
-              for _ in range(3)]  # fmt: skip
-    return np.argmax(np.stack(fields, axis=-1), axis=-1)
+    freqs = rng.standard_normal((3, _LAYOUT_MODES, 2)) / (2 * np.pi * sigma)
+    phases = rng.uniform(0, 2 * np.pi, (3, _LAYOUT_MODES))
+    return freqs, phases
+
+
+def _layout_tile(rows: tuple[int, int], cols: tuple[int, int], modes) -> np.ndarray:
+    """Arg-max of the three fields over a tile; cos(a + b) is split so no pixel needs a cosine."""
+    freqs, phases = modes
+    a = 2 * np.pi * freqs[..., 0, None] * np.arange(*rows) + phases[..., None]  # (3, M, h)
+    b = 2 * np.pi * freqs[..., 1, None] * np.arange(*cols)  # (3, M, w)
+    fields = np.einsum("fmh,fmw->hwf", np.cos(a), np.cos(b))
+    fields -= np.einsum("fmh,fmw->hwf", np.sin(a), np.sin(b))
+    return np.argmax(fields, axis=-1)
 
 
 def _palettes(rng: np.random.Generator) -> np.ndarray:
@@ -276,14 +306,55 @@ def _palettes(rng: np.random.Generator) -> np.ndarray:
     return np.clip(bases[:, None, :] + rng.uniform(-0.25, 0.25, (3, 3, 3)), 0.0, 1.0)
 
 
+def _random_textures_tile(
+    rows: tuple[int, int], cols: tuple[int, int], shape: tuple[int, int], seed: int
+) -> np.ndarray:
+    """Random-texture pixels of one tile as float32 (h, w, 4): RGB and the label."""
+    rng = np.random.default_rng([seed, _STREAM_SEEDS])
+    modes = _layout_modes(shape, rng)
+    palettes = _palettes(rng)
+    labels = _layout_tile(rows, cols, modes)
+    # the patterns are smoothed, so paint them with a halo, mirrored at the image's true edges
+    # exactly as scipy's "reflect" mode would mirror the whole image
+    halo = _PATTERN_HALO
+    (r0, r1), (c0, c1) = rows, cols
+    ext_r, ext_c = (
+        (max(0, r0 - halo), min(shape[0], r1 + halo)),
+        (max(0, c0 - halo), min(shape[1], c1 + halo)),
+    )
+    pad = (
+        (halo - (r0 - ext_r[0]), halo - (ext_r[1] - r1)),
+        (halo - (c0 - ext_c[0]), halo - (ext_c[1] - c1)),
+    )
+    stamps = _disk_stamps((1, 2, 3, 4))
+    out = np.empty((r1 - r0, c1 - c0, 4), dtype=np.float32)
+    out[..., 3] = labels
+    for texture in range(3):
+        inside = labels == texture
+        if not inside.any():
+            continue
+        top, shapes = _paint_tile(
+            ext_r, ext_c, seed=seed, stream=_STREAM_DISKS + texture, stamps=stamps,
+            choose=lambda y, x, u: np.minimum((u * 4).astype(np.int64), 3),
+        )  # fmt: skip
+        colour_index = np.minimum((shapes["rgb"][:, 0] * 3).astype(np.int64), 2)
+        colours = palettes[texture][colour_index] + 0.1 * (shapes["rgb"][:, 1:2] - 0.5)
+        painted = np.pad(colours[top], (*pad, (0, 0)), mode="symmetric")
+        smooth = ndimage.gaussian_filter(painted, (_PATTERN_SIGMA, _PATTERN_SIGMA, 0))
+        out[..., :3][inside] = smooth[halo:-halo, halo:-halo][inside]
+    np.clip(out[..., :3], 0.0, 1.0, out=out[..., :3])
+    return out
+
+
 def random_textures(shape: tuple[int, int], *, seed: int) -> tuple[np.ndarray, np.ndarray]:
     """Three textures that differ only in their colour distributions, in a random layout.
 
     Each texture is a dead-leaves pattern of disks (radii 1, 2, 3 and 4 pixels: no preferred
     orientation) coloured from the texture's own palette of three colours (spread ±0.25 around
     a base colour; bases at least 0.5 apart) plus uniform noise of ±0.05, smoothed by a Gaussian
-    of σ = 1. The layout is the arg-max of three smooth random fields (σ = min(shape) / 8), so
-    regions are blobs of random shape.
+    of σ = 1. The layout is the arg-max of three smooth random fields (Gaussian covariance of
+    length min(shape) / 8, as random Fourier features), so regions are blobs of random shape.
+    :func:`random_textures_lazy` builds the same pixels chunk by chunk.
 
     Parameters
     ----------
@@ -297,19 +368,32 @@ def random_textures(shape: tuple[int, int], *, seed: int) -> tuple[np.ndarray, n
     labels : numpy.ndarray of int64, shape (H, W), values in {0, 1, 2}
     """
     shape = _check_shape(shape)
-    seed = int(seed)
-    rng = np.random.default_rng([seed, _STREAM_SEEDS])
-    labels = _smooth_layout(shape, rng)
-    palettes = _palettes(rng)
-    stamps = _disk_stamps((1, 2, 3, 4))
-    image = np.empty((*shape, 3))
-    for texture in range(3):
-        top, shapes = _paint_tile(
-            (0, shape[0]), (0, shape[1]), seed=seed, stream=_STREAM_DISKS + texture,
-            stamps=stamps, choose=lambda y, x, u: np.minimum((u * 4).astype(np.int64), 3),
-        )  # fmt: skip
-        colour_index = np.minimum((shapes["rgb"][:, 0] * 3).astype(np.int64), 2)
-        colours = palettes[texture][colour_index] + 0.1 * (shapes["rgb"][:, 1:2] - 0.5)
-        pattern = ndimage.gaussian_filter(colours[top], (1, 1, 0), mode="reflect")
-        image[labels == texture] = pattern[labels == texture]
-    return np.clip(image, 0.0, 1.0), labels.astype(np.int64)
+    tile = _random_textures_tile((0, shape[0]), (0, shape[1]), shape, int(seed))
+    return tile[..., :3].astype(np.float64), tile[..., 3].astype(np.int64)
+
+
+def random_textures_lazy(
+    shape: tuple[int, int], *, seed: int, chunks: int | tuple[int, int] = 2048
+) -> tuple[Any, Any]:
+    """:func:`random_textures` of any size as Dask arrays generated chunk by chunk.
+
+    Every chunk is generated on its own from ``seed`` and its position; the result equals
+    :func:`random_textures` with the same arguments, whatever ``chunks``.
+
+    Parameters
+    ----------
+    shape : (int, int)
+        Height and width, e.g. ``(32768, 32768)``.
+    seed : int
+    chunks : int or (int, int)
+        Chunk side(s) in pixels.
+
+    Returns
+    -------
+    image : dask.array.Array of float32, shape (H, W, 3)
+    labels : dask.array.Array of int64, shape (H, W)
+    """
+    shape = _check_shape(shape)
+    return _lazy_tiles(
+        shape, chunks, lambda rows, cols: _random_textures_tile(rows, cols, shape, int(seed))
+    )
