@@ -151,6 +151,13 @@ def segmentation_experiment(
     return results
 
 
+def _flat(params: dict[str, Any]) -> dict[str, Any]:
+    """A chosen setting without what is fixed: size, bins or coefficients, weight."""
+    out = {k: v for k, v in params.items() if k not in ("weights", "color_bins")}
+    out.update({f"w_{k}": v for k, v in params.get("weights", {}).items()})
+    return out
+
+
 def _floats(text: str) -> tuple[float, ...]:
     return tuple(float(v) for v in text.split(","))
 
@@ -183,5 +190,10 @@ def run(args: argparse.Namespace) -> int:
     print()
     print("Table 1: Rand index, leave-one-out (measured mean ± std, then the paper's)")
     print(results.table())
+    print("\nsettings chosen on the training images (one per held-out image):")
+    for method, per in results.chosen.items():
+        for dataset, chosen in per.items():
+            picks = ["/".join(f"{k}={v}" for k, v in _flat(c).items()) for c in chosen]
+            print(f"  {method:7} {dataset:15} " + "; ".join(picks))
     print(f"({results.seconds:.0f} s)")
     return 0
