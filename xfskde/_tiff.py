@@ -18,7 +18,6 @@ per process and decodes the tiles or strips that overlap its rectangle. Two read
 from __future__ import annotations
 
 import functools
-import mmap
 import sys
 import threading
 from typing import Any
@@ -85,18 +84,14 @@ class _SegmentReader:
             return
         lo = min(page.dataoffsets[i] for i in present)
         hi = max(page.dataoffsets[i] + page.databytecounts[i] for i in present)
-        lo -= lo % mmap.ALLOCATIONGRANULARITY
-        with (
-            open(self._tif.filehandle.path, "rb") as fh,
-            mmap.mmap(fh.fileno(), hi - lo, offset=lo, access=mmap.ACCESS_READ) as mapped,
-        ):
-            buffer = np.frombuffer(mapped, np.uint8)
-            for i in present:
-                start, count = page.dataoffsets[i] - lo, page.databytecounts[i]
-                flat = buffer[start : start + count].view(page.dtype)
-                segment = flat.reshape(count // self._row_bytes, self._tile[1], *self._extra)
-                self._place(out, segment, i, r0, c0)
-            del buffer, flat, segment  # no view may outlive the map, or closing it fails
+        # np.memmap owns its map: it is unmapped when the last view of it goes, however views
+        # are released (a bare mmap.mmap refuses to close while any view is alive)
+        mapped = np.memmap(self._tif.filehandle.path, np.uint8, mode="r", offset=lo, shape=hi - lo)
+        for i in present:
+            start, count = page.dataoffsets[i] - lo, page.databytecounts[i]
+            flat = mapped[start : start + count].view(page.dtype)
+            segment = flat.reshape(count // self._row_bytes, self._tile[1], *self._extra)
+            self._place(out, segment, i, r0, c0)
 
     def __getitem__(self, region: tuple[slice, ...]) -> np.ndarray:
         (r0, r1), (c0, c1) = ((s.start, s.stop) for s in region[:2])
