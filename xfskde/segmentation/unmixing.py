@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import itertools
 
+import numba
 import numpy as np
 
 __all__ = ["ENDMEMBER_METHODS", "MAX_TEXTURES", "abundances", "fit_endmembers"]
@@ -97,12 +98,51 @@ def abundances(features: np.ndarray, endmembers: np.ndarray) -> np.ndarray:
     return abundances_from_projections(b, E @ E.T).reshape(*shape, E.shape[0])
 
 
+@numba.njit(nogil=True, cache=True, error_model="numpy")
+def _best_supports(b, members, sizes, inverse, offset, gram, out):
+    """Per pixel, the feasible equality-constrained solution of lowest cost (see module doc)."""
+    n, m = b.shape
+    a = np.empty(m)
+    for p in range(n):
+        best = np.inf
+        for s in range(sizes.shape[0]):
+            k = sizes[s]
+            feasible = True
+            for j in range(k):
+                acc = offset[s, j]
+                for i in range(k):
+                    acc += inverse[s, j, i] * b[p, members[s, i]]
+                a[j] = acc
+                if acc < -1e-9:
+                    feasible = False
+                    break
+            if not feasible:
+                continue
+            cost = 0.0
+            for j in range(k):
+                ga = 0.0
+                for i in range(k):
+                    ga += gram[members[s, j], members[s, i]] * a[i]
+                cost += a[j] * (ga - 2.0 * b[p, members[s, j]])
+            if cost < best - 1e-12:
+                best = cost
+                total = 0.0
+                for j in range(m):
+                    out[p, j] = 0.0
+                for j in range(k):
+                    v = max(a[j], 0.0)
+                    out[p, members[s, j]] = v
+                    total += v
+                for j in range(k):
+                    out[p, members[s, j]] /= total
+
+
 def abundances_from_projections(b: np.ndarray, gram: np.ndarray) -> np.ndarray:
     """:func:`abundances` from the projections ``b = X Eᵀ`` (n, m) and the Gram matrix ``E Eᵀ``.
 
     The exact solution depends on a pixel's features only through ``b``: for each of the
     2^m - 1 supports the KKT system of min ‖x - aE‖² subject to a ≥ 0, Σa = 1 involves only
-    ``gram``, so it is inverted once and applied to every pixel.
+    ``gram``, so it is inverted once; a compiled loop then tries the supports pixel by pixel.
 
     Returns
     -------
@@ -112,22 +152,22 @@ def abundances_from_projections(b: np.ndarray, gram: np.ndarray) -> np.ndarray:
     m = G.shape[0]
     if m > MAX_TEXTURES:
         raise ValueError(f"at most {MAX_TEXTURES} textures can be unmixed exactly, got {m}")
-    b = np.asarray(b, dtype=np.float64)
-    best_cost = np.full(b.shape[0], np.inf)
-    best = np.zeros((b.shape[0], m))
-    for support in _supports(m):
+    supports = _supports(m)
+    members = np.zeros((len(supports), m), dtype=np.int64)
+    sizes = np.array([len(s) for s in supports], dtype=np.int64)
+    inverse = np.zeros((len(supports), m, m))
+    offset = np.zeros((len(supports), m))
+    for i, support in enumerate(supports):
         s = list(support)
         k = len(s)
         kkt = np.zeros((k + 1, k + 1))
         kkt[:k, :k] = G[np.ix_(s, s)]
         kkt[:k, k] = kkt[k, :k] = 1.0
         inv = np.linalg.pinv(kkt)
-        a = b[:, s] @ inv[:k, :k].T + inv[:k, k]
-        feasible = (a >= -1e-9).all(axis=1)
-        cost = np.einsum("ni,ij,nj->n", a, G[np.ix_(s, s)], a) - 2.0 * np.sum(a * b[:, s], axis=1)
-        better = feasible & (cost < best_cost - 1e-12)
-        best_cost[better] = cost[better]
-        best[better] = 0.0
-        best[np.ix_(better, s)] = np.maximum(a[better], 0.0)
-        best[better] /= best[better].sum(axis=1, keepdims=True)
-    return best.astype(np.float32)
+        members[i, :k] = s
+        inverse[i, :k, :k] = inv[:k, :k]
+        offset[i, :k] = inv[:k, k]
+    b = np.ascontiguousarray(b, dtype=np.float64)
+    out = np.zeros(b.shape)
+    _best_supports(b, members, sizes, inverse, offset, G, out)
+    return out.astype(np.float32)
