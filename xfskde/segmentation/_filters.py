@@ -12,7 +12,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-__all__ = ["correlate_separable"]
+__all__ = ["correlate_binned", "correlate_separable"]
 
 
 @numba.njit(nogil=True, cache=True, error_model="numpy")
@@ -30,16 +30,39 @@ def _rows(src, index, profile, out):
 
 @numba.njit(nogil=True, cache=True, error_model="numpy")
 def _columns(src, index, profile, out):
-    """``out[y, x, c] = Σ_t profile[t] · src[y, index[x + t], c]`` for (h, w, n) arrays."""
-    for y in range(out.shape[0]):
-        for x in range(out.shape[1]):
-            o = out[y, x]
-            o[:] = 0
-            for t in range(profile.shape[0]):
-                p = profile[t]
-                s = src[y, index[x + t]]
-                for c in range(o.shape[0]):
-                    o[c] += p * s[c]
+    """``out[y, x, c] = Σ_t profile[t] · src[y, index[x + t], c]`` for (h, w, n) arrays.
+
+    Each row is first gathered into a padded buffer, so that every tap is one contiguous
+    multiply-add over the whole row (w·n values), as in :func:`_rows`.
+    """
+    h, w, n = out.shape
+    padded = np.empty((index.shape[0], n), dtype=src.dtype)
+    flat = padded.reshape(-1)
+    for y in range(h):
+        for x in range(index.shape[0]):
+            padded[x] = src[y, index[x]]
+        row = out[y].reshape(-1)
+        row[:] = 0
+        for t in range(profile.shape[0]):
+            p = profile[t]
+            shifted = flat[t * n : t * n + w * n]
+            for j in range(w * n):
+                row[j] += p * shifted[j]
+
+
+@numba.njit(nogil=True, cache=True, error_model="numpy")
+def _binned_rows(bins, weight, index, profile, out):
+    """Vertical pass of one-hot planes, gathered: ``out[i, x, bins[g, x]] += p_t · weight[g, x]``
+    for the source rows ``g = index[i + t]``: one multiply-add per tap and pixel, whatever the
+    number of planes."""
+    for i in range(out.shape[0]):
+        row = out[i]
+        row[:, :] = 0
+        for t in range(profile.shape[0]):
+            p = profile[t]
+            g = index[i + t]
+            for x in range(row.shape[0]):
+                row[x, bins[g, x]] += p * weight[g, x]
 
 
 def _reflect_index(n: int, radius: int) -> np.ndarray:
@@ -75,5 +98,39 @@ def correlate_separable(
     vertical = np.empty_like(planes)
     _rows(planes.reshape(h, w * n), _reflect_index(h, r), profile, vertical.reshape(h, w * n))
     out = planes if overwrite or planes is not source else np.empty_like(planes)
+    _columns(vertical, _reflect_index(w, r), profile, out)
+    return out
+
+
+def correlate_binned(
+    bins: np.ndarray, weight: np.ndarray, n_bins: int, profile: np.ndarray
+) -> np.ndarray:
+    """:func:`correlate_separable` of the one-hot planes of a binned image, without building them.
+
+    Plane ``k`` holds ``weight`` where ``bins == k`` and 0 elsewhere (a local histogram's bin
+    indicators). The vertical pass gathers straight from the bin indices, one multiply-add per
+    tap and pixel instead of one per tap, pixel and plane; the horizontal pass is the dense one.
+
+    Parameters
+    ----------
+    bins : numpy.ndarray of int, shape (h, w)
+        Bin of every pixel, in 0 .. n_bins - 1.
+    weight : numpy.ndarray, shape (h, w)
+        Each pixel's weight (its vote).
+    n_bins : int
+    profile : numpy.ndarray, shape (2r + 1,)
+
+    Returns
+    -------
+    numpy.ndarray, shape (h, w, n_bins), float32
+    """
+    bins = np.ascontiguousarray(bins, dtype=np.int64)
+    weight = np.ascontiguousarray(np.broadcast_to(weight, bins.shape), dtype=np.float32)
+    profile = np.ascontiguousarray(profile, dtype=np.float32)
+    h, w = bins.shape
+    r = (profile.shape[0] - 1) // 2
+    vertical = np.empty((h, w, n_bins), dtype=np.float32)
+    _binned_rows(bins, weight, _reflect_index(h, r), profile, vertical)
+    out = np.empty_like(vertical)
     _columns(vertical, _reflect_index(w, r), profile, out)
     return out

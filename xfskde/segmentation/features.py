@@ -40,7 +40,7 @@ from ..density import evaluate
 from ..gradients import gradient
 from ..kernel import Cos2KKernel
 from ..windows import Window, make_window
-from ._filters import correlate_separable
+from ._filters import correlate_binned, correlate_separable
 
 __all__ = ["FEATURE_GROUPS", "FeatureSpec", "block_features", "feature_depth", "feature_pieces"]
 
@@ -128,20 +128,21 @@ def _filter(planes: np.ndarray, window: Window) -> np.ndarray:
     return correlate_separable(planes, _centred_profile(window), overwrite=True)
 
 
-def _binned(index: np.ndarray, n_bins: int, weight: np.ndarray | None = None) -> np.ndarray:
-    planes = np.zeros((*index.shape, n_bins), dtype=np.float32)
-    rows, cols = np.indices(index.shape)
-    planes[rows, cols, index] = 1.0 if weight is None else weight
-    return planes
+def _filter_binned(bins: np.ndarray, weight, n_bins: int, window: Window) -> np.ndarray:
+    """Filter the one-hot planes of a binned image (each pixel votes ``weight`` for its bin)."""
+    if window.kind == "disk":
+        planes = np.zeros((*bins.shape, n_bins), dtype=np.float32)
+        np.put_along_axis(planes, bins[..., None], np.asarray(weight, np.float32)[..., None]
+                          if np.ndim(weight) else np.float32(weight), axis=-1)  # fmt: skip
+        return _filter(planes, window)
+    return correlate_binned(bins, weight, n_bins, _centred_profile(window))
 
 
 def _color(block: np.ndarray, spec: FeatureSpec, channel: int) -> np.ndarray:
     """The local histogram of one colour channel, scaled by 1/C so the group sums to one."""
     bins = spec.color_bins
     q = np.clip(np.floor(block[..., channel] * bins), 0, bins - 1).astype(np.int64)
-    planes = np.zeros((*block.shape[:2], bins), dtype=np.float32)
-    np.put_along_axis(planes, q[..., None], np.float32(1.0 / block.shape[-1]), axis=-1)
-    return _filter(planes, spec.window_obj)
+    return _filter_binned(q, np.float32(1.0 / block.shape[-1]), bins, spec.window_obj)
 
 
 def _angle_hist(block: np.ndarray, spec: FeatureSpec) -> np.ndarray:
@@ -149,8 +150,8 @@ def _angle_hist(block: np.ndarray, spec: FeatureSpec) -> np.ndarray:
     bins = spec.angle_bins
     theta = np.angle(g)  # (-π, π]
     index = np.clip(np.ceil((theta + np.pi) / (2 * np.pi) * bins) - 1, 0, bins - 1)
-    planes = _binned(index.astype(np.int64), bins, np.abs(g).astype(np.float32))
-    return _filter(planes, spec.window_obj)
+    weight = np.abs(g).astype(np.float32)
+    return _filter_binned(index.astype(np.int64), weight, bins, spec.window_obj)
 
 
 def _fskde(block: np.ndarray, spec: FeatureSpec) -> np.ndarray:
