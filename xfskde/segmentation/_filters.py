@@ -3,8 +3,10 @@
 The colour and gradient-histogram groups filter tens of indicator planes with the window φ.
 ``scipy.ndimage.correlate1d`` on an (h, w, n) float32 stack took 1.6 s per megapixel for 48
 planes and a Gaussian of σ = 4 (33 taps), twenty times the whole FS-KDE of the same block. These
-two loops compute the same correlation (scipy's ``"reflect"`` boundary: d c b a | a b c d) with
-the n planes innermost, so every tap is one contiguous, vectorised multiply-add over a row.
+loops compute the same correlation (scipy's ``"reflect"`` boundary: d c b a | a b c d) with the n
+planes innermost, so every tap is one contiguous, vectorised multiply-add over a row (0.5 s).
+Histogram planes are one-hot, so :func:`correlate_binned` makes the vertical pass from the bin
+indices directly, one multiply-add per tap and pixel rather than per tap, pixel and plane.
 """
 
 from __future__ import annotations
