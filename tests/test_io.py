@@ -17,6 +17,7 @@ import zarr
 from skimage import data
 
 import xfskde
+import xfskde.io
 import xfskde.lazy
 from xfskde.io import store_status
 
@@ -158,6 +159,20 @@ def test_store_roundtrip_is_exact(tmp_path, dtype):
         "blocks_done": 6,
         "blocks_total": 6,
     }
+
+
+def test_compressors_raw_default_and_zarr_own(tmp_path):
+    image = xr.DataArray(CAMERA[:64, :64], dims=("y", "x"))
+    F = xfskde.local_fskde(image, order=3, window="box", size=4)
+    codecs = {}
+    for name, compressors in [("raw", None), ("default", "default"), ("auto", "auto")]:
+        xfskde.io.write_blocks(F, tmp_path / f"{name}.zarr", name="fskde", compressors=compressors)
+        codecs[name] = zarr.open_array(tmp_path / f"{name}.zarr", path="fskde").compressors
+    xfskde.write_coefficients(F, tmp_path / "coefficients.zarr", compressors=None)
+    assert zarr.open_array(tmp_path / "coefficients.zarr", path="fskde").compressors == ()
+    assert codecs["raw"] == () and codecs["default"][0].cname.value == "lz4"
+    assert codecs["default"][0].shuffle.value == "bitshuffle"
+    assert codecs["auto"] and codecs["auto"][0].to_dict()["name"] == "zstd"
 
 
 def test_progress_bar_suits_the_scheduler(tmp_path, capsys, monkeypatch):

@@ -417,7 +417,7 @@ def write_blocks(
     compute: bool = True,
     scheduler: Any = None,
     progress: bool = False,
-    compressors: Any = None,
+    compressors: Any = "auto",
 ) -> Any:
     """Write any ``(y, x, ...)`` DataArray to a Zarr v3 store block by block, resumably.
 
@@ -436,9 +436,9 @@ def write_blocks(
         Name of the array in the store.
     chunks, resume, overwrite, compute, scheduler, progress
         As in :func:`write_coefficients`.
-    compressors : zarr codecs, None or "default"
-        Zarr's codecs for the chunks; None uses zarr's own default, "default" xfskde's
-        Blosc-LZ4 with bit shuffle.
+    compressors : zarr codecs, None, "auto" or "default"
+        Codecs of the chunks: ``"auto"`` zarr's own default, ``"default"`` xfskde's Blosc-LZ4
+        with bit shuffle (what :func:`write_coefficients` uses), None raw.
 
     Returns
     -------
@@ -467,7 +467,6 @@ def write_blocks(
     field = data.chunk({ydim: cy, xdim: cx, **dict.fromkeys(rest, -1)})
     nby, nbx = len(field.chunks[0]), len(field.chunks[1])
     if fresh:
-        compressors = "auto" if compressors is None else compressors
         _create_store(store, field, name, (cy, cx), (nby, nbx), params, compressors)
     done = np.asarray(zarr.open_group(store, mode="r")[BLOCKS][...]).astype(bool)
     # one writer mapped over every block; selecting the missing blocks' outputs lets Dask cull
