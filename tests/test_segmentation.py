@@ -247,23 +247,32 @@ def test_16k_image_to_zarr_in_bounded_memory(tmp_path):
 
 
 @pytest.mark.parametrize(
-    ("kind", "size"), [("gaussian", 4.0), ("gaussian", 0.7), ("box", 4), ("box", 5)]
+    ("kind", "size"), [("gaussian", 4.0), ("gaussian", 0.7), ("box", 4), ("box", 5), ("disk", 3)]
 )
-@pytest.mark.parametrize("shape", [(37, 53, 48), (3, 70, 5), (64, 2, 1)])
-def test_plane_filter_equals_scipy_reflect(kind, size, shape):
+@pytest.mark.parametrize(("shape", "n_bins"), [((37, 53), 16), ((3, 70), 5), ((64, 2), 3)])
+def test_binned_filter_equals_scipy_on_the_one_hot_planes(kind, size, shape, n_bins):
     from scipy import ndimage
 
-    from xfskde.segmentation._filters import correlate_separable
-    from xfskde.segmentation.features import _centred_profile
+    from xfskde.segmentation.features import _centred_profile, _filter_binned
     from xfskde.windows import Window
 
-    planes = np.random.default_rng(sum(shape)).random(shape).astype(np.float32)
-    p = _centred_profile(Window(kind, size))
-    expected = ndimage.correlate1d(ndimage.correlate1d(planes, p, axis=0, mode="reflect"), p,
-                                   axis=1, mode="reflect")  # fmt: skip
-    got = correlate_separable(planes, p)
+    rng = np.random.default_rng(sum(shape))
+    bins = rng.integers(0, n_bins, shape)
+    weight = rng.random(shape).astype(np.float32)
+    planes = np.zeros((*shape, n_bins), dtype=np.float32)
+    np.put_along_axis(planes, bins[..., None], weight[..., None], axis=-1)
+    window = Window(kind, size)
+    if kind == "disk":
+        expected = np.stack([ndimage.correlate(planes[..., i], window.weights(), mode="reflect")
+                             for i in range(n_bins)], axis=-1)  # fmt: skip
+    else:
+        p = _centred_profile(window)
+        expected = ndimage.correlate1d(ndimage.correlate1d(planes, p, axis=0, mode="reflect"), p,
+                                       axis=1, mode="reflect")  # fmt: skip
+    got = _filter_binned(bins, weight, n_bins, window)
     np.testing.assert_allclose(got, expected, rtol=0, atol=1e-6)
-    assert not np.array_equal(got, planes)  # the input is left alone unless overwrite=True
+    scalar = _filter_binned(bins, np.float32(0.5), n_bins, window)  # one vote for every pixel
+    np.testing.assert_allclose(scalar.sum(axis=-1), 0.5 * window.weights().sum(), rtol=1e-5)
 
 
 def test_table_experiment_chooses_on_training_images_only(monkeypatch):

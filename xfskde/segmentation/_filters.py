@@ -14,20 +14,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-__all__ = ["correlate_binned", "correlate_separable"]
-
-
-@numba.njit(nogil=True, cache=True, error_model="numpy")
-def _rows(src, index, profile, out):
-    """``out[i, j] = Σ_t profile[t] · src[index[i + t], j]`` for 2-D arrays."""
-    for i in range(out.shape[0]):
-        row = out[i]
-        row[:] = 0
-        for t in range(profile.shape[0]):
-            p = profile[t]
-            s = src[index[i + t]]
-            for j in range(row.shape[0]):
-                row[j] += p * s[j]
+__all__ = ["correlate_binned"]
 
 
 @numba.njit(nogil=True, cache=True, error_model="numpy")
@@ -35,7 +22,7 @@ def _columns(src, index, profile, out):
     """``out[y, x, c] = Σ_t profile[t] · src[y, index[x + t], c]`` for (h, w, n) arrays.
 
     Each row is first gathered into a padded buffer, so that every tap is one contiguous
-    multiply-add over the whole row (w·n values), as in :func:`_rows`.
+    multiply-add over the whole row (w·n values).
     """
     h, w, n = out.shape
     padded = np.empty((index.shape[0], n), dtype=src.dtype)
@@ -72,42 +59,10 @@ def _reflect_index(n: int, radius: int) -> np.ndarray:
     return np.pad(np.arange(n, dtype=np.int64), radius, mode="symmetric")
 
 
-def correlate_separable(
-    planes: np.ndarray, profile: np.ndarray, *, overwrite: bool = False
-) -> np.ndarray:
-    """Correlate every plane of an (h, w, n) stack with ``profile`` along y, then along x.
-
-    Parameters
-    ----------
-    planes : numpy.ndarray, shape (h, w, n)
-        Feature planes (float32).
-    profile : numpy.ndarray, shape (2r + 1,)
-        The window's 1-D profile on offsets -r .. r.
-    overwrite : bool
-        Write the result into ``planes`` (when it is float32 and contiguous) to save memory.
-
-    Returns
-    -------
-    numpy.ndarray, shape (h, w, n), float32
-        Equal to ``scipy.ndimage.correlate1d`` along axis 0 then 1 with ``mode="reflect"``, to
-        float32 rounding.
-    """
-    source = planes
-    planes = np.ascontiguousarray(planes, dtype=np.float32)
-    profile = np.ascontiguousarray(profile, dtype=np.float32)
-    h, w, n = planes.shape
-    r = (profile.shape[0] - 1) // 2
-    vertical = np.empty_like(planes)
-    _rows(planes.reshape(h, w * n), _reflect_index(h, r), profile, vertical.reshape(h, w * n))
-    out = planes if overwrite or planes is not source else np.empty_like(planes)
-    _columns(vertical, _reflect_index(w, r), profile, out)
-    return out
-
-
 def correlate_binned(
     bins: np.ndarray, weight: np.ndarray, n_bins: int, profile: np.ndarray
 ) -> np.ndarray:
-    """:func:`correlate_separable` of the one-hot planes of a binned image, without building them.
+    """Correlate the one-hot planes of a binned image along y then x, without building them.
 
     Plane ``k`` holds ``weight`` where ``bins == k`` and 0 elsewhere (a local histogram's bin
     indicators). The vertical pass gathers straight from the bin indices, one multiply-add per
@@ -125,6 +80,8 @@ def correlate_binned(
     Returns
     -------
     numpy.ndarray, shape (h, w, n_bins), float32
+        Equal to ``scipy.ndimage.correlate1d`` of the planes along axis 0 then 1 with
+        ``mode="reflect"``, to float32 rounding.
     """
     bins = np.ascontiguousarray(bins, dtype=np.int64)
     weight = np.ascontiguousarray(np.broadcast_to(weight, bins.shape), dtype=np.float32)

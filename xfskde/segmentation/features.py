@@ -40,7 +40,7 @@ from ..density import evaluate
 from ..gradients import gradient
 from ..kernel import Cos2KKernel
 from ..windows import Window, make_window
-from ._filters import correlate_binned, correlate_separable
+from ._filters import correlate_binned
 
 __all__ = ["FEATURE_GROUPS", "FeatureSpec", "block_features", "feature_depth", "feature_pieces"]
 
@@ -117,25 +117,21 @@ def _centred_profile(window: Window) -> np.ndarray:
     return out
 
 
-def _filter(planes: np.ndarray, window: Window) -> np.ndarray:
-    """Filter each plane of an (h, w, n) stack with φ (correlation, as the FS-KDE core)."""
-    if window.kind == "disk":
-        w = window.weights()
-        return np.stack(
-            [ndimage.correlate(planes[..., i], w, mode="reflect") for i in range(planes.shape[-1])],
-            axis=-1,
-        )
-    return correlate_separable(planes, _centred_profile(window), overwrite=True)
-
-
 def _filter_binned(bins: np.ndarray, weight, n_bins: int, window: Window) -> np.ndarray:
-    """Filter the one-hot planes of a binned image (each pixel votes ``weight`` for its bin)."""
-    if window.kind == "disk":
-        planes = np.zeros((*bins.shape, n_bins), dtype=np.float32)
-        np.put_along_axis(planes, bins[..., None], np.asarray(weight, np.float32)[..., None]
-                          if np.ndim(weight) else np.float32(weight), axis=-1)  # fmt: skip
-        return _filter(planes, window)
-    return correlate_binned(bins, weight, n_bins, _centred_profile(window))
+    """Filter the one-hot planes of a binned image (each pixel votes ``weight`` for its bin).
+
+    Box and Gaussian windows are separable: :func:`._filters.correlate_binned` works from the
+    bin indices. A disk is not: its planes are built and correlated in 2-D.
+    """
+    if window.kind != "disk":
+        return correlate_binned(bins, weight, n_bins, _centred_profile(window))
+    votes = np.broadcast_to(np.asarray(weight, dtype=np.float32), bins.shape)
+    planes = np.zeros((*bins.shape, n_bins), dtype=np.float32)
+    np.put_along_axis(planes, bins[..., None], votes[..., None], axis=-1)
+    w = window.weights()
+    return np.stack(
+        [ndimage.correlate(planes[..., i], w, mode="reflect") for i in range(n_bins)], axis=-1
+    )
 
 
 def _color(block: np.ndarray, spec: FeatureSpec, channel: int) -> np.ndarray:
