@@ -4,23 +4,25 @@ Implements McCann, Fickus & Kovačević, "Rotation invariant angular descriptor 
 Gaussian-like kernel", for arrays that fit in memory and, through Dask, for images that do not.
 """
 
-from . import accessor  # noqa: F401  (registers DataArray.fskde)
+from . import accessor  # noqa: F401  (registering DataArray.fskde is this import's purpose)
 from ._version import __version__
 from .api import local_fskde
 from .canonical import canonical_distance, canonicalize
 from .density import distance, evaluate, fskde, rotate
-from .descriptors import fskde_descriptor  # noqa: F401  (loads xfskde.descriptors, section 5.1)
+from .exceptions import XfskdeError
 from .gradients import gradient
 from .io import open_coefficients, open_image, write_coefficients
-from .kernel import Cos2KKernel, truncated_length
+from .kernel import PAPER_EPS, Cos2KKernel, truncated_length
 from .local import overlap_depth
 from .metrics import adjusted_rand_index, rand_index
 from .segmentation import segment
 from .windows import Window
 
 __all__ = [
+    "PAPER_EPS",
     "Cos2KKernel",
     "Window",
+    "XfskdeError",
     "__version__",
     "adjusted_rand_index",
     "canonical_distance",

@@ -1,9 +1,9 @@
-"""Public entry points that accept NumPy, Dask or xarray images and route to the one core.
+"""The public entry point :func:`local_fskde`: NumPy, Dask or xarray images, one block core.
 
 Each face is thin: the parameters are checked once (:class:`~xfskde.local.LocalParameters`), then
-NumPy arrays go to the tiled in-memory driver, Dask arrays to ``map_overlap`` of the same block
-function (:mod:`xfskde.lazy`), and DataArrays to either of those wrapped with dims, coords and
-attrs (:mod:`xfskde.accessor`).
+NumPy arrays go to the tiled in-memory driver (:func:`xfskde.local.local_fskde_numpy`), Dask
+arrays to the one block engine (:func:`xfskde.lazy.local_fskde_dask`), and DataArrays to either
+of those, labelled with dims, coords and attrs by :mod:`xfskde._labels`.
 """
 
 from __future__ import annotations
@@ -12,18 +12,41 @@ from typing import Any, Literal
 
 import numpy as np
 
+from ._labels import image_layout, label_result
+from .exceptions import ParameterError
 from .gradients import Boundary
-from .kernel import Approximation
+from .kernel import Approximation, Cos2KKernel
+from .lazy import local_fskde_dask
 from .local import LocalParameters, local_fskde_numpy
 from .windows import Window
 
-__all__ = ["local_fskde"]
+__all__ = ["local_fskde", "local_fskde_dataarray"]
+
+
+def local_fskde_dataarray(image: Any, params: LocalParameters) -> Any:
+    """Local FS-KDE of an image DataArray → a ``(y, x, k)`` DataArray named ``"fskde"``.
+
+    NumPy-backed images give an eager result, Dask-backed ones a lazy result; both come from the
+    same block core. Coords and attrs follow :mod:`xfskde._labels`: the image's coordinates at
+    the sampled pixels, its attrs, and every parameter (:meth:`LocalParameters.attrs`).
+    """
+    data, (_, _, colour) = image_layout(image)
+    channel_axis = None if colour is None else -1
+    if type(data).__module__.startswith("dask"):
+        values = local_fskde_dask(data, params, channel_axis=channel_axis)
+    else:
+        values = local_fskde_numpy(np.asarray(data), params, channel_axis=channel_axis)
+    k = ("k", np.arange(params.length), {"long_name": "Fourier index k >= 0"})
+    attrs = {**params.attrs(), "long_name": "local FS-KDE coefficients of gradient angles"}
+    return label_result(
+        values, image, stride=params.stride, extra_dims={"k": k}, name="fskde", attrs=attrs
+    )
 
 
 def local_fskde(
     image: Any,
     *,
-    order: int,
+    order: int | Cos2KKernel,
     window: str | Window = "gaussian",
     size: float = 4,
     stride: int = 1,
@@ -47,8 +70,10 @@ def local_fskde(
         ``(y, x)`` or with a colour axis. Any real dtype; integers are converted to float first
         (no uint8 wrap-around). DataArrays are read by dimension name (``y``/``x``, else the last
         two; ``c``/``band``/``channel`` for colour).
-    order : int
-        Order K >= 1 of the cos^2K kernel (eq. 3).
+    order : int or Cos2KKernel
+        Order K >= 1 of the cos^2K kernel (eq. 3), or the kernel itself (with its truncation
+        and approximation; ``eps`` and ``approximation`` are then not taken), e.g.
+        ``Cos2KKernel.for_length(10)`` for a descriptor of length ℓ = 10.
     window : {"gaussian", "box", "disk"} or Window
         The window φ. ``"box"``: ``size`` × ``size`` pixels; ``"gaussian"``: ``size`` = sigma,
         truncated at ``ceil(4 sigma)``; ``"disk"``: ``size`` = radius. Each sums to one.
@@ -107,10 +132,8 @@ def local_fskde(
     )  # fmt: skip
     module = type(image).__module__
     if module.startswith("xarray"):
-        from .accessor import local_fskde_dataarray
-
         if channel_axis is not None:
-            raise ValueError(
+            raise ParameterError(
                 "channel_axis is for NumPy and Dask images; a DataArray's colour dim is found by "
                 "name (c, band, channel, ...): rename it, e.g. .rename({'dim_2': 'c'}), and drop "
                 "channel_axis"
@@ -118,7 +141,5 @@ def local_fskde(
 
         return local_fskde_dataarray(image, params)
     if module.startswith("dask"):
-        from .lazy import local_fskde_dask
-
         return local_fskde_dask(image, params, channel_axis=channel_axis)
     return local_fskde_numpy(np.asarray(image), params, channel_axis=channel_axis)

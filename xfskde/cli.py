@@ -2,8 +2,9 @@
 
 Each subcommand lives in its own module of :mod:`xfskde.commands` with two functions:
 ``add_parser(subparsers)`` that declares it (and sets ``func``) and the function it runs. Errors
-that a user can fix (a missing file, an unreadable format, bad parameters) print one line on
-stderr and exit with status 2; ``--debug`` shows the traceback instead.
+that a user can fix (an :class:`~xfskde.exceptions.XfskdeError`, a missing file, an unreadable
+format) print one line on stderr and exit with status 2; ``--debug`` shows the traceback
+instead.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import sys
 from collections.abc import Sequence
 
 from ._version import __version__
+from .exceptions import XfskdeError
 
 __all__ = ["main"]
 
@@ -45,7 +47,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("xfskde: interrupted", file=sys.stderr)
         return 130
-    except (OSError, ValueError, TypeError, KeyError, ImportError) as exc:
+    except (XfskdeError, OSError, ValueError, TypeError, KeyError, ImportError) as exc:
+        # XfskdeError: what the library refuses on purpose; the built-in kinds: what the
+        # libraries under it (tifffile, zarr, dask) raise for files and values a user can fix
         if args.debug:
             raise
         message = str(exc) or type(exc).__name__

@@ -11,10 +11,20 @@ import numpy as np
 from ._validation import _finite_array
 from .kernel import Approximation, Cos2KKernel
 
-__all__ = ["distance", "evaluate", "fskde", "rotate", "unit_phasor_powers"]
+__all__ = [
+    "distance",
+    "evaluate",
+    "fskde",
+    "mean_direction",
+    "mode_direction",
+    "rotate",
+    "unit_phasor_powers",
+]
 
 # Angles processed per batch in fskde, so that temporaries stay around 64 MiB.
 _BATCH_ELEMENTS = 1 << 22
+# FS-KDEs per slab when densities are sampled to find their maxima (bounds the temporaries).
+_SLAB_PIXELS = 4096
 
 
 def unit_phasor_powers(z: np.ndarray, length: int) -> np.ndarray:
@@ -133,6 +143,62 @@ def evaluate(F: np.typing.ArrayLike, theta: np.typing.ArrayLike) -> np.ndarray:
     flat = basis.reshape(-1, length)
     values = (F.reshape(-1, length) @ flat.T).real
     return values.reshape(F.shape[:-1] + theta.shape)
+
+
+def mean_direction(F: np.typing.ArrayLike) -> np.ndarray:
+    """The weighted circular mean of the angles, :math:`-\\arg F_1`, per FS-KDE (eq. 8).
+
+    F_1 is proportional to :math:`\\sum_n w_n e^{-i\\theta_n}` (eq. 1) with a positive H_1, so
+    :math:`-\\arg F_1` is the mean direction: the angle by which F_1 canonicalization turns the
+    FS-KDE back.
+
+    Parameters
+    ----------
+    F : array_like, complex, shape (..., ℓ), ℓ >= 2
+
+    Returns
+    -------
+    numpy.ndarray of float64, shape ``F.shape[:-1]``
+        Radians in [-π, π); NaN where F_1 = 0 (no mean direction).
+    """
+    F1 = np.asarray(F)[..., 1]
+    return np.where(np.abs(F1) > 0, -np.angle(F1), np.nan).astype(np.float64)
+
+
+def mode_direction(F: np.typing.ArrayLike, n_angles: int = 360) -> np.ndarray:
+    """The angle of the density's maximum, :math:`\\arg\\max_\\theta f(\\theta)` (eq. 1), per set.
+
+    f is sampled at ``n_angles`` equally spaced angles (:func:`evaluate`) and the best sample is
+    refined by the vertex of the parabola through it and its two neighbours.
+
+    Parameters
+    ----------
+    F : array_like, complex, shape (..., ℓ)
+    n_angles : int
+        Angles sampled (>= 3; default 360: one degree before the refinement).
+
+    Returns
+    -------
+    numpy.ndarray of float64, shape ``F.shape[:-1]``
+        Radians in [-π, π); NaN where the density is flat (every F_k, k >= 1, zero).
+    """
+    F = np.asarray(F)
+    flat = F.reshape(-1, F.shape[-1])
+    theta = np.linspace(-np.pi, np.pi, n_angles, endpoint=False)
+    step = 2 * np.pi / n_angles
+    out = np.empty(flat.shape[0], dtype=np.float64)
+    for a in range(0, flat.shape[0], _SLAB_PIXELS):
+        f = evaluate(flat[a : a + _SLAB_PIXELS], theta)
+        j = np.argmax(f, axis=-1)
+        rows = np.arange(f.shape[0])
+        f0, fm, fp = f[rows, j], f[rows, j - 1], f[rows, (j + 1) % n_angles]
+        curvature = fm - 2 * f0 + fp
+        shift = np.where(curvature < 0, 0.5 * (fm - fp) / np.where(curvature < 0, curvature, 1), 0)
+        out[a : a + f.shape[0]] = theta[j] + step * shift
+    out = np.mod(out + np.pi, 2 * np.pi) - np.pi
+    flat_density = ~(np.abs(flat[:, 1:]) > 0).any(axis=-1)
+    out[flat_density] = np.nan
+    return out.reshape(F.shape[:-1])
 
 
 def _pad_pair(F: np.ndarray, G: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

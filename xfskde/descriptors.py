@@ -45,12 +45,11 @@ from ._validation import _check_choice, _check_positive_int
 from .api import local_fskde
 from .canonical import canonical_distance, canonicalize
 from .density import distance, fskde
-from .gradients import gradient
-from .kernel import Cos2KKernel
+from .gradients import angle_bins, gradient
+from .kernel import PAPER_EPS, Cos2KKernel
 
 __all__ = [
     "DISK_DIAMETER",
-    "EPS",
     "as_real_vector",
     "canonical_histogram",
     "coefficient_count",
@@ -70,7 +69,6 @@ __all__ = [
 #: Diameter of the central disk the paper crops its 64 × 64 patches to (section 5.1).
 DISK_DIAMETER = 60
 #: Truncation threshold of the paper's descriptors (eq. 7, section 5).
-EPS = 1e-5
 
 
 # --------------------------------------------------------------------------------------- helpers
@@ -138,7 +136,7 @@ def coefficient_count(length: int) -> int:
     return (length + 1) // 2
 
 
-def kernel_for_length(length: int, eps: float = EPS) -> Cos2KKernel:
+def kernel_for_length(length: int, eps: float = PAPER_EPS) -> Cos2KKernel:
     """The cos^2K kernel of a descriptor of ``length`` real numbers (eq. 7, section 5.1).
 
     Parameters
@@ -214,13 +212,6 @@ def _check_bins(n_bins: int) -> int:
     return n_bins
 
 
-def _angle_bins(g: np.ndarray, n_bins: int) -> np.ndarray:
-    """Bin j of each angle arg g, the bins being (-π + 2πj/n, -π + 2π(j+1)/n], j = 0 .. n-1."""
-    width = 2 * np.pi / n_bins
-    j = np.ceil((np.angle(g) + np.pi) / width).astype(np.int64) - 1
-    return np.mod(j, n_bins)  # arg = -π (a -0.0 imaginary part) is the angle π: last bin
-
-
 def canonical_histogram(histograms: np.typing.ArrayLike) -> np.ndarray:
     """Rotate each histogram's bins cyclically so that the largest bin comes first (section 5.1).
 
@@ -270,7 +261,7 @@ def gradient_histogram(
     n_bins = _check_bins(n_bins)
     g = patch_gradients(patches, diameter=diameter)
     flat = g.reshape(-1, g.shape[-1])
-    idx = _angle_bins(flat, n_bins) + n_bins * np.arange(flat.shape[0])[:, None]
+    idx = angle_bins(flat, n_bins) + n_bins * np.arange(flat.shape[0])[:, None]
     hist = np.bincount(
         idx.ravel(), weights=np.abs(flat).ravel(), minlength=flat.shape[0] * n_bins
     ).reshape(-1, n_bins)
@@ -282,7 +273,7 @@ def fskde_descriptors(
     patches: np.typing.ArrayLike,
     lengths: Iterable[int],
     *,
-    eps: float = EPS,
+    eps: float = PAPER_EPS,
     canonical: Literal["f1"] | None = None,
     diameter: float | None = DISK_DIAMETER,
 ) -> dict[int, np.ndarray]:
@@ -330,7 +321,7 @@ def fskde_descriptor(
     patches: np.typing.ArrayLike,
     length: int = 10,
     *,
-    eps: float = EPS,
+    eps: float = PAPER_EPS,
     canonical: Literal["f1"] | None = None,
     diameter: float | None = DISK_DIAMETER,
 ) -> np.ndarray:
@@ -461,7 +452,7 @@ def _check_cell(image: np.ndarray, cell: int) -> tuple[int, int]:
 
 
 def fskde_cells(
-    image: np.typing.ArrayLike, length: int, *, cell: int = 8, eps: float = EPS
+    image: np.typing.ArrayLike, length: int, *, cell: int = 8, eps: float = PAPER_EPS
 ) -> np.ndarray:
     """cos^2K FS-KDE of every full ``cell`` × ``cell`` cell of an image (section 5.2).
 
@@ -488,8 +479,7 @@ def fskde_cells(
     """
     arr = np.asarray(image)
     ny, nx = _check_cell(arr, cell)
-    kernel = kernel_for_length(length, eps)
-    F = local_fskde(arr, order=kernel.order, window="box", size=cell, stride=cell, eps=eps)
+    F = local_fskde(arr, order=kernel_for_length(length, eps), window="box", size=cell, stride=cell)
     return F[:ny, :nx]
 
 
@@ -517,7 +507,7 @@ def histogram_cells(image: np.typing.ArrayLike, n_bins: int, *, cell: int = 8) -
     ny, nx = _check_cell(arr, cell)
     g = gradient(arr.astype(np.float64))[: ny * cell, : nx * cell]
     cell_id = (np.arange(ny * cell) // cell)[:, None] * nx + (np.arange(nx * cell) // cell)
-    idx = cell_id * n_bins + _angle_bins(g, n_bins)
+    idx = cell_id * n_bins + angle_bins(g, n_bins)
     hist = np.bincount(idx.ravel(), weights=np.abs(g).ravel(), minlength=ny * nx * n_bins)
     return hist.reshape(ny, nx, n_bins) / cell**2
 

@@ -41,6 +41,27 @@ NAN_POLICIES: tuple[str, ...] = ("raise", "omit")
 _NUMPY_PAD_MODE = {"reflect": "symmetric", "mirror": "reflect", "nearest": "edge", "wrap": "wrap"}
 
 
+def angle_bins(g: np.ndarray, n_bins: int) -> np.ndarray:
+    """Histogram bin of each gradient angle arg g: THE angle-bin rule of xfskde.
+
+    The bins are (-π + 2πj/n, -π + 2π(j+1)/n], j = 0 .. n-1, over (-π, π]. The angle -π (arg of
+    a gradient whose imaginary part is -0.0) is the angle π and falls in the last bin.
+
+    Parameters
+    ----------
+    g : numpy.ndarray, complex
+        Gradients (:func:`gradient`).
+    n_bins : int
+
+    Returns
+    -------
+    numpy.ndarray of int64, the shape of ``g``
+    """
+    width = 2 * np.pi / n_bins
+    j = np.ceil((np.angle(g) + np.pi) / width).astype(np.int64) - 1
+    return np.mod(j, n_bins)
+
+
 def result_float_dtype(dtype: np.typing.DTypeLike) -> np.dtype:
     """Floating dtype of the computation for an image dtype: float32 or float64.
 

@@ -24,9 +24,12 @@ import numpy as np
 
 from ._validation import _check_choice, _check_eps, _check_order, _check_positive_int
 
-__all__ = ["Cos2KKernel", "truncated_length"]
+__all__ = ["PAPER_EPS", "Cos2KKernel", "truncated_length"]
 
 Approximation = Literal["auto", "exact", "normal"]
+
+#: The truncation threshold ε of eq. 7 that the paper uses in every experiment (section 5).
+PAPER_EPS = 1e-5
 
 #: The paper switches to the normal approximation when 2K >= 80 (section 3.3.2).
 NORMAL_APPROXIMATION_FROM_2K = 80
@@ -179,7 +182,7 @@ class Cos2KKernel:
 
     @classmethod
     def for_length(
-        cls, n_coefficients: int, eps: float = 1e-5, *, approximation: Approximation = "auto"
+        cls, n_coefficients: int, eps: float = PAPER_EPS, *, approximation: Approximation = "auto"
     ) -> Cos2KKernel:
         """The sharpest kernel (largest order) whose truncated length is ``n_coefficients``.
 
@@ -189,7 +192,7 @@ class Cos2KKernel:
             The wanted ℓ, the number of complex coefficients k = 0 .. ℓ-1 (a descriptor of
             ``2 ℓ`` real numbers once the always-zero imaginary part of F_0 is counted).
         eps : float in (0, 1)
-            Truncation threshold of eq. 7 (the paper uses 1e-5).
+            Truncation threshold of eq. 7 (default :data:`PAPER_EPS`, the paper's 1e-5).
         approximation : {"auto", "exact", "normal"}
             Passed to the constructor.
 

@@ -1,34 +1,129 @@
-"""Dask plumbing: the block core of :mod:`xfskde.local` over chunked images.
+"""THE block engine: a haloed NumPy block function mapped over the spatial chunks of a Dask array.
 
-The Dask path is :func:`xfskde.local.local_fskde_block` applied to every chunk after
-``dask.array.overlap.overlap`` with ``boundary="none"``: internal chunk edges see their real
-neighbours, the true image edges are handled inside the core by the boundary mode, and the overlap
-depth comes from the parameters (:attr:`LocalParameters.depth`). Only the spatial axes overlap;
-colour channels are one chunk. The new ``k`` axis is produced inside the block function and the
-output chunks are declared explicitly, so nothing is trimmed after the fact (dask #11961).
+Every image consumer (the coefficient field, segmentation's fit sample, abundances and labels)
+runs through :func:`map_haloed`, and every chunking default comes from :func:`plan_chunks`:
 
-Strided grids are anchored to the image origin, not to the chunk: a chunk covering rows
-``[a, b)`` computes the samples ``i`` with ``a <= i*s + o < b``. Chunk sizes need not be multiples
-of the stride (output chunks are then irregular, possibly empty); chunks smaller than the overlap
-depth are merged with a neighbour and a :class:`ChunkSizeWarning` says so.
+* **Halo.** Each chunk is given ``halo`` extra pixels of its real neighbours on every side that
+  is not an image edge (``dask.array.overlap.overlap`` with ``boundary="none"``); the halo comes
+  from the consumer's own parameters (a window's :attr:`~xfskde.windows.Window.depth`, a feature
+  stack's depth). The *true* image edge is the block function's business — the coefficient core
+  reads beyond it through ``scipy.ndimage``-style boundary index maps, segmentation mirrors it —
+  so no pixel is ever invented by Dask. Only the spatial axes overlap; trailing axes (colour)
+  are one chunk.
+* **Chunks smaller than the halo** cannot lend their neighbours a halo: they are merged with a
+  neighbour and a :class:`~xfskde.exceptions.ChunkSizeWarning` says so, always.
+* **Output chunks are declared**, never trimmed after the fact (dask #11961): the block function
+  returns exactly the samples of its own chunk on the stride grid of :mod:`xfskde._grid`, which
+  is anchored to the image origin, not to the chunk. A chunk covering rows ``[a, b)`` computes
+  the samples ``first_sample(a) .. first_sample(b) - 1``.
+* **Regular chunks by construction.** :func:`plan_chunks` cuts an axis into multiples of
+  ``lcm(file tile, stride)``, so that each task reads whole tiles of the file and each output
+  chunk holds ``side / stride`` samples: the Zarr writer never rechunks.
+* **One thread per task.** Inside Dask tasks the block functions run single-threaded: Dask owns
+  the parallelism (the in-memory NumPy face may use every core).
 """
 
 from __future__ import annotations
 
+import math
 import warnings
+from collections.abc import Callable, Sequence
+from typing import Any
 
 import dask.array as da
 import numpy as np
 from dask.base import tokenize
 
+from ._grid import first_sample, sample_chunks
+from .exceptions import ChunkSizeWarning
 from .gradients import check_finite, result_float_dtype
-from .local import LocalParameters, local_fskde_block, sample_offset
+from .local import LocalParameters, local_fskde_block
 
-__all__ = ["ChunkSizeWarning", "local_fskde_dask", "safe_chunks", "sample_chunks"]
+__all__ = [
+    "DEFAULT_CHUNK",
+    "ChunkSizeWarning",
+    "local_fskde_dask",
+    "map_haloed",
+    "plan_chunks",
+    "safe_chunks",
+    "sample_chunks",
+]
+
+#: Default target side of a chunk, in input pixels (about 4 Mpx: a few tens of MB per task).
+DEFAULT_CHUNK = 2048
 
 
-class ChunkSizeWarning(UserWarning):
-    """Chunks were smaller than the overlap depth and have been merged."""
+def _axis_side(n: int, unit: int, target: int, halo: int) -> int:
+    """A chunk side for an axis of ``n`` pixels: a multiple of ``unit`` near ``target``.
+
+    Among the multiples of ``unit`` nearest ``target`` (first those at least as large as the
+    halo), the first whose last chunk is empty or at least ``halo`` long; one chunk if none is.
+    """
+    if n <= max(target, halo, unit):
+        return n
+    base = max(1, round(target / unit))
+    for step in range(base + 1):
+        for k in (base + step, base - step):
+            side = k * unit
+            if side < max(unit, halo) or side >= n:
+                continue
+            rest = n % side
+            if rest == 0 or rest >= halo:
+                return side
+    return n
+
+
+def plan_chunks(
+    shape: Sequence[int],
+    *,
+    tiles: Sequence[int] | None = None,
+    target: int | Sequence[int] = DEFAULT_CHUNK,
+    halo: int = 0,
+    stride: int = 1,
+) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """The one chunk planner: Dask chunks of the two spatial axes of an image.
+
+    Each axis is cut into equal chunks whose side is a multiple of ``lcm(tile, stride)`` near
+    ``target``, with a last chunk that is either the same size, a remainder of at least ``halo``
+    pixels, or absent; an axis no longer than the target is one chunk. Then
+
+    * every task reads whole tiles of the file (``tiles``),
+    * every chunk can lend its neighbours a halo (no merge, no warning),
+    * every output chunk of a stride-``s`` result holds ``side / s`` samples (the last one
+      fewer), so the output is regular and is written to Zarr without a rechunk.
+
+    Parameters
+    ----------
+    shape : (int, int)
+        Height and width of the image in pixels.
+    tiles : (int, int), optional
+        The file's native tile or chunk shape (default 1: none).
+    target : int or (int, int)
+        Wanted chunk side in pixels (default :data:`DEFAULT_CHUNK`).
+    halo : int
+        Pixels a block needs from its neighbours (:attr:`xfskde.windows.Window.depth`).
+    stride : int
+        Stride of the result's sample grid.
+
+    Returns
+    -------
+    (tuple of int, tuple of int)
+        The row chunks and the column chunks.
+
+    Examples
+    --------
+    >>> plan_chunks((5000, 300), tiles=(512, 512), target=2048, halo=9, stride=8)
+    ((2048, 2048, 904), (300,))
+    """
+    height, width = (int(n) for n in shape[:2])
+    tiles = (1, 1) if tiles is None else tuple(max(1, int(t)) for t in tiles)
+    targets = (target, target) if np.isscalar(target) else tuple(target)
+    out = []
+    for n, tile, want in zip((height, width), tiles, targets, strict=True):
+        unit = math.lcm(tile, int(stride))
+        side = _axis_side(n, unit, max(1, int(want)), int(halo))
+        out.append((side,) * (n // side) + ((n % side,) if n % side else ()))
+    return out[0], out[1]
 
 
 def safe_chunks(chunks: tuple[int, ...], depth: int) -> tuple[int, ...]:
@@ -48,23 +143,118 @@ def safe_chunks(chunks: tuple[int, ...], depth: int) -> tuple[int, ...]:
     return tuple(merged)
 
 
-def sample_chunks(chunks: tuple[int, ...], stride: int) -> tuple[int, ...]:
-    """Number of grid samples that fall in each input chunk (grid anchored at pixel 0)."""
-    o = sample_offset(stride)
-    edges = np.concatenate([[0], np.cumsum(chunks)])
-    first = -(-(edges - o) // stride)  # ceil((edge - o) / s)
-    first = np.maximum(first, 0)
-    return tuple(int(v) for v in np.diff(first))
+def map_haloed(
+    block_function: Callable[..., np.ndarray],
+    image: da.Array,
+    *,
+    halo: int,
+    stride: int = 1,
+    trailing: Sequence[int] = (),
+    per_block: bool = False,
+    dtype: Any,
+    name: str,
+    token: Any = None,
+    stacklevel: int = 2,
+) -> da.Array:
+    """Map a haloed block function over the spatial chunks of ``image``: THE engine.
 
+    Parameters
+    ----------
+    block_function : callable
+        ``block_function(block, *, image_shape, src_origin, rows, cols, block_id)`` returning an
+        array of shape ``(rows[1] - rows[0], cols[1] - cols[0], *trailing)`` — or, with
+        ``per_block``, ``(1, 1, *trailing)``. ``block`` holds the chunk and the ``halo`` pixels
+        of its neighbours on every side that is not an image edge (spatial axes first, trailing
+        axes whole); ``src_origin`` is the global (row, column) of ``block[0, 0]``;
+        ``image_shape`` the (height, width) of the whole image; ``rows`` and ``cols`` the
+        half-open ranges of *sample* indices of the chunk's own pixels on the stride grid;
+        ``block_id`` the chunk's (row, column) index. It runs single-threaded.
+    image : dask.array.Array
+        ``(y, x, *rest)``.
+    halo : int
+        Pixels of the neighbours each block needs; chunks smaller than it are merged (with a
+        :class:`~xfskde.exceptions.ChunkSizeWarning`).
+    stride : int
+        The output's sample grid (1: every pixel).
+    trailing : sequence of int
+        Sizes of the output's trailing axes (each one chunk).
+    per_block : bool
+        One output element per chunk instead of one per sample (a per-block summary).
+    dtype : dtype
+        The output's dtype.
+    name : str
+        Prefix of the tasks' names, saying what they do (``"xfskde-coefficients"``).
+    token : object, optional
+        Everything besides the image that determines the output (hashed into the tasks' keys,
+        so two different results in one graph never share a key).
+    stacklevel : int
+        Where the chunk warning points, counted from the caller of this function.
 
-def _first_sample(start: int, stride: int) -> int:
-    return max(0, -(-(start - sample_offset(stride)) // stride))
+    Returns
+    -------
+    dask.array.Array
+        ``(ny, nx, *trailing)`` with declared chunks.
+    """
+    rest = image.ndim - 2
+    height, width = image.shape[:2]
+    row_chunks = safe_chunks(image.chunks[0], halo)
+    col_chunks = safe_chunks(image.chunks[1], halo)
+    if (row_chunks, col_chunks) != image.chunks[:2]:
+        warnings.warn(
+            f"chunks smaller than the overlap depth ({halo} pixels) were merged with their "
+            f"neighbours: rows {image.chunks[0]} -> {row_chunks}, columns {image.chunks[1]} -> "
+            f"{col_chunks}. Choose chunks of at least {halo} pixels (xfskde.lazy.plan_chunks) "
+            "to avoid the rechunk.",
+            ChunkSizeWarning,
+            stacklevel=stacklevel + 1,
+        )
+    image = image.rechunk({0: row_chunks, 1: col_chunks, **dict.fromkeys(range(2, 2 + rest), -1)})
+    if per_block:
+        spatial = ((1,) * len(row_chunks), (1,) * len(col_chunks))
+    else:
+        spatial = (sample_chunks(row_chunks, stride), sample_chunks(col_chunks, stride))
+    out_chunks = (*spatial, *((int(n),) for n in trailing))
+    row_starts = np.concatenate([[0], np.cumsum(row_chunks)]).astype(int)
+    col_starts = np.concatenate([[0], np.cumsum(col_chunks)]).astype(int)
+    depth = {0: halo, 1: halo, **dict.fromkeys(range(2, 2 + rest), 0)}
+    overlapped = da.overlap.overlap(image, depth=depth, boundary="none") if halo else image
+    key = f"{name}-{tokenize(overlapped.name, halo, stride, tuple(trailing), per_block, token)}"
+
+    def block(x: np.ndarray, block_info: dict | None = None) -> np.ndarray:
+        bi, bj = block_info[0]["chunk-location"][:2]
+        a, b = row_starts[bi], row_starts[bi + 1]
+        c, d = col_starts[bj], col_starts[bj + 1]
+        top = min(halo, a)
+        left = min(halo, c)
+        return block_function(
+            x,
+            image_shape=(height, width),
+            src_origin=(int(a - top), int(c - left)),
+            rows=(first_sample(a, stride), first_sample(b, stride)),
+            cols=(first_sample(c, stride), first_sample(d, stride)),
+            block_id=(int(bi), int(bj)),
+        )
+
+    n_out = 2 + len(trailing)
+    return da.map_blocks(
+        block,
+        overlapped,
+        drop_axis=list(range(2, 2 + rest)) or None,
+        new_axis=list(range(2, n_out)) or None,
+        chunks=out_chunks,
+        dtype=dtype,
+        meta=np.empty((0,) * n_out, dtype=dtype),
+        name=key,
+    )
 
 
 def local_fskde_dask(
     image: da.Array, params: LocalParameters, *, channel_axis: int | None = None
 ) -> da.Array:
     """Lazy local FS-KDE of a Dask image: ``(y, x[, c])`` → ``(ny, nx, ℓ)`` complex.
+
+    The block core :func:`xfskde.local.local_fskde_block` on :func:`map_haloed`, with the halo
+    of the window (:attr:`LocalParameters.depth`).
 
     Parameters
     ----------
@@ -86,66 +276,29 @@ def local_fskde_dask(
                 f"image must be 2-D (y, x) when channel_axis is None, got shape {image.shape}; "
                 "pass channel_axis=-1 (or 0) for a colour image"
             )
-        src = image[None]
+        src = image[..., None]
     else:
         if image.ndim != 3:
             raise ValueError(
                 f"image must be 3-D with channel_axis={channel_axis}, got {image.shape}"
             )
-        src = da.moveaxis(image, channel_axis, 0)
-    depth = params.depth
-    height, width = src.shape[1:]
-    row_chunks = safe_chunks(src.chunks[1], depth)
-    col_chunks = safe_chunks(src.chunks[2], depth)
-    if (row_chunks, col_chunks) != src.chunks[1:]:
-        warnings.warn(
-            f"chunks smaller than the overlap depth ({depth} pixels) were merged with their "
-            f"neighbours: rows {src.chunks[1]} -> {row_chunks}, columns {src.chunks[2]} -> "
-            f"{col_chunks}. Choose chunks of at least {depth} pixels to avoid the rechunk.",
-            ChunkSizeWarning,
-            stacklevel=3,
-        )
-    src = src.rechunk({0: -1, 1: row_chunks, 2: col_chunks})
-    stride = params.stride
-    out_chunks = (
-        sample_chunks(row_chunks, stride),
-        sample_chunks(col_chunks, stride),
-        (params.length,),
-    )
-    row_starts = np.concatenate([[0], np.cumsum(row_chunks)])
-    col_starts = np.concatenate([[0], np.cumsum(col_chunks)])
-    overlapped = da.overlap.overlap(src, depth={0: 0, 1: depth, 2: depth}, boundary="none")
+        src = da.moveaxis(image, channel_axis, -1)
     nan_policy = params.nan_policy
-    # a unique, deterministic key: two fields in one graph must never share their blocks' keys
-    name = "xfskde-local-" + tokenize(
-        overlapped.name, params.attrs(), params.scale(), params.profile(), params.half_widths(),
-        (height, width), str(out_dtype),
-    )  # fmt: skip
 
-    def block(x: np.ndarray, block_info=None) -> np.ndarray:
-        _, bi, bj = block_info[0]["chunk-location"]
-        a, b = int(row_starts[bi]), int(row_starts[bi + 1])
-        c, d = int(col_starts[bj]), int(col_starts[bj + 1])
-        top = min(depth, a) if bi > 0 else 0
-        left = min(depth, c) if bj > 0 else 0
+    def block(x: np.ndarray, **where: Any) -> np.ndarray:
+        del where["block_id"]
+        x = np.moveaxis(x, -1, 0)  # the core reads (C, h, w): a view
         check_finite(x, nan_policy)
-        return local_fskde_block(
-            x,
-            params,
-            image_shape=(height, width),
-            src_origin=(a - top, c - left),
-            rows=(_first_sample(a, stride), _first_sample(b, stride)),
-            cols=(_first_sample(c, stride), _first_sample(d, stride)),
-            out_dtype=out_dtype,
-        )
+        return local_fskde_block(x, params, out_dtype=out_dtype, threads=1, **where)
 
-    return da.map_blocks(
+    return map_haloed(
         block,
-        overlapped,
-        drop_axis=0,
-        new_axis=2,
-        chunks=out_chunks,
+        src,
+        halo=params.depth,
+        stride=params.stride,
+        trailing=(params.length,),
         dtype=out_dtype,
-        meta=np.empty((0, 0, 0), dtype=out_dtype),
-        name=name,
+        name="xfskde-coefficients",
+        token=(params.attrs(), params.scale(), params.profile(), params.half_widths()),
+        stacklevel=3,
     )

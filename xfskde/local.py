@@ -30,7 +30,9 @@ from typing import Literal
 import numpy as np
 
 from . import _core
+from ._grid import sample_count, sample_offset
 from ._validation import _check_choice, _check_positive_int
+from .exceptions import ParameterError
 from .gradients import (
     BOUNDARY_MODES,
     NAN_POLICIES,
@@ -60,10 +62,10 @@ RING_BYTES = 1 << 19
 
 
 def overlap_depth(window: str | Window, size: float | None = None) -> int:
-    """Pixels a block needs beyond its own on each side: the window radius + 1.
+    """Pixels a block needs beyond its own on each side: :attr:`Window.depth <xfskde.Window.depth>`.
 
-    The extra pixel is the gradient's central-difference stencil. The Dask engine overlaps its
-    chunks by this depth (section 2.3 computes F_k(x) from the window around x).
+    The window radius + 1 (the gradient's central-difference stencil). The Dask engine overlaps
+    its chunks by this depth (section 2.3 computes F_k(x) from the window around x).
 
     Parameters
     ----------
@@ -75,18 +77,7 @@ def overlap_depth(window: str | Window, size: float | None = None) -> int:
     -------
     int
     """
-    win = make_window(window, size) if not isinstance(window, Window) else window
-    return win.radius + 1
-
-
-def sample_offset(stride: int) -> int:
-    """Row/column of the first sample: the centre (rounded down) of the first stride×stride cell."""
-    return (stride - 1) // 2
-
-
-def sample_count(n: int, stride: int) -> int:
-    """Number of samples along an axis of ``n`` pixels: ``ceil((n - o) / stride)``."""
-    return max(0, -(-(n - sample_offset(stride)) // stride))
+    return make_window(window, size).depth
 
 
 class LocalParameters:
@@ -101,7 +92,7 @@ class LocalParameters:
     def __init__(
         self,
         *,
-        order: int,
+        order: int | Cos2KKernel,
         window: str | Window = "gaussian",
         size: float = 4,
         stride: int = 1,
@@ -111,7 +102,15 @@ class LocalParameters:
         approximation: Approximation = "auto",
         nan_policy: Literal["raise", "omit"] = "raise",
     ):
-        self.kernel = Cos2KKernel(order, approximation=approximation, eps=eps)
+        if isinstance(order, Cos2KKernel):
+            if eps is not None or approximation != "auto":
+                raise ParameterError(
+                    "order is a Cos2KKernel, which carries its own eps and approximation: drop "
+                    "eps= and approximation=, or pass the order as an integer"
+                )
+            self.kernel = order
+        else:
+            self.kernel = Cos2KKernel(order, approximation=approximation, eps=eps)
         self.window = make_window(window, size)
         self.stride = _check_positive_int("stride", stride)
         _check_choice("boundary", boundary, BOUNDARY_MODES)
@@ -126,8 +125,8 @@ class LocalParameters:
 
     @property
     def depth(self) -> int:
-        """Overlap depth a block needs (window radius + 1)."""
-        return self.window.radius + 1
+        """Overlap depth a block needs: :attr:`xfskde.Window.depth` (window radius + 1)."""
+        return self.window.depth
 
     def scale(self) -> np.ndarray:
         """H_k times the window's normalisation (equal-weight windows sum unit weights)."""
@@ -258,9 +257,17 @@ def local_fskde_block(
 
 
 def local_fskde_numpy(
-    image: np.ndarray, params: LocalParameters, *, channel_axis: int | None = None
+    image: np.ndarray,
+    params: LocalParameters,
+    *,
+    channel_axis: int | None = None,
+    threads: int | None = None,
 ) -> np.ndarray:
-    """The in-memory face: the block core on the whole image, tiled over all cores."""
+    """The in-memory face: the block core on the whole image, tiled over ``threads`` threads.
+
+    ``threads`` defaults to every core; code that runs inside Dask tasks passes 1 (Dask owns
+    the parallelism there).
+    """
     image = np.asarray(image)
     ftype = result_float_dtype(image.dtype)
     src = as_channels_first(image, channel_axis)
@@ -273,5 +280,5 @@ def local_fskde_numpy(
         rows=(0, sample_count(height, params.stride)),
         cols=(0, sample_count(width, params.stride)),
         out_dtype=np.result_type(ftype, np.complex64),
-        threads=os.cpu_count() or 1,
+        threads=threads or os.cpu_count() or 1,
     )

@@ -15,15 +15,13 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Literal
 
 import numpy as np
 
 from ._validation import _check_choice
 
-__all__ = ["GAUSSIAN_TRUNCATE", "Window", "make_window"]
+__all__ = ["GAUSSIAN_TRUNCATE", "WINDOW_KINDS", "Window", "make_window"]
 
-WindowKind = Literal["box", "gaussian", "disk"]
 WINDOW_KINDS: tuple[str, ...] = ("box", "gaussian", "disk")
 
 #: Gaussian windows are cut at ``GAUSSIAN_TRUNCATE`` standard deviations.
@@ -79,6 +77,15 @@ class Window:
             return max(1, math.ceil(GAUSSIAN_TRUNCATE * self.size))
         return math.floor(self.size)
 
+    @property
+    def depth(self) -> int:
+        """The halo a block needs beyond its own pixels on each side: ``radius + 1``.
+
+        The extra pixel is the gradient's central-difference stencil: the window around a
+        sample reaches ``radius`` pixels, and the gradient at its last pixel reads one more.
+        """
+        return self.radius + 1
+
     def profile(self) -> np.ndarray:
         """1-D weights over offsets ``-before .. after`` (separable windows; sums to one)."""
         if self.kind == "box":
@@ -116,7 +123,7 @@ class Window:
         return 1.0
 
 
-def make_window(window: str | Window, size: float) -> Window:
+def make_window(window: str | Window, size: float | None = None) -> Window:
     """Return a :class:`Window` from a kind name and a size (or pass a Window through)."""
     if isinstance(window, Window):
         return window

@@ -35,7 +35,6 @@ from ..descriptors import as_real_vector, fskde_cells, histogram_cells, hog_desc
 
 __all__ = [
     "DESCRIPTORS",
-    "EPS",
     "MAX_ROTATION_DEGREES",
     "PAPER_RESULT",
     "SVM_C",
@@ -47,7 +46,6 @@ __all__ = [
 ]
 
 CELL = 8
-EPS = 1e-5
 MAX_ROTATION_DEGREES = 15.0
 SVM_C = 1e-3
 DESCRIPTORS = ("intensity", "gradient histogram", "HOG", "cos2K FS-KDE")
@@ -104,7 +102,7 @@ def _hog(X: np.ndarray, length: int) -> np.ndarray:
 
 
 def _fskde(X: np.ndarray, length: int) -> np.ndarray:
-    return np.stack([as_real_vector(fskde_cells(x, length, cell=CELL, eps=EPS)).ravel() for x in X])
+    return np.stack([as_real_vector(fskde_cells(x, length, cell=CELL)).ravel() for x in X])
 
 
 _FEATURES: dict[str, Callable[[np.ndarray, int], np.ndarray]] = {

@@ -35,10 +35,10 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import ndimage
 
-from ..api import local_fskde
 from ..density import evaluate
-from ..gradients import gradient
+from ..gradients import angle_bins, gradient
 from ..kernel import Cos2KKernel
+from ..local import LocalParameters, local_fskde_numpy
 from ..windows import Window, make_window
 from ._filters import correlate_binned
 
@@ -46,9 +46,6 @@ __all__ = ["FEATURE_GROUPS", "FeatureSpec", "block_features", "feature_depth", "
 
 #: The feature groups, in the order their planes are stacked.
 FEATURE_GROUPS: tuple[str, ...] = ("color", "hist", "fskde")
-
-#: Truncation threshold of eq. 7 used to pick the kernel for a number of coefficients.
-FSKDE_EPS = 1e-5
 
 _ROWS = 64
 
@@ -100,13 +97,13 @@ class FeatureSpec:
 
     @property
     def kernel(self) -> Cos2KKernel:
-        """The sharpest cos^2K kernel with ``n_coefficients`` coefficients at ε = 1e-5."""
-        return Cos2KKernel.for_length(self.n_coefficients, FSKDE_EPS)
+        """The sharpest cos^2K kernel with ``n_coefficients`` coefficients at the paper's ε."""
+        return Cos2KKernel.for_length(self.n_coefficients)
 
 
 def feature_depth(spec: FeatureSpec) -> int:
-    """Halo in pixels that a block needs: the window radius plus one for the gradient."""
-    return spec.window_obj.radius + 1
+    """Halo in pixels that a block needs: the window's :attr:`~xfskde.Window.depth`."""
+    return spec.window_obj.depth
 
 
 def _centred_profile(window: Window) -> np.ndarray:
@@ -143,18 +140,17 @@ def _color(block: np.ndarray, spec: FeatureSpec, channel: int) -> np.ndarray:
 
 def _angle_hist(block: np.ndarray, spec: FeatureSpec) -> np.ndarray:
     g = gradient(block, channel_axis=-1)
-    bins = spec.angle_bins
-    theta = np.angle(g)  # (-π, π]
-    index = np.clip(np.ceil((theta + np.pi) / (2 * np.pi) * bins) - 1, 0, bins - 1)
     weight = np.abs(g).astype(np.float32)
-    return _filter_binned(index.astype(np.int64), weight, bins, spec.window_obj)
+    return _filter_binned(angle_bins(g, spec.angle_bins), weight, spec.angle_bins, spec.window_obj)
 
 
 def _fskde(block: np.ndarray, spec: FeatureSpec) -> np.ndarray:
-    F = local_fskde(
-        block, order=spec.kernel.order, window=spec.window, size=spec.size, eps=FSKDE_EPS,
+    F = local_fskde_numpy(
+        block,
+        LocalParameters(order=spec.kernel, window=spec.window_obj),
         channel_axis=-1,
-    )  # fmt: skip
+        threads=1,
+    )  # one thread: this runs inside Dask tasks
     ell = F.shape[-1]
     m = 2 * ell - 1
     theta = np.linspace(-np.pi, np.pi, m, endpoint=False) + np.pi / m

@@ -7,12 +7,15 @@ The pipeline for an image of any size:
    "fskde") are divided by their mean mass on the sample (the mean local |g|), then every group is
    multiplied by its weight.
 3. Pure texture features (endmembers) fitted on the sample (:func:`.unmixing.fit_endmembers`).
-4. For every block, the one block function :func:`_unmix_block` computes the features of the
-   block plus its halo, the exact fully-constrained abundances (:func:`.unmixing.abundances`) and
-   the labels by arg-max. Dask runs it by ``map_overlap`` (only the spatial axes overlap, the halo
-   is the window radius + 1, the true image edge is mirrored); NumPy inputs run the same graph
-   with the threaded scheduler. Once the endmembers are fixed the labels do not depend on the
-   chunking.
+4. For every block, :func:`_unmix_block` computes the features of the block plus its halo, the
+   exact fully-constrained abundances (:func:`.unmixing.abundances`) and the labels by arg-max.
+
+Steps 1 and 4 run on the package's one block engine, :func:`xfskde.lazy.map_haloed`: the halo
+is the window's depth, chunks come from :func:`xfskde.lazy.plan_chunks`, neighbours lend their
+pixels and the true image edge is mirrored inside the block (:func:`_mirrored`); each task runs
+single-threaded. NumPy inputs run the same graph with the threaded scheduler. Once the
+endmembers are fixed the labels do not depend on the chunking. DataArray results keep the
+input's coordinates and attrs (:mod:`xfskde._labels`).
 """
 
 from __future__ import annotations
@@ -20,10 +23,15 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+import dask
+import dask.array as da
 import numpy as np
+import xarray as xr
 
-from ..lazy import safe_chunks
-from .features import FeatureSpec, block_features, feature_depth, feature_pieces
+from .._labels import image_layout, label_result
+from ..exceptions import DimensionError, ParameterError
+from ..lazy import map_haloed, plan_chunks, safe_chunks
+from .features import FeatureSpec, feature_depth, feature_pieces
 from .unmixing import abundances_from_projections, fit_endmembers
 
 __all__ = ["DEFAULT_WEIGHTS", "TextureModel", "fit_textures", "segment"]
@@ -31,8 +39,11 @@ __all__ = ["DEFAULT_WEIGHTS", "TextureModel", "fit_textures", "segment"]
 #: Weights of the feature groups, chosen on training images (see docs/segmentation.md).
 DEFAULT_WEIGHTS = {"color": 1.0, "hist": 1.0, "fskde": 1.0}
 
-_DEFAULT_CHUNK = 512
+#: Target chunk side of segmentation, in pixels: smaller than the coefficient field's because a
+#: block holds a few dozen float32 feature planes per pixel while it is unmixed.
+FEATURE_CHUNK = 512
 _MAX_FIT_BLOCKS = 16
+_LONG_NAMES = {"labels": "texture label", "abundances": "texture abundances"}
 
 
 @dataclass(frozen=True)
@@ -75,13 +86,6 @@ class TextureModel:
             "endmembers": np.asarray(self.endmembers, dtype=float).round(7).tolist(),
         }
 
-    def features(self, block: np.ndarray) -> np.ndarray:
-        """Scaled, stacked features of a block (with its halo) as (h, w, D) float32."""
-        groups = block_features(block, self.spec)
-        return np.concatenate(
-            [groups[name] * np.float32(self.scales[name]) for name in self.spec.features], axis=-1
-        )
-
     def abundances(self, image: Any, *, chunks: int | None = None) -> Any:
         """Per-pixel abundances (y, x, n_textures) of the textures, following the input kind."""
         return _apply(image, self, "abundances", chunks)
@@ -99,8 +103,32 @@ def _as_float(block: np.ndarray) -> np.ndarray:
     return block.astype(np.float32, copy=False)
 
 
+def _mirrored(
+    block: np.ndarray,
+    halo: int,
+    src_origin: tuple[int, int],
+    rows: tuple[int, int],
+    cols: tuple[int, int],
+) -> np.ndarray:
+    """The block with a full halo on every side: the true image edges mirrored.
+
+    The engine gives a block its neighbours' pixels only where it has neighbours; at the image
+    edge the features read the image mirrored about its edge (``scipy.ndimage``'s "reflect",
+    NumPy's "symmetric": the edge pixel repeated), so a chunk at the edge sees what it would see
+    in the middle of a larger, mirrored image.
+    """
+    top = halo - (rows[0] - src_origin[0])
+    left = halo - (cols[0] - src_origin[1])
+    bottom = halo - (src_origin[0] + block.shape[0] - rows[1])
+    right = halo - (src_origin[1] + block.shape[1] - cols[1])
+    pads = ((top, bottom), (left, right), (0, 0))
+    if not any(p for pair in pads for p in pair):
+        return block
+    return np.pad(block, pads, mode="symmetric")
+
+
 def _unmix_block(block: np.ndarray, model: TextureModel, halo: int, what: str) -> np.ndarray:
-    """THE block function: features of a haloed block → abundances or labels of its interior.
+    """Features of a fully haloed block → abundances or labels of its interior.
 
     The abundances need the features only through their projections on the endmembers
     (:func:`.unmixing.abundances_from_projections`), so each feature piece is projected as soon
@@ -125,7 +153,7 @@ def _unmix_block(block: np.ndarray, model: TextureModel, halo: int, what: str) -
 
 
 def _sample_block(block: np.ndarray, spec: FeatureSpec, halo: int, n: int, seed: int):
-    """Features of ``n`` random interior pixels of a haloed block (all when it has fewer).
+    """Features of ``n`` random interior pixels of a fully haloed block (all when it has fewer).
 
     The pixels are drawn first and each feature piece is gathered at them as soon as it is
     made, so the block's full feature stack is never held.
@@ -146,18 +174,17 @@ def _group_sizes(spec: FeatureSpec, channels: int) -> dict[str, int]:
     return {name: sizes[name] for name in spec.features}
 
 
-def _to_dask(image: Any, chunks: int | None, depth: int) -> tuple[Any, str, Any]:
-    """(dask (y, x, c) array, input kind, the DataArray or None)."""
-    import dask.array as da
-    import xarray as xr
+def _prepare(image: Any, chunks: int | None, halo: int) -> tuple[da.Array, str, Any]:
+    """(Dask (y, x, c) array, input kind, the DataArray or None), chunked by the one planner.
 
+    NumPy data, and any input when ``chunks`` is given, are cut by
+    :func:`xfskde.lazy.plan_chunks` with a target of ``chunks`` or :data:`FEATURE_CHUNK`; Dask
+    inputs otherwise keep their chunks (the engine merges any smaller than the halo).
+    """
     source = None
     if isinstance(image, xr.DataArray):
-        from ..accessor import image_dims
-
-        y, x, c = image_dims(image)
         source = image
-        image = image.transpose(y, x, *([c] if c else [])).data
+        image, _ = image_layout(image)
         kind = "dataarray"
     elif isinstance(image, da.Array):
         kind = "dask"
@@ -167,49 +194,46 @@ def _to_dask(image: Any, chunks: int | None, depth: int) -> tuple[Any, str, Any]
     else:
         raise TypeError(f"image must be a numpy, dask or xarray array, got {type(image).__name__}")
     if image.ndim not in (2, 3):
-        raise ValueError(f"image must be (y, x) or (y, x, c), got shape {image.shape}")
+        raise DimensionError(f"image must be (y, x) or (y, x, c), got shape {image.shape}")
     if image.dtype.kind not in "uifb":
         raise TypeError(f"image must hold real numbers, got dtype {image.dtype}")
     if image.ndim == 2:
         image = image[..., None]
-    if kind == "numpy" or chunks is not None:
-        side = chunks or _DEFAULT_CHUNK
-        image = da.asarray(image).rechunk((side, side, -1))
-    else:
-        image = da.asarray(image).rechunk({2: -1})
-    fixed = tuple(safe_chunks(image.chunks[a], depth) for a in (0, 1))
-    if fixed != image.chunks[:2]:
-        image = image.rechunk((*fixed, -1))
+    if not isinstance(image, da.Array) or chunks is not None:
+        rows, cols = plan_chunks(image.shape[:2], target=chunks or FEATURE_CHUNK, halo=halo)
+        image = da.asarray(image).rechunk((rows, cols, -1))
     return image, kind, source
 
 
-def _wrap(result: Any, kind: str, source: Any, model: TextureModel, output: str) -> Any:
+def _apply(image: Any, model: TextureModel, output: str, chunks: int | None) -> Any:
+    halo = feature_depth(model.spec)
+    arr, kind, source = _prepare(image, chunks, halo)
+
+    def block(x: np.ndarray, *, src_origin, rows, cols, **_: Any) -> np.ndarray:
+        return _unmix_block(_mirrored(x, halo, src_origin, rows, cols), model, halo, output)
+
+    labels = output == "labels"
+    result = map_haloed(
+        block,
+        arr,
+        halo=halo,
+        trailing=() if labels else (model.n_textures,),
+        dtype=np.uint8 if labels else np.float32,
+        name=f"xfskde-segment-{output}",
+        token=(model.attrs(), model.spec),
+        stacklevel=4,
+    )
     if kind == "numpy":
         return result.compute(scheduler="threads")
     if kind == "dask":
         return result
-    import xarray as xr
-
-    from ..accessor import image_dims
-
-    y, x, _ = image_dims(source)
-    coords = {name: source.coords[name] for name in (y, x) if name in source.coords}
-    dims = (y, x) if output == "labels" else (y, x, "texture")
-    return xr.DataArray(result, dims=dims, coords=coords, name=output, attrs=model.attrs())
-
-
-def _apply(image: Any, model: TextureModel, output: str, chunks: int | None) -> Any:
-    depth = feature_depth(model.spec)
-    arr, kind, source = _to_dask(image, chunks, depth)
-    out_chunks = arr.chunks[:2] + (((model.n_textures,),) if output == "abundances" else ())
-    result = arr.map_overlap(
-        _unmix_block, depth={0: depth, 1: depth, 2: 0}, boundary="reflect", trim=False,
-        dtype=np.float32 if output == "abundances" else np.uint8,
-        chunks=out_chunks, drop_axis=[] if output == "abundances" else [2],
-        model=model, halo=depth, what=output,
-        meta=np.empty((0,) * len(out_chunks), np.float32 if output == "abundances" else np.uint8),
-    )  # fmt: skip
-    return _wrap(result, kind, source, model, output)
+    return label_result(
+        result,
+        source,
+        extra_dims={} if labels else {"texture": None},
+        name=output,
+        attrs={**model.attrs(), "long_name": _LONG_NAMES[output]},
+    )
 
 
 def fit_textures(
@@ -236,13 +260,10 @@ def fit_textures(
     -------
     TextureModel
     """
-    import dask
-    import dask.array as da
-
     if int(n_textures) != n_textures or n_textures < 1:
-        raise ValueError(f"n_textures must be a positive integer, got {n_textures!r}")
+        raise ParameterError(f"n_textures must be a positive integer, got {n_textures!r}")
     if int(sample) != sample or sample < n_textures:
-        raise ValueError(f"sample must be an integer >= n_textures, got {sample!r}")
+        raise ParameterError(f"sample must be an integer >= n_textures, got {sample!r}")
     spec = FeatureSpec(
         features=features, window=window, size=size, color_bins=color_bins,
         angle_bins=angle_bins, n_coefficients=n_coefficients,
@@ -251,22 +272,42 @@ def fit_textures(
     if weights:
         unknown = set(weights) - set(w)
         if unknown:
-            raise ValueError(f"weights has unknown feature groups {sorted(unknown)}")
+            raise ParameterError(f"weights has unknown feature groups {sorted(unknown)}")
         w.update({k: float(v) for k, v in weights.items()})
-    depth = feature_depth(spec)
-    arr, _, _ = _to_dask(image, chunks, depth)
+    halo = feature_depth(spec)
+    arr, _, _ = _prepare(image, chunks, halo)
     sizes = _group_sizes(spec, arr.shape[2])
-    haloed = da.overlap.overlap(arr, depth={0: depth, 1: depth, 2: 0}, boundary="reflect")
+    n_features = sum(sizes.values())
+    # the engine's blocks (chunks smaller than the halo merged): draw the blocks to sample
     rng = np.random.default_rng(seed)
-    grid = list(np.ndindex(*haloed.numblocks[:2]))
+    grid = list(np.ndindex(*(len(safe_chunks(c, halo)) for c in arr.chunks[:2])))
     picked = rng.permutation(len(grid))[:_MAX_FIT_BLOCKS]
     per_block = -(-int(sample) // len(picked))
     seeds = rng.integers(0, 2**32, len(picked))
-    rows = [
-        dask.delayed(_sample_block)(haloed.blocks[grid[i]], spec, depth, per_block, int(s))
-        for i, s in zip(sorted(picked), seeds, strict=True)
-    ]  # each task returns only its sampled rows: memory stays per block
-    X = np.concatenate(dask.compute(*rows))
+    seed_of = {grid[i]: int(s) for i, s in zip(sorted(picked), seeds, strict=True)}
+
+    def block(x: np.ndarray, *, src_origin, rows, cols, block_id, **_: Any) -> np.ndarray:
+        out = np.full((1, 1, per_block, n_features), np.nan, np.float32)
+        if block_id in seed_of:  # only picked blocks are computed (the others are culled)
+            full = _mirrored(x, halo, src_origin, rows, cols)
+            part = _sample_block(full, spec, halo, per_block, seed_of[block_id])
+            out[0, 0, : part.shape[0]] = part
+        return out
+
+    samples = map_haloed(
+        block,
+        arr,
+        halo=halo,
+        per_block=True,
+        trailing=(per_block, n_features),
+        dtype=np.float32,
+        name="xfskde-segment-sample",
+        token=(spec, seed, int(sample)),
+        stacklevel=3,
+    )  # each task returns only its sampled rows: memory stays per block
+    parts = dask.compute(*(samples.blocks[b] for b in sorted(seed_of)))
+    X = np.concatenate([p.reshape(per_block, n_features) for p in parts])
+    X = X[~np.isnan(X[:, 0])]
     if X.shape[0] > sample:
         X = X[rng.choice(X.shape[0], sample, replace=False)]
     scales: dict[str, float] = {}
@@ -359,6 +400,6 @@ def segment(
             weights=weights, method=method, sample=sample, seed=seed, chunks=chunks,
         )  # fmt: skip
     elif model.n_textures != n_textures:
-        raise ValueError(f"model has {model.n_textures} textures, n_textures is {n_textures}")
+        raise ParameterError(f"model has {model.n_textures} textures, n_textures is {n_textures}")
     labels = model.predict(image, chunks=chunks)
     return (labels, model) if return_model else labels

@@ -1,0 +1,81 @@
+"""The errors and warnings xfskde raises, in one family.
+
+Every error the library raises on purpose derives from :class:`XfskdeError`, and also from the
+built-in exception a Python user would expect (``ValueError``, ``FileExistsError``, ...), so that
+both ``except xfskde.XfskdeError`` and ``except ValueError`` catch it. The command line catches
+the base class and prints its one line. Code tells errors apart by type, never by message text.
+
+==============================  ==========================================================
+class                           raised when
+==============================  ==========================================================
+:class:`XfskdeError`            the base of every error below
+:class:`ParameterError`         a parameter is out of range or of the wrong kind
+:class:`DimensionError`         an array's dims or shape cannot be read as an image/field
+:class:`ImageReadError`         an image file or store cannot be read (format, layout)
+:class:`StoreError`             the base of the store errors below
+:class:`StoreExistsError`       a store exists where a new one was to be written
+:class:`StoreIncompleteError`   a store whose write did not finish is opened or finalised
+:class:`StoreParametersError`   a store is resumed with parameters that differ from its own
+:class:`StoreFormatError`       a path is not a store written by xfskde
+:class:`ChunkSizeWarning`       chunks smaller than the halo were merged with a neighbour
+==============================  ==========================================================
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "ChunkSizeWarning",
+    "DimensionError",
+    "ImageReadError",
+    "ParameterError",
+    "StoreError",
+    "StoreExistsError",
+    "StoreFormatError",
+    "StoreIncompleteError",
+    "StoreParametersError",
+    "XfskdeError",
+]
+
+
+class XfskdeError(Exception):
+    """Base class of every error xfskde raises on purpose."""
+
+
+class ParameterError(XfskdeError, ValueError):
+    """A parameter is out of range or not one of its choices (the message names it)."""
+
+
+class DimensionError(XfskdeError, ValueError):
+    """An array's dims or shape cannot be read as an image or a coefficient field.
+
+    The message gives the ``.transpose(...)``, ``.rename(...)`` or ``.isel(...)`` call that fixes
+    it, as rioxarray's dimension errors do.
+    """
+
+
+class ImageReadError(XfskdeError, ValueError):
+    """An image cannot be read: unknown format, unsupported layout, damaged file."""
+
+
+class StoreError(XfskdeError):
+    """Base class of the errors about xfskde's Zarr stores."""
+
+
+class StoreExistsError(StoreError, FileExistsError):
+    """A store already exists where a new one was to be written (resume or overwrite it)."""
+
+
+class StoreIncompleteError(StoreError, ValueError):
+    """A store's write did not finish: it is read, or marked complete, before every block is."""
+
+
+class StoreParametersError(StoreError, ValueError):
+    """A store is resumed with parameters (or a shape) other than those it was written with."""
+
+
+class StoreFormatError(StoreError, ValueError):
+    """A path or Zarr group is not a store written by xfskde (or lacks the array asked for)."""
+
+
+class ChunkSizeWarning(UserWarning):
+    """Chunks were smaller than the halo a block needs and have been merged with a neighbour."""
