@@ -1,5 +1,6 @@
 """Images in (TIFF, OME-TIFF pyramids, Zarr, OME-Zarr, PNG/NPY) and coefficient stores out."""
 
+import ast
 import os
 import signal
 import subprocess
@@ -19,7 +20,18 @@ from skimage import data
 import xfskde
 import xfskde.io
 import xfskde.lazy
+from xfskde.exceptions import (
+    DimensionError,
+    ImageReadError,
+    ParameterError,
+    StoreExistsError,
+    StoreFormatError,
+    StoreIncompleteError,
+    StoreParametersError,
+    XfskdeError,
+)
 from xfskde.io import store_status
+from xfskde.lazy import plan_chunks
 
 CAMERA = data.camera()
 
@@ -45,7 +57,7 @@ def test_pyramid_level_and_rgb_tiff(tmp_path):
     half = xfskde.open_image(path, level=1)
     assert full.dims == ("y", "x", "c") and full.shape == (512, 512, 3)
     np.testing.assert_array_equal(half.values, rgb[::2, ::2])
-    with pytest.raises(ValueError, match="level"):
+    with pytest.raises(ParameterError, match="level"):
         xfskde.open_image(path, level=5)
 
 
@@ -70,7 +82,7 @@ LAYOUTS = {
 
 @pytest.mark.parametrize("layout", list(LAYOUTS))
 def test_tiff_layouts_read_exactly_whatever_the_chunks(tmp_path, layout):
-    from xfskde._tiff import tiff_level
+    from xfskde.io._tiff import tiff_level
 
     array, options, how = LAYOUTS[layout]
     path = tmp_path / "layout.tif"
@@ -110,8 +122,10 @@ def test_zarr_array_group_and_ome_zarr_multiscale(tmp_path):
     plain = zarr.open_group(tmp_path / "two.zarr", mode="w")
     plain.create_array("a", shape=(4, 4), dtype="uint8")
     plain.create_array("b", shape=(4, 4), dtype="uint8")
-    with pytest.raises(ValueError, match="arrays"):
+    with pytest.raises(ImageReadError, match="arrays"):
         xfskde.open_image(tmp_path / "two.zarr")
+    with pytest.raises(ParameterError, match="level"):
+        xfskde.open_image(tmp_path / "ome.zarr", level=2)
 
 
 def test_arrays_are_wrapped_with_named_dims_and_aligned_chunks():
@@ -124,7 +138,7 @@ def test_arrays_are_wrapped_with_named_dims_and_aligned_chunks():
     assert planar.dims == ("c", "y", "x")  # 260 rounds to 3 of the array's 100-pixel chunks
     assert planar.data.chunks == ((3,), (300, 212), (300, 212))
     np.testing.assert_array_equal(planar.values, rgb.transpose(2, 0, 1))
-    with pytest.raises(ValueError, match="dims"):
+    with pytest.raises(DimensionError, match="dims"):
         xfskde.open_image(np.zeros((2, 30, 30, 5)))
 
 
@@ -138,11 +152,19 @@ def test_small_formats_and_errors(tmp_path):
     with pytest.raises(FileNotFoundError, match="no such image"):
         xfskde.open_image(tmp_path / "missing.tif")
     (tmp_path / "notes.txt").write_text("hello")
-    with pytest.raises(ValueError, match="unknown format"):
+    with pytest.raises(ImageReadError, match="unknown format"):
         xfskde.open_image(tmp_path / "notes.txt")
     (tmp_path / "broken.tif").write_bytes(b"not a tiff at all")
-    with pytest.raises(ValueError, match="cannot read"):
+    with pytest.raises(ImageReadError, match="cannot read"):
         xfskde.open_image(tmp_path / "broken.tif")
+    (tmp_path / "broken.png").write_bytes(b"not a png either")
+    with pytest.raises(ImageReadError, match="cannot read"):
+        xfskde.open_image(tmp_path / "broken.png")
+    (tmp_path / "empty.zarr").mkdir()
+    with pytest.raises(ImageReadError, match="not a readable Zarr"):
+        xfskde.open_image(tmp_path / "empty.zarr")
+    with pytest.raises(ParameterError, match="chunks"):
+        xfskde.open_image(CAMERA, chunks=0)
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
@@ -202,13 +224,13 @@ def test_existing_store_and_mismatched_resume(tmp_path):
     image = xr.DataArray(CAMERA[:64, :64], dims=("y", "x"))
     F = xfskde.local_fskde(image, order=3, window="box", size=3)
     xfskde.write_coefficients(F, tmp_path / "f.zarr")
-    with pytest.raises(FileExistsError, match="resume"):
+    with pytest.raises(StoreExistsError, match="resume"):
         xfskde.write_coefficients(F, tmp_path / "f.zarr")
     other = xfskde.local_fskde(image, order=4, window="box", size=3)
-    with pytest.raises(ValueError, match="other parameters"):
+    with pytest.raises(StoreParametersError, match="other parameters"):
         xfskde.write_coefficients(other, tmp_path / "f.zarr", resume=True)
     assert xfskde.write_coefficients(other, tmp_path / "f.zarr", overwrite=True) == 1
-    with pytest.raises(ValueError, match="dims"):
+    with pytest.raises(DimensionError, match="dims"):
         xfskde.write_coefficients(F.transpose("k", "y", "x"), tmp_path / "g.zarr")
     with pytest.raises(FileNotFoundError):
         xfskde.open_coefficients(tmp_path / "nothing.zarr")
@@ -217,7 +239,7 @@ def test_existing_store_and_mismatched_resume(tmp_path):
 WRITER = """
 import sys, time
 import dask, numpy as np
-import xfskde, xfskde.io as io
+import xfskde, xfskde.io.stores as io
 original = io._write_block
 def slow(*args):
     time.sleep(0.05)
@@ -250,7 +272,7 @@ def test_killed_write_is_never_complete_and_resumes_to_the_same_store(tmp_path, 
         proc.wait()
     status = store_status(store)
     assert not status["complete"] and 10 <= status["blocks_done"] < status["blocks_total"] == 64
-    with pytest.raises(ValueError, match="incomplete"):
+    with pytest.raises(StoreIncompleteError, match="incomplete"):
         xfskde.open_coefficients(store)
     partial = xfskde.open_coefficients(store, allow_incomplete=True)
     assert partial.shape == (256, 256, 5)
@@ -275,3 +297,131 @@ def test_killed_write_is_never_complete_and_resumes_to_the_same_store(tmp_path, 
     np.testing.assert_array_equal(
         resumed.values, xfskde.local_fskde(CAMERA[:256, :256], order=4, window="box", size=5)
     )
+
+
+# ----------------------------------------------------------- chunk plans and native tiles
+
+
+def test_chunks_come_from_plan_chunks_and_the_tiles_are_recorded(tmp_path):
+    path = tmp_path / "tiled.tif"
+    tifffile.imwrite(path, CAMERA[:500, :470], tile=(64, 128))
+    for chunks, target in [(None, 2048), (150, 150), ({"y": 70, "x": 300}, (70, 300))]:
+        image = xfskde.open_image(path, chunks=chunks)
+        assert image.encoding["preferred_chunks"] == {"y": 64, "x": 128}
+        assert image.data.chunks == plan_chunks((500, 470), tiles=(64, 128), target=target)
+    # a caller that knows its halo and stride plans again from the recorded tiles
+    tiles = tuple(image.encoding["preferred_chunks"][d] for d in ("y", "x"))
+    assert plan_chunks(image.shape, tiles=tiles, target=150, halo=9, stride=8) == (
+        (128, 128, 128, 116),
+        (128, 128, 128, 86),
+    )
+    strips = tmp_path / "strips.tif"
+    tifffile.imwrite(strips, ASTRONAUT[:301], rowsperstrip=37, photometric="rgb")
+    rgb = xfskde.open_image(strips, chunks=100)
+    assert rgb.encoding["preferred_chunks"] == {"y": 37, "x": 512}  # a strip: the whole width
+    assert rgb.data.chunks == ((111, 111, 79), (512,), (3,))  # colour: one chunk
+
+    arr = zarr.create_array(tmp_path / "a.zarr", shape=(300, 200, 3), chunks=(100, 50, 1),
+                            dtype="uint8", dimension_names=("y", "x", "band"))  # fmt: skip
+    image = xfskde.open_image(tmp_path / "a.zarr", chunks=120)
+    assert image.dims == ("y", "x", "band") and image.data.chunks == ((100,) * 3, (100, 100), (3,))
+    assert image.encoding["preferred_chunks"] == {"y": 100, "x": 50}
+    assert xfskde.open_image(arr).encoding["preferred_chunks"] == {"y": 100, "x": 50}
+
+    dask_image = xfskde.open_image(da.zeros((300, 300), chunks=50), chunks=120)
+    assert dask_image.encoding["preferred_chunks"] == {"y": 50, "x": 50}
+    assert dask_image.data.chunks == ((100, 100, 100),) * 2
+    already = da.zeros((300, 300), chunks=100)
+    assert xfskde.open_image(already, chunks=100).data is already  # no rechunk
+
+
+def test_unsupported_tiff_axes_and_zarr_dims_are_image_read_errors(tmp_path):
+    path = tmp_path / "volume.tif"
+    tifffile.imwrite(path, np.zeros((2, 16, 16), np.uint8), photometric="minisblack")
+    with pytest.raises(ImageReadError, match="axes"):
+        xfskde.open_image(path)
+    arr = zarr.create_array(tmp_path / "rc.zarr", shape=(8, 8), dtype="uint8",
+                            dimension_names=("row", "col"))  # fmt: skip
+    with pytest.raises(ImageReadError, match="dims"):
+        xfskde.open_image(arr)
+    # every error of the library is both an XfskdeError and the built-in callers expected
+    assert issubclass(ImageReadError, XfskdeError) and issubclass(ImageReadError, ValueError)
+    assert issubclass(StoreExistsError, FileExistsError)
+
+
+# ------------------------------------------------------------------------------- stores
+
+
+def test_store_chunk_default_is_the_data_chunks_or_plan_chunks(tmp_path):
+    labels = xr.DataArray(np.ones((3000, 10), np.uint8), dims=("y", "x"))
+    assert xfskde.io.write_blocks(labels, tmp_path / "np.zarr", name="labels") == 2
+    assert zarr.open_array(tmp_path / "np.zarr", path="labels").chunks == (2048, 10)
+    ragged = labels.chunk({"y": (500, 1000, 1500), "x": 10})
+    assert xfskde.io.write_blocks(ragged, tmp_path / "dask.zarr", name="labels") == 2
+    assert zarr.open_array(tmp_path / "dask.zarr", path="labels").chunks == (1500, 10)
+    with pytest.raises(ParameterError, match="chunks"):
+        xfskde.io.write_blocks(labels, tmp_path / "bad.zarr", name="labels", chunks=0)
+    with pytest.raises(ParameterError, match="compressors"):
+        xfskde.io.write_blocks(labels, tmp_path / "bad.zarr", name="labels", compressors="lz4")
+
+
+def test_regular_dask_field_is_written_without_a_rechunk(tmp_path):
+    image = xr.DataArray(CAMERA[:200, :150].astype(np.float32), dims=("y", "x")).chunk(64)
+    F = xfskde.local_fskde(image, order=3, window="box", size=3)
+    pending = xfskde.write_coefficients(F, tmp_path / "f.zarr", compute=False)
+    graph = pending.__dask_graph__()
+    writes = [name for name in graph.layers if name.startswith("xfskde-write-")]
+    assert len(writes) == 1 and len(graph.layers[writes[0]]) == 4 * 3  # one task per block
+    assert graph.dependencies[writes[0]] == {F.data.name}  # the field's own chunks, as they are
+    assert not [name for name in graph.layers if name.startswith("rechunk")]
+    # irregular chunks are rechunked (the check above would see it)
+    ragged = F.chunk({"y": (30, 70, 100)})
+    graph = xfskde.write_coefficients(ragged, tmp_path / "g.zarr", compute=False).dask
+    assert [name for name in graph.layers if name.startswith("rechunk")]
+
+    with pytest.raises(StoreIncompleteError, match="resume=True"):
+        xfskde.io.finalize_store(tmp_path / "f.zarr")  # nothing computed yet
+    assert int(pending.sum().compute()) == 12
+    xfskde.io.finalize_store(tmp_path / "f.zarr")
+    xr.testing.assert_identical(
+        xfskde.open_coefficients(tmp_path / "f.zarr").compute(), F.compute()
+    )
+
+
+def test_foreign_stores_are_store_format_errors(tmp_path):
+    (tmp_path / "plain").mkdir()
+    with pytest.raises(StoreFormatError, match="not a Zarr store"):
+        xfskde.io.open_blocks(tmp_path / "plain")
+    with pytest.raises(StoreFormatError, match="not a Zarr store"):
+        store_status(tmp_path / "plain")
+    group = zarr.open_group(tmp_path / "foreign.zarr", mode="w")
+    group.create_array("a", shape=(4, 4), dtype="uint8")
+    with pytest.raises(StoreFormatError, match="not a store written by xfskde"):
+        xfskde.io.open_blocks(tmp_path / "foreign.zarr")
+    with pytest.raises(StoreFormatError, match="not a store written by xfskde"):
+        xfskde.io.write_blocks(xr.DataArray(np.zeros((4, 4)), dims=("y", "x")),
+                               tmp_path / "foreign.zarr", name="a", resume=True)  # fmt: skip
+    labels = xr.DataArray(np.ones((8, 8), np.uint8), dims=("y", "x"))
+    xfskde.io.write_blocks(labels, tmp_path / "labels.zarr", name="labels")
+    with pytest.raises(StoreFormatError, match="no 'fskde' variable"):
+        xfskde.open_coefficients(tmp_path / "labels.zarr")
+
+
+def test_io_imports_nothing_above_it():
+    """io reads images and writes stores: it imports no face of the library (accessor, api...)."""
+    allowed = {"exceptions", "_labels", "_grid", "_scheduling", "lazy", "io"}
+    package = os.path.dirname(xfskde.io.__file__)
+    for module in sorted(os.listdir(package)):
+        if not module.endswith(".py"):
+            continue
+        tree = ast.parse(open(os.path.join(package, module)).read())
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom) and node.level:
+                top = "io" if node.level == 1 else (node.module or "").split(".")[0]
+                assert top in allowed, f"xfskde/io/{module} imports {node.module!r}"
+                if node.level == 1 and module != "__init__.py":  # images and stores: apart
+                    assert {module[:-3], node.module} != {"images", "stores"}
+            elif isinstance(node, ast.ImportFrom | ast.Import):
+                names = [node.module] if isinstance(node, ast.ImportFrom) else \
+                    [a.name for a in node.names]  # fmt: skip
+                assert not [n for n in names if n and n.startswith("xfskde")], module

@@ -1,4 +1,5 @@
-"""Reading rectangles of one TIFF pyramid level inside Dask tasks.
+"""Reading rectangles of one TIFF pyramid level inside Dask tasks (the tasks of
+:func:`xfskde.io.open_image` named ``xfskde-read-tiff-...``).
 
 A task receives only the file's path (never an open handle or pixel data), opens the file once
 per process and decodes the tiles or strips that overlap its rectangle. Two readers:
@@ -23,7 +24,10 @@ import threading
 from typing import Any
 
 import numpy as np
+import tifffile
 import zarr
+
+__all__ = ["read_tiff_block", "tiff_level"]
 
 _NATIVE_ORDER = "<" if sys.byteorder == "little" else ">"
 
@@ -111,9 +115,9 @@ def tiff_level(path: str, level: int, mtime: float) -> Any:
     """An indexable reader of one pyramid level, opened once per process and file version.
 
     ``mtime`` is part of the cache key so that a file rewritten in place is opened again.
+    The reader is :class:`_SegmentReader` for a single-page, chunk-interleaved level and
+    tifffile's Zarr view of the level otherwise; both are indexed with a tuple of slices.
     """
-    import tifffile
-
     tif = tifffile.TiffFile(path)
     series = tif.series[0].levels[level]
     page = series.pages[0] if len(series.pages) == 1 else None
@@ -130,7 +134,12 @@ def tiff_level(path: str, level: int, mtime: float) -> Any:
     return zarr.open(tifffile.imread(path, aszarr=True, level=level), mode="r")
 
 
-def read_tiff_block(path: str, level: int, mtime: float, block_info=None) -> np.ndarray:
-    """The block of a TIFF level that a Dask task covers (its ``array-location``)."""
+def read_tiff_block(
+    path: str, level: int, mtime: float, block_info: dict | None = None
+) -> np.ndarray:
+    """The block of a TIFF level that a Dask task covers (its ``array-location``).
+
+    The block function of ``dask.array.map_blocks``: ``block_info`` is filled in by Dask.
+    """
     loc = block_info[None]["array-location"]
     return tiff_level(path, level, mtime)[tuple(slice(a, b) for a, b in loc)]

@@ -1,0 +1,356 @@
+"""Reading images of any size as lazy, labelled DataArrays: :func:`open_image`.
+
+:func:`open_image` returns a Dask-backed ``(y, x)`` or ``(y, x, c)`` DataArray (dims in the
+source's order) for
+
+* NumPy and Dask arrays (dims told from the shape) and DataArrays (returned as they are),
+* Zarr arrays and groups: a group with one array, or a level of an OME-Zarr multiscale group,
+* TIFF / OME-TIFF / SVS / NDPI ... files through tifffile: a task receives only the file's path
+  and reads the tiles of its rectangle itself (:mod:`xfskde.io._tiff`, tasks named
+  ``xfskde-read-tiff-...``), so the graph holds no pixel data and no open file handle and runs
+  unchanged on a distributed cluster,
+* PNG / JPEG / BMP / GIF / WebP / NPY files, for small images (read into memory).
+
+**Chunks.** The spatial chunks are planned by :func:`xfskde.lazy.plan_chunks` with the file's
+native tile (or Zarr chunk, or a Dask array's chunk) shape as ``tiles``, so that every task reads
+whole tiles; the colour dim is one chunk. The native tile shape is recorded on the result as
+``encoding["preferred_chunks"] = {"y": th, "x": tw}`` (xarray's convention for backends), so a
+caller that knows its halo and stride can plan again with ``plan_chunks(..., tiles=...)``.
+
+**Errors.** An unreadable file or an unsupported layout raises
+:class:`~xfskde.exceptions.ImageReadError`, an array whose dims cannot be told
+:class:`~xfskde.exceptions.DimensionError`, an out-of-range ``level`` or ``chunks``
+:class:`~xfskde.exceptions.ParameterError`, a missing path :class:`FileNotFoundError`.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import os
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import dask.array as da
+import numpy as np
+import tifffile
+import xarray as xr
+import zarr
+from dask.base import tokenize
+
+from .._labels import COLOR_DIMS
+from ..exceptions import DimensionError, ImageReadError, ParameterError
+from ..lazy import DEFAULT_CHUNK, plan_chunks
+from ._tiff import read_tiff_block
+
+__all__ = ["open_image"]
+
+_TIFF_SUFFIXES = (".tif", ".tiff", ".svs", ".ndpi", ".scn", ".btf", ".qptiff")
+_PLAIN_SUFFIXES = (".png", ".jpg", ".jpeg", ".bmp", ".gif", ".webp", ".npy")
+#: TIFF axis codes that xfskde reads, and the dims they become.
+_TIFF_AXES = {"Y": "y", "X": "x", "S": "c", "C": "c"}
+#: What tifffile raises for a file it cannot read (TiffFileError derives from ValueError).
+_TIFF_ERRORS = (OSError, tifffile.TiffFileError)
+#: What zarr raises for a path or node that is not a readable Zarr array or group.
+_ZARR_ERRORS = (OSError, KeyError, zarr.errors.BaseZarrError, json.JSONDecodeError)
+
+_Chunks = int | Mapping[str, int] | None
+
+
+# ------------------------------------------------------------------------------ chunk plans
+
+
+def _check_chunks(chunks: _Chunks) -> None:
+    """Refuse a ``chunks`` that is not a positive int or a ``{"y": .., "x": ..}`` mapping."""
+    if isinstance(chunks, Mapping):
+        values = [v for d, v in chunks.items() if d in ("y", "x")]
+    else:
+        values = [chunks]
+    if chunks is not None and not all(
+        isinstance(v, int | np.integer) and not isinstance(v, bool) and v >= 1 for v in values
+    ):
+        raise ParameterError(
+            f"chunks must be a positive number of pixels or a dict such as "
+            f"{{'y': 2048, 'x': 2048}}, got {chunks!r}"
+        )
+
+
+def _target(chunks: _Chunks) -> tuple[int, int]:
+    """The wanted (rows, columns) side of a chunk: ``chunks``, else :data:`DEFAULT_CHUNK`."""
+    if chunks is None:
+        return DEFAULT_CHUNK, DEFAULT_CHUNK
+    if isinstance(chunks, Mapping):
+        return int(chunks.get("y", DEFAULT_CHUNK)), int(chunks.get("x", DEFAULT_CHUNK))
+    return int(chunks), int(chunks)
+
+
+def _plan(
+    shape: Sequence[int], dims: Sequence[str], native: Sequence[int], chunks: _Chunks
+) -> tuple[tuple[tuple[int, ...], ...], dict[str, int]]:
+    """Dask chunks of every dim, and the native tile shape ``{"y": th, "x": tw}``.
+
+    The ``y`` and ``x`` dims are planned by :func:`~xfskde.lazy.plan_chunks` on the native
+    tiles; every other dim (colour, or a length-1 dim about to be dropped) is one chunk.
+    """
+    iy, ix = list(dims).index("y"), list(dims).index("x")
+    tiles = (max(1, int(native[iy])), max(1, int(native[ix])))
+    rows, cols = plan_chunks((shape[iy], shape[ix]), tiles=tiles, target=_target(chunks))
+    planned = {"y": rows, "x": cols}
+    out = tuple(planned.get(d, (int(n),)) for d, n in zip(dims, shape, strict=True))
+    return out, {"y": tiles[0], "x": tiles[1]}
+
+
+def _labelled(
+    data: da.Array, dims: Sequence[str], name: str, tiles: dict[str, int] | None
+) -> xr.DataArray:
+    """The DataArray of an opened image, with its native tiles in ``preferred_chunks``."""
+    out = xr.DataArray(data, dims=tuple(dims), name=name)
+    if tiles is not None:
+        out.encoding["preferred_chunks"] = dict(tiles)
+    return out
+
+
+# ----------------------------------------------------------------------------------- arrays
+
+
+def _dims_for(shape: tuple[int, ...]) -> tuple[str, ...]:
+    """Dims of an unlabelled array: (y, x), (y, x, c) or (c, y, x) with at most 4 channels."""
+    if len(shape) == 2:
+        return ("y", "x")
+    if len(shape) == 3 and shape[-1] <= 4:
+        return ("y", "x", "c")
+    if len(shape) == 3 and shape[0] <= 4:
+        return ("c", "y", "x")
+    raise DimensionError(
+        f"cannot tell the dims of an array of shape {shape}: pass a DataArray with dims "
+        "('y', 'x') or ('y', 'x', 'c'), or select a 2-D plane first"
+    )
+
+
+def _open_array(source: np.ndarray | da.Array, chunks: _Chunks, name: str) -> xr.DataArray:
+    """Wrap a NumPy or Dask array; a Dask array's chunks count as its native tiles."""
+    dims = _dims_for(tuple(source.shape))
+    if isinstance(source, da.Array):
+        planned, tiles = _plan(source.shape, dims, source.chunksize, chunks)
+        data = source if source.chunks == planned else source.rechunk(planned)
+        return _labelled(data, dims, name, tiles)
+    planned, _ = _plan(source.shape, dims, (1,) * source.ndim, chunks)
+    return _labelled(da.from_array(source, chunks=planned), dims, name, None)
+
+
+# ------------------------------------------------------------------------------------- TIFF
+
+
+def _tiff_levels(path: Path) -> list[tuple[str, tuple[int, ...], np.dtype, tuple[int, int]]]:
+    """``(axes, shape, dtype, (tile rows, tile columns))`` of every level of the first series.
+
+    A stripped level's native chunk is a strip: ``(rows per strip, image width)``.
+    """
+    try:
+        with tifffile.TiffFile(path) as tif:
+            levels = []
+            for level in tif.series[0].levels:
+                key = level.keyframe
+                rows = key.tilelength or min(key.rowsperstrip or key.imagelength, key.imagelength)
+                cols = key.tilewidth or key.imagewidth
+                levels.append((level.axes, tuple(level.shape), level.dtype, (rows, cols)))
+            return levels
+    except _TIFF_ERRORS as exc:
+        raise ImageReadError(f"cannot read {path} as a TIFF image: {exc}") from exc
+
+
+def _open_tiff(path: Path, level: int, chunks: _Chunks) -> xr.DataArray:
+    levels = _tiff_levels(path)
+    if not 0 <= level < len(levels):
+        raise ParameterError(
+            f"level must be in 0..{len(levels) - 1} for {path} (its pyramid levels), got {level}"
+        )
+    axes, shape, dtype, tile = levels[level]
+    unknown = [a for a, n in zip(axes, shape, strict=True) if a not in _TIFF_AXES and n != 1]
+    if unknown:
+        raise ImageReadError(
+            f"{path} has axes {axes!r}; only Y, X and one colour axis (S or C) are supported: "
+            f"extract a single plane of the {unknown} axes first"
+        )
+    squeeze = tuple(i for i, a in enumerate(axes) if a not in _TIFF_AXES)
+    all_dims = [_TIFF_AXES.get(a, a.lower()) for a in axes]
+    native = {"Y": tile[0], "X": tile[1]}
+    native_shape = [native.get(a, n) for a, n in zip(axes, shape, strict=True)]
+    planned, tiles = _plan(shape, all_dims, native_shape, chunks)
+    mtime = os.path.getmtime(path)
+    data = da.map_blocks(
+        functools.partial(read_tiff_block, str(path), level, mtime),
+        chunks=planned,
+        dtype=dtype,
+        meta=np.empty((0,) * len(shape), dtype),
+        name=f"xfskde-read-tiff-{tokenize(str(path), level, mtime)}",
+    )
+    if squeeze:
+        data = data.squeeze(axis=squeeze)
+    dims = [d for i, d in enumerate(all_dims) if i not in squeeze]
+    return _labelled(data, dims, path.stem, tiles)
+
+
+# ------------------------------------------------------------------------------------- Zarr
+
+
+def _zarr_node(source: Any) -> zarr.Array | zarr.Group:
+    """The Zarr array or group at ``source`` (a path, or a node already open)."""
+    if isinstance(source, zarr.Array | zarr.Group):
+        return source
+    try:
+        return zarr.open(source, mode="r")
+    except _ZARR_ERRORS as exc:
+        raise ImageReadError(f"{source} is not a readable Zarr array or group ({exc})") from exc
+
+
+def _zarr_image(
+    source: Any, node: zarr.Group, level: int
+) -> tuple[zarr.Array, str, tuple[str, ...] | None]:
+    """The image array of a group, its path in the group, and its dims if the group names them.
+
+    An OME-Zarr multiscale group gives its level ``level`` and the names of its axes; any other
+    group must hold exactly one array.
+    """
+    multiscales = node.attrs.get("multiscales") or node.attrs.get("ome", {}).get("multiscales")
+    if multiscales:
+        datasets = multiscales[0].get("datasets", [])
+        if not 0 <= level < len(datasets):
+            raise ParameterError(
+                f"level must be in 0..{len(datasets) - 1} for {source} (its multiscale "
+                f"levels), got {level}"
+            )
+        component = str(datasets[level].get("path"))
+        axes = [a["name"] if isinstance(a, dict) else a for a in multiscales[0].get("axes", [])]
+        dims = tuple(str(a).lower() for a in axes) or None
+    else:
+        arrays = [name for name, _ in node.arrays()]
+        if len(arrays) != 1:
+            raise ImageReadError(
+                f"{source} is a Zarr group with arrays {arrays}; open the image array itself "
+                "(e.g. 'store.zarr/name') or use an OME-Zarr multiscale group"
+            )
+        component, dims = arrays[0], None
+    try:
+        array = node[component]
+    except _ZARR_ERRORS as exc:
+        raise ImageReadError(f"{source} lists {component!r} but cannot open it ({exc})") from exc
+    if not isinstance(array, zarr.Array):
+        raise ImageReadError(f"{source}: {component!r} is a Zarr group, not an image array")
+    return array, component, dims
+
+
+def _open_zarr(source: Any, level: int, chunks: _Chunks) -> xr.DataArray:
+    node = _zarr_node(source)
+    component = None
+    dims: tuple[str, ...] | None = None
+    if isinstance(node, zarr.Group):
+        array, component, dims = _zarr_image(source, node, level)
+    else:
+        array = node
+    if dims is None:
+        stored = array.attrs.get("_ARRAY_DIMENSIONS") or getattr(
+            array.metadata, "dimension_names", None
+        )
+        named = stored and all(d is not None for d in stored)
+        dims = tuple(map(str, stored)) if named else _dims_for(tuple(array.shape))
+    keep = [i for i, d in enumerate(dims) if d in ("y", "x") or d.lower() in COLOR_DIMS]
+    drop = tuple(i for i in range(len(dims)) if i not in keep)
+    kept = [dims[i] for i in keep]
+    if any(array.shape[i] != 1 for i in drop) or not {"y", "x"} <= set(kept):
+        raise ImageReadError(
+            f"{source} has dims {dims}; only y, x and one colour dim are supported: name its "
+            "spatial dims 'y' and 'x' and select a single plane of the others first"
+        )
+    planned, tiles = _plan(array.shape, dims, array.chunks, chunks)
+    try:
+        if isinstance(source, zarr.Array | zarr.Group):
+            data = da.from_zarr(array, chunks=planned)
+        else:  # from the path: the tasks open the store themselves
+            data = da.from_zarr(str(source), component=component, chunks=planned)
+    except _ZARR_ERRORS as exc:
+        raise ImageReadError(f"cannot read the Zarr array of {source} ({exc})") from exc
+    if drop:
+        data = data.squeeze(axis=drop)
+    return _labelled(data, kept, Path(str(getattr(source, "path", source) or "image")).stem, tiles)
+
+
+# ------------------------------------------------------------------------------ plain files
+
+
+def _open_plain(path: Path, chunks: _Chunks) -> xr.DataArray:
+    """A small PNG/JPEG/NPY/... image, read into memory and wrapped."""
+    try:
+        if path.suffix.lower() == ".npy":
+            array = np.load(path, mmap_mode="r")
+        else:
+            from skimage import io as skio
+
+            array = skio.imread(path)
+    except (OSError, ValueError) as exc:  # numpy's and the image plugins' own errors
+        raise ImageReadError(f"cannot read {path} as an image: {exc}") from exc
+    return _open_array(np.asarray(array), chunks, path.stem)
+
+
+# ------------------------------------------------------------------------------------ entry
+
+
+def open_image(source: Any, *, level: int = 0, chunks: _Chunks = None) -> xr.DataArray:
+    """Open an image of any size as a lazy ``(y, x)`` or ``(y, x, c)`` DataArray.
+
+    Parameters
+    ----------
+    source : path, zarr.Array, zarr.Group, numpy.ndarray, dask.array.Array or xarray.DataArray
+        TIFF / OME-TIFF / SVS (``.tif``, ``.tiff``, ``.svs``, ...), a Zarr array or group (an
+        OME-Zarr multiscale group picks ``level``), or a PNG/JPEG/NPY file for small images.
+        A DataArray is returned as it is (rechunked with ``chunks`` when given).
+    level : int
+        Pyramid level of a multiscale TIFF or OME-Zarr image (0 = full resolution).
+    chunks : int or dict, optional
+        Target Dask chunk side in pixels, an int or ``{"y": rows, "x": columns}`` (default
+        :data:`xfskde.lazy.DEFAULT_CHUNK`, 2048). _Chunks are planned by
+        :func:`xfskde.lazy.plan_chunks`: a multiple of the file's tiles (or Zarr / Dask
+        chunks) near the target, so that every task reads whole tiles. The colour dim is one
+        chunk.
+
+    Returns
+    -------
+    xarray.DataArray
+        Dask-backed; the pixels of files are read inside the tasks. Dims are those of the
+        source, in its order (``("c", "y", "x")`` for a planar TIFF or array). For files and
+        Dask arrays, ``encoding["preferred_chunks"]`` holds the native tile shape
+        ``{"y": rows, "x": columns}``, for callers that plan their chunks again with
+        ``plan_chunks(..., tiles=...)``.
+
+    Raises
+    ------
+    FileNotFoundError
+        If the path does not exist.
+    ImageReadError
+        For formats, files or layouts it cannot read, with what to do instead.
+    DimensionError
+        For an unlabelled array whose dims cannot be told from its shape.
+    ParameterError
+        For a ``level`` the image does not have, or ``chunks`` that are not positive.
+    """
+    if isinstance(source, xr.DataArray):
+        return source.chunk(chunks) if chunks is not None else source
+    _check_chunks(chunks)
+    if isinstance(source, np.ndarray | da.Array):
+        return _open_array(source, chunks, "image")
+    if isinstance(source, zarr.Array | zarr.Group):
+        return _open_zarr(source, level, chunks)
+    path = Path(os.fspath(source))
+    if not path.exists():
+        raise FileNotFoundError(f"no such image: {path}")
+    name = path.name.lower()
+    if path.is_dir() or name.endswith(".zarr"):
+        return _open_zarr(str(path), level, chunks)
+    if name.endswith(_TIFF_SUFFIXES):
+        return _open_tiff(path, level, chunks)
+    if name.endswith(_PLAIN_SUFFIXES):
+        return _open_plain(path, chunks)
+    raise ImageReadError(
+        f"cannot read {path}: unknown format (expected TIFF/OME-TIFF/SVS, Zarr, PNG, JPEG or NPY)"
+    )
