@@ -299,3 +299,14 @@ def test_table_experiment_chooses_on_training_images_only(monkeypatch):
     assert results.chosen["FS-KDE"]["dead leaves"][0]["n_coefficients"] in (4, 8)
     table = results.table()
     assert "0.907" in table and "FS-KDE" in table  # the paper's numbers sit next to ours
+
+
+def test_chunks_smaller_than_the_halo_are_merged_with_a_warning(leaves):
+    """The one engine merges chunks that cannot lend a halo, and always says so."""
+    from xfskde.exceptions import ChunkSizeWarning
+
+    image, _ = leaves
+    labels, model = segment(image, 3, return_model=True, size=3, n_coefficients=5)
+    with pytest.warns(ChunkSizeWarning, match="overlap depth"):
+        lazy = segment(da.from_array(image, chunks=(128, 5, 3)), 3, model=model)
+    np.testing.assert_array_equal(lazy.compute(), labels)

@@ -1,7 +1,9 @@
 """Argument checks shared by the public functions.
 
 Every check raises an error that names the offending parameter and says what to do, so that a
-user sees, for example, ``order must be an integer >= 1, got 0.5`` rather than a NumPy traceback.
+user sees, for example, ``order must be an integer >= 1, got 0.5`` rather than a NumPy traceback:
+:class:`~xfskde.exceptions.ParameterError` (a ``ValueError``) for a bad value, ``TypeError`` for
+a value of the wrong kind.
 """
 
 from __future__ import annotations
@@ -10,6 +12,8 @@ import numbers
 from typing import Any
 
 import numpy as np
+
+from .exceptions import ParameterError
 
 __all__: list[str] = []
 
@@ -20,10 +24,10 @@ def _check_order(order: Any) -> int:
         raise TypeError(f"order must be an integer >= 1, got {order!r}")
     if isinstance(order, float | np.floating):
         if not np.isfinite(order) or order != int(order):
-            raise ValueError(f"order must be an integer >= 1, got {order!r}")
+            raise ParameterError(f"order must be an integer >= 1, got {order!r}")
     order = int(order)
     if order < 1:
-        raise ValueError(f"order must be an integer >= 1, got {order}")
+        raise ParameterError(f"order must be an integer >= 1, got {order}")
     return order
 
 
@@ -36,7 +40,7 @@ def _check_eps(eps: Any) -> float | None:
     except (TypeError, ValueError):
         raise TypeError(f"eps must be a number in (0, 1) or None, got {eps!r}") from None
     if not (0.0 < value < 1.0):
-        raise ValueError(
+        raise ParameterError(
             f"eps must lie strictly between 0 and 1 (for example 1e-5), got {eps!r}; "
             "use eps=None to keep every coefficient"
         )
@@ -45,7 +49,9 @@ def _check_eps(eps: Any) -> float | None:
 
 def _check_choice(name: str, value: Any, choices: tuple[str, ...]) -> str:
     if value not in choices:
-        raise ValueError(f"{name} must be one of {', '.join(map(repr, choices))}; got {value!r}")
+        raise ParameterError(
+            f"{name} must be one of {', '.join(map(repr, choices))}; got {value!r}"
+        )
     return value
 
 
@@ -57,7 +63,7 @@ def _check_positive_int(name: str, value: Any) -> int:
             raise TypeError(f"{name} must be a positive integer, got {value!r}")
     value = int(value)
     if value < 1:
-        raise ValueError(f"{name} must be a positive integer, got {value}")
+        raise ParameterError(f"{name} must be a positive integer, got {value}")
     return value
 
 
@@ -65,7 +71,7 @@ def _finite_array(name: str, values: Any, *, dtype: Any = np.float64) -> np.ndar
     """Convert to a floating array and refuse NaN or infinite entries."""
     arr = np.asarray(values, dtype=dtype)
     if not np.all(np.isfinite(arr)):
-        raise ValueError(
+        raise ParameterError(
             f"{name} contains NaN or infinite values; drop them or replace them before calling"
         )
     return arr

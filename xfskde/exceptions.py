@@ -23,6 +23,9 @@ class                           raised when
 
 from __future__ import annotations
 
+import inspect
+import os
+
 __all__ = [
     "ChunkSizeWarning",
     "DimensionError",
@@ -34,6 +37,7 @@ __all__ = [
     "StoreIncompleteError",
     "StoreParametersError",
     "XfskdeError",
+    "find_stack_level",
 ]
 
 
@@ -79,3 +83,22 @@ class StoreFormatError(StoreError, ValueError):
 
 class ChunkSizeWarning(UserWarning):
     """Chunks were smaller than the halo a block needs and have been merged with a neighbour."""
+
+
+def find_stack_level() -> int:
+    """The ``stacklevel`` that makes a warning point at the user's line, outside xfskde.
+
+    Counts the frames from the caller of this function up to the first one whose file is not
+    in the xfskde package (as pandas' ``find_stack_level`` does), so a warning raised deep in
+    the engine names the line of the user's code that asked for the work, whatever the path.
+    """
+    package = os.path.dirname(__file__)
+    frame = inspect.currentframe()
+    level = 0
+    try:
+        while frame is not None and inspect.getfile(frame).startswith(package):
+            frame = frame.f_back
+            level += 1
+    finally:
+        del frame
+    return level

@@ -32,8 +32,15 @@ import numpy as np
 
 from . import _core
 from ._validation import _check_choice
+from .exceptions import DimensionError, ParameterError
 
-__all__ = ["BOUNDARY_MODES", "gradient", "result_float_dtype"]
+__all__ = [
+    "BOUNDARY_MODES",
+    "NAN_POLICIES",
+    "angle_bins",
+    "gradient",
+    "result_float_dtype",
+]
 
 Boundary = Literal["reflect", "mirror", "nearest", "wrap", "constant"]
 BOUNDARY_MODES: tuple[str, ...] = ("reflect", "mirror", "nearest", "wrap", "constant")
@@ -122,13 +129,13 @@ def as_channels_first(image: np.ndarray, channel_axis: int | None) -> np.ndarray
     image = readable(np.asarray(image))
     if channel_axis is None:
         if image.ndim != 2:
-            raise ValueError(
+            raise DimensionError(
                 f"image must be 2-D (y, x) when channel_axis is None, got shape {image.shape}; "
                 "pass channel_axis=-1 (or 0) for a colour image"
             )
         return image[None]
     if image.ndim != 3:
-        raise ValueError(
+        raise DimensionError(
             f"image must be 3-D with channel_axis={channel_axis}, got shape {image.shape}"
         )
     return np.moveaxis(image, channel_axis, 0)
@@ -138,7 +145,7 @@ def check_finite(image: np.ndarray, nan_policy: str) -> None:
     """Apply the NaN policy: ``"raise"`` refuses NaN/inf pixels, ``"omit"`` lets them through."""
     _check_choice("nan_policy", nan_policy, NAN_POLICIES)
     if nan_policy == "raise" and image.dtype.kind == "f" and not np.isfinite(image).all():
-        raise ValueError(
+        raise ParameterError(
             "image contains NaN or infinite pixels; pass nan_policy='omit' to give every "
             "gradient that touches them zero weight, or fill them first"
         )

@@ -35,7 +35,7 @@ import numpy as np
 from dask.base import tokenize
 
 from ._grid import first_sample, sample_chunks
-from .exceptions import ChunkSizeWarning
+from .exceptions import ChunkSizeWarning, DimensionError, find_stack_level
 from .gradients import check_finite, result_float_dtype
 from .local import LocalParameters, local_fskde_block
 
@@ -154,7 +154,6 @@ def map_haloed(
     dtype: Any,
     name: str,
     token: Any = None,
-    stacklevel: int = 2,
 ) -> da.Array:
     """Map a haloed block function over the spatial chunks of ``image``: THE engine.
 
@@ -187,8 +186,6 @@ def map_haloed(
     token : object, optional
         Everything besides the image that determines the output (hashed into the tasks' keys,
         so two different results in one graph never share a key).
-    stacklevel : int
-        Where the chunk warning points, counted from the caller of this function.
 
     Returns
     -------
@@ -206,7 +203,7 @@ def map_haloed(
             f"{col_chunks}. Choose chunks of at least {halo} pixels (xfskde.lazy.plan_chunks) "
             "to avoid the rechunk.",
             ChunkSizeWarning,
-            stacklevel=stacklevel + 1,
+            stacklevel=find_stack_level(),
         )
     image = image.rechunk({0: row_chunks, 1: col_chunks, **dict.fromkeys(range(2, 2 + rest), -1)})
     if per_block:
@@ -272,14 +269,14 @@ def local_fskde_dask(
     out_dtype = np.result_type(ftype, np.complex64)
     if channel_axis is None:
         if image.ndim != 2:
-            raise ValueError(
+            raise DimensionError(
                 f"image must be 2-D (y, x) when channel_axis is None, got shape {image.shape}; "
                 "pass channel_axis=-1 (or 0) for a colour image"
             )
         src = image[..., None]
     else:
         if image.ndim != 3:
-            raise ValueError(
+            raise DimensionError(
                 f"image must be 3-D with channel_axis={channel_axis}, got {image.shape}"
             )
         src = da.moveaxis(image, channel_axis, -1)
@@ -300,5 +297,4 @@ def local_fskde_dask(
         dtype=out_dtype,
         name="xfskde-coefficients",
         token=(params.attrs(), params.scale(), params.profile(), params.half_widths()),
-        stacklevel=3,
     )

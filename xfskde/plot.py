@@ -22,6 +22,7 @@ from typing import Any
 
 import numpy as np
 
+from ._grid import sample_offset
 from .density import evaluate
 from .kernel import Cos2KKernel
 
@@ -108,26 +109,34 @@ def polar(
 
 
 def _field_positions(F_field: Any, stride: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Coefficients (ny, nx, ℓ) and the pixel x, y of each sample (DataArray coords if any)."""
+    """Coefficients (ny, nx, ℓ) and the pixel x, y of each sample.
+
+    A DataArray's ``y``/``x`` coordinates are used when it has them; otherwise the samples sit
+    on the stride grid of :mod:`xfskde._grid`, with the stride read from the field's ``stride``
+    attr (a DataArray) or given (a NumPy field).
+    """
     dims = getattr(F_field, "dims", None)
     if dims is not None:  # xarray.DataArray: read by name, use its coordinates
         if "k" not in dims or len(dims) != 3:
             raise ValueError(f"F_field must have dims (y, x, k), got {dims}")
         spatial = ["y", "x"] if {"y", "x"} <= set(dims) else [d for d in dims if d != "k"]
         data = F_field.transpose(*spatial, "k")
+        stride = int(F_field.attrs.get("stride", stride))
         F = np.asarray(data.values)
         ys, xs = (
-            np.asarray(data[d].values, float) if d in data.coords else np.arange(n) * stride
+            np.asarray(data[d].values, float) if d in data.coords else _grid_pixels(n, stride)
             for d, n in zip(spatial, F.shape[:2], strict=True)
         )
         return F, xs, ys
     F = _coefficients(F_field, "F_field")
     if F.ndim != 3:
         raise ValueError(f"F_field must have shape (ny, nx, ℓ), got {F.shape}")
-    offset = (stride - 1) // 2  # local_fskde's sample grid: pixel i*stride + (stride-1)//2
-    ys = np.arange(F.shape[0]) * stride + offset
-    xs = np.arange(F.shape[1]) * stride + offset
-    return F, xs.astype(float), ys.astype(float)
+    return F, _grid_pixels(F.shape[1], stride), _grid_pixels(F.shape[0], stride)
+
+
+def _grid_pixels(n: int, stride: int) -> np.ndarray:
+    """The pixel of each of ``n`` samples on the stride grid: ``i*stride + sample_offset``."""
+    return (np.arange(n) * stride + sample_offset(stride)).astype(float)
 
 
 def glyphs(
@@ -165,6 +174,7 @@ def glyphs(
     stride : int
         For a NumPy field: the stride it was computed with, so that sample (i, j) sits at pixel
         (i*stride + (stride-1)//2, j*stride + (stride-1)//2) as in :func:`xfskde.local_fskde`.
+        A DataArray's own ``stride`` attr is used instead.
     n_angles : int
         Spokes per glyph over the full circle (default 16).
     scale : float, optional

@@ -7,6 +7,9 @@ import contextlib
 from collections.abc import Iterator
 from typing import Any
 
+from ..gradients import BOUNDARY_MODES, NAN_POLICIES
+from ..windows import WINDOW_KINDS
+
 
 def add_fskde_options(parser: argparse.ArgumentParser, *, window: str = "gaussian",
                       size: float = 4, stride: int = 1) -> None:  # fmt: skip
@@ -14,7 +17,7 @@ def add_fskde_options(parser: argparse.ArgumentParser, *, window: str = "gaussia
     group = parser.add_argument_group("FS-KDE parameters")
     group.add_argument("--order", type=int, default=8, help="kernel order K (default 8)")
     group.add_argument(
-        "--window", choices=("gaussian", "box", "disk"), default=window, help="window φ"
+        "--window", choices=WINDOW_KINDS, default=window, help="window φ"
     )
     group.add_argument(
         "--size", type=float, default=size,
@@ -23,11 +26,11 @@ def add_fskde_options(parser: argparse.ArgumentParser, *, window: str = "gaussia
     group.add_argument("--stride", type=int, default=stride, help="sample every N-th pixel")
     group.add_argument("--eps", type=float, default=None, help="truncation threshold (eq. 7)")
     group.add_argument(
-        "--boundary", choices=("reflect", "mirror", "nearest", "wrap", "constant"),
+        "--boundary", choices=BOUNDARY_MODES,
         default="reflect", help="how the image is read beyond its edges",
     )  # fmt: skip
     group.add_argument(
-        "--nan-policy", choices=("raise", "omit"), default="raise",
+        "--nan-policy", choices=NAN_POLICIES, default="raise",
         help="'omit' gives gradients touching NaN pixels zero weight",
     )  # fmt: skip
 

@@ -7,6 +7,8 @@ import os
 import time
 from pathlib import Path
 
+from ..segmentation import FEATURE_GROUPS
+from ..windows import WINDOW_KINDS
 from ._options import add_scheduler_option, scheduler
 
 
@@ -23,9 +25,9 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--textures", type=int, required=True, help="number of textures")
     parser.add_argument(
         "--features", default="color,fskde",
-        help="comma-separated groups among color, hist, fskde (default color,fskde)",
+        help=f"comma-separated groups among {', '.join(FEATURE_GROUPS)} (default color,fskde)",
     )  # fmt: skip
-    parser.add_argument("--window", choices=("gaussian", "box", "disk"), default="gaussian")
+    parser.add_argument("--window", choices=WINDOW_KINDS, default="gaussian")
     parser.add_argument("--size", type=float, default=6.0, help="window size in pixels (6)")
     parser.add_argument("--color-bins", type=int, default=16, help="bins per colour channel")
     parser.add_argument("--angle-bins", type=int, default=16, help="gradient histogram bins")

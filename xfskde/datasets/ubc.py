@@ -28,6 +28,8 @@ from pathlib import Path
 
 import numpy as np
 
+from .._validation import _check_positive_int
+
 __all__ = ["PAIR_DTYPE", "PatchStack", "UBCPatches", "load_ubc_patches", "ubc_proxy"]
 
 PATCH = 64
@@ -431,8 +433,6 @@ def ubc_proxy(
     UBCPatches
         ``2 * pairs`` patches (pair m is patches 2m and 2m + 1), subset ``"proxy"``.
     """
-    from .._validation import _check_positive_int
-
     pairs = _check_positive_int("pairs", pairs)
     if pairs < 2:
         raise ValueError(f"pairs must be >= 2 (one corresponding, one not), got {pairs}")

@@ -207,6 +207,7 @@ def _prepare(image: Any, chunks: int | None, halo: int) -> tuple[da.Array, str, 
 
 def _apply(image: Any, model: TextureModel, output: str, chunks: int | None) -> Any:
     halo = feature_depth(model.spec)
+    is_dask = isinstance(getattr(image, "data", image), da.Array)
     arr, kind, source = _prepare(image, chunks, halo)
 
     def block(x: np.ndarray, *, src_origin, rows, cols, **_: Any) -> np.ndarray:
@@ -221,11 +222,12 @@ def _apply(image: Any, model: TextureModel, output: str, chunks: int | None) -> 
         dtype=np.uint8 if labels else np.float32,
         name=f"xfskde-segment-{output}",
         token=(model.attrs(), model.spec),
-        stacklevel=4,
     )
-    if kind == "numpy":
-        return result.compute(scheduler="threads")
     if kind == "dask":
+        return result
+    if not is_dask:  # NumPy in, NumPy out: the same graph, run on local threads
+        result = result.compute(scheduler="threads")
+    if kind == "numpy":
         return result
     return label_result(
         result,
@@ -303,7 +305,6 @@ def fit_textures(
         dtype=np.float32,
         name="xfskde-segment-sample",
         token=(spec, seed, int(sample)),
-        stacklevel=3,
     )  # each task returns only its sampled rows: memory stays per block
     parts = dask.compute(*(samples.blocks[b] for b in sorted(seed_of)))
     X = np.concatenate([p.reshape(per_block, n_features) for p in parts])
