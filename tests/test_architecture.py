@@ -177,3 +177,17 @@ def test_low_layers_know_nothing_of_xarray_or_dask(module):
                  "xfskde.lazy": ("xarray",)}[module]  # fmt: skip
     for name in forbidden:
         assert f"import {name}" not in source and f"from {name}" not in source, (module, name)
+
+
+def test_one_block_engine():
+    """No module but the engine overlaps chunks: every image consumer runs on lazy.map_haloed."""
+    calls = ("map_overlap", "overlap.overlap", "da.overlap")
+    for name, path in _modules().items():
+        if name == "xfskde.lazy":
+            continue
+        tree = ast.parse(path.read_text())
+        used = {ast.unparse(n) for n in ast.walk(tree) if isinstance(n, ast.Attribute)}
+        found = [c for c in calls if any(u.endswith(c) for u in used)]
+        assert not found, f"{name} uses {found}: run it on xfskde.lazy.map_haloed instead"
+    engine = _modules()["xfskde.lazy"].read_text()
+    assert "overlap.overlap" in engine  # the check looks for what the engine really calls

@@ -310,3 +310,22 @@ def test_chunks_smaller_than_the_halo_are_merged_with_a_warning(leaves):
     with pytest.warns(ChunkSizeWarning, match="overlap depth"):
         lazy = segment(da.from_array(image, chunks=(128, 5, 3)), 3, model=model)
     np.testing.assert_array_equal(lazy.compute(), labels)
+
+
+def test_angle_histograms_use_the_one_angle_bin_rule():
+    """theta = -pi (a gradient with imaginary part -0.0) is the angle pi: the last bin, in the
+    segmentation's histograms as in the descriptors'."""
+    from xfskde.gradients import angle_bins
+    from xfskde.segmentation.features import FeatureSpec, _angle_hist
+
+    g = np.array([complex(-1.0, -0.0), complex(1.0, 0.0), complex(0.0, 1.0)])
+    assert angle_bins(g, 8).tolist() == [7, 3, 5]
+    # at pixel (1, 1): Ix = (0 - 1) / 2 < 0 and Iy = (-0.0 - 0.0) / 2 = -0.0, so arg g = -pi
+    image = np.zeros((3, 3, 1), dtype=np.float32)
+    image[1, 0, 0] = 1.0
+    image[2, 1, 0] = -0.0
+    g = xfskde.gradient(image, channel_axis=-1)[1, 1]
+    assert g.real < 0 and np.angle(g) == -np.pi
+    spec = FeatureSpec(features=("hist",), window="box", size=1, angle_bins=8)
+    hist = _angle_hist(image, spec)[1, 1]
+    assert hist[7] == pytest.approx(abs(g)) and np.all(hist[:7] == 0)

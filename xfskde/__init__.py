@@ -12,14 +12,13 @@ from .density import distance, evaluate, fskde, rotate
 from .exceptions import XfskdeError
 from .gradients import gradient
 from .io import open_coefficients, open_image, write_coefficients
-from .kernel import PAPER_EPS, Cos2KKernel, truncated_length
+from .kernel import Cos2KKernel, truncated_length
 from .local import overlap_depth
 from .metrics import adjusted_rand_index, rand_index
 from .segmentation import segment
 from .windows import Window
 
 __all__ = [
-    "PAPER_EPS",
     "Cos2KKernel",
     "Window",
     "XfskdeError",

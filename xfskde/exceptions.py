@@ -42,7 +42,12 @@ __all__ = [
 
 
 class XfskdeError(Exception):
-    """Base class of every error xfskde raises on purpose."""
+    """Base class of every error xfskde raises on purpose.
+
+    Catch it to handle whatever xfskde refuses (a bad parameter, an unreadable image, a store
+    that cannot be resumed); each subclass also derives from the built-in exception that fits,
+    so ``except ValueError`` keeps working.
+    """
 
 
 class ParameterError(XfskdeError, ValueError):

@@ -11,14 +11,16 @@ only.
 
 **Sampling grid.** With ``stride = s`` the output samples the pixels
 ``(i*s + o, j*s + o)`` with ``o = (s - 1) // 2``: the centres (rounded down) of the s×s cells of a
-grid anchored at pixel (0, 0). An axis of n pixels gives ``ceil((n - o) / s)`` samples, so with
-``window="box", size=8, stride=8`` every output is the FS-KDE of one 8×8 cell (the last cell may
-extend past the edge, read through ``boundary``), the analogue of HOG's cells.
+grid anchored at pixel (0, 0) (:mod:`xfskde._grid` holds the rule). An axis of n pixels gives
+``ceil((n - o) / s)`` samples, so with ``window="box", size=8, stride=8`` every output is the
+FS-KDE of one 8×8 cell (the last cell may extend past the edge, read through ``boundary``), the
+analogue of HOG's cells.
 
 **Blocks.** :func:`local_fskde_block` computes any rectangle of that grid from any block of the
 image that holds the samples' windows plus :func:`overlap_depth` pixels on every side that is not
-an image edge. This is what the Dask engine runs under ``map_overlap``; :func:`local_fskde` runs it
-on the whole image, in cache-sized tiles on all cores.
+an image edge. This is what the Dask engine runs on every chunk (:func:`xfskde.lazy.map_haloed`,
+one thread per task); :func:`local_fskde_numpy` runs it on the whole image, in cache-sized tiles
+on all cores.
 """
 
 from __future__ import annotations

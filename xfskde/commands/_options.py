@@ -16,9 +16,7 @@ def add_fskde_options(parser: argparse.ArgumentParser, *, window: str = "gaussia
     """The parameters of :func:`xfskde.local_fskde`."""
     group = parser.add_argument_group("FS-KDE parameters")
     group.add_argument("--order", type=int, default=8, help="kernel order K (default 8)")
-    group.add_argument(
-        "--window", choices=WINDOW_KINDS, default=window, help="window φ"
-    )
+    group.add_argument("--window", choices=WINDOW_KINDS, default=window, help="window φ")
     group.add_argument(
         "--size", type=float, default=size,
         help="box side, Gaussian sigma or disk radius, in pixels",

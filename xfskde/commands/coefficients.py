@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import time
 
+from ..lazy import DEFAULT_CHUNK
 from ._options import add_fskde_options, add_scheduler_option, fskde_kwargs
 
 
@@ -21,8 +22,10 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     add_fskde_options(parser)
     parser.add_argument("--level", type=int, default=0, help="pyramid level of the input")
     parser.add_argument(
-        "--chunks", type=int, default=2048, help="block side in pixels (default 2048)"
-    )
+        "--chunks", type=int, default=DEFAULT_CHUNK,
+        help=f"target block side in pixels, rounded to the file's tiles and the stride "
+        f"(default {DEFAULT_CHUNK})",
+    )  # fmt: skip
     add_scheduler_option(parser)
     mode = parser.add_mutually_exclusive_group()
     mode.add_argument("--resume", action="store_true", help="finish an interrupted write")
@@ -34,13 +37,19 @@ def run(args: argparse.Namespace) -> int:
     import dask
 
     from ..api import local_fskde
+    from ..exceptions import ParameterError
     from ..io import open_image, store_status, write_coefficients
+    from ..local import LocalParameters
 
     if args.chunks < 1:
-        raise ValueError(f"--chunks must be a positive number of pixels, got {args.chunks}")
+        raise ParameterError(f"--chunks must be a positive number of pixels, got {args.chunks}")
     if args.workers is not None and args.workers < 1:
-        raise ValueError(f"--workers must be at least 1, got {args.workers}")
-    image = open_image(args.input, level=args.level, chunks=args.chunks)
+        raise ParameterError(f"--workers must be at least 1, got {args.workers}")
+    params = LocalParameters(**fskde_kwargs(args))  # checked before the image is opened
+    # the one chunk planner: the file's tiles, the target, the window's halo and the stride
+    image = open_image(
+        args.input, level=args.level, chunks=args.chunks, halo=params.depth, stride=params.stride
+    )
     field = local_fskde(image, **fskde_kwargs(args))
     start = time.perf_counter()
     config = {"num_workers": args.workers} if args.workers else {}

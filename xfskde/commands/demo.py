@@ -32,7 +32,7 @@ def run(args: argparse.Namespace) -> int:
     image = xr.DataArray(data.camera(), dims=("y", "x"), name="camera")
     field = local_fskde(image, order=8, window="gaussian", size=3)
     store = out / "camera.zarr"
-    write_coefficients(field, store, overwrite=True, chunks=256)
+    write_coefficients(field, store, overwrite=True)
     F = field.values
     coherence = np.abs(F[..., 1]) / np.maximum(np.abs(F[..., 0]), 1e-12)
     rgb = orientation_rgb(-np.angle(F[..., 1]), coherence)

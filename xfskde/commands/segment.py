@@ -8,6 +8,7 @@ import time
 from pathlib import Path
 
 from ..segmentation import FEATURE_GROUPS
+from ..segmentation.model import FEATURE_CHUNK
 from ..windows import WINDOW_KINDS
 from ._options import add_scheduler_option, scheduler
 
@@ -35,7 +36,10 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--sample", type=int, default=20000, help="pixels to fit the textures")
     parser.add_argument("--seed", type=int, default=0, help="seed of the sample and the fit")
     parser.add_argument("--level", type=int, default=0, help="pyramid level of the input")
-    parser.add_argument("--chunks", type=int, default=1024, help="block side (default 1024)")
+    parser.add_argument(
+        "--chunks", type=int, default=FEATURE_CHUNK,
+        help=f"target block side in pixels (default {FEATURE_CHUNK})",
+    )  # fmt: skip
     parser.add_argument("--overwrite", action="store_true", help="replace an existing store")
     parser.add_argument(
         "--resume", action="store_true",
@@ -46,17 +50,18 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from ..exceptions import ParameterError, StoreExistsError
     from ..io import finalize_store, open_image, store_status, write_blocks
-    from ..segmentation import fit_textures
+    from ..segmentation import FeatureSpec, fit_textures
+    from ..segmentation.features import feature_depth
 
     if args.chunks < 1:
-        raise ValueError(f"--chunks must be a positive number of pixels, got {args.chunks}")
+        raise ParameterError(f"--chunks must be a positive number of pixels, got {args.chunks}")
     out = Path(os.fspath(args.output))
     if out.exists() and not (args.overwrite or args.resume):
-        raise FileExistsError(
+        raise StoreExistsError(
             f"{out} exists; pass --resume to finish an interrupted run or --overwrite to replace it"
         )
-    image = open_image(args.input, level=args.level, chunks=args.chunks)
     options = {
         "features": tuple(f.strip() for f in args.features.split(",") if f.strip()),
         "window": args.window,
@@ -67,6 +72,12 @@ def run(args: argparse.Namespace) -> int:
         "sample": args.sample,
         "seed": args.seed,
     }
+    spec_keys = ("features", "window", "size", "color_bins", "angle_bins")
+    spec = FeatureSpec(
+        **{k: options[k] for k in spec_keys}, n_coefficients=options["n_coefficients"]
+    )
+    # the one chunk planner: the file's tiles, the target and the features' halo
+    image = open_image(args.input, level=args.level, chunks=args.chunks, halo=feature_depth(spec))
     start = time.perf_counter()
     with scheduler(args) as compute:
         # the fit is seeded, so a resumed run fits the same endmembers; they are in the
@@ -74,7 +85,7 @@ def run(args: argparse.Namespace) -> int:
         model = fit_textures(image, args.textures, **options)
         labels = model.predict(image)
         written = write_blocks(
-            labels, out, name="labels", chunks=args.chunks, resume=args.resume,
+            labels, out, name="labels", resume=args.resume,
             overwrite=args.overwrite, compute=False,
         )  # fmt: skip
         compute([written])

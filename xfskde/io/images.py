@@ -30,7 +30,7 @@ import json
 import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import dask.array as da
 import numpy as np
@@ -85,17 +85,32 @@ def _target(chunks: _Chunks) -> tuple[int, int]:
     return int(chunks), int(chunks)
 
 
+class _Request(NamedTuple):
+    """What the caller asks of the chunks: a target side, the halo and the stride it needs."""
+
+    target: tuple[int, int]
+    halo: int
+    stride: int
+
+
 def _plan(
-    shape: Sequence[int], dims: Sequence[str], native: Sequence[int], chunks: _Chunks
+    shape: Sequence[int], dims: Sequence[str], native: Sequence[int], request: _Request
 ) -> tuple[tuple[tuple[int, ...], ...], dict[str, int]]:
     """Dask chunks of every dim, and the native tile shape ``{"y": th, "x": tw}``.
 
     The ``y`` and ``x`` dims are planned by :func:`~xfskde.lazy.plan_chunks` on the native
-    tiles; every other dim (colour, or a length-1 dim about to be dropped) is one chunk.
+    tiles, with the caller's halo and stride; every other dim (colour, or a length-1 dim about
+    to be dropped) is one chunk.
     """
     iy, ix = list(dims).index("y"), list(dims).index("x")
     tiles = (max(1, int(native[iy])), max(1, int(native[ix])))
-    rows, cols = plan_chunks((shape[iy], shape[ix]), tiles=tiles, target=_target(chunks))
+    rows, cols = plan_chunks(
+        (shape[iy], shape[ix]),
+        tiles=tiles,
+        target=request.target,
+        halo=request.halo,
+        stride=request.stride,
+    )
     planned = {"y": rows, "x": cols}
     out = tuple(planned.get(d, (int(n),)) for d, n in zip(dims, shape, strict=True))
     return out, {"y": tiles[0], "x": tiles[1]}
@@ -128,14 +143,14 @@ def _dims_for(shape: tuple[int, ...]) -> tuple[str, ...]:
     )
 
 
-def _open_array(source: np.ndarray | da.Array, chunks: _Chunks, name: str) -> xr.DataArray:
+def _open_array(source: np.ndarray | da.Array, request: _Request, name: str) -> xr.DataArray:
     """Wrap a NumPy or Dask array; a Dask array's chunks count as its native tiles."""
     dims = _dims_for(tuple(source.shape))
     if isinstance(source, da.Array):
-        planned, tiles = _plan(source.shape, dims, source.chunksize, chunks)
+        planned, tiles = _plan(source.shape, dims, source.chunksize, request)
         data = source if source.chunks == planned else source.rechunk(planned)
         return _labelled(data, dims, name, tiles)
-    planned, _ = _plan(source.shape, dims, (1,) * source.ndim, chunks)
+    planned, _ = _plan(source.shape, dims, (1,) * source.ndim, request)
     return _labelled(da.from_array(source, chunks=planned), dims, name, None)
 
 
@@ -160,7 +175,7 @@ def _tiff_levels(path: Path) -> list[tuple[str, tuple[int, ...], np.dtype, tuple
         raise ImageReadError(f"cannot read {path} as a TIFF image: {exc}") from exc
 
 
-def _open_tiff(path: Path, level: int, chunks: _Chunks) -> xr.DataArray:
+def _open_tiff(path: Path, level: int, request: _Request) -> xr.DataArray:
     levels = _tiff_levels(path)
     if not 0 <= level < len(levels):
         raise ParameterError(
@@ -177,7 +192,7 @@ def _open_tiff(path: Path, level: int, chunks: _Chunks) -> xr.DataArray:
     all_dims = [_TIFF_AXES.get(a, a.lower()) for a in axes]
     native = {"Y": tile[0], "X": tile[1]}
     native_shape = [native.get(a, n) for a, n in zip(axes, shape, strict=True)]
-    planned, tiles = _plan(shape, all_dims, native_shape, chunks)
+    planned, tiles = _plan(shape, all_dims, native_shape, request)
     mtime = os.path.getmtime(path)
     data = da.map_blocks(
         functools.partial(read_tiff_block, str(path), level, mtime),
@@ -241,7 +256,7 @@ def _zarr_image(
     return array, component, dims
 
 
-def _open_zarr(source: Any, level: int, chunks: _Chunks) -> xr.DataArray:
+def _open_zarr(source: Any, level: int, request: _Request) -> xr.DataArray:
     node = _zarr_node(source)
     component = None
     dims: tuple[str, ...] | None = None
@@ -263,7 +278,7 @@ def _open_zarr(source: Any, level: int, chunks: _Chunks) -> xr.DataArray:
             f"{source} has dims {dims}; only y, x and one colour dim are supported: name its "
             "spatial dims 'y' and 'x' and select a single plane of the others first"
         )
-    planned, tiles = _plan(array.shape, dims, array.chunks, chunks)
+    planned, tiles = _plan(array.shape, dims, array.chunks, request)
     try:
         if isinstance(source, zarr.Array | zarr.Group):
             data = da.from_zarr(array, chunks=planned)
@@ -279,7 +294,7 @@ def _open_zarr(source: Any, level: int, chunks: _Chunks) -> xr.DataArray:
 # ------------------------------------------------------------------------------ plain files
 
 
-def _open_plain(path: Path, chunks: _Chunks) -> xr.DataArray:
+def _open_plain(path: Path, request: _Request) -> xr.DataArray:
     """A small PNG/JPEG/NPY/... image, read into memory and wrapped."""
     try:
         if path.suffix.lower() == ".npy":
@@ -290,13 +305,15 @@ def _open_plain(path: Path, chunks: _Chunks) -> xr.DataArray:
             array = skio.imread(path)
     except (OSError, ValueError) as exc:  # numpy's and the image plugins' own errors
         raise ImageReadError(f"cannot read {path} as an image: {exc}") from exc
-    return _open_array(np.asarray(array), chunks, path.stem)
+    return _open_array(np.asarray(array), request, path.stem)
 
 
 # ------------------------------------------------------------------------------------ entry
 
 
-def open_image(source: Any, *, level: int = 0, chunks: _Chunks = None) -> xr.DataArray:
+def open_image(
+    source: Any, *, level: int = 0, chunks: _Chunks = None, halo: int = 0, stride: int = 1
+) -> xr.DataArray:
     """Open an image of any size as a lazy ``(y, x)`` or ``(y, x, c)`` DataArray.
 
     Parameters
@@ -309,10 +326,15 @@ def open_image(source: Any, *, level: int = 0, chunks: _Chunks = None) -> xr.Dat
         Pyramid level of a multiscale TIFF or OME-Zarr image (0 = full resolution).
     chunks : int or dict, optional
         Target Dask chunk side in pixels, an int or ``{"y": rows, "x": columns}`` (default
-        :data:`xfskde.lazy.DEFAULT_CHUNK`, 2048). _Chunks are planned by
+        :data:`xfskde.lazy.DEFAULT_CHUNK`, 2048). Chunks are planned by
         :func:`xfskde.lazy.plan_chunks`: a multiple of the file's tiles (or Zarr / Dask
         chunks) near the target, so that every task reads whole tiles. The colour dim is one
         chunk.
+    halo, stride : int
+        The halo and the stride of the computation the image is opened for (e.g.
+        ``Window.depth`` and ``stride`` of a local FS-KDE; default 0 and 1): the planned
+        chunks are then also multiples of the stride, so that strided results come in regular
+        chunks, and at least as large as the halo, so that no chunk is merged later.
 
     Returns
     -------
@@ -337,20 +359,21 @@ def open_image(source: Any, *, level: int = 0, chunks: _Chunks = None) -> xr.Dat
     if isinstance(source, xr.DataArray):
         return source.chunk(chunks) if chunks is not None else source
     _check_chunks(chunks)
+    request = _Request(_target(chunks), int(halo), int(stride))
     if isinstance(source, np.ndarray | da.Array):
-        return _open_array(source, chunks, "image")
+        return _open_array(source, request, "image")
     if isinstance(source, zarr.Array | zarr.Group):
-        return _open_zarr(source, level, chunks)
+        return _open_zarr(source, level, request)
     path = Path(os.fspath(source))
     if not path.exists():
         raise FileNotFoundError(f"no such image: {path}")
     name = path.name.lower()
     if path.is_dir() or name.endswith(".zarr"):
-        return _open_zarr(str(path), level, chunks)
+        return _open_zarr(str(path), level, request)
     if name.endswith(_TIFF_SUFFIXES):
-        return _open_tiff(path, level, chunks)
+        return _open_tiff(path, level, request)
     if name.endswith(_PLAIN_SUFFIXES):
-        return _open_plain(path, chunks)
+        return _open_plain(path, request)
     raise ImageReadError(
         f"cannot read {path}: unknown format (expected TIFF/OME-TIFF/SVS, Zarr, PNG, JPEG or NPY)"
     )
