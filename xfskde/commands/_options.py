@@ -7,6 +7,7 @@ import contextlib
 from collections.abc import Iterator
 from typing import Any
 
+from .._scheduling import compute, is_address
 from ..gradients import BOUNDARY_MODES, NAN_POLICIES
 from ..windows import WINDOW_KINDS
 
@@ -67,8 +68,6 @@ def scheduler(args: argparse.Namespace) -> Iterator[Any]:
     once, for the whole block).
     """
     import dask
-
-    from .._scheduling import compute, is_address
 
     progress = not args.no_progress
     if is_address(args.scheduler):

@@ -5,7 +5,11 @@ from __future__ import annotations
 import argparse
 import time
 
+from ..api import local_fskde
+from ..exceptions import ParameterError
+from ..io import open_image, store_status, write_coefficients
 from ..lazy import DEFAULT_CHUNK
+from ..local import LocalParameters
 from ._options import add_fskde_options, add_scheduler_option, fskde_kwargs
 
 
@@ -35,11 +39,6 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     import dask
-
-    from ..api import local_fskde
-    from ..exceptions import ParameterError
-    from ..io import open_image, store_status, write_coefficients
-    from ..local import LocalParameters
 
     if args.chunks < 1:
         raise ParameterError(f"--chunks must be a positive number of pixels, got {args.chunks}")

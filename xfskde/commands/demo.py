@@ -5,6 +5,10 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from ..api import local_fskde
+from ..io import write_coefficients
+from ..plot import orientation_rgb
+
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
@@ -22,10 +26,6 @@ def run(args: argparse.Namespace) -> int:
     import numpy as np
     import xarray as xr
     from skimage import data
-
-    from ..api import local_fskde
-    from ..io import write_coefficients
-    from ..plot import orientation_rgb
 
     out = Path(args.output)
     out.mkdir(parents=True, exist_ok=True)

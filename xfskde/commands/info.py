@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import argparse
 
+from ..io import open_blocks, store_status
+
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
@@ -19,8 +21,6 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..io import open_blocks, store_status
-
     status = store_status(args.store)
     field = open_blocks(args.store, allow_incomplete=True)
     chunks = field.encoding.get("chunks") or field.encoding.get("preferred_chunks")

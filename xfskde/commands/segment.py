@@ -7,7 +7,10 @@ import os
 import time
 from pathlib import Path
 
-from ..segmentation import FEATURE_GROUPS
+from ..exceptions import ParameterError, StoreExistsError
+from ..io import finalize_store, open_image, store_status, write_blocks
+from ..segmentation import FEATURE_GROUPS, FeatureSpec, fit_textures
+from ..segmentation.features import feature_depth
 from ..segmentation.model import FEATURE_CHUNK
 from ..windows import WINDOW_KINDS
 from ._options import add_scheduler_option, scheduler
@@ -50,11 +53,6 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..exceptions import ParameterError, StoreExistsError
-    from ..io import finalize_store, open_image, store_status, write_blocks
-    from ..segmentation import FeatureSpec, fit_textures
-    from ..segmentation.features import feature_depth
-
     if args.chunks < 1:
         raise ParameterError(f"--chunks must be a positive number of pixels, got {args.chunks}")
     out = Path(os.fspath(args.output))
