@@ -425,3 +425,31 @@ def test_io_imports_nothing_above_it():
                 names = [node.module] if isinstance(node, ast.ImportFrom) else \
                     [a.name for a in node.names]  # fmt: skip
                 assert not [n for n in names if n and n.startswith("xfskde")], module
+
+
+def test_resume_adopts_the_stores_chunks(tmp_path):
+    """A resume with other chunks used to write the blocks on a grid of its own and mark the
+    store complete with holes in it; now it adopts the store's grid (or refuses other chunks)."""
+    image = xr.DataArray(CAMERA[:120, :100].astype(np.float32), dims=("y", "x"))
+    F = xfskde.local_fskde(image, order=3, window="box", size=3)
+    store = tmp_path / "f.zarr"
+    pending = xfskde.write_coefficients(F.chunk(40), store, compute=False)
+    assert pending.shape == (9,)
+    pending[:4].compute(scheduler="synchronous")  # an interrupted write: 4 of 9 blocks
+    assert store_status(store)["blocks_done"] == 4
+    with pytest.raises(StoreParametersError, match=r"chunks of \(40, 40\)"):
+        xfskde.write_coefficients(F.chunk(24), store, chunks=24, resume=True)
+    assert xfskde.write_coefficients(F.chunk(24), store, resume=True) == 5  # other Dask chunks
+    resumed = xfskde.open_coefficients(store)
+    assert resumed.encoding["chunks"][:2] == (40, 40)
+    np.testing.assert_array_equal(resumed.values, F.values)  # no hole, no zero block
+
+
+def test_a_store_with_no_block_written_restarts_with_new_parameters(tmp_path):
+    image = xr.DataArray(CAMERA[:64, :64].astype(np.float32), dims=("y", "x"))
+    F = xfskde.local_fskde(image, order=3, window="box", size=3)
+    store = tmp_path / "f.zarr"
+    xfskde.write_coefficients(F, store, chunks=32, compute=False)  # laid out, nothing written
+    G = xfskde.local_fskde(image, order=5, window="gaussian", size=2)
+    assert xfskde.write_coefficients(G, store, resume=True) == 1
+    np.testing.assert_array_equal(xfskde.open_coefficients(store).values, G.values)

@@ -331,7 +331,9 @@ def write_coefficients(
         written without a rechunk.
     resume : bool
         Continue an interrupted write: blocks whose completion record exists are not computed
-        again. The parameters must match the store's.
+        again. The parameters must match the store's; the chunks are the store's own (``chunks``
+        may be left out, and other chunks are refused), whatever the field's Dask chunks. A
+        store in which no block was written yet is started again, with any parameters.
     overwrite : bool
         Replace an existing store (otherwise an existing store is an error unless ``resume``).
     compute : bool
@@ -438,7 +440,6 @@ def write_blocks(
             f"data must have at least two (spatial) dims, got {data.dims}: pass a (y, x, ...) "
             "DataArray"
         )
-    cy, cx = _store_chunks(data, chunks)
     codecs = _codecs(compressors)
     params = _parameters(data)
     exists = _store_exists(store)
@@ -450,15 +451,28 @@ def write_blocks(
     fresh = not exists or overwrite
     if not fresh:
         group = _open_group(store, "store")
-        if _BLOCKS not in group:
+        if _BLOCKS not in group or name not in group:
             raise StoreFormatError(
-                f"cannot resume {store}: it is not a store written by xfskde (no completion "
-                f"record {_BLOCKS!r}); use overwrite=True to replace it"
+                f"cannot resume {store}: it is not a store of {name!r} written by xfskde (no "
+                f"completion record {_BLOCKS!r}); use overwrite=True to replace it"
             )
-        if group.attrs.get(_PARAMETERS_ATTR) != params:
+        if not np.asarray(group[_BLOCKS][...]).any():
+            fresh = True  # nothing was written: start again, with whatever parameters
+        elif group.attrs.get(_PARAMETERS_ATTR) != params:
             raise StoreParametersError(
                 f"cannot resume {store}: it was written with other parameters or shape; "
                 "use overwrite=True to start again"
+            )
+    if fresh:
+        cy, cx = _store_chunks(data, chunks)
+    else:
+        # the blocks already written, and their records, are on the store's own grid: the
+        # resumed write adopts it (a grid of other chunks would leave holes marked complete)
+        cy, cx = (int(c) for c in group[name].chunks[:2])
+        if chunks is not None and _store_chunks(data, chunks) != (cy, cx):
+            raise StoreParametersError(
+                f"cannot resume {store} with chunks {chunks!r}: it is written in chunks of "
+                f"{(cy, cx)}; drop chunks= (a resume adopts the store's chunks) or overwrite"
             )
     field = _blocked(data, cy, cx)
     nby, nbx = len(field.chunks[0]), len(field.chunks[1])
