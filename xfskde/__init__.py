@@ -4,7 +4,10 @@ Implements McCann, Fickus & Kovačević, "Rotation invariant angular descriptor 
 Gaussian-like kernel", for arrays that fit in memory and, through Dask, for images that do not.
 """
 
-from . import accessor  # noqa: F401  (registering DataArray.fskde is this import's purpose)
+from . import (
+    _numba_cache,  # noqa: F401  (first: numba caches go to the user's cache folder)
+    accessor,  # noqa: F401  (registering DataArray.fskde is this import's purpose)
+)
 from ._version import __version__
 from .api import local_fskde
 from .canonical import canonical_distance, canonicalize
