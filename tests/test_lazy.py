@@ -193,3 +193,21 @@ def test_nan_policy_raises_at_compute_time():
     expected = local_fskde(image, order=3, window="box", size=3, nan_policy="omit")
     assert np.isfinite(expected).all() and np.abs(expected[30, 30]).max() > 0
     assert_eq(omitted, expected, rtol=1e-6, atol=1e-7)
+
+
+@pytest.mark.parametrize("window", [("gaussian", 4), ("box", 15), ("disk", 12)])
+def test_images_smaller_than_the_halo(window):
+    """A 10x10 image under a window reaching 17 pixels: one chunk, no neighbour to borrow
+    from; the engine must not ask Dask for an overlap (it used to fail with Dask's message)."""
+    tiny = IMAGE[:10, :10]
+    eager = local_fskde(tiny, order=3, window=window[0], size=window[1], stride=3)
+    lazy = local_fskde(da.from_array(tiny), order=3, window=window[0], size=window[1], stride=3)
+    np.testing.assert_array_equal(lazy.compute(), eager)
+    # a thin strip: one chunk down, many across
+    strip = np.tile(IMAGE[:10], (1, 4))
+    eager = local_fskde(strip, order=3, window=window[0], size=window[1])
+    with pytest.warns(ChunkSizeWarning):  # 6-pixel chunks merge under a halo of 8..17
+        lazy = local_fskde(
+            da.from_array(strip, chunks=(10, 6)), order=3, window=window[0], size=window[1]
+        )
+    np.testing.assert_array_equal(lazy.compute(), eager)

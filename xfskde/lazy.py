@@ -213,8 +213,15 @@ def map_haloed(
     out_chunks = (*spatial, *((int(n),) for n in trailing))
     row_starts = np.concatenate([[0], np.cumsum(row_chunks)]).astype(int)
     col_starts = np.concatenate([[0], np.cumsum(col_chunks)]).astype(int)
-    depth = {0: halo, 1: halo, **dict.fromkeys(range(2, 2 + rest), 0)}
-    overlapped = da.overlap.overlap(image, depth=depth, boundary="none") if halo else image
+    # an axis of one chunk has no neighbour to borrow from (and may be smaller than the halo)
+    depth = {
+        0: halo if len(row_chunks) > 1 else 0,
+        1: halo if len(col_chunks) > 1 else 0,
+        **dict.fromkeys(range(2, 2 + rest), 0),
+    }
+    overlapped = image
+    if depth[0] or depth[1]:
+        overlapped = da.overlap.overlap(image, depth=depth, boundary="none")
     key = f"{name}-{tokenize(overlapped.name, halo, stride, tuple(trailing), per_block, token)}"
 
     def block(x: np.ndarray, block_info: dict | None = None) -> np.ndarray:
