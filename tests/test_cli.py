@@ -94,3 +94,27 @@ def test_every_subcommand_and_experiment_is_reachable():
     )  # fmt: skip
     for name in ("segmentation", "patches", "detection"):
         assert name in result.stdout
+
+
+def test_a_run_that_fails_before_any_block_leaves_nothing_in_the_way(tmp_path, capsys):
+    """A NaN image under --nan-policy raise fails in its first block: the skeleton store it laid
+    out is removed, so the corrected run needs neither --resume nor --overwrite."""
+    pixels = np.random.default_rng(0).random((64, 64)).astype(np.float32)
+    pixels[10, 10] = np.nan
+    np.save(tmp_path / "nan.npy", pixels)
+    out = tmp_path / "out.zarr"
+    args = ["coefficients", str(tmp_path / "nan.npy"), str(out), "--no-progress"]
+    assert main(args) == 2
+    assert "NaN" in capsys.readouterr().err and not out.exists()
+    assert main([*args, "--nan-policy", "omit"]) == 0
+    assert xfskde.open_coefficients(out).shape == (64, 64, 9)
+
+
+def test_overwrite_replaces_a_file(tmp_path):
+    np.save(tmp_path / "image.npy", np.zeros((32, 32), np.float32))
+    out = tmp_path / "out.zarr"
+    out.write_text("not a store")
+    args = ["coefficients", str(tmp_path / "image.npy"), str(out), "--no-progress"]
+    assert main(args) == 2  # exists
+    assert main([*args, "--overwrite"]) == 0
+    assert xfskde.open_coefficients(out).shape == (32, 32, 9)

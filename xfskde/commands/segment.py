@@ -8,7 +8,7 @@ import time
 from pathlib import Path
 
 from ..exceptions import ParameterError, StoreExistsError
-from ..io import finalize_store, open_image, store_status, write_blocks
+from ..io import open_image, store_status, write_blocks
 from ..segmentation import FEATURE_GROUPS, FeatureSpec, fit_textures
 from ..segmentation.features import feature_depth
 from ..segmentation.model import FEATURE_CHUNK
@@ -77,21 +77,19 @@ def run(args: argparse.Namespace) -> int:
     # the one chunk planner: the file's tiles, the target and the features' halo
     image = open_image(args.input, level=args.level, chunks=args.chunks, halo=feature_depth(spec))
     start = time.perf_counter()
-    with scheduler(args) as compute:
+    with scheduler(args):
         # the fit is seeded, so a resumed run fits the same endmembers; they are in the
         # labels' attrs, and write_blocks refuses to resume a store written with others
         model = fit_textures(image, args.textures, **options)
         labels = model.predict(image)
         written = write_blocks(
-            labels, out, name="labels", resume=args.resume,
-            overwrite=args.overwrite, compute=False,
+            labels, out, name="labels", resume=args.resume, overwrite=args.overwrite,
+            progress=not args.no_progress,
         )  # fmt: skip
-        compute([written])
-    finalize_store(out)
     seconds = time.perf_counter() - start
     total = store_status(out)["blocks_total"]
     print(
         f"wrote {out}: labels {tuple(labels.shape)} uint8, {args.textures} textures, "
-        f"{written.shape[0]} of {total} blocks computed in {seconds:.1f} s"
+        f"{written} of {total} blocks computed in {seconds:.1f} s"
     )
     return 0

@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import warnings
 from collections.abc import Sequence
 from pathlib import Path
@@ -338,7 +339,9 @@ def write_coefficients(
         Replace an existing store (otherwise an existing store is an error unless ``resume``).
     compute : bool
         False returns the Dask collection of block writes (compute it to write); the status is
-        then set by :func:`finalize_store`.
+        then set by :func:`finalize_store`. A computed write that fails (or is interrupted)
+        before its first block is written removes the store it laid out, so that the corrected
+        run starts afresh; one that fails later leaves the store to be resumed.
     scheduler : str or distributed.Client, optional
         Where the blocks run: ``"threads"``, ``"processes"``, ``"synchronous"``, a
         ``distributed.Client`` or the address of a Dask scheduler (``"tcp://host:8786"``).
@@ -477,6 +480,8 @@ def write_blocks(
     field = _blocked(data, cy, cx)
     nby, nbx = len(field.chunks[0]), len(field.chunks[1])
     if fresh:
+        if overwrite and isinstance(store, str | os.PathLike) and Path(store).is_file():
+            Path(store).unlink()  # a file where the store goes: zarr cannot clear it itself
         _create_store(store, field, name, (cy, cx), (nby, nbx), params, codecs)
     done = np.asarray(zarr.open_group(store, mode="r")[_BLOCKS][...]).astype(bool)
     # one writer mapped over every block; selecting the missing blocks' outputs lets Dask cull
@@ -496,9 +501,26 @@ def write_blocks(
     pending = da.concatenate(todo) if todo else da.zeros(0, dtype=np.int64)
     if not compute:
         return pending
-    written = int(compute_collections([pending.sum()], scheduler, progress)[0])
+    try:
+        written = int(compute_collections([pending.sum()], scheduler, progress)[0])
+    except BaseException:
+        if fresh:  # a write that failed before its first block leaves nothing in the way
+            _remove_if_untouched(store)
+        raise
     finalize_store(store)
     return written
+
+
+def _remove_if_untouched(store: Any) -> None:
+    """Remove a store laid out by this write if no block of it was written (a local path)."""
+    if not isinstance(store, str | os.PathLike) or not Path(store).is_dir():
+        return
+    try:
+        untouched = store_status(store)["blocks_done"] == 0
+    except (OSError, StoreFormatError, KeyError):
+        return
+    if untouched:
+        shutil.rmtree(store, ignore_errors=True)
 
 
 def finalize_store(store: Any) -> None:
