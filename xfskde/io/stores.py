@@ -456,8 +456,8 @@ def write_blocks(
         group = _open_group(store, "store")
         if _BLOCKS not in group or name not in group:
             raise StoreFormatError(
-                f"cannot resume {store}: it is not a store of {name!r} written by xfskde (no "
-                f"completion record {_BLOCKS!r}); use overwrite=True to replace it"
+                f"cannot resume {store}: it is not a store written by xfskde (no array {name!r} "
+                f"or no completion record {_BLOCKS!r}); use overwrite=True to replace it"
             )
         if not np.asarray(group[_BLOCKS][...]).any():
             fresh = True  # nothing was written: start again, with whatever parameters
