@@ -106,3 +106,24 @@ def test_local_fields_rejects_a_bad_size():
     with pytest.raises(SystemExit) as error:
         _load("local_fields").main(["--size", "4"])
     assert error.value.code == 2
+
+
+def test_orientation_values(tmp_path):
+    results = _load("orientation").main(["--size", "96", "--plot", str(tmp_path / "o.png")])
+    # the central-difference bias: 1.54°, 0.67°, 0.37° at periods 8, 12, 16 (7.5° steps)
+    assert results["grating_error_degrees_8"] < 1.6
+    assert results["grating_error_degrees_12"] < 0.7
+    assert results["grating_error_degrees_16"] < 0.4
+    assert max(results[f"grating_1_minus_coherence_{p}"] for p in (8, 12, 16)) < 1e-9
+    # the brick wall's mortar lines are horizontal and vertical
+    assert results["coherent_fraction"] > 0.3 and results["near_axes_fraction"] > 0.9
+    assert 0 < results["median_coherence"] < 1 and results["mean_energy"] > 0
+    assert results["median_difference_degrees"] < 1.5  # skimage's structure tensor
+    assert results["lazy_vs_eager"] < 1e-6
+    assert (tmp_path / "o.png").stat().st_size > 1000
+
+
+def test_orientation_rejects_a_bad_sigma():
+    with pytest.raises(SystemExit) as error:
+        _load("orientation").main(["--size", "96", "--sigma", "20"])
+    assert error.value.code == 2

@@ -18,6 +18,7 @@ from .io import open_coefficients, open_image, write_coefficients
 from .kernel import Cos2KKernel, truncated_length
 from .local import overlap_depth
 from .metrics import adjusted_rand_index, rand_index
+from .orientation import coherence, energy
 from .segmentation import segment
 from .windows import Window
 
@@ -29,7 +30,9 @@ __all__ = [
     "adjusted_rand_index",
     "canonical_distance",
     "canonicalize",
+    "coherence",
     "distance",
+    "energy",
     "evaluate",
     "fskde",
     "gradient",

@@ -3,7 +3,8 @@
 ``DataArray.fskde`` composes the plain functions below it and holds no numerics and no state:
 on an image it computes coefficient fields (:func:`xfskde.local_fskde`) and segmentations
 (:func:`xfskde.segment`); on a coefficient field (dims ``y, x, k``) it evaluates, canonicalizes,
-rotates and compares FS-KDEs per pixel (:mod:`xfskde.fields`) and writes Zarr stores
+rotates and compares FS-KDEs per pixel (:mod:`xfskde.fields`), maps the orientation, coherence
+and energy of the structures (:mod:`xfskde.orientation`) and writes Zarr stores
 (:func:`xfskde.write_coefficients`). Every method keeps the field's dims, coords and attrs and
 stays lazy on Dask-backed arrays. The constructor never raises: a method used on the wrong kind
 of array says so.
@@ -17,6 +18,7 @@ import numpy as np
 import xarray as xr
 
 from . import fields
+from . import orientation as _orientation
 from ._labels import COLOR_DIMS
 from .api import local_fskde
 from .exceptions import ParameterError
@@ -32,7 +34,8 @@ class FskdeAccessor:
 
     On an image: :meth:`coefficients`, :meth:`segment`. On a coefficient field (dims ``y, x, k``):
     :meth:`density`, :meth:`canonicalize`, :meth:`rotate`, :meth:`distance`,
-    :meth:`dominant_orientation`, :meth:`to_zarr`. Each keeps the field's dims, coords and attrs
+    :meth:`dominant_orientation`, :meth:`orientation`, :meth:`coherence`, :meth:`energy`,
+    :meth:`to_zarr`. Each keeps the field's dims, coords and attrs
     and stays lazy on Dask-backed arrays.
     """
 
@@ -82,6 +85,29 @@ class FskdeAccessor:
         See :func:`xfskde.fields.dominant_orientation`.
         """
         return fields.dominant_orientation(self._obj, method=method, n_angles=n_angles)
+
+    def orientation(self) -> xr.DataArray:
+        """Axial orientation of the structures (along edges and fibres) per pixel, in [0, π).
+
+        From F_2 (doubled angles); clockwise on screen, 0 = horizontal. See
+        :func:`xfskde.orientation.orientation`.
+        """
+        return _orientation.orientation(fields.check_field(self._obj))
+
+    def coherence(self, kernel: Any = None) -> xr.DataArray:
+        """Coherence of the gradient axes per pixel, in [0, 1]: (|F_2| / H_2) / (F_0 / H_0).
+
+        The kernel is read from the field's attrs unless given. See
+        :func:`xfskde.orientation.coherence`.
+        """
+        return _orientation.coherence(fields.check_field(self._obj), kernel)
+
+    def energy(self, image_units: str | None = None) -> xr.DataArray:
+        """Energy per pixel: the window's mean gradient magnitude F_0 / H_0.
+
+        See :func:`xfskde.orientation.energy`.
+        """
+        return _orientation.energy(fields.check_field(self._obj), image_units)
 
     def segment(self, n_textures: int, **kwargs: Any) -> xr.DataArray:
         """Texture segmentation (ORTSEG, section 5.3) of this image; see :func:`xfskde.segment`."""
