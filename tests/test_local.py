@@ -348,3 +348,18 @@ def test_bad_dims():
         local_fskde(np.zeros((8, 8)), order=2, channel_axis=-1)
     with pytest.raises(TypeError, match="dtype"):
         local_fskde(np.zeros((8, 8), complex), order=2)
+
+
+def test_a_kernel_can_be_passed_as_the_order():
+    """Callers that start from a descriptor length pass the kernel itself (no (order, eps)
+    round trip); eps and approximation then belong to the kernel and are not taken twice."""
+    image = np.random.default_rng(5).random((40, 33)).astype(np.float32)
+    kernel = Cos2KKernel.for_length(5)
+    by_kernel = local_fskde(image, order=kernel, window="box", size=4, stride=4)
+    by_order = local_fskde(
+        image, order=kernel.order, eps=kernel.eps, window="box", size=4, stride=4
+    )
+    assert by_kernel.shape[-1] == 5
+    np.testing.assert_array_equal(by_kernel, by_order)
+    with pytest.raises(ValueError, match="eps"):
+        local_fskde(image, order=kernel, eps=1e-3)
