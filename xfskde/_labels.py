@@ -10,15 +10,41 @@ here, so each result carries the same labels:
   either end. Anything else is refused (:class:`~xfskde.exceptions.DimensionError`) with the
   ``.transpose(...)`` or ``.rename(...)`` call that fixes it. Results use ``y`` and ``x``
   whatever the input's names were (recorded in the ``source_dims`` attr).
-* **Coordinates.** A result on a stride-``s`` grid (:mod:`xfskde._grid`) carries the image's
-  coordinates at the sampled pixels, ``image.isel(y=slice(o, None, s), x=slice(o, None, s))``:
-  1-D and 2-D coords on the spatial dims and scalar coords (a ``spatial_ref``, say) with their
-  attrs. Spatial dims without an index get the pixel indices of the samples.
+* **Coordinates and cells.** A result on a stride-``s`` grid (:mod:`xfskde._grid`) has one
+  sample per s×s *cell* of the image: sample ``i`` represents the pixels ``i*s .. i*s + s - 1``
+  (the cell a ``window="box", size=s, stride=s`` field sums exactly), and sits at the cell's
+  centre, pixel position ``i*s + (s - 1)/2``. For an odd stride that is the sampled pixel
+  ``i*s + o`` (``o = (s - 1)//2``) and every coordinate is the image's there, exactly. For an
+  even stride the centre lies half a pixel beyond the sampled pixel (between pixels ``i*s + o``
+  and ``i*s + o + 1``), so *position* coords — the spatial dims' own coords and floating-point
+  coords such as a 2-D ``lat`` — are interpolated there (linearly: exact on a regular grid;
+  half a step beyond the last pixel when a last cell overhangs the image edge), while other
+  coords (integer ids, labels, dates) are the sampled pixel's. Spatial dims without coords get
+  the sampled pixels' *indices* ``i*s + o`` (integers to index the image with; there is no
+  georeferencing for them to agree with) — unless the image carries a rectilinear GeoTransform,
+  whose CRS coordinates of the cells' centres they then get. Scalar coords (a CRS
+  ``spatial_ref``) are kept with their attrs.
+* **Georeferencing.** The result's grid is the image's grid coarsened s times, anchored at the
+  image's corner: its GeoTransform (GDAL order ``c a b f d e``, in a scalar coord's
+  ``GeoTransform`` attr as rioxarray writes it, or a rasterio-order ``transform`` attr) has
+  ``a, b, d, e`` multiplied by s, and its origin is the corner of the first cell, taken from
+  the result's own coordinates as rioxarray takes it (``x[0] - a*s/2``), so
+  ``result.rio.transform()``, the attr, the coordinates and ``rio.bounds()`` agree exactly.
+  The bounds are the image's when its sides are multiples of s. A side of ``n = q*s + r``
+  pixels (``0 < r < s``) has a last, partial cell when ``r > o``: it overhangs the image edge by
+  ``s - r`` pixels (its sample lies inside); when ``r <= o`` the last ``r`` pixels belong to no
+  cell. A stale input GeoTransform (an image cropped with ``isel``) does not carry over: the
+  origin always follows the coordinates.
 * **Attributes.** The input's attrs are kept, less those that describe how the *input's values*
   are encoded (:data:`VALUE_ATTRS`: a fill value or scale factor of uint16 reflectances means
-  nothing for complex coefficients); the result's own attrs (parameters, ``long_name``,
-  ``units``) are laid over them. Attrs are strings, integers, floats and lists of those only, so
-  netCDF and Zarr store them as they are.
+  nothing for complex coefficients, and a ``nodata`` attr would make rioxarray mask the
+  result's zeros); the result's own attrs (parameters, ``long_name``, ``units``) are laid over
+  them. Attrs are strings, integers, floats and lists of those only, so netCDF and Zarr store
+  them as they are.
+* **Nodata.** :func:`image_nodata` reads the value that marks an image's missing pixels from
+  the metadata rioxarray and CF use (``encoding["_FillValue"]``, then the ``_FillValue``,
+  ``missing_value``, ``fill_value`` and ``nodata`` attrs, then ``nodatavals``), in rioxarray's
+  order, without importing rioxarray.
 """
 
 from __future__ import annotations
@@ -31,14 +57,18 @@ import xarray as xr
 
 from ._grid import sample_offset
 from ._version import __version__
-from .exceptions import DimensionError
+from .exceptions import DimensionError, ParameterError
 
 __all__ = [
     "COLOR_DIMS",
+    "NODATA_ATTRS",
     "VALUE_ATTRS",
+    "cell_geotransform",
     "image_dims",
     "image_layout",
+    "image_nodata",
     "label_result",
+    "nodata_value",
     "sampled_coords",
 ]
 
@@ -57,7 +87,16 @@ VALUE_ATTRS = (
     "units",
     "long_name",
     "standard_name",
+    "nodata",
+    "nodatavals",
+    "fill_value",
+    "_Unsigned",
+    "scales",
+    "offsets",
 )
+
+#: Attrs that hold an image's nodata value, in the order rioxarray reads them.
+NODATA_ATTRS = ("_FillValue", "missing_value", "fill_value", "nodata")
 
 
 def image_dims(image: xr.DataArray) -> tuple[str, str, str | None]:
@@ -107,24 +146,200 @@ def image_layout(image: xr.DataArray) -> tuple[Any, tuple[str, str, str | None]]
     return image.transpose(*order).data, (y, x, colour)
 
 
-def sampled_coords(image: xr.DataArray, y: str, x: str, stride: int = 1) -> dict[str, Any]:
-    """The image's coords at the samples of a stride grid, on dims renamed to ``y`` and ``x``.
+def _is_position(name: str, coord: xr.DataArray, spatial: tuple[str, str]) -> bool:
+    """Whether a coord gives positions (interpolated to a cell's centre) or labels (sampled)."""
+    kind = coord.dtype.kind
+    return kind == "f" or (kind in "iu" and name in spatial)
 
-    Coords that involve any other dim (the colour dim's labels) are not carried: results have
-    no such dim. Spatial dims without an index get the pixel indices of the samples.
+
+def _at_cells(var: xr.Variable, dim: str, stride: int, position: bool) -> xr.Variable:
+    """A coordinate variable at the centres of the stride-``stride`` cells along ``dim``.
+
+    Odd strides (and non-position coords) take the sampled pixels ``i*s + o``. For an even
+    stride a position is interpolated midway to the next pixel, or, past the image's last pixel,
+    half a step beyond it (the step from the pixel before); a one-pixel axis has no step and
+    keeps its pixel's value.
     """
-    o = sample_offset(stride)
-    sampled = image.isel({y: slice(o, None, stride), x: slice(o, None, stride)})
+    n = var.sizes[dim]
+    here_index = np.arange(sample_offset(stride), n, stride)
+    here = var.isel({dim: here_index})
+    if stride % 2 or not position or n < 2:
+        return here
+    inside = xr.Variable((dim,), here_index + 1 < n)
+    after = var.isel({dim: np.minimum(here_index + 1, n - 1)})
+    before = var.isel({dim: here_index - 1})  # never -1: n >= 2 and even strides have o >= 0
+    midway = (here + after) / 2
+    beyond = here + (here - before) / 2
+    return midway.where(inside, beyond)
+
+
+def sampled_coords(image: xr.DataArray, y: str, x: str, stride: int = 1) -> dict[str, Any]:
+    """The image's coords at the cells of a stride grid, on dims renamed to ``y`` and ``x``.
+
+    Each cell's coordinate is the one at its centre (the module docstring says how even strides
+    are interpolated). Coords that involve any other dim (the colour dim's labels) are not
+    carried: results have no such dim. Spatial dims without an index get the sampled pixels'
+    indices ``i*s + o``, or, when the image has a rectilinear GeoTransform, the CRS coordinates
+    of the cells' centres.
+    """
     coords: dict[str, Any] = {}
-    for name, coord in sampled.coords.items():
+    for name, coord in image.coords.items():
         if set(coord.dims) <= {y, x}:
-            coord = coord.transpose(*[d for d in (y, x) if d in coord.dims])
-            dims = tuple({y: "y", x: "x"}[d] for d in coord.dims)
-            renamed = xr.Variable(dims, coord.variable.data, coord.attrs)
+            position = _is_position(str(name), coord, (y, x))
+            var = coord.variable
+            for dim in (y, x):
+                if dim in var.dims:
+                    var = _at_cells(var, dim, stride, position)
+            var = var.transpose(*[d for d in (y, x) if d in var.dims])
+            dims = tuple({y: "y", x: "x"}[d] for d in var.dims)
+            renamed = xr.Variable(dims, var.data, coord.attrs)
             coords["y" if name == y else "x" if name == x else str(name)] = renamed
-    coords.setdefault("y", ("y", np.arange(o, image.sizes[y], stride)))
-    coords.setdefault("x", ("x", np.arange(o, image.sizes[x], stride)))
+    geo = _geotransform(image)
+    for dim, n, axis in (("y", image.sizes[y], 1), ("x", image.sizes[x], 0)):
+        if dim in coords:
+            continue
+        pixels = np.arange(sample_offset(stride), n, stride)
+        if geo is not None and geo[2] == geo[4] == 0:  # rectilinear: the cells' centres in CRS
+            origin, step = (geo[0], geo[1]) if axis == 0 else (geo[3], geo[5])
+            coords[dim] = (dim, origin + (np.arange(pixels.size) * stride + stride / 2) * step)
+        else:
+            coords[dim] = (dim, pixels)
     return coords
+
+
+def _geotransform(image: xr.DataArray) -> tuple[float, ...] | None:
+    """The image's GDAL GeoTransform ``(c, a, b, f, d, e)``, if a scalar coord carries one."""
+    for coord in image.coords.values():
+        text = coord.attrs.get("GeoTransform") if coord.ndim == 0 else None
+        if text is not None:
+            try:
+                values = tuple(float(v) for v in str(text).split())
+            except ValueError:
+                return None
+            return values if len(values) == 6 else None
+    return None
+
+
+def cell_geotransform(
+    geotransform: tuple[float, ...], stride: int, x0: float | None, y0: float | None
+) -> tuple[float, ...]:
+    """The GDAL GeoTransform of the stride-``stride`` cells of an image's grid.
+
+    Parameters
+    ----------
+    geotransform : tuple of 6 floats
+        The image's ``(c, a, b, f, d, e)``: ``X = c + col*a + row*b``, ``Y = f + col*d + row*e``.
+    stride : int
+        The cell side in pixels.
+    x0, y0 : float or None
+        The result's first ``x`` and ``y`` coordinates (cell centres). For a rectilinear
+        transform the origin is taken from them as rioxarray does (``x0 - a*s/2``), so that
+        ``rio.transform()`` and the attr agree exactly; None (or a rotated transform) keeps the
+        image's origin.
+
+    Returns
+    -------
+    tuple of 6 floats
+        ``a, b, d, e`` multiplied by ``stride``; the origin is the corner of the first cell.
+    """
+    c, a, b, f, d, e = (float(v) for v in geotransform)
+    s = float(stride)
+    a, b, d, e = a * s, b * s, d * s, e * s
+    if b == 0 and d == 0:
+        c = c if x0 is None else float(x0) - a / 2.0
+        f = f if y0 is None else float(y0) - e / 2.0
+    return c, a, b, f, d, e
+
+
+def _first(coords: Mapping[str, Any], dim: str) -> float | None:
+    """The first value of a 1-D numeric coordinate of the result, if there is one."""
+    coord = coords.get(dim)
+    values = np.asarray(coord.data if isinstance(coord, xr.Variable) else coord[1])
+    if values.ndim != 1 or values.size == 0 or values.dtype.kind not in "iuf":
+        return None
+    return float(values[0])
+
+
+def _georeference(coords: dict[str, Any], attrs: dict[str, Any], stride: int) -> None:
+    """Rewrite, in place, each GeoTransform carried over so that it describes the result's cells."""
+    x0, y0 = _first(coords, "x"), _first(coords, "y")
+    for name, coord in list(coords.items()):
+        if not isinstance(coord, xr.Variable) or coord.ndim != 0:
+            continue
+        text = coord.attrs.get("GeoTransform")
+        if text is None:
+            continue
+        try:
+            values = tuple(float(v) for v in str(text).split())
+        except ValueError:
+            continue
+        if len(values) != 6:
+            continue
+        new = cell_geotransform(values, stride, x0, y0)
+        coords[name] = xr.Variable((), coord.data, {**coord.attrs, "GeoTransform": _gdal(new)})
+    transform = attrs.get("transform")  # rasterio order (a, b, c, d, e, f), as xarray once wrote
+    if isinstance(transform, list | tuple) and len(transform) >= 6:
+        a, b, c, d, e, f = (float(v) for v in transform[:6])
+        c, a, b, f, d, e = cell_geotransform((c, a, b, f, d, e), stride, x0, y0)
+        attrs["transform"] = [a, b, c, d, e, f, *transform[6:]]
+
+
+def _gdal(values: tuple[float, ...]) -> str:
+    """A GeoTransform as rioxarray writes it: the six numbers' reprs, space-separated."""
+    return " ".join(str(float(v)) for v in values)
+
+
+def image_nodata(image: xr.DataArray) -> tuple[int | float | None, str]:
+    """The value that marks an image's missing pixels, and where it was read.
+
+    Read from the metadata rioxarray and CF use, in rioxarray's order: a ``_FillValue`` in the
+    *encoding* (xarray or rioxarray decoded it: a float image already holds NaN there, so the
+    value is NaN), then the attrs :data:`NODATA_ATTRS`, then ``nodatavals`` (the first band's).
+
+    Returns
+    -------
+    (value, source)
+        ``value`` is None when the metadata name no nodata; an integer for integer images when
+        it is integral; NaN for a decoded float image. ``source`` says where it came from, e.g.
+        ``"attrs['_FillValue']"``.
+
+    Raises
+    ------
+    ParameterError
+        When the metadata hold a value that is not a number.
+    """
+    candidates: list[tuple[Any, str]] = []
+    encoded = image.encoding.get("_FillValue")
+    if encoded is not None:
+        if image.dtype.kind == "f":
+            return float("nan"), "encoding['_FillValue'] (already decoded to NaN)"
+        candidates.append((encoded, "encoding['_FillValue']"))
+    candidates += [(image.attrs.get(k), f"attrs[{k!r}]") for k in NODATA_ATTRS]
+    vals = image.attrs.get("nodatavals")
+    if isinstance(vals, list | tuple | np.ndarray) and len(vals):
+        candidates.append((vals[0], "attrs['nodatavals'][0]"))
+    for value, source in candidates:
+        if value is None:
+            continue
+        return nodata_value(value, image.dtype, source), source
+    return None, "none"
+
+
+def nodata_value(value: Any, dtype: np.typing.DTypeLike, source: str = "nodata") -> int | float:
+    """A nodata value as a Python number: an int for integer images when it is integral."""
+    array = np.asarray(value)
+    if array.ndim == 1 and array.size >= 1:  # CF allows a vector of missing values: the first
+        array = array[0]
+    try:
+        number = float(array)
+    except (TypeError, ValueError) as exc:
+        raise ParameterError(
+            f"the image's nodata value ({source} = {value!r}) is not a number; pass nodata= a "
+            "number, or nodata=None to use every pixel"
+        ) from exc
+    if np.dtype(dtype).kind in "iub" and number.is_integer():
+        return int(number)
+    return number
 
 
 def label_result(
@@ -170,6 +385,11 @@ def label_result(
     merged["xfskde_version"] = __version__
     merged.setdefault("source", str(image.name) if image.name is not None else "image")
     merged["source_dims"] = f"{y} {x}"
-    return xr.DataArray(
+    _georeference(coords, merged, stride)
+    result = xr.DataArray(
         values, dims=("y", "x", *extra_dims), coords=coords, name=name, attrs=merged
     )
+    grid_mapping = image.encoding.get("grid_mapping")
+    if grid_mapping in result.coords:  # rioxarray's name for the CRS coord
+        result.encoding["grid_mapping"] = grid_mapping
+    return result
