@@ -2,7 +2,10 @@
 
 One shared check (:func:`_xr_checks.assert_labelled_result`) applied to the coefficient field,
 the maps computed from it and the segmentation's labels and abundances, for NumPy- and
-Dask-backed images.
+Dask-backed images; then the cell convention of strided results (coordinates at the centres of
+the s×s cells, a GeoTransform of the result's own grid) checked against numbers worked out by
+hand, and the reading of nodata metadata. rioxarray's own view of the same results is checked
+in test_geo.py.
 """
 
 import numpy as np
@@ -11,10 +14,12 @@ import xarray as xr
 from _xr_checks import assert_labelled_result
 
 import xfskde
-from xfskde._labels import VALUE_ATTRS, image_dims
-from xfskde.exceptions import DimensionError, XfskdeError
+from xfskde._labels import VALUE_ATTRS, cell_geotransform, image_dims, image_nodata
+from xfskde.exceptions import DimensionError, ParameterError, XfskdeError
 
 H, W = 48, 40
+#: The image's grid: 10 m pixels, corner at (299995, 5005); pixel centres x = 300000 + 10 j.
+GEOTRANSFORM = "299995.0 10.0 0.0 5005.0 0.0 -10.0"
 
 
 def _image(backend: str) -> xr.DataArray:
@@ -28,9 +33,9 @@ def _image(backend: str) -> xr.DataArray:
             "y": ("y", 5000.0 - 10.0 * np.arange(H), {"units": "metre"}),
             "x": ("x", 300000.0 + 10.0 * np.arange(W), {"units": "metre"}),
             "lat": (("y", "x"), 45.0 + 0.001 * yy - 0.0001 * xx, {"units": "degrees_north"}),
-            "spatial_ref": ((), 0, {"crs_wkt": "EPSG:32632"}),
+            "spatial_ref": ((), 0, {"crs_wkt": "EPSG:32632", "GeoTransform": GEOTRANSFORM}),
         },
-        attrs={"instrument": "MSI", "_FillValue": 0, "scale_factor": 1e-4},
+        attrs={"instrument": "MSI", "_FillValue": 0, "scale_factor": 1e-4, "nodata": 0},
         name="scene",
     )
     return image.chunk({"y": 24, "x": 20}) if backend == "dask" else image
@@ -66,6 +71,108 @@ def test_segmentation_keeps_labels(backend):
     abundances = model.abundances(image)
     assert_labelled_result(abundances, image, extra_dims=("texture",))
     np.testing.assert_allclose(np.asarray(abundances.sum("texture")), 1, atol=1e-5)
+
+
+def _transform(result):
+    return tuple(map(float, result.spatial_ref.attrs["GeoTransform"].split()))
+
+
+@pytest.mark.parametrize(
+    ("stride", "transform", "x0", "y0", "shape"),
+    [
+        (1, (299995.0, 10.0, 0.0, 5005.0, 0.0, -10.0), 300000.0, 5000.0, (48, 40)),
+        # 40 = 13*3 + 1: the last column is in no cell (its sample would be column 40)
+        (3, (299995.0, 30.0, 0.0, 5005.0, 0.0, -30.0), 300010.0, 4990.0, (16, 13)),
+        # even: the centre of cell 0 lies between pixels 3 and 4, half a pixel past pixel 3
+        (8, (299995.0, 80.0, 0.0, 5005.0, 0.0, -80.0), 300035.0, 4965.0, (6, 5)),
+    ],
+)
+def test_a_strided_result_has_cells_of_stride_pixels(stride, transform, x0, y0, shape):
+    field = xfskde.local_fskde(_image("numpy"), order=2, window="box", size=stride, stride=stride)
+    assert field.shape[:2] == shape
+    assert _transform(field) == transform
+    assert (float(field.x[0]), float(field.y[0])) == (x0, y0)
+    # every coordinate is a cell centre: the corner plus (i + 1/2) cells
+    np.testing.assert_array_equal(
+        field.x, transform[0] + (np.arange(shape[1]) + 0.5) * transform[1]
+    )
+    np.testing.assert_array_equal(
+        field.y, transform[3] + (np.arange(shape[0]) + 0.5) * transform[5]
+    )
+    # 48 x 40 is a multiple of 8: the result covers exactly the image (left, top, right, bottom)
+    if stride == 8:
+        right, bottom = transform[0] + 5 * 80.0, transform[3] - 6 * 80.0
+        assert (right, bottom) == (299995.0 + 40 * 10.0, 5005.0 - 48 * 10.0)
+
+
+def test_even_strides_interpolate_positions_and_keep_labels():
+    image = _image("numpy").assign_coords(column_id=("x", np.arange(W) * 7))
+    field = xfskde.local_fskde(image, order=2, window="gaussian", size=1, stride=4)
+    # cell (1, 2) covers rows 4..7 and columns 8..11: its centre is between pixels 5|6 and 9|10
+    lat = image.lat.values
+    assert float(field.lat[1, 2]) == pytest.approx(lat[5:7, 9:11].mean(), abs=1e-12)
+    assert float(field.x[2]) == 300095.0 and float(field.y[1]) == 4945.0
+    # an integer id is a label, not a position: the sampled pixel's (column 9)
+    assert int(field.column_id[2]) == 63 and field.column_id.dtype == image.column_id.dtype
+
+
+def test_a_last_cell_that_overhangs_the_edge():
+    # 40 = 6*6 + 4 columns at stride 6 (o = 2): cell 6 holds columns 36..41, two beyond the edge
+    field = xfskde.local_fskde(_image("numpy"), order=2, window="box", size=6, stride=6)
+    assert field.sizes["x"] == 7
+    assert float(field.x[-1]) == 300385.0  # pixel 38.5: half a step past the last pixel, 39
+    assert _transform(field)[:2] == (299995.0, 60.0)  # right edge 300415: 20 m past the image
+
+
+def test_a_cropped_image_does_not_carry_a_stale_origin():
+    # isel keeps the spatial_ref attrs as they were: the origin follows the coordinates instead
+    image = _image("numpy").isel(x=slice(5, None), y=slice(2, None))
+    field = xfskde.local_fskde(image, order=2, window="box", size=2, stride=2)
+    assert _transform(field) == (300045.0, 20.0, 0.0, 4985.0, 0.0, -20.0)
+
+
+def test_georeferenced_dims_without_coords_get_crs_coords():
+    image = _image("numpy").drop_vars(
+        ["x", "y", "lat"]
+    )  # like open_rasterio(parse_coordinates=False)
+    field = xfskde.local_fskde(image, order=2, window="box", size=8, stride=8)
+    np.testing.assert_array_equal(field.x, 299995.0 + 40.0 + 80.0 * np.arange(5))
+    np.testing.assert_array_equal(field.y, 5005.0 - 40.0 - 80.0 * np.arange(6))
+    assert _transform(field) == (299995.0, 80.0, 0.0, 5005.0, 0.0, -80.0)
+    bare = xr.DataArray(image.values, dims=("y", "x"))  # no georeferencing: pixel indices
+    np.testing.assert_array_equal(
+        xfskde.local_fskde(bare, order=2, size=1, stride=8).x, np.arange(3, W, 8)
+    )
+
+
+def test_cell_geotransform_of_a_rotated_grid_keeps_the_corner():
+    rotated = (100.0, 10.0, 2.0, 200.0, 1.0, -10.0)
+    assert cell_geotransform(rotated, 4, 999.0, 999.0) == (100.0, 40.0, 8.0, 200.0, 4.0, -40.0)
+
+
+def test_nodata_attrs_are_not_carried_to_results():
+    field = xfskde.local_fskde(_image("numpy"), order=2, size=1, nodata=None)
+    assert "nodata" not in field.attrs and "_FillValue" not in field.attrs
+
+
+def test_image_nodata_reads_metadata_in_rioxarrays_order():
+    pixels = np.zeros((4, 4), np.uint16)
+    assert image_nodata(xr.DataArray(pixels)) == (None, "none")
+    assert image_nodata(xr.DataArray(pixels, attrs={"_FillValue": 0.0})) == (
+        0,
+        "attrs['_FillValue']",
+    )
+    both = xr.DataArray(pixels, attrs={"missing_value": 7, "nodata": 9})
+    assert image_nodata(both) == (7, "attrs['missing_value']")
+    assert image_nodata(xr.DataArray(pixels, attrs={"nodatavals": (65535,)}))[0] == 65535
+    decoded = xr.DataArray(pixels.astype(np.float32))
+    decoded.encoding["_FillValue"] = 0  # xarray/rioxarray decoded it: the image holds NaN there
+    value, source = image_nodata(decoded)
+    assert np.isnan(value) and "encoding" in source
+    floats = xr.DataArray(pixels.astype(np.float32), attrs={"_FillValue": -9999.5})
+    assert image_nodata(floats) == (-9999.5, "attrs['_FillValue']")
+    with pytest.raises(ParameterError):
+        image_nodata(xr.DataArray(pixels, attrs={"_FillValue": "none"}))
 
 
 def test_dimension_errors_are_typed():

@@ -4,40 +4,124 @@ Each face is thin: the parameters are checked once (:class:`~xfskde.local.LocalP
 NumPy arrays go to the tiled in-memory driver (:func:`xfskde.local.local_fskde_numpy`), Dask
 arrays to the one block engine (:func:`xfskde.lazy.local_fskde_dask`), and DataArrays to either
 of those, labelled with dims, coords and attrs by :mod:`xfskde._labels`.
+
+**Nodata.** Every face takes ``nodata=``: the value that marks missing pixels (``0`` on
+Sentinel-2 L1C/L2A uint16 tiles, say). Pixels equal to it become NaN — on the image's own float
+dtype (:func:`xfskde.gradients.result_float_dtype`), block by block for Dask images, so no
+full-size copy is ever held — and NaN pixels are then omitted exactly as ``nan_policy="omit"``
+omits them: every gradient whose stencil touches one has zero weight. The default,
+``"auto"``, reads the value from a DataArray's metadata (:func:`xfskde._labels.image_nodata`:
+rioxarray's ``rio.nodata`` places, CF's ``_FillValue``/``missing_value``); NumPy and Dask arrays
+have no metadata, so for them ``"auto"`` masks nothing.
 """
 
 from __future__ import annotations
 
+import copy
+import math
+from numbers import Real
 from typing import Any, Literal
 
+import dask.array as da
 import numpy as np
 
-from ._labels import image_layout, label_result
+from ._labels import image_layout, image_nodata, label_result, nodata_value
 from .exceptions import ParameterError
-from .gradients import Boundary
+from .gradients import Boundary, result_float_dtype
 from .kernel import Approximation, Cos2KKernel
 from .lazy import local_fskde_dask
 from .local import LocalParameters, local_fskde_numpy
 from .windows import Window
 
-__all__ = ["local_fskde", "local_fskde_dataarray"]
+__all__ = ["local_fskde", "local_fskde_dataarray", "mask_nodata"]
+
+#: What ``nodata=`` takes: "auto" (read the metadata), a number, or None (every pixel is data).
+Nodata = Literal["auto"] | float | int | None
 
 
-def local_fskde_dataarray(image: Any, params: LocalParameters) -> Any:
+def _check_nodata(nodata: Any) -> None:
+    if nodata is None or (isinstance(nodata, str) and nodata == "auto"):
+        return
+    if isinstance(nodata, bool) or not isinstance(nodata, Real | np.number):
+        raise ParameterError(
+            f"nodata must be 'auto' (read the image's metadata), a number (e.g. 0) or None (use "
+            f"every pixel), got {nodata!r}"
+        )
+
+
+def mask_nodata(data: Any, nodata: float | int | None) -> Any:
+    """The image with its nodata pixels set to NaN, on its work float dtype; lazy for Dask.
+
+    ``data`` is a NumPy or Dask array of any real dtype. Pixels equal to ``nodata`` become NaN
+    in :func:`~xfskde.gradients.result_float_dtype` (float32 for uint16, float64 for int32, ...:
+    the dtype the core would compute in anyway, so the coefficients' dtype does not change). A
+    Dask array is converted block by block, in the tasks; a NumPy array is copied once. ``None``
+    and NaN return ``data`` as it is (a float image's NaN pixels are already NaN).
+    """
+    if nodata is None or (isinstance(nodata, float) and math.isnan(nodata)):
+        return data
+    ftype = result_float_dtype(data.dtype)
+    missing = data == nodata  # in the image's own dtype: exact for every integer
+    if isinstance(data, da.Array):
+        return da.where(missing, ftype.type(np.nan), data.astype(ftype))
+    return np.where(missing, ftype.type(np.nan), np.asarray(data, dtype=ftype))
+
+
+def _nodata_attrs(nodata: float | int | None, source: str) -> dict[str, Any]:
+    """The result's record of the nodata handling (no None, no NaN: Zarr and netCDF store it)."""
+    if nodata is None:
+        return {"input_nodata": "none", "input_nodata_source": source}
+    value: Any = "nan" if isinstance(nodata, float) and math.isnan(nodata) else nodata
+    return {
+        "input_nodata": value,
+        "input_nodata_source": source,
+        "nodata_handling": f"pixels equal to {value} were set to NaN and omitted "
+        "(gradients touching them have zero weight)",
+    }
+
+
+def _resolve_nodata(
+    image: Any, nodata: Any, params: LocalParameters
+) -> tuple[float | int | None, str, LocalParameters]:
+    """The nodata value to mask, where it came from, and the parameters (NaNs omitted if set)."""
+    _check_nodata(nodata)
+    if isinstance(nodata, str):  # "auto"
+        is_xarray = type(image).__module__.startswith("xarray")
+        value, source = image_nodata(image) if is_xarray else (None, "none")
+    elif nodata is None:
+        value, source = None, "nodata=None"
+    else:
+        value, source = nodata_value(nodata, image.dtype, "nodata"), "nodata argument"
+    if value is not None and params.nan_policy != "omit":
+        params = copy.copy(params)
+        params.nan_policy = "omit"  # nodata pixels are NaN now: omitted, never refused
+    return value, source, params
+
+
+def local_fskde_dataarray(image: Any, params: LocalParameters, *, nodata: Nodata = "auto") -> Any:
     """Local FS-KDE of an image DataArray → a ``(y, x, k)`` DataArray named ``"fskde"``.
 
     NumPy-backed images give an eager result, Dask-backed ones a lazy result; both come from the
     same block core. Coords and attrs follow :mod:`xfskde._labels`: the image's coordinates at
-    the sampled pixels, its attrs, and every parameter (:meth:`LocalParameters.attrs`).
+    the cells' centres, a GeoTransform of the result's own grid, its attrs, every parameter
+    (:meth:`LocalParameters.attrs`) and the nodata handling (``input_nodata``,
+    ``input_nodata_source``; ``nan_policy`` is ``"omit"`` when a nodata value was masked).
+    ``nodata`` is as in :func:`local_fskde`.
     """
+    value, source, params = _resolve_nodata(image, nodata, params)
     data, (_, _, colour) = image_layout(image)
+    data = mask_nodata(data, value)
     channel_axis = None if colour is None else -1
-    if type(data).__module__.startswith("dask"):
+    if isinstance(data, da.Array):
         values = local_fskde_dask(data, params, channel_axis=channel_axis)
     else:
         values = local_fskde_numpy(np.asarray(data), params, channel_axis=channel_axis)
     k = ("k", np.arange(params.length), {"long_name": "Fourier index k >= 0"})
-    attrs = {**params.attrs(), "long_name": "local FS-KDE coefficients of gradient angles"}
+    attrs = {
+        **params.attrs(),
+        **_nodata_attrs(value, source),
+        "long_name": "local FS-KDE coefficients of gradient angles",
+    }
     return label_result(
         values, image, stride=params.stride, extra_dims={"k": k}, name="fskde", attrs=attrs
     )
@@ -56,6 +140,7 @@ def local_fskde(
     channel_axis: int | None = None,
     approximation: Approximation = "auto",
     nan_policy: Literal["raise", "omit"] = "raise",
+    nodata: Nodata = "auto",
 ) -> Any:
     """Local FS-KDE of an image's gradient angles at every (sampled) pixel (section 2.3).
 
@@ -99,14 +184,26 @@ def local_fskde(
         one zero weight, which is how no-data areas of mosaics are skipped. In colour images a
         channel whose stencil touches NaN is skipped; the weight is 0 only when all channels'
         are.
+    nodata : "auto", number or None
+        The value that marks missing pixels (e.g. 0 on Sentinel-2 uint16 tiles). Pixels equal to
+        it are set to NaN (lazily, block by block, on the work float dtype) and omitted exactly
+        as ``nan_policy="omit"`` omits NaN — which it implies. ``"auto"`` (default) reads it
+        from a DataArray's metadata, where rioxarray's ``rio.nodata`` does: a decoded
+        ``encoding["_FillValue"]`` (the image already holds NaN: NaN pixels are omitted), the
+        ``_FillValue``, ``missing_value``, ``fill_value`` or ``nodata`` attr
+        (:func:`xfskde.io.open_image` puts a GeoTIFF's nodata in ``_FillValue``); NumPy and
+        Dask arrays have no metadata, so ``"auto"`` masks nothing there. ``None`` uses every
+        pixel as data. DataArray results record it in the ``input_nodata`` and
+        ``input_nodata_source`` attrs.
 
     Returns
     -------
     numpy.ndarray, dask.array.Array or xarray.DataArray of shape (ny, nx, ℓ)
         The kind of the input. complex64 for float32 and 8/16-bit integer images, complex128
         for float64. A flat region gives exact zeros. DataArrays are named ``"fskde"`` with dims
-        ``(y, x, k)``, the input's coordinates at the sampled pixels and attrs that record every
-        parameter.
+        ``(y, x, k)``, the input's coordinates at the centres of the stride cells (the sampled
+        pixels for odd strides), a GeoTransform of the result's own grid (s×s cells anchored at
+        the image's corner) and attrs that record every parameter.
 
     Raises
     ------
@@ -130,6 +227,7 @@ def local_fskde(
         order=order, window=window, size=size, stride=stride, eps=eps, boundary=boundary,
         cval=cval, approximation=approximation, nan_policy=nan_policy,
     )  # fmt: skip
+    _check_nodata(nodata)
     module = type(image).__module__
     if module.startswith("xarray"):
         if channel_axis is not None:
@@ -139,7 +237,11 @@ def local_fskde(
                 "channel_axis"
             )
 
-        return local_fskde_dataarray(image, params)
-    if module.startswith("dask"):
+        return local_fskde_dataarray(image, params, nodata=nodata)
+    if not module.startswith("dask"):
+        image = np.asarray(image)
+    value, _, params = _resolve_nodata(image, nodata, params)
+    image = mask_nodata(image, value)
+    if isinstance(image, da.Array):
         return local_fskde_dask(image, params, channel_axis=channel_axis)
-    return local_fskde_numpy(np.asarray(image), params, channel_axis=channel_axis)
+    return local_fskde_numpy(image, params, channel_axis=channel_axis)
