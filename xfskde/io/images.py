@@ -11,6 +11,15 @@ source's order) for
   unchanged on a distributed cluster,
 * PNG / JPEG / BMP / GIF / WebP / NPY files, for small images (read into memory).
 
+**GeoTIFFs.** A TIFF's nodata value (GDAL's ``GDAL_NODATA`` tag, as written by GDAL and
+rioxarray) is put in ``attrs["_FillValue"]``, where :func:`xfskde.local_fskde` finds it and
+omits those pixels. When the file carries GeoTIFF keys and rioxarray is installed (the ``geo``
+extra), the georeferencing is read by ``rioxarray.open_rasterio`` from the file's header only —
+``x``/``y`` coords in CRS units (pixel centres), a scalar ``spatial_ref`` coord with the CRS WKT
+and GeoTransform, and the file's attrs — exactly as ``open_rasterio`` gives them; the pixels are
+still read inside the tasks by :mod:`xfskde.io._tiff` (the graph holds no open file). Without
+rioxarray a GeoTIFF opens with pixel coords, and a :class:`GeoreferencingWarning` says so.
+
 **Chunks.** The spatial chunks are planned by :func:`xfskde.lazy.plan_chunks` with the file's
 native tile (or Zarr chunk, or a Dask array's chunk) shape as ``tiles``, so that every task reads
 whole tiles; the colour dim is one chunk. The native tile shape is recorded on the result as
@@ -28,6 +37,7 @@ from __future__ import annotations
 import functools
 import json
 import os
+import warnings
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -39,12 +49,12 @@ import xarray as xr
 import zarr
 from dask.base import tokenize
 
-from .._labels import COLOR_DIMS
+from .._labels import COLOR_DIMS, nodata_value
 from ..exceptions import DimensionError, ImageReadError, ParameterError
 from ..lazy import DEFAULT_CHUNK, plan_chunks
 from ._tiff import read_tiff_block
 
-__all__ = ["open_image"]
+__all__ = ["GeoreferencingWarning", "open_image"]
 
 _TIFF_SUFFIXES = (".tif", ".tiff", ".svs", ".ndpi", ".scn", ".btf", ".qptiff")
 _PLAIN_SUFFIXES = (".png", ".jpg", ".jpeg", ".bmp", ".gif", ".webp", ".npy")
@@ -56,6 +66,12 @@ _TIFF_ERRORS = (OSError, tifffile.TiffFileError)
 _ZARR_ERRORS = (OSError, KeyError, zarr.errors.BaseZarrError, json.JSONDecodeError)
 
 _Chunks = int | Mapping[str, int] | None
+#: GDAL's TIFF tag holding the nodata value as ASCII text.
+_GDAL_NODATA = 42113
+
+
+class GeoreferencingWarning(UserWarning):
+    """A GeoTIFF's CRS and coordinates could not be kept (rioxarray missing, or a mismatch)."""
 
 
 # ------------------------------------------------------------------------------ chunk plans
@@ -157,10 +173,18 @@ def _open_array(source: np.ndarray | da.Array, request: _Request, name: str) -> 
 # ------------------------------------------------------------------------------------- TIFF
 
 
-def _tiff_levels(path: Path) -> list[tuple[str, tuple[int, ...], np.dtype, tuple[int, int]]]:
-    """``(axes, shape, dtype, (tile rows, tile columns))`` of every level of the first series.
+class _TiffInfo(NamedTuple):
+    """What opening a TIFF needs: its levels, whether it is a GeoTIFF, and its nodata text."""
 
-    A stripped level's native chunk is a strip: ``(rows per strip, image width)``.
+    #: ``(axes, shape, dtype, (tile rows, tile columns))`` of every level of the first series
+    levels: list[tuple[str, tuple[int, ...], np.dtype, tuple[int, int]]]
+    is_geotiff: bool
+    nodata: str | None
+
+
+def _tiff_info(path: Path) -> _TiffInfo:
+    """The levels of the first series (a stripped level's native chunk is a strip: ``(rows per
+    strip, image width)``), whether the first page has GeoTIFF keys, and its GDAL_NODATA text.
     """
     try:
         with tifffile.TiffFile(path) as tif:
@@ -170,13 +194,60 @@ def _tiff_levels(path: Path) -> list[tuple[str, tuple[int, ...], np.dtype, tuple
                 rows = key.tilelength or min(key.rowsperstrip or key.imagelength, key.imagelength)
                 cols = key.tilewidth or key.imagewidth
                 levels.append((level.axes, tuple(level.shape), level.dtype, (rows, cols)))
-            return levels
+            first = tif.series[0].levels[0].keyframe
+            tag = first.tags.get(_GDAL_NODATA)
+            nodata = str(tag.value).strip("\x00 ") if tag is not None else None
+            return _TiffInfo(levels, bool(first.is_geotiff), nodata or None)
     except _TIFF_ERRORS as exc:
         raise ImageReadError(f"cannot read {path} as a TIFF image: {exc}") from exc
 
 
+def _geo_labels(
+    path: Path, level: int, shape: dict[str, int]
+) -> tuple[dict[str, Any], dict[str, Any], str | None] | None:
+    """The coords (``x``, ``y``, ``spatial_ref``), attrs and grid-mapping name that
+    ``rioxarray.open_rasterio`` gives.
+
+    Only the header is read; the DataArray rioxarray opens is closed at once and none of it but
+    NumPy coords and attrs is kept. None, with a :class:`GeoreferencingWarning`, when rioxarray
+    is not installed or its grid does not match the level tifffile reads.
+    """
+    try:
+        import rioxarray
+    except ImportError:
+        warnings.warn(
+            f"{path.name} is a GeoTIFF, but rioxarray is not installed: it is opened with pixel "
+            "coordinates and no CRS. Install the geo extra (pip install 'xfskde[geo]') to keep "
+            "its CRS and coordinates",
+            GeoreferencingWarning,
+            stacklevel=4,
+        )
+        return None
+    overview = None if level == 0 else level - 1
+    with rioxarray.open_rasterio(
+        path, overview_level=overview, mask_and_scale=False, cache=False, parse_coordinates=True
+    ) as geo:
+        if geo.sizes.get("y") != shape["y"] or geo.sizes.get("x") != shape["x"]:
+            warnings.warn(
+                f"{path.name}: GDAL reads level {level} as {dict(geo.sizes)}, tifffile as "
+                f"{shape}; the CRS and coordinates are not kept",
+                GeoreferencingWarning,
+                stacklevel=4,
+            )
+            return None
+        coords = {
+            str(name): (coord.dims, np.asarray(coord.values), dict(coord.attrs))
+            for name, coord in geo.coords.items()
+            if set(coord.dims) <= {"y", "x"}
+        }
+        attrs = {str(k): v for k, v in geo.attrs.items()}
+        grid_mapping = geo.encoding.get("grid_mapping")
+    return coords, attrs, grid_mapping if grid_mapping in coords else None
+
+
 def _open_tiff(path: Path, level: int, request: _Request) -> xr.DataArray:
-    levels = _tiff_levels(path)
+    info = _tiff_info(path)
+    levels = info.levels
     if not 0 <= level < len(levels):
         raise ParameterError(
             f"level must be in 0..{len(levels) - 1} for {path} (its pyramid levels), got {level}"
@@ -204,7 +275,20 @@ def _open_tiff(path: Path, level: int, request: _Request) -> xr.DataArray:
     if squeeze:
         data = data.squeeze(axis=squeeze)
     dims = [d for i, d in enumerate(all_dims) if i not in squeeze]
-    return _labelled(data, dims, path.stem, tiles)
+    image = _labelled(data, dims, path.stem, tiles)
+    geo = None
+    if info.is_geotiff:
+        sizes = dict(zip(all_dims, shape, strict=True))
+        geo = _geo_labels(path, level, {"y": sizes["y"], "x": sizes["x"]})
+    if geo is not None:
+        coords, attrs, grid_mapping = geo
+        image = image.assign_coords(coords)
+        image.attrs.update(attrs)
+        if grid_mapping is not None:
+            image.encoding["grid_mapping"] = grid_mapping
+    if info.nodata is not None:
+        image.attrs["_FillValue"] = nodata_value(info.nodata, dtype, "the GDAL_NODATA tag")
+    return image
 
 
 # ------------------------------------------------------------------------------------- Zarr
