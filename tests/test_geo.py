@@ -1,0 +1,274 @@
+"""Georeferenced data, checked with rioxarray itself: grids, CRS, nodata, GeoTIFF in and out.
+
+The image is a small Sentinel-2-like GeoTIFF made here with rioxarray: 96 x 128 uint16 pixels
+of 10 m in UTM zone 32N, corner at (300000, 5000000), with nodata 0 on a border (the first 24
+columns and the last 16 rows, like the edge of a scene). rioxarray is the ``geo`` extra; CI
+installs it with the ``test`` extra, so these tests always run there — ``importorskip`` only
+spares a user who runs the suite without it.
+"""
+
+from __future__ import annotations
+
+import pickle
+import sys
+
+import numpy as np
+import pytest
+import xarray as xr
+from _xr_checks import assert_labelled_result
+from skimage import data
+
+import xfskde
+from xfskde.api import mask_nodata
+from xfskde.exceptions import DimensionError, ParameterError
+from xfskde.io import open_coefficients, open_image, write_coefficients
+from xfskde.io.geotiff import write_geotiff
+from xfskde.io.images import GeoreferencingWarning
+from xfskde.local import LocalParameters
+
+rioxarray = pytest.importorskip("rioxarray")
+rasterio = pytest.importorskip("rasterio")
+from affine import Affine  # noqa: E402  (rasterio's dependency)
+
+NY, NX = 96, 128
+TRANSFORM = Affine(10.0, 0.0, 300000.0, 0.0, -10.0, 5000000.0)
+BOUNDS = (300000.0, 5000000.0 - 10.0 * NY, 300000.0 + 10.0 * NX, 5000000.0)
+CRS = "EPSG:32632"
+PARAMS = dict(order=4, window="box", size=8, stride=8)
+
+
+def _pixels() -> np.ndarray:
+    pixels = data.camera()[:NY, :NX].astype(np.uint16) * 10 + 1000  # mostly smooth sky
+    pixels[:, :24] = 0  # nodata: the scene's edge on the left ...
+    pixels[-16:, :] = 0  # ... and at the bottom
+    return pixels
+
+
+def _write_image(path, tile: int = 32) -> None:
+    x = TRANSFORM.c + (np.arange(NX) + 0.5) * TRANSFORM.a
+    y = TRANSFORM.f + (np.arange(NY) + 0.5) * TRANSFORM.e
+    image = xr.DataArray(_pixels(), dims=("y", "x"), coords={"y": y, "x": x}, name="B04")
+    image = image.rio.write_crs(CRS).rio.write_transform(TRANSFORM).rio.write_nodata(0)
+    image.rio.to_raster(path, tiled=True, blockxsize=tile, blockysize=tile)
+
+
+@pytest.fixture(scope="module")
+def geotiff(tmp_path_factory):
+    path = tmp_path_factory.mktemp("geo") / "scene.tif"
+    _write_image(path)
+    return path
+
+
+def _rasterio_image(path, **kwargs) -> xr.DataArray:
+    return rioxarray.open_rasterio(path, **kwargs).squeeze("band", drop=True)
+
+
+# --- open_image keeps the georeferencing ---------------------------------------------------
+
+
+def test_open_image_keeps_crs_coordinates_and_nodata(geotiff):
+    image = open_image(geotiff, chunks=64)
+    reference = _rasterio_image(geotiff)
+    assert image.dims == ("y", "x") and image.dtype == np.uint16
+    np.testing.assert_array_equal(image.x, reference.x)
+    np.testing.assert_array_equal(image.y, reference.y)
+    assert image.spatial_ref.attrs == reference.spatial_ref.attrs
+    assert image.rio.crs == reference.rio.crs == rasterio.crs.CRS.from_string(CRS)
+    assert image.rio.transform() == TRANSFORM and image.rio.bounds() == BOUNDS
+    assert image.attrs["_FillValue"] == 0 and image.rio.nodata == 0
+    # the pixels are still read by xfskde's own tasks, which hold a path and no open file
+    assert all(str(key[0]).startswith("xfskde-read-tiff") for key in image.data.dask)
+    pickle.dumps(dict(image.data.dask))
+    np.testing.assert_array_equal(image.values, reference.values)
+
+
+def test_without_rioxarray_a_geotiff_opens_with_pixel_coords_and_its_nodata(geotiff, monkeypatch):
+    monkeypatch.setitem(sys.modules, "rioxarray", None)  # import rioxarray -> ImportError
+    with pytest.warns(GeoreferencingWarning, match=r"xfskde\[geo\]"):
+        image = open_image(geotiff)
+    assert "x" not in image.coords and "spatial_ref" not in image.coords
+    assert image.attrs["_FillValue"] == 0  # read from the GDAL_NODATA tag by tifffile
+    with pytest.raises(ImportError, match=r"xfskde\[geo\]"):
+        write_geotiff(xr.DataArray(np.zeros((2, 2)), dims=("y", "x")), geotiff.with_name("n.tif"))
+
+
+# --- strided results describe their own grid ---------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("stride", "shape", "bounds"),
+    [
+        (1, (96, 128), BOUNDS),
+        # 128 = 42*3 + 2 columns: the 43rd cell overhangs the right edge by one pixel (10 m)
+        (3, (32, 43), (300000.0, 4999040.0, 301290.0, 5000000.0)),
+        (8, (12, 16), BOUNDS),  # 80 m cells, exactly the image's footprint
+    ],
+)
+@pytest.mark.parametrize("reader", ["open_image", "open_rasterio"])
+def test_strided_results_have_the_transform_of_their_cells(geotiff, reader, stride, shape, bounds):
+    image = open_image(geotiff) if reader == "open_image" else _rasterio_image(geotiff)
+    field = xfskde.local_fskde(image, order=4, window="box", size=max(stride, 3), stride=stride)
+    assert field.shape[:2] == shape
+    assert_labelled_result(field, image, stride=stride, extra_dims=("k",))
+    expected = TRANSFORM @ Affine.scale(stride)  # s-times cells, anchored at the image's corner
+    assert field.rio.transform() == expected
+    assert field.rio.transform(recalc=True) == expected  # from the coordinates alone
+    assert field.rio.resolution() == (10.0 * stride, -10.0 * stride)
+    assert field.rio.bounds() == bounds
+    assert field.rio.crs == image.rio.crs
+    assert field.spatial_ref.attrs["GeoTransform"] == " ".join(str(v) for v in expected.to_gdal())
+    # coordinates are the cells' centres: the centre of cell 0 is 5 * stride metres in
+    assert (float(field.x[0]), float(field.y[0])) == (300000.0 + 5.0 * stride, 5e6 - 5.0 * stride)
+
+
+@pytest.mark.parametrize("stride", [3, 8])
+def test_reprojecting_a_strided_map_lands_each_cell_on_its_pixels(geotiff, stride):
+    image = _rasterio_image(geotiff)
+    field = xfskde.local_fskde(image, order=4, window="box", size=stride, stride=stride)
+    energy = np.abs(field.isel(k=0)).astype(np.float32).rio.write_nodata(np.nan)
+    # rioxarray puts each 10 m pixel of the image in the cell that covers it
+    on_pixels = energy.rio.reproject_match(image.astype(np.float32))
+    cells = np.repeat(np.repeat(energy.values, stride, 0), stride, 1)[:NY, :NX]
+    np.testing.assert_array_equal(on_pixels.values, cells)
+    # to geographic coordinates (4x finer than rioxarray's default, so that nearest resampling
+    # loses no cell) and back: the same footprint, every cell back in its place
+    coarse = energy.rio.reproject("EPSG:4326")
+    geographic = energy.rio.reproject("EPSG:4326", resolution=coarse.rio.resolution()[0] / 4)
+    expected = rasterio.warp.transform_bounds(CRS, "EPSG:4326", *energy.rio.bounds())
+    np.testing.assert_allclose(geographic.rio.bounds(), expected, atol=1e-3)
+    back = geographic.rio.reproject_match(energy)
+    np.testing.assert_array_equal(back.values, energy.values)
+
+
+def test_maps_and_labels_keep_the_grid(geotiff):
+    image = open_image(geotiff)
+    field = xfskde.local_fskde(image, order=4, window="gaussian", size=2, stride=4)
+    for result in (field.fskde.orientation(), field.fskde.coherence(), field.fskde.energy()):
+        assert_labelled_result(result, image, stride=4)
+        assert result.rio.transform() == TRANSFORM @ Affine.scale(4)
+        assert result.rio.bounds() == BOUNDS and result.rio.crs == image.rio.crs
+    labels = xfskde.segment(image.astype(np.float32), 2, size=2)
+    assert_labelled_result(labels, image)
+    assert labels.rio.transform() == TRANSFORM and labels.rio.crs == image.rio.crs
+
+
+# --- nodata ------------------------------------------------------------------------------------
+
+
+def test_nodata_is_omitted_as_nan(geotiff):
+    image = open_image(geotiff, chunks=64)
+    field = xfskde.local_fskde(image, **PARAMS)
+    assert field.chunks is not None  # lazy in, lazy out
+    assert field.attrs["input_nodata"] == 0 and field.attrs["nan_policy"] == "omit"
+    assert field.attrs["input_nodata_source"] == "attrs['_FillValue']"
+    f0 = np.abs(field.values[..., 0])
+    # the same image with NaN where it is 0, under nan_policy="omit": the same numbers exactly
+    holes = np.where(_pixels() == 0, np.nan, _pixels()).astype(np.float32)
+    omitted = xfskde.local_fskde(holes, **PARAMS, nan_policy="omit")
+    np.testing.assert_array_equal(field.values, omitted)
+    # rioxarray's readers give the same: nodata in attrs, or decoded to NaN (masked=True)
+    for reader in (_rasterio_image(geotiff), _rasterio_image(geotiff, masked=True)):
+        np.testing.assert_array_equal(xfskde.local_fskde(reader, **PARAMS).values, omitted)
+    # cells 0-2 are all nodata: nothing; cell 3 touches the edge: no more than an interior cell
+    used = xfskde.local_fskde(image, **PARAMS, nodata=None)
+    g0 = np.abs(used.values[..., 0])
+    interior = f0[:8, 5:].mean()
+    assert np.all(f0[:, :3] == 0) and np.all(f0[-2:] == 0)
+    assert f0[:8, 3].mean() < 1.5 * interior  # 0.89 times
+    assert g0[:8, 3].mean() > 10 * interior  # 40 times, with the 0s used as data
+    assert used.attrs["input_nodata"] == "none" and used.attrs["nan_policy"] == "raise"
+
+
+def test_nodata_forms_and_errors(geotiff):
+    pixels = _pixels()
+    expected = xfskde.local_fskde(open_image(geotiff), **PARAMS).values
+    np.testing.assert_array_equal(xfskde.local_fskde(pixels, **PARAMS, nodata=0), expected)
+    lazy = xfskde.local_fskde(open_image(geotiff).data, **PARAMS, nodata=0)
+    np.testing.assert_array_equal(lazy.compute(), expected)
+    # NumPy arrays have no metadata: "auto" masks nothing
+    np.testing.assert_array_equal(
+        xfskde.local_fskde(pixels, **PARAMS),
+        xfskde.local_fskde(open_image(geotiff), **PARAMS, nodata=None).values,
+    )
+    for bad in ("zero", True, [0]):
+        with pytest.raises(ParameterError):
+            xfskde.local_fskde(pixels, **PARAMS, nodata=bad)
+
+
+def test_nodata_is_masked_block_by_block():
+    import dask.array as da
+
+    pixels = da.from_array(_pixels(), chunks=32)
+    masked = mask_nodata(pixels, 0)
+    assert isinstance(masked, da.Array) and masked.chunks == pixels.chunks
+    assert masked.dtype == np.float32  # uint16 works in float32: the coefficients stay complex64
+    one = masked.blocks[0, 0].compute()  # one block computes on its own
+    assert np.isnan(one[:, :24]).all() and not np.isnan(one[:, 24:]).any()
+    assert mask_nodata(pixels, None) is pixels
+
+
+# --- stores: the CLI's path --------------------------------------------------------------------
+
+
+def test_crs_and_grid_survive_a_store(geotiff, tmp_path):
+    # what `xfskde coefficients scene.tif out.zarr --window box --size 8 --stride 8` does
+    halo = LocalParameters(**PARAMS).depth
+    image = open_image(geotiff, chunks=64, halo=halo, stride=8)
+    field = xfskde.local_fskde(image, **PARAMS)
+    write_coefficients(field, tmp_path / "cells.zarr", progress=False)
+    stored = open_coefficients(tmp_path / "cells.zarr")
+    assert stored.rio.crs == image.rio.crs
+    assert stored.rio.transform() == TRANSFORM @ Affine.scale(8)
+    assert stored.rio.bounds() == BOUNDS
+    assert stored.spatial_ref.attrs == field.spatial_ref.attrs
+    assert stored.attrs["input_nodata"] == 0
+    np.testing.assert_array_equal(stored.values, field.values)
+
+
+# --- GeoTIFF out -------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("cog", [False, True])
+def test_coefficients_as_geotiff(geotiff, tmp_path, cog):
+    field = xfskde.local_fskde(open_image(geotiff, chunks=64), order=4, size=1.5, stride=1)
+    path = write_geotiff(field, tmp_path / "field.tif", cog=cog, tile=32)
+    back = rioxarray.open_rasterio(path)
+    assert back.shape == (10, NY, NX) and back.dtype == np.float32  # Re, Im of F_0 .. F_4
+    restored = np.moveaxis(back.values[0::2] + 1j * back.values[1::2], 0, -1)
+    np.testing.assert_array_equal(restored, field.values)
+    assert back.rio.transform() == TRANSFORM and back.rio.crs == field.rio.crs
+    assert np.isnan(back.rio.nodata)
+    with rasterio.open(path) as src:
+        assert src.descriptions[:3] == ("Re F_0", "Im F_0", "Re F_1")
+        assert src.tags()["stride"] == "1" and src.tags()["window"] == "gaussian"
+        assert src.tags()["input_nodata"] == "0"
+        layout = src.tags(ns="IMAGE_STRUCTURE").get("LAYOUT")
+        assert (layout == "COG") == cog
+        assert bool(src.overviews(1)) == cog
+    if cog:  # the first overview, opened by xfskde, is georeferenced at 20 m
+        overview = open_image(path, level=1)
+        assert overview.rio.resolution() == (20.0, -20.0) and overview.rio.bounds() == BOUNDS
+
+
+def test_maps_and_labels_as_geotiff(geotiff, tmp_path):
+    image = open_image(geotiff)
+    field = xfskde.local_fskde(image, **PARAMS)
+    coherence = field.fskde.coherence()
+    path = write_geotiff(coherence, tmp_path / "coherence.tif")
+    back = rioxarray.open_rasterio(path).squeeze("band", drop=True)
+    assert back.dtype == np.float32 and np.isnan(back.rio.nodata)
+    np.testing.assert_array_equal(back.values, coherence.values.astype(np.float32))
+    assert back.rio.transform() == TRANSFORM @ Affine.scale(8) and back.rio.bounds() == BOUNDS
+    labels = xfskde.segment(image.astype(np.float32), 2, size=2)
+    path = write_geotiff(labels, tmp_path / "labels.tif")
+    back = rioxarray.open_rasterio(path).squeeze("band", drop=True)
+    assert back.dtype == np.uint8 and back.rio.nodata == 255
+    np.testing.assert_array_equal(back.values, labels.values)
+    assert back.rio.transform() == TRANSFORM and back.rio.crs == image.rio.crs
+
+
+def test_write_geotiff_refuses_what_it_cannot_write(tmp_path):
+    with pytest.raises(DimensionError):
+        write_geotiff(xr.DataArray(np.zeros((2, 2, 2, 2))), tmp_path / "a.tif")
+    with pytest.raises(ParameterError):
+        write_geotiff(xr.DataArray(np.zeros((2, 2)), dims=("y", "x")), tmp_path / "b.tif", tile=10)

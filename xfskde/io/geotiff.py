@@ -1,0 +1,242 @@
+"""Writing labelled results as GeoTIFF or Cloud-Optimised GeoTIFF: :func:`write_geotiff`.
+
+Needs rioxarray (``pip install 'xfskde[geo]'``); nothing else in xfskde does. Every DataArray
+result of xfskde — a coefficient field, a density, orientation, coherence or energy map,
+segmentation labels or abundances — carries the CRS (``spatial_ref``) and a GeoTransform of its
+own grid (:mod:`xfskde._labels`), which rioxarray writes as they are.
+
+**Layout.**
+
+* **Complex coefficient fields** ``(y, x, k)`` become ``2ℓ`` real bands, the real and imaginary
+  parts of each coefficient side by side: band ``2k + 1`` is Re F_k and band ``2k + 2`` is
+  Im F_k (``"Re F_0", "Im F_0", "Re F_1", ...`` in the band descriptions; Im F_0 is 0). GDAL
+  could store complex samples (``CFloat32``), but most readers — QGIS, web tilers, COG
+  overviews, many Python readers — refuse or mangle them, while two float bands read everywhere
+  and hold exactly the same numbers. The parts keep the field's precision (float32 for
+  complex64, float64 for complex128). ``F = bands[0::2] + 1j * bands[1::2]`` gives the field
+  back.
+* **Real maps** (orientation, coherence, energy, density, abundances) become float32 bands,
+  one per value of a trailing dim; their nodata is NaN.
+* **Integer maps** keep their dtype; uint8 (segmentation labels) get nodata 255, which labels
+  (at most 254 textures) never take. Booleans are written as uint8.
+
+Every attr of the result (kernel, order, window, stride, nodata handling, ...) is written as
+GDAL metadata, so the file says how it was computed. A Dask-backed result is written block by
+block, each task writing whole tiles under a lock; the memory used is a few blocks.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import threading
+from pathlib import Path
+from typing import Any, Literal
+
+import dask.array as da
+import numpy as np
+import xarray as xr
+
+from ..exceptions import DimensionError, ParameterError
+
+__all__ = ["write_geotiff"]
+
+#: Attrs that would make rioxarray write something other than the result (value encodings, a
+#: stale rasterio-order transform) and are therefore not passed on as metadata.
+_NOT_WRITTEN = (
+    "_FillValue", "missing_value", "scale_factor", "add_offset", "transform", "nodata",
+    "nodatavals", "fill_value", "scales", "offsets", "long_name", "grid_mapping",
+)  # fmt: skip
+
+
+def _require_rioxarray() -> Any:
+    try:
+        import rasterio  # noqa: F401
+        import rioxarray
+    except ImportError as exc:
+        raise ImportError(
+            "write_geotiff needs rioxarray (and rasterio): pip install 'xfskde[geo]'"
+        ) from exc
+    return rioxarray
+
+
+def _bands(result: xr.DataArray, dtype: Any) -> tuple[Any, list[str], np.dtype, str]:
+    """The result's values as ``(band, y, x)`` data, the band names, the dtype and the layout."""
+    data = result.data
+    trailing = result.dims[2] if result.ndim == 3 else None
+    if result.ndim == 2:
+        data = data[None]
+        labels = [str(result.name or "band")]
+    else:
+        values = result[trailing].values if trailing in result.coords else range(result.shape[2])
+        labels = [f"{trailing}={v}" for v in values]
+        data = da.moveaxis(data, 2, 0) if isinstance(data, da.Array) else np.moveaxis(data, 2, 0)
+    kind = result.dtype.kind
+    if kind == "c":
+        part = np.dtype(dtype) if dtype is not None else np.finfo(result.dtype).dtype
+        stack = da.stack if isinstance(data, da.Array) else np.stack
+        data = stack([data.real, data.imag], axis=1).reshape((-1, *data.shape[1:]))
+        if trailing is None:
+            names = [f"Re {labels[0]}", f"Im {labels[0]}"]
+        else:
+            ks = result[trailing].values if trailing in result.coords else range(result.shape[2])
+            names = [f"{part_name} F_{k}" for k in ks for part_name in ("Re", "Im")]
+        layout = "band 2k+1 = Re F_k, band 2k+2 = Im F_k (k = 0, 1, ...)"
+        return data.astype(part, copy=False), names, part, layout
+    if kind == "f":
+        out = np.dtype(dtype) if dtype is not None else np.dtype(np.float32)
+    elif kind == "b":
+        out = np.dtype(np.uint8)
+    elif kind in "iu":
+        out = np.dtype(dtype) if dtype is not None else result.dtype
+    else:
+        raise ParameterError(f"cannot write a result of dtype {result.dtype} as a GeoTIFF")
+    names = labels if result.ndim == 3 else [str(result.name or "band")]
+    return data.astype(out, copy=False), names, out, "one band per " + (trailing or "map")
+
+
+def _nodata(nodata: Any, dtype: np.dtype) -> float | int | None:
+    """The nodata value written: ``"auto"`` is NaN for floats, 255 for uint8, none otherwise."""
+    if isinstance(nodata, str):
+        if nodata != "auto":
+            raise ParameterError(f"nodata must be 'auto', a number or None, got {nodata!r}")
+        if dtype.kind == "f":
+            return float("nan")
+        return 255 if dtype == np.uint8 else None
+    if nodata is None:
+        return None
+    if isinstance(nodata, bool) or not isinstance(nodata, int | float | np.number):
+        raise ParameterError(f"nodata must be 'auto', a number or None, got {nodata!r}")
+    return nodata
+
+
+def _metadata(attrs: dict[str, Any]) -> dict[str, Any]:
+    """The result's attrs as GDAL metadata: scalars as they are, lists as text."""
+    out: dict[str, Any] = {}
+    for key, value in attrs.items():
+        if key in _NOT_WRITTEN:
+            continue
+        if isinstance(value, float) and math.isnan(value):
+            value = "nan"
+        out[str(key)] = value if isinstance(value, str | int | float) else str(value)
+    return out
+
+
+def _tiled(data: Any, tile: int) -> Any:
+    """A Dask array rechunked so that every block is whole tiles (bands in one block)."""
+    if not isinstance(data, da.Array):
+        return data
+
+    def side(chunks: tuple[int, ...]) -> int:
+        return max(tile, -(-max(chunks) // tile) * tile)
+
+    return data.rechunk((data.shape[0], side(data.chunks[1]), side(data.chunks[2])))
+
+
+def write_geotiff(
+    result: xr.DataArray,
+    path: str | os.PathLike,
+    *,
+    cog: bool = False,
+    nodata: Literal["auto"] | float | int | None = "auto",
+    dtype: Any = None,
+    compress: str = "deflate",
+    tile: int = 256,
+    overview_resampling: str = "nearest",
+) -> Path:
+    """Write a labelled result as a (Cloud-Optimised) GeoTIFF with its CRS and grid.
+
+    Parameters
+    ----------
+    result : xarray.DataArray
+        A result of xfskde with dims ``(y, x)`` or ``(y, x, dim)`` — a coefficient field
+        ``(y, x, k)``, a map, labels, abundances — NumPy- or Dask-backed. Its CRS is read from
+        its ``spatial_ref`` coord and its grid from its coordinates and GeoTransform, by
+        rioxarray (``result.rio.crs``, ``result.rio.transform()``).
+    path : str or path-like
+        The file to write (replaced if it exists).
+    cog : bool
+        Write a Cloud-Optimised GeoTIFF (GDAL's COG driver: tiles, overviews, the layout that
+        HTTP range reads need). The tiled GeoTIFF is written first, next to ``path``, and
+        copied.
+    nodata : "auto", number or None
+        The value marking missing samples, written as the file's nodata. ``"auto"``: NaN for
+        float bands, 255 for uint8 (labels), none for other integers.
+    dtype : dtype, optional
+        The bands' dtype; default float32 for real maps, the field's precision for the parts of
+        complex coefficients, the dtype itself for integers.
+    compress : str
+        GDAL compression (``"deflate"``, ``"zstd"``, ``"lzw"``, ``"none"``...).
+    tile : int
+        Tile side in pixels, a multiple of 16.
+    overview_resampling : str
+        How a COG's overviews are computed (``"nearest"``, safe for labels and angles;
+        ``"average"`` for smooth maps).
+
+    Returns
+    -------
+    pathlib.Path
+        The path written.
+
+    Raises
+    ------
+    ImportError
+        If rioxarray is not installed.
+    DimensionError
+        If ``result`` is not ``(y, x)`` or ``(y, x, dim)``.
+    ParameterError
+        For a ``nodata``, ``tile`` or dtype that cannot be written.
+
+    Examples
+    --------
+    >>> field = xfskde.local_fskde(image, order=8, window="box", size=8, stride=8)  # doctest: +SKIP
+    >>> write_geotiff(field, "cells.tif", cog=True)  # doctest: +SKIP
+    >>> write_geotiff(field.fskde.orientation(), "orientation.tif")  # doctest: +SKIP
+    """
+    _require_rioxarray()
+    import rasterio.shutil
+
+    if not isinstance(result, xr.DataArray) or result.dims[:2] != ("y", "x") or result.ndim > 3:
+        dims = getattr(result, "dims", None)
+        raise DimensionError(
+            f"write_geotiff writes DataArrays with dims (y, x) or (y, x, dim), got {dims}; "
+            "results of xfskde have them (transpose other arrays first)"
+        )
+    if isinstance(tile, bool) or not isinstance(tile, int) or tile < 16 or tile % 16:
+        raise ParameterError(f"tile must be a positive multiple of 16, got {tile!r}")
+    data, names, out_dtype, layout = _bands(result, dtype)
+    fill = _nodata(nodata, out_dtype)
+    scalars = {name: c for name, c in result.coords.items() if c.ndim == 0}
+    out = xr.DataArray(
+        _tiled(data, tile),
+        dims=("band", "y", "x"),
+        coords={"band": np.arange(1, len(names) + 1), "y": result.y, "x": result.x, **scalars},
+        name=result.name,
+        attrs={
+            **_metadata(result.attrs),
+            "xfskde_geotiff_layout": layout,
+            "long_name": tuple(names),
+        },
+    )
+    grid_mapping = result.encoding.get("grid_mapping") or result.attrs.get("grid_mapping")
+    if grid_mapping in scalars:
+        out.encoding["grid_mapping"] = grid_mapping
+    out = out.rio.write_nodata(fill)
+    path = Path(os.fspath(path))
+    target = path.with_name(path.name + ".gtiff.tmp") if cog else path
+    options = {"compress": compress} if compress.lower() != "none" else {}
+    lock = threading.Lock() if isinstance(out.data, da.Array) else None
+    try:
+        out.rio.to_raster(
+            target, driver="GTiff", tiled=True, blockxsize=tile, blockysize=tile,
+            recalc_transform=False, lock=lock, **options,
+        )  # fmt: skip
+        if cog:
+            rasterio.shutil.copy(
+                target, path, driver="COG", blocksize=tile,
+                overview_resampling=overview_resampling, **options,
+            )  # fmt: skip
+    finally:
+        if cog and target.exists():
+            target.unlink()
+    return path
