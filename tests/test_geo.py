@@ -272,3 +272,24 @@ def test_write_geotiff_refuses_what_it_cannot_write(tmp_path):
         write_geotiff(xr.DataArray(np.zeros((2, 2, 2, 2))), tmp_path / "a.tif")
     with pytest.raises(ParameterError):
         write_geotiff(xr.DataArray(np.zeros((2, 2)), dims=("y", "x")), tmp_path / "b.tif", tile=10)
+
+
+# --- the example -------------------------------------------------------------------------------
+
+
+def test_the_example_shows_what_it_says(tmp_path):
+    import importlib.util
+    from pathlib import Path
+
+    script = Path(__file__).resolve().parent.parent / "examples" / "geospatial.py"
+    spec = importlib.util.spec_from_file_location("_example_geospatial", script)
+    example = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(example)
+    results = example.main(["--size", "128", "--out", str(tmp_path)])
+    assert results["cell_metres"] == 80.0 and results["bounds_error_metres"] == 0.0
+    assert results["edge_ratio_nodata_as_data"] > 2 and results["edge_ratio_nodata_omitted"] < 1.2
+    assert results["geotiff_max_error"] == 0.0 and results["geotiff_same_transform"] == 1.0
+    assert results["stripes_coherence"] > 0.5
+    assert {p.name for p in tmp_path.glob("*.tif")} == {
+        "scene.tif", "cells.tif", "orientation.tif", "coherence.tif"
+    }  # fmt: skip
