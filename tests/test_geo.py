@@ -140,6 +140,16 @@ def test_reprojecting_a_strided_map_lands_each_cell_on_its_pixels(geotiff, strid
     np.testing.assert_array_equal(back.values, energy.values)
 
 
+def test_a_lazy_open_rasterio_image_with_its_band_dim(geotiff):
+    image = rioxarray.open_rasterio(geotiff, chunks={"x": 64, "y": 64})  # (band, y, x), Dask
+    field = xfskde.local_fskde(image, **PARAMS)
+    assert field.chunks is not None and field.dims == ("y", "x", "k")
+    assert_labelled_result(field, image, stride=8, extra_dims=("k",))
+    assert field.rio.transform() == TRANSFORM @ Affine.scale(8) and field.rio.bounds() == BOUNDS
+    expected = xfskde.local_fskde(open_image(geotiff), **PARAMS)
+    np.testing.assert_array_equal(field.values, expected.values)
+
+
 def test_maps_and_labels_keep_the_grid(geotiff):
     image = open_image(geotiff)
     field = xfskde.local_fskde(image, order=4, window="gaussian", size=2, stride=4)
@@ -277,7 +287,7 @@ def test_write_geotiff_refuses_what_it_cannot_write(tmp_path):
 # --- the example -------------------------------------------------------------------------------
 
 
-def test_the_example_shows_what_it_says(tmp_path):
+def _example():
     import importlib.util
     from pathlib import Path
 
@@ -285,7 +295,11 @@ def test_the_example_shows_what_it_says(tmp_path):
     spec = importlib.util.spec_from_file_location("_example_geospatial", script)
     example = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(example)
-    results = example.main(["--size", "128", "--out", str(tmp_path)])
+    return example
+
+
+def test_the_example_shows_what_it_says(tmp_path):
+    results = _example().main(["--size", "128", "--out", str(tmp_path)])
     assert results["cell_metres"] == 80.0 and results["bounds_error_metres"] == 0.0
     assert results["edge_ratio_nodata_as_data"] > 2 and results["edge_ratio_nodata_omitted"] < 1.2
     assert results["geotiff_max_error"] == 0.0 and results["geotiff_same_transform"] == 1.0
@@ -293,3 +307,9 @@ def test_the_example_shows_what_it_says(tmp_path):
     assert {p.name for p in tmp_path.glob("*.tif")} == {
         "scene.tif", "cells.tif", "orientation.tif", "coherence.tif"
     }  # fmt: skip
+
+
+def test_the_example_without_rioxarray_is_a_note(monkeypatch, capsys):
+    monkeypatch.setitem(sys.modules, "rioxarray", None)
+    assert _example().main(["--size", "128"]) == {}
+    assert "xfskde[geo]" in capsys.readouterr().out
