@@ -1,23 +1,83 @@
 """Compiled loops (numba) behind :mod:`xfskde.gradients` and :mod:`xfskde.local`.
 
-Everything here works in *global* pixel coordinates: a source array ``src`` of shape (C, Hs, Ws)
-holds some rows and columns of the image, and two index maps (``rowmap``, ``colmap``) say where
-global row ``g`` and column ``x`` live in ``src`` (``-1``: outside the image in ``constant`` mode,
-read as ``cval``). The maps are how boundaries are handled — inside the core, with no padded copy
-of the image — and how a Dask block with its halo is read exactly like the whole image.
+The local FS-KDE of an image (paper, section 2.3) is, at every sampled pixel x,
 
-Per output row the core
+.. math:: F_k(x) = H_k\\,\\big(W\\,e^{-ik\\Theta} * \\varphi\\big)(x), \\qquad k = 0 .. ℓ-1:
 
-1. keeps a ring of three converted input rows (float64, any input dtype, colour channels),
-2. turns each image row it needs into a row of *phasor powers*
-   :math:`P_k = |g|\\,(\\bar g/|g|)^k`, k = 0 .. ℓ-1 — complex multiplications only (section 2.3),
-   stored in a ring so that each row is computed once,
-3. filters the ring vertically (running sums for a box, weights for a Gaussian) and then
-   horizontally (running sums again), or, for a disk, sums one prefix-summed row segment per
-   window row; it scales by :math:`H_k` and writes :math:`F_k` straight into the output.
+the coefficients :math:`F_k = \\frac{H_k}{N}\\sum_n w_n e^{-ik\\theta_n}` of the paper's eq. (1),
+taken over the angle-weight pairs of the pixels around x and weighted by a window φ. This
+module computes it in five stages:
 
-All accumulation is in float64, so running sums do not drift and results do not depend on where a
-tile or a Dask chunk starts (to rounding).
+1. **Gradient.** :math:`g = I_x + i I_y` by central differences,
+   ``Ix = (I[y, x+1] - I[y, x-1]) / 2`` and ``Iy = (I[y+1, x] - I[y-1, x]) / 2``; the weight is
+   :math:`W = |g|` and the angle :math:`\\Theta = \\arg g` (:func:`_gradient_row`).
+2. **Phasor powers.** :math:`P_k = W e^{-ik\\Theta} = |g|\\,(\\bar g/|g|)^k`: the unit phasor
+   :math:`u = \\bar g/|g|` is raised to the powers k = 1 .. ℓ-1 by repeated complex
+   multiplication, so no angle, sine or cosine is ever computed (:func:`_phasor_row`).
+3. **Vertical window pass.** Per column, sum the window's phasor rows, weighted by the
+   window's profile.
+4. **Horizontal window pass.** Sum the result along the row at the sampled columns. The two
+   passes together give :math:`\\sum_{dy, dx} \\varphi(dy, dx)\\,P_k(y + dy, x + dx)` over the
+   window's offsets ``-before .. after``: the paper's :math:`(W e^{-ik\\Theta} * \\varphi)(x)`,
+   read with the window's own offsets (an even box reaches one pixel further after its centre
+   than before it).
+5. **Scaling.** Multiply by ``scale[k]``: :math:`H_k`, times 1/N for the equal-weight windows
+   (box, disk), whose weights here are ones (``LocalParameters.scale`` in :mod:`xfskde.local`).
+
+**The four paths.** :func:`fskde_tile` hands a tile of samples to one routine, chosen by
+:func:`tile_path` from the window kind and from whether the windows of neighbouring samples
+share image rows (they do when ``stride < n_taps``; ``n_taps = before + after + 1`` is the
+window's side):
+
+* :func:`_tile_cells` — box or Gaussian with ``stride >= n_taps``: no image row lies in two
+  samples' windows (HOG-like cells such as box 8 with stride 8; also a box of side 1 at any
+  stride). Each row's powers are added, weighted, into the vertical sums as they are formed and
+  never stored; the sums are then filtered along the row with the same weights.
+* :func:`_tile_box_running` — box with ``stride < n_taps``: running sums down the rows and along
+  them, O(1) per pixel whatever the side of the box.
+* :func:`_tile_separable` — Gaussian with ``stride < n_taps``: weighted sums over a ring of
+  phasor rows, then along the row.
+* :func:`_tile_disk` — disk, any stride: each row of the disk is a segment, summed as a
+  difference of two prefix sums of that phasor row, O(radius) per pixel.
+
+**Coordinates and index maps.** A source array ``src`` of shape (C, Hs, Ws) holds some rows and
+columns of the image (all of it, or a Dask block with its halo). Two index maps say where the
+core's row ``r`` and column ``c`` live in it: ``rowmap[r]`` is a row of ``src``, or ``-1`` for a
+pixel outside the image in ``constant`` mode, which reads as ``cval``; likewise ``colmap[c]``.
+The caller builds them (:func:`xfskde.gradients.boundary_index_map`) so that a row outside the
+image maps to the source row that the boundary mode reads there: reflected, mirrored, clamped
+or wrapped. This is how every boundary mode is realised without a padded copy of the image, and
+how a Dask block is read exactly as the whole image would be. :mod:`xfskde.local` starts both
+maps ``depth = radius + 1`` pixels before the block's first sample (``prow0 = pcol0 = depth``
+in :func:`fskde_tile`), so the windows and the gradient's stencil only form indices >= 0.
+
+**Precision.** ``work`` is a zero-size array: only its dtype is used, and it sets the precision
+of stages 1 and 2 (float32 for complex64 outputs, float64 for complex128). What is held in
+which precision (all float64 when ``work`` is float64):
+
+* input rows, gradients, unit phasors and powers, and the ring of phasor rows: ``work``;
+* running sums (box, both passes) and prefix sums (disk): float64;
+* weighted vertical sums (cells, Gaussian): held in ``work``; each update is formed in
+  float64 (the weights are float64) and rounded when it is stored;
+* weighted horizontal sums (cells, Gaussian) and disk segment sums: float64;
+* outputs: ``complex(sum * scale[k])`` in float64, stored in ``out``'s dtype.
+
+The cells and Gaussian paths compute every sample from its own window in a fixed order, so a
+sample does not depend on where its tile or Dask chunk starts. Running sums (box) start at the
+tile's first sample row and column, and prefix sums (disk) at its first column, so there a
+sample depends on the tile's start at the rounding of float64 sums.
+
+**Numba.** Every function is compiled on first use and cached on disk (``cache=True``).
+``nogil=True`` lets :mod:`xfskde.local` run tiles on several threads; ``error_model="numpy"``
+makes a division by zero give inf or NaN, as in NumPy, instead of raising. Literals are typed
+(``dtype.type(0.5)``) where a float64 literal would promote float32 work to float64.
+
+The four tile routines are inlined into :func:`fskde_tile` (``inline="always"``, numba's own
+inlining), and each writes its per-row steps out in its loop rather than in small helpers.
+Both are for speed, measured against the single function these routines were split from: as
+separate compiled functions the routines made the strided box about 5 % slower (and the row
+helpers they call compiled to different code one call level deeper), and a helper called once
+per image row cost the cells path about 4 %.
 """
 
 from __future__ import annotations
@@ -27,13 +87,27 @@ import numpy as np
 
 __all__: list[str] = []
 
+#: Window kinds, as :meth:`xfskde.local.LocalParameters.kind_code` passes them.
 BOX, SEPARABLE, DISK = 0, 1, 2
+#: The routines :func:`fskde_tile` chooses between (:func:`tile_path`), named in PATHS.
+PATH_CELLS, PATH_BOX_RUNNING, PATH_SEPARABLE, PATH_DISK = 0, 1, 2, 3
+PATHS = ("cells", "box_running", "separable", "disk")
+#: A row index that no image row has: marks a ring slot that holds no row yet.
 _FAR = -(1 << 62)
+
+
+# --------------------------------------------------------------------------------------------
+# Reading the image: rows through the index maps
+# --------------------------------------------------------------------------------------------
 
 
 @numba.njit(nogil=True, cache=True, error_model="numpy", inline="always")
 def _load_row(src, rowmap, cols, cval, g, moff, dst):
-    """Copy image row ``g`` (global) at columns ``cols`` into ``dst`` (C, n) as float64."""
+    """Copy row ``g`` at columns ``cols`` into ``dst`` (C, n), converted to ``dst``'s dtype.
+
+    ``g`` is read through ``rowmap[g + moff]`` and each column through ``cols`` (entries of
+    ``colmap``); a ``-1`` in either is outside the image in ``constant`` mode and reads ``cval``.
+    """
     r = rowmap[g + moff]
     n_ch = src.shape[0]
     n = cols.shape[0]
@@ -49,12 +123,33 @@ def _load_row(src, rowmap, cols, cval, g, moff, dst):
 
 
 @numba.njit(nogil=True, cache=True, error_model="numpy")
+def _ensure_input_rows(src, rowmap, cols, cval, rho, rows, row_of):
+    """Make image rows rho-1 .. rho+1 available in the 3-row ring ``rows``.
+
+    Row g lives in slot ``g % 3`` and ``row_of`` records which row each slot holds, so rows
+    already loaded (by the previous image row, usually) are not read again.
+    """
+    for g in range(rho - 1, rho + 2):
+        s3 = g % 3
+        if row_of[s3] != g:
+            _load_row(src, rowmap, cols, cval, g, 0, rows[s3])
+            row_of[s3] = g
+
+
+# --------------------------------------------------------------------------------------------
+# Stage 1: the gradient g = Ix + i Iy
+# --------------------------------------------------------------------------------------------
+
+
+@numba.njit(nogil=True, cache=True, error_model="numpy")
 def _gradient_row(up, mid, down, gx_out, gy_out):
     """Central differences of one row from its three input rows (C, n + 2); channel of max |g|.
 
     ``gx = (I[y, x+1] - I[y, x-1]) / 2`` and ``gy = (I[y+1, x] - I[y-1, x]) / 2``: x runs along
-    columns, y along rows. With several channels, each pixel takes the channel whose gradient
-    magnitude is largest (the first one on ties), as HOG does.
+    columns, y along rows. Output column t is input column t + 1. With several channels, each
+    pixel takes the channel whose |g|² is largest (the first one on ties), as HOG does; a
+    channel whose |g|² is NaN is passed over unless every channel's is (a running NaN maximum is
+    replaced by the next channel, and a NaN never beats a number).
     """
     n = gx_out.shape[0]
     n_ch = mid.shape[0]
@@ -75,7 +170,12 @@ def _gradient_row(up, mid, down, gx_out, gy_out):
 
 @numba.njit(nogil=True, cache=True, error_model="numpy")
 def gradient_image(src, rowmap, colmap, moff, cval, out):
-    """Complex gradient g = gx + i gy of global rows 0 .. H-1, columns 0 .. W-1 into ``out``."""
+    """Complex gradient g = gx + i gy of rows 0 .. H-1, columns 0 .. W-1 into ``out`` (H, W).
+
+    Row ``y`` is read through ``rowmap[y + moff]`` and column ``x`` through ``colmap[x + moff]``
+    (so ``moff = 1`` when the maps start at index -1). The rows are converted to float64 and
+    differenced in float64, whatever the input dtype; ``out``'s dtype sets the stored precision.
+    """
     h, w = out.shape
     n_ch = src.shape[0]
     cols = np.empty(w + 2, np.int64)
@@ -93,9 +193,18 @@ def gradient_image(src, rowmap, colmap, moff, cval, out):
             out[y, x] = complex(gx[x], gy[x])
 
 
+# --------------------------------------------------------------------------------------------
+# Stage 2: phasor powers P_k = |g| (conj(g)/|g|)^k = W e^{-ikΘ}
+# --------------------------------------------------------------------------------------------
+
+
 @numba.njit(nogil=True, cache=True, error_model="numpy")
 def _unit_phasors(gx, gy, w0, ure, uim):
-    """W = |g| and u = conj(g)/|g| per pixel; zero where g = 0 or not finite (no NaN escapes)."""
+    """W = |g| and u = conj(g)/|g| per pixel, in the dtype of ``w0``.
+
+    Where |g|² is 0 or not finite (a NaN or infinite gradient, or an overflow of gx² + gy²),
+    W and u are set to 0, so that such a pixel adds nothing and no NaN escapes into the sums.
+    """
     zero = w0.dtype.type(0.0)  # typed constants keep float32 work in float32
     one = w0.dtype.type(1.0)
     big = w0.dtype.type(np.finfo(w0.dtype).max)
@@ -113,10 +222,12 @@ def _unit_phasors(gx, gy, w0, ure, uim):
 
 @numba.njit(nogil=True, cache=True, error_model="numpy")
 def _phasor_row(gx, gy, pre, pim, ure, uim):
-    """P_k = |g| (conj(g)/|g|)^k for k = 0 .. ℓ-1 into pre, pim (ℓ, n).
+    """P_k = |g| (conj(g)/|g|)^k for k = 0 .. ℓ-1 into ``pre``, ``pim`` (ℓ, n), real and imaginary.
 
-    The running power lives in buffers allocated here: numba cannot prove that rows k-1 and k
-    of ``pre`` do not overlap, and that doubt alone kept the loop scalar (4x slower).
+    P_0 = |g| and P_k = P_{k-1} u: one complex multiplication per power, in ``pre``'s dtype.
+    The running power lives in buffers allocated here rather than being read back from row k-1
+    of ``pre``: the compiler cannot prove that rows k-1 and k do not overlap, and in float32
+    that made the loop about twice as slow (measured on rows of 512 columns, ℓ = 9).
     """
     n = gx.shape[0]
     _unit_phasors(gx, gy, pre[0], ure, uim)
@@ -137,7 +248,12 @@ def _phasor_row(gx, gy, pre, pim, ure, uim):
 
 @numba.njit(nogil=True, cache=True, error_model="numpy")
 def _accumulate_phasors(gx, gy, weight, vre, vim, w0, ure, uim, pr, pi):
-    """V[k] += weight * P_k for one row, without storing the powers (the cell path)."""
+    """Stages 2 and 3 fused for one row: V[k] += weight * P_k, the powers never stored (cells).
+
+    ``vre``, ``vim`` (ℓ, n) and the scratch rows ``w0, ure, uim, pr, pi`` are in the work dtype.
+    ``weight`` is float64, so ``weight * W`` is formed in float64; the powers start from it
+    rounded to the work dtype and are multiplied in the work dtype.
+    """
     _unit_phasors(gx, gy, w0, ure, uim)
     n = gx.shape[0]
     v0 = vre[0]
@@ -162,7 +278,10 @@ def _accumulate_phasors(gx, gy, weight, vre, vim, w0, ure, uim, pr, pi):
 
 @numba.njit(nogil=True, cache=True, error_model="numpy")
 def _prefix_sums(pre, pim, sre, sim):
-    """Exclusive prefix sums along the row: s[k, t] = Σ_{t' < t} p[k, t'] (s has n + 1 entries)."""
+    """Exclusive prefix sums along the row: s[k, t] = Σ_{t' < t} p[k, t'] (s has n + 1 entries).
+
+    The sums are accumulated and stored in float64 (``sre``, ``sim``), whatever ``pre``'s dtype.
+    """
     length, n = pre.shape
     for k in range(length):
         ar = 0.0
@@ -176,6 +295,39 @@ def _prefix_sums(pre, pim, sre, sim):
             sim[k, t + 1] = ai
 
 
+# --------------------------------------------------------------------------------------------
+# Stages 3 to 5: the window passes and the scaling by H_k
+# --------------------------------------------------------------------------------------------
+
+
+@numba.njit(nogil=True, cache=True, error_model="numpy")
+def _weighted_rows(ring, first_row, n_ring, k, profile, v):
+    """v[t] += Σ_d profile[d] * ring[(first_row + d) % n_ring, k, t], four rows per pass.
+
+    Each pass forms its products and their sum in float64 (``profile`` is float64) and adds
+    that to ``v``, so ``v`` is rounded to its own dtype once per pass (four rows, or one in the
+    tail).
+    """
+    n_taps = profile.shape[0]
+    n = v.shape[0]
+    d = 0
+    while d + 4 <= n_taps:
+        r0 = ring[(first_row + d) % n_ring, k]
+        r1 = ring[(first_row + d + 1) % n_ring, k]
+        r2 = ring[(first_row + d + 2) % n_ring, k]
+        r3 = ring[(first_row + d + 3) % n_ring, k]
+        w0, w1, w2, w3 = profile[d], profile[d + 1], profile[d + 2], profile[d + 3]
+        for t in range(n):
+            v[t] += w0 * r0[t] + w1 * r1[t] + w2 * r2[t] + w3 * r3[t]
+        d += 4
+    while d < n_taps:
+        r0 = ring[(first_row + d) % n_ring, k]
+        w0 = profile[d]
+        for t in range(n):
+            v[t] += w0 * r0[t]
+        d += 1
+
+
 @numba.njit(nogil=True, cache=True, error_model="numpy")
 def _weighted_taps(a, base, stride, profile, h):
     """h[j] += Σ_d profile[d] * a[base + d + j*stride], four taps per pass over h."""
@@ -185,7 +337,7 @@ def _weighted_taps(a, base, stride, profile, h):
     while d + 4 <= n_taps:
         w0, w1, w2, w3 = profile[d], profile[d + 1], profile[d + 2], profile[d + 3]
         b = base + d
-        if stride == 1:  # contiguous: lets the loop vectorise
+        if stride == 1:  # contiguous slices let the loop vectorise
             a0, a1, a2, a3 = (
                 a[b : b + n],
                 a[b + 1 : b + 1 + n],
@@ -208,56 +360,42 @@ def _weighted_taps(a, base, stride, profile, h):
 
 
 @numba.njit(nogil=True, cache=True, error_model="numpy")
-def _weighted_rows(ring, first_row, n_ring, k, profile, v):
-    """v[t] += Σ_d profile[d] * ring[(first_row + d) % n_ring, k, t], four rows per pass."""
-    n_taps = profile.shape[0]
-    n = v.shape[0]
-    d = 0
-    while d + 4 <= n_taps:
-        r0 = ring[(first_row + d) % n_ring, k]
-        r1 = ring[(first_row + d + 1) % n_ring, k]
-        r2 = ring[(first_row + d + 2) % n_ring, k]
-        r3 = ring[(first_row + d + 3) % n_ring, k]
-        w0, w1, w2, w3 = profile[d], profile[d + 1], profile[d + 2], profile[d + 3]
-        for t in range(n):
-            v[t] += w0 * r0[t] + w1 * r1[t] + w2 * r2[t] + w3 * r3[t]
-        d += 4
-    while d < n_taps:
-        r0 = ring[(first_row + d) % n_ring, k]
-        w0 = profile[d]
-        for t in range(n):
-            v[t] += w0 * r0[t]
-        d += 1
+def _horizontal_taps(vre, vim, out, i, oj0, oj1, first_x, stride, before, profile, scale,
+                     hr, hi):  # fmt: skip
+    """Stages 4 and 5 with weights: F_k = scale_k Σ_d profile[d] V_k(x - before + d).
+
+    For each sample j = oj0 .. oj1-1 at tile column x = first_x + j*stride, into ``out[i, j]``.
+    The sums are float64 (``hr``, ``hi``, at least oj1 - oj0 long); for each k and tap there is
+    one pass over the samples, contiguous when ``stride == 1``.
+    """
+    length = scale.shape[0]
+    row = out[i]
+    n_out = oj1 - oj0
+    base = first_x + oj0 * stride - before
+    for k in range(length):
+        h_re = hr[:n_out]
+        h_im = hi[:n_out]
+        h_re[:] = 0.0
+        h_im[:] = 0.0
+        _weighted_taps(vre[k], base, stride, profile, h_re)
+        _weighted_taps(vim[k], base, stride, profile, h_im)
+        sk = scale[k]
+        for j in range(n_out):
+            row[oj0 + j, k] = complex(h_re[j] * sk, h_im[j] * sk)
 
 
 @numba.njit(nogil=True, cache=True, error_model="numpy")
-def _horizontal(vre, vim, out, i, oj0, oj1, first_x, stride, before, after, running, profile,
-                scale, acc_re, acc_im):  # fmt: skip
-    """Filter one row of V along x at the samples j = oj0 .. oj1-1 and write F_k = scale_k * sum.
+def _horizontal_running(vre, vim, out, i, oj0, oj1, first_x, stride, before, after, scale,
+                        acc_re, acc_im):  # fmt: skip
+    """Stages 4 and 5 for a box: running sums along the row, F_k = scale_k Σ_box V_k.
 
-    With ``running`` (a box whose consecutive samples share columns) the first sample is a direct
-    sum and every next one adds the entering columns and subtracts the leaving ones.
+    The first sample's sum is direct; each next sample, ``stride`` columns on, adds the
+    ``stride`` columns that enter its box and subtracts the ``stride`` that leave. ``vre``,
+    ``vim`` and the sums are float64; ``acc_re``, ``acc_im`` (ℓ) carry the first sums.
     """
     length = scale.shape[0]
     n_taps = before + after + 1
     row = out[i]
-    if not running:
-        # weighted taps: for each k and tap, one contiguous pass over the samples (vectorises)
-        n_out = oj1 - oj0
-        for k in range(length):
-            hr = acc_re[:n_out]
-            hi = acc_im[:n_out]
-            hr[:] = 0.0
-            hi[:] = 0.0
-            a = vre[k]
-            b = vim[k]
-            base = first_x + oj0 * stride - before
-            _weighted_taps(a, base, stride, profile, hr)
-            _weighted_taps(b, base, stride, profile, hi)
-            sk = scale[k]
-            for j in range(n_out):
-                row[oj0 + j, k] = complex(hr[j] * sk, hi[j] * sk)
-        return
     xc = first_x + oj0 * stride
     for k in range(length):
         ar = 0.0
@@ -269,8 +407,7 @@ def _horizontal(vre, vim, out, i, oj0, oj1, first_x, stride, before, after, runn
         acc_im[k] = ai
         row[oj0, k] = complex(ar * scale[k], ai * scale[k])
     for k in range(length):
-        # one coefficient at a time: the running sum stays in registers; each step adds the
-        # `stride` columns that enter the box and subtracts the `stride` that leave it
+        # one coefficient at a time, so that the running sum stays in registers
         ar = acc_re[k]
         ai = acc_im[k]
         sk = scale[k]
@@ -287,7 +424,12 @@ def _horizontal(vre, vim, out, i, oj0, oj1, first_x, stride, before, after, runn
 @numba.njit(nogil=True, cache=True, error_model="numpy")
 def _disk_row(pre_re, pre_im, out, i, oj0, oj1, first_x, stride, first_row, n_ring, half_widths,
               scale, hr, hi):  # fmt: skip
-    """Disk window: per window row, a segment sum from prefix sums; contiguous over samples."""
+    """Stages 3 to 5 for a disk: per window row, one segment sum from that row's prefix sums.
+
+    Window row d (image row first_row + d, ring slot (first_row + d) % n_ring) covers columns
+    x - half_widths[d] .. x + half_widths[d] around sample column x, whose sum is
+    ``S[x + hw + 1] - S[x - hw]``. All in float64; contiguous over samples when ``stride == 1``.
+    """
     n_out = oj1 - oj0
     row = out[i]
     for k in range(scale.shape[0]):
@@ -300,31 +442,301 @@ def _disk_row(pre_re, pre_im, out, i, oj0, oj1, first_x, stride, first_row, n_ri
             hw = half_widths[d]
             sr = pre_re[slot, k]
             si = pre_im[slot, k]
-            hi_ = first_x + oj0 * stride + hw + 1
-            lo_ = first_x + oj0 * stride - hw
-            if stride == 1:  # contiguous: lets the loop vectorise
-                a, b = sr[hi_ : hi_ + n_out], sr[lo_ : lo_ + n_out]
-                c, e = si[hi_ : hi_ + n_out], si[lo_ : lo_ + n_out]
+            end = first_x + oj0 * stride + hw + 1  # one past the first sample's segment
+            start = first_x + oj0 * stride - hw
+            if stride == 1:  # contiguous slices let the loop vectorise
+                a, b = sr[end : end + n_out], sr[start : start + n_out]
+                c, e = si[end : end + n_out], si[start : start + n_out]
                 for j in range(n_out):
                     h_re[j] += a[j] - b[j]
                     h_im[j] += c[j] - e[j]
             else:
                 for j in range(n_out):
-                    h_re[j] += sr[hi_ + j * stride] - sr[lo_ + j * stride]
-                    h_im[j] += si[hi_ + j * stride] - si[lo_ + j * stride]
+                    h_re[j] += sr[end + j * stride] - sr[start + j * stride]
+                    h_im[j] += si[end + j * stride] - si[start + j * stride]
         sk = scale[k]
         for j in range(n_out):
             row[oj0 + j, k] = complex(h_re[j] * sk, h_im[j] * sk)
 
 
+# --------------------------------------------------------------------------------------------
+# The tile routines, one per path
+# --------------------------------------------------------------------------------------------
+#
+# A tile is the output rows oi0 .. oi1-1 and columns oj0 .. oj1-1 of `out`. Sample (i, j) sits
+# at row prow0 + i*stride and column pcol0 + j*stride of the index maps' frame, and its window
+# covers offsets -before .. +after on each axis.
+#
+# Columns. A routine works on the tile's columns only: from the first sample's window start
+# xg0 = pcol0 + oj0*stride - before, `width` columns to the last sample's window end. Tile
+# column t is map column xg0 + t; `cols` holds colmap[xg0 - 1 .. xg0 + width], one column more
+# on each side for the central difference, and sample j sits at tile column first_x + j*stride.
+#
+# Input rows. Image rows stream down the tile through a ring of three (`rows`, C channels,
+# width + 2 columns; `row_of` names the image row in each slot, row g in slot g % 3), from which
+# each image row's gradient is formed (stage 1).
+#
+# The ring of phasor rows (running box, Gaussian, disk). Slot rho % n_ring holds image row rho
+# (`ring_of` names it): P_k at every tile column for k = 0 .. ℓ-1, real and imaginary parts in
+# two arrays (ring_re[slot, k, t], ring_im[slot, k, t]); the disk keeps the row's float64
+# prefix sums instead. The window of sample row yc needs rows yc-before .. yc+after, n_taps
+# consecutive rows, which sit in distinct slots; a row already in its slot was in the previous
+# sample row's window and is not computed again, so moving down by `stride` computes only the
+# min(stride, n_taps) rows that enter. The ring has n_ring = n_taps + stride slots: the extra
+# `stride` keep the rows yc-before-stride .. yc-before-1 that have just left the window, which
+# the running box subtracts; the Gaussian and disk paths never read them.
+#
+# The cells path keeps no ring: no image row is in two sample rows' windows, so each row's
+# powers are added into the vertical sums as they are formed.
+
+
 @numba.njit(nogil=True, cache=True, error_model="numpy")
-def _ensure_input_rows(src, rowmap, cols, cval, rho, rows, row_of):
-    """Make image rows rho-1 .. rho+1 available in the 3-row ring ``rows``."""
-    for g in range(rho - 1, rho + 2):
-        s3 = g % 3
-        if row_of[s3] != g:
-            _load_row(src, rowmap, cols, cval, g, 0, rows[s3])
-            row_of[s3] = g
+def _tile_columns(colmap, pcol0, oj0, oj1, stride, before, after):
+    """The tile's columns, as described above: (cols, width, first_x)."""
+    xg0 = pcol0 + oj0 * stride - before
+    width = (oj1 - 1 - oj0) * stride + before + after + 1
+    cols = np.empty(width + 2, np.int64)
+    for t in range(width + 2):
+        cols[t] = colmap[xg0 - 1 + t]
+    return cols, width, pcol0 - xg0
+
+
+@numba.njit(nogil=True, cache=True, error_model="numpy", inline="always")
+def _tile_cells(src, rowmap, colmap, cval, work, out, oi0, oi1, oj0, oj1, prow0, pcol0, stride,
+                before, after, profile, scale):  # fmt: skip
+    """Box or Gaussian window with ``stride >= n_taps``: windows that share no row (cells).
+
+    No image row lies in the windows of two sample rows, so no phasor row is kept: each of a
+    sample row's n_taps image rows is turned into powers and added, weighted by
+    ``profile[d]``, straight into V (stages 2 and 3 fused, in the work dtype); V is then
+    filtered along the row with the same profile (float64). For a box the profile is ones and
+    ``scale`` holds H_k / size².
+    """
+    dt = work.dtype
+    length = scale.shape[0]
+    n_taps = before + after + 1
+    cols, width, first_x = _tile_columns(colmap, pcol0, oj0, oj1, stride, before, after)
+    rows = np.empty((3, src.shape[0], width + 2), dt)
+    row_of = np.full(3, _FAR, np.int64)
+    gx = np.empty(width, dt)
+    gy = np.empty(width, dt)
+    w0 = np.empty(width, dt)
+    ure = np.empty(width, dt)
+    uim = np.empty(width, dt)
+    pr = np.empty(width, dt)
+    pi = np.empty(width, dt)
+    vre = np.empty((length, width), dt)  # V_k of one sample row
+    vim = np.empty((length, width), dt)
+    hr = np.zeros(oj1 - oj0)  # float64 sums along the row
+    hi = np.zeros(oj1 - oj0)
+
+    for i in range(oi0, oi1):
+        yc = prow0 + i * stride
+        vre[:] = 0.0
+        vim[:] = 0.0
+        for d in range(n_taps):
+            rho = yc - before + d
+            # 1. the gradient of image row rho
+            _ensure_input_rows(src, rowmap, cols, cval, rho, rows, row_of)
+            _gradient_row(rows[(rho - 1) % 3], rows[rho % 3], rows[(rho + 1) % 3], gx, gy)
+            # 2.-3. its powers, weighted by profile[d], added into V
+            _accumulate_phasors(gx, gy, profile[d], vre, vim, w0, ure, uim, pr, pi)
+        # 4.-5. weighted taps along the row, times scale_k
+        _horizontal_taps(vre, vim, out, i, oj0, oj1, first_x, stride, before, profile, scale,
+                         hr, hi)  # fmt: skip
+
+
+@numba.njit(nogil=True, cache=True, error_model="numpy", inline="always")
+def _tile_box_running(src, rowmap, colmap, cval, work, out, oi0, oi1, oj0, oj1, prow0, pcol0,
+                      stride, before, after, scale):  # fmt: skip
+    """Box window with ``stride < n_taps``: running sums in both passes, O(1) per pixel.
+
+    The box's weights are ones, so the vertical pass is a plain sum of its n_taps phasor rows:
+    direct for the tile's first sample row, and for each next one, ``stride`` rows down, the
+    previous sums plus the ``stride`` rows that enter the box minus the ``stride`` rows that
+    leave it (float64). :func:`_horizontal_running` does the same along the row. ``scale`` holds
+    H_k / size²; no profile is needed.
+    """
+    dt = work.dtype
+    length = scale.shape[0]
+    n_taps = before + after + 1
+    cols, width, first_x = _tile_columns(colmap, pcol0, oj0, oj1, stride, before, after)
+    rows = np.empty((3, src.shape[0], width + 2), dt)
+    row_of = np.full(3, _FAR, np.int64)
+    gx = np.empty(width, dt)
+    gy = np.empty(width, dt)
+    ure = np.empty(width, dt)
+    uim = np.empty(width, dt)
+    n_ring = n_taps + stride  # the box's rows and the `stride` rows that have just left it
+    ring_of = np.full(n_ring, _FAR, np.int64)
+    ring_re = np.empty((n_ring, length, width), dt)
+    ring_im = np.empty((n_ring, length, width), dt)
+    v_re = np.zeros((length, width))  # float64 box sums down each column
+    v_im = np.zeros((length, width))
+    acc_re = np.zeros(length)
+    acc_im = np.zeros(length)
+
+    for i in range(oi0, oi1):
+        yc = prow0 + i * stride
+        # 1.-2. the box's phasor rows yc-before .. yc+after into the ring, each computed once
+        for rho in range(yc - before, yc + after + 1):
+            slot = rho % n_ring
+            if ring_of[slot] == rho:
+                continue
+            _ensure_input_rows(src, rowmap, cols, cval, rho, rows, row_of)
+            _gradient_row(rows[(rho - 1) % 3], rows[rho % 3], rows[(rho + 1) % 3], gx, gy)
+            _phasor_row(gx, gy, ring_re[slot], ring_im[slot], ure, uim)
+            ring_of[slot] = rho
+        # 3. vertical pass
+        if i > oi0:
+            # `stride` rows down from the previous sample row: add rows yc+after-stride+1 ..
+            # yc+after, which enter the box, and subtract rows yc-before-stride .. yc-before-1,
+            # which leave it (still in the ring: it has `stride` slots more than the box)
+            for step in range(stride):
+                s_in = (yc + after - step) % n_ring
+                s_out = (yc - before - 1 - step) % n_ring
+                for k in range(length):
+                    a = ring_re[s_in, k]
+                    b = ring_re[s_out, k]
+                    c = ring_im[s_in, k]
+                    e = ring_im[s_out, k]
+                    vr = v_re[k]
+                    vi = v_im[k]
+                    for t in range(width):
+                        vr[t] += np.float64(a[t]) - np.float64(b[t])
+                        vi[t] += np.float64(c[t]) - np.float64(e[t])
+        else:
+            # the tile's first sample row: sum the box's rows directly
+            v_re[:] = 0.0
+            v_im[:] = 0.0
+            for d in range(n_taps):
+                slot = (yc - before + d) % n_ring
+                for k in range(length):
+                    for t in range(width):
+                        v_re[k, t] += ring_re[slot, k, t]
+                        v_im[k, t] += ring_im[slot, k, t]
+        # 4.-5. running sums along the row, times H_k / size²
+        _horizontal_running(v_re, v_im, out, i, oj0, oj1, first_x, stride, before, after, scale,
+                            acc_re, acc_im)  # fmt: skip
+
+
+@numba.njit(nogil=True, cache=True, error_model="numpy", inline="always")
+def _tile_separable(src, rowmap, colmap, cval, work, out, oi0, oi1, oj0, oj1, prow0, pcol0,
+                    stride, before, after, profile, scale):  # fmt: skip
+    """Gaussian window with ``stride < n_taps``: weighted sums over a ring of phasor rows.
+
+    The windows of neighbouring sample rows share rows, so each phasor row is kept in the ring
+    while it is needed. Per sample row, V_k = Σ_d profile[d] P_k(yc - before + d) down each
+    column (held in the work dtype, four rows per float64 partial sum), then the same profile
+    along the row (float64). ``scale`` holds H_k (the profile sums to one).
+    """
+    dt = work.dtype
+    length = scale.shape[0]
+    n_taps = before + after + 1
+    cols, width, first_x = _tile_columns(colmap, pcol0, oj0, oj1, stride, before, after)
+    rows = np.empty((3, src.shape[0], width + 2), dt)
+    row_of = np.full(3, _FAR, np.int64)
+    gx = np.empty(width, dt)
+    gy = np.empty(width, dt)
+    ure = np.empty(width, dt)
+    uim = np.empty(width, dt)
+    n_ring = n_taps + stride  # as for the running box; the extra `stride` slots go unread
+    ring_of = np.full(n_ring, _FAR, np.int64)
+    ring_re = np.empty((n_ring, length, width), dt)
+    ring_im = np.empty((n_ring, length, width), dt)
+    vre = np.zeros((length, width), dt)  # V_k of one sample row
+    vim = np.zeros((length, width), dt)
+    hr = np.zeros(oj1 - oj0)  # float64 sums along the row
+    hi = np.zeros(oj1 - oj0)
+
+    for i in range(oi0, oi1):
+        yc = prow0 + i * stride
+        # 1.-2. the window's phasor rows yc-before .. yc+after into the ring, each computed once
+        for rho in range(yc - before, yc + after + 1):
+            slot = rho % n_ring
+            if ring_of[slot] == rho:
+                continue
+            _ensure_input_rows(src, rowmap, cols, cval, rho, rows, row_of)
+            _gradient_row(rows[(rho - 1) % 3], rows[rho % 3], rows[(rho + 1) % 3], gx, gy)
+            _phasor_row(gx, gy, ring_re[slot], ring_im[slot], ure, uim)
+            ring_of[slot] = rho
+        # 3. vertical pass: the window's rows, weighted by the profile
+        vre[:] = 0.0
+        vim[:] = 0.0
+        for k in range(length):
+            _weighted_rows(ring_re, yc - before, n_ring, k, profile, vre[k])
+            _weighted_rows(ring_im, yc - before, n_ring, k, profile, vim[k])
+        # 4.-5. weighted taps along the row, times H_k
+        _horizontal_taps(vre, vim, out, i, oj0, oj1, first_x, stride, before, profile, scale,
+                         hr, hi)  # fmt: skip
+
+
+@numba.njit(nogil=True, cache=True, error_model="numpy", inline="always")
+def _tile_disk(src, rowmap, colmap, cval, work, out, oi0, oi1, oj0, oj1, prow0, pcol0, stride,
+               before, after, half_widths, scale):  # fmt: skip
+    """Disk window, any stride: one row segment per window row, O(radius) per pixel.
+
+    The disk is not separable, but each of its rows is a segment of half-width
+    ``half_widths[d]``. The ring therefore holds each phasor row's float64 prefix sums, from
+    which :func:`_disk_row` takes every segment sum as one difference (stages 3 to 5 at once).
+    ``before == after`` is the radius; ``scale`` holds H_k / (number of pixels in the disk).
+    """
+    dt = work.dtype
+    length = scale.shape[0]
+    n_taps = before + after + 1
+    cols, width, first_x = _tile_columns(colmap, pcol0, oj0, oj1, stride, before, after)
+    rows = np.empty((3, src.shape[0], width + 2), dt)
+    row_of = np.full(3, _FAR, np.int64)
+    gx = np.empty(width, dt)
+    gy = np.empty(width, dt)
+    ure = np.empty(width, dt)
+    uim = np.empty(width, dt)
+    p_re = np.empty((length, width), dt)  # one row's powers, before their prefix sums
+    p_im = np.empty((length, width), dt)
+    n_ring = n_taps + stride  # as for the running box; the extra `stride` slots go unread
+    ring_of = np.full(n_ring, _FAR, np.int64)
+    pre_re = np.empty((n_ring, length, width + 1))  # float64 prefix sums of the phasor rows
+    pre_im = np.empty((n_ring, length, width + 1))
+    hr = np.zeros(oj1 - oj0)  # float64 sums along the row
+    hi = np.zeros(oj1 - oj0)
+
+    for i in range(oi0, oi1):
+        yc = prow0 + i * stride
+        # 1.-2. the window's phasor rows into the ring as prefix sums, each computed once
+        for rho in range(yc - before, yc + after + 1):
+            slot = rho % n_ring
+            if ring_of[slot] == rho:
+                continue
+            _ensure_input_rows(src, rowmap, cols, cval, rho, rows, row_of)
+            _gradient_row(rows[(rho - 1) % 3], rows[rho % 3], rows[(rho + 1) % 3], gx, gy)
+            _phasor_row(gx, gy, p_re, p_im, ure, uim)
+            _prefix_sums(p_re, p_im, pre_re[slot], pre_im[slot])
+            ring_of[slot] = rho
+        # 3.-5. one segment per window row, times H_k / N
+        _disk_row(pre_re, pre_im, out, i, oj0, oj1, first_x, stride, yc - before, n_ring,
+                  half_widths, scale, hr, hi)  # fmt: skip
+
+
+# --------------------------------------------------------------------------------------------
+# The dispatcher
+# --------------------------------------------------------------------------------------------
+
+
+@numba.njit(nogil=True, cache=True, error_model="numpy")
+def tile_path(kind, n_taps, stride):
+    """The routine that computes a tile: one of the ``PATH_*`` codes (``PATHS[path]`` names it).
+
+    A disk always takes :func:`_tile_disk`. A box or Gaussian whose samples' windows share no
+    row (``stride >= n_taps``) takes :func:`_tile_cells`; otherwise a box takes
+    :func:`_tile_box_running` and a Gaussian :func:`_tile_separable`.
+    """
+    if kind == DISK:
+        return PATH_DISK
+    if stride >= n_taps:
+        return PATH_CELLS
+    if kind == BOX:
+        return PATH_BOX_RUNNING
+    return PATH_SEPARABLE
 
 
 @numba.njit(nogil=True, cache=True, error_model="numpy")
@@ -333,127 +745,34 @@ def fskde_tile(
     oi0, oi1, oj0, oj1, prow0, pcol0, stride,
     kind, before, after, profile, half_widths, scale,
 ):  # fmt: skip
-    """Local FS-KDE of output rows ``oi0:oi1`` and columns ``oj0:oj1`` of ``out``.
+    """Local FS-KDE of output rows ``oi0:oi1`` and columns ``oj0:oj1`` of ``out`` (a tile).
 
-    ``out[i, j, k]`` is the sample at pixel (prow0 + i*stride, pcol0 + j*stride) in the frame of
-    the index maps: F_k = scale_k * sum over the window of weight(dy, dx) * P_k(y+dy, x+dx).
-    ``kind`` is BOX (unit weights; running sums when samples share rows), SEPARABLE
-    (``profile`` weights on both axes) or DISK (row segments of half-width
-    ``half_widths[dy]``). Phasors are computed in the precision of ``work`` (float32 for
-    float32 images); every running or prefix sum is float64, so results do not depend on where
-    a tile starts beyond rounding.
+    ``out[i, j, k]`` is F_k at pixel (prow0 + i*stride, pcol0 + j*stride) of the index maps'
+    frame: ``scale[k]`` times the sum over the window (offsets -before .. after on each axis) of
+    weight(dy, dx) * P_k(y + dy, x + dx). ``kind`` is BOX (unit weights), SEPARABLE
+    (``profile`` weights on both axes) or DISK (window row d is a segment of half-width
+    ``half_widths[d]``); :func:`tile_path` picks the routine. ``work`` is a zero-size array
+    whose dtype is the precision of the gradients and powers (see the module docstring).
+
+    Numba compiles this function with every branch, whichever one a call takes, so every
+    argument must have a type that all four routines' calls accept: where a window has nothing
+    to pass, :mod:`xfskde.local` passes a small array that the chosen routine ignores
+    (``half_widths = [0]`` for a box or Gaussian, a profile of ones for a disk), never None
+    (None fails to compile: the disk branch reads ``half_widths.shape``). One compiled version
+    per source dtype and precision thus serves every window.
     """
     if oi1 <= oi0 or oj1 <= oj0:
         return
-    length = scale.shape[0]
-    xg0 = pcol0 + oj0 * stride - before
-    width = (oj1 - 1 - oj0) * stride + before + after + 1
-    n_ch = src.shape[0]
-    dt = work.dtype
-    cols = np.empty(width + 2, np.int64)
-    for t in range(width + 2):
-        cols[t] = colmap[xg0 - 1 + t]
-    rows = np.empty((3, n_ch, width + 2), dt)
-    row_of = np.full(3, _FAR, np.int64)
-    gx = np.empty(width, dt)
-    gy = np.empty(width, dt)
-    ure = np.empty(width, dt)
-    uim = np.empty(width, dt)
-    w0 = np.empty(width, dt)
-    pr = np.empty(width, dt)
-    pi = np.empty(width, dt)
-    acc_re = np.zeros(max(length, oj1 - oj0))
-    acc_im = np.zeros(max(length, oj1 - oj0))
-    n_taps = before + after + 1
-    first_x = pcol0 - xg0
-    running = kind == BOX and stride < before + after + 1  # samples share rows and columns
-
-    if kind != DISK and stride >= n_taps:
-        # cells: no row is shared between samples, accumulate powers straight into V
-        vre = np.empty((length, width), dt)
-        vim = np.empty((length, width), dt)
-        for i in range(oi0, oi1):
-            yc = prow0 + i * stride
-            vre[:] = 0.0
-            vim[:] = 0.0
-            for d in range(n_taps):
-                rho = yc - before + d
-                _ensure_input_rows(src, rowmap, cols, cval, rho, rows, row_of)
-                _gradient_row(rows[(rho - 1) % 3], rows[rho % 3], rows[(rho + 1) % 3], gx, gy)
-                _accumulate_phasors(gx, gy, profile[d], vre, vim, w0, ure, uim, pr, pi)
-            _horizontal(vre, vim, out, i, oj0, oj1, first_x, stride, before, after, False,
-                        profile, scale, acc_re, acc_im)  # fmt: skip
-        return
-
-    n_ring = n_taps + stride  # the window's rows and the `stride` rows that just left it
-    ring_of = np.full(n_ring, _FAR, np.int64)
-    # disk rows are stored as float64 prefix sums; other rows as phasors in the work precision
-    disk = kind == DISK
-    n_pre = n_ring if disk else 1
-    n_ph = 1 if disk else n_ring
-    pre_re = np.empty((n_pre, length, width + 1))
-    pre_im = np.empty((n_pre, length, width + 1))
-    ring_re = np.empty((n_ph, length, width), dt)
-    ring_im = np.empty((n_ph, length, width), dt)
-    tre = ring_re[0]
-    tim = ring_im[0]
-    v64re = np.zeros((length, width))
-    v64im = np.zeros((length, width))
-    vre = np.zeros((length, width), dt)
-    vim = np.zeros((length, width), dt)
-
-    for i in range(oi0, oi1):
-        yc = prow0 + i * stride
-        # 1. phasor rows yc-before .. yc+after, each computed once
-        for rho in range(yc - before, yc + after + 1):
-            slot = rho % n_ring
-            if ring_of[slot] == rho:
-                continue
-            _ensure_input_rows(src, rowmap, cols, cval, rho, rows, row_of)
-            _gradient_row(rows[(rho - 1) % 3], rows[rho % 3], rows[(rho + 1) % 3], gx, gy)
-            if disk:
-                _phasor_row(gx, gy, tre, tim, ure, uim)
-                _prefix_sums(tre, tim, pre_re[slot], pre_im[slot])
-            else:
-                _phasor_row(gx, gy, ring_re[slot], ring_im[slot], ure, uim)
-            ring_of[slot] = rho
-
-        if disk:
-            _disk_row(pre_re, pre_im, out, i, oj0, oj1, first_x, stride, yc - before, n_ring,
-                      half_widths, scale, acc_re, acc_im)  # fmt: skip
-        elif running:
-            # 2a. box sharing rows: running sums down the rows, in float64
-            if i > oi0:
-                for step in range(stride):
-                    s_in = (yc + after - step) % n_ring
-                    s_out = (yc - before - 1 - step) % n_ring
-                    for k in range(length):
-                        a = ring_re[s_in, k]
-                        b = ring_re[s_out, k]
-                        c = ring_im[s_in, k]
-                        e = ring_im[s_out, k]
-                        vr = v64re[k]
-                        vi = v64im[k]
-                        for t in range(width):
-                            vr[t] += np.float64(a[t]) - np.float64(b[t])
-                            vi[t] += np.float64(c[t]) - np.float64(e[t])
-            else:
-                v64re[:] = 0.0
-                v64im[:] = 0.0
-                for d in range(n_taps):
-                    slot = (yc - before + d) % n_ring
-                    for k in range(length):
-                        for t in range(width):
-                            v64re[k, t] += ring_re[slot, k, t]
-                            v64im[k, t] += ring_im[slot, k, t]
-            _horizontal(v64re, v64im, out, i, oj0, oj1, first_x, stride, before, after, True,
-                        profile, scale, acc_re, acc_im)  # fmt: skip
-        else:
-            # 2b. weighted vertical sum (Gaussian, or a box with stride > 1 sharing rows)
-            vre[:] = 0.0
-            vim[:] = 0.0
-            for k in range(length):
-                _weighted_rows(ring_re, yc - before, n_ring, k, profile, vre[k])
-                _weighted_rows(ring_im, yc - before, n_ring, k, profile, vim[k])
-            _horizontal(vre, vim, out, i, oj0, oj1, first_x, stride, before, after, False,
-                        profile, scale, acc_re, acc_im)  # fmt: skip
+    path = tile_path(kind, before + after + 1, stride)
+    if path == PATH_CELLS:
+        _tile_cells(src, rowmap, colmap, cval, work, out, oi0, oi1, oj0, oj1, prow0, pcol0,
+                    stride, before, after, profile, scale)  # fmt: skip
+    elif path == PATH_BOX_RUNNING:
+        _tile_box_running(src, rowmap, colmap, cval, work, out, oi0, oi1, oj0, oj1, prow0,
+                          pcol0, stride, before, after, scale)  # fmt: skip
+    elif path == PATH_SEPARABLE:
+        _tile_separable(src, rowmap, colmap, cval, work, out, oi0, oi1, oj0, oj1, prow0, pcol0,
+                        stride, before, after, profile, scale)  # fmt: skip
+    else:
+        _tile_disk(src, rowmap, colmap, cval, work, out, oi0, oi1, oj0, oj1, prow0, pcol0,
+                   stride, before, after, half_widths, scale)  # fmt: skip

@@ -1,0 +1,95 @@
+"""The four tile routines of :mod:`xfskde._core`, each reached by the windows documented for it.
+
+:func:`xfskde._core.fskde_tile` hands every tile to one routine, chosen by
+:func:`xfskde._core.tile_path`. Here each routine is called on its own (in place of the
+dispatcher, through the very arguments :mod:`xfskde.local` passes) for the windows and strides
+documented to use it: it must give the dispatcher's result bit for bit and the brute-force KDE.
+test_local.py checks the results of many windows and strides; this file names the routine
+behind each.
+"""
+
+import numpy as np
+import pytest
+from _brute_force import local_fskde_reference
+
+from xfskde import _core, local_fskde
+from xfskde.local import LocalParameters, local_fskde_block, sample_count
+
+#: (window, size, stride, routine): the cases the module docstring of _core documents
+CASES = [
+    ("box", 8, 8, "cells"),  # HOG-like cells
+    ("box", 1, 1, "cells"),  # a one-pixel box shares no row at any stride
+    ("box", 3, 5, "cells"),  # cells with gaps between them
+    ("gaussian", 0.6, 8, "cells"),  # 7 taps <= stride 8
+    ("box", 5, 1, "box_running"),
+    ("box", 4, 3, "box_running"),  # strided, still overlapping; an even side
+    ("gaussian", 1.3, 1, "separable"),
+    ("gaussian", 0.6, 6, "separable"),  # 7 taps > stride 6
+    ("disk", 2.5, 1, "disk"),
+    ("disk", 1, 8, "disk"),  # no row shared, still the disk routine
+]
+PARAMS = pytest.mark.parametrize(("window", "size", "stride", "routine"), CASES)
+
+
+def _run_routine(routine, args):
+    """Call one routine with the arguments of ``fskde_tile(*args)``, as the dispatcher does."""
+    (src, rowmap, colmap, cval, work, out, oi0, oi1, oj0, oj1, prow0, pcol0, stride,
+     _kind, before, after, profile, half_widths, scale) = args  # fmt: skip
+    tile = (src, rowmap, colmap, cval, work, out, oi0, oi1, oj0, oj1, prow0, pcol0, stride,
+            before, after)  # fmt: skip
+    if routine == "cells":
+        _core._tile_cells(*tile, profile, scale)
+    elif routine == "box_running":
+        _core._tile_box_running(*tile, scale)
+    elif routine == "separable":
+        _core._tile_separable(*tile, profile, scale)
+    else:
+        _core._tile_disk(*tile, half_widths, scale)
+
+
+@PARAMS
+def test_tile_path_names_the_documented_routine(window, size, stride, routine):
+    params = LocalParameters(order=2, window=window, size=size, stride=stride)
+    n_taps = params.window.before + params.window.after + 1
+    assert _core.PATHS[_core.tile_path(params.kind_code(), n_taps, stride)] == routine
+
+
+@PARAMS
+def test_each_routine_alone_gives_the_dispatched_field(monkeypatch, rng, window, size, stride,
+                                                       routine):  # fmt: skip
+    image = rng.random((19, 23))
+    kwargs = {"order": 3, "window": window, "size": size, "stride": stride, "boundary": "mirror"}
+    dispatched = local_fskde(image, **kwargs)
+    tiles = []
+
+    def only_this_routine(*args):
+        tiles.append(args[6:10])
+        _run_routine(routine, args)
+
+    monkeypatch.setattr(_core, "fskde_tile", only_this_routine)
+    alone = local_fskde(image, **kwargs)
+    assert tiles  # local.py went through the routine
+    np.testing.assert_array_equal(alone, dispatched)
+    expected = local_fskde_reference(image, 3, window, size, stride, "mirror")
+    np.testing.assert_allclose(alone, expected, rtol=0, atol=1e-12)
+
+
+@PARAMS
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_where_a_tile_starts(rng, window, size, stride, routine, dtype):
+    """Cells and Gaussian samples do not depend on where their tile starts; running sums (box)
+    and prefix sums (disk) start with the tile, and differ only at float64 rounding."""
+    image = rng.random((40, 44)).astype(dtype)
+    params = LocalParameters(order=4, window=window, size=size, stride=stride)
+    ny, nx = sample_count(40, stride), sample_count(44, stride)
+    out_dtype = np.complex64 if dtype == np.float32 else np.complex128
+    block = {"image_shape": image.shape, "out_dtype": out_dtype}
+    whole = local_fskde_block(image[None], params, rows=(0, ny), cols=(0, nx), **block)
+    i0, j0 = ny // 3, nx // 2  # a tile that starts inside the image
+    part = local_fskde_block(image[None], params, rows=(i0, ny), cols=(j0, nx), **block)
+    if routine in ("cells", "separable"):
+        np.testing.assert_array_equal(part, whole[i0:, j0:])
+    else:
+        scale = float(np.abs(whole).max())
+        atol = (1e-6 if dtype == np.float32 else 1e-13) * scale
+        np.testing.assert_allclose(part, whole[i0:, j0:], rtol=0, atol=atol)
