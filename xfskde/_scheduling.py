@@ -1,21 +1,146 @@
 """Compute Dask collections on a named scheduler, an address or a Client, with the progress bar
-that suits it (Dask's ``ProgressBar`` locally, ``distributed.progress`` on a cluster)."""
+that suits it (Dask's ``ProgressBar`` locally, ``distributed.progress`` on a cluster).
+
+**Failing and interrupting.** A computation that fails or is interrupted (Ctrl-C, or SIGTERM
+turned into an interrupt by the command line) starts no further task. On the local thread pool
+it returns only once the tasks already running have ended (a thread cannot be stopped half-way),
+so that nothing is written behind the caller's back while it cleans up or reports; Dask's
+process pool does the same by itself; on a cluster the pending tasks are cancelled.
+
+**Addresses.** A scheduler address is checked before anything is computed: a name that is
+neither a local scheduler nor an address (``"thread"``) is a
+:class:`~xfskde.exceptions.ParameterError`, and an address that nothing answers on
+(``tcp://127.0.0.1:1``) a :class:`ConnectionError` within :data:`CONNECT_TIMEOUT` seconds
+(at once when the connection is refused), instead of distributed's 30 s of retries.
+"""
 
 from __future__ import annotations
 
+import asyncio
+import re
+import socket
+import threading
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
+from urllib.parse import urlsplit
 
 import dask
+import dask.threaded
+
+from .exceptions import ParameterError
 
 __all__: list[str] = []
 
 LOCAL_SCHEDULERS = ("threads", "processes", "synchronous", "sync", "single-threaded")
+#: Seconds to wait for a scheduler address to answer (a refused connection fails at once).
+CONNECT_TIMEOUT = 10.0
+#: The schemes whose addresses are TCP host:port pairs that can be probed with a socket.
+_TCP_SCHEMES = ("tcp", "tls", "ws", "wss")
 
 
 def is_address(scheduler: Any) -> bool:
     """True for the address of a distributed scheduler (any string that is not a local name)."""
     return isinstance(scheduler, str) and scheduler not in LOCAL_SCHEDULERS
+
+
+def check_address(address: str) -> None:
+    """Refuse a scheduler string that is not an address, and an address nobody answers on.
+
+    Raises
+    ------
+    ParameterError
+        For a string that is neither a local scheduler nor ``scheme://host:port`` /
+        ``host:port`` (a misspelt ``"thread"``).
+    ConnectionError
+        If a TCP address refuses the connection, its host is unknown, or it does not answer
+        within :data:`CONNECT_TIMEOUT` seconds.
+    """
+    if "://" in address:
+        parts = urlsplit(address)
+        scheme = parts.scheme
+    else:
+        parts, scheme = urlsplit(f"tcp://{address}"), "tcp"
+    try:
+        host, port = parts.hostname, parts.port
+    except ValueError:  # a port that is not a number
+        host, port = None, None
+    if "://" not in address and not re.fullmatch(r"[\w.\-\[\]:]+:\d+", address):
+        host = None
+    if scheme in _TCP_SCHEMES and (host is None or port is None):
+        raise ParameterError(
+            f"scheduler must be one of {', '.join(repr(s) for s in LOCAL_SCHEDULERS[:3])} or the "
+            f"address of a Dask scheduler such as 'tcp://10.0.0.5:8786', got {address!r}"
+        )
+    if scheme not in _TCP_SCHEMES:
+        return  # inproc://, ucx://: left to distributed
+    try:
+        with socket.create_connection((host, port), timeout=CONNECT_TIMEOUT):
+            pass
+    except socket.gaierror as exc:
+        raise ConnectionError(
+            f"cannot reach the Dask scheduler at {address}: unknown host {host!r}"
+        ) from exc
+    except TimeoutError as exc:
+        raise ConnectionError(
+            f"cannot reach the Dask scheduler at {address}: no answer within {CONNECT_TIMEOUT:g} s"
+        ) from exc
+    except OSError as exc:
+        reason = (exc.strerror or type(exc).__name__).lower()
+        raise ConnectionError(f"cannot reach the Dask scheduler at {address}: {reason}") from exc
+
+
+async def _identify(address: str) -> None:
+    """Connect to ``address`` and ask the scheduler who it is, as a Client would."""
+    from distributed.comm import connect as open_comm
+
+    comm = await open_comm(address, timeout=CONNECT_TIMEOUT)
+    try:
+        await comm.write({"op": "identity", "reply": True})
+        await comm.read()
+    finally:
+        comm.abort()
+
+
+def _check_scheduler(address: str) -> None:
+    """Refuse an address where no Dask scheduler answers within :data:`CONNECT_TIMEOUT`.
+
+    distributed's own handshake waits without a limit for a peer that accepts the connection
+    but never speaks (distributed 2026.8), so the exchange runs, bounded, in a thread of its
+    own: a hung one is cancelled, and its socket closed, at the deadline.
+    """
+    outcome: list[BaseException | None] = []
+
+    def run() -> None:
+        try:
+            asyncio.run(asyncio.wait_for(_identify(address), CONNECT_TIMEOUT))
+            outcome.append(None)
+        except BaseException as exc:  # handed to the caller's thread
+            outcome.append(exc)
+
+    thread = threading.Thread(target=run, name="xfskde-check-scheduler", daemon=True)
+    thread.start()
+    thread.join(CONNECT_TIMEOUT + 5)
+    error = outcome[0] if outcome else TimeoutError()
+    if isinstance(error, TimeoutError | asyncio.TimeoutError):
+        raise ConnectionError(
+            f"no Dask scheduler answered at {address} within {CONNECT_TIMEOUT:g} s"
+        ) from error
+    if isinstance(error, OSError):
+        raise ConnectionError(f"cannot reach the Dask scheduler at {address}: {error}") from error
+    if error is not None:
+        raise error
+
+
+def connect(address: str) -> Any:
+    """A ``distributed.Client`` connected to ``address``, after :func:`check_address` and a
+    bounded exchange with the scheduler (something that answers but is no Dask scheduler is a
+    :class:`ConnectionError` after :data:`CONNECT_TIMEOUT` seconds, not a hang)."""
+    from distributed import Client
+
+    check_address(address)
+    _check_scheduler(address)
+    return Client(address, timeout=CONNECT_TIMEOUT)
 
 
 def _cluster_client(scheduler: Any) -> Any:
@@ -27,29 +152,55 @@ def _cluster_client(scheduler: Any) -> Any:
     return owner if hasattr(owner, "gather") and hasattr(owner, "compute") else None
 
 
+def runs_on_cluster(scheduler: Any = None) -> bool:
+    """Whether ``scheduler`` (None: Dask's current one) runs tasks on a distributed cluster,
+    where a task that is already running cannot be waited for once its result is not wanted."""
+    return is_address(scheduler) or _cluster_client(scheduler) is not None
+
+
+def _compute_local(collections: Sequence[Any], scheduler: Any) -> list:
+    """``dask.compute`` on a local scheduler; on the thread pool, one of our own, so that a
+    failure or an interrupt returns only once the tasks already running have ended."""
+    kwargs = {} if scheduler is None else {"scheduler": scheduler}
+    if dask.base.get_scheduler(scheduler=scheduler) is not dask.threaded.get:
+        return list(dask.compute(*collections, **kwargs))
+    workers = dask.config.get("num_workers", None) or dask.threaded.CPU_COUNT
+    pool = ThreadPoolExecutor(workers, thread_name_prefix="xfskde")
+    try:
+        results = list(dask.compute(*collections, pool=pool, **kwargs))
+    except BaseException:
+        # no new task starts; the running ones end (a second Ctrl-C stops the wait)
+        pool.shutdown(wait=True, cancel_futures=True)
+        raise
+    pool.shutdown(wait=False)
+    return results
+
+
 def compute(collections: Sequence[Any], scheduler: Any = None, progress: bool = False) -> list:
     """Compute ``collections`` together on ``scheduler`` and return their results.
 
     ``scheduler`` is None (Dask's current one: the active Client, if any), a local scheduler
-    name, a ``distributed.Client`` or a scheduler address (connected to for this call).
+    name, a ``distributed.Client`` or a scheduler address (connected to for this call, see
+    :func:`connect`).
     """
     if is_address(scheduler):
-        from distributed import Client
-
-        with Client(scheduler) as client:
+        with connect(scheduler) as client:
             return compute(collections, client, progress)
     client = _cluster_client(scheduler)
     if client is not None:
         futures = client.compute(list(collections))
-        if progress:
-            from distributed import progress as show_progress
+        try:
+            if progress:
+                from distributed import progress as show_progress
 
-            show_progress(futures)
-        return client.gather(futures)
-    kwargs = {} if scheduler is None else {"scheduler": scheduler}
+                show_progress(futures)
+            return client.gather(futures)
+        except BaseException:
+            client.cancel(futures)  # nothing more starts; running tasks end on their own
+            raise
     if not progress:
-        return list(dask.compute(*collections, **kwargs))
+        return _compute_local(collections, scheduler)
     from dask.diagnostics import ProgressBar
 
     with ProgressBar():
-        return list(dask.compute(*collections, **kwargs))
+        return _compute_local(collections, scheduler)
