@@ -1,6 +1,7 @@
 """Images in (TIFF, OME-TIFF pyramids, Zarr, OME-Zarr, PNG/NPY) and coefficient stores out."""
 
 import ast
+import json
 import os
 import signal
 import subprocess
@@ -191,10 +192,18 @@ def test_compressors_raw_default_and_zarr_own(tmp_path):
         xfskde.io.write_blocks(F, tmp_path / f"{name}.zarr", name="fskde", compressors=compressors)
         codecs[name] = zarr.open_array(tmp_path / f"{name}.zarr", path="fskde").compressors
     xfskde.write_coefficients(F, tmp_path / "coefficients.zarr", compressors=None)
-    assert zarr.open_array(tmp_path / "coefficients.zarr", path="fskde").compressors == ()
-    assert codecs["raw"] == () and codecs["default"][0].cname.value == "lz4"
+    raw = zarr.open_array(tmp_path / "coefficients.zarr", path="fskde").compressors
+    # every choice ends with the CRC-32C checksum, after compression
+    assert [c.to_dict()["name"] for c in raw] == ["crc32c"]
+    assert [c.to_dict()["name"] for c in codecs["raw"]] == ["crc32c"]
+    assert [c.to_dict()["name"] for c in codecs["default"]] == ["blosc", "crc32c"]
+    assert codecs["default"][0].cname.value == "lz4"
     assert codecs["default"][0].shuffle.value == "bitshuffle"
-    assert codecs["auto"] and codecs["auto"][0].to_dict()["name"] == "zstd"
+    assert [c.to_dict()["name"] for c in codecs["auto"]] == ["zstd", "crc32c"]
+    for name in ("xfskde_blocks", "x", "y", "k"):  # the record and coordinates too
+        assert zarr.open_array(tmp_path / "auto.zarr", path=name).compressors[-1].to_dict() == {
+            "name": "crc32c"
+        }
 
 
 def test_progress_bar_suits_the_scheduler(tmp_path, capsys, monkeypatch):
@@ -453,3 +462,80 @@ def test_a_store_with_no_block_written_restarts_with_new_parameters(tmp_path):
     G = xfskde.local_fskde(image, order=5, window="gaussian", size=2)
     assert xfskde.write_coefficients(G, store, resume=True) == 1
     np.testing.assert_array_equal(xfskde.open_coefficients(store).values, G.values)
+
+
+def test_resume_adopts_the_stores_codecs_and_refuses_others(tmp_path):
+    """The codecs shape the bytes of every chunk: a resume writes with the store's own (when
+    compressors is left out) and refuses others given on purpose."""
+    image = xr.DataArray(CAMERA[:96, :96].astype(np.float32), dims=("y", "x"))
+    F = xfskde.local_fskde(image, order=3, window="box", size=3).chunk(32)
+    store = tmp_path / "f.zarr"
+    pending = xfskde.write_coefficients(F, store, compute=False, compressors=None)
+    pending[:3].compute(scheduler="synchronous")
+    with pytest.raises(StoreParametersError, match="compressors"):
+        xfskde.write_coefficients(F, store, resume=True, compressors="default")
+    with pytest.raises(StoreParametersError, match="compressors"):
+        xfskde.write_coefficients(F, store, resume=True, compressors="auto")
+    assert xfskde.write_coefficients(F, store, resume=True) == 6  # adopts raw + checksum
+    assert xfskde.write_coefficients(F, store, resume=True, compressors=None) == 0
+    names = [c.to_dict()["name"] for c in zarr.open_array(store, path="fskde").compressors]
+    assert names == ["crc32c"]
+    np.testing.assert_array_equal(xfskde.open_coefficients(store).values, F.values)
+
+
+def test_resume_checks_dims_and_coordinates(tmp_path):
+    """Dims and coordinates are part of what a resume must match: the same pixels on another
+    grid (georeferenced coordinates) are another result."""
+    pixels = CAMERA[:64, :64].astype(np.float32)
+    image = xr.DataArray(pixels, dims=("y", "x"), coords={"y": np.arange(64.0) * 10})
+    F = xfskde.local_fskde(image, order=3, window="box", size=3).chunk(32)
+    store = tmp_path / "f.zarr"
+    xfskde.write_coefficients(F, store, compute=False)[:1].compute()
+    moved = F.assign_coords(y=F.y + 5.0)
+    with pytest.raises(StoreParametersError, match="coordinates"):
+        xfskde.write_coefficients(moved, store, resume=True)
+    labels = xr.DataArray(np.ones((64, 64), np.uint8), dims=("y", "x")).chunk(32)
+    xfskde.io.write_blocks(labels, tmp_path / "l.zarr", name="labels", compute=False)[:1].compute()
+    renamed = labels.rename({"x": "col"})
+    with pytest.raises(StoreParametersError):
+        xfskde.io.write_blocks(renamed, tmp_path / "l.zarr", name="labels", resume=True)
+    assert xfskde.write_coefficients(F, store, resume=True) == 3
+    params = json.loads(zarr.open_group(store).attrs["xfskde_parameters"])
+    assert params["xfskde_dims"] == ["y", "x", "k"] and len(params["xfskde_coordinates_sha256"])
+
+
+def test_stores_written_before_dims_and_coordinates_were_recorded_still_resume(tmp_path):
+    image = xr.DataArray(CAMERA[:64, :64].astype(np.float32), dims=("y", "x"))
+    F = xfskde.local_fskde(image, order=3, window="box", size=3).chunk(32)
+    store = tmp_path / "f.zarr"
+    xfskde.write_coefficients(F, store, compute=False)[:1].compute()
+    group = zarr.open_group(store, mode="r+")
+    old = json.loads(group.attrs["xfskde_parameters"])
+    del old["xfskde_dims"], old["xfskde_coordinates_sha256"]
+    group.attrs["xfskde_parameters"] = json.dumps(old, sort_keys=True)
+    assert xfskde.write_coefficients(F, store, resume=True) == 3
+    other = xfskde.local_fskde(image, order=4, window="box", size=3).chunk(32)
+    group.attrs["xfskde_status"] = "incomplete"
+    with pytest.raises(StoreParametersError):  # the parameters it has are still checked
+        xfskde.write_coefficients(other, store, resume=True)
+
+
+def test_checked_reads_keep_labels_and_work_on_a_cluster(tmp_path):
+    """open_blocks reads through a checked reader: the same labelled, Dask-backed result as
+    before, readable on a cluster with worker processes (the reader pickles)."""
+    image = xr.DataArray(
+        CAMERA[:64, :48].astype(np.float32),
+        dims=("y", "x"),
+        coords={"lat": (("y", "x"), np.add.outer(np.arange(64.0), np.arange(48.0)))},
+    )
+    F = xfskde.local_fskde(image, order=3, window="box", size=3).chunk(16)
+    xfskde.write_coefficients(F, tmp_path / "f.zarr")
+    G = xfskde.open_coefficients(tmp_path / "f.zarr")
+    assert G.chunks is not None and G.coords["lat"].chunks is not None
+    assert G.encoding["chunks"] == (16, 16, 4)
+    xr.testing.assert_identical(G.compute(), F.compute())
+    with distributed.Client(
+        n_workers=1, threads_per_worker=1, processes=True, dashboard_address=None
+    ) as client:
+        on_cluster = client.compute(G.data.sum()).result()
+    np.testing.assert_allclose(on_cluster, F.values.sum(), rtol=1e-6)

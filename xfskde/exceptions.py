@@ -17,6 +17,7 @@ class                           raised when
 :class:`StoreIncompleteError`   a store whose write did not finish is opened or finalised
 :class:`StoreParametersError`   a store is resumed with parameters that differ from its own
 :class:`StoreFormatError`       a path is not a store written by xfskde
+:class:`StoreCorruptError`      a chunk of a store is damaged (checksum, decoding) or missing
 :class:`ChunkSizeWarning`       chunks smaller than the halo were merged with a neighbour
 ==============================  ==========================================================
 """
@@ -31,6 +32,7 @@ __all__ = [
     "DimensionError",
     "ImageReadError",
     "ParameterError",
+    "StoreCorruptError",
     "StoreError",
     "StoreExistsError",
     "StoreFormatError",
@@ -84,6 +86,15 @@ class StoreParametersError(StoreError, ValueError):
 
 class StoreFormatError(StoreError, ValueError):
     """A path or Zarr group is not a store written by xfskde (or lacks the array asked for)."""
+
+
+class StoreCorruptError(StoreError, ValueError):
+    """A chunk of a store is damaged or gone: its checksum does not match, it cannot be decoded,
+    or the store says it was written but it is not there.
+
+    The message names the store, the array and the chunk key; ``xfskde info --verify STORE``
+    lists every such chunk. Recompute the store (``--overwrite``) or restore it from a copy.
+    """
 
 
 class ChunkSizeWarning(UserWarning):

@@ -7,16 +7,31 @@ is named ``"fskde"``) is a Zarr v3 group holding
   split along the others,
 * its coordinates, one array each, and its attributes (``coordinates`` names the non-index
   coordinates),
-* ``xfskde_blocks``: the completion record, a ``uint8`` array of one entry per block,
+* ``xfskde_blocks``: the completion record, a ``uint8`` array of one entry per block (0: not
+  written; 1: written; 2: written, and every value of the block is zero),
 * the group attributes ``xfskde_status`` (``"incomplete"``, then ``"complete"``) and
-  ``xfskde_parameters`` (the shape, dtype and attributes of the data, as JSON).
+  ``xfskde_parameters`` (the shape, dtype, dims, attributes and a digest of the coordinates of
+  the data, as JSON), written together with the group, before anything else.
+
+**Checksums.** Every chunk of every array xfskde writes ends with a CRC-32C checksum (Zarr v3's
+``crc32c`` codec, the last bytes-to-bytes codec, after compression). Reading a chunk whose bytes
+changed on disk, that cannot be decoded, or that the store says was written but is gone raises
+:class:`~xfskde.exceptions.StoreCorruptError` naming the store, the array and the chunk key
+(:func:`open_blocks` reads through a checked reader, so the error comes when the lazy array is
+computed); :func:`verify_store` reads every chunk and lists what is wrong.
 
 **Writing.** The store is laid out first; then every Dask task (named ``xfskde-write-...``)
 writes one block, its Dask chunk being exactly one Zarr chunk so that concurrent writes never
 share a chunk, and then sets that block's entry of the record. Only once every entry is set does
-:func:`finalize_store` set the status to ``"complete"`` and consolidate the metadata, last of
-all. A write that did not finish therefore never looks finished, and ``resume=True`` computes
-only the blocks whose entry is missing.
+:func:`finalize_store` consolidate the metadata and then, last of all, set the status to
+``"complete"``. A write that did not finish therefore never looks finished, and ``resume=True``
+computes only the blocks whose entry is missing. Zarr writes every file whole (a temporary file
+renamed into place), so a write killed at any point leaves no half-written chunk or record.
+
+**Resuming** checks what shapes the data: the parameters above must match, the chunks are the
+store's own (explicit other chunks are refused), and so are the codecs (explicit other
+``compressors`` are refused). A store in which no block was written yet, or whose layout was
+interrupted, is laid out again with whatever parameters.
 
 **Defaults.** The store's chunk shape is, unless given, the data's own Dask chunks (the largest
 along each spatial dim), or for NumPy-backed data the plan of :func:`xfskde.lazy.plan_chunks`.
@@ -24,31 +39,39 @@ Data whose chunks are already regular is written as it is, never rechunked.
 
 **Errors.** :class:`~xfskde.exceptions.StoreExistsError`,
 :class:`~xfskde.exceptions.StoreIncompleteError`,
-:class:`~xfskde.exceptions.StoreParametersError`, :class:`~xfskde.exceptions.StoreFormatError`;
-:class:`~xfskde.exceptions.DimensionError` and :class:`~xfskde.exceptions.ParameterError` for
-the data and the arguments; :class:`FileNotFoundError` for a path that does not exist.
+:class:`~xfskde.exceptions.StoreParametersError`, :class:`~xfskde.exceptions.StoreFormatError`,
+:class:`~xfskde.exceptions.StoreCorruptError`; :class:`~xfskde.exceptions.DimensionError` and
+:class:`~xfskde.exceptions.ParameterError` for the data and the arguments;
+:class:`FileNotFoundError` for a path that does not exist.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import shutil
 import warnings
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import dask.array as da
 import numpy as np
 import xarray as xr
 import zarr
 from dask.base import tokenize
+from zarr.codecs import Crc32cCodec
+from zarr.core.buffer import default_buffer_prototype
+from zarr.core.sync import sync
 
 from .._scheduling import compute as compute_collections
+from .._scheduling import connect, is_address, runs_on_cluster
 from ..exceptions import (
     DimensionError,
     ParameterError,
+    StoreCorruptError,
     StoreExistsError,
     StoreFormatError,
     StoreIncompleteError,
@@ -57,36 +80,55 @@ from ..exceptions import (
 from ..lazy import plan_chunks
 
 __all__ = [
+    "StoreProblem",
+    "StoreReport",
+    "block_record",
     "finalize_store",
     "open_blocks",
     "open_coefficients",
     "store_status",
+    "verify_store",
     "write_blocks",
     "write_coefficients",
 ]
 
 #: Group attribute: ``"incomplete"`` until :func:`finalize_store`, then ``"complete"``.
 _STATUS_ATTR = "xfskde_status"
-#: Group attribute: the JSON of the data's shape, dtype and attributes (checked on resume).
+#: Group attribute: the JSON of what shapes the data (checked on resume).
 _PARAMETERS_ATTR = "xfskde_parameters"
+#: Keys of the parameters' JSON added after the first stores were written: a store written
+#: without them is compared without them.
+_DIMS_KEY = "xfskde_dims"
+_COORDS_KEY = "xfskde_coordinates_sha256"
 #: The completion record: one ``uint8`` entry per block, set once the block is written.
 _BLOCKS = "xfskde_blocks"
+#: Entries of the record: not written; written; written, every value zero (the fill value).
+_NOT_WRITTEN, _WRITTEN, _WRITTEN_ZERO = 0, 1, 2
 #: The array of a coefficient store.
 _VARIABLE = "fskde"
+
+
+class _Default(str):
+    """The default of a ``compressors`` argument: equal to its string, yet told apart from the
+    same string passed on purpose (a resume adopts the store's codecs unless given others)."""
+
+    __slots__ = ()
+
 
 # The ``compressors`` choices, each defined once; the strings are the public values.
 #: Chunks stored uncompressed.
 _RAW = None
 #: xfskde's codec, Blosc-LZ4 with bit shuffle (:func:`_blosc_lz4`): the default of
 #: :func:`write_coefficients`, whose floats zarr's zstd compresses no better, 2-3x slower.
-_BLOSC_LZ4 = "default"
+_BLOSC_LZ4 = _Default("default")
 #: zarr's own default codec (zstd): the default of :func:`write_blocks`, a general-purpose
 #: codec for whatever else it writes (segmentation labels: small integers in large regions).
-_ZARR_DEFAULT = "auto"
+_ZARR_DEFAULT = _Default("auto")
 
 # Every chunk is written as it is: coefficient chunks are never all zero in practice, and zarr's
 # check for "empty" chunks (a full comparison pass) cost 20 ms per 19 MB complex64 chunk, more
-# than writing it (5 ms), in benchmarks/bench_scale.py.
+# than writing it (5 ms), in benchmarks/bench_scale.py. It also makes a chunk that is not in
+# the store a sign of damage, never of zeros.
 _WRITE_CONFIG = {"write_empty_chunks": True}
 
 
@@ -134,7 +176,7 @@ def _blocked(data: xr.DataArray, cy: int, cx: int) -> xr.DataArray:
     return data.chunk(dict(zip(data.dims, wanted, strict=True)))
 
 
-# ----------------------------------------------------------------------------------- layout
+# ---------------------------------------------------------------------------------- codecs
 
 
 def _blosc_lz4() -> zarr.codecs.BloscCodec:
@@ -148,27 +190,95 @@ def _blosc_lz4() -> zarr.codecs.BloscCodec:
     return zarr.codecs.BloscCodec(cname="lz4", clevel=1, shuffle="bitshuffle")
 
 
-def _codecs(compressors: Any) -> Any:
-    """The ``compressors`` argument of ``zarr.create_array`` for a choice of the writers."""
+def _is_checksum(codec: Any) -> bool:
+    return isinstance(codec, Crc32cCodec) or (
+        isinstance(codec, dict) and codec.get("name") == "crc32c"
+    )
+
+
+def _codecs(compressors: Any, dtype: Any) -> tuple[Any, ...]:
+    """The bytes-to-bytes codecs of a choice of the writers, ending with the CRC-32C checksum.
+
+    The checksum comes last, after compression, so that it covers the bytes on disk.
+    """
     if compressors is _RAW:
-        return None
-    if isinstance(compressors, str):
+        chosen: tuple[Any, ...] = ()
+    elif isinstance(compressors, str):
         if compressors == _BLOSC_LZ4:
-            return _blosc_lz4()
-        if compressors == _ZARR_DEFAULT:
-            return _ZARR_DEFAULT
-        raise ParameterError(
-            f"compressors must be zarr codecs, None, {_BLOSC_LZ4!r} or {_ZARR_DEFAULT!r}, "
-            f"got {compressors!r}"
-        )
-    return compressors
+            chosen = (_blosc_lz4(),)
+        elif compressors == _ZARR_DEFAULT:  # zarr's default for the dtype, as zarr would pick it
+            probe = zarr.create_array(
+                zarr.storage.MemoryStore(), shape=(1,), dtype=dtype, compressors=_ZARR_DEFAULT
+            )
+            chosen = tuple(probe.compressors)
+        else:
+            raise ParameterError(
+                f"compressors must be zarr codecs, None, {str(_BLOSC_LZ4)!r} or "
+                f"{str(_ZARR_DEFAULT)!r}, got {compressors!r}"
+            )
+    elif isinstance(compressors, list | tuple):
+        chosen = tuple(compressors)
+    else:
+        chosen = (compressors,)
+    if not (chosen and _is_checksum(chosen[-1])):
+        chosen = (*chosen, Crc32cCodec())
+    return chosen
+
+
+def _codec_list(array: zarr.Array) -> list[dict]:
+    """Every codec of an array (serializer and compressors) as JSON, to compare layouts."""
+    return [codec.to_dict() for codec in array.metadata.codecs]
+
+
+def _has_checksum(array: zarr.Array) -> bool:
+    return any(_is_checksum(codec) for codec in array.metadata.codecs)
+
+
+# ------------------------------------------------------------------------------- parameters
+
+
+def _coordinates_digest(data: xr.DataArray) -> str:
+    """A SHA-256 of the coordinates' names, dims, dtypes and values."""
+    digest = hashlib.sha256()
+    for coord_name in sorted(map(str, data.coords)):
+        coord = data.coords[coord_name]
+        values = np.asarray(coord.values)
+        head = [coord_name, list(map(str, coord.dims)), str(values.dtype), list(values.shape)]
+        digest.update(json.dumps(head).encode())
+        if values.dtype.kind == "O":
+            digest.update(json.dumps(values.tolist(), default=str).encode())
+        else:
+            digest.update(np.ascontiguousarray(values).tobytes())
+    return digest.hexdigest()
 
 
 def _parameters(data: xr.DataArray) -> str:
-    """The JSON a resumed write must match: shape, dtype and attributes (but the version)."""
+    """The JSON a resumed write must match: shape, dtype, dims, coordinates and attributes
+    (but the version)."""
     keep = {k: v for k, v in data.attrs.items() if k not in (_STATUS_ATTR, "xfskde_version")}
-    return json.dumps({"shape": list(data.shape), "dtype": str(data.dtype), **keep},
-                      sort_keys=True, default=str)  # fmt: skip
+    shaped = {
+        "shape": list(data.shape),
+        "dtype": str(data.dtype),
+        _DIMS_KEY: list(map(str, data.dims)),
+        _COORDS_KEY: _coordinates_digest(data),
+    }
+    return json.dumps({**keep, **shaped}, sort_keys=True, default=str)
+
+
+def _same_parameters(stored: Any, params: str) -> bool:
+    """Whether a store's recorded parameters are ``params`` (keys it predates are not compared)."""
+    try:
+        old = json.loads(stored)
+    except (TypeError, ValueError):
+        return False
+    new = json.loads(params)
+    for key in (_DIMS_KEY, _COORDS_KEY):
+        if isinstance(old, dict) and key not in old:
+            new.pop(key, None)
+    return old == new
+
+
+# ----------------------------------------------------------------------------------- layout
 
 
 def _create_store(
@@ -178,16 +288,21 @@ def _create_store(
     chunks: tuple[int, int],
     n_blocks: tuple[int, int],
     params: str,
-    compressors: Any,
+    codecs: tuple[Any, ...],
 ) -> None:
-    """Lay out an empty store: coordinates, the data array, the completion record.
+    """Lay out an empty store: the group with its status, coordinates, the data array, the
+    completion record — in that order, so that a layout cut short is recognised as one.
 
     Written with the zarr API rather than ``Dataset.to_zarr``: xarray 2026.9 stores a *lazy*
     complex variable's metadata as float64 in Zarr v3, and the layout must exist before any
     block is written.
     """
-    group = zarr.open_group(store, mode="w", zarr_format=3)
-    group.attrs.update({_STATUS_ATTR: "incomplete", _PARAMETERS_ATTR: params})
+    group = zarr.create_group(
+        store,
+        overwrite=True,
+        zarr_format=3,
+        attributes={_STATUS_ATTR: "incomplete", _PARAMETERS_ATTR: params},
+    )
     extra = []
     for coord_name, coord in field.coords.items():
         values = np.asarray(coord.values)
@@ -199,6 +314,8 @@ def _create_store(
             dimension_names=tuple(map(str, coord.dims)),
             attributes=dict(coord.attrs),
             fill_value=None if values.dtype.kind in "OSU" else 0,
+            compressors=_codecs(_ZARR_DEFAULT, values.dtype),
+            config=_WRITE_CONFIG,
         )
         arr[...] = values
         if coord_name not in field.dims:
@@ -214,21 +331,24 @@ def _create_store(
         dimension_names=tuple(map(str, field.dims)),
         attributes=attrs,
         fill_value=0,
-        compressors=compressors,
+        compressors=codecs,
     )
-    group.create_array(
+    group.create_array(  # last: a store without it was cut short while being laid out
         _BLOCKS,
         shape=n_blocks,
         chunks=(1, 1),
         dtype="uint8",
         fill_value=0,
         dimension_names=("xfskde_block_y", "xfskde_block_x"),
+        compressors=(Crc32cCodec(),),
     )
 
 
 def _store_exists(store: Any) -> bool:
+    """Whether something is at ``store`` (an empty directory counts as nothing)."""
     if isinstance(store, str | os.PathLike):
-        return Path(store).exists()
+        path = Path(store)
+        return path.exists() and not (path.is_dir() and not any(path.iterdir()))
     try:
         zarr.open_group(store, mode="r")
     except (zarr.errors.GroupNotFoundError, FileNotFoundError, KeyError):
@@ -246,6 +366,28 @@ def _open_group(store: Any, what: str) -> zarr.Group:
         raise StoreFormatError(f"{store} is not a Zarr store ({exc})") from exc
 
 
+def _read_record(group: zarr.Group) -> tuple[np.ndarray, np.ndarray]:
+    """The completion record, and which of its entries could not be read.
+
+    An entry that cannot be read (its checksum fails) counts as not written, so that a resume
+    writes its block again; only when no entry at all can be read is the error raised.
+    """
+    record = group[_BLOCKS]
+    try:
+        return np.asarray(record[...]), np.zeros(record.shape, bool)
+    except Exception as first:
+        values = np.zeros(record.shape, np.uint8)
+        damaged = np.zeros(record.shape, bool)
+        for index in np.ndindex(*record.shape):
+            try:
+                values[index] = record[index]
+            except Exception:
+                damaged[index] = True
+        if damaged.all():
+            raise first
+        return values, damaged
+
+
 # ------------------------------------------------------------------------------------ write
 
 
@@ -255,7 +397,8 @@ def _write_block(
     """Write one block, then its completion record (in that order)."""
     target = zarr.open_array(store, path=name, mode="r+").with_config(_WRITE_CONFIG)
     target[by * cy : by * cy + block.shape[0], bx * cx : bx * cx + block.shape[1]] = block
-    zarr.open_array(store, path=_BLOCKS, mode="r+")[by, bx] = 1
+    entry = _WRITTEN if np.any(block) else _WRITTEN_ZERO
+    zarr.open_array(store, path=_BLOCKS, mode="r+")[by, bx] = entry
     return 1
 
 
@@ -294,12 +437,39 @@ def store_status(store: Any) -> dict[str, Any]:
         If it is not a Zarr store.
     """
     group = _open_group(store, "store")
-    done = np.asarray(group[_BLOCKS][...]) if _BLOCKS in group else np.zeros((0, 0))
+    done = _read_record(group)[0] if _BLOCKS in group else np.zeros((0, 0))
     return {
         "complete": group.attrs.get(_STATUS_ATTR) == "complete",
-        "blocks_done": int(done.sum()),
+        "blocks_done": int((done > 0).sum()),
         "blocks_total": int(done.size),
     }
+
+
+def block_record(store: Any) -> np.ndarray:
+    """The completion record of a store: one entry per block, as a ``(blocks_y, blocks_x)`` array.
+
+    Parameters
+    ----------
+    store : str, pathlib.Path or zarr store
+        A store written by :func:`write_blocks` or :func:`write_coefficients`.
+
+    Returns
+    -------
+    numpy.ndarray
+        ``uint8``: 0 where the block is not written (or its entry cannot be read), 1 where it
+        is, 2 where it is and every value of the block is zero (for a coefficient field: no
+        gradient anywhere in the block, as in a constant or all-NaN, ``nan_policy="omit"``,
+        region).
+
+    Raises
+    ------
+    FileNotFoundError, StoreFormatError
+        As :func:`store_status`; also when the store has no completion record.
+    """
+    group = _open_group(store, "store")
+    if _BLOCKS not in group:
+        raise StoreFormatError(f"{store} is not a store written by xfskde (no {_BLOCKS!r})")
+    return _read_record(group)[0]
 
 
 def write_coefficients(
@@ -332,29 +502,34 @@ def write_coefficients(
         written without a rechunk.
     resume : bool
         Continue an interrupted write: blocks whose completion record exists are not computed
-        again. The parameters must match the store's; the chunks are the store's own (``chunks``
-        may be left out, and other chunks are refused), whatever the field's Dask chunks. A
-        store in which no block was written yet is started again, with any parameters.
+        again. The parameters must match the store's (shape, dtype, dims, coordinates,
+        attributes); the chunks and the codecs are the store's own (``chunks`` and
+        ``compressors`` may be left out, and others are refused), whatever the field's Dask
+        chunks. A store in which no block was written yet is started again, with any
+        parameters.
     overwrite : bool
         Replace an existing store (otherwise an existing store is an error unless ``resume``).
     compute : bool
         False returns the Dask collection of block writes (compute it to write); the status is
         then set by :func:`finalize_store`. A computed write that fails (or is interrupted)
         before its first block is written removes the store it laid out, so that the corrected
-        run starts afresh; one that fails later leaves the store to be resumed.
+        run starts afresh (on a local scheduler: on a cluster, where tasks already running
+        cannot be waited for, it stays, and ``resume=True`` starts it again); one that fails
+        later leaves the store to be resumed.
     scheduler : str or distributed.Client, optional
         Where the blocks run: ``"threads"``, ``"processes"``, ``"synchronous"``, a
-        ``distributed.Client`` or the address of a Dask scheduler (``"tcp://host:8786"``).
+        ``distributed.Client`` or the address of a Dask scheduler (``"tcp://host:8786"``; an
+        address nothing answers on is a :class:`ConnectionError` within seconds).
         Default: Dask's current scheduler (the active ``Client``, if any).
     progress : bool
         Show a progress bar that suits the scheduler: Dask's ``ProgressBar`` locally,
         ``distributed.progress`` on a cluster.
     compressors : zarr codecs, None, "default" or "auto"
-        Compression of the coefficient chunks. The default, ``"default"``, is Blosc-LZ4 with
-        bit shuffle: it costs little and saves ~10 % on noisy photographs (floats compress
-        poorly), where ``"auto"``, zarr's own default (zstd), is 2-3x slower for no better
-        ratio. None stores them raw; for much smaller stores, pass a lossy filter such as
-        numcodecs' ``BitRound`` yourself.
+        Compression of the coefficient chunks; a CRC-32C checksum (Zarr's ``crc32c`` codec) is
+        always appended. The default, ``"default"``, is Blosc-LZ4 with bit shuffle: it costs
+        little and saves ~10 % on noisy photographs (floats compress poorly), where ``"auto"``,
+        zarr's own default (zstd), is 2-3x slower for no better ratio. None stores them raw;
+        for much smaller stores, pass a lossy filter such as numcodecs' ``BitRound`` yourself.
 
     Returns
     -------
@@ -396,11 +571,12 @@ def write_blocks(
     """Write any ``(y, x, ...)`` DataArray to a Zarr v3 store block by block, resumably.
 
     The machinery behind :func:`write_coefficients` and ``xfskde segment``: the store is laid
-    out first (coordinates, the array ``name``, a completion record of one entry per block, the
-    status ``"incomplete"``), each block writes its data and then its record, and the status
-    becomes ``"complete"`` (:func:`finalize_store`) only once every record exists. The first two
-    dims are cut into ``chunks``; the others are never split. Dask data already chunked so is
-    written as it is (no rechunk); the write tasks are named ``xfskde-write-...``.
+    out first (the group with the status ``"incomplete"`` and the parameters, coordinates, the
+    array ``name``, a completion record of one entry per block), each block writes its data and
+    then its record, and the status becomes ``"complete"`` (:func:`finalize_store`) only once
+    every record exists. The first two dims are cut into ``chunks``; the others are never split.
+    Dask data already chunked so is written as it is (no rechunk); the write tasks are named
+    ``xfskde-write-...``. Every chunk carries a CRC-32C checksum.
 
     Parameters
     ----------
@@ -414,11 +590,12 @@ def write_blocks(
         As in :func:`write_coefficients` (the same chunk default: the data's own Dask chunks,
         else :func:`xfskde.lazy.plan_chunks`).
     compressors : zarr codecs, None, "auto" or "default"
-        Codecs of the chunks. The default, ``"auto"``, is zarr's own default (zstd), a
-        general-purpose codec for data of any kind (``xfskde segment`` writes its labels with
-        it); ``"default"`` is xfskde's Blosc-LZ4 with bit shuffle, the default of
-        :func:`write_coefficients`, chosen for floating-point coefficients; None stores them
-        raw.
+        Codecs of the chunks, followed by the CRC-32C checksum. The default, ``"auto"``, is
+        zarr's own default (zstd), a general-purpose codec for data of any kind (``xfskde
+        segment`` writes its labels with it); ``"default"`` is xfskde's Blosc-LZ4 with bit
+        shuffle, the default of :func:`write_coefficients`, chosen for floating-point
+        coefficients; None stores them raw (with the checksum). A resume adopts the store's
+        codecs when ``compressors`` is left out.
 
     Returns
     -------
@@ -434,7 +611,8 @@ def write_blocks(
     StoreExistsError
         If the store exists and neither ``resume`` nor ``overwrite`` is set.
     StoreParametersError
-        If ``resume`` meets a store written with other parameters, shape or dtype.
+        If ``resume`` meets a store written with other parameters, shape, dtype, dims or
+        coordinates, or is given chunks or compressors other than the store's.
     StoreFormatError
         If ``resume`` meets something that is not a Zarr store.
     """
@@ -443,7 +621,13 @@ def write_blocks(
             f"data must have at least two (spatial) dims, got {data.dims}: pass a (y, x, ...) "
             "DataArray"
         )
-    codecs = _codecs(compressors)
+    if compute and is_address(scheduler):  # connected before anything is laid out
+        with connect(scheduler) as client:
+            return write_blocks(
+                data, store, name=name, chunks=chunks, resume=resume, overwrite=overwrite,
+                compute=compute, scheduler=client, progress=progress, compressors=compressors,
+            )  # fmt: skip
+    codecs = _codecs(compressors, data.dtype)
     params = _parameters(data)
     exists = _store_exists(store)
     if exists and not (resume or overwrite):
@@ -454,17 +638,19 @@ def write_blocks(
     fresh = not exists or overwrite
     if not fresh:
         group = _open_group(store, "store")
-        if _BLOCKS not in group or name not in group:
+        if _BLOCKS not in group and group.attrs.get(_STATUS_ATTR) == "incomplete":
+            fresh = True  # its layout was cut short: nothing in it was written
+        elif _BLOCKS not in group or name not in group:
             raise StoreFormatError(
                 f"cannot resume {store}: it is not a store written by xfskde (no array {name!r} "
                 f"or no completion record {_BLOCKS!r}); use overwrite=True to replace it"
             )
-        if not np.asarray(group[_BLOCKS][...]).any():
+        elif not _read_record(group)[0].any():
             fresh = True  # nothing was written: start again, with whatever parameters
-        elif group.attrs.get(_PARAMETERS_ATTR) != params:
+        elif not _same_parameters(group.attrs.get(_PARAMETERS_ATTR), params):
             raise StoreParametersError(
-                f"cannot resume {store}: it was written with other parameters or shape; "
-                "use overwrite=True to start again"
+                f"cannot resume {store}: it was written with other parameters, shape, dims or "
+                "coordinates; use overwrite=True to start again"
             )
     if fresh:
         cy, cx = _store_chunks(data, chunks)
@@ -477,13 +663,28 @@ def write_blocks(
                 f"cannot resume {store} with chunks {chunks!r}: it is written in chunks of "
                 f"{(cy, cx)}; drop chunks= (a resume adopts the store's chunks) or overwrite"
             )
+        # and its codecs: the blocks it holds were encoded with them (given others: refused)
+        if not isinstance(compressors, _Default):
+            stored = _codec_list(group[name])
+            wanted = _codec_list(
+                zarr.create_array(
+                    zarr.storage.MemoryStore(), shape=group[name].shape,
+                    chunks=group[name].chunks, dtype=group[name].dtype, compressors=codecs,
+                )
+            )  # fmt: skip
+            if wanted != stored:
+                raise StoreParametersError(
+                    f"cannot resume {store} with compressors {compressors!r}: its chunks are "
+                    f"encoded with {[c['name'] for c in stored]}; drop compressors= (a resume "
+                    "adopts the store's codecs) or overwrite"
+                )
     field = _blocked(data, cy, cx)
     nby, nbx = len(field.chunks[0]), len(field.chunks[1])
     if fresh:
         if overwrite and isinstance(store, str | os.PathLike) and Path(store).is_file():
             Path(store).unlink()  # a file where the store goes: zarr cannot clear it itself
         _create_store(store, field, name, (cy, cx), (nby, nbx), params, codecs)
-    done = np.asarray(zarr.open_group(store, mode="r")[_BLOCKS][...]).astype(bool)
+    done = _read_record(zarr.open_group(store, mode="r"))[0] > 0
     # one writer mapped over every block; selecting the missing blocks' outputs lets Dask cull
     # the rest, so a resumed write neither reads nor computes what is already stored
     store_key = os.fspath(store) if isinstance(store, str | os.PathLike) else store
@@ -504,7 +705,9 @@ def write_blocks(
     try:
         written = int(compute_collections([pending.sum()], scheduler, progress)[0])
     except BaseException:
-        if fresh:  # a write that failed before its first block leaves nothing in the way
+        # a write that failed before its first block leaves nothing in the way; on a cluster,
+        # tasks that already run cannot be waited for, so the (resumable) layout stays there
+        if fresh and not runs_on_cluster(scheduler):
             _remove_if_untouched(store)
         raise
     finalize_store(store)
@@ -517,14 +720,15 @@ def _remove_if_untouched(store: Any) -> None:
         return
     try:
         untouched = store_status(store)["blocks_done"] == 0
-    except (OSError, StoreFormatError, KeyError):
+    except (OSError, StoreFormatError, KeyError, ValueError):
         return
     if untouched:
         shutil.rmtree(store, ignore_errors=True)
 
 
 def finalize_store(store: Any) -> None:
-    """Mark a store complete once every block's record exists, then consolidate its metadata.
+    """Mark a store complete once every block's record exists: consolidate its metadata, then,
+    last of all, set its status to ``"complete"``.
 
     :func:`write_blocks` calls it itself; call it after computing the writes it returned with
     ``compute=False``.
@@ -545,11 +749,190 @@ def finalize_store(store: Any) -> None:
             f"{store}: only {status['blocks_done']} of {status['blocks_total']} blocks were "
             "written; run the write again with resume=True"
         )
-    group = zarr.open_group(store, mode="r+")
-    group.attrs[_STATUS_ATTR] = "complete"
     with warnings.catch_warnings():  # consolidated metadata is a zarr-python v3 extension
         warnings.filterwarnings("ignore", category=zarr.errors.ZarrUserWarning)
         zarr.consolidate_metadata(store)
+        group = zarr.open_group(store, mode="r+")
+    group.attrs[_STATUS_ATTR] = "complete"  # the last write: a store cut short never says it
+
+
+# ------------------------------------------------------------------------------ chunk checks
+
+
+def _chunk_key(array: zarr.Array, coords: tuple[int, ...]) -> str:
+    """The key of a chunk in the store (``"fskde/c/0/1/0"``)."""
+    key = array.metadata.encode_chunk_key(tuple(int(c) for c in coords))
+    return f"{array.path}/{key}" if array.path else key
+
+
+def _raw_chunk(array: zarr.Array, key: str) -> bytes | None:
+    """The bytes of a chunk as stored, or None if the store has no such key."""
+    buffer = sync(array.store.get(key, prototype=default_buffer_prototype()))
+    return None if buffer is None else buffer.to_bytes()
+
+
+def _chunk_exists(array: zarr.Array, key: str) -> bool:
+    return bool(sync(array.store.exists(key)))
+
+
+def _checksum_matches(raw: bytes) -> bool:
+    """Whether the CRC-32C at the end of a chunk matches its bytes, as zarr's own codec says.
+
+    The bytes are decoded by a throw-away one-chunk array whose only codec is the checksum, so
+    that the check is zarr's, whichever CRC library it uses.
+    """
+    if len(raw) < 5:
+        return False
+    size = len(raw) - 4
+    probe = zarr.create_array(
+        zarr.storage.MemoryStore(), shape=(size,), chunks=(size,), dtype="uint8",
+        compressors=(Crc32cCodec(),), fill_value=0,
+    )  # fmt: skip
+    key = _chunk_key(probe, (0,))
+    sync(probe.store.set(key, default_buffer_prototype().buffer.from_bytes(raw)))
+    try:
+        probe[...]
+    except Exception:
+        return False
+    return True
+
+
+def _chunk_region(array: zarr.Array, coords: tuple[int, ...]) -> tuple[slice, ...]:
+    return tuple(
+        slice(c * side, min((c + 1) * side, n))
+        for c, side, n in zip(coords, array.chunks, array.shape, strict=True)
+    )
+
+
+#: What a chunk that should be there but is not is said to be.
+_GONE = "the store says it was written, but it is not there"
+
+
+class _Problem(NamedTuple):
+    kind: str  # "missing" or "damaged"
+    detail: str
+
+
+def _chunk_problem(array: zarr.Array, coords: tuple[int, ...], written: bool) -> _Problem | None:
+    """What is wrong with one chunk: gone, checksum mismatch, undecodable — or None.
+
+    ``written``: whether the chunk must be in the store (a chunk never written reads as zeros).
+    """
+    key = _chunk_key(array, coords)
+    raw = _raw_chunk(array, key)
+    if raw is None:
+        return _Problem("missing", _GONE) if written else None
+    if _has_checksum(array) and not _checksum_matches(raw):
+        return _Problem("damaged", "checksum mismatch: its bytes changed after they were written")
+    try:
+        array[_chunk_region(array, coords)]
+    except Exception as exc:
+        detail = " ".join(str(exc).split())
+        return _Problem("damaged", f"undecodable: {type(exc).__name__}: {detail}")
+    return None
+
+
+def _covered_chunks(array: zarr.Array, key: tuple[slice, ...]) -> list[tuple[int, ...]]:
+    """The chunk coordinates a region (a tuple of slices) touches."""
+    ranges = []
+    for region, side, n in zip(key, array.chunks, array.shape, strict=True):
+        start, stop, _ = region.indices(n)
+        ranges.append(range(start // side, max(start // side + 1, -(-stop // side))))
+    return [
+        tuple(r[i] for r, i in zip(ranges, index, strict=True))
+        for index in np.ndindex(*(len(r) for r in ranges))
+    ]
+
+
+def _corrupt(store: Any, key: str, problem: _Problem) -> StoreCorruptError:
+    return StoreCorruptError(
+        f"{store}: chunk {key!r} is {problem.kind} ({problem.detail}); list every damaged "
+        f"chunk with `xfskde info --verify {store}`, then recompute the store or restore it "
+        "from a copy"
+    )
+
+
+class _CheckedReader:
+    """One array of a store, read region by region through xarray (with its decoding), with
+    every chunk it touches checked: a read that fails is explained (checksum mismatch,
+    undecodable), and a chunk that should be there but is not is refused instead of read as
+    zeros. The indexable that :func:`open_blocks` wraps in a Dask array.
+    """
+
+    def __init__(
+        self, store: Any, path: str, variable: xr.Variable, written: np.ndarray | None
+    ) -> None:
+        self.store = os.fspath(store) if isinstance(store, str | os.PathLike) else store
+        self.path = path
+        self.variable = variable
+        self.shape = variable.shape
+        self.dtype = variable.dtype
+        self.ndim = variable.ndim
+        #: which chunks along the first two dims must be in the store (None: not checked)
+        self.written = written
+        self._array: zarr.Array | None = None
+
+    def __getstate__(self) -> dict:
+        return {**self.__dict__, "_array": None}  # reopened where it is unpickled
+
+    def _zarr(self) -> zarr.Array:
+        if self._array is None:
+            self._array = zarr.open_array(self.store, path=self.path, mode="r")
+        return self._array
+
+    def _must_exist(self, coords: tuple[int, ...]) -> bool:
+        if self.written is None:
+            return False
+        return bool(self.written[coords[: self.written.ndim]])
+
+    def __getitem__(self, key: tuple[slice, ...]) -> np.ndarray:
+        try:
+            values = np.asarray(self.variable[key].values)
+        except Exception as exc:
+            array = self._zarr()
+            for coords in _covered_chunks(array, key):
+                problem = _chunk_problem(array, coords, self._must_exist(coords))
+                if problem is not None:
+                    raise _corrupt(self.store, _chunk_key(array, coords), problem) from exc
+            raise
+        if self.written is not None:
+            array = self._zarr()
+            for coords in _covered_chunks(array, key):
+                chunk = _chunk_key(array, coords)
+                if self._must_exist(coords) and not _chunk_exists(array, chunk):
+                    raise _corrupt(self.store, chunk, _Problem("missing", _GONE))
+        return values
+
+
+def _checked_dask(
+    store: Any, path: str, variable: xr.Variable, array: zarr.Array, written: np.ndarray | None,
+    token: Any,
+) -> da.Array:  # fmt: skip
+    reader = _CheckedReader(store, path, variable, written)
+    return da.from_array(
+        reader,
+        chunks=tuple(int(c) for c in array.chunks),
+        name=f"xfskde-open-{path}-{tokenize(token, path)}",
+        lock=False,
+        fancy=False,
+        meta=np.empty((0,) * array.ndim, variable.dtype),
+    )
+
+
+def _coordinate_arrays(group: zarr.Group, name: str) -> list[tuple[str, zarr.Array]]:
+    return [(n, a) for n, a in group.arrays() if n not in (name, _BLOCKS)]
+
+
+def _check_coordinates(store: Any, group: zarr.Group, name: str) -> None:
+    """Refuse a store whose (checksummed) coordinate arrays lack a chunk: read, it would give
+    zeros. Coordinates are small (one chunk each); their bytes are checked as they are read."""
+    for _, array in _coordinate_arrays(group, name):
+        if not _has_checksum(array) or 0 in array.shape:
+            continue
+        for coords in np.ndindex(*array.cdata_shape):
+            key = _chunk_key(array, coords)
+            if not _chunk_exists(array, key):
+                raise _corrupt(store, key, _Problem("missing", _GONE))
 
 
 # ------------------------------------------------------------------------------------- read
@@ -568,7 +951,8 @@ def open_coefficients(store: Any, *, allow_incomplete: bool = False) -> xr.DataA
     Returns
     -------
     xarray.DataArray
-        Dask-backed ``(y, x, k)`` field named ``"fskde"``.
+        Dask-backed ``(y, x, k)`` field named ``"fskde"``. Computing a chunk that is damaged
+        or missing raises :class:`~xfskde.exceptions.StoreCorruptError`.
 
     Raises
     ------
@@ -579,6 +963,8 @@ def open_coefficients(store: Any, *, allow_incomplete: bool = False) -> xr.DataA
     StoreIncompleteError
         If the store's write did not finish (unless ``allow_incomplete``): resume it with
         ``write_coefficients(..., resume=True)`` or ``xfskde coefficients ... --resume``.
+    StoreCorruptError
+        If a coordinate chunk is damaged or missing (data chunks: when computed).
     """
     return open_blocks(store, name=_VARIABLE, allow_incomplete=allow_incomplete)
 
@@ -587,6 +973,11 @@ def open_blocks(
     store: Any, *, name: str | None = None, allow_incomplete: bool = False
 ) -> xr.DataArray:
     """Reopen any store written by :func:`write_blocks` (coefficients, labels) lazily.
+
+    Every chunk is checked as it is read: a chunk whose checksum does not match, that cannot
+    be decoded, or that the store says was written but is not there raises
+    :class:`~xfskde.exceptions.StoreCorruptError` (naming the store and the chunk key) when the
+    lazy array is computed — never zeros or wrong values.
 
     Parameters
     ----------
@@ -611,6 +1002,8 @@ def open_blocks(
         than one data array when ``name`` is not given), or holds no array ``name``.
     StoreIncompleteError
         If the store's write did not finish (unless ``allow_incomplete``).
+    StoreCorruptError
+        If a coordinate chunk is damaged or missing (data chunks: when computed).
     """
     group = _open_group(store, "store")
     if name is None:
@@ -632,7 +1025,168 @@ def open_blocks(
             f"{store} is incomplete ({status['blocks_done']} of {status['blocks_total']} blocks "
             "written): resume the write, or pass allow_incomplete=True to read it anyway"
         )
-    with warnings.catch_warnings():  # consolidated metadata is a zarr-python v3 extension
-        warnings.filterwarnings("ignore", category=zarr.errors.ZarrUserWarning)
-        ds = xr.open_zarr(store, consolidated=complete)
-    return ds[name]
+    array = group[name]
+    if complete:
+        written = np.ones(array.cdata_shape[:2], bool)
+    elif _BLOCKS in group:
+        written = _read_record(group)[0] > 0
+    else:
+        written = None
+    _check_coordinates(store, group, name)
+    consolidated = complete and group.metadata.consolidated_metadata is not None
+    try:
+        with warnings.catch_warnings():  # consolidated metadata is a zarr-python v3 extension
+            warnings.filterwarnings("ignore", category=zarr.errors.ZarrUserWarning)
+            ds = xr.open_dataset(
+                store, engine="zarr", consolidated=consolidated, chunks=None, cache=False
+            )
+    except Exception as exc:  # a coordinate that cannot be read: say which chunk, and why
+        for _, coord in _coordinate_arrays(group, name):
+            for coords in np.ndindex(*coord.cdata_shape):
+                problem = _chunk_problem(coord, coords, written=_has_checksum(coord))
+                if problem is not None:
+                    raise _corrupt(store, _chunk_key(coord, coords), problem) from exc
+        raise
+    token = (
+        os.fspath(store) if isinstance(store, str | os.PathLike) else id(store),
+        group.attrs.get(_PARAMETERS_ATTR),
+        group.attrs.get(_STATUS_ATTR),
+        None if written is None else int(written.sum()),
+    )
+    result = ds[name]
+    data = _checked_dask(store, name, result.variable, array, written, token)
+    result = result.copy(deep=False, data=data)
+    for coord_name in [c for c in result.coords if c not in result.dims]:
+        coord = result.coords[coord_name]
+        coord_array = group[str(coord_name)]
+        checked = _checked_dask(
+            store, str(coord_name), coord.variable, coord_array,
+            np.ones(coord_array.cdata_shape[:2], bool) if _has_checksum(coord_array) else None,
+            token,
+        )  # fmt: skip
+        result = result.assign_coords({coord_name: coord.variable.copy(deep=False, data=checked)})
+    return result
+
+
+# ----------------------------------------------------------------------------------- verify
+
+
+class StoreProblem(NamedTuple):
+    """One thing :func:`verify_store` found wrong with a store."""
+
+    #: the array (``"fskde"``, ``"labels"``, a coordinate, ``"xfskde_blocks"``)
+    array: str
+    #: the chunk's key in the store (``"fskde/c/0/1/0"``)
+    key: str
+    #: ``"damaged"`` (checksum mismatch, undecodable), ``"missing"`` (the record says written,
+    #: the chunk is not there) or ``"unwritten"`` (the record says not written yet)
+    kind: str
+    #: what exactly, in words
+    detail: str
+
+
+class StoreReport(NamedTuple):
+    """What :func:`verify_store` read and found."""
+
+    #: blocks of the data array
+    blocks_total: int
+    #: blocks whose chunk was read and checked
+    blocks_read: int
+    #: whether the store's chunks carry checksums (stores written before xfskde checksummed
+    #: them do not: only their decoding and presence can be checked)
+    checksums: bool
+    #: every problem found, data blocks first
+    problems: tuple[StoreProblem, ...]
+
+    @property
+    def whole(self) -> bool:
+        """True when nothing is wrong (an incomplete store is never whole)."""
+        return not self.problems
+
+
+def verify_store(store: Any, *, name: str | None = None, workers: int = 4) -> StoreReport:
+    """Read every chunk of a store and report the damaged and the missing ones.
+
+    Each block of the data array is read and decoded on its own (at most ``workers`` at a
+    time, so memory stays at a few blocks), its checksum checked, and compared with the
+    completion record; the coordinates and the record are checked too.
+
+    Parameters
+    ----------
+    store : str, pathlib.Path or zarr store
+        A store written by :func:`write_blocks`, :func:`write_coefficients` or the CLI.
+    name : str, optional
+        The data array; default: the store's only one.
+    workers : int
+        Blocks read at the same time.
+
+    Returns
+    -------
+    StoreReport
+        ``whole`` is True when every chunk is there and reads back with its checksum; else
+        ``problems`` lists, per chunk, ``"damaged"`` (checksum mismatch, undecodable),
+        ``"missing"`` (written, by the record or the status, but not in the store) or
+        ``"unwritten"`` (not written yet: resume the write).
+
+    Raises
+    ------
+    FileNotFoundError, StoreFormatError
+        As :func:`open_blocks`.
+    """
+    group = _open_group(store, "store")
+    if name is None:
+        dims = {d for _, arr in group.arrays() for d in (arr.metadata.dimension_names or ())}
+        data = [n for n, arr in group.arrays() if n != _BLOCKS and n not in dims]
+        if len(data) != 1 or _BLOCKS not in group:
+            raise StoreFormatError(
+                f"{store} is not a store written by xfskde (arrays {sorted(data)}); "
+                "pass name= to verify one of its arrays"
+            )
+        name = data[0]
+    if name not in group or _BLOCKS not in group:
+        raise StoreFormatError(f"{store} holds no {name!r} array and completion record")
+    complete = group.attrs.get(_STATUS_ATTR) == "complete"
+    array = group[name]
+    record, damaged_record = _read_record(group)
+    problems: list[StoreProblem] = []
+
+    def check(block: tuple[int, int]) -> list[StoreProblem]:
+        coords = (*block, *((0,) * (array.ndim - 2)))
+        key = _chunk_key(array, coords)
+        found = []
+        if damaged_record[block]:
+            found.append(StoreProblem(
+                _BLOCKS, _chunk_key(group[_BLOCKS], block), "damaged",
+                f"the record entry of block {block} cannot be read (checksum mismatch); "
+                "the block counts as not written",
+            ))  # fmt: skip
+        written = bool(record[block]) or complete
+        if not written and not damaged_record[block]:
+            found.append(StoreProblem(name, key, "unwritten", "not written yet"))
+            return found
+        try:
+            array[_chunk_region(array, coords)]  # decoded, its checksum checked, dropped
+            gone = written and not _chunk_exists(array, key)
+            problem = _Problem("missing", _GONE) if gone else None
+        except Exception as exc:
+            problem = _chunk_problem(array, coords, written) or _Problem("damaged", str(exc))
+        if problem is not None:
+            found.append(StoreProblem(name, key, *problem))
+        return found
+
+    blocks = list(np.ndindex(*record.shape))
+    with ThreadPoolExecutor(max(1, int(workers))) as pool:
+        for found in pool.map(check, blocks):
+            problems.extend(found)
+    for coord_name, coord in _coordinate_arrays(group, name):
+        for coords in np.ndindex(*coord.cdata_shape):
+            problem = _chunk_problem(coord, coords, written=_has_checksum(coord))
+            if problem is not None:
+                problems.append(StoreProblem(coord_name, _chunk_key(coord, coords), *problem))
+    unread = sum(p.kind == "unwritten" for p in problems)
+    return StoreReport(
+        blocks_total=len(blocks),
+        blocks_read=len(blocks) - unread,
+        checksums=_has_checksum(array),
+        problems=tuple(problems),
+    )
