@@ -151,6 +151,7 @@ def map_haloed(
     stride: int = 1,
     trailing: Sequence[int] = (),
     per_block: bool = False,
+    periodic: bool = False,
     dtype: Any,
     name: str,
     token: Any = None,
@@ -179,6 +180,11 @@ def map_haloed(
         Sizes of the output's trailing axes (each one chunk).
     per_block : bool
         One output element per chunk instead of one per sample (a per-block summary).
+    periodic : bool
+        The image wraps around (a ``"wrap"`` boundary): chunks at an image edge are given the
+        pixels of the opposite edge as their halo (``boundary="periodic"``), at global indices
+        below 0 or past the end, so ``src_origin`` may be negative. Axes of one chunk get no
+        halo either way: the block holds the whole axis.
     dtype : dtype
         The output's dtype.
     name : str
@@ -221,15 +227,17 @@ def map_haloed(
     }
     overlapped = image
     if depth[0] or depth[1]:
-        overlapped = da.overlap.overlap(image, depth=depth, boundary="none")
+        overlapped = da.overlap.overlap(
+            image, depth=depth, boundary="periodic" if periodic else "none"
+        )
     key = f"{name}-{tokenize(overlapped.name, halo, stride, tuple(trailing), per_block, token)}"
 
     def block(x: np.ndarray, block_info: dict | None = None) -> np.ndarray:
         bi, bj = block_info[0]["chunk-location"][:2]
         a, b = row_starts[bi], row_starts[bi + 1]
         c, d = col_starts[bj], col_starts[bj + 1]
-        top = min(halo, a)
-        left = min(halo, c)
+        top = depth[0] if periodic else min(depth[0], a)
+        left = depth[1] if periodic else min(depth[1], c)
         return block_function(
             x,
             image_shape=(height, width),
@@ -302,6 +310,7 @@ def local_fskde_dask(
         stride=params.stride,
         trailing=(params.length,),
         dtype=out_dtype,
+        periodic=params.boundary == "wrap",
         name="xfskde-coefficients",
         token=(params.attrs(), params.scale(), params.profile(), params.half_widths()),
     )
