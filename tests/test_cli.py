@@ -111,10 +111,57 @@ def test_a_run_that_fails_before_any_block_leaves_nothing_in_the_way(tmp_path, c
 
 
 def test_overwrite_replaces_a_file(tmp_path):
-    np.save(tmp_path / "image.npy", np.zeros((32, 32), np.float32))
+    np.save(tmp_path / "image.npy", data.camera()[:32, :32].astype(np.float32))
     out = tmp_path / "out.zarr"
     out.write_text("not a store")
     args = ["coefficients", str(tmp_path / "image.npy"), str(out), "--no-progress"]
     assert main(args) == 2  # exists
     assert main([*args, "--overwrite"]) == 0
     assert xfskde.open_coefficients(out).shape == (32, 32, 9)
+
+
+def test_warnings_are_one_line_after_success_and_dropped_on_failure(tmp_path, capsys, monkeypatch):
+    import warnings
+
+    import xfskde.commands.info as info
+
+    def warns_then(outcome):
+        def run(args):
+            warnings.warn("something to know\nover two lines", UserWarning, stacklevel=1)
+            warnings.warn("something to know\nover two lines", UserWarning, stacklevel=1)
+            if outcome is not None:
+                raise outcome
+            return 0
+
+        return run
+
+    monkeypatch.setattr(info, "run", warns_then(None))
+    assert main(["info", "x"]) == 0
+    assert capsys.readouterr().err == "xfskde info: warning: something to know over two lines\n"
+    monkeypatch.setattr(info, "run", warns_then(xfskde.exceptions.ParameterError("bad")))
+    assert main(["info", "x"]) == 2
+    assert capsys.readouterr().err == "xfskde info: error: bad\n"  # the one line that matters
+
+
+def test_a_bug_is_one_line_with_status_1_and_debug_shows_it(capsys, monkeypatch):
+    import xfskde.commands.info as info
+
+    monkeypatch.setattr(info, "run", lambda args: 1 // 0)
+    assert main(["info", "x"]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("xfskde info: internal error: ZeroDivisionError: ") and "--debug" in err
+    assert len(err.splitlines()) == 1
+    with pytest.raises(ZeroDivisionError):
+        main(["--debug", "info", "x"])
+
+
+def test_sigterm_is_handled_only_while_a_command_runs(monkeypatch):
+    import signal
+
+    import xfskde.commands.info as info
+
+    before = signal.getsignal(signal.SIGTERM)
+    seen = []
+    monkeypatch.setattr(info, "run", lambda args: seen.append(signal.getsignal(signal.SIGTERM)))
+    assert main(["info", "x"]) == 0
+    assert seen[0] is not before and signal.getsignal(signal.SIGTERM) is before

@@ -1,18 +1,32 @@
 """The ``xfskde`` command line.
 
 Each subcommand lives in its own module of :mod:`xfskde.commands` with two functions:
-``add_parser(subparsers)`` that declares it (and sets ``func``) and the function it runs. Errors
-that a user can fix (an :class:`~xfskde.exceptions.XfskdeError`, a missing file, an unreadable
-format) print one line on stderr and exit with status 2; ``--debug`` shows the traceback
-instead.
+``add_parser(subparsers)`` that declares it (and sets ``func``) and the function it runs.
+
+**Exit statuses.** 0: done. 1: ``xfskde info`` found the store incomplete or damaged, or
+xfskde itself failed (an internal error: one line, ``--debug`` for the traceback). 2: a mistake
+or a fault a user can fix — an :class:`~xfskde.exceptions.XfskdeError`, a missing, unreadable or
+damaged file (a TIFF tile that cannot be decoded while the blocks are computed is named with its
+file), a full disk, a scheduler that does not answer. 130: interrupted (Ctrl-C); 143:
+terminated (SIGTERM, handled like Ctrl-C: no new block starts, the blocks being computed end,
+and the store is left to ``--resume``). Each failure prints one line on stderr, which says what
+a failed or interrupted write left behind and how to finish it; ``--debug`` shows the traceback
+instead. Warnings are printed one line each at the end of a run that succeeds, and dropped when
+it fails (its one line says what matters).
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
+import os
+import signal
 import sys
-from collections.abc import Sequence
+import threading
+import traceback
+import warnings
+from collections.abc import Iterator, Sequence
 
 from ._version import __version__
 from .exceptions import XfskdeError
@@ -21,6 +35,15 @@ __all__ = ["main"]
 
 #: Subcommand modules in :mod:`xfskde.commands`, in the order ``--help`` lists them.
 COMMANDS = ("demo", "coefficients", "info", "segment", "experiment")
+#: What the libraries under xfskde raise for files and values a user can fix (tifffile, zarr,
+#: dask, distributed); any of them, or an XfskdeError, is one line and exit status 2.
+USER_ERRORS = (XfskdeError, OSError, ValueError, TypeError, KeyError, ImportError)
+#: Exit statuses of an interrupted run: Ctrl-C, and SIGTERM (128 + the signal's number).
+INTERRUPTED, TERMINATED = 130, 128 + signal.SIGTERM
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM, raised in the main thread so that it is handled as Ctrl-C is."""
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -38,26 +61,75 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+@contextlib.contextmanager
+def _sigterm_interrupts() -> Iterator[None]:
+    """Turn SIGTERM into :class:`Terminated` while the command runs (main thread only)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def terminate(signum: int, frame: object) -> None:
+        raise Terminated()
+
+    previous = signal.signal(signal.SIGTERM, terminate)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def _one_line(exc: BaseException) -> str:
+    """The message of an error, and its notes (what a write left behind), on one line."""
+    message = " ".join(str(exc).split()) or type(exc).__name__
+    if isinstance(exc, KeyError):
+        message = f"missing key {message}"
+    notes = [" ".join(str(n).split()) for n in getattr(exc, "__notes__", ())]
+    return "; ".join([message, *notes])
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit status."""
     parser = build_parser()
     args = parser.parse_args(argv)
-    try:
-        status = args.func(args)
-    except KeyboardInterrupt:
-        print("xfskde: interrupted", file=sys.stderr)
-        return 130
-    except (XfskdeError, OSError, ValueError, TypeError, KeyError, ImportError) as exc:
-        # XfskdeError: what the library refuses on purpose; the built-in kinds: what the
-        # libraries under it (tifffile, zarr, dask) raise for files and values a user can fix
-        if args.debug:
-            raise
-        message = str(exc) or type(exc).__name__
-        if isinstance(exc, KeyError):
-            message = f"missing key {message}"
-        print(f"xfskde {args.command}: error: {message}", file=sys.stderr)
-        return 2
-    return int(status or 0)
+    name = f"xfskde {args.command}"
+    caught: list[warnings.WarningMessage] = []
+    with _sigterm_interrupts(), contextlib.ExitStack() as stack:
+        if not args.debug:
+            caught = stack.enter_context(warnings.catch_warnings(record=True))
+        try:
+            status = int(args.func(args) or 0)
+        except KeyboardInterrupt as exc:
+            if args.debug:
+                traceback.print_exc()
+            signalled = "terminated (SIGTERM)" if isinstance(exc, Terminated) else "interrupted"
+            notes = [" ".join(str(n).split()) for n in getattr(exc, "__notes__", ())]
+            print("; ".join([f"{name}: {signalled}", *notes]), file=sys.stderr)
+            return TERMINATED if isinstance(exc, Terminated) else INTERRUPTED
+        except BrokenPipeError:  # whoever read the output stopped (xfskde info ... | head)
+            with contextlib.suppress(OSError, ValueError):
+                os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+            return 128 + signal.SIGPIPE
+        except USER_ERRORS as exc:
+            if args.debug:
+                raise
+            print(f"{name}: error: {_one_line(exc)}", file=sys.stderr)
+            return 2
+        except Exception as exc:  # a bug: say so in one line, and where to see more
+            if args.debug:
+                raise
+            print(
+                f"{name}: internal error: {type(exc).__name__}: {_one_line(exc)} (run it again "
+                "with --debug for the traceback, and report it)",
+                file=sys.stderr,
+            )
+            return 1
+    shown = set()
+    for caught_warning in caught:
+        line = " ".join(str(caught_warning.message).split())
+        if line not in shown:
+            shown.add(line)
+            print(f"{name}: warning: {line}", file=sys.stderr)
+    return status
 
 
 if __name__ == "__main__":  # pragma: no cover

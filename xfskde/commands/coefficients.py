@@ -3,14 +3,23 @@
 from __future__ import annotations
 
 import argparse
+import shutil
 import time
+from pathlib import Path
 
 from ..api import local_fskde
-from ..exceptions import ParameterError
-from ..io import open_image, store_status, write_coefficients
+from ..exceptions import ImageReadError, ParameterError
+from ..io import open_image, write_coefficients
+from ..io.stores import block_record
 from ..lazy import DEFAULT_CHUNK
 from ..local import LocalParameters
-from ._options import add_fskde_options, add_scheduler_option, fskde_kwargs
+from ._options import (
+    add_fskde_options,
+    add_scheduler_option,
+    check_scheduler,
+    fskde_kwargs,
+    writing,
+)
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
@@ -19,7 +28,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         help="compute local FS-KDE coefficients of an image and write them to Zarr",
         description="Compute the local FS-KDE of an image (TIFF/OME-TIFF/SVS, Zarr, PNG, ...) "
         "block by block and write the (y, x, k) coefficients to a Zarr v3 store. An interrupted "
-        "run continues with --resume.",
+        "or failed run continues with --resume (only the missing blocks are computed).",
     )
     parser.add_argument("input", help="image file or Zarr store")
     parser.add_argument("output", help="output Zarr store (directory)")
@@ -45,6 +54,7 @@ def run(args: argparse.Namespace) -> int:
     if args.workers is not None and args.workers < 1:
         raise ParameterError(f"--workers must be at least 1, got {args.workers}")
     params = LocalParameters(**fskde_kwargs(args))  # checked before the image is opened
+    check_scheduler(args)  # a misspelt name or a dead address fails now, not after the layout
     # the one chunk planner: the file's tiles, the target, the window's halo and the stride
     image = open_image(
         args.input, level=args.level, chunks=args.chunks, halo=params.depth, stride=params.stride
@@ -52,7 +62,7 @@ def run(args: argparse.Namespace) -> int:
     field = local_fskde(image, **fskde_kwargs(args))
     start = time.perf_counter()
     config = {"num_workers": args.workers} if args.workers else {}
-    with dask.config.set(config):
+    with writing(args.output, args.input), dask.config.set(config):
         written = write_coefficients(
             field,
             args.output,
@@ -62,7 +72,18 @@ def run(args: argparse.Namespace) -> int:
             progress=not args.no_progress,
         )
     seconds = time.perf_counter() - start
-    total = store_status(args.output)["blocks_total"]
+    record = block_record(args.output)
+    if record.size and (record == 2).all():
+        # every coefficient is zero: a constant image, one of a pixel, or all NaN under
+        # --nan-policy omit; a store of zeros would pass for a result, so it is not kept
+        shutil.rmtree(Path(args.output), ignore_errors=True)
+        height, width = image.sizes["y"], image.sizes["x"]
+        raise ImageReadError(
+            f"{args.input} has no gradient anywhere (its {height} x {width} pixels are all "
+            "equal, or all NaN under --nan-policy omit): every coefficient is zero, so "
+            f"{args.output} was not kept"
+        )
+    total = record.size
     pixels = image.sizes["y"] * image.sizes["x"]
     chunks = tuple(max(c) for c in field.chunks[:2]) if field.chunks else field.shape[:2]
     print(

@@ -13,7 +13,7 @@ from ..segmentation import FEATURE_GROUPS, FeatureSpec, fit_textures
 from ..segmentation.features import feature_depth
 from ..segmentation.model import FEATURE_CHUNK
 from ..windows import WINDOW_KINDS
-from ._options import add_scheduler_option, scheduler
+from ._options import add_scheduler_option, check_scheduler, output_exists, scheduler, writing
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
@@ -56,7 +56,7 @@ def run(args: argparse.Namespace) -> int:
     if args.chunks < 1:
         raise ParameterError(f"--chunks must be a positive number of pixels, got {args.chunks}")
     out = Path(os.fspath(args.output))
-    if out.exists() and not (args.overwrite or args.resume):
+    if output_exists(out) and not (args.overwrite or args.resume):
         raise StoreExistsError(
             f"{out} exists; pass --resume to finish an interrupted run or --overwrite to replace it"
         )
@@ -74,10 +74,11 @@ def run(args: argparse.Namespace) -> int:
     spec = FeatureSpec(
         **{k: options[k] for k in spec_keys}, n_coefficients=options["n_coefficients"]
     )
+    check_scheduler(args)  # a misspelt name or a dead address fails now, before the fit
     # the one chunk planner: the file's tiles, the target and the features' halo
     image = open_image(args.input, level=args.level, chunks=args.chunks, halo=feature_depth(spec))
     start = time.perf_counter()
-    with scheduler(args):
+    with writing(str(out), args.input), scheduler(args):
         # the fit is seeded, so a resumed run fits the same endmembers; they are in the
         # labels' attrs, and write_blocks refuses to resume a store written with others
         model = fit_textures(image, args.textures, **options)
