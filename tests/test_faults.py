@@ -1,0 +1,779 @@
+"""Faults and bad input: nothing silently wrong.
+
+Every fault — a writer killed at any moment (SIGKILL), interrupted (Ctrl-C) or terminated
+(SIGTERM), a full disk, a damaged or truncated TIFF, a codec that cannot decode, a scheduler
+that does not answer, an image too small or without data, a chunk of a store damaged or lost —
+gives one clear line and a non-zero exit status through the command line, a typed error through
+the API, and leaves nothing that blocks the corrected rerun; a resumed store is bit for bit the
+store an uninterrupted run writes, and an interrupted one never says it is complete.
+"""
+
+from __future__ import annotations
+
+import errno
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import textwrap
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import numpy as np
+import pytest
+import tifffile
+import xarray as xr
+import zarr
+from skimage import data
+
+import xfskde
+import xfskde._scheduling
+from xfskde.cli import main
+from xfskde.exceptions import (
+    StoreCorruptError,
+    StoreExistsError,
+    StoreFormatError,
+    StoreIncompleteError,
+)
+from xfskde.io import store_status
+from xfskde.io.stores import block_record, verify_store
+
+CAMERA = data.camera()
+#: The writer of the kill tests: a 256² image in 32² tiles and chunks, 64 blocks.
+ARGS = ["--order", "4", "--window", "box", "--size", "5", "--chunks", "32", "--no-progress"]
+
+# A writer slowed at every step that can be cut short: each call that lays out an array, each
+# block (before its data, and between its data and its record), and the finalization (before
+# and after the metadata is consolidated, i.e. before the status is set). ``run(argv)`` writes
+# through the command line, or through the API when argv[0] is "api".
+SLOWED = """
+import signal, sys, time
+import zarr
+import xfskde, xfskde.io.stores as stores
+from xfskde.cli import main
+
+signal.signal(signal.SIGINT, signal.default_int_handler)  # even if started with it ignored
+pause = float(sys.argv[1])
+
+def slowed(function, before=True, after=False, when=lambda *a, **k: True):
+    def slow(*args, **kwargs):
+        if before and when(*args, **kwargs):
+            time.sleep(pause)
+        out = function(*args, **kwargs)
+        if after and when(*args, **kwargs):
+            time.sleep(pause)
+        return out
+    return slow
+
+stores._write_block = slowed(stores._write_block)
+zarr.open_array = slowed(zarr.open_array, when=lambda *a, **k: k.get("path") == "xfskde_blocks"
+                         and k.get("mode") == "r+")  # between a block's data and its record
+zarr.Group.create_array = slowed(zarr.Group.create_array, after=True)
+zarr.consolidate_metadata = slowed(zarr.consolidate_metadata, after=True)
+
+def run(argv):
+    if argv[0] == "api":  # the same store, written through the API
+        image = xfskde.open_image(argv[1], chunks=32)
+        field = xfskde.local_fskde(image, order=4, window="box", size=5)
+        xfskde.write_coefficients(field, argv[2], chunks=32, scheduler=argv[3])
+        return 0
+    return main(argv)
+"""
+#: One slowed writer, as a process of its own (for Ctrl-C and SIGTERM).
+WRITER = (
+    SLOWED
+    + """
+print("ready", flush=True)
+sys.exit(run(sys.argv[2:]))
+"""
+)
+#: A fork server: xfskde imported once, then one forked, slowed writer per line of JSON on
+#: stdin, whose process id it prints. Children are reaped by the system (SIGCHLD ignored), so a
+#: killed writer is gone at once; their output goes nowhere.
+FORKS = (
+    SLOWED
+    + """
+import json, os
+signal.signal(signal.SIGCHLD, signal.SIG_IGN)
+print("ready", flush=True)
+for line in sys.stdin:
+    pid = os.fork()
+    if pid == 0:
+        signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+        quiet = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(quiet, 1)
+        os.dup2(quiet, 2)
+        try:
+            code = run(json.loads(line))
+        except BaseException:
+            code = 1
+        os._exit(code)
+    print(pid, flush=True)
+"""
+)
+
+
+def _argv(tiff: Path, store: Path, mode: str, scheduler: str) -> list[str]:
+    if mode == "api":
+        return ["api", str(tiff), str(store), scheduler]
+    return ["coefficients", str(tiff), str(store), *ARGS, "--scheduler", scheduler]
+
+
+def _writer(tiff: Path, store: Path, *, scheduler: str = "synchronous",
+            pause: float = 0.02) -> subprocess.Popen:  # fmt: skip
+    return subprocess.Popen(
+        [sys.executable, "-c", textwrap.dedent(WRITER), str(pause),
+         *_argv(tiff, store, "cli", scheduler)],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+
+
+class _Forks:
+    """The fork server: ``start(argv)`` runs a slowed writer, returning its process id."""
+
+    def __init__(self, pause: float) -> None:
+        self.proc = subprocess.Popen(
+            [sys.executable, "-c", textwrap.dedent(FORKS), str(pause)],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+        )  # fmt: skip
+        assert self.proc.stdout.readline().strip() == "ready"
+        self._lock = threading.Lock()
+
+    def start(self, argv: list[str]) -> int:
+        with self._lock:
+            self.proc.stdin.write(json.dumps(argv) + "\n")
+            self.proc.stdin.flush()
+            return int(self.proc.stdout.readline())
+
+    def close(self) -> None:
+        self.proc.stdin.close()
+        self.proc.wait(timeout=30)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return True
+
+
+def _wait_gone(pid: int, timeout: float = 120) -> None:
+    deadline = time.monotonic() + timeout
+    while _alive(pid):
+        assert time.monotonic() < deadline, f"writer {pid} still runs"
+        time.sleep(0.01)
+
+
+def _files(store: Path) -> dict[str, bytes]:
+    """Every file of a store and its bytes (but zarr's temporary ``*.partial`` files)."""
+    return {
+        p.relative_to(store).as_posix(): p.read_bytes()
+        for p in sorted(store.rglob("*"))
+        if p.is_file() and not p.name.endswith(".partial")
+    }
+
+
+@pytest.fixture(scope="module")
+def forks():
+    server = _Forks(pause=0.02)
+    yield server
+    server.close()
+
+
+@pytest.fixture(scope="module")
+def reference(tmp_path_factory, forks):
+    """The input TIFF, the store an uninterrupted slowed writer makes of it, and how long the
+    writer takes."""
+    folder = tmp_path_factory.mktemp("reference")
+    tiff = folder / "in.tif"
+    tifffile.imwrite(tiff, CAMERA[:256, :256], tile=(32, 32))
+    store = folder / "clean.zarr"
+    start = time.monotonic()
+    _wait_gone(forks.start(_argv(tiff, store, "cli", "synchronous")))
+    duration = time.monotonic() - start
+    assert store_status(store) == {"complete": True, "blocks_done": 64, "blocks_total": 64}
+    expected = xfskde.local_fskde(CAMERA[:256, :256], order=4, window="box", size=5)
+    np.testing.assert_array_equal(xfskde.open_coefficients(store).values, expected)
+    return tiff, store, duration
+
+
+def _phase(store: Path) -> str:
+    """Where a write was cut: before its store, in its layout, in its blocks, in its
+    finalization, or after it."""
+    if not store.exists() or not any(store.iterdir()):
+        return "before the layout"
+    try:
+        group = zarr.open_group(store, mode="r")
+    except Exception:
+        return "in the layout"
+    if "xfskde_blocks" not in group:
+        return "in the layout"
+    status = store_status(store)
+    if status["complete"]:
+        return "after the status"
+    if status["blocks_done"] < status["blocks_total"]:
+        return "in the blocks"
+    return "in the finalization"
+
+
+def _kill_and_resume(reference, forks, folder: Path, rng: np.random.Generator, count: int) -> dict:
+    """SIGKILL ``count`` slowed writers at random moments, resume each, compare with the clean
+    store; returns how many were cut in each phase, and how many survived."""
+    tiff, clean, duration = reference
+    expected = _files(clean)
+    plans = []
+    for i in range(count):
+        part = rng.random()
+        # a quarter in the layout (once the group is there), a quarter in the finalization
+        # (once every record is there), half at any moment
+        if part < 0.25:
+            trigger, delay = "layout", rng.uniform(0.0, 0.25)
+        elif part < 0.5:
+            trigger, delay = "finalization", rng.uniform(0.0, 0.08)
+        else:
+            trigger, delay = "start", rng.uniform(0.0, duration)
+        mode = "api" if i % 3 == 2 else "cli"
+        scheduler = "threads" if i % 2 else "synchronous"
+        plans.append((folder / f"killed-{i}.zarr", trigger, delay, mode, scheduler))
+
+    def reached(store: Path, trigger: str) -> bool:
+        if trigger == "layout":
+            return (store / "zarr.json").exists()
+        if trigger == "finalization":
+            return len(list((store / "xfskde_blocks").glob("c/*/*"))) == 64
+        return True
+
+    def kill(plan):
+        store, trigger, delay, mode, scheduler = plan
+        pid = forks.start(_argv(tiff, store, mode, scheduler))
+        while not reached(store, trigger) and _alive(pid):
+            time.sleep(0.002)
+        time.sleep(delay)
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass  # it had finished
+        _wait_gone(pid)
+
+    with ThreadPoolExecutor(4) as pool:
+        list(pool.map(kill, plans))
+    phases: dict[str, int] = {}
+    survived = partial = 0
+    for store, _, delay, mode, scheduler in plans:
+        phase = _phase(store)
+        phases[phase] = phases.get(phase, 0) + 1
+        partial += sum(1 for _ in store.rglob("*.partial")) if store.exists() else 0
+        if phase not in ("before the layout", "in the layout"):
+            if store_status(store)["complete"]:  # only after its last block and consolidation
+                assert _files(store) == expected, (delay, mode, scheduler)
+            else:
+                with pytest.raises(StoreIncompleteError):
+                    xfskde.open_coefficients(store)
+                assert main(["info", str(store)]) == 1
+        argv = ["coefficients", str(tiff), str(store), *ARGS, "--resume"]
+        assert main(argv) == 0, (phase, delay, mode, scheduler)
+        assert _files(store) == expected, (phase, delay, mode, scheduler)
+        assert verify_store(store).whole
+        survived += 1
+    return {"phases": phases, "survived": survived, "partial files": partial}
+
+
+def test_sigkill_at_random_points_resumes_to_the_clean_store(reference, forks, tmp_path, capsys):
+    """A bounded number of kill points for CI (more under the slow mark, below)."""
+    rng = np.random.default_rng(20261123)
+    result = _kill_and_resume(reference, forks, tmp_path, rng, 12)
+    assert result["survived"] == 12
+    with capsys.disabled():
+        print(f"\nSIGKILL: 12 kill points, {result}")
+
+
+@pytest.mark.slow
+def test_sigkill_at_many_random_points(reference, forks, tmp_path, capsys):
+    result = _kill_and_resume(reference, forks, tmp_path, np.random.default_rng(7), 120)
+    assert result["survived"] == 120
+    with capsys.disabled():
+        print(f"\nSIGKILL: 120 kill points, {result}")
+
+
+@pytest.mark.parametrize(("signum", "status"), [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
+def test_interrupt_and_terminate_leave_a_store_to_resume(reference, tmp_path, signum, status):
+    tiff, clean, _ = reference
+    store = tmp_path / "out.zarr"
+    proc = _writer(tiff, store, scheduler="threads", pause=0.05)
+    try:
+        assert proc.stdout.readline().strip() == "ready"
+        deadline = time.monotonic() + 60
+        while not ((store / "xfskde_blocks").exists() and store_status(store)["blocks_done"] >= 5):
+            assert proc.poll() is None and time.monotonic() < deadline
+            time.sleep(0.02)
+        proc.send_signal(signum)
+        _, err = proc.communicate(timeout=60)
+    finally:
+        proc.kill()
+    lines = err.strip().splitlines()
+    assert proc.returncode == status and len(lines) == 1, err
+    assert "--resume" in lines[0] and str(store) in lines[0]
+    state = store_status(store)
+    assert not state["complete"] and 5 <= state["blocks_done"] < 64
+    assert f"keeps {state['blocks_done']} of 64 blocks" in lines[0]  # nothing ran after it
+    assert main(["coefficients", str(tiff), str(store), *ARGS, "--resume"]) == 0
+    assert _files(store) == _files(clean)
+
+
+# ------------------------------------------------------------------------------ full disk
+
+
+class _FullDisk(zarr.storage.WrapperStore):
+    """A store whose disk fills up after ``room`` chunks of the data array."""
+
+    def __init__(self, store, room: int | list[int] = 0) -> None:
+        super().__init__(store)
+        self.room = room if isinstance(room, list) else [room]  # shared by zarr's copies
+
+    def _with_store(self, store):
+        return type(self)(store, self.room)
+
+    async def set(self, key, value) -> None:
+        if key.startswith("fskde/c/"):
+            if self.room[0] <= 0:
+                raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), key)
+            self.room[0] -= 1
+        await self._store.set(key, value)
+
+
+def _field(shape=(256, 256)):
+    image = xr.DataArray(CAMERA[: shape[0], : shape[1]], dims=("y", "x"), name="in").chunk(32)
+    return xfskde.local_fskde(image, order=4, window="box", size=5)
+
+
+def test_a_full_disk_through_the_api_leaves_a_store_to_resume(tmp_path):
+    field = _field()
+    path = tmp_path / "f.zarr"
+    full = _FullDisk(zarr.storage.LocalStore(path), room=10)
+    with pytest.raises(OSError) as info:
+        xfskde.write_coefficients(field, full, chunks=32, scheduler="synchronous")
+    assert info.value.errno == errno.ENOSPC
+    status = store_status(path)
+    assert not status["complete"] and status["blocks_done"] == 10
+    assert xfskde.write_coefficients(field, path, resume=True) == 54
+    np.testing.assert_array_equal(xfskde.open_coefficients(path).values, field.values)
+    assert verify_store(path).whole
+
+
+def test_a_full_disk_through_the_cli_is_one_line(reference, tmp_path, monkeypatch, capsys):
+    tiff, clean, _ = reference
+    store = tmp_path / "out.zarr"
+    real_set = zarr.storage.LocalStore.set
+    room = [20]
+
+    async def full_set(self, key, value):
+        if key.startswith("fskde/c/"):
+            if room[0] <= 0:
+                raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), key)
+            room[0] -= 1
+        await real_set(self, key, value)
+
+    monkeypatch.setattr(zarr.storage.LocalStore, "set", full_set)
+    argv = ["coefficients", str(tiff), str(store), *ARGS, "--scheduler", "synchronous"]
+    assert main(argv) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "Traceback" not in err
+    assert "No space left on device" in err and "keeps 20 of 64 blocks" in err and "--resume" in err
+    monkeypatch.undo()  # space freed
+    assert main([*argv, "--resume"]) == 0
+    assert _files(store) == _files(clean)
+
+
+def _mount_tmpfs(path: Path, size: str) -> bool:
+    path.mkdir()
+    try:
+        result = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(path)],
+                                capture_output=True, timeout=10)  # fmt: skip
+    except (OSError, subprocess.SubprocessError):
+        return False
+    return result.returncode == 0
+
+
+def test_a_really_full_filesystem(reference, tmp_path, capsys):
+    """On a 256 KiB tmpfs, where the system lets us mount one (root on Linux); then the same
+    filesystem made larger and the write resumed."""
+    tiff, clean, _ = reference
+    disk = tmp_path / "disk"
+    if not _mount_tmpfs(disk, "256k"):
+        pytest.skip("cannot mount a tmpfs here")
+    try:
+        store = disk / "out.zarr"
+        argv = ["coefficients", str(tiff), str(store), *ARGS]
+        assert main(argv) == 2
+        err = capsys.readouterr().err.strip()
+        assert len(err.splitlines()) == 1 and "No space left on device" in err, err
+        assert not store_status(store)["complete"]
+        remount = ["mount", "-o", "remount,size=64m", str(disk)]
+        subprocess.run(remount, check=True, capture_output=True, timeout=10)
+        if store_status(store)["blocks_done"]:
+            argv.append("--resume")
+        assert main(argv) == 0
+        assert _files(store) == _files(clean)
+    finally:
+        subprocess.run(["umount", str(disk)], capture_output=True, timeout=10)
+
+
+# --------------------------------------------------------------------------- damaged TIFFs
+
+
+def _damaged_tiff(path: Path, compression: str | None, damage: str) -> Path:
+    """A tiled TIFF of the camera, then truncated, or with the bytes of one tile overwritten."""
+    options = {"tile": (32, 32), "compression": compression}
+    tifffile.imwrite(path, CAMERA[:256, :256], **options)
+    raw = bytearray(path.read_bytes())
+    if damage == "truncated":
+        del raw[len(raw) * 2 // 3 :]
+    else:
+        with tifffile.TiffFile(path) as tif:
+            page = tif.pages[0]
+            offset, count = page.dataoffsets[20], page.databytecounts[20]
+        raw[offset : offset + count] = np.random.default_rng(0).bytes(count)
+    path.write_bytes(bytes(raw))
+    return path
+
+
+@pytest.mark.parametrize(
+    ("compression", "damage"),
+    [
+        (None, "truncated"),
+        ("zlib", "truncated"),
+        ("zlib", "overwritten"),
+        ("jpeg", "truncated"),
+        ("jpeg", "overwritten"),
+    ],
+)
+def test_damaged_tiffs_are_one_line_naming_the_file(tmp_path, capsys, compression, damage):
+    tiff = _damaged_tiff(tmp_path / "in.tif", compression, damage)
+    store = tmp_path / "out.zarr"
+    argv = ["coefficients", str(tiff), str(store), *ARGS]
+    assert main(argv) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "Traceback" not in err, err
+    assert err.startswith(f"xfskde coefficients: error: cannot read {tiff} (")
+    with pytest.raises(Exception) as debug:
+        main(["--debug", *argv, "--resume" if store.exists() else "--no-progress"])
+    assert not isinstance(debug.value, xfskde.XfskdeError) or debug.value.__cause__ is not None
+    # the corrected rerun: the file written again, then --resume if a store was left
+    tifffile.imwrite(tiff, CAMERA[:256, :256], tile=(32, 32), compression=compression)
+    if store.exists():
+        assert not store_status(store)["complete"]
+        argv.append("--resume")
+    assert main(argv) == 0
+    expected = xfskde.local_fskde(xfskde.open_image(tiff), order=4, window="box", size=5)
+    np.testing.assert_array_equal(xfskde.open_coefficients(store).values, expected.values)
+
+
+def test_an_unknown_tiff_codec_is_one_line(tmp_path, capsys):
+    tiff = tmp_path / "in.tif"
+    tifffile.imwrite(tiff, CAMERA[:128, :128], tile=(64, 64), compression="zlib")
+    with tifffile.TiffFile(tiff) as tif:
+        offset = tif.pages[0].tags["Compression"].valueoffset
+    raw = bytearray(tiff.read_bytes())
+    raw[offset : offset + 2] = (61111).to_bytes(2, "little")  # no such compression
+    tiff.write_bytes(bytes(raw))
+    assert main(["coefficients", str(tiff), str(tmp_path / "o.zarr"), *ARGS]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and f"cannot read {tiff}" in err and "61111" in err
+    assert not (tmp_path / "o.zarr").exists()
+
+
+def test_a_damaged_zarr_input_is_one_line(tmp_path, capsys):
+    source = zarr.create_array(tmp_path / "in.zarr", shape=(64, 64), chunks=(32, 32),
+                               dtype="uint8", dimension_names=("y", "x"))  # fmt: skip
+    source[...] = CAMERA[:64, :64]
+    (tmp_path / "in.zarr" / "c" / "1" / "0").write_bytes(b"not zstd")
+    argv = ["coefficients", str(tmp_path / "in.zarr"), str(tmp_path / "o.zarr"), *ARGS]
+    assert main(argv) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and f"cannot read {tmp_path / 'in.zarr'}" in err
+
+
+# -------------------------------------------------------------------------------- schedulers
+
+
+def test_an_unreachable_scheduler_fails_fast_in_one_line(tmp_path, capsys):
+    np.save(tmp_path / "in.npy", CAMERA[:64, :64])
+    store = tmp_path / "o.zarr"
+    argv = ["coefficients", str(tmp_path / "in.npy"), str(store), "--no-progress"]
+    start = time.monotonic()
+    assert main([*argv, "--scheduler", "tcp://127.0.0.1:1"]) == 2
+    assert time.monotonic() - start < 5
+    err = capsys.readouterr().err.strip()
+    assert err == (
+        "xfskde coefficients: error: cannot reach the Dask scheduler at tcp://127.0.0.1:1: "
+        "connection refused"
+    )
+    assert main([*argv, "--scheduler", "thread"]) == 2  # a misspelt local scheduler
+    assert "got 'thread'" in capsys.readouterr().err
+    assert not store.exists()
+    assert main(argv) == 0  # the corrected rerun
+
+
+def test_an_address_that_is_no_scheduler_times_out(tmp_path, capsys, monkeypatch):
+    monkeypatch.setattr(xfskde._scheduling, "CONNECT_TIMEOUT", 1.0)
+    np.save(tmp_path / "in.npy", CAMERA[:64, :64])
+    with socket.socket() as server:  # accepts connections, never speaks Dask's protocol
+        server.bind(("127.0.0.1", 0))
+        server.listen(8)
+        address = f"tcp://127.0.0.1:{server.getsockname()[1]}"
+        start = time.monotonic()
+        argv = ["coefficients", str(tmp_path / "in.npy"), str(tmp_path / "o.zarr")]
+        assert main([*argv, "--scheduler", address]) == 2
+        assert time.monotonic() - start < 15
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and address in err
+    assert not (tmp_path / "o.zarr").exists()
+
+
+def test_the_api_refuses_an_unreachable_scheduler_before_laying_out(tmp_path):
+    with pytest.raises(ConnectionError, match="connection refused"):
+        xfskde.write_coefficients(_field((64, 64)), tmp_path / "f.zarr",
+                                  scheduler="tcp://127.0.0.1:1")  # fmt: skip
+    assert not (tmp_path / "f.zarr").exists()
+
+
+# ------------------------------------------------------------------------ images without data
+
+
+@pytest.mark.parametrize(
+    ("pixels", "options", "message"),
+    [
+        (np.ones((1, 1), np.float32), [], "has no gradient anywhere (its 1 x 1 pixels"),
+        (np.full((40, 30), 7, np.uint8), [], "has no gradient anywhere (its 40 x 30 pixels"),
+        (np.full((40, 30), np.nan, np.float32), [], "NaN"),
+        (np.full((40, 30), np.nan, np.float32), ["--nan-policy", "omit"], "all NaN"),
+    ],
+    ids=["one pixel", "constant", "all NaN", "all NaN, omitted"],
+)
+def test_images_without_data_are_one_line(tmp_path, capsys, pixels, options, message):
+    np.save(tmp_path / "in.npy", pixels)
+    store = tmp_path / "o.zarr"
+    argv = ["coefficients", str(tmp_path / "in.npy"), str(store), "--no-progress", *options]
+    assert main(argv) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and message in err and "Traceback" not in err, err
+    assert not store.exists()  # nothing in the way of the corrected rerun
+    np.save(tmp_path / "in.npy", CAMERA[:40, :30])
+    assert main(argv) == 0
+
+
+def test_tiny_images_that_have_gradients_are_computed(tmp_path):
+    for shape in [(1, 7), (3, 3), (2, 50)]:
+        pixels = np.arange(np.prod(shape), dtype=np.float32).reshape(shape) ** 1.5
+        np.save(tmp_path / "in.npy", pixels)
+        store = tmp_path / f"{shape}.zarr"
+        assert main(["coefficients", str(tmp_path / "in.npy"), str(store), "--no-progress"]) == 0
+        expected = xfskde.local_fskde(pixels, order=8, window="gaussian", size=4)
+        np.testing.assert_array_equal(xfskde.open_coefficients(store).values, expected)
+
+
+# ---------------------------------------------------------------------- damaged and lost chunks
+
+
+def _written(tmp_path) -> tuple[Path, xr.DataArray]:
+    field = _field((128, 96))
+    store = tmp_path / "f.zarr"
+    xfskde.write_coefficients(field, store, chunks=32)
+    return store, field
+
+
+def test_a_flipped_byte_and_a_lost_chunk_are_named(tmp_path, capsys):
+    store, field = _written(tmp_path)
+    chunk = store / "fskde" / "c" / "1" / "2" / "0"
+    raw = bytearray(chunk.read_bytes())
+    raw[len(raw) // 2] ^= 0x01  # one bit
+    chunk.write_bytes(bytes(raw))
+    (store / "fskde" / "c" / "3" / "0" / "0").unlink()
+    F = xfskde.open_coefficients(store)
+    with pytest.raises(StoreCorruptError, match=r"'fskde/c/1/2/0' is damaged \(checksum mismatch"):
+        F[32:64, 64:96].compute()
+    with pytest.raises(StoreCorruptError, match=r"'fskde/c/3/0/0' is missing"):
+        F[96:, :32].compute()
+    np.testing.assert_array_equal(F[:32].values, field[:32].values)  # the rest reads
+    with pytest.raises(StoreCorruptError):
+        F.compute()
+    assert issubclass(StoreCorruptError, ValueError)
+
+    report = verify_store(store)
+    assert not report.whole and report.blocks_read == report.blocks_total == 12
+    assert [(p.key, p.kind) for p in report.problems] == [
+        ("fskde/c/1/2/0", "damaged"),
+        ("fskde/c/3/0/0", "missing"),
+    ]
+    assert main(["info", "--verify", str(store)]) == 1
+    out = capsys.readouterr().out
+    assert "12 of 12 blocks read: 2 damaged or missing" in out
+    assert "damaged   fskde/c/1/2/0: checksum mismatch" in out
+    assert "missing   fskde/c/3/0/0: the store says it was written" in out
+    assert main(["info", str(store)]) == 0  # without --verify: the metadata only
+
+    xfskde.write_coefficients(field, store, chunks=32, overwrite=True)
+    assert main(["info", "--verify", str(store)]) == 0
+    assert "12 of 12 blocks read: every checksum matches" in capsys.readouterr().out
+
+
+def test_undecodable_chunks_record_entries_and_coordinates(tmp_path, capsys):
+    store, _ = _written(tmp_path)
+    # a chunk whose checksum is right but whose bytes are no Blosc frame: zarr itself appends
+    # the checksum to 24 plain bytes
+    junk = zarr.create_array(tmp_path / "junk.zarr", shape=(24,), dtype="uint8",
+                             compressors=(zarr.codecs.Crc32cCodec(),))  # fmt: skip
+    junk[...] = np.frombuffer(b"not a blosc frame at all", np.uint8)
+    forged = (tmp_path / "junk.zarr" / "c" / "0").read_bytes()
+    (store / "fskde" / "c" / "0" / "0" / "0").write_bytes(forged)
+    record = store / "xfskde_blocks" / "c" / "2" / "1"
+    record.write_bytes(b"\x01\x00\x00\x00\x00")  # a record entry with a wrong checksum
+    with pytest.raises(StoreCorruptError, match=r"'fskde/c/0/0/0' is damaged \(undecodable"):
+        xfskde.open_coefficients(store)[:32, :32].compute()
+    report = verify_store(store)
+    assert {(p.key, p.kind) for p in report.problems} == {
+        ("fskde/c/0/0/0", "damaged"),
+        ("xfskde_blocks/c/2/1", "damaged"),
+    }
+    # the damaged entry counts as not written: the status says 11 of 12, a resume rewrites it
+    assert store_status(store)["blocks_done"] == 11 and block_record(store)[2, 1] == 0
+
+    y = store / "y" / "c" / "0"
+    raw = bytearray(y.read_bytes())
+    raw[0] ^= 0x10
+    y.write_bytes(bytes(raw))
+    with pytest.raises(StoreCorruptError, match=r"'y/c/0' is damaged \(checksum mismatch"):
+        xfskde.open_coefficients(store)
+    assert main(["info", str(store)]) == 2
+    assert "'y/c/0' is damaged" in capsys.readouterr().err
+    assert main(["info", "--verify", str(store)]) == 1
+    out = capsys.readouterr().out
+    assert "damaged   y/c/0: checksum mismatch" in out
+    y.unlink()
+    with pytest.raises(StoreCorruptError, match=r"'y/c/0' is missing"):
+        xfskde.open_coefficients(store)
+
+
+def test_verify_an_incomplete_store(tmp_path, capsys):
+    field = _field((96, 96))
+    store = tmp_path / "f.zarr"
+    pending = xfskde.write_coefficients(field, store, chunks=32, compute=False)
+    pending[:4].compute(scheduler="synchronous")
+    report = verify_store(store)
+    assert report.blocks_read == 4 and report.blocks_total == 9 and not report.whole
+    assert {p.kind for p in report.problems} == {"unwritten"}
+    assert main(["info", "--verify", str(store)]) == 1
+    assert "unwritten 5 blocks not written yet" in capsys.readouterr().out
+
+
+# ---------------------------------------------------------------------- the completion protocol
+
+
+def test_a_write_cut_between_consolidation_and_status_is_incomplete(tmp_path, monkeypatch):
+    """The status is the last thing written: a finalization cut short leaves the store
+    incomplete (never complete without its consolidated metadata), and a resume finishes it."""
+    field = _field((64, 64))
+    store = tmp_path / "f.zarr"
+
+    class Cut(Exception):
+        pass
+
+    real = zarr.consolidate_metadata
+
+    def consolidate_then_die(*args, **kwargs):
+        real(*args, **kwargs)
+        raise Cut
+
+    monkeypatch.setattr(zarr, "consolidate_metadata", consolidate_then_die)
+    with pytest.raises(Cut):
+        xfskde.write_coefficients(field, store, chunks=32)
+    monkeypatch.undo()
+    assert store_status(store) == {"complete": False, "blocks_done": 4, "blocks_total": 4}
+    with pytest.raises(StoreIncompleteError):
+        xfskde.open_coefficients(store)
+    assert xfskde.write_coefficients(field, store, resume=True) == 0
+    assert store_status(store)["complete"]
+    np.testing.assert_array_equal(xfskde.open_coefficients(store).values, field.values)
+
+
+def test_a_layout_cut_short_is_laid_out_again(tmp_path, monkeypatch):
+    field = _field((64, 64))
+    store = tmp_path / "f.zarr"
+    real = zarr.Group.create_array
+    made = []
+
+    def die_on_the_third(self, *args, **kwargs):
+        if len(made) == 2:
+            raise KeyboardInterrupt
+        made.append(args)
+        return real(self, *args, **kwargs)
+
+    monkeypatch.setattr(zarr.Group, "create_array", die_on_the_third)
+    with pytest.raises(KeyboardInterrupt):
+        xfskde.write_coefficients(field, store, chunks=32)
+    monkeypatch.undo()
+    assert zarr.open_group(store).attrs["xfskde_status"] == "incomplete"  # the group is first
+    with pytest.raises(StoreExistsError):
+        xfskde.write_coefficients(field, store)
+    assert xfskde.write_coefficients(field, store, resume=True) == 4
+    np.testing.assert_array_equal(xfskde.open_coefficients(store).values, field.values)
+    (tmp_path / "empty.zarr").mkdir()  # an empty directory is nothing in the way
+    assert xfskde.write_coefficients(field, tmp_path / "empty.zarr") == 4
+    zarr.open_group(tmp_path / "foreign.zarr", mode="w")
+    with pytest.raises(StoreFormatError):  # a foreign group is not taken for a layout
+        xfskde.write_coefficients(field, tmp_path / "foreign.zarr", resume=True)
+
+
+def test_nothing_is_written_after_an_interrupt_returns(tmp_path, monkeypatch):
+    """Ctrl-C while the thread pool computes: no new block starts, and the call returns only
+    once the blocks already running have ended, so the count it reports is final."""
+    field = _field((128, 128))
+    store = tmp_path / "f.zarr"
+    import xfskde.io.stores as stores
+
+    real = stores._write_block
+    started = threading.Event()
+
+    def slow(*args):
+        started.set()
+        time.sleep(0.2)
+        return real(*args)
+
+    monkeypatch.setattr(stores, "_write_block", slow)
+
+    def interrupt():
+        started.wait(10)
+        time.sleep(0.3)
+        signal.pthread_kill(threading.main_thread().ident, signal.SIGINT)
+
+    threading.Thread(target=interrupt, daemon=True).start()
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            xfskde.write_coefficients(field, store, chunks=32, scheduler="threads")
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    done = store_status(store)["blocks_done"]
+    time.sleep(0.6)  # longer than any block that could still be running
+    assert 0 < store_status(store)["blocks_done"] == done < 16
+    monkeypatch.undo()
+    assert xfskde.write_coefficients(field, store, resume=True) == 16 - done
+    np.testing.assert_array_equal(xfskde.open_coefficients(store).values, field.values)
+
+
+def test_segment_names_a_damaged_input_too(tmp_path, capsys):
+    tiff = _damaged_tiff(tmp_path / "in.tif", "zlib", "truncated")
+    argv = ["segment", str(tiff), str(tmp_path / "o.zarr"), "--textures", "2", "--sample", "500",
+            "--no-progress"]  # fmt: skip
+    assert main(argv) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and err.startswith(
+        f"xfskde segment: error: cannot read {tiff}"
+    )
+    assert main([*argv[:-1], "--scheduler", "tcp://127.0.0.1:1"]) == 2
+    assert "cannot reach the Dask scheduler" in capsys.readouterr().err
