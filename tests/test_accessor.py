@@ -5,7 +5,7 @@ import re
 import numpy as np
 import pytest
 import xarray as xr
-from _xr_checks import assert_keeps_labels
+from _xr_checks import assert_keeps_labels, assert_labelled_result
 from skimage import data
 
 import xfskde
@@ -42,8 +42,14 @@ def _sampled(image, stride):
 def test_dataarray_result_is_labeled(image, stride):
     F = local_fskde(image, order=6, window="box", size=8, stride=stride)
     assert F.name == "fskde" and F.dims == ("y", "x", "k")
-    # y, x, the 2-D lat, the 1-D column_id and the scalar spatial_ref: all at the sampled pixels
-    assert_keeps_labels(F, _sampled(image, stride), dims=("y", "x", "k"), attrs=False)
+    # y, x, the 2-D lat, the 1-D column_id and the scalar spatial_ref: at the centres of the
+    # stride cells (the sampled pixels for odd strides; positions half a pixel on for even ones)
+    assert_labelled_result(F, image, stride=stride, extra_dims=("k",))
+    if stride % 2:
+        assert_keeps_labels(F, _sampled(image, stride), dims=("y", "x", "k"), attrs=False)
+    else:
+        o = (stride - 1) // 2
+        np.testing.assert_allclose(F.x, image.x[o::stride] + 0.25)  # x steps 0.5 per pixel
     np.testing.assert_array_equal(F.k, np.arange(7))
     for key in ("kernel", "order", "eps", "window", "size", "stride", "boundary", "weight",
                 "angle_convention", "xfskde_version"):  # fmt: skip
