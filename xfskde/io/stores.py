@@ -391,13 +391,19 @@ def _read_record(group: zarr.Group) -> tuple[np.ndarray, np.ndarray]:
 # ------------------------------------------------------------------------------------ write
 
 
+def _nonzero(block: np.ndarray) -> bool:
+    """Whether any value of a block is not zero: its first values, then (rarely) all of them."""
+    flat = block.reshape(-1)
+    return bool(flat[:4096].any()) or bool(flat.any())
+
+
 def _write_block(
     block: np.ndarray, store: Any, name: str, by: int, bx: int, cy: int, cx: int
 ) -> int:
     """Write one block, then its completion record (in that order)."""
     target = zarr.open_array(store, path=name, mode="r+").with_config(_WRITE_CONFIG)
     target[by * cy : by * cy + block.shape[0], bx * cx : bx * cx + block.shape[1]] = block
-    entry = _WRITTEN if np.any(block) else _WRITTEN_ZERO
+    entry = _WRITTEN if _nonzero(block) else _WRITTEN_ZERO
     zarr.open_array(store, path=_BLOCKS, mode="r+")[by, bx] = entry
     return 1
 
