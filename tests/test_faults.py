@@ -701,7 +701,7 @@ def test_a_write_cut_between_consolidation_and_status_is_incomplete(tmp_path, mo
     np.testing.assert_array_equal(xfskde.open_coefficients(store).values, field.values)
 
 
-def test_a_layout_cut_short_is_laid_out_again(tmp_path, monkeypatch):
+def test_a_layout_cut_short_is_laid_out_again(tmp_path, monkeypatch, capsys):
     field = _field((64, 64))
     store = tmp_path / "f.zarr"
     real = zarr.Group.create_array
@@ -718,6 +718,12 @@ def test_a_layout_cut_short_is_laid_out_again(tmp_path, monkeypatch):
         xfskde.write_coefficients(field, store, chunks=32)
     monkeypatch.undo()
     assert zarr.open_group(store).attrs["xfskde_status"] == "incomplete"  # the group is first
+    with pytest.raises(StoreIncompleteError, match="laid out"):
+        xfskde.open_coefficients(store, allow_incomplete=True)
+    with pytest.raises(StoreIncompleteError, match="laid out"):
+        verify_store(store)
+    assert main(["info", "--verify", str(store)]) == 1
+    assert "layout    " in capsys.readouterr().out
     with pytest.raises(StoreExistsError):
         xfskde.write_coefficients(field, store)
     assert xfskde.write_coefficients(field, store, resume=True) == 4

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import argparse
 
-from ..exceptions import StoreCorruptError
+from ..exceptions import StoreCorruptError, StoreIncompleteError
 from ..io import open_blocks, store_status
 from ..io.stores import verify_store
 
@@ -81,6 +81,9 @@ def run(args: argparse.Namespace) -> int:
     print(f"status    {state} ({status['blocks_done']}/{status['blocks_total']} blocks)")
     try:
         _describe(args.store)
+    except StoreIncompleteError as exc:  # a layout cut short: nothing to describe or verify
+        print(f"layout    {exc}")
+        return 1
     except StoreCorruptError as exc:
         if not args.verify:
             raise

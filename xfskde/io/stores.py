@@ -366,6 +366,16 @@ def _open_group(store: Any, what: str) -> zarr.Group:
         raise StoreFormatError(f"{store} is not a Zarr store ({exc})") from exc
 
 
+def _refuse_cut_layout(store: Any, group: zarr.Group) -> None:
+    """A store whose layout was cut short (its group says "incomplete", its record is not
+    there yet) holds no block: say so, and how to start it again."""
+    if _BLOCKS not in group and group.attrs.get(_STATUS_ATTR) == "incomplete":
+        raise StoreIncompleteError(
+            f"{store} was cut short while it was laid out: no block was written; run the write "
+            "again with resume=True (or --resume), which starts it afresh"
+        )
+
+
 def _read_record(group: zarr.Group) -> tuple[np.ndarray, np.ndarray]:
     """The completion record, and which of its entries could not be read.
 
@@ -1012,6 +1022,7 @@ def open_blocks(
         If a coordinate chunk is damaged or missing (data chunks: when computed).
     """
     group = _open_group(store, "store")
+    _refuse_cut_layout(store, group)
     if name is None:
         dims = {d for _, arr in group.arrays() for d in (arr.metadata.dimension_names or ())}
         data = [n for n, arr in group.arrays() if n != _BLOCKS and n not in dims]
@@ -1140,6 +1151,7 @@ def verify_store(store: Any, *, name: str | None = None, workers: int = 4) -> St
         As :func:`open_blocks`.
     """
     group = _open_group(store, "store")
+    _refuse_cut_layout(store, group)
     if name is None:
         dims = {d for _, arr in group.arrays() for d in (arr.metadata.dimension_names or ())}
         data = [n for n, arr in group.arrays() if n != _BLOCKS and n not in dims]
