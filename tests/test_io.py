@@ -526,11 +526,17 @@ def test_checked_reads_keep_labels_and_work_on_a_cluster(tmp_path):
     image = xr.DataArray(
         CAMERA[:64, :48].astype(np.float32),
         dims=("y", "x"),
-        coords={"lat": (("y", "x"), np.add.outer(np.arange(64.0), np.arange(48.0)))},
+        coords={
+            "lat": (("y", "x"), np.add.outer(np.arange(64.0), np.arange(48.0))),
+            "spatial_ref": 0,  # a scalar coordinate, as rioxarray's CRS
+        },
     )
     F = xfskde.local_fskde(image, order=3, window="box", size=3).chunk(16)
     xfskde.write_coefficients(F, tmp_path / "f.zarr")
     G = xfskde.open_coefficients(tmp_path / "f.zarr")
+    # the one data array is told from its coordinates, even a scalar one
+    assert xfskde.io.open_blocks(tmp_path / "f.zarr").name == "fskde"
+    assert xfskde.io.stores.verify_store(tmp_path / "f.zarr").whole
     assert G.chunks is not None and G.coords["lat"].chunks is not None
     assert G.encoding["chunks"] == (16, 16, 4)
     xr.testing.assert_identical(G.compute(), F.compute())

@@ -366,6 +366,22 @@ def _open_group(store: Any, what: str) -> zarr.Group:
         raise StoreFormatError(f"{store} is not a Zarr store ({exc})") from exc
 
 
+def _data_name(store: Any, group: zarr.Group, verb: str) -> str:
+    """The store's one data array: neither the record, nor a dimension's coordinate, nor a
+    coordinate its data array names (a scalar CRS, a 2-D latitude)."""
+    arrays = dict(group.arrays())
+    dims = {d for arr in arrays.values() for d in (arr.metadata.dimension_names or ())}
+    data = [n for n in arrays if n != _BLOCKS and n not in dims]
+    named = {c for n in data for c in str(arrays[n].attrs.get("coordinates", "")).split()}
+    data = [n for n in data if n not in named]
+    if len(data) != 1 or _BLOCKS not in group:
+        raise StoreFormatError(
+            f"{store} is not a store written by xfskde (arrays {sorted(data)}); "
+            f"pass name= to {verb} one of its arrays"
+        )
+    return data[0]
+
+
 def _refuse_cut_layout(store: Any, group: zarr.Group) -> None:
     """A store whose layout was cut short (its group says "incomplete", its record is not
     there yet) holds no block: say so, and how to start it again."""
@@ -1024,14 +1040,7 @@ def open_blocks(
     group = _open_group(store, "store")
     _refuse_cut_layout(store, group)
     if name is None:
-        dims = {d for _, arr in group.arrays() for d in (arr.metadata.dimension_names or ())}
-        data = [n for n, arr in group.arrays() if n != _BLOCKS and n not in dims]
-        if len(data) != 1 or _BLOCKS not in group:
-            raise StoreFormatError(
-                f"{store} is not a store written by xfskde (arrays {sorted(data)}); "
-                "pass name= to open one of its arrays"
-            )
-        name = data[0]
+        name = _data_name(store, group, "open")
     if name not in group:
         kind = "an xfskde coefficient store" if name == _VARIABLE else f"a store of {name!r}"
         raise StoreFormatError(f"{store} holds no {name!r} variable: not {kind}")
@@ -1153,14 +1162,7 @@ def verify_store(store: Any, *, name: str | None = None, workers: int = 4) -> St
     group = _open_group(store, "store")
     _refuse_cut_layout(store, group)
     if name is None:
-        dims = {d for _, arr in group.arrays() for d in (arr.metadata.dimension_names or ())}
-        data = [n for n, arr in group.arrays() if n != _BLOCKS and n not in dims]
-        if len(data) != 1 or _BLOCKS not in group:
-            raise StoreFormatError(
-                f"{store} is not a store written by xfskde (arrays {sorted(data)}); "
-                "pass name= to verify one of its arrays"
-            )
-        name = data[0]
+        name = _data_name(store, group, "verify")
     if name not in group or _BLOCKS not in group:
         raise StoreFormatError(f"{store} holds no {name!r} array and completion record")
     complete = group.attrs.get(_STATUS_ATTR) == "complete"
