@@ -1,6 +1,6 @@
-"""Reading images of any size, and writing results to resumable Zarr v3 stores.
+"""Reading images of any size, and writing results to resumable Zarr v3 stores and GeoTIFFs.
 
-Two modules, independent of each other:
+Three modules, independent of each other:
 
 * :mod:`xfskde.io.images` — :func:`open_image`: a lazy ``(y, x[, c])`` DataArray from a NumPy
   or Dask array, a Zarr array or group (a level of an OME-Zarr multiscale image), a TIFF /
@@ -11,13 +11,16 @@ Two modules, independent of each other:
   :func:`write_coefficients` lay a store out, write it block by block with a completion record
   per block, and :func:`finalize_store` marks it complete; :func:`store_status` tells how far a
   write got; :func:`open_blocks` and :func:`open_coefficients` reopen a store lazily.
+* :mod:`xfskde.io.geotiff` — :func:`write_geotiff`: a georeferenced result as a GeoTIFF or COG
+  through rioxarray (an optional extra, imported only when called).
 
 Errors are those of :mod:`xfskde.exceptions` (``ImageReadError``, ``StoreExistsError``, ...),
-and :class:`FileNotFoundError` for a path that does not exist. Neither module imports the other.
+and :class:`FileNotFoundError` for a path that does not exist. No module imports another.
 """
 
 from __future__ import annotations
 
+from .geotiff import write_geotiff
 from .images import open_image
 from .stores import (
     finalize_store,
@@ -36,4 +39,5 @@ __all__ = [
     "store_status",
     "write_blocks",
     "write_coefficients",
+    "write_geotiff",
 ]
