@@ -260,10 +260,11 @@ def _kill_and_resume(reference, forks, folder: Path, rng: np.random.Generator, c
             pass  # it had finished
         _wait_gone(pid)
 
-    with ThreadPoolExecutor(4) as pool:
+    with ThreadPoolExecutor(12) as pool:  # writers mostly wait: a dozen at a time
         list(pool.map(kill, plans))
     phases: dict[str, int] = {}
     survived = partial = 0
+    resumed: list[float] = []
     for store, _, delay, mode, scheduler in plans:
         phase = _phase(store)
         phases[phase] = phases.get(phase, 0) + 1
@@ -276,11 +277,14 @@ def _kill_and_resume(reference, forks, folder: Path, rng: np.random.Generator, c
                     xfskde.open_coefficients(store)
                 assert main(["info", str(store)]) == 1
         argv = ["coefficients", str(tiff), str(store), *ARGS, "--resume"]
+        start = time.monotonic()
         assert main(argv) == 0, (phase, delay, mode, scheduler)
+        resumed.append(time.monotonic() - start)
         assert _files(store) == expected, (phase, delay, mode, scheduler)
         assert verify_store(store).whole
         survived += 1
-    return {"phases": phases, "survived": survived, "partial files": partial}
+    return {"phases": phases, "survived": survived, "partial files": partial,
+            "resume seconds": round(sum(resumed), 1)}  # fmt: skip
 
 
 def test_sigkill_at_random_points_resumes_to_the_clean_store(reference, forks, tmp_path, capsys):
