@@ -224,3 +224,11 @@ def test_wrap_boundary_borrows_the_opposite_edge(window, chunks):
         stride=2, boundary="wrap",
     )  # fmt: skip
     np.testing.assert_array_equal(lazy.compute(), eager)
+
+
+def test_an_empty_image_is_a_dimension_error():
+    from xfskde.exceptions import DimensionError
+    from xfskde.lazy import plan_chunks
+
+    with pytest.raises(DimensionError, match="empty"):
+        plan_chunks((0, 5))

@@ -110,12 +110,19 @@ def plan_chunks(
     (tuple of int, tuple of int)
         The row chunks and the column chunks.
 
+    Raises
+    ------
+    DimensionError
+        For an image with no pixel along an axis.
+
     Examples
     --------
     >>> plan_chunks((5000, 300), tiles=(512, 512), target=2048, halo=9, stride=8)
     ((2048, 2048, 904), (300,))
     """
     height, width = (int(n) for n in shape[:2])
+    if height < 1 or width < 1:
+        raise DimensionError(f"the image is empty (shape {tuple(shape)}): nothing to compute")
     tiles = (1, 1) if tiles is None else tuple(max(1, int(t)) for t in tiles)
     targets = (target, target) if np.isscalar(target) else tuple(target)
     out = []
