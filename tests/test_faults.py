@@ -446,6 +446,17 @@ def _damaged_tiff(path: Path, compression: str | None, damage: str) -> Path:
     return path
 
 
+@pytest.mark.parametrize(("compression", "damage"), [(None, "truncated"), ("zlib", "overwritten")])
+def test_damaged_tiffs_raise_image_read_errors_through_the_api(tmp_path, compression, damage):
+    """The reading task itself says which file failed (not only the CLI): ImageReadError, with
+    the reader's own error as its cause."""
+    tiff = _damaged_tiff(tmp_path / "in.tif", compression, damage)
+    image = xfskde.open_image(tiff, chunks=64)
+    with pytest.raises(xfskde.exceptions.ImageReadError, match=f"cannot read {tiff}") as info:
+        image.data.compute(scheduler="synchronous")
+    assert info.value.__cause__ is not None
+
+
 @pytest.mark.parametrize(
     ("compression", "damage"),
     [

@@ -165,11 +165,11 @@ def writing(output: str, source: str | None = None) -> Iterator[None]:
     """Around the part of a command that reads ``source`` and writes the store ``output``.
 
     An interrupt (Ctrl-C, SIGTERM) or a failure gets a note of what was left at ``output``
-    and how to finish it (``--resume``). An error raised while reading the input inside the
-    Dask tasks (a truncated or damaged TIFF tile, a codec that cannot decode it: errors of
-    tifffile, imagecodecs, zarr — not xfskde's) becomes an
-    :class:`~xfskde.exceptions.ImageReadError` that names the file; an :class:`OSError` raised
-    writing the store (a full disk) names the store.
+    and how to finish it (``--resume``). TIFF tiles that cannot be read raise an
+    :class:`~xfskde.exceptions.ImageReadError` naming the file in the reading task itself
+    (:func:`xfskde.io._tiff.read_tiff_block`); a Zarr input is read by Dask's own tasks, so an
+    error of zarr or its codecs there is recognised by :func:`origin` and becomes the same
+    ImageReadError; an :class:`OSError` raised writing the store (a full disk) names the store.
     """
     try:
         yield

@@ -27,6 +27,8 @@ import numpy as np
 import tifffile
 import zarr
 
+from ..exceptions import ImageReadError
+
 __all__ = ["read_tiff_block", "tiff_level"]
 
 _NATIVE_ORDER = "<" if sys.byteorder == "little" else ">"
@@ -140,6 +142,19 @@ def read_tiff_block(
     """The block of a TIFF level that a Dask task covers (its ``array-location``).
 
     The block function of ``dask.array.map_blocks``: ``block_info`` is filled in by Dask.
+
+    Raises
+    ------
+    ImageReadError
+        When the file cannot give the block — truncated, a damaged tile, a codec that cannot
+        decode it — naming the file, with the reader's own error as its cause.
     """
     loc = block_info[None]["array-location"]
-    return tiff_level(path, level, mtime)[tuple(slice(a, b) for a, b in loc)]
+    try:
+        return tiff_level(path, level, mtime)[tuple(slice(a, b) for a, b in loc)]
+    except Exception as exc:  # any failure to produce the pixels is the file's, and says so
+        detail = f"{type(exc).__name__}: {' '.join(str(exc).split())}"
+        raise ImageReadError(
+            f"cannot read {path} ({detail}): the file is damaged, truncated or in a codec that "
+            "cannot be decoded"
+        ) from exc
