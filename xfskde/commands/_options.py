@@ -11,7 +11,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from .._scheduling import check_address, compute, connect, is_address
+from .._scheduling import check_address, connect, is_address
 from ..exceptions import (
     ImageReadError,
     StoreExistsError,
@@ -79,24 +79,20 @@ def check_scheduler(args: argparse.Namespace) -> None:
 
 
 @contextlib.contextmanager
-def scheduler(args: argparse.Namespace) -> Iterator[Any]:
-    """Make the chosen scheduler current for the block; yields ``run(collections) -> results``.
-
-    Everything computed inside, not only ``run``, uses it (a cluster address is connected to
-    once, for the whole block).
-    """
+def scheduler(args: argparse.Namespace) -> Iterator[None]:
+    """Make the chosen scheduler current for the block: everything computed inside uses it (a
+    cluster address is connected to once, for the whole block)."""
     import dask
 
-    progress = not args.no_progress
     if is_address(args.scheduler):
-        with connect(args.scheduler) as client:
-            yield lambda collections: compute(collections, client, progress)
+        with connect(args.scheduler):
+            yield
         return
     config = {"scheduler": args.scheduler}
     if args.workers:
         config["num_workers"] = args.workers
     with dask.config.set(config):
-        yield lambda collections: compute(collections, None, progress)
+        yield
 
 
 def output_exists(output: str) -> bool:
