@@ -83,13 +83,15 @@ LAYOUTS = {
 
 @pytest.mark.parametrize("layout", list(LAYOUTS))
 def test_tiff_layouts_read_exactly_whatever_the_chunks(tmp_path, layout):
+    from xfskde.io._location import locate
     from xfskde.io._tiff import tiff_level
 
     array, options, how = LAYOUTS[layout]
     path = tmp_path / "layout.tif"
     tifffile.imwrite(path, array, **options)
     expected = tifffile.imread(path)
-    reader = tiff_level(str(path), 0, os.path.getmtime(path))
+    location = locate(path)
+    reader = tiff_level(location, 0, location.version())
     used = "zarr" if isinstance(reader, zarr.Array) else "memory map" if reader._raw \
         else "decode"  # fmt: skip
     assert used == how

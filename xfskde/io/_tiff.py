@@ -1,14 +1,17 @@
 """Reading rectangles of one TIFF pyramid level inside Dask tasks (the tasks of
 :func:`xfskde.io.open_image` named ``xfskde-read-tiff-...``).
 
-A task receives only the file's path (never an open handle or pixel data), opens the file once
-per process and decodes the tiles or strips that overlap its rectangle. Two readers:
+A task receives only the file's :class:`~xfskde.io._location.Location` — an absolute path or a
+URL with its storage options, never an open handle or pixel data — opens the file once per
+process and decodes the tiles or strips that overlap its rectangle (a remote file is read by
+byte ranges through fsspec). Two readers:
 
 * **Segments** — for the common layout of whole-slide and satellite TIFFs: a level stored in a
   single page, tiled or stripped, samples interleaved (``YX`` or ``YXS``). The task asks
   tifffile for exactly the segments it needs (``FileHandle.read_segments``) and decodes them with
   ``TiffPage.decode`` (any codec tifffile knows, JPEG tables of SVS files included), or, when
-  they are stored uncompressed, copies them straight out of a memory map of the file. On a
+  they are stored uncompressed, copies them straight out of a memory map of the file (a local
+  one). On a
   4112² rectangle of a 32768² file of 512² uncompressed tiles: 3.4 ms from the memory map,
   21–30 ms read and decoded segment by segment, 16 ms and more through the Zarr view below,
   whose every tile goes through zarr's asynchronous store machinery.
@@ -28,6 +31,7 @@ import tifffile
 import zarr
 
 from ..exceptions import ImageReadError
+from ._location import Location
 
 __all__ = ["read_tiff_block", "tiff_level"]
 
@@ -41,7 +45,7 @@ class _SegmentReader:
     map of the bytes the block spans; the others are read and decoded by tifffile.
     """
 
-    def __init__(self, tif: Any, page: Any, has_samples: bool) -> None:
+    def __init__(self, tif: Any, page: Any, has_samples: bool, mappable: bool) -> None:
         self._tif = tif
         self._page = page
         self._extra = (page.samplesperpixel,) if has_samples else ()
@@ -51,7 +55,8 @@ class _SegmentReader:
         dtype = np.dtype(page.dtype)
         self._row_bytes = self._tile[1] * page.samplesperpixel * dtype.itemsize
         self._raw = (
-            page.compression == 1
+            mappable
+            and page.compression == 1
             and page.fillorder == 1
             and page.bitspersample == 8 * dtype.itemsize
             and (dtype.itemsize == 1 or tif.byteorder == _NATIVE_ORDER)
@@ -113,14 +118,15 @@ class _SegmentReader:
 
 
 @functools.lru_cache(maxsize=16)
-def tiff_level(path: str, level: int, mtime: float) -> Any:
+def tiff_level(path: Location, level: int, version: str) -> Any:
     """An indexable reader of one pyramid level, opened once per process and file version.
 
-    ``mtime`` is part of the cache key so that a file rewritten in place is opened again.
+    ``version`` (:meth:`Location.version`: the mtime, or a remote file's fsspec key) is part of
+    the cache key so that a file rewritten in place is opened again.
     The reader is :class:`_SegmentReader` for a single-page, chunk-interleaved level and
     tifffile's Zarr view of the level otherwise; both are indexed with a tuple of slices.
     """
-    tif = tifffile.TiffFile(path)
+    tif = tifffile.TiffFile(path.url if path.is_local else path.open(), name=path.name)
     series = tif.series[0].levels[level]
     page = series.pages[0] if len(series.pages) == 1 else None
     if (
@@ -131,13 +137,12 @@ def tiff_level(path: str, level: int, mtime: float) -> Any:
         and (page.samplesperpixel == 1 or page.planarconfig == 1)
         and len(page.dataoffsets) > 0
     ):
-        return _SegmentReader(tif, page, has_samples=series.axes == "YXS")
-    tif.close()
-    return zarr.open(tifffile.imread(path, aszarr=True, level=level), mode="r")
+        return _SegmentReader(tif, page, has_samples=series.axes == "YXS", mappable=path.is_local)
+    return zarr.open(tif.aszarr(level=level), mode="r")
 
 
 def read_tiff_block(
-    path: str, level: int, mtime: float, block_info: dict | None = None
+    path: Location, level: int, version: str, block_info: dict | None = None
 ) -> np.ndarray:
     """The block of a TIFF level that a Dask task covers (its ``array-location``).
 
@@ -151,7 +156,7 @@ def read_tiff_block(
     """
     loc = block_info[None]["array-location"]
     try:
-        return tiff_level(path, level, mtime)[tuple(slice(a, b) for a, b in loc)]
+        return tiff_level(path, level, version)[tuple(slice(a, b) for a, b in loc)]
     except Exception as exc:  # any failure to produce the pixels is the file's, and says so
         detail = f"{type(exc).__name__}: {' '.join(str(exc).split())}"
         raise ImageReadError(

@@ -35,8 +35,8 @@ caller that knows its halo and stride can plan again with ``plan_chunks(..., til
 from __future__ import annotations
 
 import functools
+import io
 import json
-import os
 import warnings
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -52,6 +52,7 @@ from dask.base import tokenize
 from .._labels import COLOR_DIMS, nodata_value
 from ..exceptions import DimensionError, ImageReadError, ParameterError
 from ..lazy import DEFAULT_CHUNK, plan_chunks
+from ._location import Location, locate
 from ._tiff import read_tiff_block
 
 __all__ = ["GeoreferencingWarning", "open_image"]
@@ -182,12 +183,12 @@ class _TiffInfo(NamedTuple):
     nodata: str | None
 
 
-def _tiff_info(path: Path) -> _TiffInfo:
+def _tiff_info(path: Location) -> _TiffInfo:
     """The levels of the first series (a stripped level's native chunk is a strip: ``(rows per
     strip, image width)``), whether the first page has GeoTIFF keys, and its GDAL_NODATA text.
     """
     try:
-        with tifffile.TiffFile(path) as tif:
+        with path.open() as file, tifffile.TiffFile(file, name=path.name) as tif:
             levels = []
             for level in tif.series[0].levels:
                 key = level.keyframe
@@ -203,7 +204,7 @@ def _tiff_info(path: Path) -> _TiffInfo:
 
 
 def _geo_labels(
-    path: Path, level: int, shape: dict[str, int]
+    path: Location, level: int, shape: dict[str, int]
 ) -> tuple[dict[str, Any], dict[str, Any], str | None] | None:
     """The coords (``x``, ``y``, ``spatial_ref``), attrs and grid-mapping name that
     ``rioxarray.open_rasterio`` gives.
@@ -224,9 +225,12 @@ def _geo_labels(
         )
         return None
     overview = None if level == 0 else level - 1
+    fs, fs_path = path.filesystem()
+    opener = {} if path.is_local else {"opener": fs}  # rasterio reads it through fsspec
     with rioxarray.open_rasterio(
-        path, overview_level=overview, mask_and_scale=False, cache=False, parse_coordinates=True
-    ) as geo:
+        fs_path, overview_level=overview, mask_and_scale=False, cache=False,
+        parse_coordinates=True, **opener,
+    ) as geo:  # fmt: skip
         if geo.sizes.get("y") != shape["y"] or geo.sizes.get("x") != shape["x"]:
             warnings.warn(
                 f"{path.name}: GDAL reads level {level} as {dict(geo.sizes)}, tifffile as "
@@ -245,7 +249,7 @@ def _geo_labels(
     return coords, attrs, grid_mapping if grid_mapping in coords else None
 
 
-def _open_tiff(path: Path, level: int, request: _Request) -> xr.DataArray:
+def _open_tiff(path: Location, level: int, request: _Request) -> xr.DataArray:
     info = _tiff_info(path)
     levels = info.levels
     if not 0 <= level < len(levels):
@@ -264,13 +268,13 @@ def _open_tiff(path: Path, level: int, request: _Request) -> xr.DataArray:
     native = {"Y": tile[0], "X": tile[1]}
     native_shape = [native.get(a, n) for a, n in zip(axes, shape, strict=True)]
     planned, tiles = _plan(shape, all_dims, native_shape, request)
-    mtime = os.path.getmtime(path)
+    version = path.version()
     data = da.map_blocks(
-        functools.partial(read_tiff_block, str(path), level, mtime),
+        functools.partial(read_tiff_block, path, level, version),
         chunks=planned,
         dtype=dtype,
         meta=np.empty((0,) * len(shape), dtype),
-        name=f"xfskde-read-tiff-{tokenize(str(path), level, mtime)}",
+        name=f"xfskde-read-tiff-{tokenize(path.token(), level, version)}",
     )
     if squeeze:
         data = data.squeeze(axis=squeeze)
@@ -295,11 +299,11 @@ def _open_tiff(path: Path, level: int, request: _Request) -> xr.DataArray:
 
 
 def _zarr_node(source: Any) -> zarr.Array | zarr.Group:
-    """The Zarr array or group at ``source`` (a path, or a node already open)."""
+    """The Zarr array or group at ``source`` (a :class:`Location`, or a node already open)."""
     if isinstance(source, zarr.Array | zarr.Group):
         return source
     try:
-        return zarr.open(source, mode="r")
+        return zarr.open(source.zarr_store(read_only=True), mode="r")
     except _ZARR_ERRORS as exc:
         raise ImageReadError(f"{source} is not a readable Zarr array or group ({exc})") from exc
 
@@ -366,27 +370,38 @@ def _open_zarr(source: Any, level: int, request: _Request) -> xr.DataArray:
     try:
         if isinstance(source, zarr.Array | zarr.Group):
             data = da.from_zarr(array, chunks=planned)
-        else:  # from the path: the tasks open the store themselves
-            data = da.from_zarr(str(source), component=component, chunks=planned)
+        else:  # from the path or URL: the tasks open the store themselves
+            data = da.from_zarr(
+                source.url,
+                component=component,
+                chunks=planned,
+                storage_options=source.storage_options or None,
+            )
     except _ZARR_ERRORS as exc:
         raise ImageReadError(f"cannot read the Zarr array of {source} ({exc})") from exc
     if drop:
         data = data.squeeze(axis=drop)
-    return _labelled(data, kept, Path(str(getattr(source, "path", source) or "image")).stem, tiles)
+    name = source.stem if isinstance(source, Location) else Path(source.path or "image").stem
+    return _labelled(data, kept, name or "image", tiles)
 
 
 # ------------------------------------------------------------------------------ plain files
 
 
-def _open_plain(path: Path, request: _Request) -> xr.DataArray:
+def _open_plain(path: Location, request: _Request) -> xr.DataArray:
     """A small PNG/JPEG/NPY/... image, read into memory and wrapped."""
     try:
-        if path.suffix.lower() == ".npy":
-            array = np.load(path, mmap_mode="r")
+        if path.is_local:
+            source: Any = path.url
+        else:  # a remote file: its bytes, read once
+            with path.open() as file:
+                source = io.BytesIO(file.read())
+        if path.name.lower().endswith(".npy"):
+            array = np.load(source, mmap_mode="r" if path.is_local else None)
         else:
             from skimage import io as skio
 
-            array = skio.imread(path)
+            array = skio.imread(source)
     except (OSError, ValueError) as exc:  # numpy's and the image plugins' own errors
         raise ImageReadError(f"cannot read {path} as an image: {exc}") from exc
     return _open_array(np.asarray(array), request, path.stem)
@@ -396,16 +411,26 @@ def _open_plain(path: Path, request: _Request) -> xr.DataArray:
 
 
 def open_image(
-    source: Any, *, level: int = 0, chunks: _Chunks = None, halo: int = 0, stride: int = 1
+    source: Any,
+    *,
+    level: int = 0,
+    chunks: _Chunks = None,
+    halo: int = 0,
+    stride: int = 1,
+    storage_options: Mapping[str, Any] | None = None,
 ) -> xr.DataArray:
     """Open an image of any size as a lazy ``(y, x)`` or ``(y, x, c)`` DataArray.
 
     Parameters
     ----------
-    source : path, zarr.Array, zarr.Group, numpy.ndarray, dask.array.Array or xarray.DataArray
+    source : path, URL, zarr.Array, zarr.Group, numpy.ndarray, dask.array.Array or DataArray
         TIFF / OME-TIFF / SVS (``.tif``, ``.tiff``, ``.svs``, ...), a Zarr array or group (an
         OME-Zarr multiscale group picks ``level``), or a PNG/JPEG/NPY file for small images.
-        A DataArray is returned as it is (rechunked with ``chunks`` when given).
+        A path or an fsspec URL (``s3://``, ``gs://``, ``http(s)://``, ``memory://``,
+        ``file://``): a relative path is made absolute here, so that workers started in
+        another directory read the same file; remote TIFFs are read by byte ranges, tile by
+        tile, inside the tasks. A DataArray is returned as it is (rechunked with ``chunks``
+        when given).
     level : int
         Pyramid level of a multiscale TIFF or OME-Zarr image (0 = full resolution).
     chunks : int or dict, optional
@@ -419,6 +444,9 @@ def open_image(
         ``Window.depth`` and ``stride`` of a local FS-KDE; default 0 and 1): the planned
         chunks are then also multiples of the stride, so that strided results come in regular
         chunks, and at least as large as the halo, so that no chunk is merged later.
+    storage_options : dict, optional
+        Options of the fsspec filesystem of a URL (``{"endpoint_url": ..., "anon": True}``,
+        credentials); refused with a local path.
 
     Returns
     -------
@@ -432,7 +460,10 @@ def open_image(
     Raises
     ------
     FileNotFoundError
-        If the path does not exist.
+        If the path (or the remote file) does not exist.
+    ImportError
+        If a URL's filesystem is not installed (``s3fs``, ``gcsfs``, ``aiohttp``: the ``s3``,
+        ``gcs`` and ``http`` extras).
     ImageReadError
         For formats, files or layouts it cannot read, with what to do instead.
     DimensionError
@@ -448,12 +479,16 @@ def open_image(
         return _open_array(source, request, "image")
     if isinstance(source, zarr.Array | zarr.Group):
         return _open_zarr(source, level, request)
-    path = Path(os.fspath(source))
+    path = locate(source, storage_options)
+    name = path.name.lower()
+    if name.endswith(".zarr"):  # a store: zarr says whether it is there (http lists no dirs)
+        if path.is_local and not path.exists():
+            raise FileNotFoundError(f"no such image: {path}")
+        return _open_zarr(path, level, request)
     if not path.exists():
         raise FileNotFoundError(f"no such image: {path}")
-    name = path.name.lower()
-    if path.is_dir() or name.endswith(".zarr"):
-        return _open_zarr(str(path), level, request)
+    if path.is_dir():
+        return _open_zarr(path, level, request)
     if name.endswith(_TIFF_SUFFIXES):
         return _open_tiff(path, level, request)
     if name.endswith(_PLAIN_SUFFIXES):

@@ -50,11 +50,9 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import shutil
 import warnings
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
-from pathlib import Path
 from typing import Any, NamedTuple
 
 import dask.array as da
@@ -78,6 +76,7 @@ from ..exceptions import (
     StoreParametersError,
 )
 from ..lazy import plan_chunks
+from ._location import Location, locate
 
 __all__ = [
     "StoreProblem",
@@ -130,6 +129,28 @@ _ZARR_DEFAULT = _Default("auto")
 # than writing it (5 ms), in benchmarks/bench_scale.py. It also makes a chunk that is not in
 # the store a sign of damage, never of zeros.
 _WRITE_CONFIG = {"write_empty_chunks": True}
+
+
+# --------------------------------------------------------------------------------- locations
+
+
+def _target(store: Any, storage_options: Any = None) -> Any:
+    """Where a store is: a :class:`Location` for a path or URL (absolute, decided here on the
+    client), a zarr store object as it is."""
+    if isinstance(store, Location):
+        return store
+    if isinstance(store, str | os.PathLike):
+        return locate(store, storage_options)
+    if storage_options:
+        raise ParameterError(
+            "storage_options apply to a path or URL; a zarr store object carries its own"
+        )
+    return store
+
+
+def _zarr_like(store: Any) -> Any:
+    """What ``zarr.open_*`` takes for a store target."""
+    return store.zarr_store() if isinstance(store, Location) else store
 
 
 # ------------------------------------------------------------------------------------ chunks
@@ -298,7 +319,7 @@ def _create_store(
     block is written.
     """
     group = zarr.create_group(
-        store,
+        _zarr_like(store),
         overwrite=True,
         zarr_format=3,
         attributes={_STATUS_ATTR: "incomplete", _PARAMETERS_ATTR: params},
@@ -346,9 +367,8 @@ def _create_store(
 
 def _store_exists(store: Any) -> bool:
     """Whether something is at ``store`` (an empty directory counts as nothing)."""
-    if isinstance(store, str | os.PathLike):
-        path = Path(store)
-        return path.exists() and not (path.is_dir() and not any(path.iterdir()))
+    if isinstance(store, Location):
+        return store.exists() and not store.is_empty_dir()
     try:
         zarr.open_group(store, mode="r")
     except (zarr.errors.GroupNotFoundError, FileNotFoundError, KeyError):
@@ -358,10 +378,10 @@ def _store_exists(store: Any) -> bool:
 
 def _open_group(store: Any, what: str) -> zarr.Group:
     """The store's group, read-only; a path that is not a Zarr group is a StoreFormatError."""
-    if isinstance(store, str | os.PathLike) and not Path(store).exists():
+    if isinstance(store, Location) and not store.exists():
         raise FileNotFoundError(f"no such {what}: {store}")
     try:
-        return zarr.open_group(store, mode="r")
+        return zarr.open_group(_zarr_like(store), mode="r")
     except (OSError, KeyError, zarr.errors.BaseZarrError, json.JSONDecodeError) as exc:
         raise StoreFormatError(f"{store} is not a Zarr store ({exc})") from exc
 
@@ -427,10 +447,10 @@ def _write_block(
     block: np.ndarray, store: Any, name: str, by: int, bx: int, cy: int, cx: int
 ) -> int:
     """Write one block, then its completion record (in that order)."""
-    target = zarr.open_array(store, path=name, mode="r+").with_config(_WRITE_CONFIG)
+    target = zarr.open_array(_zarr_like(store), path=name, mode="r+").with_config(_WRITE_CONFIG)
     target[by * cy : by * cy + block.shape[0], bx * cx : bx * cx + block.shape[1]] = block
     entry = _WRITTEN if _nonzero(block) else _WRITTEN_ZERO
-    zarr.open_array(store, path=_BLOCKS, mode="r+")[by, bx] = entry
+    zarr.open_array(_zarr_like(store), path=_BLOCKS, mode="r+")[by, bx] = entry
     return 1
 
 
@@ -447,7 +467,7 @@ def _write_mapped_block(
     return np.full((1,) * block.ndim, written, np.int64)
 
 
-def store_status(store: Any) -> dict[str, Any]:
+def store_status(store: Any, *, storage_options: dict | None = None) -> dict[str, Any]:
     """How far the write of a store got.
 
     Parameters
@@ -468,6 +488,7 @@ def store_status(store: Any) -> dict[str, Any]:
     StoreFormatError
         If it is not a Zarr store.
     """
+    store = _target(store, storage_options)
     group = _open_group(store, "store")
     done = _read_record(group)[0] if _BLOCKS in group else np.zeros((0, 0))
     return {
@@ -477,7 +498,7 @@ def store_status(store: Any) -> dict[str, Any]:
     }
 
 
-def block_record(store: Any) -> np.ndarray:
+def block_record(store: Any, *, storage_options: dict | None = None) -> np.ndarray:
     """The completion record of a store: one entry per block, as a ``(blocks_y, blocks_x)`` array.
 
     Parameters
@@ -498,6 +519,7 @@ def block_record(store: Any) -> np.ndarray:
     FileNotFoundError, StoreFormatError
         As :func:`store_status`; also when the store has no completion record.
     """
+    store = _target(store, storage_options)
     group = _open_group(store, "store")
     if _BLOCKS not in group:
         raise StoreFormatError(f"{store} is not a store written by xfskde (no {_BLOCKS!r})")
@@ -515,6 +537,7 @@ def write_coefficients(
     scheduler: Any = None,
     progress: bool = False,
     compressors: Any = _BLOSC_LZ4,
+    storage_options: dict | None = None,
 ) -> Any:
     """Write a ``(y, x, k)`` coefficient field to a Zarr v3 store, resumably.
 
@@ -584,6 +607,7 @@ def write_coefficients(
     return write_blocks(
         coeffs, store, name=_VARIABLE, chunks=chunks, resume=resume, overwrite=overwrite,
         compute=compute, scheduler=scheduler, progress=progress, compressors=compressors,
+        storage_options=storage_options,
     )  # fmt: skip
 
 
@@ -599,6 +623,7 @@ def write_blocks(
     scheduler: Any = None,
     progress: bool = False,
     compressors: Any = _ZARR_DEFAULT,
+    storage_options: dict | None = None,
 ) -> Any:
     """Write any ``(y, x, ...)`` DataArray to a Zarr v3 store block by block, resumably.
 
@@ -652,6 +677,12 @@ def write_blocks(
         raise DimensionError(
             f"data must have at least two (spatial) dims, got {data.dims}: pass a (y, x, ...) "
             "DataArray"
+        )
+    store = _target(store, storage_options)
+    if isinstance(store, Location) and store.read_only:
+        raise ParameterError(
+            f"cannot write a store at {store}: {store.protocol}:// is read-only; write to a "
+            "local path, s3:// or gs:// instead"
         )
     if compute and is_address(scheduler):  # connected before anything is laid out
         with connect(scheduler) as client:
@@ -713,13 +744,13 @@ def write_blocks(
     field = _blocked(data, cy, cx)
     nby, nbx = len(field.chunks[0]), len(field.chunks[1])
     if fresh:
-        if overwrite and isinstance(store, str | os.PathLike) and Path(store).is_file():
-            Path(store).unlink()  # a file where the store goes: zarr cannot clear it itself
+        if overwrite and isinstance(store, Location) and store.is_file():
+            store.remove()  # a file where the store goes: zarr cannot clear it itself
         _create_store(store, field, name, (cy, cx), (nby, nbx), params, codecs)
-    done = _read_record(zarr.open_group(store, mode="r"))[0] > 0
+    done = _read_record(zarr.open_group(_zarr_like(store), mode="r"))[0] > 0
     # one writer mapped over every block; selecting the missing blocks' outputs lets Dask cull
     # the rest, so a resumed write neither reads nor computes what is already stored
-    store_key = os.fspath(store) if isinstance(store, str | os.PathLike) else store
+    store_key = store.token() if isinstance(store, Location) else store
     writes = field.data.map_blocks(
         _write_mapped_block,
         store=store,
@@ -747,18 +778,21 @@ def write_blocks(
 
 
 def _remove_if_untouched(store: Any) -> None:
-    """Remove a store laid out by this write if no block of it was written (a local path)."""
-    if not isinstance(store, str | os.PathLike) or not Path(store).is_dir():
+    """Remove a store laid out by this write if no block of it was written (a path or URL)."""
+    if not isinstance(store, Location) or not store.is_dir():
         return
     try:
         untouched = store_status(store)["blocks_done"] == 0
     except (OSError, StoreFormatError, KeyError, ValueError):
         return
     if untouched:
-        shutil.rmtree(store, ignore_errors=True)
+        try:
+            store.remove()
+        except OSError:
+            pass  # a store that cannot be removed stays, and resume=True starts it again
 
 
-def finalize_store(store: Any) -> None:
+def finalize_store(store: Any, *, storage_options: dict | None = None) -> None:
     """Mark a store complete once every block's record exists: consolidate its metadata, then,
     last of all, set its status to ``"complete"``.
 
@@ -775,6 +809,7 @@ def finalize_store(store: Any) -> None:
     StoreIncompleteError
         If some block's record is missing: finish the write with ``resume=True``.
     """
+    store = _target(store, storage_options)
     status = store_status(store)
     if status["blocks_done"] != status["blocks_total"]:
         raise StoreIncompleteError(
@@ -783,8 +818,8 @@ def finalize_store(store: Any) -> None:
         )
     with warnings.catch_warnings():  # consolidated metadata is a zarr-python v3 extension
         warnings.filterwarnings("ignore", category=zarr.errors.ZarrUserWarning)
-        zarr.consolidate_metadata(store)
-        group = zarr.open_group(store, mode="r+")
+        zarr.consolidate_metadata(_zarr_like(store))
+        group = zarr.open_group(_zarr_like(store), mode="r+")
     group.attrs[_STATUS_ATTR] = "complete"  # the last write: a store cut short never says it
 
 
@@ -894,7 +929,7 @@ class _CheckedReader:
     def __init__(
         self, store: Any, path: str, variable: xr.Variable, written: np.ndarray | None
     ) -> None:
-        self.store = os.fspath(store) if isinstance(store, str | os.PathLike) else store
+        self.store = store
         self.path = path
         self.variable = variable
         self.shape = variable.shape
@@ -909,7 +944,7 @@ class _CheckedReader:
 
     def _zarr(self) -> zarr.Array:
         if self._array is None:
-            self._array = zarr.open_array(self.store, path=self.path, mode="r")
+            self._array = zarr.open_array(_zarr_like(self.store), path=self.path, mode="r")
         return self._array
 
     def _must_exist(self, coords: tuple[int, ...]) -> bool:
@@ -970,7 +1005,9 @@ def _check_coordinates(store: Any, group: zarr.Group, name: str) -> None:
 # ------------------------------------------------------------------------------------- read
 
 
-def open_coefficients(store: Any, *, allow_incomplete: bool = False) -> xr.DataArray:
+def open_coefficients(
+    store: Any, *, allow_incomplete: bool = False, storage_options: dict | None = None
+) -> xr.DataArray:
     """Reopen a coefficient store lazily, with its coordinates and attributes.
 
     Parameters
@@ -998,11 +1035,17 @@ def open_coefficients(store: Any, *, allow_incomplete: bool = False) -> xr.DataA
     StoreCorruptError
         If a coordinate chunk is damaged or missing (data chunks: when computed).
     """
-    return open_blocks(store, name=_VARIABLE, allow_incomplete=allow_incomplete)
+    return open_blocks(
+        store, name=_VARIABLE, allow_incomplete=allow_incomplete, storage_options=storage_options
+    )
 
 
 def open_blocks(
-    store: Any, *, name: str | None = None, allow_incomplete: bool = False
+    store: Any,
+    *,
+    name: str | None = None,
+    allow_incomplete: bool = False,
+    storage_options: dict | None = None,
 ) -> xr.DataArray:
     """Reopen any store written by :func:`write_blocks` (coefficients, labels) lazily.
 
@@ -1037,6 +1080,7 @@ def open_blocks(
     StoreCorruptError
         If a coordinate chunk is damaged or missing (data chunks: when computed).
     """
+    store = _target(store, storage_options)
     group = _open_group(store, "store")
     _refuse_cut_layout(store, group)
     if name is None:
@@ -1064,7 +1108,11 @@ def open_blocks(
         with warnings.catch_warnings():  # consolidated metadata is a zarr-python v3 extension
             warnings.filterwarnings("ignore", category=zarr.errors.ZarrUserWarning)
             ds = xr.open_dataset(
-                store, engine="zarr", consolidated=consolidated, chunks=None, cache=False
+                _zarr_like(store),
+                engine="zarr",
+                consolidated=consolidated,
+                chunks=None,
+                cache=False,
             )
     except Exception as exc:  # a coordinate that cannot be read: say which chunk, and why
         for _, coord in _coordinate_arrays(group, name):
@@ -1074,7 +1122,7 @@ def open_blocks(
                     raise _corrupt(store, _chunk_key(coord, coords), problem) from exc
         raise
     token = (
-        os.fspath(store) if isinstance(store, str | os.PathLike) else id(store),
+        store.token() if isinstance(store, Location) else id(store),
         group.attrs.get(_PARAMETERS_ATTR),
         group.attrs.get(_STATUS_ATTR),
         None if written is None else int(written.sum()),
@@ -1130,7 +1178,13 @@ class StoreReport(NamedTuple):
         return not self.problems
 
 
-def verify_store(store: Any, *, name: str | None = None, workers: int = 4) -> StoreReport:
+def verify_store(
+    store: Any,
+    *,
+    name: str | None = None,
+    workers: int = 4,
+    storage_options: dict | None = None,
+) -> StoreReport:
     """Read every chunk of a store and report the damaged and the missing ones.
 
     Each block of the data array is read and decoded on its own (at most ``workers`` at a
@@ -1159,6 +1213,7 @@ def verify_store(store: Any, *, name: str | None = None, workers: int = 4) -> St
     FileNotFoundError, StoreFormatError
         As :func:`open_blocks`.
     """
+    store = _target(store, storage_options)
     group = _open_group(store, "store")
     _refuse_cut_layout(store, group)
     if name is None:

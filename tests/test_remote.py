@@ -1,0 +1,269 @@
+"""Remote data, as cluster users keep it: images and stores at fsspec URLs — ``s3://`` on a real
+local S3 server (moto's server mode), ``http://`` on a real file server with byte ranges,
+``memory://``, ``file://`` — and relative paths made absolute on the client, so that workers
+started in another directory read and write the same files.
+"""
+
+import os
+
+import numpy as np
+import pytest
+import tifffile
+import zarr
+from _servers import http_server, s3_server
+from skimage import data
+
+import xfskde
+from xfskde.exceptions import ParameterError, StoreCorruptError, StoreExistsError
+from xfskde.io import open_coefficients, store_status, write_coefficients
+from xfskde.io.stores import verify_store
+
+s3fs = pytest.importorskip("s3fs")
+pytest.importorskip("moto")
+pytest.importorskip("aiohttp")
+
+IMAGE = data.camera()[:320, :384]
+PARAMS = {"order": 4, "window": "gaussian", "size": 2.0, "stride": 2}
+NAMES = ("slide.tif", "image.zarr", "image.png", "image.npy")
+
+
+def _write_inputs(directory):
+    tifffile.imwrite(directory / "slide.tif", IMAGE, tile=(64, 64), compression="zlib")
+    arr = zarr.create_array(directory / "image.zarr", shape=IMAGE.shape, chunks=(64, 64),
+                            dtype=IMAGE.dtype, dimension_names=("y", "x"))  # fmt: skip
+    arr[...] = IMAGE
+    from skimage import io as skio
+
+    skio.imsave(directory / "image.png", IMAGE, check_contrast=False)
+    np.save(directory / "image.npy", IMAGE)
+    return directory
+
+
+@pytest.fixture(scope="module")
+def expected():
+    return xfskde.local_fskde(IMAGE, **PARAMS)
+
+
+@pytest.fixture(scope="module")
+def inputs(tmp_path_factory):
+    return _write_inputs(tmp_path_factory.mktemp("inputs"))
+
+
+@pytest.fixture(scope="module")
+def s3(inputs):
+    """Storage options of a moto S3 server whose bucket ``data`` holds the inputs."""
+    with s3_server() as options:
+        fs = s3fs.S3FileSystem(**options)
+        fs.mkdir("data")
+        for name in NAMES:
+            fs.put(str(inputs / name), f"data/{name}", recursive=(inputs / name).is_dir())
+        yield options
+
+
+@pytest.fixture(scope="module")
+def served(inputs):
+    with http_server(inputs) as url:
+        yield url
+
+
+def _field(source, **options):
+    return xfskde.local_fskde(xfskde.open_image(source, chunks=128, **options), **PARAMS)
+
+
+# ---------------------------------------------------------------------------------- inputs
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_image_from_s3_equals_the_local_file(s3, inputs, expected, name):
+    image = xfskde.open_image(f"s3://data/{name}", storage_options=s3, chunks=128)
+    np.testing.assert_array_equal(image.values, IMAGE)
+    assert image.name == name.split(".")[0]
+    np.testing.assert_array_equal(_field(f"s3://data/{name}", storage_options=s3).values, expected)
+
+
+@pytest.mark.parametrize("name", ["slide.tif", "image.zarr", "image.png"])
+def test_image_over_http_equals_the_local_file(served, expected, name):
+    field = _field(f"{served}/{name}")
+    np.testing.assert_array_equal(field.values, expected)
+
+
+def test_remote_tiff_is_read_tile_by_tile_in_the_tasks(s3):
+    image = xfskde.open_image("s3://data/slide.tif", storage_options=s3, chunks=64)
+    graph = dict(image.data.__dask_graph__())
+    assert all(k[0].startswith("xfskde-read-tiff-") for k in graph)
+    assert image.data.numblocks == (5, 6)
+    np.testing.assert_array_equal(image[64:128, 128:192].values, IMAGE[64:128, 128:192])
+
+
+def test_missing_remote_images_are_file_not_found(s3, served):
+    with pytest.raises(FileNotFoundError, match="s3://data/nothing.tif"):
+        xfskde.open_image("s3://data/nothing.tif", storage_options=s3)
+    with pytest.raises(FileNotFoundError, match="nothing.tif"):
+        xfskde.open_image(f"{served}/nothing.tif")
+
+
+def test_geotiff_over_http_keeps_its_crs(tmp_path):
+    rioxarray = pytest.importorskip("rioxarray")
+    import xarray as xr
+
+    geo = xr.DataArray(IMAGE[:128, :192], dims=("y", "x"),
+                       coords={"y": 5e6 - 10 * np.arange(128) - 5, "x": 4e5 + 10 * np.arange(192) + 5})  # fmt: skip
+    geo = geo.rio.write_crs("EPSG:32633").rio.write_nodata(0)
+    geo.rio.to_raster(tmp_path / "geo.tif", tiled=True, blockxsize=64, blockysize=64)
+    local = xfskde.open_image(tmp_path / "geo.tif")
+    with http_server(tmp_path) as url:
+        remote = xfskde.open_image(f"{url}/geo.tif")
+        assert remote.rio.crs.to_epsg() == 32633
+        assert remote.rio.transform() == local.rio.transform()
+        assert remote.attrs["_FillValue"] == 0
+        np.testing.assert_array_equal(remote.values, local.values)
+    assert rioxarray is not None
+
+
+# ---------------------------------------------------------------------------------- stores
+
+
+def test_store_on_s3_writes_resumes_and_reads_back(s3, expected):
+    url = "s3://data/out/field.zarr"
+    field = _field("s3://data/slide.tif", storage_options=s3)
+    pending = write_coefficients(field, url, storage_options=s3, compute=False)
+    assert pending.shape == (9,)  # 3 x 3 blocks of 64 x 64 cover the 160 x 192 field
+    pending[:1].compute()  # one block written, then the run "dies"
+    status = store_status(url, storage_options=s3)
+    assert (status["complete"], status["blocks_done"]) == (False, 1)
+    with pytest.raises(StoreExistsError, match=url):
+        write_coefficients(field, url, storage_options=s3)
+    assert write_coefficients(field, url, storage_options=s3, resume=True) == 8
+    assert store_status(url, storage_options=s3)["complete"]
+    back = open_coefficients(url, storage_options=s3)
+    np.testing.assert_array_equal(back.values, expected)
+    assert verify_store(url, storage_options=s3).whole
+
+
+def test_damaged_chunk_on_s3_is_named(s3):
+    url = "s3://data/out/damaged.zarr"
+    write_coefficients(_field(IMAGE), url, storage_options=s3)
+    fs = s3fs.S3FileSystem(**s3)
+    key = "fskde/c/0/1/0"
+    raw = bytearray(fs.cat(f"data/out/damaged.zarr/{key}"))
+    raw[len(raw) // 2] ^= 0xFF
+    fs.pipe(f"data/out/damaged.zarr/{key}", bytes(raw))
+    report = verify_store(url, storage_options=s3)
+    assert [(p.key, p.kind) for p in report.problems] == [(key, "damaged")]
+    with pytest.raises(StoreCorruptError, match=key):
+        open_coefficients(url, storage_options=s3).values
+
+
+def test_failed_write_on_s3_leaves_nothing_in_the_way(s3, expected):
+    import dask.array as da
+
+    def fail(block):
+        raise RuntimeError("boom")
+
+    image = xfskde.open_image(IMAGE, chunks=128)
+    broken = image.copy(data=da.map_blocks(fail, image.data, dtype=image.dtype))
+    url = "s3://data/out/failed.zarr"
+    with pytest.raises(RuntimeError, match="boom"):
+        write_coefficients(xfskde.local_fskde(broken, **PARAMS), url, storage_options=s3)
+    assert not s3fs.S3FileSystem(**s3).exists("data/out/failed.zarr")
+    write_coefficients(_field(IMAGE), url, storage_options=s3)  # the corrected rerun
+    np.testing.assert_array_equal(open_coefficients(url, storage_options=s3).values, expected)
+
+
+def test_store_over_http_reads_back_and_refuses_writes(tmp_path, expected):
+    write_coefficients(_field(IMAGE), tmp_path / "field.zarr")
+    with http_server(tmp_path) as url:
+        back = open_coefficients(f"{url}/field.zarr")
+        np.testing.assert_array_equal(back.values, expected)
+        assert store_status(f"{url}/field.zarr")["complete"]
+        with pytest.raises(ParameterError, match="read-only"):
+            write_coefficients(_field(IMAGE), f"{url}/new.zarr")
+
+
+def test_memory_store_is_finalised(expected):
+    url = "memory://xfskde-tests/field.zarr"
+    assert write_coefficients(_field(IMAGE), url) == 9
+    assert store_status(url) == {"complete": True, "blocks_done": 9, "blocks_total": 9}
+    np.testing.assert_array_equal(open_coefficients(url).values, expected)
+    write_coefficients(_field(IMAGE), url, overwrite=True)
+    assert store_status(url)["complete"]
+
+
+def test_file_urls_are_local_paths(inputs, tmp_path, expected):
+    field = _field(f"file://{inputs / 'slide.tif'}")
+    np.testing.assert_array_equal(field.values, expected)
+    write_coefficients(field, f"file://{tmp_path / 'f.zarr'}")
+    np.testing.assert_array_equal(open_coefficients(tmp_path / "f.zarr").values, expected)
+
+
+def test_storage_options_with_a_local_path_are_refused(inputs):
+    with pytest.raises(ParameterError, match="storage_options"):
+        xfskde.open_image(inputs / "slide.tif", storage_options={"anon": True})
+
+
+def test_a_missing_filesystem_names_its_extra(monkeypatch):
+    import fsspec
+
+    def missing(protocol):
+        raise ImportError("Install gcsfs to access Google Storage")
+
+    monkeypatch.setattr(fsspec, "get_filesystem_class", missing)
+    with pytest.raises(ImportError, match=r"pip install 'xfskde\[gcs\]'"):
+        xfskde.open_image("gs://bucket/slide.tif")
+
+
+# --------------------------------------------------------------------------- relative paths
+
+
+def test_relative_paths_are_made_absolute_on_the_client(inputs, tmp_path, monkeypatch, expected):
+    monkeypatch.chdir(inputs)
+    field = _field("slide.tif")
+    (tmp_path / "out").mkdir()
+    monkeypatch.chdir(tmp_path / "out")
+    pending = write_coefficients(field, "rel.zarr", compute=False)
+    monkeypatch.chdir(tmp_path)  # the tasks run "elsewhere": the paths they hold are absolute
+    pending.compute()
+    xfskde.io.finalize_store(tmp_path / "out" / "rel.zarr")
+    np.testing.assert_array_equal(open_coefficients(tmp_path / "out" / "rel.zarr").values,
+                                  expected)  # fmt: skip
+    assert not os.path.exists(tmp_path / "rel.zarr")
+
+
+# ------------------------------------------------------------------------------- a cluster
+
+
+@pytest.fixture(scope="module")
+def elsewhere_client(tmp_path_factory):
+    """A LocalCluster whose worker processes start in a directory of their own."""
+    distributed = pytest.importorskip("distributed")
+    home = tmp_path_factory.mktemp("workers-home")
+    before = os.getcwd()
+    os.chdir(home)
+    try:
+        cluster = distributed.LocalCluster(
+            n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None,
+            memory_limit="1GiB", silence_logs=40,
+        )  # fmt: skip
+    finally:
+        os.chdir(before)
+    with distributed.Client(cluster) as client:
+        assert set(client.run(os.getcwd).values()) == {str(home)}
+        yield client
+    cluster.close()
+
+
+def test_cluster_in_another_directory_reads_and_writes_relative_paths(
+    elsewhere_client, inputs, tmp_path, monkeypatch, expected
+):
+    monkeypatch.chdir(inputs)
+    field = _field("slide.tif")
+    write_coefficients(field, os.path.relpath(tmp_path / "out.zarr"), scheduler=elsewhere_client)
+    np.testing.assert_array_equal(open_coefficients(tmp_path / "out.zarr").values, expected)
+
+
+def test_cluster_reads_and_writes_s3(elsewhere_client, s3, expected):
+    url = "s3://data/out/cluster.zarr"
+    field = _field("s3://data/image.zarr", storage_options=s3)
+    assert write_coefficients(field, url, storage_options=s3, scheduler=elsewhere_client) == 9
+    back = open_coefficients(url, storage_options=s3)
+    np.testing.assert_array_equal(elsewhere_client.compute(back).result().values, expected)

@@ -1,0 +1,214 @@
+"""Where an image or a store lives: a local path made absolute, or an fsspec URL with its
+storage options — the one form in which :mod:`xfskde.io` passes a location to Dask tasks.
+
+A :class:`Location` is decided once, on the client, before any task is built:
+
+* a local path (``str`` or :class:`os.PathLike`, ``~`` expanded, or a ``file://`` URL) becomes
+  absolute, so that a worker started in another working directory finds the same file;
+* any other URL (``s3://``, ``gs://``, ``http(s)://``, ``memory://``, ...) is kept as it is,
+  with its ``storage_options`` (credentials, ``endpoint_url``, ...), and read and written
+  through fsspec. Its protocol must be one fsspec can serve here: ``s3://`` needs s3fs
+  (``pip install 'xfskde[s3]'``), ``gs://`` gcsfs (``xfskde[gcs]``), ``http(s)://`` aiohttp
+  (``xfskde[http]``); a missing one is an :class:`ImportError` saying which extra to install.
+
+It is small and picklable (a URL and a dict), so tasks receive it, never an open file or
+filesystem, and open what they need themselves. ``memory://`` lives in one process: use it with
+the threaded scheduler, not with processes or a cluster.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import fsspec
+from fsspec.core import split_protocol
+
+from ..exceptions import ParameterError
+
+__all__ = ["Location", "locate"]
+
+#: fsspec protocols served read-only: a store cannot be written there.
+_READ_ONLY = ("http", "https")
+#: The extra that installs the fsspec implementation of a protocol.
+_EXTRAS = {"s3": "s3", "s3a": "s3", "gs": "gcs", "gcs": "gcs", "http": "http", "https": "http"}
+
+
+class Location:
+    """An absolute local path, or a URL and the storage options to reach it.
+
+    Parameters
+    ----------
+    url : str
+        An absolute local path (no scheme), or a URL with a protocol fsspec knows.
+    storage_options : mapping, optional
+        Keyword arguments of the fsspec filesystem (remote URLs only).
+    """
+
+    __slots__ = ("storage_options", "url")
+
+    def __init__(self, url: str, storage_options: Mapping[str, Any] | None = None) -> None:
+        self.url = url
+        self.storage_options = dict(storage_options or {})
+
+    # ---------------------------------------------------------------- identity and display
+
+    @property
+    def protocol(self) -> str:
+        """``"file"`` for a local path, else the URL's protocol (``"s3"``, ``"http"``, ...)."""
+        return split_protocol(self.url)[0] or "file"
+
+    @property
+    def is_local(self) -> bool:
+        return self.protocol == "file"
+
+    @property
+    def read_only(self) -> bool:
+        """Whether nothing can be written there (``http(s)://``)."""
+        return self.protocol in _READ_ONLY
+
+    @property
+    def name(self) -> str:
+        """The last component of the path (``"slide.ome.tif"``)."""
+        return self.url.rstrip("/").rsplit("/", 1)[-1]
+
+    @property
+    def stem(self) -> str:
+        return Path(self.name).stem
+
+    def _key(self) -> tuple[str, str]:
+        return self.url, json.dumps(self.storage_options, sort_keys=True, default=repr)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Location) and self._key() == other._key()
+
+    def __hash__(self) -> int:
+        return hash(self._key())
+
+    def __str__(self) -> str:
+        return self.url
+
+    def __repr__(self) -> str:
+        options = f", storage_options={self.storage_options!r}" if self.storage_options else ""
+        return f"Location({self.url!r}{options})"
+
+    def __getstate__(self) -> tuple[str, dict]:
+        return self.url, self.storage_options
+
+    def __setstate__(self, state: tuple[str, dict]) -> None:
+        self.url, self.storage_options = state
+
+    def token(self) -> str:
+        """A string that names the location in Dask keys (options included, values hidden)."""
+        return f"{self.url}|{sorted(self.storage_options)}"
+
+    # ------------------------------------------------------------------------ filesystem
+
+    def filesystem(self) -> tuple[fsspec.AbstractFileSystem, str]:
+        """The fsspec filesystem and the path in it (fsspec caches the filesystems)."""
+        if self.is_local:
+            return fsspec.filesystem("file"), self.url
+        return fsspec.core.url_to_fs(self.url, **self.storage_options)
+
+    def exists(self) -> bool:
+        if self.is_local:
+            return os.path.exists(self.url)
+        fs, path = self.filesystem()
+        return bool(fs.exists(path))
+
+    def is_dir(self) -> bool:
+        if self.is_local:
+            return os.path.isdir(self.url)
+        fs, path = self.filesystem()
+        return bool(fs.isdir(path))
+
+    def is_file(self) -> bool:
+        if self.is_local:
+            return os.path.isfile(self.url)
+        fs, path = self.filesystem()
+        return bool(fs.isfile(path))
+
+    def is_empty_dir(self) -> bool:
+        """A directory (or, remotely, a prefix) with nothing in it."""
+        if self.is_local:
+            return os.path.isdir(self.url) and not os.listdir(self.url)
+        fs, path = self.filesystem()
+        return bool(fs.isdir(path)) and not fs.ls(path, detail=False)
+
+    def remove(self) -> None:
+        """Remove the file or the whole directory (prefix) there, if anything is there."""
+        fs, path = self.filesystem()
+        if fs.exists(path):
+            fs.rm(path, recursive=True)
+
+    def open(self, mode: str = "rb") -> Any:
+        """An open binary file (random access: remote files are read by ranges)."""
+        if self.is_local:
+            return open(self.url, mode)
+        fs, path = self.filesystem()
+        return fs.open(path, mode)
+
+    def version(self) -> str:
+        """What changes when the file is rewritten (its mtime, or fsspec's key of its info)."""
+        if self.is_local:
+            return repr(os.path.getmtime(self.url))
+        fs, path = self.filesystem()
+        return str(fs.ukey(path))
+
+    # ------------------------------------------------------------------------------ zarr
+
+    def zarr_store(self, *, read_only: bool = False) -> Any:
+        """What ``zarr.open_*`` takes: the path itself when local, else an ``FsspecStore``."""
+        if self.is_local:
+            return self.url
+        import zarr.storage
+
+        return zarr.storage.FsspecStore.from_url(
+            self.url, storage_options=self.storage_options or None, read_only=read_only
+        )
+
+
+def _check_protocol(protocol: str, url: str) -> None:
+    try:
+        fsspec.get_filesystem_class(protocol)
+    except ImportError as exc:
+        extra = _EXTRAS.get(protocol)
+        hint = f"pip install 'xfskde[{extra}]'" if extra else "install its fsspec implementation"
+        raise ImportError(f"{url} needs the {protocol}:// filesystem: {hint}") from exc
+    except ValueError as exc:
+        raise ParameterError(f"{url}: unknown protocol {protocol!r} ({exc})") from exc
+
+
+def locate(source: str | os.PathLike, storage_options: Mapping[str, Any] | None = None) -> Location:
+    """The :class:`Location` of a path or URL, decided on the client.
+
+    Parameters
+    ----------
+    source : str or os.PathLike
+        A local path (relative paths are made absolute here, ``~`` is expanded), a ``file://``
+        URL, or an fsspec URL (``s3://bucket/key``, ``http://host/slide.tif``, ...).
+    storage_options : mapping, optional
+        Options of the remote filesystem; refused with a local path, where they would be
+        silently ignored.
+
+    Raises
+    ------
+    ImportError
+        If the protocol's fsspec implementation is not installed (naming the extra).
+    ParameterError
+        For an unknown protocol, or storage options given with a local path.
+    """
+    text = os.fspath(source)
+    protocol, rest = split_protocol(text)
+    if protocol in (None, "file", "local"):
+        if storage_options:
+            raise ParameterError(
+                f"storage_options were given for the local path {text}: they apply to URLs "
+                "(s3://, gs://, http://, ...) only; drop them"
+            )
+        return Location(os.path.abspath(os.path.expanduser(rest if protocol else text)))
+    _check_protocol(protocol, text)
+    return Location(text, storage_options)
