@@ -267,3 +267,21 @@ def test_cluster_reads_and_writes_s3(elsewhere_client, s3, expected):
     assert write_coefficients(field, url, storage_options=s3, scheduler=elsewhere_client) == 9
     back = open_coefficients(url, storage_options=s3)
     np.testing.assert_array_equal(elsewhere_client.compute(back).result().values, expected)
+
+
+# --------------------------------------------------------------------------------- example
+
+
+@pytest.mark.parametrize("where", ["memory", "s3"])
+def test_remote_data_example(s3, where):
+    import importlib.util
+    import json
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parent.parent / "examples" / "remote_data.py"
+    spec = importlib.util.spec_from_file_location("_example_remote_data", path)
+    example = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(example)
+    argv = [] if where == "memory" else ["--root", "s3://data/example",
+                                         "--storage-options", json.dumps(s3)]  # fmt: skip
+    assert example.main(argv) == {"blocks": 4, "complete": True, "largest_difference": 0.0}
