@@ -23,7 +23,7 @@ _RANGE = re.compile(r"bytes=(\d*)-(\d*)")
 class _RangeHandler(http.server.SimpleHTTPRequestHandler):
     """The standard library's file server, answering ``Range: bytes=a-b`` with 206."""
 
-    def log_message(self, format: str, *args: object) -> None:  # noqa: A002 - the base's name
+    def log_message(self, format: str, *args: object) -> None:
         pass
 
     def send_head(self):  # type: ignore[override]
