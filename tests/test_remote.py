@@ -6,6 +6,7 @@ started in another directory read and write the same files.
 
 import os
 
+import dask
 import numpy as np
 import pytest
 import tifffile
@@ -261,6 +262,13 @@ def test_cluster_in_another_directory_reads_and_writes_relative_paths(
     np.testing.assert_array_equal(open_coefficients(tmp_path / "out.zarr").values, expected)
 
 
+def test_memory_stores_are_refused_on_other_processes(elsewhere_client):
+    field = _field(IMAGE)
+    for scheduler in (elsewhere_client, "processes"):
+        with pytest.raises(ParameterError, match=r"memory://xfskde-tests/c\.zarr lives in this"):
+            write_coefficients(field, "memory://xfskde-tests/c.zarr", scheduler=scheduler)
+
+
 def test_cluster_reads_and_writes_s3(elsewhere_client, s3, expected):
     url = "s3://data/out/cluster.zarr"
     field = _field("s3://data/image.zarr", storage_options=s3)
@@ -284,4 +292,6 @@ def test_remote_data_example(s3, where):
     spec.loader.exec_module(example)
     argv = [] if where == "memory" else ["--root", "s3://data/example",
                                          "--storage-options", json.dumps(s3)]  # fmt: skip
-    assert example.main(argv) == {"blocks": 4, "complete": True, "largest_difference": 0.0}
+    with dask.config.set(scheduler="threads"):  # memory:// lives in this process only
+        result = example.main(argv)
+    assert result == {"blocks": 4, "complete": True, "largest_difference": 0.0}

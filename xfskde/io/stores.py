@@ -55,7 +55,9 @@ from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, NamedTuple
 
+import dask
 import dask.array as da
+import dask.multiprocessing
 import numpy as np
 import xarray as xr
 import zarr
@@ -690,6 +692,8 @@ def write_blocks(
                 data, store, name=name, chunks=chunks, resume=resume, overwrite=overwrite,
                 compute=compute, scheduler=client, progress=progress, compressors=compressors,
             )  # fmt: skip
+    if compute and isinstance(store, Location) and store.protocol == "memory":
+        _refuse_other_processes(store, scheduler)
     codecs = _codecs(compressors, data.dtype)
     params = _parameters(data)
     exists = _store_exists(store)
@@ -775,6 +779,20 @@ def write_blocks(
         raise
     finalize_store(store)
     return written
+
+
+def _refuse_other_processes(store: Location, scheduler: Any) -> None:
+    """A ``memory://`` store lives in this process: tasks run by other processes cannot reach
+    it (they would write to memories of their own and the store would never be complete)."""
+    elsewhere = runs_on_cluster(scheduler) or (
+        dask.base.get_scheduler(scheduler=scheduler) is dask.multiprocessing.get
+    )
+    if elsewhere:
+        raise ParameterError(
+            f"{store} lives in this process's memory, which the scheduler's worker processes "
+            "cannot reach: write to a path or URL they share (s3://, gs://, a shared "
+            "filesystem), or compute with scheduler='threads'"
+        )
 
 
 def _remove_if_untouched(store: Any) -> None:
