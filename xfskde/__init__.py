@@ -14,7 +14,7 @@ from .canonical import canonical_distance, canonicalize
 from .density import distance, evaluate, fskde, rotate
 from .exceptions import XfskdeError
 from .gradients import gradient
-from .io import open_coefficients, open_image, write_coefficients
+from .io import open_coefficients, open_image, write_coefficients, write_ome_zarr
 from .kernel import Cos2KKernel, truncated_length
 from .local import overlap_depth
 from .metrics import adjusted_rand_index, rand_index
@@ -45,4 +45,5 @@ __all__ = [
     "segment",
     "truncated_length",
     "write_coefficients",
+    "write_ome_zarr",
 ]

@@ -1,6 +1,7 @@
-"""Reading images of any size, and writing results to resumable Zarr v3 stores and GeoTIFFs.
+"""Reading images of any size, and writing results to resumable Zarr v3 stores, GeoTIFFs and
+OME-Zarr images.
 
-Three modules, independent of each other:
+Four modules, independent of each other:
 
 * :mod:`xfskde.io.images` — :func:`open_image`: a lazy ``(y, x[, c])`` DataArray from a NumPy
   or Dask array, a Zarr array or group (a level of an OME-Zarr multiscale image), a TIFF /
@@ -13,6 +14,9 @@ Three modules, independent of each other:
   write got; :func:`open_blocks` and :func:`open_coefficients` reopen a store lazily.
 * :mod:`xfskde.io.geotiff` — :func:`write_geotiff`: a georeferenced result as a GeoTIFF or COG
   through rioxarray (an optional extra, imported only when called).
+* :mod:`xfskde.io.omezarr` — :func:`write_ome_zarr`: real maps (orientation, coherence,
+  energy, ...) as the channels of an OME-NGFF 0.5 multiscale image, with label images beside
+  them (:func:`write_ome_zarr_labels` adds one later), for napari, OMERO, QuPath and others.
 
 Errors are those of :mod:`xfskde.exceptions` (``ImageReadError``, ``StoreExistsError``, ...),
 and :class:`FileNotFoundError` for a path that does not exist. No module imports another.
@@ -22,6 +26,7 @@ from __future__ import annotations
 
 from .geotiff import write_geotiff
 from .images import open_image
+from .omezarr import write_ome_zarr, write_ome_zarr_labels
 from .stores import (
     finalize_store,
     open_blocks,
@@ -40,4 +45,6 @@ __all__ = [
     "write_blocks",
     "write_coefficients",
     "write_geotiff",
+    "write_ome_zarr",
+    "write_ome_zarr_labels",
 ]

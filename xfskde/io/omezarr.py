@@ -1,0 +1,883 @@
+"""Writing real-valued maps as an OME-NGFF 0.5 multiscale image on Zarr v3: :func:`write_ome_zarr`.
+
+Orientation, coherence and energy maps (:mod:`xfskde.orientation`), densities, abundances — any
+real ``(y, x)`` maps on one grid — become the channels ``c`` of one OME-Zarr image that
+napari (``napari-ome-zarr``), OMERO, QuPath, Fiji/BigDataViewer, Neuroglancer or vizarr open
+and pan at every zoom; segmentation labels go beside them as NGFF label images
+(``labels/<name>``). Only zarr is needed to write; ome-zarr-py and ome-zarr-models are not.
+
+**Layout** (``ome`` attributes as in NGFF 0.5)::
+
+    store/                       zarr.json: ome.multiscales, ome.omero, xfskde (parameters)
+    store/0, 1, 2, ...           float32 (c, y, x) levels, NaN fill, chunks (1, cy, cx)
+    store/labels/                zarr.json: ome.labels = [names]
+    store/labels/<name>/0, ...   integer (y, x) levels, 0 fill; ome.image-label
+
+**Levels.** Level 0 holds the maps as they are (float32). Each further level is computed from
+the level *written* before it, read back from the store (never from the whole input), by
+averaging 2×2 blocks: NaN-aware (NaN samples are left out; a block of NaN stays NaN), and for
+*axial angle* channels — orientations in [0, π), where 0 and π are one axis — as the
+**doubled-angle mean** ``arg(mean(exp(2iθ))) / 2 mod π`` of the block's finite angles (NaN
+where it is undefined, ``|mean| < 1e-6``), since a plain mean of 0.01 and π - 0.01 would give
+the perpendicular axis π/2. A side of odd length gives a last row/column that averages the one
+sample it has. Levels are added until the longer side is at most ``coarsest`` (512) pixels.
+Label images have as many levels as the image (NGFF readers expect it), each the **mode** of
+the 2×2 block (ties go to the first of top-left, top-right, bottom-left, bottom-right): labels
+are never averaged.
+
+**Which channels are axial.** Given ``axial=`` (channel names), exactly those. By default, a
+channel whose map carries the attr ``orientation_convention`` (set by
+:func:`xfskde.orientation.orientation`), or that is *named* ``"orientation"`` and has no
+``units`` attr other than ``"rad"``; the channels of a ``(c, y, x)`` DataArray share one set of
+attrs, so there only the name ``"orientation"`` counts. Pass ``axial=()`` for plain means
+everywhere.
+
+**Where the samples sit.** xfskde results have coordinates in pixels of the input image, at the
+centres of the cells they describe (a stride-8 map's first sample at 3.5, then 11.5, ...:
+:mod:`xfskde._labels`). Each level's ``coordinateTransformations`` are ``scale`` then
+``translation``, per axis ``(c, y, x)``: at level 0 the coordinate spacing and the first
+coordinate times the pixel size; at level l the scale is multiplied by 2^l and the translation
+moves to the centre of the first 2^l × 2^l block, ``first + spacing * (2^l - 1) / 2``. So every
+level sits exactly over the input pixels it describes, in the input's frame.
+
+**Physical units.** With ``pixel_size=`` (micrometres per *input* pixel), or the maps' attr
+``mpp`` or ``pixel_size`` (micrometres, or in ``pixel_size_units``), the spatial axes get the
+unit ``"micrometer"`` and the transforms are in micrometres; otherwise the axes have no unit and
+the transforms are in input pixels.
+
+**Display** (``ome.omero``, the transitional rendering block that viewers read): channel labels
+are the map names; windows are 0..π for axial channels, 0..1 for ``coherence``, and for every
+other channel the 0.5–99.5 percentiles (``start``/``end``) and the extremes (``min``/``max``)
+of the coarsest level. Colours: white for axial channels, which also name OMERO's hue-wheel
+lookup table ``"lut": "spectrum.lut"`` (a cyclic colour map, so 0 and π look alike, where the
+viewer honours it — OMERO does; the NGFF spec has no colour maps); green for ``coherence``,
+magenta for ``energy``, then cyan, yellow, red, blue, ...
+
+**Order of writing.** The arrays first, then the label images' metadata, and the root's ``ome``
+attributes last: a store whose write was interrupted is not an OME-Zarr image, and a write that
+fails removes the local store it created. Refused: an existing store (``overwrite=True``
+replaces it), georeferenced maps (those with a CRS coordinate such as rioxarray's
+``spatial_ref``, whose coordinates are not pixels: :func:`xfskde.io.write_geotiff` writes
+them), complex fields (:func:`xfskde.io.write_coefficients` does).
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import shutil
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import dask.array as da
+import numpy as np
+import xarray as xr
+import zarr
+
+from .._scheduling import compute as compute_collections
+from .._scheduling import connect, is_address, runs_on_cluster
+from .._version import __version__
+from ..exceptions import (
+    DimensionError,
+    ParameterError,
+    StoreExistsError,
+    StoreFormatError,
+)
+
+__all__ = ["write_ome_zarr", "write_ome_zarr_labels"]
+
+#: The NGFF version written.
+NGFF_VERSION = "0.5"
+#: Default chunk side of NumPy-backed maps (and of Dask-backed ones with unusual chunks).
+DEFAULT_CHUNK = 512
+#: Default: levels are added until the longer side is at most this many pixels.
+COARSEST = 512
+#: The attr that :func:`xfskde.orientation.orientation` sets on its maps.
+AXIAL_ATTR = "orientation_convention"
+#: Percentiles of the coarsest level that make the display window of an ordinary channel.
+WINDOW_PERCENTILES = (0.5, 99.5)
+#: Below this mean resultant length of the doubled angles, a block has no axis (NaN).
+AXIAL_MIN_RESULTANT = 1e-6
+
+_AXIAL_COLOUR = "FFFFFF"
+_AXIAL_LUT = "spectrum.lut"
+_NAMED_COLOURS = {"coherence": "00FF00", "energy": "FF00FF"}
+_PALETTE = ("00FFFF", "FFFF00", "FF0000", "0000FF", "FF8000", "8000FF", "00FF80", "FF0080")
+#: Micrometres per unit, for a ``pixel_size_units`` attr.
+_MICROMETRES = {
+    "nm": 1e-3, "nanometer": 1e-3, "nanometre": 1e-3,
+    "um": 1.0, "µm": 1.0, "μm": 1.0, "micron": 1.0, "micrometer": 1.0, "micrometre": 1.0,
+    "mm": 1e3, "millimeter": 1e3, "millimetre": 1e3,
+    "m": 1e6, "meter": 1e6, "metre": 1e6,
+}  # fmt: skip
+_GEO_ATTRS = ("crs_wkt", "spatial_ref", "GeoTransform", "grid_mapping_name")
+_LABEL_DTYPES = "iu"
+
+
+# ----------------------------------------------------------------------------- inputs
+
+
+def _as_2d(value: Any, name: str) -> xr.DataArray:
+    """A map as a ``(y, x)`` DataArray: ``y``/``x`` by name, else its two dims in order."""
+    if not isinstance(value, xr.DataArray):
+        if not hasattr(value, "ndim") or not hasattr(value, "dtype"):
+            value = np.asarray(value)
+        value = xr.DataArray(value, dims=("y", "x")[: value.ndim] if value.ndim == 2 else None)
+    if value.ndim != 2:
+        raise DimensionError(
+            f"the map {name!r} has dims {value.dims}: each named map must be (y, x); pass a "
+            "(c, y, x) DataArray as it is, or select a 2-D map (e.g. .isel(k=0))"
+        )
+    dims = tuple(map(str, value.dims))
+    if {"y", "x"} <= set(dims):
+        return value.transpose("y", "x")
+    return value.rename(dict(zip(dims, ("y", "x"), strict=True)))
+
+
+def _maps(maps: Any) -> tuple[list[tuple[str, xr.DataArray]], bool]:
+    """``(name, (y, x) map)`` per channel, and whether the channels share one set of attrs."""
+    if isinstance(maps, xr.Dataset):
+        items = [(str(k), _as_2d(v, str(k))) for k, v in maps.data_vars.items()]
+        shared = False
+    elif isinstance(maps, Mapping):
+        items = [(str(k), _as_2d(v, str(k))) for k, v in maps.items()]
+        shared = False
+    else:
+        if not isinstance(maps, xr.DataArray):
+            maps = np.asarray(maps) if not hasattr(maps, "ndim") else maps
+            dims = {2: ("y", "x"), 3: ("c", "y", "x")}.get(maps.ndim)
+            if dims is None:
+                raise DimensionError(
+                    f"maps must be (y, x) or (c, y, x), got an array of shape {maps.shape}"
+                )
+            maps = xr.DataArray(maps, dims=dims)
+        if maps.ndim == 2:
+            items, shared = [(str(maps.name or "map"), _as_2d(maps, "map"))], False
+        elif maps.ndim == 3:
+            dims = tuple(map(str, maps.dims))
+            others = [d for d in dims if d not in ("y", "x")]
+            if len(others) != 1:
+                raise DimensionError(
+                    f"a 3-D DataArray of maps needs dims y, x and one channel dim, got {dims}: "
+                    f"rename its spatial dims (e.g. .rename({{{dims[-2]!r}: 'y', "
+                    f"{dims[-1]!r}: 'x'}}))"
+                )
+            c = others[0]
+            maps = maps.transpose(c, "y", "x")
+            if c in maps.coords:
+                names = [str(v) for v in maps[c].values]
+            else:
+                names = [f"{c}{i}" for i in range(maps.sizes[c])]
+            items = [(n, maps.isel({c: i}, drop=True).rename(n)) for i, n in enumerate(names)]
+            shared = True
+        else:
+            raise DimensionError(f"maps must be (y, x) or (c, y, x), got dims {maps.dims}")
+    if not items:
+        raise ParameterError("maps is empty: pass at least one (y, x) map")
+    names = [n for n, _ in items]
+    if len(set(names)) != len(names):
+        raise ParameterError(f"channel names must be unique, got {names}")
+    for n, m in items:
+        if m.dtype.kind not in "fiub":
+            raise ParameterError(
+                f"the map {n!r} has dtype {m.dtype}: write_ome_zarr writes real maps (float32); "
+                "write a complex coefficient field with xfskde.io.write_coefficients, or its "
+                "real maps (orientation, coherence, energy) here"
+            )
+    return items, shared
+
+
+def _refuse_georeferenced(array: xr.DataArray, what: str) -> None:
+    """Maps with a CRS coordinate have CRS coordinates, not pixels: GeoTIFF is their format."""
+    for coord_name, coord in array.coords.items():
+        if coord.ndim == 0 and any(k in coord.attrs for k in _GEO_ATTRS):
+            raise ParameterError(
+                f"{what} is georeferenced (its coordinate {coord_name!r} holds a CRS, so x and y "
+                "are CRS coordinates, not pixels): write it with xfskde.io.write_geotiff; to "
+                f"write it here anyway, drop the CRS and give pixel coordinates, e.g. "
+                f".drop_vars({coord_name!r}).assign_coords(y=..., x=...)"
+            )
+
+
+@dataclass(frozen=True)
+class _Grid:
+    """Where a map's samples sit: first coordinate and spacing per axis, in input pixels."""
+
+    shape: tuple[int, int]
+    first: tuple[float, float]
+    step: tuple[float, float]
+
+
+def _axis(array: xr.DataArray, dim: str, what: str) -> tuple[np.ndarray, float, float | None]:
+    """The axis' coordinates, its first value and its (regular, positive) spacing or None."""
+    n = array.sizes[dim]
+    if dim in array.coords:
+        values = np.asarray(array[dim].values)
+        if values.ndim != 1 or values.dtype.kind not in "iuf" or not np.isfinite(values).all():
+            raise ParameterError(
+                f"the {dim} coordinate of {what} is not numeric; give it pixel positions, e.g. "
+                f".assign_coords({dim}=np.arange({n}))"
+            )
+        values = values.astype(np.float64)
+    else:
+        values = np.arange(n, dtype=np.float64)
+    if n < 2:
+        return values, float(values[0]), None
+    steps = np.diff(values)
+    step = float(steps.mean())
+    if step <= 0 or not np.allclose(steps, step, rtol=1e-6, atol=1e-9 * abs(step)):
+        raise ParameterError(
+            f"the {dim} coordinate of {what} is not evenly spaced and increasing (steps "
+            f"{steps[:3].tolist()}...): an OME-Zarr level is a regular grid; sort it "
+            f"(.sortby({dim!r})) or give it pixel positions"
+        )
+    return values, float(values[0]), step
+
+
+def _grid(array: xr.DataArray, what: str) -> tuple[_Grid, tuple[np.ndarray, np.ndarray]]:
+    """The grid of a ``(y, x)`` map; a one-sample axis borrows the other's spacing (or
+    the map's ``stride`` attr, or 1)."""
+    ys, y0, dy = _axis(array, "y", what)
+    xs, x0, dx = _axis(array, "x", what)
+    fallback = dy or dx or float(array.attrs.get("stride", 1) or 1)
+    grid = _Grid(array.shape, (y0, x0), (dy or fallback, dx or fallback))
+    return grid, (ys, xs)
+
+
+def _number_pair(value: Any, what: str) -> tuple[float, float]:
+    """A positive number, or a (y, x) pair of them."""
+    values = np.atleast_1d(np.asarray(value, dtype=np.float64)).ravel()
+    if values.size == 1:
+        values = np.repeat(values, 2)
+    if values.size != 2 or not (np.isfinite(values).all() and (values > 0).all()):
+        raise ParameterError(
+            f"{what} must be a positive number of micrometres, or a (y, x) pair, got {value!r}"
+        )
+    return float(values[0]), float(values[1])
+
+
+def _pixel_size(pixel_size: Any, attrs: Mapping[str, Any]) -> tuple[float, float] | None:
+    """Micrometres per input pixel along (y, x): the argument, else the attrs, else None."""
+    if pixel_size is not None:
+        return _number_pair(pixel_size, "pixel_size")
+    for key in ("mpp", "pixel_size"):
+        if attrs.get(key) is None:
+            continue
+        value = _number_pair(attrs[key], f"the maps' attr {key!r}")
+        unit = str(attrs.get("pixel_size_units", attrs.get("pixel_size_unit", "um"))).strip()
+        factor = _MICROMETRES.get(unit) or _MICROMETRES.get(unit.lower())
+        if factor is None:
+            raise ParameterError(
+                f"the maps' attr pixel_size_units={unit!r} is not a length unit I know "
+                f"({', '.join(sorted(_MICROMETRES))}); pass pixel_size= in micrometres"
+            )
+        return value[0] * factor, value[1] * factor
+    return None
+
+
+def _is_axial(name: str, attrs: Mapping[str, Any], shared: bool) -> bool:
+    """The default rule: the orientation() attr, or the name (attrs shared by the channels of a
+    ``(c, y, x)`` array say nothing of one channel: there only the name counts)."""
+    if shared:
+        return name == "orientation"
+    return AXIAL_ATTR in attrs or (name == "orientation" and attrs.get("units", "rad") == "rad")
+
+
+def _chunk_sides(first: xr.DataArray, chunks: Any) -> tuple[int, int]:
+    """The spatial chunk sides: the argument; else the Dask chunks' (64..4096); else 512."""
+    if chunks is not None:
+        values = np.atleast_1d(np.asarray(chunks)).ravel()
+        if values.size == 1:
+            values = np.repeat(values, 2)
+        if values.size != 2 or values.dtype.kind not in "iu" or (values < 1).any():
+            raise ParameterError(f"chunks must be a positive int or (y, x) pair, got {chunks!r}")
+        return int(values[0]), int(values[1])
+    data = first.data
+    if isinstance(data, da.Array):
+        sides = tuple(max(c) for c in data.chunks)
+        if all(64 <= s <= 4096 for s in sides):
+            return int(sides[0]), int(sides[1])
+    return DEFAULT_CHUNK, DEFAULT_CHUNK
+
+
+def _level_shapes(shape: tuple[int, int], coarsest: int) -> list[tuple[int, int]]:
+    """Shapes of the levels: halved (rounding up) until the longer side is <= coarsest."""
+    shapes = [tuple(int(s) for s in shape)]
+    while max(shapes[-1]) > coarsest:
+        shapes.append(tuple(-(-s // 2) for s in shapes[-1]))
+    return shapes  # type: ignore[return-value]
+
+
+def _transforms(grid: _Grid, level: int, factor: tuple[float, float], channel: bool) -> list:
+    """``scale`` and ``translation`` of a level: 2^level samples per side, centred."""
+    k = 2**level
+    scale = [grid.step[i] * k * factor[i] for i in range(2)]
+    translation = [(grid.first[i] + grid.step[i] * (k - 1) / 2) * factor[i] for i in range(2)]
+    lead_scale, lead_translation = ([1.0], [0.0]) if channel else ([], [])
+    return [
+        {"type": "scale", "scale": lead_scale + scale},
+        {"type": "translation", "translation": lead_translation + translation},
+    ]
+
+
+def _datasets(grid: _Grid, n_levels: int, factor: tuple[float, float], channel: bool) -> list:
+    """The ``datasets`` of a multiscale image: paths ``"0"``, ``"1"``, ... and transforms."""
+    return [
+        {"path": str(level), "coordinateTransformations": _transforms(grid, level, factor, channel)}
+        for level in range(n_levels)
+    ]
+
+
+def _axes(unit: str | None, channel: bool) -> list[dict[str, str]]:
+    space = [{"name": n, "type": "space"} for n in ("y", "x")]
+    if unit is not None:
+        for axis in space:
+            axis["unit"] = unit
+    return ([{"name": "c", "type": "channel"}] if channel else []) + space
+
+
+def _jsonable(value: Any) -> Any:
+    """An attr as JSON: numbers and strings as they are, sequences as lists, else its text."""
+    if isinstance(value, np.generic):
+        value = value.item()
+    if isinstance(value, bool | int | str) or value is None:
+        return value
+    if isinstance(value, float):
+        return value if math.isfinite(value) else str(value)
+    if isinstance(value, np.ndarray | list | tuple):
+        return [_jsonable(v) for v in np.asarray(value, dtype=object).ravel().tolist()]
+    if isinstance(value, Mapping):
+        return {str(k): _jsonable(v) for k, v in value.items()}
+    return str(value)
+
+
+# ----------------------------------------------------------------------------- the reductions
+
+
+def _pad_even(block: np.ndarray, fill: Any, mode: str = "constant") -> np.ndarray:
+    """Pad the last two axes to even lengths (with ``fill``, or repeating the edge)."""
+    pad = [(0, 0)] * (block.ndim - 2) + [(0, block.shape[-2] % 2), (0, block.shape[-1] % 2)]
+    if not any(p[1] for p in pad):
+        return block
+    if mode == "edge":
+        return np.pad(block, pad, mode="edge")
+    return np.pad(block, pad, constant_values=fill)
+
+
+def _blocks2(block: np.ndarray) -> np.ndarray:
+    """The 2×2 blocks of the last two (even) axes as a trailing axis of 4: TL, TR, BL, BR."""
+    *lead, h, w = block.shape
+    quads = block.reshape(*lead, h // 2, 2, w // 2, 2)
+    quads = np.moveaxis(quads, -3, -2)  # (..., h/2, w/2, 2, 2)
+    return quads.reshape(*lead, h // 2, w // 2, 4)
+
+
+def _mean2(block: np.ndarray) -> np.ndarray:
+    """NaN-aware mean of each 2×2 block (float64 sums, float32 out)."""
+    quads = _blocks2(_pad_even(block.astype(np.float64), np.nan))
+    finite = np.isfinite(quads)
+    count = finite.sum(axis=-1)
+    total = np.where(finite, quads, 0.0).sum(axis=-1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(count > 0, total / np.maximum(count, 1), np.nan).astype(np.float32)
+
+
+def _axial_mean2(block: np.ndarray) -> np.ndarray:
+    """Doubled-angle mean of the axial angles of each 2×2 block, in [0, π) (float32 out)."""
+    quads = _blocks2(_pad_even(block.astype(np.float64), np.nan))
+    finite = np.isfinite(quads)
+    count = finite.sum(axis=-1)
+    doubled = 2.0 * np.where(finite, quads, 0.0)
+    c = np.where(finite, np.cos(doubled), 0.0).sum(axis=-1)
+    s = np.where(finite, np.sin(doubled), 0.0).sum(axis=-1)
+    length = np.hypot(c, s) / np.maximum(count, 1)
+    out = np.mod(0.5 * np.arctan2(s, c), np.pi).astype(np.float32)
+    out = np.where(out >= np.float32(np.pi), np.float32(0.0), out)  # float32 rounding to π
+    return np.where((count > 0) & (length >= AXIAL_MIN_RESULTANT), out, np.float32(np.nan))
+
+
+def _mode2(block: np.ndarray) -> np.ndarray:
+    """The most frequent label of each 2×2 block; ties go to the first of TL, TR, BL, BR."""
+    quads = _blocks2(_pad_even(block, 0, mode="edge"))
+    counts = (quads[..., :, None] == quads[..., None, :]).sum(axis=-1)
+    first_best = np.argmax(counts, axis=-1)[..., None]
+    return np.take_along_axis(quads, first_best, axis=-1)[..., 0]
+
+
+def _halved(array: da.Array, reduce: Any) -> da.Array:
+    """``reduce`` on each block of ``array`` (even-sided except the last): half the size."""
+    chunks = tuple(
+        c if i < array.ndim - 2 else tuple(-(-n // 2) for n in c)
+        for i, c in enumerate(array.chunks)
+    )
+    meta = np.empty((0,) * array.ndim, array.dtype)
+    return array.map_blocks(reduce, chunks=chunks, dtype=array.dtype, meta=meta)
+
+
+# ----------------------------------------------------------------------------- writing
+
+
+def _store_exists(store: Any) -> bool:
+    """Whether something is at ``store`` (an empty directory counts as nothing)."""
+    if isinstance(store, str | os.PathLike) and "://" not in os.fspath(store):
+        path = Path(store)
+        return path.exists() and not (path.is_dir() and not any(path.iterdir()))
+    try:
+        zarr.open_group(store, mode="r")
+    except (zarr.errors.GroupNotFoundError, FileNotFoundError, KeyError, ValueError):
+        return False
+    return True
+
+
+def _is_local_path(store: Any) -> bool:
+    return isinstance(store, str | os.PathLike) and "://" not in os.fspath(store)
+
+
+def _write_pyramid(
+    group: zarr.Group,
+    level0: da.Array,
+    shapes: list[tuple[int, int]],
+    sides: tuple[int, int],
+    reducers: Sequence[Any],
+    *,
+    fill: Any,
+    dims: tuple[str, ...],
+    scheduler: Any,
+    progress: bool,
+) -> list[zarr.Array]:
+    """Write level 0, then each level from the one written before it, read back from the store.
+
+    ``level0`` is ``(c, y, x)`` (``reducers`` one per channel) or ``(y, x)`` (one reducer).
+    """
+    lead = level0.shape[:-2]
+    arrays: list[zarr.Array] = []
+    for level, shape in enumerate(shapes):
+        chunks = (*((1,) * len(lead)), min(sides[0], shape[0]), min(sides[1], shape[1]))
+        target = group.create_array(
+            str(level),
+            shape=(*lead, *shape),
+            chunks=chunks,
+            dtype=level0.dtype,
+            fill_value=fill,
+            dimension_names=dims,
+        )
+        if level == 0:
+            source = level0.rechunk(chunks)
+        else:
+            below = arrays[-1]
+            read = (*((1,) * len(lead)), 2 * chunks[-2], 2 * chunks[-1])
+            previous = da.from_zarr(below, chunks=read)
+            if lead:
+                source = da.concatenate(
+                    [_halved(previous[i : i + 1], r) for i, r in enumerate(reducers)], axis=0
+                )
+            else:
+                source = _halved(previous, reducers[0])
+        store = da.store(source, target, lock=False, compute=False)
+        compute_collections([store], scheduler, progress)
+        arrays.append(target)
+    return arrays
+
+
+def _display(name: str, axial: bool, coarsest: np.ndarray, index: int) -> dict[str, Any]:
+    """The omero channel of a map: label, colour, window (and a cyclic LUT for angles)."""
+    channel: dict[str, Any] = {
+        "label": name, "active": True, "coefficient": 1.0, "family": "linear", "inverted": False,
+    }  # fmt: skip
+    if axial:
+        low = start = 0.0
+        high = end = float(np.pi)
+        channel.update(color=_AXIAL_COLOUR, lut=_AXIAL_LUT)
+    elif name == "coherence":
+        low = start = 0.0
+        high = end = 1.0
+    else:
+        values = coarsest[np.isfinite(coarsest)]
+        if values.size:
+            low, high = float(values.min()), float(values.max())
+            start, end = (float(v) for v in np.percentile(values, WINDOW_PERCENTILES))
+        else:
+            low = start = 0.0
+            high = end = 1.0
+        if end <= start:  # a constant map: a window one unit wide
+            end = start + (abs(start) or 1.0)
+            high = max(high, end)
+    if "color" not in channel:
+        channel["color"] = _NAMED_COLOURS.get(name, _PALETTE[index % len(_PALETTE)])
+    channel["window"] = {"min": low, "max": high, "start": start, "end": end}
+    return channel
+
+
+def _check_int(name: str, value: Any, low: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, int | np.integer) or value < low:
+        raise ParameterError(f"{name} must be an integer >= {low}, got {value!r}")
+    return int(value)
+
+
+def _label_data(labels: Any, name: str) -> xr.DataArray:
+    """A label image as an integer ``(y, x)`` DataArray (booleans become uint8)."""
+    array = _as_2d(labels, f"labels[{name!r}]")
+    if array.dtype.kind == "b":
+        array = array.astype(np.uint8)
+    if array.dtype.kind not in _LABEL_DTYPES:
+        raise ParameterError(
+            f"labels[{name!r}] has dtype {array.dtype}: NGFF labels are integers; cast it, e.g. "
+            ".astype('uint16') (NaN has no integer: fill it first, e.g. .fillna(0))"
+        )
+    _refuse_georeferenced(array, f"labels[{name!r}]")
+    return array
+
+
+def _write_label_image(
+    root: zarr.Group,
+    name: str,
+    labels: xr.DataArray,
+    n_levels: int,
+    factor: tuple[float, float],
+    unit: str | None,
+    sides: tuple[int, int] | None,
+    scheduler: Any,
+    progress: bool,
+) -> None:
+    """Write ``labels/<name>``: its levels (2×2 modes), then its metadata."""
+    if "/" in name or name in ("", ".", ".."):
+        raise ParameterError(f"a label name must be a plain name, got {name!r}")
+    grid, _ = _grid(labels, f"labels[{name!r}]")
+    sides = sides or _chunk_sides(labels, None)
+    data = labels.data
+    if not isinstance(data, da.Array):
+        data = da.from_array(np.asarray(data), chunks=sides)
+    labels_group = root.require_group("labels")
+    if name in labels_group:
+        del labels_group[name]
+    group = labels_group.create_group(name)
+    shapes = [grid.shape]
+    while len(shapes) < n_levels:
+        shapes.append(tuple(-(-s // 2) for s in shapes[-1]))
+    _write_pyramid(
+        group, data, shapes, sides, [_mode2], fill=0, dims=("y", "x"),
+        scheduler=scheduler, progress=progress,
+    )  # fmt: skip
+    multiscale = {
+        "name": name,
+        "axes": _axes(unit, channel=False),
+        "datasets": _datasets(grid, n_levels, factor, channel=False),
+        "type": "mode",
+        "metadata": {
+            "method": "xfskde.io.omezarr: the most frequent label of each 2x2 block (ties: the "
+            "first of top-left, top-right, bottom-left, bottom-right)",
+            "version": __version__,
+        },
+    }
+    group.update_attributes(
+        {
+            "ome": {
+                "version": NGFF_VERSION,
+                "multiscales": [multiscale],
+                "image-label": {"version": NGFF_VERSION, "source": {"image": "../../"}},
+            },
+            "xfskde": {"attrs": _jsonable(dict(labels.attrs))},
+        }
+    )
+
+
+def _register_labels(root: zarr.Group, names: Sequence[str]) -> None:
+    """Add ``names`` to the ``labels`` group's list (written after the label images)."""
+    group = root.require_group("labels")
+    ome = dict(group.attrs.get("ome", {}))
+    listed = [n for n in ome.get("labels", []) if n not in names]
+    group.update_attributes({"ome": {"version": NGFF_VERSION, "labels": [*listed, *names]}})
+
+
+def write_ome_zarr(
+    maps: Any,
+    store: Any,
+    *,
+    labels: Mapping[str, Any] | None = None,
+    axial: Sequence[str] | None = None,
+    pixel_size: float | Sequence[float] | None = None,
+    chunks: int | Sequence[int] | None = None,
+    coarsest: int = COARSEST,
+    name: str | None = None,
+    overwrite: bool = False,
+    scheduler: Any = None,
+    progress: bool = False,
+) -> zarr.Group:
+    """Write real-valued maps as an OME-NGFF 0.5 multiscale image (Zarr v3), out of core.
+
+    The maps — e.g. the orientation, coherence and energy of a local FS-KDE field (paper,
+    section 2.3, eq. 1; :mod:`xfskde.orientation`) — become the channels ``c`` of one float32
+    ``(c, y, x)`` image with a pyramid of 2×2 means (doubled-angle means for axial angles),
+    coordinate transformations that put every sample over the input pixels it describes, and
+    display settings; label images go under ``labels/<name>``. The module docstring
+    (:mod:`xfskde.io.omezarr`) gives every rule.
+
+    Parameters
+    ----------
+    maps : xarray.DataArray, xarray.Dataset or mapping of str to DataArray
+        One ``(y, x)`` map (its name is the channel's), a ``(c, y, x)`` DataArray (channel names
+        from its ``c`` coordinate; the channel dim may have any name, the spatial ones must be
+        ``y`` and ``x``), or named ``(y, x)`` maps on one grid (a Dataset's variables or a
+        dict's values, in order). NumPy- or Dask-backed; never loaded whole. Coordinates, if
+        any, are the samples' positions in input pixels (those of xfskde's results).
+    store : str, path-like or zarr store
+        Where to write: a local path (a directory is created) or a zarr store object such as
+        ``zarr.storage.MemoryStore()``.
+    labels : mapping of str to DataArray, optional
+        Integer ``(y, x)`` label images (e.g. ``{"segmentation": xfskde.segment(...)}``), each
+        on its own grid in the same input-pixel frame, written to ``labels/<name>`` with as many
+        levels as the image, by 2×2 modes.
+    axial : sequence of str, optional
+        Names of the channels that hold axial angles in [0, π) radians (averaged as doubled
+        angles). Default: detected — maps carrying the ``orientation_convention`` attr of
+        :func:`xfskde.orientation.orientation`, or named ``"orientation"`` (with no ``units``
+        but ``"rad"``). ``()`` averages every channel plainly.
+    pixel_size : float or (float, float), optional
+        Micrometres per *input* pixel (y, x). Default: the maps' ``mpp`` or ``pixel_size`` attr
+        (micrometres, or in ``pixel_size_units``); without one, the axes have no unit and the
+        transforms are in input pixels.
+    chunks : int or (int, int), optional
+        Spatial chunk sides of every level (chunks are ``(1, cy, cx)``). Default: the Dask
+        chunks of the first map when they are 64–4096 samples, else 512.
+    coarsest : int
+        Levels are added until the longer side is at most this (default 512).
+    name : str, optional
+        The multiscale image's name (default ``"xfskde maps"``).
+    overwrite : bool
+        Replace whatever is at ``store``; otherwise an existing store is refused.
+    scheduler : str or distributed.Client, optional
+        Where the levels are computed (each level one Dask computation): None for Dask's
+        current scheduler, ``"threads"``, ``"processes"``, ``"synchronous"``, a Client or an
+        address.
+    progress : bool
+        Show a progress bar per level.
+
+    Returns
+    -------
+    zarr.Group
+        The image's root group, opened read-only.
+
+    Raises
+    ------
+    StoreExistsError
+        If something is at ``store`` and ``overwrite`` is False.
+    DimensionError
+        If a map is not ``(y, x)`` (or the maps not ``(c, y, x)``), or the maps are not on one
+        grid.
+    ParameterError
+        For complex or non-numeric maps, georeferenced maps (write them with
+        :func:`xfskde.io.write_geotiff`), coordinates that are not regular and increasing,
+        non-integer labels, unknown ``axial`` names or bad ``pixel_size``, ``chunks``,
+        ``coarsest``.
+    ConnectionError
+        If ``scheduler`` is an address where no Dask scheduler answers.
+
+    Examples
+    --------
+    >>> field = xfskde.local_fskde(image, order=8, window="box", size=8, stride=8)  # doctest: +SKIP
+    >>> maps = {"orientation": field.fskde.orientation(), "coherence": field.fskde.coherence(),
+    ...         "energy": field.fskde.energy()}  # doctest: +SKIP
+    >>> write_ome_zarr(maps, "slide-maps.ome.zarr", pixel_size=0.25)  # doctest: +SKIP
+    """
+    if is_address(scheduler):  # connected once, for every level
+        with connect(scheduler) as client:
+            return write_ome_zarr(
+                maps, store, labels=labels, axial=axial, pixel_size=pixel_size, chunks=chunks,
+                coarsest=coarsest, name=name, overwrite=overwrite, scheduler=client,
+                progress=progress,
+            )  # fmt: skip
+    coarsest = _check_int("coarsest", coarsest, 1)
+    items, shared = _maps(maps)
+    first_name, first = items[0]
+    grid, (ys, xs) = _grid(first, f"the map {first_name!r}")
+    for map_name, m in items:
+        _refuse_georeferenced(m, f"the map {map_name!r}")
+        coords = _grid(m, f"the map {map_name!r}")[1] if m.shape == first.shape else None
+        if coords is None or not (np.array_equal(coords[0], ys) and np.array_equal(coords[1], xs)):
+            raise DimensionError(
+                f"the maps {first_name!r} {first.shape} and {map_name!r} {m.shape} are not on one "
+                "grid (same shape and y, x coordinates): compute them from one field, or "
+                "write them to separate stores"
+            )
+    names = [n for n, _ in items]
+    if axial is None:
+        axial_names = [n for n, m in items if _is_axial(n, m.attrs, shared)]
+    else:
+        axial_names = [str(a) for a in ([axial] if isinstance(axial, str) else axial)]
+        unknown = sorted(set(axial_names) - set(names))
+        if unknown:
+            raise ParameterError(f"axial names channels {unknown} that are not among {names}")
+    attrs = dict(maps.attrs) if isinstance(maps, xr.DataArray | xr.Dataset) else {}
+    attrs = {**first.attrs, **attrs}
+    factor_um = _pixel_size(pixel_size, attrs)
+    factor, unit = (factor_um, "micrometer") if factor_um else ((1.0, 1.0), None)
+    sides = _chunk_sides(first, chunks)
+    if labels is not None and not isinstance(labels, Mapping):
+        raise ParameterError(
+            "labels must be a mapping of names to label images, e.g. {'segmentation': labels}"
+        )
+    label_items = [(str(k), _label_data(v, str(k))) for k, v in (labels or {}).items()]
+    if isinstance(overwrite, str) or not isinstance(overwrite, bool):
+        raise ParameterError(f"overwrite must be True or False, got {overwrite!r}")
+
+    if _store_exists(store) and not overwrite:
+        raise StoreExistsError(
+            f"{store} already exists; pass overwrite=True to replace it (or write elsewhere)"
+        )
+    if overwrite and _is_local_path(store) and Path(store).is_file():
+        Path(store).unlink()  # a file where the store goes: zarr cannot clear it itself
+    channels = []
+    for _, m in items:
+        data = m.data
+        if not isinstance(data, da.Array):
+            data = da.from_array(np.asarray(data), chunks=sides)
+        channels.append(data.astype(np.float32))
+    level0 = da.stack(channels, axis=0)
+    shapes = _level_shapes(grid.shape, coarsest)
+    reducers = [_axial_mean2 if n in axial_names else _mean2 for n in names]
+    root = zarr.create_group(store, overwrite=True, zarr_format=3)
+    try:
+        arrays = _write_pyramid(
+            root, level0, shapes, sides, reducers, fill=np.float32(np.nan),
+            dims=("c", "y", "x"), scheduler=scheduler, progress=progress,
+        )  # fmt: skip
+        for label_name, label_array in label_items:
+            _write_label_image(
+                root, label_name, label_array, len(shapes), factor, unit, None,
+                scheduler, progress,
+            )  # fmt: skip
+        if label_items:
+            _register_labels(root, [n for n, _ in label_items])
+        coarse = np.asarray(arrays[-1][...])
+        omero = {
+            "channels": [_display(n, n in axial_names, coarse[i], i) for i, n in enumerate(names)],
+            "rdefs": {"model": "color", "defaultT": 0, "defaultZ": 0},
+        }
+        multiscale = {
+            "name": name or "xfskde maps",
+            "axes": _axes(unit, channel=True),
+            "datasets": _datasets(grid, len(shapes), factor, channel=True),
+            "type": "mean",
+            "metadata": {
+                "method": "xfskde.io.omezarr: NaN-aware mean of each 2x2 block; for axial "
+                "channels the doubled-angle mean arg(mean(exp(2i theta)))/2 mod pi",
+                "axial_channels": axial_names,
+                "version": __version__,
+            },
+        }
+        root.update_attributes(
+            {
+                "ome": {"version": NGFF_VERSION, "multiscales": [multiscale], "omero": omero},
+                "xfskde": {
+                    "version": __version__,
+                    "pixel_size_um": list(factor_um) if factor_um else None,
+                    "channels": {n: _jsonable(dict(m.attrs)) for n, m in items},
+                    "attrs": _jsonable(attrs),
+                },
+            }
+        )
+    except BaseException:
+        if _is_local_path(store) and not runs_on_cluster(scheduler):
+            shutil.rmtree(store, ignore_errors=True)
+        raise
+    return zarr.open_group(store, mode="r", zarr_format=3)
+
+
+def write_ome_zarr_labels(
+    labels: Any,
+    store: Any,
+    *,
+    name: str | None = None,
+    pixel_size: float | Sequence[float] | None = None,
+    chunks: int | Sequence[int] | None = None,
+    overwrite: bool = False,
+    scheduler: Any = None,
+    progress: bool = False,
+) -> zarr.Group:
+    """Add a label image to an OME-Zarr image already written (``labels/<name>``).
+
+    The labels — e.g. the texture labels of :func:`xfskde.segment` (ORTSEG, section 5.3) — get
+    as many levels as the image, each the mode of 2×2 blocks, and transforms from their own
+    coordinates (input pixels) as in :func:`write_ome_zarr`; the ``labels`` group's list is
+    updated last.
+
+    Parameters
+    ----------
+    labels : xarray.DataArray
+        An integer (or boolean) ``(y, x)`` label image, NumPy- or Dask-backed.
+    store : str, path-like or zarr store
+        An OME-Zarr 0.5 image, e.g. written by :func:`write_ome_zarr`.
+    name : str, optional
+        The label image's name (default: the DataArray's name, else ``"labels"``).
+    pixel_size : float or (float, float), optional
+        Micrometres per input pixel (y, x). Default: the one :func:`write_ome_zarr` recorded;
+        required for other images whose axes have a unit.
+    chunks : int or (int, int), optional
+        Chunk sides (default: the Dask chunks of 64–4096, else 512).
+    overwrite : bool
+        Replace a label image of that name; otherwise it is refused.
+    scheduler : str or distributed.Client, optional
+        Where the levels are computed (see :func:`write_ome_zarr`).
+    progress : bool
+        Show a progress bar per level.
+
+    Returns
+    -------
+    zarr.Group
+        The label image's group, opened read-only.
+
+    Raises
+    ------
+    FileNotFoundError
+        If ``store`` is a path that does not exist.
+    StoreFormatError
+        If ``store`` is not an OME-Zarr 0.5 image.
+    StoreExistsError
+        If the label image exists and ``overwrite`` is False.
+    ParameterError
+        For non-integer labels, a bad name, ``pixel_size`` or ``chunks``.
+    """
+    if is_address(scheduler):
+        with connect(scheduler) as client:
+            return write_ome_zarr_labels(
+                labels, store, name=name, pixel_size=pixel_size, chunks=chunks,
+                overwrite=overwrite, scheduler=client, progress=progress,
+            )  # fmt: skip
+    if _is_local_path(store) and not Path(store).exists():
+        raise FileNotFoundError(f"no such OME-Zarr image: {store}")
+    try:
+        root = zarr.open_group(store, mode="r+", zarr_format=3)
+        ome = root.attrs["ome"]
+        multiscale = ome["multiscales"][0]
+        n_levels = len(multiscale["datasets"])
+    except (KeyError, IndexError, TypeError, ValueError, zarr.errors.BaseZarrError) as exc:
+        raise StoreFormatError(
+            f"{store} is not an OME-Zarr 0.5 image (no ome.multiscales in its root group)"
+        ) from exc
+    name = str(name if name is not None else getattr(labels, "name", None) or "labels")
+    array = _label_data(labels, name)
+    existing = root.get("labels")
+    if isinstance(existing, zarr.Group) and name in existing and not overwrite:
+        raise StoreExistsError(
+            f"{store} already has a label image {name!r}; pass overwrite=True to replace it"
+        )
+    units = [a.get("unit") for a in multiscale.get("axes", []) if a.get("type") == "space"]
+    if pixel_size is not None:
+        factor, unit = _number_pair(pixel_size, "pixel_size"), "micrometer"
+    else:
+        recorded = (root.attrs.get("xfskde") or {}).get("pixel_size_um", "absent")
+        if recorded not in (None, "absent"):
+            factor, unit = _number_pair(recorded, "the recorded pixel size"), "micrometer"
+        elif recorded is None or not any(units):
+            factor, unit = (1.0, 1.0), None
+        else:
+            raise ParameterError(
+                f"{store}'s axes are in {units[0]} but it does not record a pixel size: pass "
+                "pixel_size= (micrometres per input pixel)"
+            )
+    sides = _chunk_sides(array, chunks)
+    _write_label_image(root, name, array, n_levels, factor, unit, sides, scheduler, progress)
+    _register_labels(root, [name])
+    return zarr.open_group(store, mode="r", zarr_format=3, path=f"labels/{name}")
