@@ -547,3 +547,99 @@ def test_checked_reads_keep_labels_and_work_on_a_cluster(tmp_path):
     ) as client:
         on_cluster = client.compute(G.data.sum()).result()
     np.testing.assert_allclose(on_cluster, F.values.sum(), rtol=1e-6)
+
+
+# ------------------------------------------------------------------- physical pixel sizes
+
+
+def _ome_pyramid(path, size=0.25, unit="µm"):
+    base = (np.arange(512 * 384) % 251).astype(np.uint8).reshape(512, 384)
+    meta = {"PhysicalSizeX": size, "PhysicalSizeXUnit": unit,
+            "PhysicalSizeY": size, "PhysicalSizeYUnit": unit}  # fmt: skip
+    with tifffile.TiffWriter(path) as tif:
+        tif.write(base, tile=(64, 64), subifds=2, metadata=meta)
+        tif.write(base[::2, ::2], tile=(64, 64), subfiletype=1)
+        tif.write(base[::4, ::4], tile=(64, 64), subfiletype=1)
+    return base
+
+
+def test_ome_tiff_levels_have_coordinates_in_micrometres(tmp_path):
+    path = tmp_path / "slide.ome.tif"
+    _ome_pyramid(path, size=250, unit="nm")  # 0.25 µm, told in nanometres
+    full = xfskde.open_image(path)
+    np.testing.assert_allclose(full.x.values, 0.25 * np.arange(384))
+    assert full.y.attrs["units"] == "µm" and full.x.attrs["units"] == "µm"
+    assert (full.attrs["source_level"], full.attrs["source_pixel_size_um"]) == (0, [0.25, 0.25])
+    assert full.attrs["source"] == str(path)
+    # a level's pixel centre is the mean of the centres of the level-0 pixels it covers
+    half = xfskde.open_image(path, level=1)
+    np.testing.assert_allclose(half.x.values[:3], [0.125, 0.625, 1.125])
+    assert half.attrs["source_pixel_size_um"] == [0.5, 0.5]
+    quarter = xfskde.open_image(path, level=2)
+    np.testing.assert_allclose(quarter.y.values[0], 0.25 * 1.5)
+
+
+def test_mpp_picks_the_nearest_level(tmp_path):
+    path = tmp_path / "slide.ome.tif"
+    _ome_pyramid(path)
+    assert [xfskde.open_image(path, mpp=m).attrs["source_level"]
+            for m in (0.2, 0.3, 0.5, 0.8, 1.0, 5.0)] == [0, 0, 1, 2, 2, 2]  # fmt: skip
+    with pytest.raises(ParameterError, match="level or mpp"):
+        xfskde.open_image(path, level=1, mpp=0.5)
+    with pytest.raises(ParameterError, match="mpp must be a positive"):
+        xfskde.open_image(path, mpp=-1.0)
+    plain = tmp_path / "plain.tif"
+    tifffile.imwrite(plain, np.zeros((64, 64), np.uint8))
+    with pytest.raises(ParameterError, match="does not record"):
+        xfskde.open_image(plain, mpp=0.5)
+
+
+@pytest.mark.parametrize(
+    ("options", "expected"),
+    [
+        (
+            {
+                "description": "Aperio Image Library v12.0.5\n64x64 (64x64) -> 64x64 JPEG/RGB Q=70"
+                "|AppMag = 20|MPP = 0.4990"
+            },
+            (0.499, 0.499),
+        ),
+        ({"resolution": (2e4, 1e4), "resolutionunit": "CENTIMETER"}, (1.0, 0.5)),
+        ({"resolution": (300, 300), "resolutionunit": "INCH"}, None),  # a printing hint
+        ({"imagej": True, "resolution": (4.0, 4.0), "metadata": {"unit": "micron"}}, (0.25, 0.25)),
+        ({}, None),
+    ],
+)
+def test_pixel_size_from_svs_resolution_tags_and_imagej(tmp_path, options, expected):
+    path = tmp_path / "image.tif"
+    tifffile.imwrite(path, np.zeros((64, 64), np.uint8), **options)
+    image = xfskde.open_image(path)
+    if expected is None:
+        assert "source_pixel_size_um" not in image.attrs and "x" not in image.coords
+    else:
+        np.testing.assert_allclose(image.attrs["source_pixel_size_um"], expected)
+        np.testing.assert_allclose(image.x.values[1] - image.x.values[0], expected[1])
+
+
+def test_results_carry_micrometres_and_the_source(tmp_path):
+    path = tmp_path / "slide.ome.tif"
+    base = _ome_pyramid(path)
+    field = xfskde.local_fskde(xfskde.open_image(path), order=3, window="box", size=8, stride=8)
+    np.testing.assert_allclose(field.x.values[:2], 0.25 * np.array([3.5, 11.5]))
+    assert field.x.attrs["units"] == "µm"
+    assert field.attrs["source_pixel_size_um"] == [0.25, 0.25]
+    np.testing.assert_array_equal(
+        field.values, xfskde.local_fskde(base, order=3, window="box", size=8, stride=8)
+    )
+
+
+def test_ome_zarr_levels_have_coordinates_in_micrometres(tmp_path):
+    maps = xr.DataArray(np.random.default_rng(1).random((40, 60)).astype(np.float32),
+                        dims=("y", "x"), name="energy")  # fmt: skip
+    xfskde.write_ome_zarr(maps, tmp_path / "maps.ome.zarr", pixel_size=0.5, coarsest=16)
+    level0 = xfskde.open_image(tmp_path / "maps.ome.zarr")
+    np.testing.assert_allclose(level0.x.values[:2], [0.0, 0.5])
+    assert level0.attrs["source_pixel_size_um"] == [0.5, 0.5]
+    level1 = xfskde.open_image(tmp_path / "maps.ome.zarr", mpp=1.0)
+    assert level1.attrs["source_level"] == 1
+    np.testing.assert_allclose(level1.x.values[:2], [0.25, 1.25])

@@ -70,6 +70,19 @@ _Chunks = int | Mapping[str, int] | None
 #: GDAL's TIFF tag holding the nodata value as ASCII text.
 _GDAL_NODATA = 42113
 
+#: The unit of the physical coordinates of microscopy images.
+UNITS = "µm"
+#: Lengths of the units that OME, OME-Zarr (UDUNITS names), ImageJ and TIFF tags use, in µm.
+_MICROMETRES = {
+    "µm": 1.0, "um": 1.0, "micron": 1.0, "microns": 1.0, "micrometer": 1.0, "micrometre": 1.0,
+    "\u03bcm": 1.0, "nm": 1e-3, "nanometer": 1e-3, "nanometre": 1e-3, "mm": 1e3,
+    "millimeter": 1e3, "millimetre": 1e3, "cm": 1e4, "centimeter": 1e4, "centimetre": 1e4,
+    "m": 1e6, "meter": 1e6, "metre": 1e6, "å": 1e-4, "angstrom": 1e-4,
+}  # fmt: skip
+#: TIFF ResolutionUnit values that describe a physical length (inches are left out: 72 or 300
+#: "dpi" in a photograph's header is a printing hint, not the size of what was imaged).
+_RESOLUTION_UNITS = {3: 1e4, 4: 1e3, 5: 1.0}  # centimetre, millimetre, micrometre
+
 
 class GeoreferencingWarning(UserWarning):
     """A GeoTIFF's CRS and coordinates could not be kept (rioxarray missing, or a mismatch)."""
@@ -108,6 +121,8 @@ class _Request(NamedTuple):
     target: tuple[int, int]
     halo: int
     stride: int
+    #: the wanted pixel size in µm, to pick a pyramid level by (None: ``level`` decides)
+    mpp: float | None = None
 
 
 def _plan(
@@ -131,6 +146,41 @@ def _plan(
     planned = {"y": rows, "x": cols}
     out = tuple(planned.get(d, (int(n),)) for d, n in zip(dims, shape, strict=True))
     return out, {"y": tiles[0], "x": tiles[1]}
+
+
+def _choose_level(
+    source: Any, sizes: Sequence[tuple[float, float] | None], level: int, mpp: float | None
+) -> int:
+    """The level asked for: ``level``, or the one whose pixel size is nearest ``mpp`` µm (by
+    ratio, as a pyramid's levels are spaced), with one line saying what is wrong otherwise."""
+    if mpp is None:
+        if not 0 <= level < len(sizes):
+            raise ParameterError(
+                f"level must be in 0..{len(sizes) - 1} for {source} (its pyramid levels), "
+                f"got {level}"
+            )
+        return level
+    if level != 0:
+        raise ParameterError(f"give level or mpp, not both (got level={level}, mpp={mpp})")
+    if not (isinstance(mpp, int | float) and np.isfinite(mpp) and mpp > 0):
+        raise ParameterError(f"mpp must be a positive pixel size in µm, got {mpp!r}")
+    if sizes[0] is None:
+        raise ParameterError(
+            f"mpp={mpp} needs the pixel size of {source}, which it does not record; pick a "
+            "pyramid level with level= instead"
+        )
+    gaps = [abs(np.log(np.sqrt(s[0] * s[1]) / mpp)) if s else np.inf for s in sizes]
+    return int(np.argmin(gaps))
+
+
+def _physical_coords(
+    shape: tuple[int, int], scale: tuple[float, float], offset: tuple[float, float]
+) -> dict[str, Any]:
+    """``y`` and ``x`` coords in µm: the centres of the pixels, ``offset + scale * index``."""
+    return {
+        dim: (dim, offset[i] + scale[i] * np.arange(shape[i]), {"units": UNITS})
+        for i, dim in enumerate(("y", "x"))
+    }
 
 
 def _labelled(
@@ -181,6 +231,46 @@ class _TiffInfo(NamedTuple):
     levels: list[tuple[str, tuple[int, ...], np.dtype, tuple[int, int]]]
     is_geotiff: bool
     nodata: str | None
+    #: the (y, x) size of a pixel of level 0 in µm, when the file says it
+    pixel_size: tuple[float, float] | None
+
+
+def _micrometres(value: Any, unit: Any) -> float | None:
+    """A length in µm, or None if the value or its unit is not a known physical length."""
+    try:
+        length = float(value)
+    except (TypeError, ValueError):
+        return None
+    scale = _MICROMETRES.get(str(unit).strip().lower() if unit is not None else "µm")
+    return length * scale if scale is not None and np.isfinite(length) and length > 0 else None
+
+
+def _tiff_pixel_size(tif: tifffile.TiffFile) -> tuple[float, float] | None:
+    """The (y, x) pixel size of level 0 in µm from OME-XML, an Aperio SVS description (MPP),
+    ImageJ's unit, or resolution tags in centimetres, millimetres or micrometres."""
+    page = tif.pages.first
+    if tif.is_ome:
+        images = tifffile.xml2dict(tif.ome_metadata).get("OME", {}).get("Image", {})
+        pixels = (images[0] if isinstance(images, list) else images).get("Pixels", {})
+        y = _micrometres(pixels.get("PhysicalSizeY"), pixels.get("PhysicalSizeYUnit"))
+        x = _micrometres(pixels.get("PhysicalSizeX"), pixels.get("PhysicalSizeXUnit"))
+        if y and x:
+            return y, x
+    if tif.is_svs:
+        mpp = tifffile.tifffile.svs_description_metadata(page.description).get("MPP")
+        size = _micrometres(mpp, "µm")
+        if size:
+            return size, size
+    per_unit = None
+    if tif.is_imagej and (tif.imagej_metadata or {}).get("unit") is not None:
+        per_unit = _micrometres(1.0, tif.imagej_metadata["unit"])
+    elif int(page.resolutionunit) in _RESOLUTION_UNITS:
+        per_unit = _RESOLUTION_UNITS[int(page.resolutionunit)]
+    if per_unit:
+        x_res, y_res = page.get_resolution()
+        if x_res > 0 and y_res > 0 and (x_res, y_res) != (1.0, 1.0):
+            return per_unit / y_res, per_unit / x_res
+    return None
 
 
 def _tiff_info(path: Location) -> _TiffInfo:
@@ -198,7 +288,8 @@ def _tiff_info(path: Location) -> _TiffInfo:
             first = tif.series[0].levels[0].keyframe
             tag = first.tags.get(_GDAL_NODATA)
             nodata = str(tag.value).strip("\x00 ") if tag is not None else None
-            return _TiffInfo(levels, bool(first.is_geotiff), nodata or None)
+            size = None if first.is_geotiff else _tiff_pixel_size(tif)
+            return _TiffInfo(levels, bool(first.is_geotiff), nodata or None, size)
     except _TIFF_ERRORS as exc:
         raise ImageReadError(f"cannot read {path} as a TIFF image: {exc}") from exc
 
@@ -249,13 +340,28 @@ def _geo_labels(
     return coords, attrs, grid_mapping if grid_mapping in coords else None
 
 
+def _yx_shape(axes: str, shape: Sequence[int]) -> tuple[int, int]:
+    return int(shape[axes.index("Y")]), int(shape[axes.index("X")])
+
+
+def _tiff_level_sizes(info: _TiffInfo) -> list[tuple[float, float] | None]:
+    """The (y, x) pixel size of every level in µm: level 0's, times the level's downsampling
+    (the ratio of the sizes, as pyramids round odd sides)."""
+    if info.pixel_size is None:
+        return [None] * len(info.levels)
+    full = _yx_shape(info.levels[0][0], info.levels[0][1])
+    sizes = []
+    for axes, shape, _, _ in info.levels:
+        ny, nx = _yx_shape(axes, shape)
+        sizes.append((info.pixel_size[0] * full[0] / ny, info.pixel_size[1] * full[1] / nx))
+    return sizes
+
+
 def _open_tiff(path: Location, level: int, request: _Request) -> xr.DataArray:
     info = _tiff_info(path)
     levels = info.levels
-    if not 0 <= level < len(levels):
-        raise ParameterError(
-            f"level must be in 0..{len(levels) - 1} for {path} (its pyramid levels), got {level}"
-        )
+    sizes = _tiff_level_sizes(info)
+    level = _choose_level(path, sizes, level, request.mpp)
     axes, shape, dtype, tile = levels[level]
     unknown = [a for a, n in zip(axes, shape, strict=True) if a not in _TIFF_AXES and n != 1]
     if unknown:
@@ -282,16 +388,32 @@ def _open_tiff(path: Location, level: int, request: _Request) -> xr.DataArray:
     image = _labelled(data, dims, path.stem, tiles)
     geo = None
     if info.is_geotiff:
-        sizes = dict(zip(all_dims, shape, strict=True))
-        geo = _geo_labels(path, level, {"y": sizes["y"], "x": sizes["x"]})
+        ny, nx = _yx_shape(axes, shape)
+        geo = _geo_labels(path, level, {"y": ny, "x": nx})
     if geo is not None:
         coords, attrs, grid_mapping = geo
         image = image.assign_coords(coords)
         image.attrs.update(attrs)
         if grid_mapping is not None:
             image.encoding["grid_mapping"] = grid_mapping
+    elif sizes[level] is not None:  # a level's pixel centre: the mean of the ones it covers
+        base = info.pixel_size
+        offset = tuple(0.5 * (size - b) for size, b in zip(sizes[level], base, strict=True))
+        image = image.assign_coords(_physical_coords(_yx_shape(axes, shape), sizes[level], offset))
     if info.nodata is not None:
         image.attrs["_FillValue"] = nodata_value(info.nodata, dtype, "the GDAL_NODATA tag")
+    return _recorded(image, path, level, sizes[level])
+
+
+def _recorded(
+    image: xr.DataArray, source: Any, level: int, size: tuple[float, float] | None
+) -> xr.DataArray:
+    """Record where the pixels come from: the ``source``, its ``source_level`` and, when
+    known, ``source_pixel_size_um`` ((y, x), µm) — true of every result computed from them."""
+    image.attrs["source"] = str(source)
+    image.attrs["source_level"] = int(level)
+    if size is not None:
+        image.attrs["source_pixel_size_um"] = [float(size[0]), float(size[1])]
     return image
 
 
@@ -308,25 +430,69 @@ def _zarr_node(source: Any) -> zarr.Array | zarr.Group:
         raise ImageReadError(f"{source} is not a readable Zarr array or group ({exc})") from exc
 
 
-def _zarr_image(
-    source: Any, node: zarr.Group, level: int
-) -> tuple[zarr.Array, str, tuple[str, ...] | None]:
-    """The image array of a group, its path in the group, and its dims if the group names them.
+class _Transform(NamedTuple):
+    """Where an OME-Zarr level's pixels are: centre = translation + scale * index, in µm."""
 
-    An OME-Zarr multiscale group gives its level ``level`` and the names of its axes; any other
-    group must hold exactly one array.
+    scale: tuple[float, float]
+    translation: tuple[float, float]
+
+
+def _ngff_transforms(multiscale: Mapping[str, Any]) -> list[_Transform | None]:
+    """The (y, x) scale and translation of every level of an OME-NGFF multiscale, in µm (None
+    where the axes have no known unit of length or the transforms are missing)."""
+    axes = multiscale.get("axes", [])
+    names = [str(a["name"] if isinstance(a, dict) else a).lower() for a in axes]
+    if not {"y", "x"} <= set(names):
+        return [None] * len(multiscale.get("datasets", []))
+    iy, ix = names.index("y"), names.index("x")
+    units = [_micrometres(1.0, a.get("unit")) if isinstance(a, dict) and a.get("unit") else None
+             for a in axes]  # fmt: skip
+
+    def combined(transforms: Sequence[Mapping[str, Any]]) -> tuple[np.ndarray, np.ndarray]:
+        scale, shift = np.ones(len(names)), np.zeros(len(names))
+        for t in transforms:
+            if t.get("type") == "scale" and "scale" in t:
+                scale = scale * np.asarray(t["scale"], float)
+                shift = shift * np.asarray(t["scale"], float)
+            elif t.get("type") == "translation" and "translation" in t:
+                shift = shift + np.asarray(t["translation"], float)
+        return scale, shift
+
+    outer = multiscale.get("coordinateTransformations", [])
+    result: list[_Transform | None] = []
+    for dataset in multiscale.get("datasets", []):
+        own = dataset.get("coordinateTransformations", [])
+        if not own or units[iy] is None or units[ix] is None:
+            result.append(None)
+            continue
+        scale, shift = combined([*own, *outer])
+        result.append(_Transform(
+            (float(scale[iy] * units[iy]), float(scale[ix] * units[ix])),
+            (float(shift[iy] * units[iy]), float(shift[ix] * units[ix])),
+        ))  # fmt: skip
+    return result
+
+
+def _zarr_image(
+    source: Any, node: zarr.Group, level: int, mpp: float | None
+) -> tuple[zarr.Array, str, tuple[str, ...] | None, int, _Transform | None]:
+    """The image array of a group, its path in the group, its dims if the group names them,
+    the level read and where its pixels are.
+
+    An OME-Zarr multiscale group gives its level ``level`` (or the one nearest ``mpp`` µm),
+    the names of its axes and its transforms; any other group must hold exactly one array.
     """
     multiscales = node.attrs.get("multiscales") or node.attrs.get("ome", {}).get("multiscales")
+    transform = None
     if multiscales:
         datasets = multiscales[0].get("datasets", [])
-        if not 0 <= level < len(datasets):
-            raise ParameterError(
-                f"level must be in 0..{len(datasets) - 1} for {source} (its multiscale "
-                f"levels), got {level}"
-            )
+        transforms = _ngff_transforms(multiscales[0])
+        sizes = [t.scale if t is not None else None for t in transforms]
+        level = _choose_level(source, sizes, level, mpp)
         component = str(datasets[level].get("path"))
         axes = [a["name"] if isinstance(a, dict) else a for a in multiscales[0].get("axes", [])]
         dims = tuple(str(a).lower() for a in axes) or None
+        transform = transforms[level]
     else:
         arrays = [name for name, _ in node.arrays()]
         if len(arrays) != 1:
@@ -335,23 +501,26 @@ def _zarr_image(
                 "(e.g. 'store.zarr/name') or use an OME-Zarr multiscale group"
             )
         component, dims = arrays[0], None
+        level = _choose_level(source, [None], level, mpp)
     try:
         array = node[component]
     except _ZARR_ERRORS as exc:
         raise ImageReadError(f"{source} lists {component!r} but cannot open it ({exc})") from exc
     if not isinstance(array, zarr.Array):
         raise ImageReadError(f"{source}: {component!r} is a Zarr group, not an image array")
-    return array, component, dims
+    return array, component, dims, level, transform
 
 
 def _open_zarr(source: Any, level: int, request: _Request) -> xr.DataArray:
     node = _zarr_node(source)
     component = None
     dims: tuple[str, ...] | None = None
+    transform = None
     if isinstance(node, zarr.Group):
-        array, component, dims = _zarr_image(source, node, level)
+        array, component, dims, level, transform = _zarr_image(source, node, level, request.mpp)
     else:
         array = node
+        level = _choose_level(source, [None], level, request.mpp)
     if dims is None:
         stored = array.attrs.get("_ARRAY_DIMENSIONS") or getattr(
             array.metadata, "dimension_names", None
@@ -382,7 +551,13 @@ def _open_zarr(source: Any, level: int, request: _Request) -> xr.DataArray:
     if drop:
         data = data.squeeze(axis=drop)
     name = source.stem if isinstance(source, Location) else Path(source.path or "image").stem
-    return _labelled(data, kept, name or "image", tiles)
+    image = _labelled(data, kept, name or "image", tiles)
+    if transform is not None:
+        shape = (image.sizes["y"], image.sizes["x"])
+        image = image.assign_coords(_physical_coords(shape, transform.scale, transform.translation))
+    if not isinstance(source, Location):
+        return image
+    return _recorded(image, source, level, None if transform is None else transform.scale)
 
 
 # ------------------------------------------------------------------------------ plain files
@@ -414,6 +589,7 @@ def open_image(
     source: Any,
     *,
     level: int = 0,
+    mpp: float | None = None,
     chunks: _Chunks = None,
     halo: int = 0,
     stride: int = 1,
@@ -433,6 +609,10 @@ def open_image(
         when given).
     level : int
         Pyramid level of a multiscale TIFF or OME-Zarr image (0 = full resolution).
+    mpp : float, optional
+        Instead of ``level``: the pixel size wanted, in µm (micrometres per pixel); the level
+        whose pixel size is nearest (by ratio) is read, as whole-slide tools such as TIAToolbox
+        pick one. Needs an image that records its pixel size.
     chunks : int or dict, optional
         Target Dask chunk side in pixels, an int or ``{"y": rows, "x": columns}`` (default
         :data:`xfskde.lazy.DEFAULT_CHUNK`, 2048). Chunks are planned by
@@ -452,7 +632,14 @@ def open_image(
     -------
     xarray.DataArray
         Dask-backed; the pixels of files are read inside the tasks. Dims are those of the
-        source, in its order (``("c", "y", "x")`` for a planar TIFF or array). For files and
+        source, in its order (``("c", "y", "x")`` for a planar TIFF or array). An image that
+        records its pixel size — OME-TIFF (``PhysicalSizeX/Y``), Aperio SVS (``MPP``), ImageJ
+        TIFFs, resolution tags in centimetres, millimetres or micrometres (not inches: a
+        photograph's "dpi" is a printing hint), OME-Zarr (its scale and translation) — gets
+        ``y``/``x`` coords in µm (``units: "µm"``) at the centres of its pixels, a level's
+        pixel at the mean of the level-0 pixels it covers; a GeoTIFF gets its CRS coords. A
+        file's attrs record ``source`` (the path or URL), ``source_level`` and, when known,
+        ``source_pixel_size_um`` ((y, x) of the level read): every result keeps them. For files and
         Dask arrays, ``encoding["preferred_chunks"]`` holds the native tile shape
         ``{"y": rows, "x": columns}``, for callers that plan their chunks again with
         ``plan_chunks(..., tiles=...)``.
@@ -469,13 +656,15 @@ def open_image(
     DimensionError
         For an unlabelled array whose dims cannot be told from its shape.
     ParameterError
-        For a ``level`` the image does not have, or ``chunks`` that are not positive.
+        For a ``level`` the image does not have, ``mpp`` with ``level`` or for an image that
+        records no pixel size, or ``chunks`` that are not positive.
     """
     if isinstance(source, xr.DataArray):
         return source.chunk(chunks) if chunks is not None else source
     _check_chunks(chunks)
-    request = _Request(_target(chunks), int(halo), int(stride))
+    request = _Request(_target(chunks), int(halo), int(stride), mpp)
     if isinstance(source, np.ndarray | da.Array):
+        _choose_level("an array", [None], level, mpp)  # one level, no pixel size
         return _open_array(source, request, "image")
     if isinstance(source, zarr.Array | zarr.Group):
         return _open_zarr(source, level, request)
@@ -492,7 +681,8 @@ def open_image(
     if name.endswith(_TIFF_SUFFIXES):
         return _open_tiff(path, level, request)
     if name.endswith(_PLAIN_SUFFIXES):
-        return _open_plain(path, request)
+        _choose_level(path, [None], level, mpp)
+        return _recorded(_open_plain(path, request), path, 0, None)
     raise ImageReadError(
         f"cannot read {path}: unknown format (expected TIFF/OME-TIFF/SVS, Zarr, PNG, JPEG or NPY)"
     )
