@@ -1,5 +1,7 @@
-"""The xfskde command line: demo, coefficients, info and its errors."""
+"""The xfskde command line: demo, coefficients, segment, its options, help and errors."""
 
+import argparse
+import math
 import subprocess
 import sys
 
@@ -11,7 +13,8 @@ from skimage import io as skio
 from skimage.color import rgb2hsv
 
 import xfskde
-from xfskde.cli import main
+from xfskde.cli import build_parser, main
+from xfskde.commands._options import nodata_option
 
 
 def test_demo_writes_a_store_and_a_picture(tmp_path, capsys):
@@ -51,8 +54,8 @@ def test_coefficients_and_info(tmp_path, capsys):
         F.values, xfskde.local_fskde(data.camera(), order=6, window="box", size=8, stride=8)
     )
     assert main(["info", str(out)]) == 0
-    text = capsys.readouterr().out
-    assert "complete (4/4 blocks)" in text and "order     6" in text
+    rows = dict(line.split(None, 1) for line in capsys.readouterr().out.splitlines())
+    assert rows["status"] == "complete (4/4 blocks)" and rows["order"] == "6"
     assert main([*args, "--resume"]) == 0  # nothing left to do
     assert main(args) == 2
     assert "already exists" in capsys.readouterr().err
@@ -165,3 +168,213 @@ def test_sigterm_is_handled_only_while_a_command_runs(monkeypatch):
     monkeypatch.setattr(info, "run", lambda args: seen.append(signal.getsignal(signal.SIGTERM)))
     assert main(["info", "x"]) == 0
     assert seen[0] is not before and signal.getsignal(signal.SIGTERM) is before
+
+
+# --------------------------------------------------------------------------------- --nodata
+
+
+def test_nodata_option_takes_auto_a_number_or_none(capsys):
+    assert nodata_option("auto") == "auto" and nodata_option("AUTO") == "auto"
+    assert nodata_option("none") is None
+    assert nodata_option("0") == 0 and type(nodata_option("0")) is int
+    assert nodata_option("-9999") == -9999 and nodata_option("0.5") == 0.5
+    assert math.isnan(nodata_option("nan"))  # NaN pixels are the missing ones
+    for bad in ("zero", "", "inf", "1,2"):
+        with pytest.raises(argparse.ArgumentTypeError, match=r"'auto'.*a number.*'none'"):
+            nodata_option(bad)
+    with pytest.raises(SystemExit) as exit_:
+        main(["coefficients", "in.tif", "out.zarr", "--nodata", "zero"])
+    assert exit_.value.code == 2
+    last = capsys.readouterr().err.strip().splitlines()[-1]
+    assert last.startswith("xfskde coefficients: error: argument --nodata: expected 'auto'")
+    assert last.endswith("got 'zero'")
+
+
+def _uint16_with_a_hole(tmp_path, tag: bool):
+    """A uint16 photograph with no zero pixel but a 64 x 96 block of zeros, as a TIFF (with
+    the GDAL_NODATA tag 0 when ``tag``)."""
+    pixels = data.camera()[:256, :256].astype(np.uint16) * 200 + 1
+    pixels[64:128, 64:160] = 0
+    path = tmp_path / ("tagged.tif" if tag else "plain.tif")
+    extratags = [(42113, "s", 0, "0", True)] if tag else []
+    tifffile.imwrite(path, pixels, tile=(64, 64), extratags=extratags)
+    return path, pixels
+
+
+def test_coefficients_nodata_auto_number_and_none(tmp_path, capsys):
+    plain, pixels = _uint16_with_a_hole(tmp_path, tag=False)
+    tagged, _ = _uint16_with_a_hole(tmp_path, tag=True)
+    params = {"order": 4, "window": "box", "size": 8, "stride": 8}
+    argv = ["--order", "4", "--window", "box", "--size", "8", "--stride", "8", "--chunks", "128",
+            "--no-progress"]  # fmt: skip
+    # the API is the reference: zeros set to NaN and omitted, or every pixel data
+    masked = xfskde.local_fskde(pixels, **params, nodata=0)
+    unmasked = xfskde.local_fskde(pixels, **params, nodata=None)
+
+    def run(source, name, *extra):
+        assert main(["coefficients", str(source), str(tmp_path / name), *argv, *extra]) == 0
+        return xfskde.open_coefficients(tmp_path / name)
+
+    zero = run(plain, "zero.zarr", "--nodata", "0")
+    np.testing.assert_array_equal(zero.values, masked)
+    assert zero.attrs["input_nodata"] == 0 and zero.attrs["nan_policy"] == "omit"
+    none = run(plain, "none.zarr", "--nodata", "none")
+    np.testing.assert_array_equal(none.values, unmasked)
+    assert zero.attrs["input_nodata_source"] == "nodata argument"
+    assert none.attrs["input_nodata"] == "none"
+    np.testing.assert_array_equal(run(plain, "auto.zarr").values, unmasked)  # no tag: none
+    # the file's own nodata (GDAL_NODATA), and --nodata none overriding it
+    np.testing.assert_array_equal(run(tagged, "tag-auto.zarr").values, masked)
+    np.testing.assert_array_equal(run(tagged, "tag-none.zarr", "--nodata", "none").values, unmasked)
+    # the cells inside the hole have no gradient either way; the cells on its rim see the step
+    # from the photograph to 0 as data, and nothing of it as nodata
+    F0_zero, F0_none = np.abs(zero.values[..., 0]), np.abs(none.values[..., 0])
+    assert (F0_zero[9:15, 9:19] == 0).all() and (F0_none[9:15, 9:19] == 0).all()
+    rim = np.zeros(F0_zero.shape, bool)
+    rim[8, 8:20] = rim[15, 8:20] = rim[8:16, 8] = rim[8:16, 19] = True
+    assert (F0_none[rim] > 10 * F0_zero[rim] + 1).all()
+    # nodata is one of the store's parameters: a resume with another is refused
+    capsys.readouterr()
+    resumed = ["coefficients", str(plain), str(tmp_path / "zero.zarr"), *argv, "--resume"]
+    assert main([*resumed, "--nodata", "none"]) == 2
+    assert "other parameters" in capsys.readouterr().err
+    assert main([*resumed, "--nodata", "0"]) == 0
+
+
+# ------------------------------------------------------------------- segment: missing pixels
+
+
+def test_segment_refuses_missing_pixels_in_one_true_line(tmp_path, capsys):
+    pixels = data.astronaut()[:96, :96].astype(np.float32)
+    pixels[10:20, 30:40, 1] = np.nan  # one channel is enough
+    np.save(tmp_path / "nan.npy", pixels)
+    out = tmp_path / "labels.zarr"
+    assert main(["segment", str(tmp_path / "nan.npy"), str(out), "--textures", "2"]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""  # nor any progress bar of the check
+    err = captured.err.strip().splitlines()[-1]
+    assert err == (
+        f"xfskde segment: error: {tmp_path / 'nan.npy'} has missing pixels (100 NaN or "
+        "infinite) in rows 10-19, columns 30-39; segmentation does not handle missing pixels: "
+        "fill them (e.g. with the values of their neighbours) or crop the image to a region "
+        "without them"
+    )
+    assert not out.exists()
+
+    # nodata pixels: a pixel whose every channel equals the GDAL_NODATA value
+    rgb = data.astronaut()[:96, :96].copy()
+    rgb[rgb == 0] = 1
+    rgb[50:60, 5:25] = 0
+    rgb[70, 70, 0] = 0  # one channel only: data
+    tifffile.imwrite(tmp_path / "tagged.tif", rgb, extratags=[(42113, "s", 0, "0", True)])
+    tifffile.imwrite(tmp_path / "plain.tif", rgb)
+    argv = ["--textures", "2", "--sample", "2000", "--no-progress"]
+    assert main(["segment", str(tmp_path / "tagged.tif"), str(out), *argv]) == 2
+    err = capsys.readouterr().err
+    assert len(err.splitlines()) == 1
+    assert "(200 equal to its nodata value 0) in rows 50-59, columns 5-24;" in err
+    assert err.rstrip().endswith(
+        "; or pass --nodata none to segment the pixels equal to 0 as ordinary pixels"
+    )
+    assert main(["segment", str(tmp_path / "plain.tif"), str(out), *argv, "--nodata", "0"]) == 2
+    assert "(200 equal to --nodata 0)" in capsys.readouterr().err and not out.exists()
+    # what the line offers works: the same labels as the file without the tag
+    assert main(["segment", str(tmp_path / "tagged.tif"), str(out), *argv, "--nodata", "none"]) == 0
+    same = tmp_path / "same.zarr"
+    assert main(["segment", str(tmp_path / "plain.tif"), str(same), *argv[:-1]]) == 0
+    captured = capsys.readouterr()
+    assert "%" not in captured.out and "100% Completed" in captured.err  # the bar: on stderr
+    np.testing.assert_array_equal(
+        xfskde.io.open_blocks(out).values, xfskde.io.open_blocks(same).values
+    )
+
+
+# ---------------------------------------------------------------------------------- progress
+
+
+def test_progress_goes_to_stderr_and_stdout_keeps_the_summary(tmp_path, capsys):
+    np.save(tmp_path / "image.npy", data.camera()[:128, :128].astype(np.float32))
+    out = tmp_path / "out.zarr"
+    assert main(["coefficients", str(tmp_path / "image.npy"), str(out), "--chunks", "64"]) == 0
+    captured = capsys.readouterr()
+    assert captured.out.splitlines() == [captured.out.strip()]  # one line: the summary
+    assert captured.out.startswith(f"wrote {out}: (128, 128, 9) complex64")
+    assert "[" not in captured.out and "Completed" not in captured.out
+    assert "100% Completed" in captured.err
+
+
+# ---------------------------------------------------------------------------------- --help
+
+
+def _subcommands(parser, prefix=()):
+    """Every (sub)command's parser, with the words that reach it."""
+    yield prefix, parser
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for name, sub in action.choices.items():
+                yield from _subcommands(sub, (*prefix, name))
+
+
+def _typed(value, several: bool) -> str:
+    if isinstance(value, list | tuple):
+        return (" " if several else ",").join(_typed(v, several) for v in value)
+    return format(value, "g") if isinstance(value, float) else str(value)
+
+
+def test_every_help_shows_every_default():
+    checked = set()
+    for words, parser in _subcommands(build_parser()):
+        lines = parser.format_help().splitlines()
+        for action in parser._actions:
+            default = action.default
+            if not action.option_strings or any(
+                default is nothing for nothing in (None, False, argparse.SUPPRESS)
+            ):
+                continue
+            first = next(i for i, line in enumerate(lines)
+                         if line.lstrip().startswith(action.option_strings[0]))  # fmt: skip
+            entry = [lines[first]]
+            for line in lines[first + 1 :]:
+                if not line.startswith("   ") or line.lstrip().startswith("-"):
+                    break
+                entry.append(line)
+            text = " ".join(" ".join(entry).split())
+            typed = _typed(default, action.nargs not in (None, "?"))
+            said = (f"(default: {typed})", f"({typed})", f"default {typed}")
+            assert any(s in text for s in said), (words, action.option_strings, text)
+            checked.add((*words, action.option_strings[0]))
+    assert {
+        ("coefficients", "--size"), ("coefficients", "--nodata"), ("coefficients", "--level"),
+        ("segment", "--size"), ("segment", "--chunks"), ("info", "--workers"),
+        ("demo", "--output"), ("experiment", "patches", "--lengths"),
+        ("experiment", "segmentation", "--window-sizes"),
+    } <= checked  # fmt: skip
+
+
+# ------------------------------------------------------------------------------- task names
+
+
+def test_the_missing_pixel_check_names_its_tasks(tmp_path, monkeypatch):
+    """The one graph the CLI builds itself (segment's check for missing pixels) says what its
+    tasks do, after Dask's optimization too (what a dashboard shows)."""
+    import dask
+    from dask.utils import key_split
+
+    import xfskde.commands.segment as segment
+
+    pixels = data.camera()[:128, :128].astype(np.float32)
+    tifffile.imwrite(tmp_path / "in.tif", pixels, tile=(64, 64))
+    seen = []
+    real = segment.compute
+
+    def spy(collections, **kwargs):
+        (optimized,) = dask.optimize(*collections)
+        seen.append({key_split(key) for key in dict(optimized.__dask_graph__())})
+        return real(collections, **kwargs)
+
+    monkeypatch.setattr(segment, "compute", spy)
+    argv = ["segment", str(tmp_path / "in.tif"), str(tmp_path / "out.zarr"), "--textures", "2",
+            "--sample", "1000", "--chunks", "64", "--no-progress"]  # fmt: skip
+    assert main(argv) == 0
+    assert len(seen) == 1 and seen[0] and all(name.startswith("xfskde-") for name in seen[0])
+    assert any("xfskde-find-missing" in name for name in seen[0])

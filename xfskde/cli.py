@@ -7,7 +7,8 @@ Each subcommand lives in its own module of :mod:`xfskde.commands` with two funct
 xfskde itself failed (an internal error: one line, ``--debug`` for the traceback). 2: a mistake
 or a fault a user can fix — an :class:`~xfskde.exceptions.XfskdeError`, a missing, unreadable or
 damaged file (a TIFF tile that cannot be decoded while the blocks are computed is named with its
-file), a full disk, a scheduler that does not answer. 130: interrupted (Ctrl-C); 143:
+file), a full disk, a scheduler that does not answer. 141: whoever read the output stopped
+(``xfskde info ... | head``; nothing is printed). 130: interrupted (Ctrl-C); 143:
 terminated (SIGTERM, handled like Ctrl-C: no new block starts, the blocks being computed end,
 and the store is left to ``--resume``). Each failure prints one line on stderr, which says what
 a failed or interrupted write left behind and how to finish it; ``--debug`` shows the traceback
@@ -47,6 +48,8 @@ class Terminated(KeyboardInterrupt):
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from .commands._options import use_defaults_formatter
+
     parser = argparse.ArgumentParser(
         prog="xfskde",
         description="Fourier-series kernel density estimates of gradient angles, at any scale.",
@@ -58,6 +61,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     for name in COMMANDS:
         importlib.import_module(f"xfskde.commands.{name}").add_parser(sub)
+    use_defaults_formatter(parser)  # every --help shows every option's default
     return parser
 
 
@@ -98,6 +102,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             caught = stack.enter_context(warnings.catch_warnings(record=True))
         try:
             status = int(args.func(args) or 0)
+            # now, not at exit: a reader that went away (| head) is a BrokenPipeError here
+            sys.stdout.flush()
         except KeyboardInterrupt as exc:
             if args.debug:
                 traceback.print_exc()

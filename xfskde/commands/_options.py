@@ -1,11 +1,15 @@
-"""Command-line options shared by subcommands: the local FS-KDE parameters and the scheduler;
-and what a command that writes a store says when it fails or is interrupted."""
+"""Command-line options shared by subcommands: the local FS-KDE parameters, the nodata value and
+the scheduler; the help formatter that shows every default; where progress bars go; and what a
+command that writes a store says when it fails or is interrupted."""
 
 from __future__ import annotations
 
 import argparse
 import contextlib
+import math
 import os
+import re
+import sys
 import traceback
 from collections.abc import Iterator
 from pathlib import Path
@@ -23,19 +27,124 @@ from ..gradients import BOUNDARY_MODES, NAN_POLICIES
 from ..io import store_status
 from ..windows import WINDOW_KINDS
 
+# ------------------------------------------------------------------------------------- help
+
+
+def _shown(value: Any, action: argparse.Action) -> str:
+    """A default as it is typed on the command line: numbers without a needless ``.0``, a
+    sequence comma-separated for an option that takes one word (``--lengths 4,8,16``) and
+    space-separated for one that takes several."""
+    if isinstance(value, list | tuple):
+        words = [_shown(v, action) for v in value]
+        several = action.nargs not in (None, argparse.OPTIONAL)
+        return (" " if several else ",").join(words)
+    if isinstance(value, float):
+        return format(value, "g")
+    return str(value)
+
+
+class DefaultsHelpFormatter(argparse.HelpFormatter):
+    """Every option's help ends with its default, ``(default: 8)``, unless the help already
+    states it (``(8)``, ``default 8``, ``default: 8``); options whose default is None or False
+    (a flag, or an option that is off unless given) say nothing."""
+
+    def _get_help_string(self, action: argparse.Action) -> str:
+        help_text = action.help or ""
+        default = action.default
+        if (
+            not action.option_strings
+            or default is None
+            or default is False
+            or default is argparse.SUPPRESS
+            or "%(default)" in help_text
+        ):
+            return help_text
+        shown = _shown(default, action)
+        said = re.escape(shown)
+        if re.search(rf"\({said}\)|\bdefault:?\s+'?{said}(?![\w.])", help_text):
+            return help_text
+        # the help is a %-format string (argparse fills in %(prog)s, ...): escape the default
+        return f"{help_text} (default: {shown.replace('%', '%%')})".strip()
+
+
+def use_defaults_formatter(parser: argparse.ArgumentParser) -> None:
+    """Give ``parser`` and all its subcommands (and theirs) :class:`DefaultsHelpFormatter`."""
+    parser.formatter_class = DefaultsHelpFormatter
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for sub in action.choices.values():
+                use_defaults_formatter(sub)
+
+
+# ------------------------------------------------------------------------------ the options
+
+
+def nodata_option(text: str) -> str | int | float | None:
+    """``--nodata``: ``"auto"``, a number (an int when it is written as one) or ``"none"``.
+
+    Parameters
+    ----------
+    text : str
+        The word given on the command line (any case): ``auto``, ``none``, or a finite number
+        such as ``0``, ``-9999`` or ``nan`` (NaN pixels are the missing ones).
+
+    Returns
+    -------
+    "auto", int, float or None
+        What :func:`xfskde.local_fskde` takes as ``nodata=``.
+
+    Raises
+    ------
+    argparse.ArgumentTypeError
+        For any other text (argparse prints it after ``argument --nodata:``).
+    """
+    word = text.strip().lower()
+    if word in ("auto", "none"):
+        return "auto" if word == "auto" else None
+    try:
+        return int(word)
+    except ValueError:
+        pass
+    try:
+        value = float(word)
+    except ValueError:
+        value = None
+    if value is None or math.isinf(value):
+        raise argparse.ArgumentTypeError(
+            "expected 'auto' (the input's own nodata value), a number such as 0 (pixels equal "
+            f"to it are missing) or 'none' (every pixel is data), got {text!r}"
+        )
+    return value
+
+
+def add_nodata_option(parser: argparse.ArgumentParser, what: str) -> None:
+    """``--nodata auto|NUMBER|none``; ``what`` says what becomes of the missing pixels."""
+    parser.add_argument(
+        "--nodata",
+        type=nodata_option,
+        default="auto",
+        metavar="auto|NUMBER|none",
+        help="the value that marks missing pixels: 'auto' uses the input's own (a TIFF's "
+        "GDAL_NODATA tag, as GDAL and rioxarray write it; the other formats record none), a "
+        f"number names it, 'none' makes every pixel data; {what}",
+    )
+
 
 def add_fskde_options(parser: argparse.ArgumentParser, *, window: str = "gaussian",
                       size: float = 4, stride: int = 1) -> None:  # fmt: skip
     """The parameters of :func:`xfskde.local_fskde`."""
     group = parser.add_argument_group("FS-KDE parameters")
-    group.add_argument("--order", type=int, default=8, help="kernel order K (default 8)")
+    group.add_argument("--order", type=int, default=8, help="kernel order K")
     group.add_argument("--window", choices=WINDOW_KINDS, default=window, help="window φ")
     group.add_argument(
         "--size", type=float, default=size,
         help="box side, Gaussian sigma or disk radius, in pixels",
     )  # fmt: skip
     group.add_argument("--stride", type=int, default=stride, help="sample every N-th pixel")
-    group.add_argument("--eps", type=float, default=None, help="truncation threshold (eq. 7)")
+    group.add_argument(
+        "--eps", type=float, default=None,
+        help="truncation threshold ε (eq. 7); without it all K + 1 coefficients are kept",
+    )  # fmt: skip
     group.add_argument(
         "--boundary", choices=BOUNDARY_MODES,
         default="reflect", help="how the image is read beyond its edges",
@@ -63,13 +172,29 @@ def add_scheduler_option(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--scheduler",
         default="threads",
-        help="'threads' (default), 'processes', 'synchronous', or the address of a Dask "
-        "distributed scheduler (e.g. tcp://10.0.0.5:8786)",
+        help="'threads', 'processes', 'synchronous', or the address of a Dask distributed "
+        "scheduler (e.g. tcp://10.0.0.5:8786)",
     )
     parser.add_argument(
-        "--workers", type=int, default=None, help="threads or processes to use locally"
+        "--workers", type=int, default=None,
+        help="threads or processes to use locally (default: one per core)",
+    )  # fmt: skip
+    parser.add_argument(
+        "--no-progress", action="store_true", help="hide the progress bar (shown on stderr)"
     )
-    parser.add_argument("--no-progress", action="store_true", help="hide the progress bar")
+
+
+@contextlib.contextmanager
+def progress_on_stderr() -> Iterator[None]:
+    """Send what is printed to stdout inside the block to stderr.
+
+    Dask's ``ProgressBar`` writes to the ``sys.stdout`` of the moment it is made, and
+    distributed's text progress bar to ``sys.stdout`` as it draws; the block that computes is
+    where both are made and drawn, so that stdout holds only a command's results (``xfskde
+    coefficients ... > log`` keeps its summary line, and nothing of the bar).
+    """
+    with contextlib.redirect_stdout(sys.stderr):
+        yield
 
 
 def check_scheduler(args: argparse.Namespace) -> None:

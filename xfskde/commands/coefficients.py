@@ -15,9 +15,11 @@ from ..lazy import DEFAULT_CHUNK
 from ..local import LocalParameters
 from ._options import (
     add_fskde_options,
+    add_nodata_option,
     add_scheduler_option,
     check_scheduler,
     fskde_kwargs,
+    progress_on_stderr,
     writing,
 )
 
@@ -33,11 +35,14 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("input", help="image file or Zarr store")
     parser.add_argument("output", help="output Zarr store (directory)")
     add_fskde_options(parser)
+    add_nodata_option(
+        parser,
+        "missing pixels are omitted: every gradient that touches one has zero weight",
+    )
     parser.add_argument("--level", type=int, default=0, help="pyramid level of the input")
     parser.add_argument(
         "--chunks", type=int, default=DEFAULT_CHUNK,
-        help=f"target block side in pixels, rounded to the file's tiles and the stride "
-        f"(default {DEFAULT_CHUNK})",
+        help="target block side in pixels, rounded to the file's tiles and the stride",
     )  # fmt: skip
     add_scheduler_option(parser)
     mode = parser.add_mutually_exclusive_group()
@@ -59,10 +64,12 @@ def run(args: argparse.Namespace) -> int:
     image = open_image(
         args.input, level=args.level, chunks=args.chunks, halo=params.depth, stride=params.stride
     )
-    field = local_fskde(image, **fskde_kwargs(args))
+    # nodata is no LocalParameters field: local_fskde resolves it ("auto": the image's
+    # _FillValue) and records it in the field's attrs, which a resume compares
+    field = local_fskde(image, **fskde_kwargs(args), nodata=args.nodata)
     start = time.perf_counter()
     config = {"num_workers": args.workers} if args.workers else {}
-    with writing(args.output, args.input), dask.config.set(config):
+    with writing(args.output, args.input), dask.config.set(config), progress_on_stderr():
         written = write_coefficients(
             field,
             args.output,
@@ -74,14 +81,15 @@ def run(args: argparse.Namespace) -> int:
     seconds = time.perf_counter() - start
     record = block_record(args.output)
     if record.size and (record == 2).all():
-        # every coefficient is zero: a constant image, one of a pixel, or all NaN under
-        # --nan-policy omit; a store of zeros would pass for a result, so it is not kept
+        # every coefficient is zero: a constant image, one of a pixel, or all missing (NaN
+        # under --nan-policy omit, or --nodata); a store of zeros would pass for a result, so
+        # it is not kept
         shutil.rmtree(Path(args.output), ignore_errors=True)
         height, width = image.sizes["y"], image.sizes["x"]
         raise ImageReadError(
             f"{args.input} has no gradient anywhere (its {height} x {width} pixels are all "
-            "equal, or all NaN under --nan-policy omit): every coefficient is zero, so "
-            f"{args.output} was not kept"
+            "equal, or all NaN under --nan-policy omit, or all nodata): every coefficient is "
+            f"zero, so {args.output} was not kept"
         )
     total = record.size
     pixels = image.sizes["y"] * image.sizes["x"]

@@ -18,7 +18,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         "scikit-image's camera photograph, write the coefficients to OUTPUT/camera.zarr and a "
         "picture of the image beside its dominant-orientation map to OUTPUT/camera.png.",
     )
-    parser.add_argument("--output", default="xfskde-demo", help="folder (default ./xfskde-demo)")
+    parser.add_argument("--output", default="xfskde-demo", help="folder to write to")
     parser.set_defaults(func=run)
 
 

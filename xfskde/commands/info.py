@@ -1,56 +1,125 @@
-"""``xfskde info STORE [--verify]``: shape, chunks, parameters and completeness of a store.
+"""``xfskde info STORE|IMAGE [--verify]``: what a store or an input image holds.
 
-Any store xfskde writes: coefficients (``xfskde coefficients``) or labels (``xfskde segment``).
-With ``--verify``, every chunk is read back and checked: damaged chunks (checksum mismatch,
-undecodable) and missing ones (written, but gone) are listed, and the exit status is 1 unless
-the store is complete and whole.
+A store xfskde wrote — coefficients (``xfskde coefficients``) or labels (``xfskde segment``) —
+is described by its variable, shape, dtype, chunks, completeness and attributes, one per line,
+the values aligned; attributes that hold arrays (a label store's endmembers) are summarised by
+their shape and dtype. With ``--verify``, every chunk is read back and checked: damaged chunks
+(checksum mismatch, undecodable) and missing ones (written, but gone) are listed, and the exit
+status is 1 unless the store is complete and whole. An input image (TIFF/OME-TIFF/SVS, Zarr,
+PNG, NPY) is described by its format and, for each pyramid level, its shape, dtype, tile or
+chunk, and pixel size with its unit when the file records one.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
 
-from ..exceptions import StoreCorruptError, StoreIncompleteError
+import numpy as np
+
+from ..exceptions import ParameterError, StoreCorruptError, StoreIncompleteError
 from ..io import open_blocks, store_status
 from ..io.stores import verify_store
+from ._images import describe_image, is_image, level_table
 
 #: Problems of each kind listed one per line before the rest are counted.
 _LISTED = 50
+#: The narrowest key column (the verify section's keys: ``unwritten``).
+_KEY_WIDTH = 9
+#: Attribute lists with more items than this, or nested ones, are summarised as arrays.
+_LISTED_ITEMS = 8
+#: Attribute texts longer than this are cut, with their length.
+_LONGEST_TEXT = 200
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
         "info",
-        help="describe a coefficient or label store (--verify: check every chunk)",
-        description=__doc__.split(":", 1)[1].strip(),
+        help="describe a store xfskde wrote (--verify: check every chunk) or an input image",
+        description="Describe a Zarr store written by xfskde coefficients or xfskde segment: "
+        "its variable, shape, dtype, chunks, completeness (exit status 1 when incomplete) and "
+        "attributes, arrays among them summarised by shape and dtype. With --verify, read "
+        "every chunk back and list the damaged and missing ones (exit status 1 if any). Or "
+        "describe an input image (TIFF/OME-TIFF/SVS, Zarr, PNG, NPY): its format and, for each "
+        "pyramid level, its shape, dtype, tile or chunk, and pixel size when the file records "
+        "one.",
     )
-    parser.add_argument("store", help="a Zarr store written by xfskde")
+    parser.add_argument(
+        "store",
+        metavar="STORE|IMAGE",
+        help="a Zarr store written by xfskde, or an image (TIFF/OME-TIFF/SVS, Zarr, PNG, NPY)",
+    )
     parser.add_argument(
         "--verify",
         action="store_true",
-        help="read every chunk and check it: report damaged (checksum mismatch, undecodable) "
-        "and missing chunks; exit status 1 if any",
+        help="read every chunk of a store and check it: report damaged (checksum mismatch, "
+        "undecodable) and missing chunks; exit status 1 if any",
     )
     parser.add_argument(
-        "--workers", type=int, default=4, help="chunks read at the same time by --verify (4)"
+        "--workers", type=int, default=4, help="chunks read at the same time by --verify"
     )
     parser.set_defaults(func=run)
 
 
-def _describe(store: str) -> None:
+def _print_rows(rows: Sequence[tuple[str, str]], width: int = _KEY_WIDTH) -> None:
+    """``key  value`` lines, the values aligned one space after the longest key."""
+    width = max([width, *(len(key) for key, _ in rows)])
+    for key, value in rows:
+        print(f"{key:<{width}} {value}".rstrip())
+
+
+def _print_table(table: Sequence[Sequence[str]]) -> None:
+    """Columns aligned, two spaces apart."""
+    widths = [max(len(row[i]) for row in table) for i in range(len(table[0]))]
+    for row in table:
+        print("  ".join(f"{cell:<{w}}" for cell, w in zip(row, widths, strict=True)).rstrip())
+
+
+def attribute_text(value: Any) -> str:
+    """An attribute's value on one line; arrays (nested or long lists) summarised as
+    ``(3, 40) float64 array``, long texts cut."""
+    if isinstance(value, list | tuple) and value:
+        try:
+            array = np.asarray(value)
+        except ValueError:  # ragged
+            return f"list of {len(value)} items"
+        nested = array.ndim > 1 or array.dtype == object
+        if array.dtype != object and (nested or array.size > _LISTED_ITEMS):
+            return f"{array.shape} {array.dtype} array"
+        if nested:
+            return f"list of {len(value)} items"
+    if isinstance(value, dict):
+        text = json.dumps(value, default=str)
+        if len(text) > _LONGEST_TEXT:
+            return f"dict of {len(value)} keys: {', '.join(map(str, value))}"
+    text = " ".join(str(value).split())
+    if len(text) > _LONGEST_TEXT:
+        return f"{text[:_LONGEST_TEXT]}... ({len(text)} characters)"
+    return text
+
+
+def _store_rows(store: str) -> list[tuple[str, str]]:
     field = open_blocks(store, allow_incomplete=True)
     chunks = field.encoding.get("chunks") or field.encoding.get("preferred_chunks")
-    print(f"variable  {field.name}")
-    print(f"shape     {dict(field.sizes)}")
-    print(f"dtype     {field.dtype}")
-    print(f"chunks    {chunks}")
-    for key, value in field.attrs.items():
-        if key != "coordinates":
-            print(f"{key:<9} {value}")
+    rows = [
+        ("variable", str(field.name)),
+        ("shape", str(dict(field.sizes))),
+        ("dtype", str(field.dtype)),
+        ("chunks", str(chunks)),
+    ]
+    rows += [(str(k), attribute_text(v)) for k, v in field.attrs.items() if k != "coordinates"]
+    return rows
 
 
 def _verify(store: str, workers: int) -> bool:
-    """Print what reading every chunk found; True when the store is whole."""
+    """Print what reading every chunk found, after a blank line; True when the store is whole.
+
+    Its lines are a list of their own (``damaged   KEY: DETAIL``), aligned on the widest of
+    their kinds.
+    """
     report = verify_store(store, workers=workers)
     problems = [p for p in report.problems if p.kind != "unwritten"]
     unwritten = len(report.problems) - len(problems)
@@ -59,38 +128,68 @@ def _verify(store: str, workers: int) -> bool:
         "presence and decoding were checked"
     )  # fmt: skip
     found = f"{len(problems)} damaged or missing" if problems else "none damaged or missing"
+    rows: list[tuple[str, str]] = []
     if problems or not report.checksums:
-        print(f"verify    {report.blocks_read} of {report.blocks_total} blocks read: {found}")
+        rows.append(
+            ("verify", f"{report.blocks_read} of {report.blocks_total} blocks read: {found}")
+        )
         if not report.checksums:
-            print(f"verify    {checked}")
+            rows.append(("verify", checked))
     else:
-        print(f"verify    {report.blocks_read} of {report.blocks_total} blocks read: {checked}")
-    for problem in problems[:_LISTED]:
-        print(f"{problem.kind:<9} {problem.key}: {problem.detail}")
+        rows.append(
+            ("verify", f"{report.blocks_read} of {report.blocks_total} blocks read: {checked}")
+        )
+    rows += [(problem.kind, f"{problem.key}: {problem.detail}") for problem in problems[:_LISTED]]
     if len(problems) > _LISTED:
-        print(f"{'':<9} ... and {len(problems) - _LISTED} more")
+        rows.append(("", f"... and {len(problems) - _LISTED} more"))
     if unwritten:
-        print(f"unwritten {unwritten} blocks not written yet: resume the write to finish them")
+        rows.append(
+            ("unwritten", f"{unwritten} blocks not written yet: resume the write to finish them")
+        )
+    print()
+    _print_rows(rows)
     return report.whole
 
 
+def _describe_image(path: str) -> None:
+    description = describe_image(path)
+    rows = [("image", path), *description.rows, ("levels", str(len(description.levels)))]
+    _print_rows(rows)
+    print()
+    _print_table(level_table(description.levels))
+
+
 def run(args: argparse.Namespace) -> int:
+    if "://" not in str(args.store) and not Path(args.store).exists():
+        raise FileNotFoundError(f"no such store or image: {args.store}")
+    if is_image(args.store):
+        if args.verify:
+            raise ParameterError(
+                f"--verify checks the chunks of a store written by xfskde; {args.store} is an "
+                "input image: run xfskde info without --verify"
+            )
+        _describe_image(args.store)
+        return 0
     status = store_status(args.store)
-    print(f"store     {args.store}")
     state = "complete" if status["complete"] else "INCOMPLETE"
-    print(f"status    {state} ({status['blocks_done']}/{status['blocks_total']} blocks)")
+    rows = [
+        ("store", str(args.store)),
+        ("status", f"{state} ({status['blocks_done']}/{status['blocks_total']} blocks)"),
+    ]
     try:
-        _describe(args.store)
+        rows += _store_rows(args.store)
     except StoreIncompleteError as exc:  # a layout cut short: nothing to describe or verify
-        print(f"layout    {exc}")
+        _print_rows([*rows, ("layout", str(exc))])
         return 1
     except StoreCorruptError as exc:
         if not args.verify:
+            _print_rows(rows)
             raise
-        print(f"damaged   {exc}")
+        rows.append(("damaged", str(exc)))
         whole = False
     else:
         whole = True
+    _print_rows(rows)
     if args.verify:
         whole = _verify(args.store, args.workers) and whole
     return 0 if status["complete"] and whole else 1

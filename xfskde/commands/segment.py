@@ -1,4 +1,10 @@
-"""``xfskde segment INPUT OUTPUT.zarr --textures N``: texture labels of an image of any size."""
+"""``xfskde segment INPUT OUTPUT.zarr --textures N``: texture labels of an image of any size.
+
+Segmentation has no notion of a missing pixel (no ``nan_policy``: every pixel is given a
+texture), so an image with NaN or infinite pixels, or pixels equal to its nodata value, is
+refused before the fit, in one line that counts them, says where they are and what to do;
+``--nodata none`` segments nodata pixels as ordinary ones.
+"""
 
 from __future__ import annotations
 
@@ -6,14 +12,27 @@ import argparse
 import os
 import time
 from pathlib import Path
+from typing import Any
 
+import numpy as np
+
+from .._labels import image_nodata, nodata_value
+from .._scheduling import compute
 from ..exceptions import ParameterError, StoreExistsError
 from ..io import open_image, store_status, write_blocks
 from ..segmentation import FEATURE_GROUPS, FeatureSpec, fit_textures
 from ..segmentation.features import feature_depth
 from ..segmentation.model import FEATURE_CHUNK
 from ..windows import WINDOW_KINDS
-from ._options import add_scheduler_option, check_scheduler, output_exists, scheduler, writing
+from ._options import (
+    add_nodata_option,
+    add_scheduler_option,
+    check_scheduler,
+    output_exists,
+    progress_on_stderr,
+    scheduler,
+    writing,
+)
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
@@ -29,20 +48,30 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--textures", type=int, required=True, help="number of textures")
     parser.add_argument(
         "--features", default="color,fskde",
-        help=f"comma-separated groups among {', '.join(FEATURE_GROUPS)} (default color,fskde)",
+        help=f"comma-separated groups among {', '.join(FEATURE_GROUPS)}",
     )  # fmt: skip
-    parser.add_argument("--window", choices=WINDOW_KINDS, default="gaussian")
-    parser.add_argument("--size", type=float, default=6.0, help="window size in pixels (6)")
+    parser.add_argument(
+        "--window", choices=WINDOW_KINDS, default="gaussian",
+        help="window of the local histograms and FS-KDEs",
+    )  # fmt: skip
+    parser.add_argument(
+        "--size", type=float, default=6.0,
+        help="box side, Gaussian sigma or disk radius of the window, in pixels",
+    )  # fmt: skip
     parser.add_argument("--color-bins", type=int, default=16, help="bins per colour channel")
     parser.add_argument("--angle-bins", type=int, default=16, help="gradient histogram bins")
     parser.add_argument("--coefficients", type=int, default=8, help="complex FS-KDE coefficients")
     parser.add_argument("--sample", type=int, default=20000, help="pixels to fit the textures")
     parser.add_argument("--seed", type=int, default=0, help="seed of the sample and the fit")
     parser.add_argument("--level", type=int, default=0, help="pyramid level of the input")
+    add_nodata_option(
+        parser,
+        "segmentation refuses images with missing pixels (NaN, infinite or nodata), so 'none' "
+        "is the way to segment nodata pixels as ordinary ones",
+    )
     parser.add_argument(
-        "--chunks", type=int, default=FEATURE_CHUNK,
-        help=f"target block side in pixels (default {FEATURE_CHUNK})",
-    )  # fmt: skip
+        "--chunks", type=int, default=FEATURE_CHUNK, help="target block side in pixels"
+    )
     parser.add_argument("--overwrite", action="store_true", help="replace an existing store")
     parser.add_argument(
         "--resume", action="store_true",
@@ -78,7 +107,8 @@ def run(args: argparse.Namespace) -> int:
     # the one chunk planner: the file's tiles, the target and the features' halo
     image = open_image(args.input, level=args.level, chunks=args.chunks, halo=feature_depth(spec))
     start = time.perf_counter()
-    with writing(str(out), args.input), scheduler(args):
+    with writing(str(out), args.input), scheduler(args), progress_on_stderr():
+        refuse_missing(image, args)
         # the fit is seeded, so a resumed run fits the same endmembers; they are in the
         # labels' attrs, and write_blocks refuses to resume a store written with others
         model = fit_textures(image, args.textures, **options)
@@ -94,3 +124,109 @@ def run(args: argparse.Namespace) -> int:
         f"{written} of {total} blocks computed in {seconds:.1f} s"
     )
     return 0
+
+
+# --------------------------------------------------------------------------- missing pixels
+
+
+def _missing_in_block(
+    block: np.ndarray,
+    *,
+    nodata: int | float | None,
+    spatial: tuple[int, int],
+    block_info: dict | None = None,
+) -> np.ndarray:
+    """``[NaN or infinite pixels, nodata pixels, first row, last row, first column, last
+    column]`` of one block (image coordinates; -1 when none), shaped ``(1, ..., 1, 6)``.
+
+    A colour pixel is NaN when any of its channels is (the features of every channel are
+    needed), and nodata when all of them equal ``nodata`` (rasterio's dataset mask: a pixel is
+    valid when any band is).
+    """
+    iy, ix = spatial
+    others = tuple(i for i in range(block.ndim) if i not in spatial)
+    nonfinite = ~np.isfinite(block) if block.dtype.kind in "fc" else np.zeros(block.shape, bool)
+    equal = block == nodata if nodata is not None else np.zeros(block.shape, bool)
+    nonfinite, equal = nonfinite.any(axis=others), equal.all(axis=others)
+    if iy > ix:  # (x, y) blocks: rows first
+        nonfinite, equal = nonfinite.T, equal.T
+    missing = nonfinite | equal
+    rows, cols = np.flatnonzero(missing.any(axis=1)), np.flatnonzero(missing.any(axis=0))
+    location = block_info[0]["array-location"] if block_info else [(0, 0)] * block.ndim
+    y0, x0 = location[iy][0], location[ix][0]
+    box = [y0 + rows[0], y0 + rows[-1], x0 + cols[0], x0 + cols[-1]] if rows.size else [-1] * 4
+    out = np.array([int(nonfinite.sum()), int((equal & ~nonfinite).sum()), *box], np.int64)
+    return out.reshape((1,) * block.ndim + (6,))
+
+
+def refuse_missing(image: Any, args: argparse.Namespace) -> None:
+    """Refuse an image with missing pixels, which segmentation cannot label.
+
+    Missing are pixels with a NaN or infinite channel, and pixels whose every channel equals
+    the nodata value (``--nodata``: ``auto`` reads it from the image's metadata, ``none`` names
+    none). Integer images with no nodata value cannot have any and are not read; the others are
+    read once, block by block, in tasks named ``xfskde-find-missing-...``, before the fit.
+
+    Parameters
+    ----------
+    image : xarray.DataArray
+        The Dask-backed image :func:`xfskde.io.open_image` opened.
+    args : argparse.Namespace
+        The command's arguments (``input``, ``level``, ``nodata``, ``no_progress``).
+
+    Raises
+    ------
+    ParameterError
+        Counting the missing pixels and the rows and columns they lie in, and saying what to do.
+    """
+    from dask.base import tokenize
+
+    if isinstance(args.nodata, str):  # "auto"
+        value, _ = image_nodata(image)
+    elif args.nodata is None:
+        value = None
+    else:
+        value = nodata_value(args.nodata, image.dtype, "--nodata")
+    if isinstance(value, float) and np.isnan(value):
+        value = None  # NaN pixels are refused as NaN
+    if value is None and image.dtype.kind not in "fc":
+        return
+    data = image.data
+    spatial = (image.dims.index("y"), image.dims.index("x"))
+    found = data.map_blocks(
+        _missing_in_block,
+        nodata=value,
+        spatial=spatial,
+        new_axis=[data.ndim],
+        chunks=(*(((1,) * n) for n in data.numblocks), (6,)),
+        dtype=np.int64,
+        meta=np.empty((0,) * (data.ndim + 1), np.int64),
+        name=f"xfskde-find-missing-{tokenize(data.name, value, spatial)}",
+    )
+    (summary,) = compute([found], progress=not args.no_progress)
+    summary = summary.reshape(-1, 6)
+    nonfinite, equal = int(summary[:, 0].sum()), int(summary[:, 1].sum())
+    if not nonfinite and not equal:
+        return
+    hit = summary[summary[:, 2] >= 0]
+    rows = f"{hit[:, 2].min()}-{hit[:, 3].max()}"
+    cols = f"{hit[:, 4].min()}-{hit[:, 5].max()}"
+    kinds = []
+    if nonfinite:
+        kinds.append(f"{nonfinite} NaN or infinite")
+    if equal:
+        said = "--nodata" if args.nodata is not None and not isinstance(args.nodata, str) else (
+            "its nodata value"
+        )  # fmt: skip
+        kinds.append(f"{equal} equal to {said} {value}")
+    level = f" of level {args.level}" if args.level else ""
+    escape = (
+        f"; or pass --nodata none to segment the pixels equal to {value} as ordinary pixels"
+        if equal
+        else ""
+    )
+    raise ParameterError(
+        f"{args.input} has missing pixels ({' and '.join(kinds)}) in rows {rows}, columns "
+        f"{cols}{level}; segmentation does not handle missing pixels: fill them (e.g. with "
+        f"the values of their neighbours) or crop the image to a region without them{escape}"
+    )

@@ -1,0 +1,229 @@
+"""``xfskde info``: stores aligned and summarised, input images with their levels and pixel sizes,
+and a reader that goes away (``| head``)."""
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+import tifffile
+import xarray as xr
+import zarr
+from skimage import data
+
+import xfskde
+from xfskde.cli import main
+
+ROOT = Path(xfskde.__file__).resolve().parents[1]
+
+
+def _sections(text: str) -> list[list[str]]:
+    """The output's blocks of lines, split at blank lines."""
+    return [block.splitlines() for block in text.strip().split("\n\n")]
+
+
+def _rows(lines: list[str]) -> dict[str, str]:
+    return dict(line.split(None, 1) for line in lines)
+
+
+def _value_column(line: str) -> int:
+    """Where the value of a ``key  value`` line starts."""
+    key = line.split(None, 1)[0]
+    return len(line) - len(line[len(key) :].lstrip())
+
+
+def _table(lines: list[str]) -> list[list[str]]:
+    """A table's cells, cut at the header's column starts (cells are two spaces apart)."""
+    header = lines[0]
+    starts = [0] + [i + 2 for i in range(len(header) - 2) if header[i : i + 2] == "  "
+                     and header[i + 2] != " "]  # fmt: skip
+    ends = [*starts[1:], None]
+    return [[line[a:b].strip() for a, b in zip(starts, ends, strict=True)] for line in lines]
+
+
+# -------------------------------------------------------------------------------------- stores
+
+
+def test_a_label_store_is_aligned_and_its_endmembers_summarised(tmp_path, capsys):
+    np.save(tmp_path / "in.npy", data.astronaut()[:96, :96])
+    out = tmp_path / "labels.zarr"
+    argv = ["segment", str(tmp_path / "in.npy"), str(out), "--textures", "3", "--sample", "2000"]
+    assert main([*argv, "--no-progress"]) == 0
+    capsys.readouterr()
+    assert main(["info", str(out)]) == 0
+    (lines,) = _sections(capsys.readouterr().out)
+    assert len({_value_column(line) for line in lines}) == 1  # every value in one column
+    rows = _rows(lines)
+    endmembers = np.asarray(zarr.open_group(out, mode="r")["labels"].attrs["endmembers"])
+    assert endmembers.shape[0] == 3 and endmembers.ndim == 2
+    assert rows["endmembers"] == f"{endmembers.shape} float64 array"
+    assert rows["n_textures"] == "3" and rows["color_bins"] == "16"
+    assert rows["status"] == "complete (1/1 blocks)" and rows["variable"] == "labels"
+    assert max(len(line) for line in lines) < 250
+
+
+def test_a_coefficient_store_and_its_verify_section_are_aligned(tmp_path, capsys):
+    camera = xr.DataArray(data.camera()[:64, :64], dims=("y", "x"))
+    field = xfskde.local_fskde(camera, order=4, window="box", size=8, stride=8)
+    store = tmp_path / "f.zarr"
+    xfskde.write_coefficients(field, store, chunks=4)
+    assert main(["info", "--verify", str(store)]) == 0
+    described, verified = _sections(capsys.readouterr().out)
+    assert len({_value_column(line) for line in described}) == 1
+    assert _rows(described)["coefficient_convention"].startswith("F_k = H_k")
+    assert verified == ["verify    4 of 4 blocks read: every checksum matches"]
+
+
+# -------------------------------------------------------------------------------------- images
+
+
+def test_a_pyramidal_ome_tiff_lists_its_levels_and_pixel_sizes(tmp_path, capsys):
+    pixels = data.astronaut()[:384, :320]
+    path = tmp_path / "slide.ome.tif"
+    options = {"tile": (128, 128), "photometric": "rgb", "compression": "zlib"}
+    metadata = {"axes": "YXS", "PhysicalSizeX": 0.25, "PhysicalSizeXUnit": "µm",
+                "PhysicalSizeY": 0.3, "PhysicalSizeYUnit": "µm"}  # fmt: skip
+    with tifffile.TiffWriter(path) as tif:
+        tif.write(pixels, subifds=2, metadata=metadata, **options)
+        tif.write(pixels[::2, ::2], subfiletype=1, **options)
+        tif.write(pixels[::4, ::4], subfiletype=1, **options)
+    assert main(["info", str(path)]) == 0
+    head, levels = _sections(capsys.readouterr().out)
+    rows = _rows(head)
+    assert rows["image"] == str(path) and rows["format"] == "OME-TIFF"
+    assert rows["axes"] == "YXS" and rows["levels"] == "3"
+    assert rows["pixel_size"] == "from the OME-XML PhysicalSizeY/X"
+    assert _table(levels) == [
+        ["level", "shape", "dtype", "tile/chunk", "pixel size (y, x)"],
+        ["0", "(384, 320, 3)", "uint8", "(128, 128)", "(0.3, 0.25) µm"],
+        ["1", "(192, 160, 3)", "uint8", "(128, 128)", "(0.6, 0.5) µm"],
+        ["2", "(96, 80, 3)", "uint8", "(128, 128)", "(1.2, 1) µm"],
+    ]
+    with tifffile.TiffFile(path) as tif:  # a second reader of what the table says
+        assert [lv.shape for lv in tif.series[0].levels] == [(384, 320, 3), (192, 160, 3),
+                                                            (96, 80, 3)]  # fmt: skip
+
+
+def test_tiff_resolution_tags_give_the_pixel_size_of_each_level(tmp_path, capsys):
+    pixels = data.camera()[:256, :256]
+    path = tmp_path / "scan.tif"
+    with tifffile.TiffWriter(path) as tif:  # 20000 px/cm across, 10000 down: 0.5 x 1 µm
+        tif.write(pixels, subifds=1, resolution=(20000, 10000), resolutionunit="CENTIMETER")
+        tif.write(pixels[::2, ::2], subfiletype=1)  # no unit of its own: scaled from level 0
+    assert main(["info", str(path)]) == 0
+    head, levels = _sections(capsys.readouterr().out)
+    assert _rows(head)["pixel_size"] == "from the TIFF resolution tags"
+    table = _table(levels)
+    assert [row[4] for row in table[1:]] == ["(1, 0.5) µm", "(2, 1) µm"]
+    assert table[1][3] == f"({tifffile.TiffFile(path).pages[0].rowsperstrip}, 256) strip"
+
+    # an Aperio SVS says its µm per pixel in its description, which wins over the tags
+    aperio = (
+        "Aperio Image Library v12.0.15\r\n256x256 (128x128) JPEG/RGB Q=70|AppMag = 20|MPP = 0.499"
+    )
+    tifffile.imwrite(tmp_path / "slide.svs", pixels, tile=(128, 128), description=aperio,
+                     resolution=(20000, 10000), resolutionunit="CENTIMETER")  # fmt: skip
+    assert main(["info", str(tmp_path / "slide.svs")]) == 0
+    head, levels = _sections(capsys.readouterr().out)
+    assert _rows(head)["format"] == "SVS" and _rows(head)["pixel_size"] == "from the SVS MPP"
+    assert _table(levels)[1] == ["0", "(256, 256)", "uint8", "(128, 128)", "(0.499, 0.499) µm"]
+
+
+def test_geotiff_overviews_get_the_geotransform_pixel_size(tmp_path, capsys):
+    pytest.importorskip("rioxarray")
+    ys, xs = 5_000_000 - 10.0 * np.arange(600) - 5, 400_000 + 10.0 * np.arange(512) + 5
+    image = xr.DataArray(np.random.default_rng(0).random((600, 512), np.float32),
+                         dims=("y", "x"), coords={"y": ys, "x": xs})  # fmt: skip
+    path = tmp_path / "cog.tif"
+    image.rio.write_crs("EPSG:32633").rio.to_raster(path, driver="COG", blocksize=256)
+    assert main(["info", str(path)]) == 0
+    head, levels = _sections(capsys.readouterr().out)
+    assert _rows(head)["format"] == "GeoTIFF"
+    import rasterio  # a second reader: GDAL's own overviews and their resolution
+
+    expected = []
+    with rasterio.open(path) as full:
+        count = len(full.overviews(1))
+    for i in range(-1, count):
+        with rasterio.open(path, overview_level=None if i < 0 else i) as level:
+            (dx, dy), shape = level.res, (level.height, level.width)
+        expected.append([str(i + 1), str(shape), "float32", "(256, 256)", f"({dy:g}, {dx:g}) m"])
+    assert count >= 1 and _table(levels)[1:] == expected
+    assert expected[:2] == [
+        ["0", "(600, 512)", "float32", "(256, 256)", "(10, 10) m"],
+        ["1", "(300, 256)", "float32", "(256, 256)", "(20, 20) m"],
+    ]
+
+
+def test_ome_zarr_zarr_png_and_npy_images(tmp_path, capsys):
+    pixels = data.camera()[:200, :160]
+    group = zarr.open_group(tmp_path / "image.zarr", mode="w")
+    datasets = []
+    for i in range(2):
+        level = pixels[:: 2**i, :: 2**i]
+        group.create_array(str(i), shape=level.shape, chunks=(64, 64), dtype="uint8")[...] = level
+        scale = {"type": "scale", "scale": [0.5 * 2**i, 0.4 * 2**i]}
+        datasets.append({"path": str(i), "coordinateTransformations": [scale]})
+    axes = [{"name": n, "type": "space", "unit": "micrometer"} for n in "yx"]
+    group.attrs["ome"] = {"version": "0.5", "multiscales": [{"axes": axes, "datasets": datasets}]}
+    assert main(["info", str(tmp_path / "image.zarr")]) == 0
+    head, levels = _sections(capsys.readouterr().out)
+    assert _rows(head)["format"] == "OME-Zarr 0.5 multiscales (Zarr v3)"
+    assert _table(levels)[1:] == [
+        ["0", "(200, 160)", "uint8", "(64, 64)", "(0.5, 0.4) micrometer"],
+        ["1", "(100, 80)", "uint8", "(64, 64)", "(1, 0.8) micrometer"],
+    ]
+
+    zarr.create_array(tmp_path / "plain.zarr", shape=(90, 70), chunks=(32, 32), dtype="float32")
+    assert main(["info", str(tmp_path / "plain.zarr")]) == 0  # not an xfskde store: an image
+    head, levels = _sections(capsys.readouterr().out)
+    assert _rows(head)["format"] == "Zarr v3 array"
+    assert _table(levels)[1] == ["0", "(90, 70)", "float32", "(32, 32)", "unknown"]
+
+    from PIL import Image
+
+    Image.fromarray(pixels).save(tmp_path / "scan.png", dpi=(254, 127))  # 100 x 200 µm
+    np.save(tmp_path / "array.npy", pixels.astype(np.float32))
+    assert main(["info", str(tmp_path / "scan.png")]) == 0
+    assert _table(_sections(capsys.readouterr().out)[1])[1] == [
+        "0", "(200, 160)", "uint8", "whole image", "(200, 100) µm"
+    ]  # fmt: skip
+    assert main(["info", str(tmp_path / "array.npy")]) == 0
+    assert _table(_sections(capsys.readouterr().out)[1])[1] == [
+        "0", "(200, 160)", "float32", "whole image", "unknown"
+    ]  # fmt: skip
+    assert main(["info", "--verify", str(tmp_path / "array.npy")]) == 2
+    assert "--verify checks the chunks of a store" in capsys.readouterr().err
+
+
+# -------------------------------------------------------------------------- a closed pipe
+
+
+@pytest.mark.parametrize("what", ["store", "image"])
+def test_info_survives_a_reader_that_went_away(tmp_path, what):
+    if what == "store":
+        camera = xr.DataArray(data.camera()[:32, :32], dims=("y", "x"))
+        field = xfskde.local_fskde(camera, order=2, window="box", size=4)
+        target = tmp_path / "f.zarr"
+        xfskde.write_coefficients(field, target)
+    else:
+        target = tmp_path / "in.tif"
+        tifffile.imwrite(target, data.camera()[:32, :32])
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONUNBUFFERED"}  # as users run it
+    env["PYTHONPATH"] = os.pathsep.join([str(ROOT), env.get("PYTHONPATH", "")])
+    command = [sys.executable, "-m", "xfskde.cli", "info", str(target)]
+    reader, writer = os.pipe()
+    os.close(reader)  # nobody reads: the first write fails
+    try:
+        gone = subprocess.run(command, stdout=writer, stderr=subprocess.PIPE, env=env, text=True)
+    finally:
+        os.close(writer)
+    assert (gone.returncode, gone.stderr) == (141, "")
+    head = subprocess.run(
+        f"{' '.join(map(str, command))} | head -1", shell=True, env=env, capture_output=True,
+        text=True, check=True,
+    )  # fmt: skip
+    key = "store" if what == "store" else "image"
+    assert head.stdout.split() == [key, str(target)] and head.stderr == ""
