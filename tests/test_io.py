@@ -643,3 +643,20 @@ def test_ome_zarr_levels_have_coordinates_in_micrometres(tmp_path):
     level1 = xfskde.open_image(tmp_path / "maps.ome.zarr", mpp=1.0)
     assert level1.attrs["source_level"] == 1
     np.testing.assert_allclose(level1.x.values[:2], [0.25, 1.25])
+
+
+def test_image_levels_describe_what_open_image_reads(tmp_path):
+    from xfskde.io.images import image_levels
+
+    path = tmp_path / "slide.ome.tif"
+    _ome_pyramid(path)
+    levels = image_levels(path)
+    assert [(lv.shape, lv.pixel_size, lv.units, lv.tile) for lv in levels] == [
+        ((512, 384), (0.25, 0.25), "µm", (64, 64)),
+        ((256, 192), (0.5, 0.5), "µm", (64, 64)),
+        ((128, 96), (1.0, 1.0), "µm", (64, 64)),
+    ]
+    for i, level in enumerate(levels):
+        image = xfskde.open_image(path, level=i)
+        assert image.shape == level.shape and image.dtype == level.dtype
+        assert image.attrs["source_pixel_size_um"] == list(level.pixel_size)

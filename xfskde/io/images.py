@@ -55,7 +55,7 @@ from ..lazy import DEFAULT_CHUNK, plan_chunks
 from ._location import Location, locate
 from ._tiff import read_tiff_block
 
-__all__ = ["GeoreferencingWarning", "open_image"]
+__all__ = ["GeoreferencingWarning", "ImageLevel", "image_levels", "open_image"]
 
 _TIFF_SUFFIXES = (".tif", ".tiff", ".svs", ".ndpi", ".scn", ".btf", ".qptiff")
 _PLAIN_SUFFIXES = (".png", ".jpg", ".jpeg", ".bmp", ".gif", ".webp", ".npy")
@@ -233,6 +233,31 @@ class _TiffInfo(NamedTuple):
     nodata: str | None
     #: the (y, x) size of a pixel of level 0 in µm, when the file says it
     pixel_size: tuple[float, float] | None
+    #: a GeoTIFF's (y, x) pixel size in the units of its CRS, and that unit's name
+    geo_pixel_size: tuple[tuple[float, float], str] | None = None
+
+
+#: GeoKey unit names as they are usually written.
+_GEO_UNIT_NAMES = {"Meter": "m", "Foot": "ft", "Foot_US_Survey": "US survey ft", "Degree": "°"}
+
+
+def _geo_pixel_size(tif: tifffile.TiffFile) -> tuple[tuple[float, float], str] | None:
+    """A GeoTIFF's (y, x) pixel size from its GeoTransform, in the units of its CRS."""
+    geo = tif.geotiff_metadata or {}
+    if "ModelTransformation" in geo:
+        m = np.asarray(geo["ModelTransformation"], float).reshape(-1)
+        size = (float(np.hypot(m[1], m[5])), float(np.hypot(m[0], m[4])))
+    elif "ModelPixelScale" in geo:
+        scale = geo["ModelPixelScale"]
+        size = (abs(float(scale[1])), abs(float(scale[0])))
+    else:
+        return None
+    if not all(s > 0 for s in size):
+        return None
+    geographic = getattr(geo.get("GTModelTypeGeoKey"), "name", "") == "Geographic"
+    key = geo.get("GeogAngularUnitsGeoKey" if geographic else "ProjLinearUnitsGeoKey")
+    name = getattr(key, "name", None) or (str(key) if key is not None else "CRS units")
+    return size, _GEO_UNIT_NAMES.get(name, name)
 
 
 def _micrometres(value: Any, unit: Any) -> float | None:
@@ -289,7 +314,8 @@ def _tiff_info(path: Location) -> _TiffInfo:
             tag = first.tags.get(_GDAL_NODATA)
             nodata = str(tag.value).strip("\x00 ") if tag is not None else None
             size = None if first.is_geotiff else _tiff_pixel_size(tif)
-            return _TiffInfo(levels, bool(first.is_geotiff), nodata or None, size)
+            geo = _geo_pixel_size(tif) if first.is_geotiff else None
+            return _TiffInfo(levels, bool(first.is_geotiff), nodata or None, size, geo)
     except _TIFF_ERRORS as exc:
         raise ImageReadError(f"cannot read {path} as a TIFF image: {exc}") from exc
 
@@ -580,6 +606,117 @@ def _open_plain(path: Location, request: _Request) -> xr.DataArray:
     except (OSError, ValueError) as exc:  # numpy's and the image plugins' own errors
         raise ImageReadError(f"cannot read {path} as an image: {exc}") from exc
     return _open_array(np.asarray(array), request, path.stem)
+
+
+# ----------------------------------------------------------------------------- description
+
+
+class ImageLevel(NamedTuple):
+    """One pyramid level of an image, as :func:`image_levels` describes it."""
+
+    #: the level's shape, in the image's own dims
+    shape: tuple[int, ...]
+    #: its dims (``y``, ``x`` and a colour dim; other length-1 dims under their own names)
+    dims: tuple[str, ...]
+    dtype: np.dtype
+    #: the native (rows, columns) of a tile, strip or chunk: what one read gives
+    tile: tuple[int, int]
+    #: the (y, x) size of a pixel, when the image records it
+    pixel_size: tuple[float, float] | None
+    #: its unit: ``"µm"``, or a GeoTIFF's CRS unit (``"m"``, ``"°"``); None with no size
+    units: str | None
+
+
+def image_levels(
+    source: Any, *, storage_options: Mapping[str, Any] | None = None
+) -> list[ImageLevel]:
+    """The pyramid levels of an image file or store, from its metadata only.
+
+    What :func:`open_image` would read at each ``level``: shape, dims, dtype, the native tile
+    and the pixel size, decided by the same rules (see :func:`open_image`; a GeoTIFF's pixel
+    size is its GeoTransform's, in its CRS's unit). A PNG/JPEG/NPY file, small by definition,
+    is read to be described.
+
+    Parameters
+    ----------
+    source : path or URL
+        As :func:`open_image` takes it.
+    storage_options : dict, optional
+        Options of a URL's filesystem.
+
+    Raises
+    ------
+    FileNotFoundError, ImageReadError, ImportError, ParameterError
+        As :func:`open_image`.
+    """
+    path = locate(source, storage_options)
+    name = path.name.lower()
+    remote_store = name.endswith(".zarr") and not path.is_local  # zarr says if it is there
+    if not remote_store and not path.exists():
+        raise FileNotFoundError(f"no such image: {path}")
+    if name.endswith(".zarr") or path.is_dir():
+        return _zarr_levels(path)
+    if name.endswith(_TIFF_SUFFIXES):
+        return _tiff_levels(path)
+    if name.endswith(_PLAIN_SUFFIXES):
+        image = _open_plain(path, _Request((DEFAULT_CHUNK, DEFAULT_CHUNK), 0, 1))
+        shape = tuple(int(n) for n in image.shape)
+        yx = (image.sizes["y"], image.sizes["x"])
+        return [ImageLevel(shape, tuple(map(str, image.dims)), image.dtype, yx, None, None)]
+    raise ImageReadError(
+        f"cannot read {path}: unknown format (expected TIFF/OME-TIFF/SVS, Zarr, PNG, JPEG or NPY)"
+    )
+
+
+def _tiff_levels(path: Location) -> list[ImageLevel]:
+    info = _tiff_info(path)
+    if info.geo_pixel_size is not None:
+        (gy, gx), units = info.geo_pixel_size
+        fy, fx = _yx_shape(info.levels[0][0], info.levels[0][1])
+        sizes: list[tuple[float, float] | None] = []
+        for axes, shape, _, _ in info.levels:
+            ny, nx = _yx_shape(axes, shape)
+            sizes.append((gy * fy / ny, gx * fx / nx))
+    else:
+        sizes, units = _tiff_level_sizes(info), UNITS
+    levels = []
+    for (axes, shape, dtype, tile), size in zip(info.levels, sizes, strict=True):
+        dims = tuple(_TIFF_AXES.get(a, a.lower()) for a in axes)
+        unit = units if size is not None else None
+        levels.append(ImageLevel(tuple(map(int, shape)), dims, np.dtype(dtype), tile, size, unit))
+    return levels
+
+
+def _zarr_levels(path: Location) -> list[ImageLevel]:
+    node = _zarr_node(path)
+    multiscales = None
+    if isinstance(node, zarr.Group):
+        multiscales = node.attrs.get("multiscales") or node.attrs.get("ome", {}).get("multiscales")
+    if not multiscales:
+        if isinstance(node, zarr.Group):
+            array, _, dims, _, _ = _zarr_image(path, node, 0, None)
+        else:
+            array, dims = node, None
+        stored = getattr(array.metadata, "dimension_names", None)
+        dims = dims or (tuple(map(str, stored)) if stored and None not in stored else None)
+        dims = dims or _dims_for(tuple(array.shape))
+        iy, ix = dims.index("y"), dims.index("x")
+        tile = (int(array.chunks[iy]), int(array.chunks[ix]))
+        shape = tuple(int(n) for n in array.shape)
+        return [ImageLevel(shape, tuple(dims), np.dtype(array.dtype), tile, None, None)]
+    levels = []
+    transforms = _ngff_transforms(multiscales[0])
+    for level, transform in enumerate(transforms):
+        array, _, dims, _, _ = _zarr_image(path, node, level, None)
+        dims = dims or _dims_for(tuple(array.shape))
+        iy, ix = dims.index("y"), dims.index("x")
+        size = None if transform is None else transform.scale
+        levels.append(ImageLevel(
+            tuple(int(n) for n in array.shape), tuple(dims), np.dtype(array.dtype),
+            (int(array.chunks[iy]), int(array.chunks[ix])), size,
+            UNITS if size is not None else None,
+        ))  # fmt: skip
+    return levels
 
 
 # ------------------------------------------------------------------------------------ entry
