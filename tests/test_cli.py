@@ -58,7 +58,7 @@ def test_coefficients_and_info(tmp_path, capsys):
     assert rows["status"] == "complete (4/4 blocks)" and rows["order"] == "6"
     assert main([*args, "--resume"]) == 0  # nothing left to do
     assert main(args) == 2
-    assert "already exists" in capsys.readouterr().err
+    assert "exists; pass --resume" in capsys.readouterr().err
 
 
 @pytest.mark.parametrize(

@@ -295,3 +295,42 @@ def test_remote_data_example(s3, where):
     with dask.config.set(scheduler="threads"):  # memory:// lives in this process only
         result = example.main(argv)
     assert result == {"blocks": 4, "complete": True, "largest_difference": 0.0}
+
+
+# ----------------------------------------------------------------------------- the command
+
+
+def test_cli_reads_and_writes_s3_configured_by_the_environment(s3, monkeypatch, capsys, expected):
+    """A user reaches a bucket as the AWS SDKs do: endpoint and keys in the environment."""
+    from xfskde.cli import main
+
+    monkeypatch.setenv("AWS_ENDPOINT_URL", s3["endpoint_url"])
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", s3["key"])
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", s3["secret"])
+    monkeypatch.setenv("AWS_DEFAULT_REGION", "eu-west-1")
+    out = "s3://data/out/cli.zarr"
+    argv = ["coefficients", "s3://data/slide.tif", out, "--order", "4", "--window", "gaussian",
+            "--size", "2", "--stride", "2", "--chunks", "128", "--no-progress"]  # fmt: skip
+    assert main(argv) == 0
+    assert main(argv) == 2  # exists: refused, not overwritten
+    assert "--resume" in capsys.readouterr().err
+    assert main(["info", out, "--verify"]) == 0
+    assert "complete" in capsys.readouterr().out
+    np.testing.assert_array_equal(open_coefficients(out, storage_options=s3).values, expected)
+    assert main(["info", "s3://data/slide.tif"]) == 0  # an image at a URL is described
+    described = capsys.readouterr().out
+    assert "(320, 384)" in described and "adobe_deflate" in described
+
+
+def test_cli_on_a_cluster_in_another_directory_with_relative_paths(
+    elsewhere_client, inputs, tmp_path, monkeypatch, expected
+):
+    from xfskde.cli import main
+
+    monkeypatch.chdir(inputs)
+    out = os.path.relpath(tmp_path / "cli.zarr")
+    address = elsewhere_client.scheduler.address
+    assert main(["coefficients", "slide.tif", out, "--order", "4", "--window", "gaussian",
+                 "--size", "2", "--stride", "2", "--chunks", "128", "--no-progress",
+                 "--scheduler", address]) == 0  # fmt: skip
+    np.testing.assert_array_equal(open_coefficients(tmp_path / "cli.zarr").values, expected)

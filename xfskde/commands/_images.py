@@ -17,6 +17,7 @@ import tifffile
 import zarr
 
 from ..exceptions import ImageReadError
+from ..io import locate
 from ..io.images import ImageLevel, image_levels
 
 #: Files described with tifffile, and files read whole (as :func:`xfskde.io.open_image` does).
@@ -38,19 +39,19 @@ class ImageDescription(NamedTuple):
 def is_image(path: str) -> bool:
     """Whether ``path`` is an input image rather than a store xfskde wrote.
 
-    Files are images; a directory is one when it is a Zarr array, or a Zarr group without
-    xfskde's store attrs. Paths that do not exist, URLs and directories that are no Zarr node
-    are left to the store's reader, which says what is wrong with them.
+    Files are images; a directory (or a URL's prefix) is one when it is a Zarr array, or a
+    Zarr group without xfskde's store attrs. Paths that do not exist and directories that are
+    no Zarr node are left to the store's reader, which says what is wrong with them.
     """
-    if "://" in str(path):
+    location = locate(path)
+    if location.name.lower().endswith(TIFF_SUFFIXES + PLAIN_SUFFIXES):
+        return True
+    if location.is_local and not location.exists():
         return False
-    local = Path(os.fspath(path))
-    if not local.exists():
-        return False
-    if local.is_file():
+    if location.is_local and location.is_file():
         return True
     try:
-        node = zarr.open(str(local), mode="r")
+        node = zarr.open(location.zarr_store(read_only=True), mode="r")
     except (OSError, KeyError, ValueError, zarr.errors.BaseZarrError):
         return False
     return not (isinstance(node, zarr.Group) and any(a in node.attrs for a in STORE_ATTRS))
@@ -63,7 +64,7 @@ def _describe_tiff(path: str, levels: list[ImageLevel]) -> list[tuple[str, str]]
     """The rows of a TIFF: its flavour, series, axes, compression, nodata and where its pixel
     size comes from (the levels themselves come from :func:`xfskde.io.images.image_levels`)."""
     try:
-        with tifffile.TiffFile(path) as tif:
+        with locate(path).open() as file, tifffile.TiffFile(file) as tif:
             first = tif.series[0].levels[0].keyframe
             flavour = next(
                 (name for name, yes in (("OME-TIFF", tif.is_ome), ("SVS", tif.is_svs),

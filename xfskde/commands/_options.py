@@ -7,12 +7,10 @@ from __future__ import annotations
 import argparse
 import contextlib
 import math
-import os
 import re
 import sys
 import traceback
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 from .._scheduling import check_address, connect, is_address
@@ -24,7 +22,7 @@ from ..exceptions import (
     XfskdeError,
 )
 from ..gradients import BOUNDARY_MODES, NAN_POLICIES
-from ..io import store_status
+from ..io import locate, store_status
 from ..windows import WINDOW_KINDS
 
 # ------------------------------------------------------------------------------------- help
@@ -220,10 +218,32 @@ def scheduler(args: argparse.Namespace) -> Iterator[None]:
         yield
 
 
+def add_level_options(parser: argparse.ArgumentParser) -> None:
+    """``--level N`` or ``--mpp MICRONS``: which pyramid level of the input is read."""
+    group = parser.add_mutually_exclusive_group()
+    group.add_argument("--level", type=int, default=0, help="pyramid level of the input")
+    group.add_argument(
+        "--mpp", type=float, default=None,
+        help="instead of --level: the pixel size wanted, in µm; the level nearest to it is read "
+        "(the input must record its pixel size: OME-TIFF, SVS, OME-Zarr, ...)",
+    )  # fmt: skip
+
+
+def refuse_existing(args: argparse.Namespace) -> None:
+    """An output that exists is refused before anything is computed, unless ``--resume`` or
+    ``--overwrite`` says what to do with it."""
+    if output_exists(args.output) and not (args.overwrite or args.resume):
+        raise StoreExistsError(
+            f"{args.output} exists; pass --resume to finish an interrupted run or --overwrite "
+            "to replace it"
+        )
+
+
 def output_exists(output: str) -> bool:
-    """Whether something is at ``output`` (an empty directory counts as nothing)."""
-    path = Path(os.fspath(output))
-    return path.exists() and not (path.is_dir() and not any(path.iterdir()))
+    """Whether something is at ``output``, a path or URL (an empty directory counts as
+    nothing)."""
+    location = locate(output)
+    return location.exists() and not location.is_empty_dir()
 
 
 # ------------------------------------------------------------------------- failing and stopping

@@ -3,23 +3,23 @@
 from __future__ import annotations
 
 import argparse
-import shutil
 import time
-from pathlib import Path
 
 from ..api import local_fskde
 from ..exceptions import ImageReadError, ParameterError
-from ..io import open_image, write_coefficients
+from ..io import locate, open_image, write_coefficients
 from ..io.stores import block_record
 from ..lazy import DEFAULT_CHUNK
 from ..local import LocalParameters
 from ._options import (
     add_fskde_options,
+    add_level_options,
     add_nodata_option,
     add_scheduler_option,
     check_scheduler,
     fskde_kwargs,
     progress_on_stderr,
+    refuse_existing,
     writing,
 )
 
@@ -32,14 +32,16 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         "block by block and write the (y, x, k) coefficients to a Zarr v3 store. An interrupted "
         "or failed run continues with --resume (only the missing blocks are computed).",
     )
-    parser.add_argument("input", help="image file or Zarr store")
-    parser.add_argument("output", help="output Zarr store (directory)")
+    parser.add_argument(
+        "input", help="image file or Zarr store: a path or URL (s3://, gs://, http://)"
+    )
+    parser.add_argument("output", help="output Zarr store: a path or URL (s3://, gs://)")
     add_fskde_options(parser)
     add_nodata_option(
         parser,
         "missing pixels are omitted: every gradient that touches one has zero weight",
     )
-    parser.add_argument("--level", type=int, default=0, help="pyramid level of the input")
+    add_level_options(parser)
     parser.add_argument(
         "--chunks", type=int, default=DEFAULT_CHUNK,
         help="target block side in pixels, rounded to the file's tiles and the stride",
@@ -59,10 +61,16 @@ def run(args: argparse.Namespace) -> int:
     if args.workers is not None and args.workers < 1:
         raise ParameterError(f"--workers must be at least 1, got {args.workers}")
     params = LocalParameters(**fskde_kwargs(args))  # checked before the image is opened
+    refuse_existing(args)
     check_scheduler(args)  # a misspelt name or a dead address fails now, not after the layout
     # the one chunk planner: the file's tiles, the target, the window's halo and the stride
     image = open_image(
-        args.input, level=args.level, chunks=args.chunks, halo=params.depth, stride=params.stride
+        args.input,
+        level=args.level,
+        mpp=args.mpp,
+        chunks=args.chunks,
+        halo=params.depth,
+        stride=params.stride,
     )
     # nodata is no LocalParameters field: local_fskde resolves it ("auto": the image's
     # _FillValue) and records it in the field's attrs, which a resume compares
@@ -84,7 +92,7 @@ def run(args: argparse.Namespace) -> int:
         # every coefficient is zero: a constant image, one of a pixel, or all missing (NaN
         # under --nan-policy omit, or --nodata); a store of zeros would pass for a result, so
         # it is not kept
-        shutil.rmtree(Path(args.output), ignore_errors=True)
+        locate(args.output).remove()
         height, width = image.sizes["y"], image.sizes["x"]
         raise ImageReadError(
             f"{args.input} has no gradient anywhere (its {height} x {width} pixels are all "

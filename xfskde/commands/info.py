@@ -15,13 +15,12 @@ from __future__ import annotations
 import argparse
 import json
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from ..exceptions import ParameterError, StoreCorruptError, StoreIncompleteError
-from ..io import open_blocks, store_status
+from ..io import locate, open_blocks, store_status
 from ..io.stores import verify_store
 from ._images import describe_image, is_image, level_table
 
@@ -160,7 +159,7 @@ def _describe_image(path: str) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    if "://" not in str(args.store) and not Path(args.store).exists():
+    if not locate(args.store).exists() and not str(args.store).endswith(".zarr"):
         raise FileNotFoundError(f"no such store or image: {args.store}")
     if is_image(args.store):
         if args.verify:

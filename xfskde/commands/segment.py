@@ -9,27 +9,26 @@ refused before the fit, in one line that counts them, says where they are and wh
 from __future__ import annotations
 
 import argparse
-import os
 import time
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from .._labels import image_nodata, nodata_value
 from .._scheduling import compute
-from ..exceptions import ParameterError, StoreExistsError
+from ..exceptions import ParameterError
 from ..io import open_image, store_status, write_blocks
 from ..segmentation import FEATURE_GROUPS, FeatureSpec, fit_textures
 from ..segmentation.features import feature_depth
 from ..segmentation.model import FEATURE_CHUNK
 from ..windows import WINDOW_KINDS
 from ._options import (
+    add_level_options,
     add_nodata_option,
     add_scheduler_option,
     check_scheduler,
-    output_exists,
     progress_on_stderr,
+    refuse_existing,
     scheduler,
     writing,
 )
@@ -43,8 +42,10 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         "block (local colour histograms and cos^2K FS-KDEs of gradients through one window) and "
         "write the (y, x) uint8 labels to a Zarr v3 store.",
     )
-    parser.add_argument("input", help="image file (TIFF/OME-TIFF/SVS, PNG, NPY) or Zarr store")
-    parser.add_argument("output", help="output Zarr store (directory)")
+    parser.add_argument(
+        "input", help="image file (TIFF/OME-TIFF/SVS, PNG, NPY) or Zarr store: a path or URL"
+    )
+    parser.add_argument("output", help="output Zarr store: a path or URL (s3://, gs://)")
     parser.add_argument("--textures", type=int, required=True, help="number of textures")
     parser.add_argument(
         "--features", default="color,fskde",
@@ -63,7 +64,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--coefficients", type=int, default=8, help="complex FS-KDE coefficients")
     parser.add_argument("--sample", type=int, default=20000, help="pixels to fit the textures")
     parser.add_argument("--seed", type=int, default=0, help="seed of the sample and the fit")
-    parser.add_argument("--level", type=int, default=0, help="pyramid level of the input")
+    add_level_options(parser)
     add_nodata_option(
         parser,
         "segmentation refuses images with missing pixels (NaN, infinite or nodata), so 'none' "
@@ -84,11 +85,8 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     if args.chunks < 1:
         raise ParameterError(f"--chunks must be a positive number of pixels, got {args.chunks}")
-    out = Path(os.fspath(args.output))
-    if output_exists(out) and not (args.overwrite or args.resume):
-        raise StoreExistsError(
-            f"{out} exists; pass --resume to finish an interrupted run or --overwrite to replace it"
-        )
+    refuse_existing(args)
+    out = args.output
     options = {
         "features": tuple(f.strip() for f in args.features.split(",") if f.strip()),
         "window": args.window,
@@ -105,7 +103,9 @@ def run(args: argparse.Namespace) -> int:
     )
     check_scheduler(args)  # a misspelt name or a dead address fails now, before the fit
     # the one chunk planner: the file's tiles, the target and the features' halo
-    image = open_image(args.input, level=args.level, chunks=args.chunks, halo=feature_depth(spec))
+    image = open_image(
+        args.input, level=args.level, mpp=args.mpp, chunks=args.chunks, halo=feature_depth(spec)
+    )
     start = time.perf_counter()
     with writing(str(out), args.input), scheduler(args), progress_on_stderr():
         refuse_missing(image, args)

@@ -24,6 +24,7 @@ and :class:`FileNotFoundError` for a path that does not exist. No module imports
 
 from __future__ import annotations
 
+from ._location import Location, locate
 from .geotiff import write_geotiff
 from .images import open_image
 from .omezarr import write_ome_zarr, write_ome_zarr_labels
@@ -37,7 +38,9 @@ from .stores import (
 )
 
 __all__ = [
+    "Location",
     "finalize_store",
+    "locate",
     "open_blocks",
     "open_coefficients",
     "open_image",
