@@ -20,10 +20,9 @@ from skimage import data
 
 import xfskde
 from xfskde.api import mask_nodata
-from xfskde.exceptions import DimensionError, ParameterError
+from xfskde.exceptions import DimensionError, GeoreferencingWarning, ParameterError
 from xfskde.io import open_coefficients, open_image, write_coefficients
 from xfskde.io.geotiff import write_geotiff
-from xfskde.io.images import GeoreferencingWarning
 from xfskde.local import LocalParameters
 
 rioxarray = pytest.importorskip("rioxarray")

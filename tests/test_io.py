@@ -660,3 +660,11 @@ def test_image_levels_describe_what_open_image_reads(tmp_path):
         image = xfskde.open_image(path, level=i)
         assert image.shape == level.shape and image.dtype == level.dtype
         assert image.attrs["source_pixel_size_um"] == list(level.pixel_size)
+
+
+def test_progress_bar_goes_to_stderr(tmp_path, capsys):
+    image = xr.DataArray(CAMERA[:64, :64].astype(np.float32), dims=("y", "x")).chunk(32)
+    field = xfskde.local_fskde(image, order=2, window="box", size=3)
+    xfskde.write_coefficients(field, tmp_path / "f.zarr", progress=True, scheduler="threads")
+    out, err = capsys.readouterr()
+    assert out == "" and "100% Completed" in err

@@ -14,7 +14,13 @@ from .canonical import canonical_distance, canonicalize
 from .density import distance, evaluate, fskde, rotate
 from .exceptions import XfskdeError
 from .gradients import gradient
-from .io import open_coefficients, open_image, write_coefficients, write_ome_zarr
+from .io import (
+    open_coefficients,
+    open_image,
+    verify_store,
+    write_coefficients,
+    write_ome_zarr,
+)
 from .kernel import Cos2KKernel, truncated_length
 from .local import overlap_depth
 from .metrics import adjusted_rand_index, rand_index
@@ -44,6 +50,7 @@ __all__ = [
     "rotate",
     "segment",
     "truncated_length",
+    "verify_store",
     "write_coefficients",
     "write_ome_zarr",
 ]

@@ -19,6 +19,7 @@ from __future__ import annotations
 import asyncio
 import re
 import socket
+import sys
 import threading
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -202,5 +203,5 @@ def compute(collections: Sequence[Any], scheduler: Any = None, progress: bool = 
         return _compute_local(collections, scheduler)
     from dask.diagnostics import ProgressBar
 
-    with ProgressBar():
+    with ProgressBar(out=sys.stderr):  # stdout is for results (a pipe, a notebook cell's value)
         return _compute_local(collections, scheduler)

@@ -19,6 +19,7 @@ class                           raised when
 :class:`StoreFormatError`       a path is not a store written by xfskde
 :class:`StoreCorruptError`      a chunk of a store is damaged (checksum, decoding) or missing
 :class:`ChunkSizeWarning`       chunks smaller than the halo were merged with a neighbour
+:class:`GeoreferencingWarning`  a GeoTIFF opens without its CRS (rioxarray missing, mismatch)
 ==============================  ==========================================================
 """
 
@@ -30,6 +31,7 @@ import os
 __all__ = [
     "ChunkSizeWarning",
     "DimensionError",
+    "GeoreferencingWarning",
     "ImageReadError",
     "ParameterError",
     "StoreCorruptError",
@@ -99,6 +101,10 @@ class StoreCorruptError(StoreError, ValueError):
 
 class ChunkSizeWarning(UserWarning):
     """Chunks were smaller than the halo a block needs and have been merged with a neighbour."""
+
+
+class GeoreferencingWarning(UserWarning):
+    """A GeoTIFF's CRS and coordinates could not be kept (rioxarray missing, or a mismatch)."""
 
 
 def find_stack_level() -> int:

@@ -33,6 +33,7 @@ from .stores import (
     open_blocks,
     open_coefficients,
     store_status,
+    verify_store,
     write_blocks,
     write_coefficients,
 )
@@ -45,6 +46,7 @@ __all__ = [
     "open_coefficients",
     "open_image",
     "store_status",
+    "verify_store",
     "write_blocks",
     "write_coefficients",
     "write_geotiff",

@@ -50,7 +50,7 @@ import zarr
 from dask.base import tokenize
 
 from .._labels import COLOR_DIMS, nodata_value
-from ..exceptions import DimensionError, ImageReadError, ParameterError
+from ..exceptions import DimensionError, GeoreferencingWarning, ImageReadError, ParameterError
 from ..lazy import DEFAULT_CHUNK, plan_chunks
 from ._location import Location, locate
 from ._tiff import read_tiff_block
@@ -82,10 +82,6 @@ _MICROMETRES = {
 #: TIFF ResolutionUnit values that describe a physical length (inches are left out: 72 or 300
 #: "dpi" in a photograph's header is a printing hint, not the size of what was imaged).
 _RESOLUTION_UNITS = {3: 1e4, 4: 1e3, 5: 1.0}  # centimetre, millimetre, micrometre
-
-
-class GeoreferencingWarning(UserWarning):
-    """A GeoTIFF's CRS and coordinates could not be kept (rioxarray missing, or a mismatch)."""
 
 
 # ------------------------------------------------------------------------------ chunk plans
