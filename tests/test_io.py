@@ -661,4 +661,3 @@ def test_image_levels_describe_what_open_image_reads(tmp_path):
         image = xfskde.open_image(path, level=i)
         assert image.shape == level.shape and image.dtype == level.dtype
         assert image.attrs["source_pixel_size_um"] == list(level.pixel_size)
-
