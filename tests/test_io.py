@@ -661,3 +661,14 @@ def test_image_levels_describe_what_open_image_reads(tmp_path):
         image = xfskde.open_image(path, level=i)
         assert image.shape == level.shape and image.dtype == level.dtype
         assert image.attrs["source_pixel_size_um"] == list(level.pixel_size)
+
+
+def test_write_tasks_say_what_they_do(tmp_path):
+    from dask.base import key_split
+
+    image = xr.DataArray(CAMERA[:128, :128].astype(np.float32), dims=("y", "x")).chunk(64)
+    field = xfskde.local_fskde(image, order=2, window="box", size=3, stride=2)
+    pending = xfskde.write_coefficients(field, tmp_path / "f.zarr", compute=False)
+    names = {key_split(k) for k in dict(pending.__dask_graph__())}
+    assert {"xfskde-coefficients", "xfskde-write", "xfskde-pending"} <= names
+    assert not names & {"blocks", "concatenate", "reshape"}, names

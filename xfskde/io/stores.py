@@ -62,6 +62,7 @@ import numpy as np
 import xarray as xr
 import zarr
 from dask.base import tokenize
+from dask.highlevelgraph import HighLevelGraph
 from zarr.codecs import Crc32cCodec
 from zarr.core.buffer import default_buffer_prototype
 from zarr.core.sync import sync
@@ -765,8 +766,7 @@ def write_blocks(
         meta=np.empty((0,) * field.ndim, np.int64),
         name=f"xfskde-write-{tokenize(field.data.name, store_key, name, (cy, cx))}",
     )
-    todo = [writes.blocks[by, bx].ravel() for by, bx in zip(*np.nonzero(~done), strict=True)]
-    pending = da.concatenate(todo) if todo else da.zeros(0, dtype=np.int64)
+    pending = _pending(writes, np.argwhere(~done))
     if not compute:
         return pending
     try:
@@ -779,6 +779,24 @@ def write_blocks(
         raise
     finalize_store(store)
     return written
+
+
+def _pending(writes: da.Array, blocks: np.ndarray) -> da.Array:
+    """The writes of the blocks still to do, as one 1-D array named ``xfskde-pending-...``: one
+    task per block, each pointing at its write task, so that Dask culls every other block (a
+    resumed write neither reads nor computes what is already stored) and the graph's names say
+    what it does."""
+    if not len(blocks):
+        return da.zeros(0, dtype=np.int64)
+    name = f"xfskde-pending-{tokenize(writes.name, blocks.tobytes())}"
+    trailing = (0,) * (writes.ndim - 2)
+    layer = {
+        (name, i): (np.ravel, (writes.name, int(by), int(bx), *trailing))
+        for i, (by, bx) in enumerate(blocks)
+    }
+    graph = HighLevelGraph.from_collections(name, layer, dependencies=[writes])
+    return da.Array(graph, name, chunks=((1,) * len(blocks),), dtype=np.int64,
+                    meta=np.empty((0,), np.int64))  # fmt: skip
 
 
 def _refuse_other_processes(store: Location, scheduler: Any) -> None:
