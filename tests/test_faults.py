@@ -760,10 +760,10 @@ def test_nothing_is_written_after_an_interrupt_returns(tmp_path, monkeypatch):
     real = stores._write_block
     started = threading.Event()
 
-    def slow(*args):
+    def slow(*args, **kwargs):
         started.set()
         time.sleep(0.2)
-        return real(*args)
+        return real(*args, **kwargs)
 
     monkeypatch.setattr(stores, "_write_block", slow)
 

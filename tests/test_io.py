@@ -253,9 +253,9 @@ import sys, time
 import dask, numpy as np
 import xfskde, xfskde.io.stores as io
 original = io._write_block
-def slow(*args):
+def slow(*args, **kwargs):
     time.sleep(0.05)
-    return original(*args)
+    return original(*args, **kwargs)
 io._write_block = slow
 image = xfskde.open_image(sys.argv[1], chunks=32)
 field = xfskde.local_fskde(image, order=4, window="box", size=5)
@@ -672,3 +672,25 @@ def test_write_tasks_say_what_they_do(tmp_path):
     names = {key_split(k) for k in dict(pending.__dask_graph__())}
     assert {"xfskde-coefficients", "xfskde-write", "xfskde-pending"} <= names
     assert not names & {"blocks", "concatenate", "reshape"}, names
+
+
+def test_block_store_of_channel_first_data(tmp_path):
+    """An OME-Zarr level is (c, y, x): the store cuts the dims named y and x into blocks and
+    keeps c whole, wherever they are; resume, reading back and verifying follow them."""
+    from xfskde.io.stores import verify_store
+
+    values = np.random.default_rng(3).random((3, 100, 70)).astype(np.float32)
+    maps = xr.DataArray(values, dims=("c", "y", "x"), coords={"c": ["a", "b", "d"]}).chunk(
+        {"y": 32, "x": 32}
+    )
+    store = tmp_path / "cyx.zarr"
+    pending = xfskde.io.write_blocks(maps, store, name="0", compute=False)
+    assert pending.shape == (12,)  # 4 x 3 blocks of 32 x 32
+    pending[:5].compute()
+    assert xfskde.io.store_status(store)["blocks_done"] == 5
+    assert xfskde.io.write_blocks(maps, store, name="0", resume=True) == 7
+    assert zarr.open_array(store / "0").chunks == (3, 32, 32)
+    back = xfskde.io.open_blocks(store, name="0")
+    assert back.dims == ("c", "y", "x")
+    np.testing.assert_array_equal(back.values, values)
+    assert verify_store(store, name="0").whole

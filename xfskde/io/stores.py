@@ -159,6 +159,25 @@ def _zarr_like(store: Any) -> Any:
 # ------------------------------------------------------------------------------------ chunks
 
 
+def _spatial(dims: Sequence[Any]) -> tuple[int, int]:
+    """The positions of the spatial dims: those named ``y`` and ``x`` when both are there (an
+    OME-Zarr level is ``(c, y, x)``), else the first two."""
+    names = [str(d) for d in dims]
+    if "y" in names and "x" in names:
+        return names.index("y"), names.index("x")
+    return 0, 1
+
+
+def _array_spatial(array: zarr.Array) -> tuple[int, int]:
+    return _spatial(array.metadata.dimension_names or range(array.ndim))
+
+
+def _region(spatial: tuple[int, int], ndim: int, y: Any, x: Any, other: Any) -> tuple:
+    """A tuple over ``ndim`` axes: ``y`` and ``x`` at the spatial positions, ``other`` elsewhere."""
+    iy, ix = spatial
+    return tuple(y if i == iy else x if i == ix else other for i in range(ndim))
+
+
 def _axis_chunks(n: int, side: int) -> tuple[int, ...]:
     """An axis of ``n`` cut into chunks of ``side``, the last one possibly shorter."""
     return (side,) * (n // side) + ((n % side,) if n % side else ())
@@ -171,7 +190,8 @@ def _store_chunks(data: xr.DataArray, chunks: int | Sequence[int] | None) -> tup
     when regular); NumPy-backed data the side :func:`~xfskde.lazy.plan_chunks` plans for its
     shape. The result is clipped to the data's shape.
     """
-    height, width = data.shape[:2]
+    iy, ix = _spatial(data.dims)
+    height, width = data.shape[iy], data.shape[ix]
     if chunks is not None:
         cy, cx = (chunks, chunks) if np.isscalar(chunks) else tuple(chunks)
         if not all(isinstance(c, int | np.integer) and c >= 1 for c in (cy, cx)):
@@ -180,7 +200,7 @@ def _store_chunks(data: xr.DataArray, chunks: int | Sequence[int] | None) -> tup
                 f"{chunks!r}"
             )
     elif data.chunks is not None:
-        cy, cx = max(data.chunks[0]), max(data.chunks[1])
+        cy, cx = max(data.chunks[iy]), max(data.chunks[ix])
     else:
         rows, cols = plan_chunks((height, width))
         cy, cx = rows[0], cols[0]
@@ -190,11 +210,14 @@ def _store_chunks(data: xr.DataArray, chunks: int | Sequence[int] | None) -> tup
 def _blocked(data: xr.DataArray, cy: int, cx: int) -> xr.DataArray:
     """``data`` as Dask chunks that match the store's chunks one to one.
 
-    Data already chunked so (each chunk but the last of an axis of the store's side, trailing
+    Data already chunked so (each chunk but the last of an axis of the store's side, the other
     dims whole) is returned as it is: no rechunk enters the graph.
     """
-    height, width, *rest = data.shape
-    wanted = (_axis_chunks(height, cy), _axis_chunks(width, cx), *((int(n),) for n in rest))
+    iy, ix = _spatial(data.dims)
+    wanted = tuple(
+        _axis_chunks(n, cy) if i == iy else _axis_chunks(n, cx) if i == ix else (int(n),)
+        for i, n in enumerate(data.shape)
+    )
     if data.chunks is not None and tuple(map(tuple, data.chunks)) == wanted:
         return data
     return data.chunk(dict(zip(data.dims, wanted, strict=True)))
@@ -351,7 +374,14 @@ def _create_store(
         name,
         shape=field.shape,
         dtype=field.dtype,
-        chunks=(*chunks, *field.shape[2:]),
+        chunks=tuple(
+            side if side is not None else int(n)
+            for side, n in zip(
+                _region(_spatial(field.dims), field.ndim, chunks[0], chunks[1], None),
+                field.shape,
+                strict=True,
+            )
+        ),
         dimension_names=tuple(map(str, field.dims)),
         attributes=attrs,
         fill_value=0,
@@ -447,11 +477,21 @@ def _nonzero(block: np.ndarray) -> bool:
 
 
 def _write_block(
-    block: np.ndarray, store: Any, name: str, by: int, bx: int, cy: int, cx: int
+    block: np.ndarray,
+    store: Any,
+    name: str,
+    by: int,
+    bx: int,
+    cy: int,
+    cx: int,
+    spatial: tuple[int, int] = (0, 1),
 ) -> int:
     """Write one block, then its completion record (in that order)."""
     target = zarr.open_array(_zarr_like(store), path=name, mode="r+").with_config(_WRITE_CONFIG)
-    target[by * cy : by * cy + block.shape[0], bx * cx : bx * cx + block.shape[1]] = block
+    iy, ix = spatial
+    rows = slice(by * cy, by * cy + block.shape[iy])
+    cols = slice(bx * cx, bx * cx + block.shape[ix])
+    target[_region(spatial, block.ndim, rows, cols, slice(None))] = block
     entry = _WRITTEN if _nonzero(block) else _WRITTEN_ZERO
     zarr.open_array(_zarr_like(store), path=_BLOCKS, mode="r+")[by, bx] = entry
     return 1
@@ -462,11 +502,13 @@ def _write_mapped_block(
     store: Any,
     variable: str,
     chunk_shape: tuple[int, int],
+    spatial: tuple[int, int] = (0, 1),
     block_info: dict | None = None,
 ) -> np.ndarray:
     """The block function of the write tasks: one ``1`` per block written."""
-    by, bx = block_info[0]["chunk-location"][:2]
-    written = _write_block(block, store, variable, by, bx, *chunk_shape)
+    location = block_info[0]["chunk-location"]
+    by, bx = location[spatial[0]], location[spatial[1]]
+    written = _write_block(block, store, variable, by, bx, *chunk_shape, spatial=spatial)
     return np.full((1,) * block.ndim, written, np.int64)
 
 
@@ -725,7 +767,8 @@ def write_blocks(
     else:
         # the blocks already written, and their records, are on the store's own grid: the
         # resumed write adopts it (a grid of other chunks would leave holes marked complete)
-        cy, cx = (int(c) for c in group[name].chunks[:2])
+        stored_y, stored_x = _array_spatial(group[name])
+        cy, cx = int(group[name].chunks[stored_y]), int(group[name].chunks[stored_x])
         if chunks is not None and _store_chunks(data, chunks) != (cy, cx):
             raise StoreParametersError(
                 f"cannot resume {store} with chunks {chunks!r}: it is written in chunks of "
@@ -747,7 +790,8 @@ def write_blocks(
                     "adopts the store's codecs) or overwrite"
                 )
     field = _blocked(data, cy, cx)
-    nby, nbx = len(field.chunks[0]), len(field.chunks[1])
+    spatial = _spatial(field.dims)
+    nby, nbx = len(field.chunks[spatial[0]]), len(field.chunks[spatial[1]])
     if fresh:
         if overwrite and isinstance(store, Location) and store.is_file():
             store.remove()  # a file where the store goes: zarr cannot clear it itself
@@ -761,12 +805,13 @@ def write_blocks(
         store=store,
         variable=name,  # not name=: map_blocks takes that for the output's (the tasks') name
         chunk_shape=(cy, cx),
-        chunks=((1,) * nby, (1,) * nbx, *(((1,),) * (field.ndim - 2))),
+        spatial=spatial,
+        chunks=tuple((1,) * len(c) for c in field.chunks),
         dtype=np.int64,
         meta=np.empty((0,) * field.ndim, np.int64),
         name=f"xfskde-write-{tokenize(field.data.name, store_key, name, (cy, cx))}",
     )
-    pending = _pending(writes, np.argwhere(~done))
+    pending = _pending(writes, np.argwhere(~done), spatial)
     if not compute:
         return pending
     try:
@@ -781,7 +826,7 @@ def write_blocks(
     return written
 
 
-def _pending(writes: da.Array, blocks: np.ndarray) -> da.Array:
+def _pending(writes: da.Array, blocks: np.ndarray, spatial: tuple[int, int]) -> da.Array:
     """The writes of the blocks still to do, as one 1-D array named ``xfskde-pending-...``: one
     task per block, each pointing at its write task, so that Dask culls every other block (a
     resumed write neither reads nor computes what is already stored) and the graph's names say
@@ -789,9 +834,8 @@ def _pending(writes: da.Array, blocks: np.ndarray) -> da.Array:
     if not len(blocks):
         return da.zeros(0, dtype=np.int64)
     name = f"xfskde-pending-{tokenize(writes.name, blocks.tobytes())}"
-    trailing = (0,) * (writes.ndim - 2)
     layer = {
-        (name, i): (np.ravel, (writes.name, int(by), int(bx), *trailing))
+        (name, i): (np.ravel, (writes.name, *_region(spatial, writes.ndim, int(by), int(bx), 0)))
         for i, (by, bx) in enumerate(blocks)
     }
     graph = HighLevelGraph.from_collections(name, layer, dependencies=[writes])
@@ -986,6 +1030,9 @@ class _CheckedReader:
     def _must_exist(self, coords: tuple[int, ...]) -> bool:
         if self.written is None:
             return False
+        if self.written.ndim == 2 and self.ndim >= 2:  # the record: over the spatial dims
+            iy, ix = _spatial(self.variable.dims)
+            return bool(self.written[coords[iy], coords[ix]])
         return bool(self.written[coords[: self.written.ndim]])
 
     def __getitem__(self, key: tuple[slice, ...]) -> np.ndarray:
@@ -1132,8 +1179,9 @@ def open_blocks(
             "written): resume the write, or pass allow_incomplete=True to read it anyway"
         )
     array = group[name]
+    spatial = _array_spatial(array)
     if complete:
-        written = np.ones(array.cdata_shape[:2], bool)
+        written = np.ones((array.cdata_shape[spatial[0]], array.cdata_shape[spatial[1]]), bool)
     elif _BLOCKS in group:
         written = _read_record(group)[0] > 0
     else:
@@ -1262,7 +1310,7 @@ def verify_store(
     problems: list[StoreProblem] = []
 
     def check(block: tuple[int, int]) -> list[StoreProblem]:
-        coords = (*block, *((0,) * (array.ndim - 2)))
+        coords = _region(_array_spatial(array), array.ndim, block[0], block[1], 0)
         key = _chunk_key(array, coords)
         found = []
         if damaged_record[block]:
