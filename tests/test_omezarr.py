@@ -343,7 +343,7 @@ def test_dask_input_is_written_blockwise_and_equals_numpy(tmp_path):
     for x, y in zip(a, b, strict=True):
         np.testing.assert_array_equal(x, y)
     level0 = zarr.open_group(tmp_path / "lazy.zarr", mode="r")["0"]
-    assert level0.chunks == (1, 64, 64) and level0.dtype == np.float32
+    assert level0.chunks == (3, 64, 64) and level0.dtype == np.float32
     assert np.isnan(level0.fill_value)
 
 
@@ -456,3 +456,62 @@ def test_a_failed_write_leaves_nothing(tmp_path):
     with pytest.raises(RuntimeError, match="boom"):
         write_ome_zarr(xr.DataArray(data, dims=("y", "x"), name="m"), tmp_path / "f.zarr")
     assert not (tmp_path / "f.zarr").exists()
+
+
+# ------------------------------------------------------------------------ resuming, remote
+
+
+def _maps_of(values: np.ndarray) -> xr.DataArray:
+    """A (y, x) map in 32 x 32 Dask blocks."""
+    y, x = np.arange(values.shape[0]), np.arange(values.shape[1])
+    data = da.from_array(values, chunks=32)
+    return xr.DataArray(data, dims=("y", "x"), name="energy", coords={"y": y, "x": x})
+
+
+def test_an_interrupted_write_resumes_only_its_missing_blocks(tmp_path, monkeypatch):
+    import xfskde.io.stores as stores
+
+    values = np.random.default_rng(5).random((96, 128)).astype(np.float32)
+    store = tmp_path / "maps.ome.zarr"
+    real = stores._write_block
+    written = []
+
+    def dies_after_five(*args, **kwargs):
+        if len(written) == 5:
+            raise RuntimeError("killed")
+        written.append(args[3:5])
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(stores, "_write_block", dies_after_five)
+    with dask.config.set(scheduler="synchronous"), pytest.raises(RuntimeError, match="killed"):
+        write_ome_zarr(_maps_of(values), store, chunks=32, coarsest=32)
+    status = xfskde.io.store_status(store)
+    assert (status["complete"], status["blocks_done"], status["blocks_total"]) == (False, 5, 12)
+    assert "ome" not in zarr.open_group(store, mode="r").attrs  # not an image until complete
+    with pytest.raises(xfskde.exceptions.StoreParametersError):  # other maps: not mixed in
+        write_ome_zarr(_maps_of(values[:64]), store, chunks=32, coarsest=32, resume=True)
+    written.clear()
+    monkeypatch.setattr(stores, "_write_block", lambda *a, **k: written.append(a) or real(*a, **k))
+    write_ome_zarr(_maps_of(values), store, chunks=32, coarsest=32, resume=True)
+    assert len(written) == 7  # only the missing blocks of level 0
+    _validate(store)
+    image, _ = _nodes(store)
+    level0, level1 = _levels(image)[:2]
+    np.testing.assert_array_equal(level0[0], values)
+    np.testing.assert_allclose(level1[0], ref_mean2(values), rtol=1e-6)
+    assert xfskde.io.store_status(store)["complete"]
+    assert xfskde.verify_store(store).whole
+    # resuming a complete store does nothing
+    written.clear()
+    write_ome_zarr(_maps_of(values), store, chunks=32, coarsest=32, resume=True)
+    assert written == []
+
+
+def test_maps_written_to_a_url():
+    values = np.random.default_rng(6).random((70, 90)).astype(np.float32)
+    url = "memory://xfskde-omezarr/maps.ome.zarr"
+    write_ome_zarr(_maps_of(values), url, chunks=32, coarsest=32, overwrite=True)
+    group = zarr.open_group(url, mode="r")
+    assert isinstance(ome_zarr_models.open_ome_zarr(group), Image)
+    np.testing.assert_array_equal(np.asarray(group["0"][0]), values)
+    assert xfskde.io.store_status(url)["complete"]

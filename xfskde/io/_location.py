@@ -19,6 +19,7 @@ the threaded scheduler, not with processes or a cluster.
 from __future__ import annotations
 
 import json
+import math
 import os
 from collections.abc import Mapping
 from pathlib import Path
@@ -29,12 +30,33 @@ from fsspec.core import split_protocol
 
 from ..exceptions import ParameterError
 
-__all__ = ["Location", "locate"]
+__all__ = ["UNITS", "Location", "locate", "micrometres", "store_target", "zarr_like"]
 
 #: fsspec protocols served read-only: a store cannot be written there.
 _READ_ONLY = ("http", "https")
 #: The extra that installs the fsspec implementation of a protocol.
 _EXTRAS = {"s3": "s3", "s3a": "s3", "gs": "gcs", "gcs": "gcs", "http": "http", "https": "http"}
+
+
+#: The unit of physical coordinates: micrometres.
+UNITS = "µm"
+#: Lengths of the units that OME, OME-Zarr (UDUNITS names), ImageJ and TIFF tags use, in µm.
+_MICROMETRES = {
+    "µm": 1.0, "um": 1.0, "micron": 1.0, "microns": 1.0, "micrometer": 1.0, "micrometre": 1.0,
+    "\u03bcm": 1.0, "nm": 1e-3, "nanometer": 1e-3, "nanometre": 1e-3, "mm": 1e3,
+    "millimeter": 1e3, "millimetre": 1e3, "cm": 1e4, "centimeter": 1e4, "centimetre": 1e4,
+    "m": 1e6, "meter": 1e6, "metre": 1e6, "å": 1e-4, "angstrom": 1e-4,
+}  # fmt: skip
+
+
+def micrometres(value: Any, unit: Any) -> float | None:
+    """A length in µm, or None if the value or its unit is not a known physical length."""
+    try:
+        length = float(value)
+    except (TypeError, ValueError):
+        return None
+    scale = _MICROMETRES.get(str(unit).strip().lower() if unit is not None else UNITS)
+    return length * scale if scale is not None and math.isfinite(length) and length > 0 else None
 
 
 class Location:
@@ -212,3 +234,22 @@ def locate(source: str | os.PathLike, storage_options: Mapping[str, Any] | None 
         return Location(os.path.abspath(os.path.expanduser(rest if protocol else text)))
     _check_protocol(protocol, text)
     return Location(text, storage_options)
+
+
+def store_target(store: Any, storage_options: Mapping[str, Any] | None = None) -> Any:
+    """Where a store is: a :class:`Location` for a path or URL (absolute, decided here on the
+    client), a zarr store object as it is."""
+    if isinstance(store, Location):
+        return store
+    if isinstance(store, str | os.PathLike):
+        return locate(store, storage_options)
+    if storage_options:
+        raise ParameterError(
+            "storage_options apply to a path or URL; a zarr store object carries its own"
+        )
+    return store
+
+
+def zarr_like(store: Any) -> Any:
+    """What ``zarr.open_*`` takes for a store target."""
+    return store.zarr_store() if isinstance(store, Location) else store

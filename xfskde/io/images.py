@@ -52,7 +52,7 @@ from dask.base import tokenize
 from .._labels import COLOR_DIMS, nodata_value
 from ..exceptions import DimensionError, GeoreferencingWarning, ImageReadError, ParameterError
 from ..lazy import DEFAULT_CHUNK, plan_chunks
-from ._location import Location, locate
+from ._location import UNITS, Location, locate, micrometres
 from ._tiff import read_tiff_block
 
 __all__ = ["GeoreferencingWarning", "ImageLevel", "image_levels", "open_image"]
@@ -70,15 +70,6 @@ _Chunks = int | Mapping[str, int] | None
 #: GDAL's TIFF tag holding the nodata value as ASCII text.
 _GDAL_NODATA = 42113
 
-#: The unit of the physical coordinates of microscopy images.
-UNITS = "µm"
-#: Lengths of the units that OME, OME-Zarr (UDUNITS names), ImageJ and TIFF tags use, in µm.
-_MICROMETRES = {
-    "µm": 1.0, "um": 1.0, "micron": 1.0, "microns": 1.0, "micrometer": 1.0, "micrometre": 1.0,
-    "\u03bcm": 1.0, "nm": 1e-3, "nanometer": 1e-3, "nanometre": 1e-3, "mm": 1e3,
-    "millimeter": 1e3, "millimetre": 1e3, "cm": 1e4, "centimeter": 1e4, "centimetre": 1e4,
-    "m": 1e6, "meter": 1e6, "metre": 1e6, "å": 1e-4, "angstrom": 1e-4,
-}  # fmt: skip
 #: TIFF ResolutionUnit values that describe a physical length (inches are left out: 72 or 300
 #: "dpi" in a photograph's header is a printing hint, not the size of what was imaged).
 _RESOLUTION_UNITS = {3: 1e4, 4: 1e3, 5: 1.0}  # centimetre, millimetre, micrometre
@@ -256,16 +247,6 @@ def _geo_pixel_size(tif: tifffile.TiffFile) -> tuple[tuple[float, float], str] |
     return size, _GEO_UNIT_NAMES.get(name, name)
 
 
-def _micrometres(value: Any, unit: Any) -> float | None:
-    """A length in µm, or None if the value or its unit is not a known physical length."""
-    try:
-        length = float(value)
-    except (TypeError, ValueError):
-        return None
-    scale = _MICROMETRES.get(str(unit).strip().lower() if unit is not None else "µm")
-    return length * scale if scale is not None and np.isfinite(length) and length > 0 else None
-
-
 def _tiff_pixel_size(tif: tifffile.TiffFile) -> tuple[float, float] | None:
     """The (y, x) pixel size of level 0 in µm from OME-XML, an Aperio SVS description (MPP),
     ImageJ's unit, or resolution tags in centimetres, millimetres or micrometres."""
@@ -273,18 +254,18 @@ def _tiff_pixel_size(tif: tifffile.TiffFile) -> tuple[float, float] | None:
     if tif.is_ome:
         images = tifffile.xml2dict(tif.ome_metadata).get("OME", {}).get("Image", {})
         pixels = (images[0] if isinstance(images, list) else images).get("Pixels", {})
-        y = _micrometres(pixels.get("PhysicalSizeY"), pixels.get("PhysicalSizeYUnit"))
-        x = _micrometres(pixels.get("PhysicalSizeX"), pixels.get("PhysicalSizeXUnit"))
+        y = micrometres(pixels.get("PhysicalSizeY"), pixels.get("PhysicalSizeYUnit"))
+        x = micrometres(pixels.get("PhysicalSizeX"), pixels.get("PhysicalSizeXUnit"))
         if y and x:
             return y, x
     if tif.is_svs:
         mpp = tifffile.tifffile.svs_description_metadata(page.description).get("MPP")
-        size = _micrometres(mpp, "µm")
+        size = micrometres(mpp, "µm")
         if size:
             return size, size
     per_unit = None
     if tif.is_imagej and (tif.imagej_metadata or {}).get("unit") is not None:
-        per_unit = _micrometres(1.0, tif.imagej_metadata["unit"])
+        per_unit = micrometres(1.0, tif.imagej_metadata["unit"])
     elif int(page.resolutionunit) in _RESOLUTION_UNITS:
         per_unit = _RESOLUTION_UNITS[int(page.resolutionunit)]
     if per_unit:
@@ -467,7 +448,7 @@ def _ngff_transforms(multiscale: Mapping[str, Any]) -> list[_Transform | None]:
     if not {"y", "x"} <= set(names):
         return [None] * len(multiscale.get("datasets", []))
     iy, ix = names.index("y"), names.index("x")
-    units = [_micrometres(1.0, a.get("unit")) if isinstance(a, dict) and a.get("unit") else None
+    units = [micrometres(1.0, a.get("unit")) if isinstance(a, dict) and a.get("unit") else None
              for a in axes]  # fmt: skip
 
     def combined(transforms: Sequence[Mapping[str, Any]]) -> tuple[np.ndarray, np.ndarray]:

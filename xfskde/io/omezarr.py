@@ -65,7 +65,7 @@ from __future__ import annotations
 
 import math
 import os
-import shutil
+import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -75,9 +75,10 @@ import dask.array as da
 import numpy as np
 import xarray as xr
 import zarr
+from zarr.codecs import Crc32cCodec
 
 from .._scheduling import compute as compute_collections
-from .._scheduling import connect, is_address, runs_on_cluster
+from .._scheduling import connect, is_address
 from .._version import __version__
 from ..exceptions import (
     DimensionError,
@@ -85,6 +86,8 @@ from ..exceptions import (
     StoreExistsError,
     StoreFormatError,
 )
+from ._location import Location, micrometres, store_target, zarr_like
+from .stores import finalize_store, store_status, write_blocks
 
 __all__ = ["write_ome_zarr", "write_ome_zarr_labels"]
 
@@ -105,13 +108,6 @@ _AXIAL_COLOUR = "FFFFFF"
 _AXIAL_LUT = "spectrum.lut"
 _NAMED_COLOURS = {"coherence": "00FF00", "energy": "FF00FF"}
 _PALETTE = ("00FFFF", "FFFF00", "FF0000", "0000FF", "FF8000", "8000FF", "00FF80", "FF0080")
-#: Micrometres per unit, for a ``pixel_size_units`` attr.
-_MICROMETRES = {
-    "nm": 1e-3, "nanometer": 1e-3, "nanometre": 1e-3,
-    "um": 1.0, "µm": 1.0, "μm": 1.0, "micron": 1.0, "micrometer": 1.0, "micrometre": 1.0,
-    "mm": 1e3, "millimeter": 1e3, "millimetre": 1e3,
-    "m": 1e6, "meter": 1e6, "metre": 1e6,
-}  # fmt: skip
 _GEO_ATTRS = ("crs_wkt", "spatial_ref", "GeoTransform", "grid_mapping_name")
 _LABEL_DTYPES = "iu"
 
@@ -267,11 +263,11 @@ def _pixel_size(pixel_size: Any, attrs: Mapping[str, Any]) -> tuple[float, float
             continue
         value = _number_pair(attrs[key], f"the maps' attr {key!r}")
         unit = str(attrs.get("pixel_size_units", attrs.get("pixel_size_unit", "um"))).strip()
-        factor = _MICROMETRES.get(unit) or _MICROMETRES.get(unit.lower())
+        factor = micrometres(1.0, unit)
         if factor is None:
             raise ParameterError(
-                f"the maps' attr pixel_size_units={unit!r} is not a length unit I know "
-                f"({', '.join(sorted(_MICROMETRES))}); pass pixel_size= in micrometres"
+                f"the maps' attr pixel_size_units={unit!r} is not a unit of length; pass "
+                "pixel_size= in micrometres"
             )
         return value[0] * factor, value[1] * factor
     return None
@@ -431,13 +427,21 @@ def _store_exists(store: Any) -> bool:
     return True
 
 
+def _complete(target: Any) -> bool:
+    """Whether a store is there and complete (a resume then has nothing to do)."""
+    try:
+        return bool(store_status(target)["complete"])
+    except (FileNotFoundError, StoreFormatError, KeyError, OSError):
+        return False
+
+
 def _is_local_path(store: Any) -> bool:
     return isinstance(store, str | os.PathLike) and "://" not in os.fspath(store)
 
 
 def _write_pyramid(
     group: zarr.Group,
-    level0: da.Array,
+    level0: da.Array | zarr.Array,
     shapes: list[tuple[int, int]],
     sides: tuple[int, int],
     reducers: Sequence[Any],
@@ -447,13 +451,16 @@ def _write_pyramid(
     scheduler: Any,
     progress: bool,
 ) -> list[zarr.Array]:
-    """Write level 0, then each level from the one written before it, read back from the store.
+    """Write level 0 (unless it is a ``zarr.Array`` already written), then each level from the
+    one written before it, read back from the store; every chunk carries a CRC-32C checksum.
 
     ``level0`` is ``(c, y, x)`` (``reducers`` one per channel) or ``(y, x)`` (one reducer).
     """
     lead = level0.shape[:-2]
-    arrays: list[zarr.Array] = []
+    arrays: list[zarr.Array] = [level0] if isinstance(level0, zarr.Array) else []
     for level, shape in enumerate(shapes):
+        if level == 0 and arrays:
+            continue
         chunks = (*((1,) * len(lead)), min(sides[0], shape[0]), min(sides[1], shape[1]))
         target = group.create_array(
             str(level),
@@ -462,6 +469,8 @@ def _write_pyramid(
             dtype=level0.dtype,
             fill_value=fill,
             dimension_names=dims,
+            compressors=(zarr.codecs.ZstdCodec(level=0), Crc32cCodec()),
+            overwrite=True,
         )
         if level == 0:
             source = level0.rechunk(chunks)
@@ -602,8 +611,10 @@ def write_ome_zarr(
     coarsest: int = COARSEST,
     name: str | None = None,
     overwrite: bool = False,
+    resume: bool = False,
     scheduler: Any = None,
     progress: bool = False,
+    storage_options: dict | None = None,
 ) -> zarr.Group:
     """Write real-valued maps as an OME-NGFF 0.5 multiscale image (Zarr v3), out of core.
 
@@ -622,9 +633,9 @@ def write_ome_zarr(
         ``y`` and ``x``), or named ``(y, x)`` maps on one grid (a Dataset's variables or a
         dict's values, in order). NumPy- or Dask-backed; never loaded whole. Coordinates, if
         any, are the samples' positions in input pixels (those of xfskde's results).
-    store : str, path-like or zarr store
-        Where to write: a local path (a directory is created) or a zarr store object such as
-        ``zarr.storage.MemoryStore()``.
+    store : str, path-like, URL or zarr store
+        Where to write: a local path (a directory is created), a URL (``s3://``, ``gs://``,
+        ``memory://``) or a zarr store object such as ``zarr.storage.MemoryStore()``.
     labels : mapping of str to DataArray, optional
         Integer ``(y, x)`` label images (e.g. ``{"segmentation": xfskde.segment(...)}``), each
         on its own grid in the same input-pixel frame, written to ``labels/<name>`` with as many
@@ -647,12 +658,20 @@ def write_ome_zarr(
         The multiscale image's name (default ``"xfskde maps"``).
     overwrite : bool
         Replace whatever is at ``store``; otherwise an existing store is refused.
+    resume : bool
+        Finish an interrupted write: level 0 is written block by block through the block
+        store (:func:`xfskde.io.write_blocks`: a completion record per block, CRC-32C checksums),
+        so only its missing blocks are computed; the coarser levels, the labels and the
+        metadata are then written again (they are small). The maps must be the same (shape,
+        coordinates, attrs), as for any resume; a complete store is left as it is.
     scheduler : str or distributed.Client, optional
         Where the levels are computed (each level one Dask computation): None for Dask's
         current scheduler, ``"threads"``, ``"processes"``, ``"synchronous"``, a Client or an
         address.
     progress : bool
         Show a progress bar per level.
+    storage_options : dict, optional
+        Options of a URL's fsspec filesystem (credentials, ``endpoint_url``).
 
     Returns
     -------
@@ -685,8 +704,8 @@ def write_ome_zarr(
         with connect(scheduler) as client:
             return write_ome_zarr(
                 maps, store, labels=labels, axial=axial, pixel_size=pixel_size, chunks=chunks,
-                coarsest=coarsest, name=name, overwrite=overwrite, scheduler=client,
-                progress=progress,
+                coarsest=coarsest, name=name, overwrite=overwrite, resume=resume,
+                scheduler=client, progress=progress, storage_options=storage_options,
             )  # fmt: skip
     coarsest = _check_int("coarsest", coarsest, 1)
     items, shared = _maps(maps)
@@ -722,67 +741,70 @@ def write_ome_zarr(
     if isinstance(overwrite, str) or not isinstance(overwrite, bool):
         raise ParameterError(f"overwrite must be True or False, got {overwrite!r}")
 
-    if _store_exists(store) and not overwrite:
-        raise StoreExistsError(
-            f"{store} already exists; pass overwrite=True to replace it (or write elsewhere)"
-        )
-    if overwrite and _is_local_path(store) and Path(store).is_file():
-        Path(store).unlink()  # a file where the store goes: zarr cannot clear it itself
+    target = store_target(store, storage_options)
+    if resume and _complete(target):
+        return zarr.open_group(zarr_like(target), mode="r", zarr_format=3)
     channels = []
     for _, m in items:
         data = m.data
         if not isinstance(data, da.Array):
             data = da.from_array(np.asarray(data), chunks=sides)
         channels.append(data.astype(np.float32))
-    level0 = da.stack(channels, axis=0)
+    level0 = xr.DataArray(
+        da.stack(channels, axis=0),
+        dims=("c", "y", "x"),
+        coords={"c": names, **{d: first.coords[d] for d in ("y", "x") if d in first.coords}},
+        attrs=_jsonable(attrs),
+    )
     shapes = _level_shapes(grid.shape, coarsest)
     reducers = [_axial_mean2 if n in axial_names else _mean2 for n in names]
-    root = zarr.create_group(store, overwrite=True, zarr_format=3)
-    try:
-        arrays = _write_pyramid(
-            root, level0, shapes, sides, reducers, fill=np.float32(np.nan),
-            dims=("c", "y", "x"), scheduler=scheduler, progress=progress,
-        )  # fmt: skip
-        for label_name, label_array in label_items:
-            _write_label_image(
-                root, label_name, label_array, len(shapes), factor, unit, None,
-                scheduler, progress,
-            )  # fmt: skip
-        if label_items:
-            _register_labels(root, [n for n, _ in label_items])
-        coarse = np.asarray(arrays[-1][...])
-        omero = {
-            "channels": [_display(n, n in axial_names, coarse[i], i) for i, n in enumerate(names)],
-            "rdefs": {"model": "color", "defaultT": 0, "defaultZ": 0},
-        }
-        multiscale = {
-            "name": name or "xfskde maps",
-            "axes": _axes(unit, channel=True),
-            "datasets": _datasets(grid, len(shapes), factor, channel=True),
-            "type": "mean",
-            "metadata": {
-                "method": "xfskde.io.omezarr: NaN-aware mean of each 2x2 block; for axial "
-                "channels the doubled-angle mean arg(mean(exp(2i theta)))/2 mod pi",
-                "axial_channels": axial_names,
+    # level 0 through the block store: a completion record per block, checksums, resume, and a
+    # failure before the first block removes the layout; complete only once all is written
+    write_blocks(
+        level0, target, name="0", chunks=sides, resume=resume, overwrite=overwrite,
+        scheduler=scheduler, progress=progress, finalize=False, fill_value=np.float32(np.nan),
+    )  # fmt: skip
+    root = zarr.open_group(zarr_like(target), mode="r+", zarr_format=3)
+    arrays = _write_pyramid(
+        root, root["0"], shapes, sides, reducers, fill=np.float32(np.nan),
+        dims=("c", "y", "x"), scheduler=scheduler, progress=progress,
+    )  # fmt: skip
+    for label_name, label_array in label_items:
+        _write_label_image(
+            root, label_name, label_array, len(shapes), factor, unit, None, scheduler, progress
+        )
+    if label_items:
+        _register_labels(root, [n for n, _ in label_items])
+    coarse = np.asarray(arrays[-1][...])
+    omero = {
+        "channels": [_display(n, n in axial_names, coarse[i], i) for i, n in enumerate(names)],
+        "rdefs": {"model": "color", "defaultT": 0, "defaultZ": 0},
+    }
+    multiscale = {
+        "name": name or "xfskde maps",
+        "axes": _axes(unit, channel=True),
+        "datasets": _datasets(grid, len(shapes), factor, channel=True),
+        "type": "mean",
+        "metadata": {
+            "method": "xfskde.io.omezarr: NaN-aware mean of each 2x2 block; for axial "
+            "channels the doubled-angle mean arg(mean(exp(2i theta)))/2 mod pi",
+            "axial_channels": axial_names,
+            "version": __version__,
+        },
+    }
+    root.update_attributes(
+        {
+            "ome": {"version": NGFF_VERSION, "multiscales": [multiscale], "omero": omero},
+            "xfskde": {
                 "version": __version__,
+                "pixel_size_um": list(factor_um) if factor_um else None,
+                "channels": {n: _jsonable(dict(m.attrs)) for n, m in items},
+                "attrs": _jsonable(attrs),
             },
         }
-        root.update_attributes(
-            {
-                "ome": {"version": NGFF_VERSION, "multiscales": [multiscale], "omero": omero},
-                "xfskde": {
-                    "version": __version__,
-                    "pixel_size_um": list(factor_um) if factor_um else None,
-                    "channels": {n: _jsonable(dict(m.attrs)) for n, m in items},
-                    "attrs": _jsonable(attrs),
-                },
-            }
-        )
-    except BaseException:
-        if _is_local_path(store) and not runs_on_cluster(scheduler):
-            shutil.rmtree(store, ignore_errors=True)
-        raise
-    return zarr.open_group(store, mode="r", zarr_format=3)
+    )
+    finalize_store(target)  # last: the status says complete only once everything is there
+    return zarr.open_group(zarr_like(target), mode="r", zarr_format=3)
 
 
 def write_ome_zarr_labels(
@@ -845,10 +867,11 @@ def write_ome_zarr_labels(
                 labels, store, name=name, pixel_size=pixel_size, chunks=chunks,
                 overwrite=overwrite, scheduler=client, progress=progress,
             )  # fmt: skip
-    if _is_local_path(store) and not Path(store).exists():
+    target = store_target(store)
+    if isinstance(target, Location) and not target.exists():
         raise FileNotFoundError(f"no such OME-Zarr image: {store}")
-    try:
-        root = zarr.open_group(store, mode="r+", zarr_format=3)
+    try:  # not through its consolidated metadata, which does not know the labels to come
+        root = zarr.open_group(zarr_like(target), mode="r+", zarr_format=3, use_consolidated=False)
         ome = root.attrs["ome"]
         multiscale = ome["multiscales"][0]
         n_levels = len(multiscale["datasets"])
@@ -880,4 +903,8 @@ def write_ome_zarr_labels(
     sides = _chunk_sides(array, chunks)
     _write_label_image(root, name, array, n_levels, factor, unit, sides, scheduler, progress)
     _register_labels(root, [name])
-    return zarr.open_group(store, mode="r", zarr_format=3, path=f"labels/{name}")
+    if root.metadata.consolidated_metadata is not None or _complete(target):
+        with warnings.catch_warnings():  # consolidated metadata: a zarr-python v3 extension
+            warnings.filterwarnings("ignore", category=zarr.errors.ZarrUserWarning)
+            zarr.consolidate_metadata(zarr_like(target))  # it lists the new label image
+    return zarr.open_group(zarr_like(target), mode="r", zarr_format=3, path=f"labels/{name}")

@@ -49,7 +49,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import warnings
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -79,7 +78,7 @@ from ..exceptions import (
     StoreParametersError,
 )
 from ..lazy import plan_chunks
-from ._location import Location, locate
+from ._location import Location, store_target, zarr_like
 
 __all__ = [
     "StoreProblem",
@@ -135,25 +134,6 @@ _WRITE_CONFIG = {"write_empty_chunks": True}
 
 
 # --------------------------------------------------------------------------------- locations
-
-
-def _target(store: Any, storage_options: Any = None) -> Any:
-    """Where a store is: a :class:`Location` for a path or URL (absolute, decided here on the
-    client), a zarr store object as it is."""
-    if isinstance(store, Location):
-        return store
-    if isinstance(store, str | os.PathLike):
-        return locate(store, storage_options)
-    if storage_options:
-        raise ParameterError(
-            "storage_options apply to a path or URL; a zarr store object carries its own"
-        )
-    return store
-
-
-def _zarr_like(store: Any) -> Any:
-    """What ``zarr.open_*`` takes for a store target."""
-    return store.zarr_store() if isinstance(store, Location) else store
 
 
 # ------------------------------------------------------------------------------------ chunks
@@ -336,6 +316,7 @@ def _create_store(
     n_blocks: tuple[int, int],
     params: str,
     codecs: tuple[Any, ...],
+    fill_value: Any = 0,
 ) -> None:
     """Lay out an empty store: the group with its status, coordinates, the data array, the
     completion record — in that order, so that a layout cut short is recognised as one.
@@ -345,7 +326,7 @@ def _create_store(
     block is written.
     """
     group = zarr.create_group(
-        _zarr_like(store),
+        zarr_like(store),
         overwrite=True,
         zarr_format=3,
         attributes={_STATUS_ATTR: "incomplete", _PARAMETERS_ATTR: params},
@@ -384,7 +365,7 @@ def _create_store(
         ),
         dimension_names=tuple(map(str, field.dims)),
         attributes=attrs,
-        fill_value=0,
+        fill_value=fill_value,
         compressors=codecs,
     )
     group.create_array(  # last: a store without it was cut short while being laid out
@@ -414,7 +395,7 @@ def _open_group(store: Any, what: str) -> zarr.Group:
     if isinstance(store, Location) and not store.exists():
         raise FileNotFoundError(f"no such {what}: {store}")
     try:
-        return zarr.open_group(_zarr_like(store), mode="r")
+        return zarr.open_group(zarr_like(store), mode="r")
     except (OSError, KeyError, zarr.errors.BaseZarrError, json.JSONDecodeError) as exc:
         raise StoreFormatError(f"{store} is not a Zarr store ({exc})") from exc
 
@@ -422,6 +403,9 @@ def _open_group(store: Any, what: str) -> zarr.Group:
 def _data_name(store: Any, group: zarr.Group, verb: str) -> str:
     """The store's one data array: neither the record, nor a dimension's coordinate, nor a
     coordinate its data array names (a scalar CRS, a 2-D latitude)."""
+    multiscales = group.attrs.get("ome", {}).get("multiscales")
+    if multiscales and _BLOCKS in group:  # an OME-Zarr image: its full resolution is the data
+        return str(multiscales[0]["datasets"][0]["path"])
     arrays = dict(group.arrays())
     dims = {d for arr in arrays.values() for d in (arr.metadata.dimension_names or ())}
     data = [n for n in arrays if n != _BLOCKS and n not in dims]
@@ -487,13 +471,13 @@ def _write_block(
     spatial: tuple[int, int] = (0, 1),
 ) -> int:
     """Write one block, then its completion record (in that order)."""
-    target = zarr.open_array(_zarr_like(store), path=name, mode="r+").with_config(_WRITE_CONFIG)
+    target = zarr.open_array(zarr_like(store), path=name, mode="r+").with_config(_WRITE_CONFIG)
     iy, ix = spatial
     rows = slice(by * cy, by * cy + block.shape[iy])
     cols = slice(bx * cx, bx * cx + block.shape[ix])
     target[_region(spatial, block.ndim, rows, cols, slice(None))] = block
     entry = _WRITTEN if _nonzero(block) else _WRITTEN_ZERO
-    zarr.open_array(_zarr_like(store), path=_BLOCKS, mode="r+")[by, bx] = entry
+    zarr.open_array(zarr_like(store), path=_BLOCKS, mode="r+")[by, bx] = entry
     return 1
 
 
@@ -533,7 +517,7 @@ def store_status(store: Any, *, storage_options: dict | None = None) -> dict[str
     StoreFormatError
         If it is not a Zarr store.
     """
-    store = _target(store, storage_options)
+    store = store_target(store, storage_options)
     group = _open_group(store, "store")
     done = _read_record(group)[0] if _BLOCKS in group else np.zeros((0, 0))
     return {
@@ -564,7 +548,7 @@ def block_record(store: Any, *, storage_options: dict | None = None) -> np.ndarr
     FileNotFoundError, StoreFormatError
         As :func:`store_status`; also when the store has no completion record.
     """
-    store = _target(store, storage_options)
+    store = store_target(store, storage_options)
     group = _open_group(store, "store")
     if _BLOCKS not in group:
         raise StoreFormatError(f"{store} is not a store written by xfskde (no {_BLOCKS!r})")
@@ -669,6 +653,8 @@ def write_blocks(
     progress: bool = False,
     compressors: Any = _ZARR_DEFAULT,
     storage_options: dict | None = None,
+    finalize: bool = True,
+    fill_value: Any = 0,
 ) -> Any:
     """Write any ``(y, x, ...)`` DataArray to a Zarr v3 store block by block, resumably.
 
@@ -698,6 +684,15 @@ def write_blocks(
         shuffle, the default of :func:`write_coefficients`, chosen for floating-point
         coefficients; None stores them raw (with the checksum). A resume adopts the store's
         codecs when ``compressors`` is left out.
+    storage_options : dict, optional
+        Options of the fsspec filesystem of a URL ``store`` (credentials, ``endpoint_url``).
+    finalize : bool
+        Mark the store complete once every block is written (:func:`finalize_store`). False
+        leaves that to the caller, which writes more into the group first (the levels and the
+        metadata of an OME-Zarr image) and then calls :func:`finalize_store` itself.
+    fill_value : scalar
+        What a chunk never written reads as (default 0; NaN suits maps, where it means "no
+        value").
 
     Returns
     -------
@@ -723,7 +718,7 @@ def write_blocks(
             f"data must have at least two (spatial) dims, got {data.dims}: pass a (y, x, ...) "
             "DataArray"
         )
-    store = _target(store, storage_options)
+    store = store_target(store, storage_options)
     if isinstance(store, Location) and store.read_only:
         raise ParameterError(
             f"cannot write a store at {store}: {store.protocol}:// is read-only; write to a "
@@ -795,8 +790,8 @@ def write_blocks(
     if fresh:
         if overwrite and isinstance(store, Location) and store.is_file():
             store.remove()  # a file where the store goes: zarr cannot clear it itself
-        _create_store(store, field, name, (cy, cx), (nby, nbx), params, codecs)
-    done = _read_record(zarr.open_group(_zarr_like(store), mode="r"))[0] > 0
+        _create_store(store, field, name, (cy, cx), (nby, nbx), params, codecs, fill_value)
+    done = _read_record(zarr.open_group(zarr_like(store), mode="r"))[0] > 0
     # one writer mapped over every block; selecting the missing blocks' outputs lets Dask cull
     # the rest, so a resumed write neither reads nor computes what is already stored
     store_key = store.token() if isinstance(store, Location) else store
@@ -822,7 +817,8 @@ def write_blocks(
         if fresh and not runs_on_cluster(scheduler):
             _remove_if_untouched(store)
         raise
-    finalize_store(store)
+    if finalize:
+        finalize_store(store)
     return written
 
 
@@ -889,7 +885,7 @@ def finalize_store(store: Any, *, storage_options: dict | None = None) -> None:
     StoreIncompleteError
         If some block's record is missing: finish the write with ``resume=True``.
     """
-    store = _target(store, storage_options)
+    store = store_target(store, storage_options)
     status = store_status(store)
     if status["blocks_done"] != status["blocks_total"]:
         raise StoreIncompleteError(
@@ -898,8 +894,8 @@ def finalize_store(store: Any, *, storage_options: dict | None = None) -> None:
         )
     with warnings.catch_warnings():  # consolidated metadata is a zarr-python v3 extension
         warnings.filterwarnings("ignore", category=zarr.errors.ZarrUserWarning)
-        zarr.consolidate_metadata(_zarr_like(store))
-        group = zarr.open_group(_zarr_like(store), mode="r+")
+        zarr.consolidate_metadata(zarr_like(store))
+        group = zarr.open_group(zarr_like(store), mode="r+")
     group.attrs[_STATUS_ATTR] = "complete"  # the last write: a store cut short never says it
 
 
@@ -1024,7 +1020,7 @@ class _CheckedReader:
 
     def _zarr(self) -> zarr.Array:
         if self._array is None:
-            self._array = zarr.open_array(_zarr_like(self.store), path=self.path, mode="r")
+            self._array = zarr.open_array(zarr_like(self.store), path=self.path, mode="r")
         return self._array
 
     def _must_exist(self, coords: tuple[int, ...]) -> bool:
@@ -1070,7 +1066,12 @@ def _checked_dask(
 
 
 def _coordinate_arrays(group: zarr.Group, name: str) -> list[tuple[str, zarr.Array]]:
-    return [(n, a) for n, a in group.arrays() if n not in (name, _BLOCKS)]
+    """The arrays of the coordinates of ``name``: those of its dims, and those its
+    ``coordinates`` attr names (an OME-Zarr store's other levels are not among them)."""
+    data = group[name]
+    wanted = {*map(str, data.metadata.dimension_names or ())}
+    wanted |= set(str(data.attrs.get("coordinates", "")).split())
+    return [(n, a) for n, a in group.arrays() if n in wanted and n not in (name, _BLOCKS)]
 
 
 def _check_coordinates(store: Any, group: zarr.Group, name: str) -> None:
@@ -1163,7 +1164,7 @@ def open_blocks(
     StoreCorruptError
         If a coordinate chunk is damaged or missing (data chunks: when computed).
     """
-    store = _target(store, storage_options)
+    store = store_target(store, storage_options)
     group = _open_group(store, "store")
     _refuse_cut_layout(store, group)
     if name is None:
@@ -1191,12 +1192,14 @@ def open_blocks(
     try:
         with warnings.catch_warnings():  # consolidated metadata is a zarr-python v3 extension
             warnings.filterwarnings("ignore", category=zarr.errors.ZarrUserWarning)
+            keep = {name, *(n for n, _ in _coordinate_arrays(group, name))}
             ds = xr.open_dataset(
-                _zarr_like(store),
+                zarr_like(store),
                 engine="zarr",
                 consolidated=consolidated,
                 chunks=None,
                 cache=False,
+                drop_variables=[n for n, _ in group.arrays() if n not in keep],
             )
     except Exception as exc:  # a coordinate that cannot be read: say which chunk, and why
         for _, coord in _coordinate_arrays(group, name):
@@ -1297,7 +1300,7 @@ def verify_store(
     FileNotFoundError, StoreFormatError
         As :func:`open_blocks`.
     """
-    store = _target(store, storage_options)
+    store = store_target(store, storage_options)
     group = _open_group(store, "store")
     _refuse_cut_layout(store, group)
     if name is None:
