@@ -515,3 +515,19 @@ def test_maps_written_to_a_url():
     assert isinstance(ome_zarr_models.open_ome_zarr(group), Image)
     np.testing.assert_array_equal(np.asarray(group["0"][0]), values)
     assert xfskde.io.store_status(url)["complete"]
+
+
+def test_maps_in_micrometres_keep_their_unit(tmp_path):
+    """Maps of an image that records its pixel size have coords in µm: the axes are too."""
+    values = np.random.default_rng(7).random((40, 50)).astype(np.float32)
+    um = {"units": "µm"}
+    maps = xr.DataArray(values, dims=("y", "x"), name="energy", coords={
+        "y": ("y", 0.5 * np.arange(40) + 1.75, um), "x": ("x", 0.5 * np.arange(50) + 1.75, um)})  # fmt: skip
+    write_ome_zarr(maps, tmp_path / "m.ome.zarr", coarsest=16)
+    image = _validate(tmp_path / "m.ome.zarr")
+    multiscale = image.ome_attributes.multiscales[0]
+    assert [a.unit for a in multiscale.axes] == [None, "micrometer", "micrometer"]
+    scale, shift = multiscale.datasets[0].coordinateTransformations
+    assert list(scale.scale) == [1.0, 0.5, 0.5] and list(shift.translation) == [0.0, 1.75, 1.75]
+    with pytest.raises(ParameterError, match="drop pixel_size"):
+        write_ome_zarr(maps, tmp_path / "n.ome.zarr", pixel_size=0.25)

@@ -35,7 +35,7 @@ from .exceptions import XfskdeError
 __all__ = ["main"]
 
 #: Subcommand modules in :mod:`xfskde.commands`, in the order ``--help`` lists them.
-COMMANDS = ("demo", "coefficients", "info", "segment", "experiment")
+COMMANDS = ("demo", "coefficients", "maps", "info", "segment", "experiment")
 #: What the libraries under xfskde raise for files and values a user can fix (tifffile, zarr,
 #: dask, distributed); any of them, or an XfskdeError, is one line and exit status 2.
 USER_ERRORS = (XfskdeError, OSError, ValueError, TypeError, KeyError, ImportError)

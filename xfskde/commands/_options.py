@@ -14,15 +14,19 @@ from collections.abc import Iterator
 from typing import Any
 
 from .._scheduling import check_address, connect, is_address
+from ..api import local_fskde
 from ..exceptions import (
     ImageReadError,
+    ParameterError,
     StoreExistsError,
     StoreFormatError,
     StoreParametersError,
     XfskdeError,
 )
 from ..gradients import BOUNDARY_MODES, NAN_POLICIES
-from ..io import locate, store_status
+from ..io import locate, open_image, store_status
+from ..lazy import DEFAULT_CHUNK
+from ..local import LocalParameters
 from ..windows import WINDOW_KINDS
 
 # ------------------------------------------------------------------------------------- help
@@ -227,6 +231,77 @@ def add_level_options(parser: argparse.ArgumentParser) -> None:
         help="instead of --level: the pixel size wanted, in µm; the level nearest to it is read "
         "(the input must record its pixel size: OME-TIFF, SVS, OME-Zarr, ...)",
     )  # fmt: skip
+
+
+def add_field_options(parser: argparse.ArgumentParser, nodata_help: str) -> None:
+    """The options of a command that computes a local FS-KDE field of an image and writes a
+    store: the field's, ``--nodata``, ``--level``/``--mpp``, ``--chunks``, the scheduler's and
+    ``--resume``/``--overwrite``."""
+    add_fskde_options(parser)
+    add_nodata_option(parser, nodata_help)
+    add_level_options(parser)
+    parser.add_argument(
+        "--chunks", type=int, default=DEFAULT_CHUNK,
+        help="target block side in pixels, rounded to the file's tiles and the stride",
+    )  # fmt: skip
+    add_scheduler_option(parser)
+    mode = parser.add_mutually_exclusive_group()
+    mode.add_argument("--resume", action="store_true", help="finish an interrupted write")
+    mode.add_argument("--overwrite", action="store_true", help="replace an existing store")
+
+
+def field_from_input(args: argparse.Namespace) -> tuple[Any, Any]:
+    """The image and its lazy local FS-KDE field, every option checked before anything is read
+    (and a misspelt scheduler or a dead address refused before anything is laid out)."""
+    if args.chunks < 1:
+        raise ParameterError(f"--chunks must be a positive number of pixels, got {args.chunks}")
+    if args.workers is not None and args.workers < 1:
+        raise ParameterError(f"--workers must be at least 1, got {args.workers}")
+    params = LocalParameters(**fskde_kwargs(args))  # checked before the image is opened
+    refuse_existing(args)
+    check_scheduler(args)
+    # the one chunk planner: the file's tiles, the target, the window's halo and the stride
+    image = open_image(
+        args.input, level=args.level, mpp=args.mpp, chunks=args.chunks, halo=params.depth,
+        stride=params.stride,
+    )  # fmt: skip
+    # nodata is no LocalParameters field: local_fskde resolves it ("auto": the image's
+    # _FillValue) and records it in the field's attrs, which a resume compares
+    return image, local_fskde(image, **fskde_kwargs(args), nodata=args.nodata)
+
+
+#: An output this many times larger than its input (and at least LARGE_BYTES) is warned of.
+LARGE_RATIO = 10
+LARGE_BYTES = 100e6
+
+
+def _size(n: float) -> str:
+    for unit in ("B", "kB", "MB", "GB", "TB"):
+        if n < 1000 or unit == "TB":
+            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1000
+    return f"{n:.1f} TB"
+
+
+def warn_if_large(args: argparse.Namespace, output_bytes: float, what: str) -> None:
+    """Say on stderr, before a long run, when the output will be far larger than the input
+    (a 21 MB JPEG slide at stride 1 and order 8 is a 1.3 GB coefficient store)."""
+    location = locate(args.input)
+    try:
+        fs, path = location.filesystem()
+        input_bytes = float(fs.du(path) if location.is_dir() else fs.size(path))
+    except (OSError, ValueError, TypeError):
+        return
+    if output_bytes >= LARGE_BYTES and output_bytes > LARGE_RATIO * max(input_bytes, 1.0):
+        print(
+            f"xfskde {args.command}: warning: the {what} will hold about "
+            f"{_size(output_bytes)} before compression, "
+            f"{output_bytes / max(input_bytes, 1.0):.0f} times the "
+            f"{_size(input_bytes)} of {args.input}; a larger --stride (each doubling divides "
+            "it by 4) or a smaller --order makes it smaller",
+            file=sys.stderr,
+            flush=True,
+        )
 
 
 def refuse_existing(args: argparse.Namespace) -> None:

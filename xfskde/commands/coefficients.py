@@ -5,21 +5,14 @@ from __future__ import annotations
 import argparse
 import time
 
-from ..api import local_fskde
-from ..exceptions import ImageReadError, ParameterError
-from ..io import locate, open_image, write_coefficients
+from ..exceptions import ImageReadError
+from ..io import locate, write_coefficients
 from ..io.stores import block_record
-from ..lazy import DEFAULT_CHUNK
-from ..local import LocalParameters
 from ._options import (
-    add_fskde_options,
-    add_level_options,
-    add_nodata_option,
-    add_scheduler_option,
-    check_scheduler,
-    fskde_kwargs,
+    add_field_options,
+    field_from_input,
     progress_on_stderr,
-    refuse_existing,
+    warn_if_large,
     writing,
 )
 
@@ -36,45 +29,17 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         "input", help="image file or Zarr store: a path or URL (s3://, gs://, http://)"
     )
     parser.add_argument("output", help="output Zarr store: a path or URL (s3://, gs://)")
-    add_fskde_options(parser)
-    add_nodata_option(
-        parser,
-        "missing pixels are omitted: every gradient that touches one has zero weight",
+    add_field_options(
+        parser, "missing pixels are omitted: every gradient that touches one has zero weight"
     )
-    add_level_options(parser)
-    parser.add_argument(
-        "--chunks", type=int, default=DEFAULT_CHUNK,
-        help="target block side in pixels, rounded to the file's tiles and the stride",
-    )  # fmt: skip
-    add_scheduler_option(parser)
-    mode = parser.add_mutually_exclusive_group()
-    mode.add_argument("--resume", action="store_true", help="finish an interrupted write")
-    mode.add_argument("--overwrite", action="store_true", help="replace an existing store")
     parser.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
     import dask
 
-    if args.chunks < 1:
-        raise ParameterError(f"--chunks must be a positive number of pixels, got {args.chunks}")
-    if args.workers is not None and args.workers < 1:
-        raise ParameterError(f"--workers must be at least 1, got {args.workers}")
-    params = LocalParameters(**fskde_kwargs(args))  # checked before the image is opened
-    refuse_existing(args)
-    check_scheduler(args)  # a misspelt name or a dead address fails now, not after the layout
-    # the one chunk planner: the file's tiles, the target, the window's halo and the stride
-    image = open_image(
-        args.input,
-        level=args.level,
-        mpp=args.mpp,
-        chunks=args.chunks,
-        halo=params.depth,
-        stride=params.stride,
-    )
-    # nodata is no LocalParameters field: local_fskde resolves it ("auto": the image's
-    # _FillValue) and records it in the field's attrs, which a resume compares
-    field = local_fskde(image, **fskde_kwargs(args), nodata=args.nodata)
+    image, field = field_from_input(args)
+    warn_if_large(args, field.size * field.dtype.itemsize, "store")
     start = time.perf_counter()
     config = {"num_workers": args.workers} if args.workers else {}
     with writing(args.output, args.input), dask.config.set(config), progress_on_stderr():

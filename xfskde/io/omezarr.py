@@ -273,6 +273,21 @@ def _pixel_size(pixel_size: Any, attrs: Mapping[str, Any]) -> tuple[float, float
     return None
 
 
+def _coordinate_unit(first: xr.DataArray, pixel_size: Any) -> tuple[float, float] | None:
+    """Micrometres per coordinate unit when the maps' y/x coords are lengths (``units: "µm"``,
+    as :func:`xfskde.open_image` gives an image that records its pixel size), else None."""
+    units = [first.coords[d].attrs.get("units") if d in first.coords else None for d in "yx"]
+    lengths = [micrometres(1.0, u) if u is not None else None for u in units]
+    if lengths[0] is None or lengths[1] is None:
+        return None
+    if pixel_size is not None:
+        raise ParameterError(
+            f"the maps' coordinates are already in {units[1]}: drop pixel_size= (it scales "
+            "coordinates in input pixels)"
+        )
+    return lengths[0], lengths[1]
+
+
 def _is_axial(name: str, attrs: Mapping[str, Any], shared: bool) -> bool:
     """The default rule: the orientation() attr, or the name (attrs shared by the channels of a
     ``(c, y, x)`` array say nothing of one channel: there only the name counts)."""
@@ -730,7 +745,7 @@ def write_ome_zarr(
             raise ParameterError(f"axial names channels {unknown} that are not among {names}")
     attrs = dict(maps.attrs) if isinstance(maps, xr.DataArray | xr.Dataset) else {}
     attrs = {**first.attrs, **attrs}
-    factor_um = _pixel_size(pixel_size, attrs)
+    factor_um = _coordinate_unit(first, pixel_size) or _pixel_size(pixel_size, attrs)
     factor, unit = (factor_um, "micrometer") if factor_um else ((1.0, 1.0), None)
     sides = _chunk_sides(first, chunks)
     if labels is not None and not isinstance(labels, Mapping):

@@ -334,15 +334,16 @@ def _create_store(
     extra = []
     for coord_name, coord in field.coords.items():
         values = np.asarray(coord.values)
+        dtype = str if values.dtype.kind in "OU" else values.dtype  # strings: Zarr v3's own
         arr = group.create_array(
             str(coord_name),
             shape=values.shape,
-            dtype=values.dtype,
+            dtype=dtype,
             chunks=values.shape,
             dimension_names=tuple(map(str, coord.dims)),
             attributes=dict(coord.attrs),
             fill_value=None if values.dtype.kind in "OSU" else 0,
-            compressors=_codecs(_ZARR_DEFAULT, values.dtype),
+            compressors=_codecs(_ZARR_DEFAULT, dtype),
             config=_WRITE_CONFIG,
         )
         arr[...] = values

@@ -1,0 +1,119 @@
+"""``xfskde maps``: orientation, coherence and energy of a slide, straight to an OME-Zarr pyramid
+that ome-zarr-models and ome-zarr-py accept, with the values of the API, resumable."""
+
+from __future__ import annotations
+
+import argparse
+
+import numpy as np
+import pytest
+import tifffile
+import zarr
+from ome_zarr.io import parse_url
+from ome_zarr.reader import Reader
+from ome_zarr_models.v05.image import Image
+
+import xfskde
+from xfskde.cli import main
+from xfskde.commands._options import warn_if_large
+from xfskde.orientation import coherence, energy, orientation
+
+PARAMS = ["--order", "6", "--window", "gaussian", "--size", "3", "--stride", "4",
+          "--chunks", "256", "--no-progress"]  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def slide(tmp_path_factory):
+    """A 3-level pyramidal OME-TIFF of 0.25 µm pixels: curved stripes and a flat region."""
+    yy, xx = np.mgrid[0:768, 0:1024]
+    base = 128 + 100 * np.sin(0.002 * (xx - 300) ** 2 / 8 + 0.25 * yy)
+    base[500:, :400] = 128
+    base = base.astype(np.uint8)
+    meta = {"PhysicalSizeX": 0.25, "PhysicalSizeXUnit": "µm",
+            "PhysicalSizeY": 0.25, "PhysicalSizeYUnit": "µm"}  # fmt: skip
+    path = tmp_path_factory.mktemp("slide") / "slide.ome.tif"
+    with tifffile.TiffWriter(path) as tif:
+        tif.write(base, tile=(128, 128), subifds=2, metadata=meta)
+        tif.write(base[::2, ::2], tile=(128, 128), subfiletype=1)
+        tif.write(base[::4, ::4], tile=(128, 128), subfiletype=1)
+    return path
+
+
+def _expected(slide, **kwargs):
+    image = xfskde.open_image(slide, **kwargs)
+    field = xfskde.local_fskde(image, order=6, window="gaussian", size=3.0, stride=4)
+    return field, [orientation(field), coherence(field), energy(field)]
+
+
+def test_maps_of_a_slide_two_readers_and_the_apis_values(slide, tmp_path, capsys):
+    out = tmp_path / "maps.ome.zarr"
+    assert main(["maps", str(slide), str(out), *PARAMS]) == 0
+    summary = capsys.readouterr().out
+    assert "192 x 256 cells of 1 micrometer" in summary
+    Image.from_zarr(zarr.open_group(out, mode="r"))  # ome-zarr-models: a valid NGFF 0.5 image
+    node = next(iter(Reader(parse_url(str(out)))()))  # ome-zarr-py reads its pyramid
+    levels = [np.asarray(d) for d in node.data]
+    assert [lv.shape for lv in levels] == [(3, 192, 256)]
+    field, maps = _expected(slide)
+    for channel, expected in enumerate(maps):
+        np.testing.assert_allclose(levels[0][channel], expected.values, rtol=1e-6, equal_nan=True)
+    multiscale = zarr.open_group(out, mode="r").attrs["ome"]["multiscales"][0]
+    scale, shift = multiscale["datasets"][0]["coordinateTransformations"]
+    # a stride-4 cell of 0.25 µm pixels is 1 µm, centred on the mean of its pixels' centres
+    assert scale["scale"][1:] == [1.0, 1.0]
+    np.testing.assert_allclose(shift["translation"][1:], float(field.x[0]))
+    np.testing.assert_allclose(float(field.x[0]), 0.25 * 1.5)
+    assert main(["info", str(out)]) == 0
+    described = capsys.readouterr().out
+    assert "status                 complete (" in described
+    assert "source_pixel_size_um" in described
+
+
+def test_mpp_picks_the_level(slide, tmp_path):
+    out = tmp_path / "coarse.ome.zarr"
+    assert main(["maps", str(slide), str(out), *PARAMS, "--mpp", "1"]) == 0
+    level0 = zarr.open_group(out, mode="r")["0"]
+    assert level0.shape == (3, 48, 64)  # level 2 (192 x 256) at stride 4
+    _, maps = _expected(slide, level=2)
+    np.testing.assert_allclose(level0[1], maps[1].values, rtol=1e-6)
+
+
+def test_an_interrupted_run_resumes(slide, tmp_path, monkeypatch, capsys):
+    import xfskde.io.stores as stores
+
+    out = tmp_path / "maps.ome.zarr"
+    real = stores._write_block
+    calls = []
+
+    def dies_after_two(*args, **kwargs):
+        if len(calls) == 2:
+            raise OSError(28, "No space left on device")
+        calls.append(args[3:5])
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(stores, "_write_block", dies_after_two)
+    # stride 1: level 0 is 768 x 1024 in chunks of 128 (maps take the field's chunks from 64)
+    argv = ["maps", str(slide), str(out), *PARAMS, "--chunks", "128", "--stride", "1",
+            "--scheduler", "synchronous"]  # fmt: skip
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert "keeps 2 of 48 blocks" in err and "--resume" in err
+    monkeypatch.setattr(stores, "_write_block", real)
+    assert main(argv) == 2  # exists: refused without --resume
+    assert main([*argv, "--resume"]) == 0
+    assert xfskde.io.store_status(out)["complete"]
+    image = xfskde.open_image(slide)
+    field = xfskde.local_fskde(image, order=6, window="gaussian", size=3.0)
+    np.testing.assert_allclose(zarr.open_group(out, mode="r")["0"][2], energy(field).values,
+                               rtol=1e-6)  # fmt: skip
+
+
+def test_a_far_larger_output_is_warned_of(tmp_path, capsys):
+    source = tmp_path / "small.tif"
+    tifffile.imwrite(source, np.zeros((64, 64), np.uint8), compression="zlib")
+    args = argparse.Namespace(input=str(source), command="coefficients")
+    warn_if_large(args, 1.3e9, "store")
+    err = capsys.readouterr().err
+    assert "about 1.3 GB before compression" in err and "--stride" in err
+    warn_if_large(args, 50e6, "store")  # under 100 MB: no warning
+    assert capsys.readouterr().err == ""
