@@ -33,6 +33,7 @@ from typing import Any
 import dask.array as da
 import numpy as np
 from dask.base import tokenize
+from dask.highlevelgraph import HighLevelGraph
 
 from ._grid import first_sample, sample_chunks
 from .exceptions import ChunkSizeWarning, DimensionError, find_stack_level
@@ -162,6 +163,8 @@ def map_haloed(
     dtype: Any,
     name: str,
     token: Any = None,
+    skip: Callable[[tuple[int, int], tuple[int, int]], bool] | None = None,
+    fill: Any = 0,
 ) -> da.Array:
     """Map a haloed block function over the spatial chunks of ``image``: THE engine.
 
@@ -199,6 +202,14 @@ def map_haloed(
     token : object, optional
         Everything besides the image that determines the output (hashed into the tasks' keys,
         so two different results in one graph never share a key).
+    skip : callable, optional
+        ``skip(rows, cols)`` with a chunk's half-open (row, column) pixel ranges: True for a
+        chunk that is not to be computed (background, outside a mask). Its output block is
+        ``fill`` from a task with no input, so Dask neither reads nor computes anything for it
+        (its pixels are read only as the halo of a computed neighbour). Asked once per chunk,
+        on the client, after small chunks are merged.
+    fill : scalar
+        The value of skipped blocks.
 
     Returns
     -------
@@ -255,7 +266,7 @@ def map_haloed(
         )
 
     n_out = 2 + len(trailing)
-    return da.map_blocks(
+    computed = da.map_blocks(
         block,
         overlapped,
         drop_axis=list(range(2, 2 + rest)) or None,
@@ -265,6 +276,39 @@ def map_haloed(
         meta=np.empty((0,) * n_out, dtype=dtype),
         name=key,
     )
+    if skip is None:
+        return computed
+    skipped = {
+        (bi, bj)
+        for bi in range(len(row_chunks))
+        for bj in range(len(col_chunks))
+        if skip(
+            (int(row_starts[bi]), int(row_starts[bi + 1])),
+            (int(col_starts[bj]), int(col_starts[bj + 1])),
+        )
+    }
+    return _skipping(computed, skipped, fill, f"{name}-skipping")
+
+
+def _skipping(computed: da.Array, skipped: set[tuple[int, int]], fill: Any, name: str) -> da.Array:
+    """``computed`` with the blocks ``skipped`` replaced by ``fill``, from tasks with no input:
+    Dask culls whatever only they needed."""
+    if not skipped:
+        return computed
+    key = f"{name}-{tokenize(computed.name, sorted(skipped), fill)}"
+    trailing = (0,) * (computed.ndim - 2)
+    layer: dict = {}
+    for bi, rows in enumerate(computed.chunks[0]):
+        for bj, cols in enumerate(computed.chunks[1]):
+            index = (bi, bj, *trailing)
+            if (bi, bj) in skipped:
+                shape = (rows, cols, *(c[0] for c in computed.chunks[2:]))
+                layer[(key, *index)] = (np.full, shape, fill, computed.dtype)
+            else:
+                layer[(key, *index)] = (computed.name, *index)
+    graph = HighLevelGraph.from_collections(key, layer, dependencies=[computed])
+    return da.Array(graph, key, chunks=computed.chunks, dtype=computed.dtype,
+                    meta=computed._meta)  # fmt: skip
 
 
 def local_fskde_dask(

@@ -1,0 +1,129 @@
+"""Foreground masks: tissue on glass, signal on nothing, and the blocks the engine skips."""
+
+from __future__ import annotations
+
+import dask.array as da
+import numpy as np
+import pytest
+import tifffile
+import xarray as xr
+
+from xfskde.exceptions import ParameterError
+from xfskde.lazy import map_haloed
+from xfskde.masks import background_blocks, mask_samples, resolve_mask, tissue_mask
+
+
+def _slide(shape=(1024, 1536), seed=0) -> tuple[np.ndarray, np.ndarray]:
+    """An H&E-like RGB slide: pink-purple blobs of tissue on near-white glass, a black border
+    of scanner padding; and its true tissue."""
+    rng = np.random.default_rng(seed)
+    yy, xx = np.mgrid[0 : shape[0], 0 : shape[1]]
+    tissue = ((yy - 400) ** 2 / 300**2 + (xx - 500) ** 2 / 350**2 < 1) | (
+        (yy - 700) ** 2 / 200**2 + (xx - 1200) ** 2 / 250**2 < 1
+    )
+    glass = np.array([242, 240, 244], float) + rng.normal(0, 3, (*shape, 3))
+    stain = np.array([190, 110, 170], float) + rng.normal(0, 20, (*shape, 3))
+    rgb = np.where(tissue[..., None], stain, glass)
+    rgb[:, :40] = 0  # the scanner's black padding
+    return np.clip(rgb, 0, 255).astype(np.uint8), tissue
+
+
+def test_brightfield_mask_finds_the_tissue(tmp_path):
+    rgb, tissue = _slide()
+    path = tmp_path / "slide.ome.tif"
+    with tifffile.TiffWriter(path) as tif:
+        tif.write(rgb, tile=(256, 256), subifds=2, photometric="rgb",
+                  metadata={"PhysicalSizeX": 0.5, "PhysicalSizeY": 0.5})  # fmt: skip
+        tif.write(rgb[::2, ::2], tile=(256, 256), subfiletype=1, photometric="rgb")
+        tif.write(rgb[::4, ::4], tile=(256, 256), subfiletype=1, photometric="rgb")
+    mask = tissue_mask(path, max_side=512, margin=0)
+    assert mask.attrs["method"] == "brightfield" and mask.attrs["source_level"] == 2
+    assert mask.shape == (256, 384) and mask.attrs["mask_of"] == [1024, 1536]
+    truth = tissue[::4, ::4]
+    agreement = (mask.values == truth).mean()
+    assert agreement > 0.99, agreement
+    assert not mask.values[:, :10].any()  # the black padding is not tissue
+    assert mask.x.attrs["units"] == "µm"  # the level's coordinates
+    # an image already opened is masked from its file's low level, not read whole
+    from xfskde import open_image
+
+    again = tissue_mask(open_image(path), max_side=512, margin=0)
+    np.testing.assert_array_equal(again.values, mask.values)
+
+
+def test_nonzero_mask_of_a_scene_with_nodata():
+    values = np.zeros((300, 400), np.uint16)
+    values[50:250, 100:380] = 1000 + np.arange(280, dtype=np.uint16)
+    values[100:120, 150:170] = 0  # a hole inside: filled as small
+    image = xr.DataArray(values, dims=("y", "x"), attrs={"_FillValue": 0})
+    mask = tissue_mask(image, margin=0, min_fraction=0.01)
+    assert mask.attrs["method"] == "nonzero"
+    expected = values > 0
+    expected[100:120, 150:170] = True
+    np.testing.assert_array_equal(mask.values, expected)
+
+
+def test_large_images_are_averaged_down():
+    image = xr.DataArray(da.ones((5000, 3000), chunks=1000, dtype=np.float32), dims=("y", "x"))
+    mask = tissue_mask(image, max_side=1000)
+    assert mask.shape == (1000, 600) and mask.values.all()
+
+
+def test_bad_arguments():
+    with pytest.raises(ParameterError, match="method"):
+        tissue_mask(np.zeros((4, 4)), method="otsu")
+    with pytest.raises(ParameterError, match="max_side"):
+        tissue_mask(xr.DataArray(np.zeros((4, 4)), dims=("y", "x")), max_side=0)
+
+
+def test_background_blocks_by_extent():
+    mask = xr.DataArray(np.zeros((10, 20), bool), dims=("y", "x"))
+    mask[2, 15] = True  # covers image rows 20..30, columns 150..160 of a 100 x 200 image
+    skip = background_blocks(mask, (100, 200))
+    assert not skip((0, 32), (128, 192)) and not skip((16, 24), (152, 153))
+    assert skip((0, 20), (0, 200)) and skip((30, 100), (0, 200)) and skip((0, 100), (0, 150))
+
+
+def test_skipped_blocks_are_not_read():
+    reads = set()
+
+    def read(block, block_info=None):
+        reads.add(tuple(block_info[None]["chunk-location"]))
+        return block
+
+    image = da.ones((256, 256), chunks=64).map_blocks(read, dtype=float)
+    mask = xr.DataArray(np.zeros((4, 4), bool), dims=("y", "x"))
+    mask[0, 0] = True  # only the first block is foreground
+
+    def ones(block, *, image_shape, src_origin, rows, cols, block_id):
+        return np.ones((rows[1] - rows[0], cols[1] - cols[0]))
+
+    out = map_haloed(ones, image, halo=4, dtype=float, name="t",
+                     skip=background_blocks(mask, (256, 256)))  # fmt: skip
+    values = out.compute(scheduler="synchronous")
+    assert values[:64, :64].all() and not values[64:].any() and not values[:, 64:].any()
+    assert reads == {(0, 0), (0, 1), (1, 0), (1, 1)}  # the block and its neighbours' halos
+
+
+def test_mask_samples_on_a_stride_grid():
+    mask = xr.DataArray(np.zeros((4, 4), bool), dims=("y", "x"))
+    mask[1, 2] = True  # image pixels 25..50 x 50..75 of a 100 x 100 image
+    result = da.zeros((25, 25, 3), chunks=(10, 10, 3))  # stride 4, offset 1: pixels 1, 5, ...
+    inside = mask_samples(mask, result, (100, 100), 4, 1).compute()
+    assert inside.shape == (25, 25, 1)
+    pixels = np.arange(25) * 4 + 1
+    expected = ((pixels[:, None] >= 25) & (pixels[:, None] < 50)) & (
+        (pixels[None, :] >= 50) & (pixels[None, :] < 75)
+    )
+    np.testing.assert_array_equal(inside[..., 0], expected)
+
+
+def test_resolve_mask_forms(tmp_path):
+    image = xr.DataArray(np.zeros((8, 8)), dims=("y", "x"))
+    assert resolve_mask(None, image) is None and resolve_mask("none", image) is None
+    drawn = np.zeros((4, 4), np.uint8)
+    drawn[1:3, 1:3] = 255
+    tifffile.imwrite(tmp_path / "mask.tif", drawn)
+    from_file = resolve_mask(str(tmp_path / "mask.tif"), image)
+    np.testing.assert_array_equal(from_file.values, drawn > 0)
+    np.testing.assert_array_equal(resolve_mask(drawn, image).values, drawn > 0)

@@ -1,0 +1,286 @@
+"""Foreground masks of slides and scenes, and the blocks the engine can skip: :func:`tissue_mask`.
+
+A whole-slide image is often more glass than tissue, a satellite scene more nodata than land.
+:func:`tissue_mask` finds the foreground on a low-resolution pyramid level (or a coarsened copy
+of the image), and every out-of-core consumer that takes ``mask=`` (:func:`xfskde.local_fskde`,
+``xfskde coefficients`` and ``xfskde maps``) then
+
+* skips the blocks with no foreground: they are neither read nor computed (a task with no input
+  gives their block of zeros — the field of a region without gradients — so Dask culls the
+  reads; only the halo of a computed neighbour reads their pixels), and
+* sets the samples outside the mask to zero inside the blocks it computes, so that the result
+  does not depend on how the image was cut into blocks.
+
+**A mask covers the image's extent**, at any resolution: pixel ``(i, j)`` of an ``(my, mx)``
+mask covers the image pixels ``[i ny / my, (i + 1) ny / my) × [j nx / mx, (j + 1) nx / mx)`` of
+an ``(ny, nx)`` image, whatever level the image was opened at. Masks from :func:`tissue_mask`,
+from another pyramid level of the same slide or from a thumbnail all qualify.
+
+**Methods.**
+
+* ``"brightfield"`` (H&E, IHC: stained tissue on white glass): the HSV saturation
+  ``(max - min) / max`` of an RGB image — tissue is coloured, glass grey or white — thresholded
+  by Otsu's method (:func:`skimage.filters.threshold_otsu`); a grey-level image uses its
+  darkness ``1 - I / max`` instead. Very dark pixels (a scanner's black padding) are background.
+* ``"nonzero"`` (fluorescence, satellite mosaics): any channel finite, non-zero and not the
+  image's nodata value.
+* ``"auto"``: ``"brightfield"`` for 3- or 4-channel 8-bit images, ``"nonzero"`` otherwise.
+
+Then objects and holes smaller than ``min_fraction`` of the mask's area are removed and filled
+(:func:`skimage.morphology.remove_small_objects`, ``remove_small_holes``) and the foreground is
+grown by ``margin`` mask pixels, so that windows at the tissue's edge are computed whole.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from typing import Any
+
+import dask
+import dask.array as da
+import numpy as np
+import xarray as xr
+from skimage import filters, morphology
+
+from ._labels import image_nodata
+from ._validation import _check_choice
+from .exceptions import DimensionError, ParameterError
+from .io import open_image
+from .io.images import image_levels
+
+__all__ = ["METHODS", "background_blocks", "mask_samples", "resolve_mask", "tissue_mask"]
+
+#: The ways :func:`tissue_mask` tells foreground from background.
+METHODS: tuple[str, ...] = ("auto", "brightfield", "nonzero")
+#: The longest side of the level a mask is computed on, by default.
+MAX_SIDE = 2048
+#: Pixels darker than this fraction of the range are a scanner's padding, not tissue.
+_BLACK = 0.08
+
+
+def _level_for(source: Any, max_side: int, storage_options: Any) -> int:
+    """The finest pyramid level whose longer side is at most ``max_side`` (else the coarsest)."""
+    levels = image_levels(source, storage_options=storage_options)
+    sides = [max(lv.shape[lv.dims.index("y")], lv.shape[lv.dims.index("x")]) for lv in levels]
+    fitting = [i for i, side in enumerate(sides) if side <= max_side]
+    return fitting[0] if fitting else len(levels) - 1
+
+
+def _small(image: xr.DataArray, max_side: int) -> xr.DataArray:
+    """The image, block-averaged by a whole factor until its longer side is at most
+    ``max_side``, in memory (colour dims last)."""
+    colour = [d for d in image.dims if d not in ("y", "x")]
+    image = image.transpose("y", "x", *colour)
+    factor = max(1, math.ceil(max(image.sizes["y"], image.sizes["x"]) / max_side))
+    if factor > 1:
+        image = image.astype(np.float32).coarsen(y=factor, x=factor, boundary="pad").mean()
+        image.attrs["downsampled_by"] = factor
+    return image.compute()
+
+
+def _brightfield(values: np.ndarray, nodata: Any) -> tuple[np.ndarray, float]:
+    """Foreground of stained tissue on glass, and the Otsu threshold used."""
+    values = values.astype(np.float64)
+    valid = np.isfinite(values).all(axis=-1) if values.ndim == 3 else np.isfinite(values)
+    if nodata is not None:
+        missing = values == nodata
+        valid &= ~(missing.all(axis=-1) if values.ndim == 3 else missing)
+    top = np.nanmax(np.where(np.isfinite(values), values, np.nan)) or 1.0
+    if values.ndim == 3 and values.shape[-1] >= 3:
+        rgb = values[..., :3]
+        high, low = rgb.max(axis=-1), rgb.min(axis=-1)
+        measure = np.where(high > 0, (high - low) / np.maximum(high, 1e-12), 0.0)
+        dark = high < _BLACK * top
+    else:
+        grey = values if values.ndim == 2 else values.mean(axis=-1)
+        measure = 1.0 - grey / top
+        dark = grey < _BLACK * top
+    candidates = valid & ~dark
+    if candidates.sum() < 2 or np.ptp(measure[candidates]) == 0:
+        return np.zeros(measure.shape, bool), float("nan")
+    threshold = float(filters.threshold_otsu(measure[candidates]))
+    return candidates & (measure > threshold), threshold
+
+
+def _nonzero(values: np.ndarray, nodata: Any) -> np.ndarray:
+    ok = np.isfinite(values) & (values != 0)
+    if nodata is not None:
+        ok &= values != nodata
+    return ok.any(axis=-1) if values.ndim == 3 else ok
+
+
+def tissue_mask(
+    image: Any,
+    *,
+    method: str = "auto",
+    level: int | None = None,
+    max_side: int = MAX_SIDE,
+    min_fraction: float = 1e-4,
+    margin: int = 2,
+    storage_options: dict | None = None,
+) -> xr.DataArray:
+    """The foreground (tissue, land, signal) of an image, on a low-resolution level.
+
+    Parameters
+    ----------
+    image : path, URL or xarray.DataArray
+        A slide or scene as :func:`xfskde.open_image` reads it (the mask is computed on the
+        pyramid level chosen below), or an image already opened (a DataArray whose ``source``
+        attr names its file is read from that file's low-resolution level; any other is
+        block-averaged in memory down to ``max_side``).
+    method : {"auto", "brightfield", "nonzero"}
+        See the module docstring.
+    level : int, optional
+        The pyramid level to compute the mask on; default: the finest level whose longer side
+        is at most ``max_side`` pixels.
+    max_side : int
+        The largest side the mask is computed at (default 2048).
+    min_fraction : float
+        Objects and holes smaller than this fraction of the mask's area are dropped and filled.
+    margin : int
+        Mask pixels the foreground is grown by.
+    storage_options : dict, optional
+        Options of a URL's filesystem.
+
+    Returns
+    -------
+    xarray.DataArray
+        Boolean ``(y, x)``, True on the foreground, with the level's coordinates (µm when the
+        image records its pixel size) and attrs ``method``, ``threshold`` (Otsu's, for
+        brightfield), ``source``, ``source_level`` and ``mask_of`` (the full-resolution shape
+        it covers, when known).
+
+    Raises
+    ------
+    ParameterError
+        For an unknown ``method`` or non-positive ``max_side``, ``margin`` < 0.
+    """
+    _check_choice("method", method, METHODS)
+    if not (isinstance(max_side, int) and max_side >= 1):
+        raise ParameterError(f"max_side must be a positive number of pixels, got {max_side!r}")
+    if not (isinstance(margin, int) and margin >= 0):
+        raise ParameterError(f"margin must be a whole number of mask pixels >= 0, got {margin!r}")
+    if isinstance(image, xr.DataArray) and "source" in image.attrs:
+        image = image.attrs["source"]  # read its low-resolution level, not the full one
+    if isinstance(image, xr.DataArray):
+        full = (image.sizes["y"], image.sizes["x"])
+        small = _small(image, max_side)
+    else:
+        if level is None:
+            level = _level_for(image, max_side, storage_options)
+        opened = open_image(image, level=level, storage_options=storage_options)
+        first = image_levels(image, storage_options=storage_options)[0]
+        full = (first.shape[first.dims.index("y")], first.shape[first.dims.index("x")])
+        small = _small(opened, max_side)
+    values = np.asarray(small.values)
+    nodata = image_nodata(small)[0]
+    if method == "auto":
+        colour = values.ndim == 3 and values.shape[-1] in (3, 4)
+        method = "brightfield" if colour else "nonzero"
+    if method == "brightfield":
+        mask, threshold = _brightfield(values, nodata)
+    else:
+        mask, threshold = _nonzero(values, nodata), float("nan")
+    area = max(1, int(min_fraction * mask.size))
+    mask = morphology.remove_small_objects(mask, min_size=area)
+    mask = morphology.remove_small_holes(mask, area_threshold=area)
+    if margin:
+        mask = morphology.binary_dilation(mask, morphology.disk(margin))
+    coords = {d: small.coords[d] for d in ("y", "x") if d in small.coords}
+    return xr.DataArray(
+        mask,
+        dims=("y", "x"),
+        coords=coords,
+        name="tissue_mask",
+        attrs={
+            "method": method,
+            "threshold": threshold,
+            "source": str(small.attrs.get("source", "array")),
+            "source_level": int(small.attrs.get("source_level", 0)),
+            "mask_of": [int(full[0]), int(full[1])],
+            "long_name": "foreground (True) and background (False)",
+        },
+    )
+
+
+# ------------------------------------------------------------------------- using a mask
+
+
+def resolve_mask(mask: Any, image: xr.DataArray) -> xr.DataArray | None:
+    """The mask a consumer was given, as a small boolean ``(y, x)`` DataArray (or None).
+
+    ``mask`` is None (no mask), ``"auto"`` (:func:`tissue_mask` of ``image``), a path or URL
+    of a mask image (non-zero is foreground), or an array or DataArray (truthy is foreground).
+    """
+    if mask is None or (isinstance(mask, str) and mask == "none"):
+        return None
+    if isinstance(mask, str) and mask == "auto":
+        return tissue_mask(image)
+    if isinstance(mask, xr.DataArray):
+        values = mask
+    elif isinstance(mask, np.ndarray | da.Array):
+        if mask.ndim != 2:
+            raise DimensionError(f"a mask must be 2-D (y, x), got shape {mask.shape}")
+        values = xr.DataArray(mask, dims=("y", "x"))
+    else:
+        values = open_image(mask)
+    colour = [d for d in values.dims if d not in ("y", "x")]
+    if len(values.dims) - len(colour) != 2:
+        raise DimensionError(f"a mask needs dims y and x, got {values.dims}")
+    array = np.asarray(values.values)
+    if colour:
+        array = array.transpose([values.dims.index(d) for d in ("y", "x", *colour)])
+        array = array.reshape(*array.shape[:2], -1).any(axis=-1)
+    foreground = np.isfinite(array) & (array != 0) if array.dtype.kind == "f" else array != 0
+    return xr.DataArray(foreground, dims=("y", "x"), name="mask", attrs=dict(values.attrs))
+
+
+def _scaled(index: int, mask_n: int, image_n: int, up: bool) -> int:
+    value = index * mask_n / image_n
+    return min(mask_n, max(0, math.ceil(value) if up else math.floor(value)))
+
+
+def background_blocks(
+    mask: xr.DataArray, image_shape: tuple[int, int]
+) -> Callable[[tuple[int, int], tuple[int, int]], bool]:
+    """The ``skip`` of :func:`xfskde.lazy.map_haloed`: True for a block of an image of
+    ``image_shape`` that no foreground pixel of ``mask`` touches (O(1) per block, by a summed
+    area table of the mask)."""
+    values = np.asarray(mask.values, bool)
+    my, mx = values.shape
+    ny, nx = image_shape
+    table = np.zeros((my + 1, mx + 1), np.int64)
+    table[1:, 1:] = values.cumsum(0).cumsum(1)
+
+    def skip(rows: tuple[int, int], cols: tuple[int, int]) -> bool:
+        r0, r1 = _scaled(rows[0], my, ny, False), _scaled(rows[1], my, ny, True)
+        c0, c1 = _scaled(cols[0], mx, nx, False), _scaled(cols[1], mx, nx, True)
+        return table[r1, c1] - table[r0, c1] - table[r1, c0] + table[r0, c0] == 0
+
+    return skip
+
+
+def _lookup(block: np.ndarray, mask: np.ndarray, image_shape: tuple[int, int], stride: int,
+            offset: int, block_info: dict | None = None) -> np.ndarray:  # fmt: skip
+    """The mask at the samples of one block of a stride grid (nearest mask pixel)."""
+    (r0, r1), (c0, c1) = block_info[0]["array-location"][:2]
+    my, mx = mask.shape
+    rows = ((np.arange(r0, r1) * stride + offset + 0.5) * my / image_shape[0]).astype(np.int64)
+    cols = ((np.arange(c0, c1) * stride + offset + 0.5) * mx / image_shape[1]).astype(np.int64)
+    inside = mask[np.minimum(rows, my - 1)][:, np.minimum(cols, mx - 1)]
+    return inside.reshape(inside.shape + (1,) * (block.ndim - 2))
+
+
+def mask_samples(
+    mask: xr.DataArray, result: da.Array, image_shape: tuple[int, int], stride: int, offset: int
+) -> da.Array:
+    """The mask at every sample of a lazy ``(ny, nx, ...)`` result of a stride grid, chunked as
+    the result (trailing dims of length 1, to broadcast). The small mask travels once, as one
+    dependency of the tasks, not inside each of them."""
+    shared = dask.delayed(np.asarray(mask.values, bool), pure=True)
+    return da.map_blocks(
+        _lookup, result, shared, image_shape, stride, offset,
+        chunks=(*result.chunks[:2], *((1,) for _ in result.chunks[2:])),
+        dtype=bool, meta=np.empty((0,) * result.ndim, bool), token="xfskde-mask-samples",
+    )  # fmt: skip
