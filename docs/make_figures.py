@@ -1,4 +1,4 @@
-"""Regenerate every figure of the docs into docs/images/fig*.png (the paper's Figures 1, 2, 4–9).
+"""Regenerate every figure of the docs into docs/images/ (the paper's Figures 1, 2, 4–9 and more).
 
     python docs/make_figures.py                    # all figures (several minutes)
     python docs/make_figures.py --quick            # small Monte Carlo and experiment sizes
@@ -9,6 +9,9 @@ Figures 5 and 6 compare a simulation of F1 canonicalization (eq. 8) under noise 
 expectation of Theorem 1 (section 4.2), computed by Monte Carlo in :func:`theorem1_expectation`.
 Figures 7 and 8 come from :func:`xfskde.experiments.patches.patches_experiment`, Figure 9 from
 :func:`xfskde.experiments.detection.detection_experiment`, both on their offline proxies.
+``orientation_map`` and ``rose`` are the pictures of docs/plotting.md and docs/orientation.md:
+scikit-image's camera photograph beside its axial orientation map (:func:`xfskde.plot.
+orientation_map`), and rose diagrams of two regions of it (:func:`xfskde.plot.rose`).
 """
 
 from __future__ import annotations
@@ -286,9 +289,82 @@ def fig9(out: Path, quick: bool) -> Path:
     return _save(fig, out, "fig9")
 
 
+def _camera_field():
+    """scikit-image's camera photograph and its field (K = 8, Gaussian window σ = 3), labelled."""
+    import xarray as xr
+    from skimage import data
+
+    image = xr.DataArray(data.camera(), dims=("y", "x"), name="camera")
+    return image, image.fskde.coefficients(order=8, window="gaussian", size=3)
+
+
+#: The regions of the rose figure: (label, {"y": slice, "x": slice}) in pixels.
+ROSE_REGIONS = (
+    ("A: tripod's right leg", {"y": slice(392, 456), "x": slice(340, 380)}),
+    ("B: grass", {"y": slice(330, 480), "x": slice(420, 505)}),
+)
+
+
+def _save_rgb(fig, out: Path, name: str) -> Path:
+    """Save as an opaque RGB PNG, compressed hard: colour maps of textures are large files."""
+    import io
+
+    import matplotlib.pyplot as plt
+    from PIL import Image
+
+    buffer = io.BytesIO()
+    fig.savefig(buffer, dpi=DPI, format="png", facecolor="white")
+    plt.close(fig)
+    path = out / f"{name}.png"
+    Image.open(buffer).convert("RGB").save(path, optimize=True)
+    return path
+
+
+def orientation_map(out: Path, quick: bool) -> Path:
+    """The camera photograph, its axial orientation (hue) and coherence (brightness), the wheel."""
+    import matplotlib.pyplot as plt
+
+    image, field = _camera_field()
+    fig = plt.figure(figsize=(8.6, 3.8), layout="constrained")
+    grid = fig.add_gridspec(1, 3, width_ratios=[1, 1, 0.42])
+    panels = fig.add_subplot(grid[0, 0]), fig.add_subplot(grid[0, 1])
+    plot.orientation_map(image, field, panels, legend=fig.add_subplot(grid[0, 2]))
+    panels[0].set_title("camera (scikit-image)", fontsize=9)
+    panels[1].set_title("orientation ω (hue), coherence (brightness)", fontsize=9)
+    return _save_rgb(fig, out, "orientation_map")
+
+
+def rose(out: Path, quick: bool) -> Path:
+    """Two regions of the camera photograph and the rose diagrams of their mean coefficients."""
+    import matplotlib.pyplot as plt
+    from matplotlib.patches import Rectangle
+
+    image, field = _camera_field()
+    fig = plt.figure(figsize=(10, 4.2), layout="constrained")
+    ax_image = fig.add_subplot(1, 3, 1)
+    ax_image.imshow(image.values, cmap="gray")
+    ax_image.set_axis_off()
+    ax_image.set_title("two regions", fontsize=9)
+    for i, (name, region) in enumerate(ROSE_REGIONS):
+        y, x = region["y"], region["x"]
+        corner, width, height = (x.start - 0.5, y.start - 0.5), x.stop - x.start, y.stop - y.start
+        for colour, linewidth in (("black", 3.5), ("white", 1.5)):
+            ax_image.add_patch(Rectangle(corner, width + 1, height + 1, fill=False,
+                                         edgecolor=colour, linewidth=linewidth))  # fmt: skip
+        ax_image.text(x.start, y.start - 8, name[0], color="white", fontsize=11, weight="bold")
+        ax = fig.add_subplot(1, 3, 2 + i, projection="polar")
+        plot.rose(field, region, ax, color="0.25")
+        ax.set_title(name, fontsize=9)
+        ax.set_yticklabels([])
+        ax.tick_params(labelsize=7)
+        ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.08))
+    return _save_rgb(fig, out, "rose")
+
+
 FIGURES: dict[str, Callable[[Path, bool], Path]] = {
     "fig1": fig1, "fig2": fig2, "fig4": fig4, "fig5": fig5, "fig6": fig6,
     "fig7": fig7, "fig8": fig8, "fig9": fig9,
+    "orientation_map": orientation_map, "rose": rose,
 }  # fmt: skip
 
 

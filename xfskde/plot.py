@@ -7,26 +7,47 @@
   HOG visualisation.
 - :func:`kernel` — cos^2K kernels of several orders, exact or truncated (Figures 2 and 4).
 - :func:`orientation_rgb` — a dominant-orientation map as an RGB array (NumPy and scikit-image
-  only, no matplotlib): hue = orientation, brightness = coherence.
+  only, no matplotlib): hue = orientation over 2π, brightness = coherence.
+- :func:`orientation_map` — the *axial* orientation of the structures (:mod:`xfskde.orientation`,
+  from F_2) beside the image: hue over [0, π) from a cyclic colour map, brightness (or opacity)
+  = coherence, with the colour wheel of :func:`orientation_wheel` as its legend; colours from
+  :func:`axial_rgb`.
+- :func:`rose` — a rose diagram: the density f(θ) (eq. 1) of the mean coefficients over a region
+  of a field, with its axial reading.
 
 Angles follow :mod:`xfskde.gradients`: θ is measured from the +x (column) axis towards the +y
 (row) axis, so on an image shown with ``imshow`` (origin at the top left) a spoke points the way
-the gradient points. matplotlib is imported only when a function is called, so ``import
-xfskde.plot`` works without it.
+the gradient points, angles turn clockwise on the screen, and the wheel of
+:func:`orientation_wheel` and the polar axes of :func:`rose` are drawn the same way.
+matplotlib is imported only when a function is called, so ``import xfskde.plot`` works without
+it.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Mapping, Sequence
+from typing import Any, Literal, NamedTuple
 
 import numpy as np
 
+from . import orientation as _orientation
 from ._grid import sample_offset
 from .density import evaluate
+from .exceptions import DimensionError, ParameterError
+from .fields import check_field
 from .kernel import Cos2KKernel
 
-__all__ = ["glyphs", "kernel", "orientation_rgb", "polar"]
+__all__ = [
+    "OrientationAxes",
+    "axial_rgb",
+    "glyphs",
+    "kernel",
+    "orientation_map",
+    "orientation_rgb",
+    "orientation_wheel",
+    "polar",
+    "rose",
+]
 
 _INSTALL = "xfskde.plot needs matplotlib: pip install 'xfskde[plot]' (or pip install matplotlib)"
 
@@ -301,3 +322,618 @@ def orientation_rgb(orientation: Any, coherence: Any, *, white: float | None = N
     hue = np.mod(orientation, 2 * np.pi) / (2 * np.pi)
     value = np.clip(coherence / max(white, 1e-12), 0, 1)
     return hsv2rgb(np.stack([hue, np.ones_like(hue), value], axis=-1))
+
+
+# --- axial orientation: colours, the colour wheel, the map beside the image, rose diagrams -----
+
+#: Levels at which a matplotlib colour map other than the exact HSV circle is sampled (0.18°).
+_CMAP_LEVELS = 1024
+
+
+class OrientationAxes(NamedTuple):
+    """The Axes that :func:`orientation_map` drew into.
+
+    Attributes
+    ----------
+    image : matplotlib Axes or None
+        The image's own panel; None when it has none (no image, or one Axes given).
+    map : matplotlib Axes
+        The orientation map; its last ``AxesImage`` holds the RGB(A) picture of
+        :func:`axial_rgb`, placed by the field's coordinates.
+    legend : matplotlib Axes or None
+        The colour wheel (:func:`orientation_wheel`); None with ``legend=False``.
+    """
+
+    image: Any
+    map: Any
+    legend: Any
+
+
+def _hues(fraction: Any, cmap: Any) -> np.ndarray:
+    """RGB ``(..., 3)`` of a cyclic colour map at ``fraction`` (taken modulo 1)."""
+    fraction = np.mod(np.asarray(fraction, dtype=np.float64), 1.0)
+    if isinstance(cmap, str) and cmap == "hsv":  # the exact hue circle: red at 0 and at 1
+        try:
+            from matplotlib.colors import hsv_to_rgb
+        except ImportError as error:
+            raise ImportError(_INSTALL) from error
+        ones = np.ones_like(fraction)
+        return hsv_to_rgb(np.stack([fraction, ones, ones], axis=-1))
+    try:
+        import matplotlib
+    except ImportError as error:
+        raise ImportError(_INSTALL) from error
+    colormap = matplotlib.colormaps[cmap] if isinstance(cmap, str) else cmap
+    return np.asarray(colormap.resampled(_CMAP_LEVELS)(fraction), dtype=np.float64)[..., :3]
+
+
+def axial_rgb(
+    orientation: Any,
+    coherence: Any,
+    *,
+    white: float = 1.0,
+    cmap: Any = "hsv",
+    shade: Literal["value", "alpha"] = "value",
+) -> np.ndarray:
+    """Colours of an axial orientation map: hue over [0, π), brightness or opacity = coherence.
+
+    The colour map goes once round over **π**, not 2π: ω and ω + π are one axis and share a
+    colour, and ω → π meets ω = 0. So both flanks of one line — whose gradients point in opposite
+    directions, θ and θ + π — get one colour, which a hue of the gradient *direction*
+    (:func:`orientation_rgb` of −arg F_1) cannot give.
+
+    Parameters
+    ----------
+    orientation : array_like
+        Axial orientation ω in radians, taken modulo π: :func:`xfskde.orientation.orientation`
+        (from F_2, the doubled angles of eq. 1). NaN (no axis) is drawn black (``"value"``) or
+        transparent (``"alpha"``).
+    coherence : array_like
+        Coherence in [0, 1] (:func:`xfskde.orientation.coherence`), the same shape.
+    white : float
+        The coherence drawn at full brightness (default 1); brightness is
+        ``clip(coherence / white, 0, 1)``.
+    cmap : str or matplotlib Colormap
+        A cyclic colour map, sampled at ω/π. ``"hsv"`` (default) is the exact HSV hue circle
+        (red at 0 and π, yellow at π/6, green at π/3, cyan at π/2, blue at 2π/3, magenta at
+        5π/6): every hue has full value, so brightness says coherence and nothing else.
+        ``"twilight"`` is perceptually uniform but codes the angle partly by lightness (white at
+        0, dark at π/2), which then mixes with the coherence shading: use it with ``"alpha"``.
+    shade : {"value", "alpha"}
+        ``"value"``: the colour times the brightness (the HSV value, for ``"hsv"``), so low
+        coherence is dark. ``"alpha"``: RGBA with the brightness as opacity, to lay over the
+        image, which then shows through where coherence is low.
+
+    Returns
+    -------
+    numpy.ndarray of float64, shape ``orientation.shape + (3,)`` (``+ (4,)`` for ``"alpha"``)
+        Values in [0, 1].
+    """
+    if shade not in ("value", "alpha"):
+        raise ParameterError(f"shade must be 'value' or 'alpha', got {shade!r}")
+    white = float(white)
+    if not (np.isfinite(white) and white > 0):
+        raise ParameterError(f"white must be a positive number, got {white!r}")
+    omega = np.asarray(orientation, dtype=np.float64)
+    strength = np.asarray(coherence, dtype=np.float64)
+    if omega.shape != strength.shape:
+        raise DimensionError(
+            f"orientation and coherence must have one shape, got {omega.shape} and {strength.shape}"
+        )
+    missing = ~np.isfinite(omega)
+    rgb = _hues(np.where(missing, 0.0, omega) / np.pi, cmap)
+    value = np.clip(np.nan_to_num(strength) / white, 0.0, 1.0)
+    value[missing] = 0.0
+    if shade == "alpha":
+        return np.concatenate([rgb, value[..., None]], axis=-1)
+    return rgb * value[..., None]
+
+
+def _wheel_rgba(size: int, white: float, cmap: Any, shade: str) -> np.ndarray:
+    """A ``size``×``size`` RGBA disc in image layout (row 0 on top, y down the rows).
+
+    The pixel at offset (dx, dy) from the centre has the direction atan2(dy, dx) — the library's
+    angle as displayed — and the colour of that axis, with coherence ``white`` × its distance
+    from the centre over the radius; outside the disc it is transparent.
+    """
+    centre = (size - 1) / 2
+    dy, dx = np.mgrid[0:size, 0:size] - centre
+    radius = np.hypot(dx, dy) / centre
+    colours = axial_rgb(np.arctan2(dy, dx), white * np.minimum(radius, 1.0), white=white,
+                        cmap=cmap, shade=shade)  # fmt: skip
+    if shade == "value":
+        colours = np.concatenate([colours, np.ones((size, size, 1))], axis=-1)
+    colours[radius > 1.0, 3] = 0.0
+    return colours
+
+
+def orientation_wheel(
+    ax: Any = None,
+    *,
+    white: float = 1.0,
+    cmap: Any = "hsv",
+    shade: Literal["value", "alpha"] = "value",
+    size: int = 201,
+    labels: bool = True,
+    caption: bool = True,
+    fontsize: float = 7.0,
+) -> Any:
+    """The colour wheel of :func:`orientation_map`: its legend, drawn as the image is shown.
+
+    The pixel of the disc that lies in the direction θ from its centre — θ in the library's
+    convention (:mod:`xfskde.gradients`): from +x (right) towards +y (**down**), clockwise on the
+    screen — has the colour of the axis ω = θ mod π. So a structure that runs at +30° on the
+    screen (down to the right) has the colour the wheel shows 30° clockwise from its right-hand
+    end, and again at 210°: an axis has no sense, so the wheel is symmetric through its centre.
+    The distance from the centre is the coherence: 0 at the centre (black; transparent with
+    ``shade="alpha"``), ``white`` and above at the rim (full colour). The angles 0°, 45°, 90° and
+    135° are written round the lower half.
+
+    Parameters
+    ----------
+    ax : matplotlib Axes, optional
+        A Cartesian Axes to draw into; None creates one in a new figure.
+    white : float
+        The coherence at the rim, as for :func:`axial_rgb`.
+    cmap : str or matplotlib Colormap
+        The map's colour map (:func:`axial_rgb`).
+    shade : {"value", "alpha"}
+        The map's shading (:func:`axial_rgb`).
+    size : int
+        Side of the disc's picture in pixels (default 201).
+    labels : bool
+        Write the angles 0°, 45°, 90°, 135° round the rim.
+    caption : bool
+        Say above and below the wheel what the angle and the radius mean.
+    fontsize : float
+        Of the labels.
+
+    Returns
+    -------
+    matplotlib Axes
+        Its data coordinates are the unit disc with x to the right and y **down** (the y axis is
+        inverted, as for an image), so the point at angle θ and radius r is (r cos θ, r sin θ).
+    """
+    if int(size) != size or size < 3:
+        raise ParameterError(f"size must be an int >= 3, got {size!r}")
+    size = int(size)
+    if ax is None:
+        _, ax = _pyplot().subplots(figsize=(2.0, 2.0))
+    rgba = _wheel_rgba(size, float(white), cmap, shade)
+    half = 1.0 + 1.0 / (size - 1)  # the pixel centres span [-1, 1]; their edges half a pixel more
+    ax.imshow(rgba, extent=(-half, half, half, -half), origin="upper", interpolation="nearest")
+    ax.set_xlim(-1.4, 1.4)
+    # y downwards, as an image is shown; room for the labels and captions
+    ax.set_ylim(*((1.75, -1.35) if caption else (1.4, -1.2)))
+    ax.set_aspect("equal")
+    ax.set_xticks([])
+    ax.set_yticks([])
+    for spine in ax.spines.values():
+        spine.set_visible(False)
+    if labels:
+        places = {0: ("left", "center"), 45: ("left", "top"), 90: ("center", "top"),
+                  135: ("right", "top")}  # fmt: skip
+        for degrees, (ha, va) in places.items():
+            c, s = np.cos(np.deg2rad(degrees)), np.sin(np.deg2rad(degrees))
+            ax.plot([c, 1.1 * c], [s, 1.1 * s], color="0.2", linewidth=0.8)
+            ax.text(1.13 * c, 1.13 * s, f"{degrees}°", ha=ha, va=va, fontsize=fontsize)
+    if caption:
+        rim = "1" if float(white) == 1.0 else f"{float(white):g}"
+        ax.text(0.0, -1.12, "ω, clockwise from →", ha="center", va="bottom", fontsize=fontsize)
+        ax.text(0.0, 1.42, f"coherence: 0 (centre)\nto {rim} (rim)", ha="center", va="top",
+                fontsize=0.9 * fontsize)  # fmt: skip
+    return ax
+
+
+def _cell_edges(coord: Any, n: int, stride: int) -> tuple[float, float]:
+    """The outer edges of ``n`` cells along one axis: the first's leading, the last's trailing.
+
+    None (a NumPy field) means the stride grid of :mod:`xfskde._grid` in pixels: sample i stands
+    for the pixels ``i*s .. i*s + s - 1``. Otherwise ``coord`` holds the cells' centres
+    (:mod:`xfskde._labels`), except integer coords of an even-stride field, which name the
+    sampled pixel ``i*s + o`` of an image without coordinates: the centre is half a pixel on.
+    """
+    if coord is None:
+        return -0.5, n * stride - 0.5
+    values = np.asarray(coord)
+    centres = values.astype(np.float64)
+    if values.dtype.kind in "iu" and stride % 2 == 0:
+        centres = centres + 0.5
+    step = (centres[-1] - centres[0]) / (n - 1) if n > 1 else float(stride)
+    return float(centres[0] - step / 2), float(centres[-1] + step / 2)
+
+
+def _spatial_dims(array: Any) -> list[str]:
+    dims = [d for d in array.dims if d != "k"]
+    if {"y", "x"} <= set(dims):
+        return ["y", "x"]
+    if len(dims) != 2:
+        raise DimensionError(f"expected two spatial dims (y, x), got dims {tuple(array.dims)}")
+    return dims
+
+
+def _extent(array: Any, stride: int) -> tuple[float, float, float, float]:
+    """``imshow``'s (left, right, bottom, top) of a (y, x[, k]) DataArray or array."""
+    dims = getattr(array, "dims", None)
+    if dims is None:
+        ny, nx = np.shape(array)[:2]
+        (top, bottom), (left, right) = _cell_edges(None, ny, stride), _cell_edges(None, nx, stride)
+    else:
+        stride = int(array.attrs.get("stride", stride))
+        ydim, xdim = _spatial_dims(array)
+        edges = [
+            _cell_edges(array[d].values if d in array.coords else None, array.sizes[d], stride)
+            for d in (ydim, xdim)
+        ]
+        (top, bottom), (left, right) = edges
+    return left, right, bottom, top
+
+
+def _yx_values(array: Any) -> np.ndarray:
+    """The values of a computed map, (y, x) for a DataArray."""
+    if getattr(array, "dims", None) is not None:
+        return np.asarray(array.transpose(*_spatial_dims(array)).values)
+    return np.asarray(array)
+
+
+def _orientation_maps(
+    field_or_maps: Any, kernel: Any, stride: int
+) -> tuple[np.ndarray, np.ndarray, tuple[float, float, float, float]]:
+    """Orientation and coherence as NumPy (y, x) arrays, and their extent."""
+    import dask
+
+    if isinstance(field_or_maps, (tuple, list)):
+        if len(field_or_maps) != 2:
+            raise ParameterError(
+                "field_or_maps must be a coefficient field or a pair (orientation, coherence), "
+                f"got a sequence of {len(field_or_maps)}"
+            )
+        omega, strength = field_or_maps
+    else:
+        field = field_or_maps
+        if getattr(field, "dims", None) is not None:
+            field = check_field(field)
+            if field.sizes["k"] > 3 and (
+                "k" not in field.coords or np.array_equal(field["k"].values[:3], range(3))
+            ):
+                field = field.isel(k=slice(0, 3))  # F_0 and F_2 are all the maps read
+        elif np.ndim(field) != 3:
+            raise DimensionError(
+                f"a coefficient field must be (ny, nx, ℓ), got shape {np.shape(field)}; pass "
+                "precomputed maps as a pair (orientation, coherence)"
+            )
+        omega = _orientation.orientation(field)
+        strength = _orientation.coherence(field, kernel)
+    extent = _extent(omega, stride)
+    omega, strength = dask.compute(omega, strength)  # one pass over a lazy field for both
+    omega, strength = _yx_values(omega), _yx_values(strength)
+    if omega.ndim != 2 or omega.shape != strength.shape:
+        raise DimensionError(
+            f"orientation and coherence must be 2-D maps of one shape, got {omega.shape} and "
+            f"{strength.shape}"
+        )
+    return omega, strength, extent
+
+
+def _image_pixels(image: Any) -> tuple[np.ndarray, tuple[float, float, float, float]]:
+    """An image's values (y, x[, colour]) and its extent, from its coordinates if it has them."""
+    if getattr(image, "dims", None) is not None:
+        spatial = ["y", "x"] if {"y", "x"} <= set(image.dims) else list(image.dims[:2])
+        rest = [d for d in image.dims if d not in spatial]
+        image = image.transpose(*spatial, *rest)
+        extent = _extent(image, 1)
+        pixels = np.asarray(image.values)
+    else:
+        pixels = np.asarray(image)
+        extent = _extent(pixels, 1)
+    if pixels.ndim not in (2, 3):
+        raise DimensionError(f"image must be (y, x) or (y, x, colour), got shape {pixels.shape}")
+    return pixels, extent
+
+
+def orientation_map(
+    image: Any,
+    field_or_maps: Any,
+    ax: Any = None,
+    *,
+    kernel: Cos2KKernel | float | None = None,
+    stride: int = 1,
+    white: float = 1.0,
+    cmap: Any = "hsv",
+    shade: Literal["value", "alpha"] = "value",
+    legend: Any = True,
+    image_cmap: str = "gray",
+    interpolation: str | None = None,
+) -> OrientationAxes:
+    """The axial orientation of the structures beside the image, coloured over [0, π).
+
+    Hue is the orientation ω along the edges, lines and fibres (:func:`xfskde.orientation.
+    orientation`: −½ arg F_2 + π/2 mod π, eq. 1 with doubled angles), brightness (or opacity) the
+    coherence C = (|F_2|/H_2)/(F_0/H_0) (:func:`xfskde.orientation.coherence`), colours from
+    :func:`axial_rgb`: both flanks of a thin line share one colour, and isotropic texture or noise
+    is dark. The colour wheel of :func:`orientation_wheel` is the legend, drawn as the picture is
+    displayed (y down, angles clockwise), so the hue a structure has is the wheel's in the
+    direction it runs on the screen.
+
+    Parameters
+    ----------
+    image : array_like, xarray.DataArray or None
+        The image, (y, x) or (y, x, colour), shown in its own panel (and under the colours with
+        ``shade="alpha"``). A DataArray is placed by its ``y``/``x`` coordinates (with none, and
+        for arrays, in pixels). Its computed values are drawn: pass a downsampled copy of a slide.
+    field_or_maps : coefficient field or (orientation, coherence)
+        A ``(y, x, k)`` coefficient field (ℓ >= 3) — a labelled DataArray from
+        :func:`xfskde.local_fskde`, ``.fskde.coefficients`` or :func:`xfskde.open_coefficients`,
+        or a NumPy or Dask array ``(ny, nx, ℓ)`` — whose orientation and coherence are computed
+        here (only F_0 and F_2 are read; a Dask field is computed once for both maps); or the two
+        maps already computed, each a NumPy, Dask or DataArray (y, x).
+    ax : matplotlib Axes or pair of Axes, optional
+        None: a new figure with the image, the map and the wheel side by side (the image and map
+        panels share their axes: zoom one, the other follows). A pair ``(image_ax, map_ax)``: the
+        two panels, the wheel inset in the map's lower right corner. One Axes: the map alone (over
+        the image with ``shade="alpha"``), the wheel inset.
+    kernel : Cos2KKernel or float, optional
+        The kernel of a NumPy or Dask field (:func:`xfskde.orientation.coherence`); a labelled
+        field records its own.
+    stride : int
+        For NumPy or Dask fields and maps: the stride they were computed with; sample i then
+        covers the pixels ``i*stride .. i*stride + stride - 1`` (:mod:`xfskde._grid`). A
+        DataArray is placed by its coordinates instead (cells centred on them).
+    white : float
+        The coherence drawn at full brightness (default 1).
+    cmap : str or matplotlib Colormap
+        A cyclic colour map over [0, π): ``"hsv"`` (default, the exact hue circle; see
+        :func:`axial_rgb` for why) or e.g. ``"twilight"``.
+    shade : {"value", "alpha"}
+        Coherence as brightness (dark where low; default) or as opacity over the image.
+    legend : bool or matplotlib Axes
+        Draw the colour wheel: True (default) where the layout puts it, an Axes to draw it into,
+        or False.
+    image_cmap : str
+        Colour map of a one-channel image (default grey).
+    interpolation : str, optional
+        ``imshow``'s interpolation of the map; ``"nearest"`` shows strided cells as blocks.
+
+    Returns
+    -------
+    OrientationAxes
+        The named tuple ``(image, map, legend)`` of the Axes drawn into.
+
+    Examples
+    --------
+    >>> import numpy as np, xfskde
+    >>> from xfskde import plot
+    >>> y, x = np.mgrid[0:64, 0:64]
+    >>> stripes = np.cos(2 * np.pi * (y - x * np.tan(np.pi / 6)) / 16)  # run at +30°
+    >>> F = xfskde.local_fskde(stripes, order=8, window="gaussian", size=3)
+    >>> axes = plot.orientation_map(stripes, F, kernel=xfskde.Cos2KKernel(8))  # doctest: +SKIP
+    """
+    plt = _pyplot()
+    if shade not in ("value", "alpha"):
+        raise ParameterError(f"shade must be 'value' or 'alpha', got {shade!r}")
+    if int(stride) != stride or stride < 1:
+        raise ParameterError(f"stride must be a positive int, got {stride!r}")
+    omega, strength, extent = _orientation_maps(field_or_maps, kernel, int(stride))
+    colours = axial_rgb(omega, strength, white=white, cmap=cmap, shade=shade)
+
+    legend_ax = legend if legend not in (True, False, None) else None
+    inset = legend is True
+    if ax is None:
+        panels = 2 if image is not None else 1
+        widths = [1.0] * panels + ([0.42] if legend is True else [])
+        width = 4.3 * panels + (1.9 if legend is True else 0.3)
+        fig = plt.figure(figsize=(width, 4.6), layout="constrained")
+        grid = fig.add_gridspec(1, len(widths), width_ratios=widths)
+        image_ax = fig.add_subplot(grid[0, 0]) if image is not None else None
+        map_ax = fig.add_subplot(grid[0, panels - 1], sharex=image_ax, sharey=image_ax)
+        if legend is True:
+            legend_ax, inset = fig.add_subplot(grid[0, panels]), False
+        map_ax.set_title("orientation (hue), coherence (brightness)", fontsize=10)
+        if image_ax is not None:
+            image_ax.set_title("image", fontsize=10)
+    elif isinstance(ax, (tuple, list)):
+        if len(ax) != 2:
+            raise ParameterError(f"ax must be one Axes or a pair (image, map), got {len(ax)}")
+        image_ax, map_ax = ax
+    else:
+        image_ax, map_ax = None, ax
+
+    image_extent = None
+    if image is not None:
+        pixels, image_extent = _image_pixels(image)
+        grey = image_cmap if pixels.ndim == 2 else None
+        for panel in (image_ax, map_ax if shade == "alpha" else None):
+            if panel is not None:
+                panel.imshow(pixels, cmap=grey, extent=image_extent, origin="upper")
+    elif shade == "alpha":
+        map_ax.set_facecolor("0.5")
+    map_ax.imshow(colours, extent=extent, origin="upper", interpolation=interpolation)
+    if image_extent is not None:  # the image's frame: a last, partial cell may overhang it
+        left, right, bottom, top = image_extent
+        map_ax.set_xlim(left, right)
+        map_ax.set_ylim(bottom, top)
+    for panel in (image_ax, map_ax):
+        if panel is not None:
+            panel.set_xticks([])
+            panel.set_yticks([])
+
+    if inset:
+        legend_ax = map_ax.inset_axes([0.76, 0.01, 0.23, 0.23])
+        legend_ax.set_facecolor((1.0, 1.0, 1.0, 0.8))
+    if legend_ax is not None:
+        orientation_wheel(legend_ax, white=white, cmap=cmap, shade=shade, caption=not inset,
+                          fontsize=6.0 if inset else 8.0)  # fmt: skip
+    return OrientationAxes(image_ax, map_ax, legend_ax)
+
+
+def _region_mean(field: Any, region: Any, stride: int) -> tuple[np.ndarray, int]:
+    """The mean coefficients (ℓ,) over a region of a field, and how many samples it averaged.
+
+    Samples whose F_0 is not finite (no-data under ``nan_policy="propagate"``) are left out.
+    """
+    import dask
+    import xarray as xr
+
+    if isinstance(field, xr.DataArray):
+        field = check_field(field)
+        F = field.transpose(*_spatial_dims(field), "k")
+        if _spatial_dims(field) != ["y", "x"]:
+            F = F.rename(dict(zip(_spatial_dims(field), ("y", "x"), strict=True)))
+    else:
+        if np.ndim(field) != 3:
+            raise DimensionError(f"field must be (ny, nx, ℓ), got shape {np.shape(field)}")
+        ny, nx = np.shape(field)[:2]
+        coords = {"y": _grid_pixels(ny, stride), "x": _grid_pixels(nx, stride)}
+        F = xr.DataArray(field, dims=("y", "x", "k"), coords=coords)
+    if np.dtype(F.dtype).kind not in "cfiu":
+        raise DimensionError(f"field must hold FS-KDE coefficients, got dtype {F.dtype}")
+    if isinstance(region, Mapping):
+        unknown = sorted(set(region) - {"y", "x"})
+        if unknown:
+            raise ParameterError(
+                f"region's keys must be 'y' and/or 'x' (coordinate slices), got {unknown}"
+            )
+        F = F.sel(dict(region))
+        keep = xr.ones_like(F.isel(k=0).real, dtype=bool)
+    elif region is None:
+        keep = xr.ones_like(F.isel(k=0).real, dtype=bool)
+    else:
+        if isinstance(region, xr.DataArray):
+            mask = region.transpose(*_spatial_dims(region))
+            mask = mask.rename(dict(zip(mask.dims, ("y", "x"), strict=True)))
+            # no coordinates: pixel indices, as the field of an image without them has
+            mask = mask.assign_coords({d: np.arange(mask.sizes[d]) for d in ("y", "x")
+                                       if d not in mask.coords})  # fmt: skip
+            if mask.shape != F.shape[:2] or not all(
+                d in mask.coords and d in F.coords and np.array_equal(mask[d], F[d])
+                for d in ("y", "x")
+            ):  # a mask on another grid (the image's): the value nearest each sample
+                mask = mask.sel(y=F["y"], x=F["x"], method="nearest")
+            mask = mask.drop_vars([c for c in mask.coords if c not in ("y", "x")])
+        else:
+            mask = np.asarray(region)
+            if mask.shape != F.shape[:2]:
+                raise DimensionError(
+                    f"a region mask must have the field's spatial shape {F.shape[:2]}, got "
+                    f"{mask.shape} (a DataArray mask on the image's grid is resampled instead)"
+                )
+            mask = xr.DataArray(mask, dims=("y", "x"), coords={"y": F["y"], "x": F["x"]})
+        if mask.dtype != bool:
+            raise ParameterError(f"a region mask must be boolean, got dtype {mask.dtype}")
+        keep = mask
+    keep = keep & np.isfinite(F.isel(k=0))
+    total = F.astype(np.complex128).where(keep, 0).sum(("y", "x"))
+    total, count = dask.compute(total.values, keep.sum().values)
+    count = int(count)
+    if count == 0:
+        raise ParameterError(
+            "the region selects no sample of the field (or only no-data ones): check its "
+            "slices against the field's coordinates (field.y, field.x)"
+        )
+    return np.asarray(total) / count, count
+
+
+def rose(
+    field: Any,
+    region: Any = None,
+    ax: Any = None,
+    *,
+    stride: int = 1,
+    axial: bool = True,
+    orientation: bool = True,
+    normalize: bool = False,
+    n_points: int = 721,
+    cmap: Any = "hsv",
+    fill: bool = True,
+    **plot_kwargs: Any,
+) -> Any:
+    """Rose diagram of a region of a field: the FS-KDE density of its gradients' angles.
+
+    The coefficients are **averaged over the region first** and the density of the mean is
+    drawn, f(θ) = Σ_k F̄_k e^{ikθ} (eq. 1, :func:`xfskde.evaluate`). The FS-KDE is linear in its
+    weights, so F̄ is itself the FS-KDE of every gradient in the region's windows, each weighted
+    by |g| times the window weights that cover it (for ``window="box", size=s, stride=s`` cells:
+    exactly the region's gradients, pooled) — not an average of pictures, and cheap on a slide:
+    a Dask field is reduced to ℓ numbers before anything is drawn.
+
+    The polar axes turn **clockwise** from the right (+x), as the image is displayed (y down the
+    rows, :mod:`xfskde.gradients`): a petal points the way the gradients point on the screen.
+    The radius is the density in gradient magnitude per radian (it integrates to the mean
+    |g| of the region's windows, 2π F̄_0), or per unit with ``normalize=True``.
+
+    Parameters
+    ----------
+    field : xarray.DataArray (y, x, k), or NumPy or Dask array (ny, nx, ℓ)
+        A coefficient field.
+    region : dict of slices, boolean mask, or None
+        Which samples to average. A dict ``{"y": slice(a, b), "x": slice(c, d)}`` selects by the
+        field's coordinates (``DataArray.sel``: both ends included; for arrays, the sampled
+        pixels ``i*stride + (stride-1)//2``). A boolean mask of the field's spatial shape, or a
+        boolean DataArray (y, x) — one on another grid, e.g. the image's, is read at the sample
+        nearest each of the field's. None: the whole field. Samples whose F_0 is NaN are left
+        out.
+    ax : matplotlib Axes, optional
+        A polar Axes (its direction is set clockwise, zero at the right) or a Cartesian one
+        (θ along x). None creates a polar Axes in a new figure.
+    stride : int
+        For an array field: the stride it was computed with (to place its samples in pixels).
+    axial : bool
+        Also draw the axial reading (dashed), ½(f(θ) + f(θ + π)) = Σ_{k even} F̄_k e^{ikθ}: the
+        density of the gradient *axes*, θ and θ + π alike, whose two opposite petals are what
+        the orientation and coherence (F_0, F_2) summarise.
+    orientation : bool
+        Draw the region's axial orientation ω (:func:`xfskde.orientation.orientation` of F̄: the
+        axis *along* the structures, perpendicular to the petals) as a line through the centre,
+        in its colour on the wheel of :func:`orientation_wheel`.
+    normalize : bool
+        Divide by 2π F̄_0 so that the curve integrates to 1 over the circle.
+    n_points : int
+        Angles at which f is evaluated (default 721: every half degree).
+    cmap : str or matplotlib Colormap
+        The orientation map's colour map, for the ω line.
+    fill : bool
+        Shade the area under the density.
+    **plot_kwargs
+        Passed to ``ax.plot`` for the density curve.
+
+    Returns
+    -------
+    matplotlib Axes
+        ``ax.lines[0]`` is f, ``ax.lines[1]`` the axial reading (with ``axial=True``), then the
+        ω line.
+    """
+    mean, count = _region_mean(field, region, int(stride))
+    if mean.size < 1:
+        raise DimensionError("the field has no coefficients along k")
+    if ax is None:
+        _, ax = _pyplot().subplots(subplot_kw={"projection": "polar"})
+    polar_axes = getattr(ax, "name", "") == "polar"
+    if polar_axes:
+        ax.set_theta_zero_location("E")
+        ax.set_theta_direction(-1)  # clockwise: y points down the rows, as displayed
+    theta = np.linspace(-np.pi, np.pi, int(n_points))
+    scale = 1.0
+    if normalize:
+        if not mean[0].real > 0:
+            raise ParameterError("normalize=True needs F_0 > 0: the region holds no gradient")
+        scale = 1.0 / (2 * np.pi * mean[0].real)
+    f = scale * evaluate(mean, theta)
+    label = f"mean FS-KDE of {count} sample{'s' if count != 1 else ''}"
+    (line,) = ax.plot(theta, f, **{"label": label, **plot_kwargs})
+    if fill:
+        ax.fill_between(theta, 0, np.clip(f, 0, None), color=line.get_color(), alpha=0.2)
+    top = float(np.max(f)) if f.size else 1.0
+    if axial:
+        even = mean.copy()
+        even[1::2] = 0  # ½(f(θ) + f(θ + π)): the odd terms cancel
+        ax.plot(theta, scale * evaluate(even, theta), "--", color=line.get_color(),
+                linewidth=1.0, label="axial: ½(f(θ) + f(θ + π))")  # fmt: skip
+    if orientation and mean.size >= 3 and abs(mean[2]) > 0:
+        omega = float(_orientation.orientation(mean[None])[0])
+        reach = 1.05 * top
+        colour = _hues(omega / np.pi, cmap)
+        ax.plot([omega, omega, omega + np.pi], [reach, 0.0, reach], color=colour, linewidth=2.0,
+                label=f"structures: ω = {np.rad2deg(omega):.1f}°")  # fmt: skip
+    if polar_axes and top > 0:
+        ax.set_ylim(0, 1.1 * top)
+    return ax
