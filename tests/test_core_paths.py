@@ -34,17 +34,17 @@ PARAMS = pytest.mark.parametrize(("window", "size", "stride", "routine"), CASES)
 def _run_routine(routine, args):
     """Call one routine with the arguments of ``fskde_tile(*args)``, as the dispatcher does."""
     (src, rowmap, colmap, cval, work, out, oi0, oi1, oj0, oj1, prow0, pcol0, stride,
-     _kind, before, after, profile, half_widths, scale) = args  # fmt: skip
+     _kind, before, after, profile, half_widths, scale, planes) = args  # fmt: skip
     tile = (src, rowmap, colmap, cval, work, out, oi0, oi1, oj0, oj1, prow0, pcol0, stride,
             before, after)  # fmt: skip
     if routine == "cells":
-        _core._tile_cells(*tile, profile, scale)
+        _core._tile_cells(*tile, profile, scale, planes)
     elif routine == "box_running":
-        _core._tile_box_running(*tile, scale)
+        _core._tile_box_running(*tile, scale, planes)
     elif routine == "separable":
-        _core._tile_separable(*tile, profile, scale)
+        _core._tile_separable(*tile, profile, scale, planes)
     else:
-        _core._tile_disk(*tile, half_widths, scale)
+        _core._tile_disk(*tile, half_widths, scale, planes)
 
 
 @PARAMS

@@ -521,8 +521,8 @@ def test_maps_in_micrometres_keep_their_unit(tmp_path):
     """Maps of an image that records its pixel size have coords in µm: the axes are too."""
     values = np.random.default_rng(7).random((40, 50)).astype(np.float32)
     um = {"units": "µm"}
-    maps = xr.DataArray(values, dims=("y", "x"), name="energy", coords={
-        "y": ("y", 0.5 * np.arange(40) + 1.75, um), "x": ("x", 0.5 * np.arange(50) + 1.75, um)})  # fmt: skip
+    y, x = ("y", 0.5 * np.arange(40) + 1.75, um), ("x", 0.5 * np.arange(50) + 1.75, um)
+    maps = xr.DataArray(values, dims=("y", "x"), name="energy", coords={"y": y, "x": x})
     write_ome_zarr(maps, tmp_path / "m.ome.zarr", coarsest=16)
     image = _validate(tmp_path / "m.ome.zarr")
     multiscale = image.ome_attributes.multiscales[0]

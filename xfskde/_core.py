@@ -10,7 +10,11 @@ module computes it in five stages:
 
 1. **Gradient.** :math:`g = I_x + i I_y` by central differences,
    ``Ix = (I[y, x+1] - I[y, x-1]) / 2`` and ``Iy = (I[y+1, x] - I[y-1, x]) / 2``; the weight is
-   :math:`W = |g|` and the angle :math:`\\Theta = \\arg g` (:func:`_gradient_row`).
+   :math:`W = |g|` and the angle :math:`\\Theta = \\arg g` (:func:`_gradient_row`). For the
+   wider operators (Scharr, Gaussian derivatives; :mod:`xfskde.gradients`) the caller computes
+   I_x and I_y beforehand and passes them as ``src`` with ``planes=True``: this stage then reads
+   them instead of differencing the image (:func:`_row_gradient`), and stages 2 to 5 are the
+   same code.
 2. **Phasor powers.** :math:`P_k = W e^{-ik\\Theta} = |g|\\,(\\bar g/|g|)^k`: the unit phasor
    :math:`u = \\bar g/|g|` is raised to the powers k = 1 .. ℓ-1 by repeated complex
    multiplication, so no angle, sine or cosine is ever computed (:func:`_phasor_row`).
@@ -41,9 +45,11 @@ window's side):
   difference of two prefix sums of that phasor row, O(radius) per pixel.
 
 **Coordinates and index maps.** A source array ``src`` of shape (C, Hs, Ws) holds some rows and
-columns of the image (all of it, or a Dask block with its halo). Two index maps say where the
-core's row ``r`` and column ``c`` live in it: ``rowmap[r]`` is a row of ``src``, or ``-1`` for a
-pixel outside the image in ``constant`` mode, which reads as ``cval``; likewise ``colmap[c]``.
+columns of the image (all of it, or a Dask block with its halo) — or, with ``planes``, the
+(2, Hs, Ws) gradient planes of a tile, which the maps then index as they are. Two index maps
+say where the core's row ``r`` and column ``c`` live in it: ``rowmap[r]`` is a row of ``src``,
+or ``-1`` for a pixel outside the image in ``constant`` mode, which reads as ``cval``; likewise
+``colmap[c]``.
 The caller builds them (:func:`xfskde.gradients.boundary_index_map`) so that a row outside the
 image maps to the source row that the boundary mode reads there: reflected, mirrored, clamped
 or wrapped. This is how every boundary mode is realised without a padded copy of the image, and
@@ -55,7 +61,9 @@ in :func:`fskde_tile`), so the windows and the gradient's stencil only form indi
 of stages 1 and 2 (float32 for complex64 outputs, float64 for complex128). What is held in
 which precision (all float64 when ``work`` is float64):
 
-* input rows, gradients, unit phasors and powers, and the ring of phasor rows: ``work``;
+* input rows, gradients, unit phasors and powers, and the ring of phasor rows: ``work``
+  (gradient planes are float64, computed by ``scipy.ndimage``, and rounded to ``work`` as
+  they are read);
 * running sums (box, both passes) and prefix sums (disk): float64;
 * weighted vertical sums (cells, Gaussian): held in ``work``; each update is formed in
   float64 (the weights are float64) and rounded when it is stored;
@@ -166,6 +174,28 @@ def _gradient_row(up, mid, down, gx_out, gy_out):
                 best, gx, gy = m, cx, cy
         gx_out[t] = gx
         gy_out[t] = gy
+
+
+@numba.njit(nogil=True, cache=True, error_model="numpy", inline="always")
+def _row_gradient(src, rowmap, cols, cval, planes, rho, rows, row_of, gx, gy):
+    """Stage 1 for image row ``rho`` of a tile: its gradient at the tile's columns, into gx, gy.
+
+    From the image (``planes`` false): rows rho-1 .. rho+1 enter the 3-row ring ``rows`` and are
+    differenced (:func:`_gradient_row`). From gradient planes (``planes`` true): ``src`` is
+    (2, h, w), I_x then I_y, computed beforehand by another operator (Scharr, Gaussian
+    derivatives: :func:`xfskde.gradients.stencil_gradient`), and row ``rho`` is read as it is
+    through ``rowmap`` and the tile's columns ``cols[1 .. n]`` (``cols[0]`` and ``cols[n + 1]``
+    are the central difference's extra columns). Everything after this stage is the same.
+    """
+    if planes:
+        r = rowmap[rho]
+        for t in range(gx.shape[0]):
+            x = cols[t + 1]
+            gx[t] = src[0, r, x]
+            gy[t] = src[1, r, x]
+    else:
+        _ensure_input_rows(src, rowmap, cols, cval, rho, rows, row_of)
+        _gradient_row(rows[(rho - 1) % 3], rows[rho % 3], rows[(rho + 1) % 3], gx, gy)
 
 
 @numba.njit(nogil=True, cache=True, error_model="numpy")
@@ -503,7 +533,7 @@ def _tile_columns(colmap, pcol0, oj0, oj1, stride, before, after):
 
 @numba.njit(nogil=True, cache=True, error_model="numpy", inline="always")
 def _tile_cells(src, rowmap, colmap, cval, work, out, oi0, oi1, oj0, oj1, prow0, pcol0, stride,
-                before, after, profile, scale):  # fmt: skip
+                before, after, profile, scale, planes):  # fmt: skip
     """Box or Gaussian window with ``stride >= n_taps``: windows that share no row (cells).
 
     No image row lies in the windows of two sample rows, so no phasor row is kept: each of a
@@ -537,8 +567,7 @@ def _tile_cells(src, rowmap, colmap, cval, work, out, oi0, oi1, oj0, oj1, prow0,
         for d in range(n_taps):
             rho = yc - before + d
             # 1. the gradient of image row rho
-            _ensure_input_rows(src, rowmap, cols, cval, rho, rows, row_of)
-            _gradient_row(rows[(rho - 1) % 3], rows[rho % 3], rows[(rho + 1) % 3], gx, gy)
+            _row_gradient(src, rowmap, cols, cval, planes, rho, rows, row_of, gx, gy)
             # 2.-3. its powers, weighted by profile[d], added into V
             _accumulate_phasors(gx, gy, profile[d], vre, vim, w0, ure, uim, pr, pi)
         # 4.-5. weighted taps along the row, times scale_k
@@ -548,7 +577,7 @@ def _tile_cells(src, rowmap, colmap, cval, work, out, oi0, oi1, oj0, oj1, prow0,
 
 @numba.njit(nogil=True, cache=True, error_model="numpy", inline="always")
 def _tile_box_running(src, rowmap, colmap, cval, work, out, oi0, oi1, oj0, oj1, prow0, pcol0,
-                      stride, before, after, scale):  # fmt: skip
+                      stride, before, after, scale, planes):  # fmt: skip
     """Box window with ``stride < n_taps``: running sums in both passes, O(1) per pixel.
 
     The box's weights are ones, so the vertical pass is a plain sum of its n_taps phasor rows:
@@ -583,8 +612,7 @@ def _tile_box_running(src, rowmap, colmap, cval, work, out, oi0, oi1, oj0, oj1, 
             slot = rho % n_ring
             if ring_of[slot] == rho:
                 continue
-            _ensure_input_rows(src, rowmap, cols, cval, rho, rows, row_of)
-            _gradient_row(rows[(rho - 1) % 3], rows[rho % 3], rows[(rho + 1) % 3], gx, gy)
+            _row_gradient(src, rowmap, cols, cval, planes, rho, rows, row_of, gx, gy)
             _phasor_row(gx, gy, ring_re[slot], ring_im[slot], ure, uim)
             ring_of[slot] = rho
         # 3. vertical pass
@@ -622,7 +650,7 @@ def _tile_box_running(src, rowmap, colmap, cval, work, out, oi0, oi1, oj0, oj1, 
 
 @numba.njit(nogil=True, cache=True, error_model="numpy", inline="always")
 def _tile_separable(src, rowmap, colmap, cval, work, out, oi0, oi1, oj0, oj1, prow0, pcol0,
-                    stride, before, after, profile, scale):  # fmt: skip
+                    stride, before, after, profile, scale, planes):  # fmt: skip
     """Gaussian window with ``stride < n_taps``: weighted sums over a ring of phasor rows.
 
     The windows of neighbouring sample rows share rows, so each phasor row is kept in the ring
@@ -656,8 +684,7 @@ def _tile_separable(src, rowmap, colmap, cval, work, out, oi0, oi1, oj0, oj1, pr
             slot = rho % n_ring
             if ring_of[slot] == rho:
                 continue
-            _ensure_input_rows(src, rowmap, cols, cval, rho, rows, row_of)
-            _gradient_row(rows[(rho - 1) % 3], rows[rho % 3], rows[(rho + 1) % 3], gx, gy)
+            _row_gradient(src, rowmap, cols, cval, planes, rho, rows, row_of, gx, gy)
             _phasor_row(gx, gy, ring_re[slot], ring_im[slot], ure, uim)
             ring_of[slot] = rho
         # 3. vertical pass: the window's rows, weighted by the profile
@@ -673,7 +700,7 @@ def _tile_separable(src, rowmap, colmap, cval, work, out, oi0, oi1, oj0, oj1, pr
 
 @numba.njit(nogil=True, cache=True, error_model="numpy", inline="always")
 def _tile_disk(src, rowmap, colmap, cval, work, out, oi0, oi1, oj0, oj1, prow0, pcol0, stride,
-               before, after, half_widths, scale):  # fmt: skip
+               before, after, half_widths, scale, planes):  # fmt: skip
     """Disk window, any stride: one row segment per window row, O(radius) per pixel.
 
     The disk is not separable, but each of its rows is a segment of half-width
@@ -707,8 +734,7 @@ def _tile_disk(src, rowmap, colmap, cval, work, out, oi0, oi1, oj0, oj1, prow0, 
             slot = rho % n_ring
             if ring_of[slot] == rho:
                 continue
-            _ensure_input_rows(src, rowmap, cols, cval, rho, rows, row_of)
-            _gradient_row(rows[(rho - 1) % 3], rows[rho % 3], rows[(rho + 1) % 3], gx, gy)
+            _row_gradient(src, rowmap, cols, cval, planes, rho, rows, row_of, gx, gy)
             _phasor_row(gx, gy, p_re, p_im, ure, uim)
             _prefix_sums(p_re, p_im, pre_re[slot], pre_im[slot])
             ring_of[slot] = rho
@@ -743,7 +769,7 @@ def tile_path(kind, n_taps, stride):
 def fskde_tile(
     src, rowmap, colmap, cval, work, out,
     oi0, oi1, oj0, oj1, prow0, pcol0, stride,
-    kind, before, after, profile, half_widths, scale,
+    kind, before, after, profile, half_widths, scale, planes,
 ):  # fmt: skip
     """Local FS-KDE of output rows ``oi0:oi1`` and columns ``oj0:oj1`` of ``out`` (a tile).
 
@@ -760,19 +786,22 @@ def fskde_tile(
     (``half_widths = [0]`` for a box or Gaussian, a profile of ones for a disk), never None
     (None fails to compile: the disk branch reads ``half_widths.shape``). One compiled version
     per source dtype and precision thus serves every window.
+
+    ``planes`` (bool): ``src`` holds the gradient planes I_x, I_y (2, h, w) of another operator
+    instead of the image (stage 1 reads them; :func:`_row_gradient`); ``cval`` is then unused.
     """
     if oi1 <= oi0 or oj1 <= oj0:
         return
     path = tile_path(kind, before + after + 1, stride)
     if path == PATH_CELLS:
         _tile_cells(src, rowmap, colmap, cval, work, out, oi0, oi1, oj0, oj1, prow0, pcol0,
-                    stride, before, after, profile, scale)  # fmt: skip
+                    stride, before, after, profile, scale, planes)  # fmt: skip
     elif path == PATH_BOX_RUNNING:
         _tile_box_running(src, rowmap, colmap, cval, work, out, oi0, oi1, oj0, oj1, prow0,
-                          pcol0, stride, before, after, scale)  # fmt: skip
+                          pcol0, stride, before, after, scale, planes)  # fmt: skip
     elif path == PATH_SEPARABLE:
         _tile_separable(src, rowmap, colmap, cval, work, out, oi0, oi1, oj0, oj1, prow0, pcol0,
-                        stride, before, after, profile, scale)  # fmt: skip
+                        stride, before, after, profile, scale, planes)  # fmt: skip
     else:
         _tile_disk(src, rowmap, colmap, cval, work, out, oi0, oi1, oj0, oj1, prow0, pcol0,
-                   stride, before, after, half_widths, scale)  # fmt: skip
+                   stride, before, after, half_widths, scale, planes)  # fmt: skip

@@ -16,11 +16,18 @@ grid anchored at pixel (0, 0) (:mod:`xfskde._grid` holds the rule). An axis of n
 FS-KDE of one 8×8 cell (the last cell may extend past the edge, read through ``boundary``), the
 analogue of HOG's cells.
 
+**Gradients.** ``gradient="central"`` (the paper's, the default) is computed by the compiled
+core from the image, row by row. The wider operators (``"scharr"``, ``"gaussian"``;
+:class:`~xfskde.gradients.GradientOperator`) are computed per tile with ``scipy.ndimage`` from
+the tile's pixels extended by the boundary mode (:func:`xfskde.gradients.stencil_gradient`),
+and the core reads those gradient planes instead of differencing the image: the windows and
+sums are the same code either way.
+
 **Blocks.** :func:`local_fskde_block` computes any rectangle of that grid from any block of the
 image that holds the samples' windows plus :func:`overlap_depth` pixels on every side that is not
-an image edge. This is what the Dask engine runs on every chunk (:func:`xfskde.lazy.map_haloed`,
-one thread per task); :func:`local_fskde_numpy` runs it on the whole image, in cache-sized tiles
-on all cores.
+an image edge (the window's radius plus the gradient's: :meth:`xfskde.Window.halo`). This is
+what the Dask engine runs on every chunk (:func:`xfskde.lazy.map_haloed`, one thread per task);
+:func:`local_fskde_numpy` runs it on the whole image, in cache-sized tiles on all cores.
 """
 
 from __future__ import annotations
@@ -39,11 +46,15 @@ from .gradients import (
     BOUNDARY_MODES,
     NAN_POLICIES,
     Boundary,
+    GradientOperator,
+    Operator,
     as_channels_first,
     boundary_index_map,
     check_finite,
+    gather,
     readable,
     result_float_dtype,
+    stencil_gradient,
 )
 from .kernel import Approximation, Cos2KKernel
 from .windows import Window, make_window
@@ -63,23 +74,34 @@ TILE_ROWS = 256
 RING_BYTES = 1 << 19
 
 
-def overlap_depth(window: str | Window, size: float | None = None) -> int:
-    """Pixels a block needs beyond its own on each side: :attr:`Window.depth <xfskde.Window.depth>`.
+def overlap_depth(
+    window: str | Window,
+    size: float | None = None,
+    *,
+    gradient: Operator = "central",
+    gradient_scale: float = 1.0,
+) -> int:
+    """Pixels a block needs beyond its own on each side: :meth:`Window.halo <xfskde.Window.halo>`.
 
-    The window radius + 1 (the gradient's central-difference stencil). The Dask engine overlaps
-    its chunks by this depth (section 2.3 computes F_k(x) from the window around x).
+    The window radius plus the gradient's stencil radius: + 1 for central differences (the
+    default; :attr:`Window.depth <xfskde.Window.depth>`) and Scharr, + ⌈4σ⌉ for Gaussian
+    derivatives. The Dask engine overlaps its chunks by this depth (section 2.3 computes F_k(x)
+    from the window around x, and each gradient in it from its stencil).
 
     Parameters
     ----------
     window : {"gaussian", "box", "disk"} or Window
     size : float, optional
         The window size, as in :func:`xfskde.local_fskde` (not needed for a Window).
+    gradient : {"central", "scharr", "gaussian"}
+    gradient_scale : float
+        As in :func:`xfskde.local_fskde`.
 
     Returns
     -------
     int
     """
-    return make_window(window, size).depth
+    return make_window(window, size).halo(GradientOperator(gradient, gradient_scale).radius)
 
 
 class LocalParameters:
@@ -87,8 +109,10 @@ class LocalParameters:
 
     Parameters
     ----------
-    order, window, size, stride, eps, boundary, cval, approximation, nan_policy
-        As in :func:`local_fskde`.
+    order, window, size, stride, eps, boundary, cval, approximation, nan_policy, gradient,
+    gradient_scale
+        As in :func:`xfskde.local_fskde`. The operator is kept as :attr:`gradient`, a
+        :class:`~xfskde.gradients.GradientOperator`.
     """
 
     def __init__(
@@ -103,6 +127,8 @@ class LocalParameters:
         cval: float = 0.0,
         approximation: Approximation = "auto",
         nan_policy: Literal["raise", "omit"] = "raise",
+        gradient: Operator = "central",
+        gradient_scale: float = 1.0,
     ):
         if isinstance(order, Cos2KKernel):
             if eps is not None or approximation != "auto":
@@ -120,6 +146,7 @@ class LocalParameters:
         self.cval = float(cval)
         _check_choice("nan_policy", nan_policy, NAN_POLICIES)
         self.nan_policy = nan_policy
+        self.gradient = GradientOperator(gradient, gradient_scale)
 
     @property
     def length(self) -> int:
@@ -127,8 +154,8 @@ class LocalParameters:
 
     @property
     def depth(self) -> int:
-        """Overlap depth a block needs: :attr:`xfskde.Window.depth` (window radius + 1)."""
-        return self.window.depth
+        """Overlap depth a block needs: the window's radius + the gradient's (Window.halo)."""
+        return self.window.halo(self.gradient.radius)
 
     def scale(self) -> np.ndarray:
         """H_k times the window's normalisation (equal-weight windows sum unit weights)."""
@@ -164,10 +191,12 @@ class LocalParameters:
             "boundary": self.boundary,
             "cval": self.cval,
             "nan_policy": self.nan_policy,
+            "gradient": self.gradient.kind,
+            "gradient_scale": self.gradient.scale,
             "weight": "gradient magnitude |g|",
             "angle_convention": (
                 "theta = arg(Ix + i*Iy), radians; x along columns, y along rows (downwards); "
-                "central differences"
+                + self.gradient.describe()
             ),
             "coefficient_convention": (
                 "F_k = H_k (W exp(-i k theta) * window), k >= 0; F_-k = conj(F_k)"
@@ -215,20 +244,19 @@ def local_fskde_block(
     numpy.ndarray, (rows, cols, ℓ)
     """
     src = readable(src)
-    s, o, depth = params.stride, sample_offset(params.stride), params.depth
+    s, o = params.stride, sample_offset(params.stride)
     height, width = image_shape
     i0, i1 = rows
     j0, j1 = cols
     out = np.empty((max(0, i1 - i0), max(0, j1 - j0), params.length), dtype=out_dtype)
     if out.size == 0:
         return out
+    # The core's frame starts `frame` pixels before the first sample (the window, plus the
+    # central difference's pixel): sample (0, 0) of `out` sits at (frame, frame) there.
+    frame = params.window.depth
     prow0, pcol0 = i0 * s + o, j0 * s + o
-    lo_r, hi_r = prow0 - depth, (i1 - 1) * s + o + depth + 1
-    lo_c, hi_c = pcol0 - depth, (j1 - 1) * s + o + depth + 1
-    rowmap = boundary_index_map(height, lo_r, hi_r, params.boundary, src_origin[0], src.shape[1])
-    colmap = boundary_index_map(width, lo_c, hi_c, params.boundary, src_origin[1], src.shape[2])
-    # Inside the core, coordinates are relative to (lo_r, lo_c): the maps start at 0 there and
-    # sample (0, 0) of `out` sits at (depth, depth).
+    lo_r, hi_r = prow0 - frame, (i1 - 1) * s + o + frame + 1
+    lo_c, hi_c = pcol0 - frame, (j1 - 1) * s + o + frame + 1
     kind, before, after = params.kind_code(), params.window.before, params.window.after
     profile, half_widths, scale = params.profile(), params.half_widths(), params.scale()
     work = np.zeros(0, dtype=np.float32 if out.dtype == np.complex64 else np.float64)
@@ -240,13 +268,50 @@ def local_fskde_block(
         for a, b in _tile_ranges(out.shape[0], max(1, TILE_ROWS // s))
         for c, d in _tile_ranges(out.shape[1], max(1, tile_cols // s))
     ]
+    planes = params.gradient.kind != "central"
+    if planes:
+        # the image pixels the gradients at frame rows 1 .. n-2 read: `params.depth` around
+        # the samples (the window's radius plus the operator's)
+        r = params.gradient.radius
+        image_rows = boundary_index_map(
+            height, lo_r + 1 - r, hi_r - 1 + r, params.boundary, src_origin[0], src.shape[1]
+        )
+        image_cols = boundary_index_map(
+            width, lo_c + 1 - r, hi_c - 1 + r, params.boundary, src_origin[1], src.shape[2]
+        )
+    else:
+        # the pixels themselves: the core differences them through these maps
+        rowmap = boundary_index_map(
+            height, lo_r, hi_r, params.boundary, src_origin[0], src.shape[1]
+        )
+        colmap = boundary_index_map(width, lo_c, hi_c, params.boundary, src_origin[1], src.shape[2])
+
+    def tile_gradients(t: tuple[int, int, int, int]) -> tuple[np.ndarray, ...]:
+        """Gradient planes (2, h, w) of the frame rows and columns tile ``t`` reads, with the
+        maps from the core's frame into them."""
+        a, b, c, d = t
+        r0, r1 = frame + a * s - before, frame + (b - 1) * s + after + 1
+        c0, c1 = frame + c * s - before, frame + (d - 1) * s + after + 1
+        pixels = gather(
+            src,
+            image_rows[r0 - 1 : r1 - 1 + 2 * r],
+            image_cols[c0 - 1 : c1 - 1 + 2 * r],
+            params.cval,
+        )
+        tile_rowmap = np.arange(-r0, hi_r - lo_r - r0, dtype=np.int64)
+        tile_colmap = np.arange(-c0, hi_c - lo_c - c0, dtype=np.int64)
+        return stencil_gradient(pixels, params.gradient), tile_rowmap, tile_colmap
 
     def run(t: tuple[int, int, int, int]) -> None:
         a, b, c, d = t
+        if planes:
+            source, rmap, cmap = tile_gradients(t)
+        else:
+            source, rmap, cmap = src, rowmap, colmap
         _core.fskde_tile(
-            src, rowmap, colmap, params.cval, work, out,
-            a, b, c, d, depth, depth, s,
-            kind, before, after, profile, half_widths, scale,
+            source, rmap, cmap, params.cval, work, out,
+            a, b, c, d, frame, frame, s,
+            kind, before, after, profile, half_widths, scale, planes,
         )  # fmt: skip
 
     if threads > 1 and len(tiles) > 1:

@@ -32,6 +32,12 @@ frame) report :math:`-\\omega \\bmod \\pi`: check a tool's sense on a test image
 ``np.rot90(image)`` (90° counter-clockwise on screen) gives ω - π/2 (mod π) at the rotated
 pixel.
 
+**Accuracy.** The maps inherit the bias of the field's gradient operator (``gradient=`` of
+:func:`xfskde.local_fskde`): on a grating of period P pixels the paper's central differences
+pull ω by up to 94°/P² towards the nearer diagonal (1.5° at P = 8), Scharr's operator by about
+a tenth of that (0.16°) and Gaussian derivatives of σ = 1 by about a thousandth (0.001°);
+docs/orientation.md tabulates them. The field's ``gradient`` attr records which was used.
+
 **Relation to the structure tensor.** With :math:`J = \\varphi * \\begin{pmatrix} I_x^2 & I_xI_y
 \\\\ I_xI_y & I_y^2\\end{pmatrix}` (OrientationJ, scikit-image's ``structure_tensor``),
 :math:`g^2 = (I_x^2 - I_y^2) + 2i I_xI_y = |g|^2 e^{2i\\theta}`, hence
@@ -326,8 +332,10 @@ def energy(F: Any, image_units: str | None = None) -> Any:
     (eq. 1 at k = 0; :math:`H_0 = 1/(2\\pi)` for every cos^2K kernel, eqs. 5–6; the window sums
     to one). This is the mean of :math:`|g|`, in intensity per pixel — OrientationJ's energy is
     the structure tensor's trace, the mean of :math:`|g|^2`. Gradients are central differences
-    of the pixel values as they are (a uint8 step of 10 gives |g| = 5), per *pixel* whatever
-    the field's coordinates; under ``nan_policy="omit"`` omitted gradients count as zeros.
+    of the pixel values as they are (a uint8 step of 10 gives |g| = 5) by default, and every
+    other ``gradient=`` operator is scaled to the same units (a unit ramp gives |g| = 1), per
+    *pixel* whatever the field's coordinates; under ``nan_policy="omit"`` omitted gradients
+    count as zeros.
 
     Parameters
     ----------

@@ -77,14 +77,25 @@ class Window:
             return max(1, math.ceil(GAUSSIAN_TRUNCATE * self.size))
         return math.floor(self.size)
 
+    def halo(self, stencil_radius: int) -> int:
+        """The halo a block needs on each side for gradients of stencil radius ``stencil_radius``.
+
+        The window around a sample reaches ``radius`` pixels, and the gradient at its last pixel
+        reads ``stencil_radius`` more (1 for central differences and Scharr, ⌈4σ⌉ for Gaussian
+        derivatives: :attr:`xfskde.gradients.GradientOperator.radius`). This is the one place
+        the halo is formed.
+        """
+        return self.radius + int(stencil_radius)
+
     @property
     def depth(self) -> int:
         """The halo a block needs beyond its own pixels on each side: ``radius + 1``.
 
-        The extra pixel is the gradient's central-difference stencil: the window around a
-        sample reaches ``radius`` pixels, and the gradient at its last pixel reads one more.
+        The extra pixel is the gradient's central-difference stencil (the paper's gradient and
+        the default): the window around a sample reaches ``radius`` pixels, and the gradient at
+        its last pixel reads one more. Wider gradient operators need :meth:`halo`.
         """
-        return self.radius + 1
+        return self.halo(1)
 
     def profile(self) -> np.ndarray:
         """1-D weights over offsets ``-before .. after`` (separable windows; sums to one)."""
