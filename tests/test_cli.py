@@ -378,3 +378,20 @@ def test_the_missing_pixel_check_names_its_tasks(tmp_path, monkeypatch):
     assert main(argv) == 0
     assert len(seen) == 1 and seen[0] and all(name.startswith("xfskde-") for name in seen[0])
     assert any("xfskde-find-missing" in name for name in seen[0])
+
+
+def test_gradient_operator_option(tmp_path):
+    pixels = data.camera()[:96, :96]
+    np.save(tmp_path / "in.npy", pixels)
+    out = tmp_path / "g.zarr"
+    argv = ["coefficients", str(tmp_path / "in.npy"), str(out), "--order", "4", "--window",
+            "box", "--size", "5", "--gradient", "gaussian", "--gradient-scale", "1.5",
+            "--no-progress"]  # fmt: skip
+    assert main(argv) == 0
+    expected = xfskde.local_fskde(pixels, order=4, window="box", size=5, gradient="gaussian",
+                                  gradient_scale=1.5)  # fmt: skip
+    stored = xfskde.open_coefficients(out)
+    np.testing.assert_array_equal(stored.values, expected)
+    assert (stored.attrs["gradient"], stored.attrs["gradient_scale"]) == ("gaussian", 1.5)
+    central = [w for w in argv if w not in ("--gradient", "gaussian", "--gradient-scale", "1.5")]
+    assert main([*central, "--resume"]) == 2  # central differences: other parameters

@@ -694,3 +694,21 @@ def test_block_store_of_channel_first_data(tmp_path):
     assert back.dims == ("c", "y", "x")
     np.testing.assert_array_equal(back.values, values)
     assert verify_store(store, name="0").whole
+
+
+def test_a_store_written_before_gradient_operators_resumes(tmp_path):
+    """Stores laid out before fields recorded their gradient operator were central-difference
+    fields: they resume with the default, and are refused with another operator."""
+    image = xr.DataArray(CAMERA[:128, :128].astype(np.float32), dims=("y", "x")).chunk(64)
+    field = xfskde.local_fskde(image, order=2, window="box", size=3)
+    store = tmp_path / "old.zarr"
+    pending = xfskde.write_coefficients(field, store, compute=False)
+    pending[:1].compute()
+    group = zarr.open_group(store, mode="r+")
+    old = json.loads(group.attrs["xfskde_parameters"])
+    del old["gradient"], old["gradient_scale"]
+    group.attrs["xfskde_parameters"] = json.dumps(old, sort_keys=True)
+    scharr = xfskde.local_fskde(image, order=2, window="box", size=3, gradient="scharr")
+    with pytest.raises(xfskde.exceptions.StoreParametersError):
+        xfskde.write_coefficients(scharr, store, resume=True)
+    assert xfskde.write_coefficients(field, store, resume=True) == 3

@@ -101,6 +101,8 @@ _PARAMETERS_ATTR = "xfskde_parameters"
 #: without them is compared without them.
 _DIMS_KEY = "xfskde_dims"
 _COORDS_KEY = "xfskde_coordinates_sha256"
+#: The attrs of a field's gradient operator, and their values before they were recorded.
+_GRADIENT_DEFAULTS = {"gradient": "central", "gradient_scale": 1.0}
 #: The completion record: one ``uint8`` entry per block, set once the block is written.
 _BLOCKS = "xfskde_blocks"
 #: Entries of the record: not written; written; written, every value zero (the fill value).
@@ -302,6 +304,9 @@ def _same_parameters(stored: Any, params: str) -> bool:
     for key in (_DIMS_KEY, _COORDS_KEY):
         if isinstance(old, dict) and key not in old:
             new.pop(key, None)
+    if isinstance(old, dict) and "kernel" in old:  # a field written before gradient= existed:
+        for key, value in _GRADIENT_DEFAULTS.items():  # it was computed with the defaults
+            old.setdefault(key, value)
     return old == new
 
 
@@ -502,9 +507,11 @@ def store_status(store: Any, *, storage_options: dict | None = None) -> dict[str
 
     Parameters
     ----------
-    store : str, pathlib.Path or zarr store
+    store : str, pathlib.Path, URL or zarr store
         A store written by :func:`write_blocks` or :func:`write_coefficients`.
 
+    storage_options : dict, optional
+        Options of the fsspec filesystem of a URL ``store`` (credentials, ``endpoint_url``).
     Returns
     -------
     dict
@@ -533,9 +540,11 @@ def block_record(store: Any, *, storage_options: dict | None = None) -> np.ndarr
 
     Parameters
     ----------
-    store : str, pathlib.Path or zarr store
+    store : str, pathlib.Path, URL or zarr store
         A store written by :func:`write_blocks` or :func:`write_coefficients`.
 
+    storage_options : dict, optional
+        Options of the fsspec filesystem of a URL ``store`` (credentials, ``endpoint_url``).
     Returns
     -------
     numpy.ndarray
@@ -577,7 +586,7 @@ def write_coefficients(
     ----------
     coeffs : xarray.DataArray
         A field from :func:`xfskde.local_fskde` (NumPy- or Dask-backed).
-    store : str, pathlib.Path or zarr store
+    store : str, pathlib.Path, URL or zarr store
         A path for work on a cluster (tasks open it themselves).
     chunks : int or (int, int), optional
         Zarr chunk shape along (y, x); k is never split. Default: the field's Dask chunks (the
@@ -616,6 +625,8 @@ def write_coefficients(
         zarr's own default (zstd), is 2-3x slower for no better ratio. None stores them raw;
         for much smaller stores, pass a lossy filter such as numcodecs' ``BitRound`` yourself.
 
+    storage_options : dict, optional
+        Options of the fsspec filesystem of a URL ``store`` (credentials, ``endpoint_url``).
     Returns
     -------
     int or dask.array.Array
@@ -671,7 +682,7 @@ def write_blocks(
     ----------
     data : xarray.DataArray
         NumPy- or Dask-backed, with the two spatial dims first.
-    store : str, pathlib.Path or zarr store
+    store : str, pathlib.Path, URL or zarr store
         A path for work on a cluster (tasks open it themselves).
     name : str
         Name of the array in the store.
@@ -878,8 +889,10 @@ def finalize_store(store: Any, *, storage_options: dict | None = None) -> None:
 
     Parameters
     ----------
-    store : str, pathlib.Path or zarr store
+    store : str, pathlib.Path, URL or zarr store
         A store laid out by :func:`write_blocks` or :func:`write_coefficients`.
+    storage_options : dict, optional
+        Options of the fsspec filesystem of a URL ``store`` (credentials, ``endpoint_url``).
 
     Raises
     ------
@@ -1097,11 +1110,13 @@ def open_coefficients(
 
     Parameters
     ----------
-    store : str, pathlib.Path or zarr store
+    store : str, pathlib.Path, URL or zarr store
         A store written by :func:`write_coefficients` (or ``xfskde coefficients``).
     allow_incomplete : bool
         Read a store whose write did not finish (unwritten blocks read as 0).
 
+    storage_options : dict, optional
+        Options of the fsspec filesystem of a URL ``store`` (credentials, ``endpoint_url``).
     Returns
     -------
     xarray.DataArray
@@ -1141,13 +1156,15 @@ def open_blocks(
 
     Parameters
     ----------
-    store : str, pathlib.Path or zarr store
+    store : str, pathlib.Path, URL or zarr store
         A store written by :func:`write_blocks`, :func:`write_coefficients` or the CLI.
     name : str, optional
         The array to open; default: the store's only data array.
     allow_incomplete : bool
         Read a store whose write did not finish (unwritten blocks read as 0).
 
+    storage_options : dict, optional
+        Options of the fsspec filesystem of a URL ``store`` (credentials, ``endpoint_url``).
     Returns
     -------
     xarray.DataArray
@@ -1281,13 +1298,15 @@ def verify_store(
 
     Parameters
     ----------
-    store : str, pathlib.Path or zarr store
+    store : str, pathlib.Path, URL or zarr store
         A store written by :func:`write_blocks`, :func:`write_coefficients` or the CLI.
     name : str, optional
         The data array; default: the store's only one.
     workers : int
         Blocks read at the same time.
 
+    storage_options : dict, optional
+        Options of the fsspec filesystem of a URL ``store`` (credentials, ``endpoint_url``).
     Returns
     -------
     StoreReport
