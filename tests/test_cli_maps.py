@@ -117,3 +117,25 @@ def test_a_far_larger_output_is_warned_of(tmp_path, capsys):
     assert "about 1.3 GB before compression" in err and "--stride" in err
     warn_if_large(args, 50e6, "store")  # under 100 MB: no warning
     assert capsys.readouterr().err == ""
+
+
+def test_maps_of_the_tissue_only(tmp_path, capsys):
+    """--mask auto: the glass of a brightfield slide is not computed, its maps are NaN."""
+    from test_masks import _slide
+
+    rgb, tissue = _slide((768, 1024), seed=3)
+    path = tmp_path / "slide.tif"
+    tifffile.imwrite(path, rgb, tile=(128, 128), photometric="rgb")
+    out = tmp_path / "maps.ome.zarr"
+    assert main(["maps", str(path), str(out), *PARAMS, "--mask", "auto"]) == 0
+    level0 = zarr.open_group(out, mode="r")["0"][...]
+    cells = tissue[1::4, 1::4]  # the pixel under each stride-4 sample
+    assert np.isnan(level0[:, ~cells]).mean() > 0.95  # the glass: no value
+    assert np.isfinite(level0[:, cells]).mean() > 0.95  # the tissue: values
+    image = xfskde.open_image(path)
+    field = xfskde.local_fskde(image, order=6, window="gaussian", size=3.0, stride=4)
+    inside = np.isfinite(level0[2])
+    np.testing.assert_allclose(level0[2][inside], energy(field).values[inside], rtol=1e-6)
+    assert main(["coefficients", str(path), str(tmp_path / "c.zarr"), *PARAMS, "--mask",
+                 str(tmp_path / "nothing.tif")]) == 2  # fmt: skip
+    assert "nothing.tif" in capsys.readouterr().err

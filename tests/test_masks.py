@@ -127,3 +127,53 @@ def test_resolve_mask_forms(tmp_path):
     from_file = resolve_mask(str(tmp_path / "mask.tif"), image)
     np.testing.assert_array_equal(from_file.values, drawn > 0)
     np.testing.assert_array_equal(resolve_mask(drawn, image).values, drawn > 0)
+
+
+# ------------------------------------------------------------------------- consumers' mask=
+
+
+def test_masked_field_equals_the_unmasked_inside_and_is_zero_outside():
+    import xfskde
+
+    rgb, tissue = _slide((512, 768), seed=1)
+    grey = rgb.mean(axis=-1).astype(np.float32)
+    image = xr.DataArray(grey, dims=("y", "x"))
+    mask = xr.DataArray(tissue[::8, ::8], dims=("y", "x"))  # at 1/8 of the resolution
+    params = {"order": 4, "window": "gaussian", "size": 3.0, "stride": 4}
+    plain = xfskde.local_fskde(image, **params)
+    eager = xfskde.local_fskde(image, **params, mask=mask)
+    inside = mask.values[(np.arange(128) * 4 + 1) * 64 // 512][
+        :, (np.arange(192) * 4 + 1) * 96 // 768
+    ]
+    np.testing.assert_array_equal(eager.values[inside], plain.values[inside])
+    assert not eager.values[~inside].any()
+    assert eager.attrs["mask"] == "an array" and 0.2 < eager.attrs["mask_foreground"] < 0.6
+    for chunks in (64, 128, {"y": 96, "x": 160}):
+        lazy = xfskde.local_fskde(image.chunk(chunks), **params, mask=mask)
+        np.testing.assert_array_equal(lazy.values, eager.values)
+    # a NumPy image and a NumPy mask: the same values, as a NumPy array
+    np.testing.assert_array_equal(
+        xfskde.local_fskde(grey, **params, mask=mask.values), eager.values
+    )
+
+
+def test_auto_mask_of_a_slide_skips_its_glass(tmp_path):
+    import xfskde
+
+    rgb, _ = _slide((1024, 1536), seed=2)
+    path = tmp_path / "slide.tif"
+    tifffile.imwrite(path, rgb, tile=(128, 128), photometric="rgb")
+    image = xfskde.open_image(path, chunks=128)
+    params = {"order": 4, "window": "gaussian", "size": 3.0, "stride": 4}
+    everything = xfskde.local_fskde(image, **params)
+    masked = xfskde.local_fskde(image, **params, mask="auto")
+    assert masked.attrs["mask"].startswith("auto: tissue_mask, brightfield")
+    graph = masked.data.__dask_graph__()
+    skipping = [layer for name, layer in graph.layers.items() if "skipping" in name]
+    tasks = list(skipping[0].values())
+    skipped = sum(isinstance(t, tuple) and t[0] is np.full for t in tasks)
+    assert 0.25 * len(tasks) < skipped < len(tasks), (skipped, len(tasks))  # glass: skipped
+    values, reference = masked.values, everything.values
+    nonzero = np.abs(values).sum(-1) > 0
+    assert 0.2 < nonzero.mean() < 0.7
+    np.testing.assert_array_equal(values[nonzero], reference[nonzero])

@@ -24,13 +24,16 @@ from typing import Any, Literal
 
 import dask.array as da
 import numpy as np
+import xarray as xr
 
+from ._grid import sample_offset
 from ._labels import image_layout, image_nodata, label_result, nodata_value
 from .exceptions import ParameterError
 from .gradients import Boundary, Operator, result_float_dtype
 from .kernel import Approximation, Cos2KKernel
 from .lazy import local_fskde_dask
 from .local import LocalParameters, local_fskde_numpy
+from .masks import background_blocks, mask_samples, resolve_mask
 from .windows import Window
 
 __all__ = ["local_fskde", "local_fskde_dataarray", "mask_nodata"]
@@ -98,7 +101,34 @@ def _resolve_nodata(
     return value, source, params
 
 
-def local_fskde_dataarray(image: Any, params: LocalParameters, *, nodata: Nodata = "auto") -> Any:
+def _spatial_axes(ndim: int, channel_axis: int | None) -> tuple[int, int]:
+    """The (rows, columns) axes of an array image with its colour axis (if any) anywhere."""
+    if channel_axis is None:
+        return 0, 1
+    colour = channel_axis % ndim
+    return tuple(i for i in range(ndim) if i != colour)[:2]  # type: ignore[return-value]
+
+
+def _masked(values: Any, mask: Any, shape: tuple[int, int], stride: int) -> Any:
+    """Coefficients with the samples outside ``mask`` set to zero (lazily for Dask)."""
+    lazy = isinstance(values, da.Array)
+    target = values if lazy else da.from_array(values, chunks=values.shape)
+    inside = mask_samples(mask, target, shape, stride, sample_offset(stride))
+    return values * inside if lazy else values * inside.compute()
+
+
+def _mask_attrs(mask: Any, given: Any) -> dict[str, Any]:
+    if mask is None:
+        return {}
+    what = given if isinstance(given, str) else "an array"
+    if "method" in mask.attrs:  # made by tissue_mask, here ("auto") or by the caller
+        what = f"auto: tissue_mask, {mask.attrs['method']} (xfskde.masks)"
+    return {"mask": str(what), "mask_foreground": float(np.asarray(mask.values).mean())}
+
+
+def local_fskde_dataarray(
+    image: Any, params: LocalParameters, *, nodata: Nodata = "auto", mask: Any = None
+) -> Any:
     """Local FS-KDE of an image DataArray → a ``(y, x, k)`` DataArray named ``"fskde"``.
 
     NumPy-backed images give an eager result, Dask-backed ones a lazy result; both come from the
@@ -106,20 +136,26 @@ def local_fskde_dataarray(image: Any, params: LocalParameters, *, nodata: Nodata
     the cells' centres, a GeoTransform of the result's own grid, its attrs, every parameter
     (:meth:`LocalParameters.attrs`) and the nodata handling (``input_nodata``,
     ``input_nodata_source``; ``nan_policy`` is ``"omit"`` when a nodata value was masked).
-    ``nodata`` is as in :func:`local_fskde`.
+    ``nodata`` and ``mask`` are as in :func:`local_fskde`.
     """
     value, source, params = _resolve_nodata(image, nodata, params)
+    foreground = resolve_mask(mask, image)
     data, (_, _, colour) = image_layout(image)
     data = mask_nodata(data, value)
     channel_axis = None if colour is None else -1
+    shape = (int(data.shape[0]), int(data.shape[1]))
     if isinstance(data, da.Array):
-        values = local_fskde_dask(data, params, channel_axis=channel_axis)
+        skip = None if foreground is None else background_blocks(foreground, shape)
+        values = local_fskde_dask(data, params, channel_axis=channel_axis, skip=skip)
     else:
         values = local_fskde_numpy(np.asarray(data), params, channel_axis=channel_axis)
+    if foreground is not None:
+        values = _masked(values, foreground, shape, params.stride)
     k = ("k", np.arange(params.length), {"long_name": "Fourier index k >= 0"})
     attrs = {
         **params.attrs(),
         **_nodata_attrs(value, source),
+        **_mask_attrs(foreground, mask),
         "long_name": "local FS-KDE coefficients of gradient angles",
     }
     return label_result(
@@ -143,6 +179,7 @@ def local_fskde(
     nodata: Nodata = "auto",
     gradient: Operator = "central",
     gradient_scale: float = 1.0,
+    mask: Any = None,
 ) -> Any:
     """Local FS-KDE of an image's gradient angles at every (sampled) pixel (section 2.3).
 
@@ -210,6 +247,14 @@ def local_fskde(
     gradient_scale : float
         σ of ``gradient="gaussian"`` in pixels (default 1); the other operators take only the
         default. Recorded in the ``gradient_scale`` attr.
+    mask : "auto", path, array or DataArray, optional
+        The foreground to compute (:mod:`xfskde.masks`): ``"auto"`` finds tissue or signal with
+        :func:`xfskde.masks.tissue_mask` (on a low-resolution level of the image's file when it
+        has one), a path or an array gives it (non-zero is foreground), at any resolution: it
+        covers the image's extent. Samples outside it are zero; with a Dask-backed image the
+        blocks it does not touch are neither read nor computed. DataArray results record it
+        in the ``mask`` and ``mask_foreground`` (the fraction of foreground) attrs. Default:
+        everything.
 
     Returns
     -------
@@ -253,11 +298,25 @@ def local_fskde(
                 "channel_axis"
             )
 
-        return local_fskde_dataarray(image, params, nodata=nodata)
+        return local_fskde_dataarray(image, params, nodata=nodata, mask=mask)
     if not module.startswith("dask"):
         image = np.asarray(image)
     value, _, params = _resolve_nodata(image, nodata, params)
     image = mask_nodata(image, value)
+    foreground = None
+    if mask is not None:  # a mask is labelled (y, x): the array is seen as the image it is
+        lib = da if isinstance(image, da.Array) else np
+        view = image if channel_axis is None else lib.moveaxis(image, channel_axis, -1)
+        dims = ("y", "x") if view.ndim == 2 else ("y", "x", "c")
+        foreground = resolve_mask(mask, xr.DataArray(view, dims=dims))
+    if foreground is None:
+        if isinstance(image, da.Array):
+            return local_fskde_dask(image, params, channel_axis=channel_axis)
+        return local_fskde_numpy(image, params, channel_axis=channel_axis)
+    shape = tuple(int(image.shape[i]) for i in _spatial_axes(image.ndim, channel_axis))
     if isinstance(image, da.Array):
-        return local_fskde_dask(image, params, channel_axis=channel_axis)
-    return local_fskde_numpy(image, params, channel_axis=channel_axis)
+        skip = background_blocks(foreground, shape)
+        values = local_fskde_dask(image, params, channel_axis=channel_axis, skip=skip)
+    else:
+        values = local_fskde_numpy(image, params, channel_axis=channel_axis)
+    return _masked(values, foreground, shape, params.stride)

@@ -312,7 +312,11 @@ def _skipping(computed: da.Array, skipped: set[tuple[int, int]], fill: Any, name
 
 
 def local_fskde_dask(
-    image: da.Array, params: LocalParameters, *, channel_axis: int | None = None
+    image: da.Array,
+    params: LocalParameters,
+    *,
+    channel_axis: int | None = None,
+    skip: Callable[[tuple[int, int], tuple[int, int]], bool] | None = None,
 ) -> da.Array:
     """Lazy local FS-KDE of a Dask image: ``(y, x[, c])`` → ``(ny, nx, ℓ)`` complex.
 
@@ -325,6 +329,8 @@ def local_fskde_dask(
         2-D, or 3-D with ``channel_axis``.
     params : LocalParameters
     channel_axis : int, optional
+    skip : callable, optional
+        Blocks not to compute (zeros, read from nothing): see :func:`map_haloed`.
 
     Returns
     -------
@@ -364,4 +370,6 @@ def local_fskde_dask(
         periodic=params.boundary == "wrap",
         name="xfskde-coefficients",
         token=(params.attrs(), params.scale(), params.profile(), params.half_widths()),
+        skip=skip,
+        fill=0,
     )

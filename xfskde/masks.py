@@ -26,9 +26,9 @@ from another pyramid level of the same slide or from a thumbnail all qualify.
   image's nodata value.
 * ``"auto"``: ``"brightfield"`` for 3- or 4-channel 8-bit images, ``"nonzero"`` otherwise.
 
-Then objects and holes smaller than ``min_fraction`` of the mask's area are removed and filled
-(:func:`skimage.morphology.remove_small_objects`, ``remove_small_holes``) and the foreground is
-grown by ``margin`` mask pixels, so that windows at the tissue's edge are computed whole.
+Then objects and holes (8-connected components) smaller than ``min_fraction`` of the mask's area
+are removed and filled, and the foreground is grown by ``margin`` mask pixels, so that windows
+at the tissue's edge are computed whole.
 """
 
 from __future__ import annotations
@@ -41,6 +41,7 @@ import dask
 import dask.array as da
 import numpy as np
 import xarray as xr
+from scipy import ndimage
 from skimage import filters, morphology
 
 from ._labels import image_nodata
@@ -108,6 +109,14 @@ def _nonzero(values: np.ndarray, nodata: Any) -> np.ndarray:
     if nodata is not None:
         ok &= values != nodata
     return ok.any(axis=-1) if values.ndim == 3 else ok
+
+
+def _without_small(mask: np.ndarray, area: int) -> np.ndarray:
+    """``mask`` less its connected components (8-connected) of fewer than ``area`` pixels."""
+    labels, _ = ndimage.label(mask, structure=np.ones((3, 3), bool))
+    keep = np.bincount(labels.ravel()) >= area
+    keep[0] = False
+    return keep[labels]
 
 
 def tissue_mask(
@@ -183,10 +192,9 @@ def tissue_mask(
     else:
         mask, threshold = _nonzero(values, nodata), float("nan")
     area = max(1, int(min_fraction * mask.size))
-    mask = morphology.remove_small_objects(mask, min_size=area)
-    mask = morphology.remove_small_holes(mask, area_threshold=area)
+    mask = ~_without_small(~_without_small(mask, area), area)  # objects, then holes
     if margin:
-        mask = morphology.binary_dilation(mask, morphology.disk(margin))
+        mask = ndimage.binary_dilation(mask, structure=morphology.disk(margin).astype(bool))
     coords = {d: small.coords[d] for d in ("y", "x") if d in small.coords}
     return xr.DataArray(
         mask,

@@ -27,6 +27,7 @@ from ..gradients import BOUNDARY_MODES, GRADIENT_OPERATORS, NAN_POLICIES
 from ..io import locate, open_image, store_status
 from ..lazy import DEFAULT_CHUNK
 from ..local import LocalParameters
+from ..masks import resolve_mask
 from ..windows import WINDOW_KINDS
 
 # ------------------------------------------------------------------------------------- help
@@ -254,6 +255,12 @@ def add_field_options(parser: argparse.ArgumentParser, nodata_help: str) -> None
     add_nodata_option(parser, nodata_help)
     add_level_options(parser)
     parser.add_argument(
+        "--mask", default="none", metavar="auto|none|PATH",
+        help="the foreground to compute: 'auto' finds tissue (brightfield slides) or signal "
+        "(non-zero pixels) on a low-resolution level, PATH is a mask image at any resolution "
+        "(non-zero: foreground); blocks without foreground are neither read nor computed",
+    )  # fmt: skip
+    parser.add_argument(
         "--chunks", type=int, default=DEFAULT_CHUNK,
         help="target block side in pixels, rounded to the file's tiles and the stride",
     )  # fmt: skip
@@ -263,9 +270,10 @@ def add_field_options(parser: argparse.ArgumentParser, nodata_help: str) -> None
     mode.add_argument("--overwrite", action="store_true", help="replace an existing store")
 
 
-def field_from_input(args: argparse.Namespace) -> tuple[Any, Any]:
-    """The image and its lazy local FS-KDE field, every option checked before anything is read
-    (and a misspelt scheduler or a dead address refused before anything is laid out)."""
+def field_from_input(args: argparse.Namespace) -> tuple[Any, Any, Any]:
+    """The image, its lazy local FS-KDE field and the mask (None without ``--mask``), every
+    option checked before anything is read (and a misspelt scheduler or a dead address
+    refused before anything is laid out)."""
     if args.chunks < 1:
         raise ParameterError(f"--chunks must be a positive number of pixels, got {args.chunks}")
     if args.workers is not None and args.workers < 1:
@@ -280,7 +288,9 @@ def field_from_input(args: argparse.Namespace) -> tuple[Any, Any]:
     )  # fmt: skip
     # nodata is no LocalParameters field: local_fskde resolves it ("auto": the image's
     # _FillValue) and records it in the field's attrs, which a resume compares
-    return image, local_fskde(image, **fskde_kwargs(args), nodata=args.nodata)
+    mask = resolve_mask(args.mask, image)
+    field = local_fskde(image, **fskde_kwargs(args), nodata=args.nodata, mask=mask)
+    return image, field, mask
 
 
 #: An output this many times larger than its input (and at least LARGE_BYTES) is warned of.

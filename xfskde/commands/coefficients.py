@@ -38,7 +38,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     import dask
 
-    image, field = field_from_input(args)
+    image, field, _ = field_from_input(args)
     warn_if_large(args, field.size * field.dtype.itemsize, "store")
     start = time.perf_counter()
     config = {"num_workers": args.workers} if args.workers else {}

@@ -16,7 +16,9 @@ import time
 
 import dask
 
+from .._grid import sample_offset
 from ..io import write_ome_zarr
+from ..masks import mask_samples
 from ..orientation import coherence, energy, orientation
 from ._options import (
     add_field_options,
@@ -47,11 +49,16 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    image, field = field_from_input(args)
+    image, field, mask = field_from_input(args)
     ny, nx = field.sizes["y"], field.sizes["x"]
     warn_if_large(args, len(MAPS) * ny * nx * 4 * 4 / 3, "image")  # float32, and its pyramid
     maps = {"orientation": orientation(field), "coherence": coherence(field),
             "energy": energy(field)}  # fmt: skip
+    if mask is not None:  # outside the foreground a map has no value
+        stride = field.attrs["stride"]
+        inside = mask_samples(mask, field.data, (image.sizes["y"], image.sizes["x"]), stride,
+                              sample_offset(stride))[..., 0]  # fmt: skip
+        maps = {name: m.where(inside) for name, m in maps.items()}
     start = time.perf_counter()
     config = {"num_workers": args.workers} if args.workers else {}
     with writing(args.output, args.input), dask.config.set(config), progress_on_stderr():
