@@ -109,7 +109,7 @@ def test_mask_samples_on_a_stride_grid():
     mask = xr.DataArray(np.zeros((4, 4), bool), dims=("y", "x"))
     mask[1, 2] = True  # image pixels 25..50 x 50..75 of a 100 x 100 image
     result = da.zeros((25, 25, 3), chunks=(10, 10, 3))  # stride 4, offset 1: pixels 1, 5, ...
-    inside = mask_samples(mask, result, (100, 100), 4, 1).compute()
+    inside = mask_samples(mask, result, (100, 100), 4).compute()  # samples at 4 i + 1
     assert inside.shape == (25, 25, 1)
     pixels = np.arange(25) * 4 + 1
     expected = ((pixels[:, None] >= 25) & (pixels[:, None] < 50)) & (

@@ -26,7 +26,6 @@ import dask.array as da
 import numpy as np
 import xarray as xr
 
-from ._grid import sample_offset
 from ._labels import image_layout, image_nodata, label_result, nodata_value
 from .exceptions import ParameterError
 from .gradients import Boundary, Operator, result_float_dtype
@@ -113,7 +112,7 @@ def _masked(values: Any, mask: Any, shape: tuple[int, int], stride: int) -> Any:
     """Coefficients with the samples outside ``mask`` set to zero (lazily for Dask)."""
     lazy = isinstance(values, da.Array)
     target = values if lazy else da.from_array(values, chunks=values.shape)
-    inside = mask_samples(mask, target, shape, stride, sample_offset(stride))
+    inside = mask_samples(mask, target, shape, stride)
     return values * inside if lazy else values * inside.compute()
 
 

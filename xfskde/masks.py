@@ -44,6 +44,7 @@ import xarray as xr
 from scipy import ndimage
 from skimage import filters, morphology
 
+from ._grid import sample_offset
 from ._labels import image_nodata
 from ._validation import _check_choice
 from .exceptions import DimensionError, ParameterError
@@ -281,11 +282,13 @@ def _lookup(block: np.ndarray, mask: np.ndarray, image_shape: tuple[int, int], s
 
 
 def mask_samples(
-    mask: xr.DataArray, result: da.Array, image_shape: tuple[int, int], stride: int, offset: int
+    mask: xr.DataArray, result: da.Array, image_shape: tuple[int, int], stride: int
 ) -> da.Array:
-    """The mask at every sample of a lazy ``(ny, nx, ...)`` result of a stride grid, chunked as
-    the result (trailing dims of length 1, to broadcast). The small mask travels once, as one
-    dependency of the tasks, not inside each of them."""
+    """The mask at every sample of a lazy ``(ny, nx, ...)`` result of a stride grid (samples at
+    pixels ``i * stride + sample_offset(stride)``), chunked as the result (trailing dims of
+    length 1, to broadcast). The small mask travels once, as one dependency of the tasks, not
+    inside each of them."""
+    offset = sample_offset(stride)
     shared = dask.delayed(np.asarray(mask.values, bool), pure=True)
     return da.map_blocks(
         _lookup, result, shared, image_shape, stride, offset,

@@ -247,12 +247,19 @@ def add_level_options(parser: argparse.ArgumentParser) -> None:
     )  # fmt: skip
 
 
-def add_field_options(parser: argparse.ArgumentParser, nodata_help: str) -> None:
-    """The options of a command that computes a local FS-KDE field of an image and writes a
-    store: the field's, ``--nodata``, ``--level``/``--mpp``, ``--chunks``, the scheduler's and
+def add_field_options(parser: argparse.ArgumentParser, *, output: str) -> None:
+    """The arguments of a command that computes a local FS-KDE field of an image and writes a
+    store: ``input`` and ``output`` (what the output is, in words), the field's options,
+    ``--nodata``, ``--level``/``--mpp``, ``--mask``, ``--chunks``, the scheduler's and
     ``--resume``/``--overwrite``."""
+    parser.add_argument(
+        "input", help="image file or Zarr store: a path or URL (s3://, gs://, http://)"
+    )
+    parser.add_argument("output", help=f"{output}: a path or URL (s3://, gs://)")
     add_fskde_options(parser)
-    add_nodata_option(parser, nodata_help)
+    add_nodata_option(
+        parser, "missing pixels are omitted: every gradient that touches one has zero weight"
+    )
     add_level_options(parser)
     parser.add_argument(
         "--mask", default="none", metavar="auto|none|PATH",
@@ -340,8 +347,7 @@ def refuse_existing(args: argparse.Namespace) -> None:
 def output_exists(output: str) -> bool:
     """Whether something is at ``output``, a path or URL (an empty directory counts as
     nothing)."""
-    location = locate(output)
-    return location.exists() and not location.is_empty_dir()
+    return locate(output).is_occupied()
 
 
 # ------------------------------------------------------------------------- failing and stopping

@@ -25,13 +25,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         "block by block and write the (y, x, k) coefficients to a Zarr v3 store. An interrupted "
         "or failed run continues with --resume (only the missing blocks are computed).",
     )
-    parser.add_argument(
-        "input", help="image file or Zarr store: a path or URL (s3://, gs://, http://)"
-    )
-    parser.add_argument("output", help="output Zarr store: a path or URL (s3://, gs://)")
-    add_field_options(
-        parser, "missing pixels are omitted: every gradient that touches one has zero weight"
-    )
+    add_field_options(parser, output="output Zarr store")
     parser.set_defaults(func=run)
 
 

@@ -16,7 +16,6 @@ import time
 
 import dask
 
-from .._grid import sample_offset
 from ..io import write_ome_zarr
 from ..masks import mask_samples
 from ..orientation import coherence, energy, orientation
@@ -38,13 +37,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         help="write orientation, coherence and energy maps of an image as an OME-Zarr pyramid",
         description=__doc__.split(":", 1)[1].strip(),
     )
-    parser.add_argument(
-        "input", help="image file or Zarr store: a path or URL (s3://, gs://, http://)"
-    )
-    parser.add_argument("output", help="output OME-Zarr image: a path or URL (s3://, gs://)")
-    add_field_options(
-        parser, "missing pixels are omitted: every gradient that touches one has zero weight"
-    )
+    add_field_options(parser, output="output OME-Zarr image")
     parser.set_defaults(func=run)
 
 
@@ -56,8 +49,8 @@ def run(args: argparse.Namespace) -> int:
             "energy": energy(field)}  # fmt: skip
     if mask is not None:  # outside the foreground a map has no value
         stride = field.attrs["stride"]
-        inside = mask_samples(mask, field.data, (image.sizes["y"], image.sizes["x"]), stride,
-                              sample_offset(stride))[..., 0]  # fmt: skip
+        shape = (image.sizes["y"], image.sizes["x"])
+        inside = mask_samples(mask, field.data, shape, stride)[..., 0]
         maps = {name: m.where(inside) for name, m in maps.items()}
     start = time.perf_counter()
     config = {"num_workers": args.workers} if args.workers else {}

@@ -160,6 +160,10 @@ class Location:
         fs, path = self.filesystem()
         return bool(fs.isdir(path)) and not fs.ls(path, detail=False)
 
+    def is_occupied(self) -> bool:
+        """Whether something is there: a file, or a directory (prefix) that is not empty."""
+        return self.exists() and not self.is_empty_dir()
+
     def remove(self) -> None:
         """Remove the file or the whole directory (prefix) there, if anything is there."""
         fs, path = self.filesystem()

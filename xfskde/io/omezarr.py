@@ -64,11 +64,9 @@ them), complex fields (:func:`xfskde.io.write_coefficients` does).
 from __future__ import annotations
 
 import math
-import os
 import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import dask.array as da
@@ -430,28 +428,12 @@ def _halved(array: da.Array, reduce: Any) -> da.Array:
 # ----------------------------------------------------------------------------- writing
 
 
-def _store_exists(store: Any) -> bool:
-    """Whether something is at ``store`` (an empty directory counts as nothing)."""
-    if isinstance(store, str | os.PathLike) and "://" not in os.fspath(store):
-        path = Path(store)
-        return path.exists() and not (path.is_dir() and not any(path.iterdir()))
-    try:
-        zarr.open_group(store, mode="r")
-    except (zarr.errors.GroupNotFoundError, FileNotFoundError, KeyError, ValueError):
-        return False
-    return True
-
-
 def _complete(target: Any) -> bool:
     """Whether a store is there and complete (a resume then has nothing to do)."""
     try:
         return bool(store_status(target)["complete"])
     except (FileNotFoundError, StoreFormatError, KeyError, OSError):
         return False
-
-
-def _is_local_path(store: Any) -> bool:
-    return isinstance(store, str | os.PathLike) and "://" not in os.fspath(store)
 
 
 def _write_pyramid(

@@ -388,7 +388,7 @@ def _create_store(
 def _store_exists(store: Any) -> bool:
     """Whether something is at ``store`` (an empty directory counts as nothing)."""
     if isinstance(store, Location):
-        return store.exists() and not store.is_empty_dir()
+        return store.is_occupied()
     try:
         zarr.open_group(store, mode="r")
     except (zarr.errors.GroupNotFoundError, FileNotFoundError, KeyError):
