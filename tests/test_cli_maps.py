@@ -139,3 +139,43 @@ def test_maps_of_the_tissue_only(tmp_path, capsys):
     assert main(["coefficients", str(path), str(tmp_path / "c.zarr"), *PARAMS, "--mask",
                  str(tmp_path / "nothing.tif")]) == 2  # fmt: skip
     assert "nothing.tif" in capsys.readouterr().err
+
+
+def test_skipped_blocks_are_recorded_and_reported(tmp_path, capsys):
+    """Blocks with no tissue are recorded as skipped; info counts them; verify accepts them;
+    the values equal an unmasked run's inside the mask."""
+    from test_masks import _slide
+
+    from xfskde._grid import MaskFootprint
+    from xfskde.io import store_status, verify_store
+    from xfskde.masks import tissue_mask
+
+    rgb, _ = _slide((768, 1024), seed=3)
+    path = tmp_path / "slide.tif"
+    tifffile.imwrite(path, rgb, tile=(128, 128), photometric="rgb")
+    out = tmp_path / "c.zarr"
+    args = ["coefficients", str(path), str(out), *PARAMS, "--chunks", "128", "--no-progress"]
+    assert main([*args, "--mask", "auto"]) == 0
+    capsys.readouterr()
+    # what the mask says, block by block, independently of the writer
+    footprint = MaskFootprint(tissue_mask(xfskde.open_image(path)).values, (768, 1024))
+    expected = sum(
+        footprint.background((r, r + 128), (c, c + 128))
+        for r in range(0, 768, 128)
+        for c in range(0, 1024, 128)
+    )
+    status = store_status(out)
+    assert 0 < expected < 48 and status["blocks_skipped"] == expected
+    assert status["blocks_done"] == status["blocks_total"] == 48
+    assert main(["info", str(out)]) == 0
+    report = capsys.readouterr().out
+    assert f"{48 - expected} computed, {expected} skipped" in report
+    assert verify_store(out).whole
+    stored = xfskde.open_coefficients(out).values
+    plain = tmp_path / "plain.zarr"
+    assert main([*args[:2], str(plain), *args[3:]]) == 0
+    assert store_status(plain)["blocks_skipped"] == 0
+    whole = xfskde.open_coefficients(plain).values
+    inside = stored.any(axis=-1)
+    assert inside.mean() > 0.2
+    np.testing.assert_array_equal(stored[inside], whole[inside])

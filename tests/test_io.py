@@ -183,6 +183,7 @@ def test_store_roundtrip_is_exact(tmp_path, dtype):
         "complete": True,
         "blocks_done": 6,
         "blocks_total": 6,
+        "blocks_skipped": 0,
     }
 
 

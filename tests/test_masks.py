@@ -157,6 +157,32 @@ def test_masked_field_equals_the_unmasked_inside_and_is_zero_outside():
     )
 
 
+def test_tiles_of_glass_inside_a_computed_block_are_not_computed(monkeypatch):
+    """The core's tiles with no foreground sample are zeros without a call to the core."""
+    import xfskde
+    from xfskde import _core
+
+    calls = []
+    real = _core.fskde_tile
+
+    def spy(*args):
+        calls.append(args[6:10])  # the tile's sample ranges a, b, c, d
+        return real(*args)
+
+    monkeypatch.setattr(_core, "fskde_tile", spy)
+    grey = np.random.default_rng(0).random((1024, 1024)).astype(np.float32)
+    params = {"order": 4, "window": "box", "size": 8, "stride": 8}
+    xfskde.local_fskde(grey, **params)
+    everything = len(calls)
+    calls.clear()
+    mask = np.zeros((8, 8), bool)
+    mask[0, 0] = True  # image rows and columns 0 .. 127 only
+    masked = xfskde.local_fskde(grey, **params, mask=mask)
+    assert everything >= 4 and 0 < len(calls) < everything
+    assert all(a * 8 < 128 and c * 8 < 128 for a, b, c, d in calls)  # only tiles with tissue
+    assert masked[:16, :16].any() and not masked[16:].any() and not masked[:, 16:].any()
+
+
 def test_auto_mask_of_a_slide_skips_its_glass(tmp_path):
     import xfskde
 

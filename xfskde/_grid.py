@@ -4,13 +4,29 @@ With ``stride = s`` a local FS-KDE samples the pixels ``(i*s + o, j*s + o)`` wit
 ``o = (s - 1) // 2``: the centres (rounded down) of the s×s cells of a grid anchored at pixel
 (0, 0) of the *image*, never of a chunk. Every module that needs the grid (the block core, the
 Dask engine, the labelled coordinates, the plots) asks this module, so the rule lives once.
+
+A foreground mask at any resolution falls on the grid by extent: pixel ``(i, j)`` of an
+``(my, mx)`` mask covers the image pixels ``[i ny / my, (i + 1) ny / my) × [j nx / mx,
+(j + 1) nx / mx)`` of an ``(ny, nx)`` image. :func:`mask_touches` says whether any foreground
+falls on a block of pixels, :func:`mask_at_samples` which samples of a block are foreground
+(the mask pixel under each); the two agree, so a block without foreground has no foreground
+sample.
 """
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
-__all__ = ["first_sample", "sample_chunks", "sample_count", "sample_offset"]
+__all__ = [
+    "MaskFootprint",
+    "first_sample",
+    "mask_at_samples",
+    "sample_chunks",
+    "sample_count",
+    "sample_offset",
+]
 
 
 def sample_offset(stride: int) -> int:
@@ -41,3 +57,66 @@ def sample_chunks(chunks: tuple[int, ...], stride: int) -> tuple[int, ...]:
     edges = np.concatenate([[0], np.cumsum(chunks)])
     firsts = [first_sample(int(e), stride) for e in edges]
     return tuple(int(v) for v in np.diff(firsts))
+
+
+def mask_at_samples(
+    mask: np.ndarray,
+    image_shape: tuple[int, int],
+    stride: int,
+    rows: tuple[int, int],
+    cols: tuple[int, int],
+) -> np.ndarray:
+    """The mask at the samples ``rows × cols`` (half-open sample ranges) of an image's stride grid.
+
+    Each sample takes the mask pixel that covers it (the one under its pixel's centre), so a
+    mask of any resolution covering the image's extent applies to any grid.
+
+    Returns
+    -------
+    numpy.ndarray of bool, shape (rows[1] - rows[0], cols[1] - cols[0])
+    """
+    my, mx = mask.shape
+    o = sample_offset(stride)
+    r = ((np.arange(*rows) * stride + o + 0.5) * my / image_shape[0]).astype(np.int64)
+    c = ((np.arange(*cols) * stride + o + 0.5) * mx / image_shape[1]).astype(np.int64)
+    return np.asarray(mask, bool)[np.minimum(r, my - 1)][:, np.minimum(c, mx - 1)]
+
+
+def _scaled(index: int, mask_n: int, image_n: int, up: bool) -> int:
+    value = index * mask_n / image_n
+    return min(mask_n, max(0, math.ceil(value) if up else math.floor(value)))
+
+
+class MaskFootprint:
+    """A foreground mask laid over an image: which blocks and samples it covers.
+
+    Parameters
+    ----------
+    mask : numpy.ndarray of bool, shape (my, mx)
+        The foreground, covering the whole image's extent at any resolution.
+    image_shape : (int, int)
+        The image's (ny, nx).
+    """
+
+    def __init__(self, mask: np.ndarray, image_shape: tuple[int, int]) -> None:
+        self.mask = np.ascontiguousarray(mask, dtype=bool)
+        self.image_shape = (int(image_shape[0]), int(image_shape[1]))
+        my, mx = self.mask.shape
+        self._table = np.zeros((my + 1, mx + 1), np.int64)  # summed-area table: O(1) per block
+        self._table[1:, 1:] = self.mask.cumsum(0).cumsum(1)
+
+    def touches(self, rows: tuple[int, int], cols: tuple[int, int]) -> bool:
+        """Whether any foreground mask pixel covers a pixel of ``rows × cols`` (half-open)."""
+        (my, mx), (ny, nx) = self.mask.shape, self.image_shape
+        r0, r1 = _scaled(rows[0], my, ny, False), _scaled(rows[1], my, ny, True)
+        c0, c1 = _scaled(cols[0], mx, nx, False), _scaled(cols[1], mx, nx, True)
+        t = self._table
+        return bool(t[r1, c1] - t[r0, c1] - t[r1, c0] + t[r0, c0] > 0)
+
+    def background(self, rows: tuple[int, int], cols: tuple[int, int]) -> bool:
+        """The ``skip`` of :func:`xfskde.lazy.map_haloed`: no foreground on these pixels."""
+        return not self.touches(rows, cols)
+
+    def samples(self, stride: int, rows: tuple[int, int], cols: tuple[int, int]) -> np.ndarray:
+        """:func:`mask_at_samples` of this mask."""
+        return mask_at_samples(self.mask, self.image_shape, stride, rows, cols)

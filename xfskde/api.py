@@ -32,7 +32,7 @@ from .gradients import Boundary, Operator, result_float_dtype
 from .kernel import Approximation, Cos2KKernel
 from .lazy import local_fskde_dask
 from .local import LocalParameters, local_fskde_numpy
-from .masks import background_blocks, mask_samples, resolve_mask
+from .masks import resolve_mask
 from .windows import Window
 
 __all__ = ["local_fskde", "local_fskde_dataarray", "mask_nodata"]
@@ -100,20 +100,14 @@ def _resolve_nodata(
     return value, source, params
 
 
-def _spatial_axes(ndim: int, channel_axis: int | None) -> tuple[int, int]:
-    """The (rows, columns) axes of an array image with its colour axis (if any) anywhere."""
-    if channel_axis is None:
-        return 0, 1
-    colour = channel_axis % ndim
-    return tuple(i for i in range(ndim) if i != colour)[:2]  # type: ignore[return-value]
-
-
-def _masked(values: Any, mask: Any, shape: tuple[int, int], stride: int) -> Any:
-    """Coefficients with the samples outside ``mask`` set to zero (lazily for Dask)."""
-    lazy = isinstance(values, da.Array)
-    target = values if lazy else da.from_array(values, chunks=values.shape)
-    inside = mask_samples(mask, target, shape, stride)
-    return values * inside if lazy else values * inside.compute()
+def _field(image: Any, params: LocalParameters, channel_axis: int | None, mask: Any) -> Any:
+    """The block core on a NumPy image or the engine on a Dask one; with a foreground ``mask``
+    (a labelled (y, x) DataArray) the samples outside it are zero and blocks and tiles of the
+    core without foreground are not computed."""
+    foreground = None if mask is None else np.asarray(mask.values, bool)
+    if isinstance(image, da.Array):
+        return local_fskde_dask(image, params, channel_axis=channel_axis, mask=foreground)
+    return local_fskde_numpy(image, params, channel_axis=channel_axis, mask=foreground)
 
 
 def _mask_attrs(mask: Any, given: Any) -> dict[str, Any]:
@@ -142,14 +136,7 @@ def local_fskde_dataarray(
     data, (_, _, colour) = image_layout(image)
     data = mask_nodata(data, value)
     channel_axis = None if colour is None else -1
-    shape = (int(data.shape[0]), int(data.shape[1]))
-    if isinstance(data, da.Array):
-        skip = None if foreground is None else background_blocks(foreground, shape)
-        values = local_fskde_dask(data, params, channel_axis=channel_axis, skip=skip)
-    else:
-        values = local_fskde_numpy(np.asarray(data), params, channel_axis=channel_axis)
-    if foreground is not None:
-        values = _masked(values, foreground, shape, params.stride)
+    values = _field(data, params, channel_axis, foreground)
     k = ("k", np.arange(params.length), {"long_name": "Fourier index k >= 0"})
     attrs = {
         **params.attrs(),
@@ -308,14 +295,4 @@ def local_fskde(
         view = image if channel_axis is None else lib.moveaxis(image, channel_axis, -1)
         dims = ("y", "x") if view.ndim == 2 else ("y", "x", "c")
         foreground = resolve_mask(mask, xr.DataArray(view, dims=dims))
-    if foreground is None:
-        if isinstance(image, da.Array):
-            return local_fskde_dask(image, params, channel_axis=channel_axis)
-        return local_fskde_numpy(image, params, channel_axis=channel_axis)
-    shape = tuple(int(image.shape[i]) for i in _spatial_axes(image.ndim, channel_axis))
-    if isinstance(image, da.Array):
-        skip = background_blocks(foreground, shape)
-        values = local_fskde_dask(image, params, channel_axis=channel_axis, skip=skip)
-    else:
-        values = local_fskde_numpy(image, params, channel_axis=channel_axis)
-    return _masked(values, foreground, shape, params.stride)
+    return _field(image, params, channel_axis, foreground)

@@ -30,12 +30,14 @@ import warnings
 from collections.abc import Callable, Sequence
 from typing import Any
 
+import dask
 import dask.array as da
 import numpy as np
 from dask.base import tokenize
+from dask.core import get_dependencies
 from dask.highlevelgraph import HighLevelGraph
 
-from ._grid import first_sample, sample_chunks
+from ._grid import MaskFootprint, first_sample, mask_at_samples, sample_chunks
 from .exceptions import ChunkSizeWarning, DimensionError, find_stack_level
 from .gradients import check_finite, result_float_dtype
 from .local import LocalParameters, local_fskde_block
@@ -165,6 +167,7 @@ def map_haloed(
     token: Any = None,
     skip: Callable[[tuple[int, int], tuple[int, int]], bool] | None = None,
     fill: Any = 0,
+    shared: Any = None,
 ) -> da.Array:
     """Map a haloed block function over the spatial chunks of ``image``: THE engine.
 
@@ -210,6 +213,10 @@ def map_haloed(
         on the client, after small chunks are merged.
     fill : scalar
         The value of skipped blocks.
+    shared : object, optional
+        A value every task needs (a foreground mask): it becomes one node of the graph, a
+        dependency of the tasks, so it travels to each worker once rather than inside every
+        task, and reaches ``block_function`` as the keyword ``shared``.
 
     Returns
     -------
@@ -248,9 +255,12 @@ def map_haloed(
         overlapped = da.overlap.overlap(
             image, depth=depth, boundary="periodic" if periodic else "none"
         )
-    key = f"{name}-{tokenize(overlapped.name, halo, stride, tuple(trailing), per_block, token)}"
+    extra = () if shared is None else (dask.delayed(shared, pure=True),)
+    key = f"{name}-" + tokenize(
+        overlapped.name, halo, stride, tuple(trailing), per_block, token, [e.key for e in extra]
+    )
 
-    def block(x: np.ndarray, block_info: dict | None = None) -> np.ndarray:
+    def block(x: np.ndarray, *value: Any, block_info: dict | None = None) -> np.ndarray:
         bi, bj = block_info[0]["chunk-location"][:2]
         a, b = row_starts[bi], row_starts[bi + 1]
         c, d = col_starts[bj], col_starts[bj + 1]
@@ -263,12 +273,14 @@ def map_haloed(
             rows=(first_sample(a, stride), first_sample(b, stride)),
             cols=(first_sample(c, stride), first_sample(d, stride)),
             block_id=(int(bi), int(bj)),
+            **({"shared": value[0]} if value else {}),
         )
 
     n_out = 2 + len(trailing)
     computed = da.map_blocks(
         block,
         overlapped,
+        *extra,
         drop_axis=list(range(2, 2 + rest)) or None,
         new_axis=list(range(2, n_out)) or None,
         chunks=out_chunks,
@@ -287,7 +299,72 @@ def map_haloed(
             (int(col_starts[bj]), int(col_starts[bj + 1])),
         )
     }
-    return _skipping(computed, skipped, fill, f"{name}-skipping")
+    return _skipping(computed, skipped, fill, f"{name}{_SKIPPING}")
+
+
+#: Name part of the layers that put a skipped block's fill in place of its computation.
+_SKIPPING = "-skipping"
+
+
+def skipped_blocks(array: da.Array, spatial: tuple[int, int] = (0, 1)) -> set[tuple[int, int]]:
+    """The blocks of ``array`` made only of blocks that :func:`map_haloed` skipped.
+
+    ``array`` is a result of :func:`map_haloed` or anything computed from one (maps of a field,
+    a transposed or rechunked copy). A block counts as skipped when the tasks it depends on
+    reach a skipped block's fill and no computed block of the engine, so a block that mixes
+    the two counts as computed. The graph says it, wherever the array came from.
+
+    Parameters
+    ----------
+    array : dask.array.Array
+    spatial : (int, int)
+        The array's row and column axes.
+
+    Returns
+    -------
+    set of (int, int)
+        (row, column) block indices along ``spatial``.
+    """
+    graph = array.__dask_graph__()
+    fills: set = set()
+    engines: set[str] = set()
+    for layer_name, layer in graph.layers.items():
+        if _SKIPPING not in layer_name:
+            continue
+        engines |= set(graph.dependencies.get(layer_name, ()))
+        fills |= {k for k, v in layer.items() if isinstance(v, tuple) and v and v[0] is np.full}
+    if not fills:
+        return set()
+    tasks = dict(graph)
+    reach: dict = {}  # key -> (reaches a fill, reaches a computed block)
+
+    def visit(key: Any) -> tuple[bool, bool]:
+        stack, order = [key], []
+        while stack:  # iterative depth-first walk: chains of tasks can be deep
+            k = stack.pop()
+            if k in reach or k in order:
+                continue
+            order.append(k)
+            stack.extend(d for d in get_dependencies(tasks, k) if d not in reach)
+        for k in reversed(order):
+            name = k[0] if isinstance(k, tuple) else k
+            found = (k in fills, name in engines)
+            for d in get_dependencies(tasks, k):
+                fill, engine = reach.get(d, (False, False))
+                found = (found[0] or fill, found[1] or engine)
+            reach[k] = found
+        return reach[key]
+
+    ny, nx = array.numblocks[spatial[0]], array.numblocks[spatial[1]]
+    out = set()
+    for by in range(ny):
+        for bx in range(nx):
+            index = [0] * array.ndim
+            index[spatial[0]], index[spatial[1]] = by, bx
+            fill, engine = visit((array.name, *index))
+            if fill and not engine:
+                out.add((by, bx))
+    return out
 
 
 def _skipping(computed: da.Array, skipped: set[tuple[int, int]], fill: Any, name: str) -> da.Array:
@@ -316,7 +393,7 @@ def local_fskde_dask(
     params: LocalParameters,
     *,
     channel_axis: int | None = None,
-    skip: Callable[[tuple[int, int], tuple[int, int]], bool] | None = None,
+    mask: np.ndarray | None = None,
 ) -> da.Array:
     """Lazy local FS-KDE of a Dask image: ``(y, x[, c])`` → ``(ny, nx, ℓ)`` complex.
 
@@ -329,8 +406,11 @@ def local_fskde_dask(
         2-D, or 3-D with ``channel_axis``.
     params : LocalParameters
     channel_axis : int, optional
-    skip : callable, optional
-        Blocks not to compute (zeros, read from nothing): see :func:`map_haloed`.
+    mask : numpy.ndarray of bool, optional
+        Foreground covering the image's extent, at any resolution (:class:`~xfskde._grid.
+        MaskFootprint`): blocks it does not touch are zeros read from nothing (``skip`` of
+        :func:`map_haloed`); inside computed blocks, samples outside it are zero and the
+        core's tiles without foreground are not computed. Samples inside are unchanged.
 
     Returns
     -------
@@ -354,11 +434,18 @@ def local_fskde_dask(
         src = da.moveaxis(image, channel_axis, -1)
     nan_policy = params.nan_policy
 
-    def block(x: np.ndarray, **where: Any) -> np.ndarray:
+    footprint = None if mask is None else MaskFootprint(mask, src.shape[:2])
+    stride = params.stride
+
+    def block(x: np.ndarray, *, shared: np.ndarray | None = None, **where: Any) -> np.ndarray:
         del where["block_id"]
         x = np.moveaxis(x, -1, 0)  # the core reads (C, h, w): a view
         check_finite(x, nan_policy)
-        return local_fskde_block(x, params, out_dtype=out_dtype, threads=1, **where)
+        inside = None
+        if shared is not None:
+            inside = mask_at_samples(shared, where["image_shape"], stride, where["rows"],
+                                     where["cols"])  # fmt: skip
+        return local_fskde_block(x, params, out_dtype=out_dtype, threads=1, inside=inside, **where)
 
     return map_haloed(
         block,
@@ -370,6 +457,7 @@ def local_fskde_dask(
         periodic=params.boundary == "wrap",
         name="xfskde-coefficients",
         token=(params.attrs(), params.scale(), params.profile(), params.half_widths()),
-        skip=skip,
+        skip=None if footprint is None else footprint.background,
         fill=0,
+        shared=None if footprint is None else footprint.mask,
     )

@@ -39,7 +39,7 @@ from typing import Literal
 import numpy as np
 
 from . import _core
-from ._grid import sample_count, sample_offset
+from ._grid import mask_at_samples, sample_count, sample_offset
 from ._validation import _check_choice, _check_positive_int
 from .exceptions import ParameterError
 from .gradients import (
@@ -218,6 +218,7 @@ def local_fskde_block(
     cols: tuple[int, int],
     out_dtype: np.typing.DTypeLike = np.complex128,
     threads: int = 1,
+    inside: np.ndarray | None = None,
 ) -> np.ndarray:
     """The one numerical core: local FS-KDE samples ``rows × cols`` of the grid, from one block.
 
@@ -238,6 +239,12 @@ def local_fskde_block(
     out_dtype : complex dtype
     threads : int
         Tiles are spread over this many threads (numba releases the GIL).
+    inside : numpy.ndarray of bool, (rows, cols), optional
+        The samples to compute (a foreground mask on the grid,
+        :func:`xfskde._grid.mask_at_samples`): the others are zero — the field of a region
+        without gradients — and a tile of the core without any of them is not computed at all,
+        so glass inside a block costs nothing but its zeros. Samples inside are the same as
+        without ``inside``.
 
     Returns
     -------
@@ -251,6 +258,13 @@ def local_fskde_block(
     out = np.empty((max(0, i1 - i0), max(0, j1 - j0), params.length), dtype=out_dtype)
     if out.size == 0:
         return out
+    if inside is not None:
+        inside = np.asarray(inside, bool)
+        if inside.shape != out.shape[:2]:
+            raise ValueError(f"inside must have shape {out.shape[:2]}, got {inside.shape}")
+        if not inside.any():
+            out[...] = 0
+            return out
     # The core's frame starts `frame` pixels before the first sample (the window, plus the
     # central difference's pixel): sample (0, 0) of `out` sits at (frame, frame) there.
     frame = params.window.depth
@@ -268,6 +282,11 @@ def local_fskde_block(
         for a, b in _tile_ranges(out.shape[0], max(1, TILE_ROWS // s))
         for c, d in _tile_ranges(out.shape[1], max(1, tile_cols // s))
     ]
+    if inside is not None:  # tiles of background only: zeros, not computed
+        for a, b, c, d in tiles:
+            if not inside[a:b, c:d].any():
+                out[a:b, c:d] = 0
+        tiles = [(a, b, c, d) for a, b, c, d in tiles if inside[a:b, c:d].any()]
     planes = params.gradient.kind != "central"
     if planes:
         # the image pixels the gradients at frame rows 1 .. n-2 read: `params.depth` around
@@ -320,6 +339,8 @@ def local_fskde_block(
     else:
         for t in tiles:
             run(t)
+    if inside is not None:
+        out[~inside] = 0
     return out
 
 
@@ -329,23 +350,32 @@ def local_fskde_numpy(
     *,
     channel_axis: int | None = None,
     threads: int | None = None,
+    mask: np.ndarray | None = None,
 ) -> np.ndarray:
     """The in-memory face: the block core on the whole image, tiled over ``threads`` threads.
 
     ``threads`` defaults to every core; code that runs inside Dask tasks passes 1 (Dask owns
-    the parallelism there).
+    the parallelism there). ``mask`` is a boolean foreground covering the image's extent at any
+    resolution: samples outside it are zero and tiles without foreground are not computed
+    (``inside`` of :func:`local_fskde_block`).
     """
     image = np.asarray(image)
     ftype = result_float_dtype(image.dtype)
     src = as_channels_first(image, channel_axis)
     check_finite(src, params.nan_policy)
     _, height, width = src.shape
+    rows = (0, sample_count(height, params.stride))
+    cols = (0, sample_count(width, params.stride))
+    inside = None
+    if mask is not None:
+        inside = mask_at_samples(mask, (height, width), params.stride, rows, cols)
     return local_fskde_block(
         src,
         params,
         image_shape=(height, width),
-        rows=(0, sample_count(height, params.stride)),
-        cols=(0, sample_count(width, params.stride)),
+        rows=rows,
+        cols=cols,
         out_dtype=np.result_type(ftype, np.complex64),
         threads=threads or os.cpu_count() or 1,
+        inside=inside,
     )

@@ -44,7 +44,7 @@ import xarray as xr
 from scipy import ndimage
 from skimage import filters, morphology
 
-from ._grid import sample_offset
+from ._grid import MaskFootprint, mask_at_samples
 from ._labels import image_nodata
 from ._validation import _check_choice
 from .exceptions import DimensionError, ParameterError
@@ -245,39 +245,20 @@ def resolve_mask(mask: Any, image: xr.DataArray) -> xr.DataArray | None:
     return xr.DataArray(foreground, dims=("y", "x"), name="mask", attrs=dict(values.attrs))
 
 
-def _scaled(index: int, mask_n: int, image_n: int, up: bool) -> int:
-    value = index * mask_n / image_n
-    return min(mask_n, max(0, math.ceil(value) if up else math.floor(value)))
-
-
 def background_blocks(
     mask: xr.DataArray, image_shape: tuple[int, int]
 ) -> Callable[[tuple[int, int], tuple[int, int]], bool]:
     """The ``skip`` of :func:`xfskde.lazy.map_haloed`: True for a block of an image of
     ``image_shape`` that no foreground pixel of ``mask`` touches (O(1) per block, by a summed
-    area table of the mask)."""
-    values = np.asarray(mask.values, bool)
-    my, mx = values.shape
-    ny, nx = image_shape
-    table = np.zeros((my + 1, mx + 1), np.int64)
-    table[1:, 1:] = values.cumsum(0).cumsum(1)
-
-    def skip(rows: tuple[int, int], cols: tuple[int, int]) -> bool:
-        r0, r1 = _scaled(rows[0], my, ny, False), _scaled(rows[1], my, ny, True)
-        c0, c1 = _scaled(cols[0], mx, nx, False), _scaled(cols[1], mx, nx, True)
-        return table[r1, c1] - table[r0, c1] - table[r1, c0] + table[r0, c0] == 0
-
-    return skip
+    area table of the mask: :class:`xfskde._grid.MaskFootprint`)."""
+    return MaskFootprint(np.asarray(mask.values, bool), image_shape).background
 
 
 def _lookup(block: np.ndarray, mask: np.ndarray, image_shape: tuple[int, int], stride: int,
-            offset: int, block_info: dict | None = None) -> np.ndarray:  # fmt: skip
-    """The mask at the samples of one block of a stride grid (nearest mask pixel)."""
+            block_info: dict | None = None) -> np.ndarray:  # fmt: skip
+    """The mask at the samples of one block of a stride grid."""
     (r0, r1), (c0, c1) = block_info[0]["array-location"][:2]
-    my, mx = mask.shape
-    rows = ((np.arange(r0, r1) * stride + offset + 0.5) * my / image_shape[0]).astype(np.int64)
-    cols = ((np.arange(c0, c1) * stride + offset + 0.5) * mx / image_shape[1]).astype(np.int64)
-    inside = mask[np.minimum(rows, my - 1)][:, np.minimum(cols, mx - 1)]
+    inside = mask_at_samples(mask, image_shape, stride, (r0, r1), (c0, c1))
     return inside.reshape(inside.shape + (1,) * (block.ndim - 2))
 
 
@@ -288,10 +269,9 @@ def mask_samples(
     pixels ``i * stride + sample_offset(stride)``), chunked as the result (trailing dims of
     length 1, to broadcast). The small mask travels once, as one dependency of the tasks, not
     inside each of them."""
-    offset = sample_offset(stride)
     shared = dask.delayed(np.asarray(mask.values, bool), pure=True)
     return da.map_blocks(
-        _lookup, result, shared, image_shape, stride, offset,
+        _lookup, result, shared, image_shape, stride,
         chunks=(*result.chunks[:2], *((1,) for _ in result.chunks[2:])),
         dtype=bool, meta=np.empty((0,) * result.ndim, bool), token="xfskde-mask-samples",
     )  # fmt: skip

@@ -175,6 +175,12 @@ def run(args: argparse.Namespace) -> int:
         ("store", str(args.store)),
         ("status", f"{state} ({status['blocks_done']}/{status['blocks_total']} blocks)"),
     ]
+    if status["blocks_skipped"]:
+        computed = status["blocks_done"] - status["blocks_skipped"]
+        rows.append(
+            ("blocks", f"{computed} computed, {status['blocks_skipped']} skipped (no foreground "
+             "under the mask: stored as the fill value, never read or computed)")
+        )  # fmt: skip
     try:
         rows += _store_rows(args.store)
     except StoreIncompleteError as exc:  # a layout cut short: nothing to describe or verify

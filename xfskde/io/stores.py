@@ -77,7 +77,7 @@ from ..exceptions import (
     StoreIncompleteError,
     StoreParametersError,
 )
-from ..lazy import plan_chunks
+from ..lazy import plan_chunks, skipped_blocks
 from ._location import Location, store_target, zarr_like
 
 __all__ = [
@@ -105,8 +105,9 @@ _COORDS_KEY = "xfskde_coordinates_sha256"
 _GRADIENT_DEFAULTS = {"gradient": "central", "gradient_scale": 1.0}
 #: The completion record: one ``uint8`` entry per block, set once the block is written.
 _BLOCKS = "xfskde_blocks"
-#: Entries of the record: not written; written; written, every value zero (the fill value).
-_NOT_WRITTEN, _WRITTEN, _WRITTEN_ZERO = 0, 1, 2
+#: Entries of the record: not written; written; written, every value zero (the fill value);
+#: written as the fill of a block with no foreground, which was neither read nor computed.
+_NOT_WRITTEN, _WRITTEN, _WRITTEN_ZERO, _SKIPPED = 0, 1, 2, 3
 #: The array of a coefficient store.
 _VARIABLE = "fskde"
 
@@ -475,6 +476,7 @@ def _write_block(
     cy: int,
     cx: int,
     spatial: tuple[int, int] = (0, 1),
+    skipped: bool = False,
 ) -> int:
     """Write one block, then its completion record (in that order)."""
     target = zarr.open_array(zarr_like(store), path=name, mode="r+").with_config(_WRITE_CONFIG)
@@ -482,7 +484,7 @@ def _write_block(
     rows = slice(by * cy, by * cy + block.shape[iy])
     cols = slice(bx * cx, bx * cx + block.shape[ix])
     target[_region(spatial, block.ndim, rows, cols, slice(None))] = block
-    entry = _WRITTEN if _nonzero(block) else _WRITTEN_ZERO
+    entry = _SKIPPED if skipped else _WRITTEN if _nonzero(block) else _WRITTEN_ZERO
     zarr.open_array(zarr_like(store), path=_BLOCKS, mode="r+")[by, bx] = entry
     return 1
 
@@ -493,12 +495,15 @@ def _write_mapped_block(
     variable: str,
     chunk_shape: tuple[int, int],
     spatial: tuple[int, int] = (0, 1),
+    skipped: frozenset = frozenset(),
     block_info: dict | None = None,
 ) -> np.ndarray:
-    """The block function of the write tasks: one ``1`` per block written."""
+    """The block function of the write tasks: one ``1`` per block written. Blocks in
+    ``skipped`` (no foreground: filled, not computed) are recorded as such."""
     location = block_info[0]["chunk-location"]
     by, bx = location[spatial[0]], location[spatial[1]]
-    written = _write_block(block, store, variable, by, bx, *chunk_shape, spatial=spatial)
+    written = _write_block(block, store, variable, by, bx, *chunk_shape, spatial=spatial,
+                           skipped=(by, bx) in skipped)  # fmt: skip
     return np.full((1,) * block.ndim, written, np.int64)
 
 
@@ -515,8 +520,10 @@ def store_status(store: Any, *, storage_options: dict | None = None) -> dict[str
     Returns
     -------
     dict
-        ``{"complete": bool, "blocks_done": int, "blocks_total": int}``: whether the status
-        is ``"complete"``, and how many entries of the completion record are set, of how many.
+        ``{"complete": bool, "blocks_done": int, "blocks_total": int, "blocks_skipped": int}``:
+        whether the status is ``"complete"``, how many entries of the completion record are
+        set, of how many, and how many of those blocks had no foreground under the mask (not
+        computed: stored as the fill value).
 
     Raises
     ------
@@ -532,6 +539,7 @@ def store_status(store: Any, *, storage_options: dict | None = None) -> dict[str
         "complete": group.attrs.get(_STATUS_ATTR) == "complete",
         "blocks_done": int((done > 0).sum()),
         "blocks_total": int(done.size),
+        "blocks_skipped": int((done == _SKIPPED).sum()),
     }
 
 
@@ -813,6 +821,7 @@ def write_blocks(
         variable=name,  # not name=: map_blocks takes that for the output's (the tasks') name
         chunk_shape=(cy, cx),
         spatial=spatial,
+        skipped=frozenset(skipped_blocks(field.data, spatial)),
         chunks=tuple((1,) * len(c) for c in field.chunks),
         dtype=np.int64,
         meta=np.empty((0,) * field.ndim, np.int64),
