@@ -4,10 +4,13 @@
   with a lazy, tile-consistent version of any size (``*_lazy``);
 * :mod:`.ubc` — the UBC / Brown multi-view stereo patches in their published layout, and an
   offline proxy built from scikit-image photographs (section 5.1);
-* :mod:`.inria` — the INRIA person data set in its published layout (section 5.2).
+* :mod:`.inria` — the INRIA person data set in its published layout (section 5.2);
+* :mod:`.mosaics` — seeded mosaics of real textures (scikit-image's brick, grass and gravel)
+  in random layouts, optionally rotated and rescaled, with ground truth.
 """
 
 from .inria import InriaPerson, load_inria_person
+from .mosaics import texture_mosaic, texture_mosaic_set
 from .synthetic import dead_leaves, dead_leaves_lazy, random_textures, random_textures_lazy
 from .ubc import PatchStack, UBCPatches, load_ubc_patches, ubc_proxy
 
@@ -21,5 +24,7 @@ __all__ = [
     "load_ubc_patches",
     "random_textures",
     "random_textures_lazy",
+    "texture_mosaic",
+    "texture_mosaic_set",
     "ubc_proxy",
 ]
