@@ -203,3 +203,36 @@ def test_auto_mask_of_a_slide_skips_its_glass(tmp_path):
     nonzero = np.abs(values).sum(-1) > 0
     assert 0.2 < nonzero.mean() < 0.7
     np.testing.assert_array_equal(values[nonzero], reference[nonzero])
+
+
+def test_a_mask_made_for_the_whole_slide_is_cut_to_a_crop(tmp_path):
+    """A crop of an opened slide gets its own tissue mask (not the whole file's), and a mask of
+    the whole slide given to a crop is cut to the crop by their µm coordinates; without
+    coordinates to place it, it is refused rather than laid over the wrong extent."""
+    import xfskde
+
+    rgb, _ = _slide((1024, 1536), seed=2)
+    path = tmp_path / "slide.ome.tif"
+    with tifffile.TiffWriter(path) as tif:
+        tif.write(
+            rgb,
+            tile=(128, 128),
+            photometric="rgb",
+            subifds=2,
+            metadata={"axes": "YXS", "PhysicalSizeX": 0.5, "PhysicalSizeY": 0.5},
+        )
+        for step in (2, 4):
+            tif.write(rgb[::step, ::step], tile=(128, 128), photometric="rgb", subfiletype=1)
+    # fmt: skip
+    image = xfskde.open_image(path)
+    whole = tissue_mask(image, max_side=400)
+    assert whole.shape == (256, 384) and whole.attrs["source_level"] == 2
+    crop = image[200:600, 300:900]
+    own = tissue_mask(crop, max_side=400)
+    assert own.attrs["mask_of"] == [400, 600] and own.shape == (200, 300)  # halved
+    cut = resolve_mask(whole, crop)
+    assert cut.attrs["mask_of"] == [400, 600]
+    np.testing.assert_array_equal(cut.values, whole.values[50:150, 75:225])
+    bare = xr.DataArray(np.asarray(crop.values), dims=crop.dims)  # no coordinates
+    with pytest.raises(ParameterError, match="mask made for this image"):
+        resolve_mask(whole, bare)

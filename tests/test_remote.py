@@ -184,7 +184,12 @@ def test_store_over_http_reads_back_and_refuses_writes(tmp_path, expected):
 def test_memory_store_is_finalised(expected):
     url = "memory://xfskde-tests/field.zarr"
     assert write_coefficients(_field(IMAGE), url) == 9
-    assert store_status(url) == {"complete": True, "blocks_done": 9, "blocks_total": 9, "blocks_skipped": 0}
+    assert store_status(url) == {
+        "complete": True,
+        "blocks_done": 9,
+        "blocks_total": 9,
+        "blocks_skipped": 0,
+    }
     np.testing.assert_array_equal(open_coefficients(url).values, expected)
     write_coefficients(_field(IMAGE), url, overwrite=True)
     assert store_status(url)["complete"]
@@ -334,3 +339,16 @@ def test_cli_on_a_cluster_in_another_directory_with_relative_paths(
                  "--size", "2", "--stride", "2", "--chunks", "128", "--no-progress",
                  "--scheduler", address]) == 0  # fmt: skip
     np.testing.assert_array_equal(open_coefficients(tmp_path / "cli.zarr").values, expected)
+
+
+def test_auto_mask_of_an_s3_image_reads_it_as_it_was_opened(s3, inputs):
+    """mask="auto" re-reads the image's file for its low-resolution level with the storage
+    options it was opened with (kept in encoding, never in the attrs a store records)."""
+    from xfskde.masks import tissue_mask
+
+    image = xfskde.open_image("s3://data/slide.tif", storage_options=s3)
+    assert image.encoding["source"].storage_options == s3 and "anon" not in str(image.attrs)
+    remote = tissue_mask(image, max_side=192)
+    local = tissue_mask(xfskde.open_image(inputs / "slide.tif"), max_side=192)
+    assert remote.attrs["source"] == "s3://data/slide.tif" and remote.shape == (160, 192)
+    np.testing.assert_array_equal(remote.values, local.values)

@@ -47,8 +47,8 @@ from skimage import filters, morphology
 from ._grid import MaskFootprint, mask_at_samples
 from ._labels import image_nodata
 from ._validation import _check_choice
-from .exceptions import DimensionError, ParameterError
-from .io import open_image
+from .exceptions import DimensionError, ParameterError, XfskdeError
+from .io import Location, locate, open_image
 from .io.images import image_levels
 
 __all__ = ["METHODS", "background_blocks", "mask_samples", "resolve_mask", "tissue_mask"]
@@ -79,6 +79,24 @@ def _small(image: xr.DataArray, max_side: int) -> xr.DataArray:
         image = image.astype(np.float32).coarsen(y=factor, x=factor, boundary="pad").mean()
         image.attrs["downsampled_by"] = factor
     return image.compute()
+
+
+def _whole_source(image: xr.DataArray, storage_options: Any) -> Any:
+    """The file an opened image came from, when the image is the whole of one of its levels
+    (its low-resolution level is then read for the mask); else the image itself (a crop, a
+    resampled or computed image: block-averaged in memory, since the file's extent is not
+    its extent). The file is reached as it was opened: ``encoding["source"]`` keeps its
+    location and storage options."""
+    recorded = image.encoding.get("source")
+    source = recorded if isinstance(recorded, Location) else image.attrs["source"]
+    source = locate(source, storage_options)
+    try:
+        levels = image_levels(source)
+        level = levels[int(image.attrs.get("source_level", 0))]
+    except (OSError, IndexError, ValueError, XfskdeError):
+        return image
+    shape = (level.shape[level.dims.index("y")], level.shape[level.dims.index("x")])
+    return source if shape == (image.sizes["y"], image.sizes["x"]) else image
 
 
 def _brightfield(values: np.ndarray, nodata: Any) -> tuple[np.ndarray, float]:
@@ -182,7 +200,7 @@ def tissue_mask(
     if not (isinstance(margin, int) and margin >= 0):
         raise ParameterError(f"margin must be a whole number of mask pixels >= 0, got {margin!r}")
     if isinstance(image, xr.DataArray) and "source" in image.attrs:
-        image = image.attrs["source"]  # read its low-resolution level, not the full one
+        image = _whole_source(image, storage_options)  # its file's low-resolution level
     if isinstance(image, xr.DataArray):
         full = (image.sizes["y"], image.sizes["x"])
         small = _small(image, max_side)
@@ -252,7 +270,45 @@ def resolve_mask(mask: Any, image: xr.DataArray) -> xr.DataArray | None:
         array = array.transpose([values.dims.index(d) for d in ("y", "x", *colour)])
         array = array.reshape(*array.shape[:2], -1).any(axis=-1)
     foreground = np.isfinite(array) & (array != 0) if array.dtype.kind == "f" else array != 0
-    return xr.DataArray(foreground, dims=("y", "x"), name="mask", attrs=dict(values.attrs))
+    coords = {d: values.coords[d] for d in ("y", "x") if d in values.coords}
+    result = xr.DataArray(foreground, dims=("y", "x"), coords=coords, name="mask",
+                          attrs=dict(values.attrs))  # fmt: skip
+    return _over_extent(result, image)
+
+
+def _over_extent(mask: xr.DataArray, image: xr.DataArray) -> xr.DataArray:
+    """The part of ``mask`` over ``image``'s extent.
+
+    A mask records the full-resolution shape it covers (``mask_of``, from
+    :func:`tissue_mask`); one made for another extent — the whole slide, applied to a crop of
+    it — is cut to the image by their coordinates (the mask pixels whose centres fall on the
+    image's pixels), and refused when either has none: a mask laid over the wrong extent
+    would silently skip tissue.
+    """
+    covers = mask.attrs.get("mask_of")
+    shape = (image.sizes["y"], image.sizes["x"])
+    if covers is None or tuple(int(n) for n in covers) == shape:
+        return mask
+    if not all(d in mask.coords and d in image.coords for d in ("y", "x")):
+        raise ParameterError(
+            f"the mask covers an image of {tuple(covers)} pixels and this image has {shape}, "
+            "and they have no coordinates to place one on the other: pass a mask made for "
+            "this image (e.g. xfskde.tissue_mask(image))"
+        )
+    picked = {}
+    for d in ("y", "x"):
+        centres = np.asarray(image[d].values, float)
+        step = abs(centres[1] - centres[0]) if centres.size > 1 else 0.0
+        low, high = centres.min() - step / 2, centres.max() + step / 2
+        where = np.asarray(mask[d].values, float)
+        picked[d] = np.flatnonzero((where >= low) & (where <= high))
+        if not picked[d].size:
+            raise ParameterError(
+                f"the mask does not overlap this image along {d}: pass a mask of this image"
+            )
+    cut = mask.isel(y=picked["y"], x=picked["x"])
+    cut.attrs["mask_of"] = [int(shape[0]), int(shape[1])]
+    return cut
 
 
 def background_blocks(

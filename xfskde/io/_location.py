@@ -208,14 +208,17 @@ def _check_protocol(protocol: str, url: str) -> None:
         raise ParameterError(f"{url}: unknown protocol {protocol!r} ({exc})") from exc
 
 
-def locate(source: str | os.PathLike, storage_options: Mapping[str, Any] | None = None) -> Location:
+def locate(
+    source: str | os.PathLike | Location, storage_options: Mapping[str, Any] | None = None
+) -> Location:
     """The :class:`Location` of a path or URL, decided on the client.
 
     Parameters
     ----------
-    source : str or os.PathLike
+    source : str, os.PathLike or Location
         A local path (relative paths are made absolute here, ``~`` is expanded), a ``file://``
-        URL, or an fsspec URL (``s3://bucket/key``, ``http://host/slide.tif``, ...).
+        URL, an fsspec URL (``s3://bucket/key``, ``http://host/slide.tif``, ...), or a
+        Location (returned as it is, or with ``storage_options`` in place of its own).
     storage_options : mapping, optional
         Options of the remote filesystem; refused with a local path, where they would be
         silently ignored.
@@ -227,6 +230,8 @@ def locate(source: str | os.PathLike, storage_options: Mapping[str, Any] | None 
     ParameterError
         For an unknown protocol, or storage options given with a local path.
     """
+    if isinstance(source, Location):  # decided already: given options replace its own
+        return Location(source.url, storage_options) if storage_options else source
     text = os.fspath(source)
     protocol, rest = split_protocol(text)
     if protocol in (None, "file", "local"):

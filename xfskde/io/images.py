@@ -412,7 +412,12 @@ def _recorded(
     image: xr.DataArray, source: Any, level: int, size: tuple[float, float] | None
 ) -> xr.DataArray:
     """Record where the pixels come from: the ``source``, its ``source_level`` and, when
-    known, ``source_pixel_size_um`` ((y, x), µm) — true of every result computed from them."""
+    known, ``source_pixel_size_um`` ((y, x), µm) — true of every result computed from them.
+    ``encoding["source"]`` keeps the :class:`Location` itself, storage options included (never
+    written to a store), so that the file can be read again (a low-resolution level for a
+    tissue mask) as it was first read."""
+    if isinstance(source, Location):
+        image.encoding["source"] = source
     image.attrs["source"] = str(source)
     image.attrs["source_level"] = int(level)
     if size is not None:
