@@ -196,7 +196,12 @@ def reference(tmp_path_factory, forks):
     start = time.monotonic()
     _wait_gone(forks.start(_argv(tiff, store, "cli", "synchronous")))
     duration = time.monotonic() - start
-    assert store_status(store) == {"complete": True, "blocks_done": 64, "blocks_total": 64, "blocks_skipped": 0}
+    assert store_status(store) == {
+        "complete": True,
+        "blocks_done": 64,
+        "blocks_total": 64,
+        "blocks_skipped": 0,
+    }
     expected = xfskde.local_fskde(CAMERA[:256, :256], order=4, window="box", size=5)
     np.testing.assert_array_equal(xfskde.open_coefficients(store).values, expected)
     return tiff, store, duration
@@ -708,7 +713,12 @@ def test_a_write_cut_between_consolidation_and_status_is_incomplete(tmp_path, mo
     with pytest.raises(Cut):
         xfskde.write_coefficients(field, store, chunks=32)
     monkeypatch.undo()
-    assert store_status(store) == {"complete": False, "blocks_done": 4, "blocks_total": 4, "blocks_skipped": 0}
+    assert store_status(store) == {
+        "complete": False,
+        "blocks_done": 4,
+        "blocks_total": 4,
+        "blocks_skipped": 0,
+    }
     with pytest.raises(StoreIncompleteError):
         xfskde.open_coefficients(store)
     assert xfskde.write_coefficients(field, store, resume=True) == 0

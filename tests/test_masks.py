@@ -223,7 +223,6 @@ def test_a_mask_made_for_the_whole_slide_is_cut_to_a_crop(tmp_path):
         )
         for step in (2, 4):
             tif.write(rgb[::step, ::step], tile=(128, 128), photometric="rgb", subfiletype=1)
-    # fmt: skip
     image = xfskde.open_image(path)
     whole = tissue_mask(image, max_side=400)
     assert whole.shape == (256, 384) and whole.attrs["source_level"] == 2

@@ -173,7 +173,12 @@ def test_segment_command_writes_zarr(tmp_path, leaves):
     assert rand_index(direct, stored.values) > 0.95
     with pytest.raises(FileExistsError, match="overwrite"):
         _segment_command(argv)
-    assert store_status(out) == {"complete": True, "blocks_done": 9, "blocks_total": 9, "blocks_skipped": 0}
+    assert store_status(out) == {
+        "complete": True,
+        "blocks_done": 9,
+        "blocks_total": 9,
+        "blocks_skipped": 0,
+    }
 
 
 def test_interrupted_segment_resumes_to_the_same_labels(tmp_path, leaves, capsys):
