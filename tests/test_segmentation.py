@@ -16,7 +16,7 @@ from xfskde.datasets import dead_leaves, random_textures
 from xfskde.io import store_status
 from xfskde.metrics import rand_index
 from xfskde.segmentation import FeatureSpec, abundances, fit_textures, segment
-from xfskde.segmentation.features import block_features
+from xfskde.segmentation.features import grid_features, grid_projections
 
 
 @pytest.fixture(scope="module")
@@ -48,6 +48,44 @@ def test_abundances_are_exact_fcls(m, rng):
         np.testing.assert_allclose(a, ref, atol=2e-4)
 
 
+def block_features(image, spec):
+    """The features at every pixel a block's halo leaves exact (the rest zero-filled)."""
+    image = np.asarray(image, np.float32)
+    image = image if image.ndim == 3 else image[..., None]
+    halo = spec.window_obj.depth
+    rows, cols = np.arange(halo, image.shape[0] - halo), np.arange(halo, image.shape[1] - halo)
+    out = {}
+    for name, values in grid_features(image, spec, rows, cols).items():
+        full = np.zeros((*image.shape[:2], values.shape[-1]), np.float32)
+        full[halo : image.shape[0] - halo, halo : image.shape[1] - halo] = values
+        out[name] = full
+    return out
+
+
+def test_fskde_group_is_the_density_of_local_fskde(rng):
+    """The "fskde" group at a pixel: f(θ_j) · 2π/M of xfskde.local_fskde (eqs. 1, 4-7) at
+    M = 2ℓ - 1 angles, for every window kind; and projections equal features times vectors."""
+    import xfskde
+
+    image = rng.random((48, 52, 3)).astype(np.float32)
+    for window, size in (("gaussian", 2.5), ("box", 6), ("disk", 3.0)):
+        spec = FeatureSpec(features=("color", "hist", "fskde"), window=window, size=size,
+                           n_coefficients=5)  # fmt: skip
+        F = xfskde.local_fskde(image, order=spec.kernel, window=window, size=size,
+                               channel_axis=-1)  # fmt: skip
+        theta = np.linspace(-np.pi, np.pi, 9, endpoint=False) + np.pi / 9
+        expected = xfskde.evaluate(F, theta) * 2 * np.pi / 9
+        halo = spec.window_obj.depth
+        rows, cols = np.arange(halo, 48 - halo, 3), np.arange(halo, 52 - halo, 2)
+        got = grid_features(image, spec, rows, cols)
+        np.testing.assert_allclose(got["fskde"], expected[rows][:, cols], atol=1e-6)
+        X = np.concatenate([got[k] for k in spec.features], axis=-1)
+        E = rng.random((4, X.shape[-1]))
+        tables = {"color": E[:, :48].T, "hist": E[:, 48:64].T, "fskde": E[:, 64:].T}
+        projected = grid_projections(image, spec, tables, rows, cols)
+        np.testing.assert_allclose(projected, X @ E.T, rtol=1e-5, atol=1e-5)
+
+
 def test_color_histogram_against_numpy(rng):
     image = rng.random((30, 30, 3))
     spec = FeatureSpec(features=("color",), window="box", size=5, color_bins=4)
@@ -58,7 +96,7 @@ def test_color_histogram_against_numpy(rng):
         for c in range(3):
             ref, _ = np.histogram(patch[..., c], bins=4, range=(0, 1))
             np.testing.assert_allclose(hist[y, x, 4 * c : 4 * c + 4], ref / 25 / 3, atol=1e-6)
-    np.testing.assert_allclose(hist.sum(axis=-1), 1, atol=1e-5)
+    np.testing.assert_allclose(hist[3:-3, 3:-3].sum(axis=-1), 1, atol=1e-5)
 
 
 def test_angle_histogram_and_fskde_share_mass(rng):
@@ -69,7 +107,7 @@ def test_angle_histogram_and_fskde_share_mass(rng):
     f = block_features(image, spec)
     assert f["hist"].shape == (40, 40, 8) and f["fskde"].shape == (40, 40, 11)
     assert f["fskde"].min() >= -1e-6
-    np.testing.assert_allclose(f["fskde"].sum(-1), f["hist"].sum(-1), rtol=1e-4)
+    np.testing.assert_allclose(f["fskde"].sum(-1), f["hist"].sum(-1), rtol=1e-4, atol=1e-7)
 
 
 def test_angle_histogram_bins():
@@ -255,29 +293,32 @@ def test_16k_image_to_zarr_in_bounded_memory(tmp_path):
     ("kind", "size"), [("gaussian", 4.0), ("gaussian", 0.7), ("box", 4), ("box", 5), ("disk", 3)]
 )
 @pytest.mark.parametrize(("shape", "n_bins"), [((37, 53), 16), ((3, 70), 5), ((64, 2), 3)])
-def test_binned_filter_equals_scipy_on_the_one_hot_planes(kind, size, shape, n_bins):
-    from scipy import ndimage
-
-    from xfskde.segmentation.features import _centred_profile, _filter_binned
+@pytest.mark.parametrize("stride", [1, 3])
+def test_windowed_votes_equal_the_window_summed_by_hand(kind, size, shape, n_bins, stride):
+    """The window over one-hot votes (never built) and over dense planes, at the samples of a
+    stride grid, equals the 2-D window's weights summed over the planes offset by offset."""
+    from xfskde.segmentation.features import _Binned, _windowed
     from xfskde.windows import Window
 
-    rng = np.random.default_rng(sum(shape))
-    bins = rng.integers(0, n_bins, shape)
-    weight = rng.random(shape).astype(np.float32)
-    planes = np.zeros((*shape, n_bins), dtype=np.float32)
-    np.put_along_axis(planes, bins[..., None], weight[..., None], axis=-1)
+    rng = np.random.default_rng(sum(shape) + stride)
     window = Window(kind, size)
-    if kind == "disk":
-        expected = np.stack([ndimage.correlate(planes[..., i], window.weights(), mode="reflect")
-                             for i in range(n_bins)], axis=-1)  # fmt: skip
-    else:
-        p = _centred_profile(window)
-        expected = ndimage.correlate1d(ndimage.correlate1d(planes, p, axis=0, mode="reflect"), p,
-                                       axis=1, mode="reflect")  # fmt: skip
-    got = _filter_binned(bins, weight, n_bins, window)
+    r = window.radius
+    bins = rng.integers(0, n_bins, (shape[0] + 2 * r, shape[1] + 2 * r))
+    weight = rng.random(bins.shape).astype(np.float32)
+    planes = np.zeros((*bins.shape, n_bins), dtype=np.float32)
+    np.put_along_axis(planes, bins[..., None], weight[..., None], axis=-1)
+    w = window.weights()
+    expected = np.zeros((*shape, n_bins))
+    for i, j in np.ndindex(*w.shape):
+        top, left = r - window.before + i, r - window.before + j
+        expected += w[i, j] * planes[top : top + shape[0], left : left + shape[1]]
+    rows, cols = np.arange(r, r + shape[0], stride), np.arange(r, r + shape[1], stride)
+    expected = expected[::stride, ::stride]
+    got = _windowed(_Binned(bins, weight, n_bins), window, rows, cols)
     np.testing.assert_allclose(got, expected, rtol=0, atol=1e-6)
-    scalar = _filter_binned(bins, np.float32(0.5), n_bins, window)  # one vote for every pixel
-    np.testing.assert_allclose(scalar.sum(axis=-1), 0.5 * window.weights().sum(), rtol=1e-5)
+    np.testing.assert_allclose(_windowed(planes, window, rows, cols), expected, atol=1e-6)
+    scalar = _windowed(_Binned(bins, np.float32(0.5), n_bins), window, rows, cols)
+    np.testing.assert_allclose(scalar.sum(axis=-1), 0.5, rtol=1e-5)  # one vote per pixel
 
 
 def test_table_experiment_chooses_on_training_images_only(monkeypatch):
@@ -321,7 +362,7 @@ def test_angle_histograms_use_the_one_angle_bin_rule():
     """theta = -pi (a gradient with imaginary part -0.0) is the angle pi: the last bin, in the
     segmentation's histograms as in the descriptors'."""
     from xfskde.gradients import angle_bins
-    from xfskde.segmentation.features import FeatureSpec, _angle_hist
+    from xfskde.segmentation.features import FeatureSpec
 
     g = np.array([complex(-1.0, -0.0), complex(1.0, 0.0), complex(0.0, 1.0)])
     assert angle_bins(g, 8).tolist() == [7, 3, 5]
@@ -332,5 +373,22 @@ def test_angle_histograms_use_the_one_angle_bin_rule():
     g = xfskde.gradient(image, channel_axis=-1)[1, 1]
     assert g.real < 0 and np.angle(g) == -np.pi
     spec = FeatureSpec(features=("hist",), window="box", size=1, angle_bins=8)
-    hist = _angle_hist(image, spec)[1, 1]
+    hist = grid_features(image, spec, np.array([1]), np.array([1]))["hist"][0, 0]
     assert hist[7] == pytest.approx(abs(g)) and np.all(hist[:7] == 0)
+
+
+def test_a_stride_grid_is_chunk_independent_and_close_to_every_pixel(leaves):
+    """Abundances solved on a stride grid and interpolated: the same labels whatever the
+    chunks (the grid is the image's), and nearly those solved at every pixel."""
+    image, truth = leaves
+    labels, model = segment(image, 3, return_model=True, size=3, n_coefficients=5, stride=3)
+    assert model.attrs()["stride"] == 3
+    for chunks in [(37, 50, 3), (64, 64, 3)]:
+        lazy = segment(da.from_array(image, chunks=chunks), 3, model=model)
+        np.testing.assert_array_equal(lazy.compute(), labels)
+    exact = segment(image, 3, size=3, n_coefficients=5)
+    assert rand_index(exact, labels) > 0.97
+    assert rand_index(truth, labels) > rand_index(truth, exact) - 0.02
+    a = model.abundances(image)
+    np.testing.assert_allclose(a.sum(-1), 1, atol=1e-5)
+    assert a.min() >= 0

@@ -1,12 +1,22 @@
-"""Separable window filtering of feature-plane stacks (compiled with numba).
+"""The window φ applied to stacks of vote planes, at chosen samples only (compiled with numba).
 
-The colour and gradient-histogram groups filter tens of indicator planes with the window φ.
-``scipy.ndimage.correlate1d`` on an (h, w, n) float32 stack took 1.6 s per megapixel for 48
-planes and a Gaussian of σ = 4 (33 taps), twenty times the whole FS-KDE of the same block. These
-loops compute the same correlation (scipy's ``"reflect"`` boundary: d c b a | a b c d) with the n
-planes innermost, so every tap is one contiguous, vectorised multiply-add over a row (0.5 s).
-Histogram planes are one-hot, so :func:`correlate_binned` makes the vertical pass from the bin
-indices directly, one multiply-add per tap and pixel rather than per tap, pixel and plane.
+Every texture feature is φ * v: the window applied to a per-pixel vote v (a one-hot bin
+indicator times a weight, or a dense vector). Segmentation needs φ * v only at the samples of a
+stride grid, never at every pixel, so a separable window is applied in two passes that each
+compute only what the next needs:
+
+1. vertical, at the sample rows only: ``rows[i, x, c] = Σ_t p[t] · v[r_i + t, x, c]`` for every
+   column x;
+2. horizontal, at the sample columns only: ``out[i, j, c] = Σ_t p[t] · rows[i, c_j + t, c]``.
+
+With a stride s the cost per output sample falls from 2L·n to (L/s + L)·n/s multiply-adds for a
+window of L taps and n planes, so a wide window on a coarse grid costs what a narrow one costs
+on a fine grid. One-hot votes never build their planes: the vertical pass gathers straight
+from the bin indices (one multiply-add per tap and pixel, whatever the number of bins). The
+input holds every pixel the window reaches (the caller pads a block by its halo), so there is
+no boundary rule here: ``r_i`` and ``c_j`` are the first row and column each sample's window
+reads. The disk, which is not separable, is summed row segment by row segment from prefix sums
+along x (:func:`disk_sums`).
 """
 
 from __future__ import annotations
@@ -14,82 +24,160 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-__all__ = ["correlate_binned"]
+__all__ = ["disk_sums", "separable_binned", "separable_dense"]
 
 
 @numba.njit(nogil=True, cache=True, error_model="numpy")
-def _columns(src, index, profile, out):
-    """``out[y, x, c] = Σ_t profile[t] · src[y, index[x + t], c]`` for (h, w, n) arrays.
-
-    Each row is first gathered into a padded buffer, so that every tap is one contiguous
-    multiply-add over the whole row (w·n values).
-    """
-    h, w, n = out.shape
-    padded = np.empty((index.shape[0], n), dtype=src.dtype)
-    flat = padded.reshape(-1)
-    for y in range(h):
-        for x in range(index.shape[0]):
-            padded[x] = src[y, index[x]]
-        row = out[y].reshape(-1)
+def _rows_dense(src, profile, starts, out):
+    """``out[i, x, c] = Σ_t profile[t] · src[starts[i] + t, x, c]``: (h, w, n) → (ny, w, n)."""
+    for i in range(out.shape[0]):
+        row = out[i].reshape(-1)
         row[:] = 0
         for t in range(profile.shape[0]):
             p = profile[t]
-            shifted = flat[t * n : t * n + w * n]
-            for j in range(w * n):
-                row[j] += p * shifted[j]
+            source = src[starts[i] + t].reshape(-1)
+            for j in range(row.shape[0]):
+                row[j] += p * source[j]
 
 
 @numba.njit(nogil=True, cache=True, error_model="numpy")
-def _binned_rows(bins, weight, index, profile, out):
-    """Vertical pass of one-hot planes, gathered: ``out[i, x, bins[g, x]] += p_t · weight[g, x]``
-    for the source rows ``g = index[i + t]``: one multiply-add per tap and pixel, whatever the
-    number of planes."""
+def _rows_binned(bins, weight, profile, starts, out):
+    """The vertical pass of one-hot planes from their bin indices:
+    ``out[i, x, bins[g, x]] += profile[t] · weight[g, x]`` for the rows ``g = starts[i] + t``."""
     for i in range(out.shape[0]):
         row = out[i]
         row[:, :] = 0
         for t in range(profile.shape[0]):
             p = profile[t]
-            g = index[i + t]
+            g = starts[i] + t
             for x in range(row.shape[0]):
                 row[x, bins[g, x]] += p * weight[g, x]
 
 
-def _reflect_index(n: int, radius: int) -> np.ndarray:
-    """Source index of positions -radius .. n + radius - 1 under scipy's ``"reflect"`` mode."""
-    return np.pad(np.arange(n, dtype=np.int64), radius, mode="symmetric")
+@numba.njit(nogil=True, cache=True, error_model="numpy")
+def _columns(src, profile, starts, out):
+    """``out[i, j, c] = Σ_t profile[t] · src[i, starts[j] + t, c]``: (ny, w, n) → (ny, nx, n)."""
+    n = out.shape[2]
+    for i in range(out.shape[0]):
+        for j in range(out.shape[1]):
+            acc = out[i, j]
+            acc[:] = 0
+            for t in range(profile.shape[0]):
+                p = profile[t]
+                source = src[i, starts[j] + t]
+                for c in range(n):
+                    acc[c] += p * source[c]
 
 
-def correlate_binned(
-    bins: np.ndarray, weight: np.ndarray, n_bins: int, profile: np.ndarray
+def _prepared(profile: np.ndarray, rows: np.ndarray, cols: np.ndarray):
+    return (
+        np.ascontiguousarray(profile, dtype=np.float32),
+        np.ascontiguousarray(rows, dtype=np.int64),
+        np.ascontiguousarray(cols, dtype=np.int64),
+    )
+
+
+def separable_dense(
+    planes: np.ndarray, profile: np.ndarray, rows: np.ndarray, cols: np.ndarray
 ) -> np.ndarray:
-    """Correlate the one-hot planes of a binned image along y then x, without building them.
+    """A separable window over dense planes, at the samples ``rows × cols``.
 
-    Plane ``k`` holds ``weight`` where ``bins == k`` and 0 elsewhere (a local histogram's bin
-    indicators). The vertical pass gathers straight from the bin indices, one multiply-add per
-    tap and pixel instead of one per tap, pixel and plane; the horizontal pass is the dense one.
+    Parameters
+    ----------
+    planes : numpy.ndarray, shape (h, w, n)
+        The votes, padded so that every window lies inside.
+    profile : numpy.ndarray, shape (L,)
+        The window's 1-D weights (the same along y and x).
+    rows, cols : numpy.ndarray of int
+        The first row / column each sample's window reads (its centre minus ``before``).
+
+    Returns
+    -------
+    numpy.ndarray, shape (len(rows), len(cols), n), float32
+    """
+    profile, rows, cols = _prepared(profile, rows, cols)
+    planes = np.ascontiguousarray(planes, dtype=np.float32)
+    vertical = np.empty((rows.size, planes.shape[1], planes.shape[2]), np.float32)
+    _rows_dense(planes, profile, rows, vertical)
+    out = np.empty((rows.size, cols.size, planes.shape[2]), np.float32)
+    _columns(vertical, profile, cols, out)
+    return out
+
+
+def separable_binned(
+    bins: np.ndarray,
+    weight: np.ndarray | float,
+    n_bins: int,
+    profile: np.ndarray,
+    rows: np.ndarray,
+    cols: np.ndarray,
+) -> np.ndarray:
+    """:func:`separable_dense` of the one-hot planes of a binned image, without building them.
+
+    Plane ``k`` holds ``weight`` where ``bins == k`` and 0 elsewhere: a local histogram's bin
+    indicators.
 
     Parameters
     ----------
     bins : numpy.ndarray of int, shape (h, w)
         Bin of every pixel, in 0 .. n_bins - 1.
-    weight : numpy.ndarray, shape (h, w)
-        Each pixel's weight (its vote).
+    weight : numpy.ndarray of shape (h, w), or a scalar
+        Each pixel's vote.
     n_bins : int
-    profile : numpy.ndarray, shape (2r + 1,)
+    profile, rows, cols
+        As in :func:`separable_dense`.
 
     Returns
     -------
-    numpy.ndarray, shape (h, w, n_bins), float32
-        Equal to ``scipy.ndimage.correlate1d`` of the planes along axis 0 then 1 with
-        ``mode="reflect"``, to float32 rounding.
+    numpy.ndarray, shape (len(rows), len(cols), n_bins), float32
     """
+    profile, rows, cols = _prepared(profile, rows, cols)
     bins = np.ascontiguousarray(bins, dtype=np.int64)
     weight = np.ascontiguousarray(np.broadcast_to(weight, bins.shape), dtype=np.float32)
-    profile = np.ascontiguousarray(profile, dtype=np.float32)
-    h, w = bins.shape
-    r = (profile.shape[0] - 1) // 2
-    vertical = np.empty((h, w, n_bins), dtype=np.float32)
-    _binned_rows(bins, weight, _reflect_index(h, r), profile, vertical)
-    out = np.empty_like(vertical)
-    _columns(vertical, _reflect_index(w, r), profile, out)
+    vertical = np.empty((rows.size, bins.shape[1], n_bins), np.float32)
+    _rows_binned(bins, weight, profile, rows, vertical)
+    out = np.empty((rows.size, cols.size, n_bins), np.float32)
+    _columns(vertical, profile, cols, out)
     return out
+
+
+@numba.njit(nogil=True, cache=True, error_model="numpy")
+def _disk(prefix, half_widths, scale, centres_y, centres_x, out):
+    r = (half_widths.shape[0] - 1) // 2
+    for i in range(out.shape[0]):
+        for j in range(out.shape[1]):
+            acc = out[i, j]
+            acc[:] = 0
+            x = centres_x[j]
+            for d in range(half_widths.shape[0]):
+                row = prefix[centres_y[i] - r + d]
+                hw = half_widths[d]
+                for c in range(acc.shape[0]):
+                    acc[c] += row[x + hw + 1, c] - row[x - hw, c]
+            for c in range(acc.shape[0]):
+                acc[c] *= scale
+
+
+def disk_sums(
+    planes: np.ndarray,
+    half_widths: np.ndarray,
+    scale: float,
+    centres_y: np.ndarray,
+    centres_x: np.ndarray,
+) -> np.ndarray:
+    """A disk window over dense planes at the samples centred on ``centres_y × centres_x``.
+
+    Each of the disk's rows is a segment of half-width ``half_widths[d]``, summed in O(1) from
+    the prefix sums of its image row; the total is multiplied by ``scale`` (1 / pixels).
+
+    Returns
+    -------
+    numpy.ndarray, shape (len(centres_y), len(centres_x), n), float32
+    """
+    planes = np.asarray(planes, dtype=np.float64)
+    prefix = np.zeros((planes.shape[0], planes.shape[1] + 1, planes.shape[2]))
+    np.cumsum(planes, axis=1, out=prefix[:, 1:])
+    out = np.empty((len(centres_y), len(centres_x), planes.shape[2]))
+    _disk(prefix, np.asarray(half_widths, np.int64), float(scale),
+          np.asarray(centres_y, np.int64), np.asarray(centres_x, np.int64), out)  # fmt: skip
+    return out.astype(np.float32)

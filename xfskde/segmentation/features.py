@@ -31,23 +31,28 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import Any, NamedTuple
 
 import numpy as np
-from scipy import ndimage
 
-from ..density import evaluate
+from ..density import unit_phasor_powers
 from ..gradients import angle_bins, gradient
 from ..kernel import Cos2KKernel
-from ..local import LocalParameters, local_fskde_numpy
 from ..windows import Window, make_window
-from ._filters import correlate_binned
+from ._filters import disk_sums, separable_binned, separable_dense
 
-__all__ = ["FEATURE_GROUPS", "FeatureSpec", "block_features", "feature_depth", "feature_pieces"]
+__all__ = [
+    "FEATURE_GROUPS",
+    "FeatureSpec",
+    "block_votes",
+    "density_basis",
+    "feature_depth",
+    "grid_features",
+    "grid_projections",
+]
 
 #: The feature groups, in the order their planes are stacked.
 FEATURE_GROUPS: tuple[str, ...] = ("color", "hist", "fskde")
-
-_ROWS = 64
 
 
 @dataclass(frozen=True)
@@ -66,6 +71,9 @@ class FeatureSpec:
         Bins per colour channel on [0, 1]; bins of the gradient-angle histogram on (-π, π].
     n_coefficients : int
         ℓ, the number of complex FS-KDE coefficients (>= 2).
+    stride : int
+        Features are computed at the pixels ``i * stride + (stride - 1) // 2`` of the image
+        (the library's stride grid, :mod:`xfskde._grid`); 1 computes them at every pixel.
     """
 
     features: tuple[str, ...] = ("color", "fskde")
@@ -74,6 +82,7 @@ class FeatureSpec:
     color_bins: int = 16
     angle_bins: int = 16
     n_coefficients: int = 8
+    stride: int = 1
 
     def __post_init__(self) -> None:
         feats = (self.features,) if isinstance(self.features, str) else tuple(self.features)
@@ -85,7 +94,8 @@ class FeatureSpec:
         object.__setattr__(self, "features", tuple(f for f in FEATURE_GROUPS if f in feats))
         object.__setattr__(self, "window", make_window(self.window, self.size).kind)
         object.__setattr__(self, "size", make_window(self.window, self.size).size)
-        for name, low in (("color_bins", 2), ("angle_bins", 2), ("n_coefficients", 2)):
+        checks = (("color_bins", 2), ("angle_bins", 2), ("n_coefficients", 2), ("stride", 1))
+        for name, low in checks:
             value = getattr(self, name)
             if int(value) != value or value < low:
                 raise ValueError(f"{name} must be an integer >= {low}, got {value!r}")
@@ -102,98 +112,186 @@ class FeatureSpec:
 
 
 def feature_depth(spec: FeatureSpec) -> int:
-    """Halo in pixels that a block needs: the window's :attr:`~xfskde.Window.depth`."""
+    """Halo in pixels that a block needs for features at its own pixels: the window's
+    :attr:`~xfskde.Window.depth` (its radius and the gradient's pixel)."""
     return spec.window_obj.depth
 
 
-def _centred_profile(window: Window) -> np.ndarray:
-    """The window's 1-D profile on offsets -r..r (zeros where an even box does not reach)."""
-    r = max(window.before, window.after)
-    out = np.zeros(2 * r + 1)
-    out[r - window.before : r + window.after + 1] = window.profile()
-    return out
+# ------------------------------------------------------------------------------------ votes
+#
+# Every feature plane is φ * v, the window over a per-pixel vote. A vote is one of two kinds:
+# a bin index with a weight (a one-hot vector: the histograms), or the phasor powers
+# |g| conj(z)^k, k = 0 .. ℓ-1 of the gradient g = |g| z, which a fixed complex matrix turns into
+# the FS-KDE's density samples. Both are linear, so the features at a sample, and their
+# projections on the endmembers, are the window over the votes, or over their projections.
 
 
-def _filter_binned(bins: np.ndarray, weight, n_bins: int, window: Window) -> np.ndarray:
-    """Filter the one-hot planes of a binned image (each pixel votes ``weight`` for its bin).
+class _Binned(NamedTuple):
+    """Each pixel votes ``weight`` for bin ``bins`` of ``n``."""
 
-    Box and Gaussian windows are separable: :func:`._filters.correlate_binned` works from the
-    bin indices. A disk is not: its planes are built and correlated in 2-D.
+    bins: np.ndarray
+    weight: np.ndarray | np.float32
+    n: int
+
+    def planes(self) -> np.ndarray:
+        out = np.zeros((*self.bins.shape, self.n), np.float32)
+        votes = np.broadcast_to(np.asarray(self.weight, np.float32), self.bins.shape)
+        np.put_along_axis(out, self.bins[..., None], votes[..., None], axis=-1)
+        return out
+
+    def project(self, table: np.ndarray) -> np.ndarray:
+        """The vote's dot products with the columns of ``table`` (n, m): (h, w, m)."""
+        values = table.astype(np.float32)[self.bins]
+        weight = np.asarray(self.weight, np.float32)
+        values *= weight[..., None] if weight.ndim else weight
+        return values
+
+
+class _Phasors(NamedTuple):
+    """Each pixel votes the FS-KDE density samples of its gradient: ``Re(powers @ basis)``."""
+
+    powers: np.ndarray  # (h, w, ℓ) complex64: |g| conj(z)^k
+    basis: np.ndarray  # (ℓ, M) complex128: density sample j of coefficient k
+    n: int
+
+    def planes(self) -> np.ndarray:
+        h, w, ell = self.powers.shape
+        flat = self.powers.reshape(-1, ell) @ self.basis.astype(np.complex64)
+        return np.ascontiguousarray(flat.real.reshape(h, w, self.n), dtype=np.float32)
+
+    def project(self, table: np.ndarray) -> np.ndarray:
+        h, w, ell = self.powers.shape
+        folded = (self.basis @ table).astype(np.complex64)  # (ℓ, m): samples, then endmembers
+        return np.ascontiguousarray((self.powers.reshape(-1, ell) @ folded).real).reshape(h, w, -1)
+
+
+def density_basis(spec: FeatureSpec) -> np.ndarray:
+    """The (ℓ, M) matrix from the windowed phasor powers to the density samples of the group.
+
+    With :math:`F_k = H_k\\,(|g| \bar z^k * φ)` (eqs. 1, 4-7), the sample at
+    :math:`θ_j = -π + (2j + 1)π/M` of :math:`f(θ) = \\mathrm{Re}\\,F_0 + 2\\,\\mathrm{Re}
+    \\sum_{k \\ge 1} F_k e^{ikθ}` (:func:`xfskde.evaluate`), times 2π/M, is
+    :math:`\\mathrm{Re}\\sum_k (|g|\bar z^k * φ)\\,B_{kj}` with
+    :math:`B_{kj} = (2π/M)\\,c_k H_k e^{ikθ_j}`, c_0 = 1 and c_k = 2.
     """
-    if window.kind != "disk":
-        return correlate_binned(bins, weight, n_bins, _centred_profile(window))
-    votes = np.broadcast_to(np.asarray(weight, dtype=np.float32), bins.shape)
-    planes = np.zeros((*bins.shape, n_bins), dtype=np.float32)
-    np.put_along_axis(planes, bins[..., None], votes[..., None], axis=-1)
-    w = window.weights()
-    return np.stack(
-        [ndimage.correlate(planes[..., i], w, mode="reflect") for i in range(n_bins)], axis=-1
-    )
-
-
-def _color(block: np.ndarray, spec: FeatureSpec, channel: int) -> np.ndarray:
-    """The local histogram of one colour channel, scaled by 1/C so the group sums to one."""
-    bins = spec.color_bins
-    q = np.clip(np.floor(block[..., channel] * bins), 0, bins - 1).astype(np.int64)
-    return _filter_binned(q, np.float32(1.0 / block.shape[-1]), bins, spec.window_obj)
-
-
-def _angle_hist(block: np.ndarray, spec: FeatureSpec) -> np.ndarray:
-    g = gradient(block, channel_axis=-1)
-    weight = np.abs(g).astype(np.float32)
-    return _filter_binned(angle_bins(g, spec.angle_bins), weight, spec.angle_bins, spec.window_obj)
-
-
-def _fskde(block: np.ndarray, spec: FeatureSpec) -> np.ndarray:
-    F = local_fskde_numpy(
-        block,
-        LocalParameters(order=spec.kernel, window=spec.window_obj),
-        channel_axis=-1,
-        threads=1,
-    )  # one thread: this runs inside Dask tasks
-    ell = F.shape[-1]
+    H = spec.kernel.coefficients
+    ell = H.shape[0]
     m = 2 * ell - 1
     theta = np.linspace(-np.pi, np.pi, m, endpoint=False) + np.pi / m
-    out = np.empty((*F.shape[:-1], m), dtype=np.float32)
-    for r in range(0, F.shape[0], _ROWS):  # row slabs bound evaluate's complex128 temporaries
-        out[r : r + _ROWS] = evaluate(F[r : r + _ROWS], theta) * (2 * np.pi / m)
-    return out
+    k = np.arange(ell)[:, None]
+    factor = np.where(k == 0, 1.0, 2.0) * H[:, None] * (2 * np.pi / m)
+    return factor * np.exp(1j * k * theta[None, :])
 
 
-def feature_pieces(block: np.ndarray, spec: FeatureSpec) -> Iterator[tuple[str, np.ndarray]]:
-    """The feature planes of one (h, w, C) block, piece by piece, in stacking order.
+def _phasor_powers(g: np.ndarray, ell: int) -> np.ndarray:
+    """|g| conj(z)^k, k = 0 .. ℓ-1, for gradients g = |g| z (0 where g = 0)."""
+    magnitude = np.abs(g).astype(np.float32)
+    unit = np.where(magnitude > 0, np.conj(g) / np.where(magnitude > 0, magnitude, 1), 0)
+    powers = unit_phasor_powers(unit.astype(np.complex64), ell)
+    powers *= magnitude[..., None]
+    powers[..., 0] = magnitude
+    return powers
 
-    Yields ``(group, planes)``: one piece per colour channel (``color_bins`` planes each), then
-    the ``"hist"`` and ``"fskde"`` groups whole. Consumers that only need linear maps of the
-    features (the unmixing projections) use one piece at a time and never hold the whole
-    (h, w, D) stack, which for 48 colour planes and a 1024² block is over a quarter of a GB.
+
+def block_votes(block: np.ndarray, spec: FeatureSpec) -> Iterator[tuple[str, Any]]:
+    """The votes of one (h, w, C) block of values in [0, 1], group by group in stacking order.
+
+    Yields ``(group, vote)``: one binned vote per colour channel (``color_bins`` bins each,
+    weight 1/C, so the group sums to one), the ``"hist"`` group's |g|-weighted angle bins, the
+    ``"fskde"`` group's phasor powers. The gradient (:func:`xfskde.gradient`, the channel of
+    largest |g|) is computed once for both gradient groups.
     """
     block = np.ascontiguousarray(block, dtype=np.float32)
+    g = None
     for name in spec.features:
         if name == "color":
+            bins, weight = spec.color_bins, np.float32(1.0 / block.shape[-1])
             for channel in range(block.shape[-1]):
-                yield name, _color(block, spec, channel)
-        elif name == "hist":
-            yield name, _angle_hist(block, spec)
+                q = np.clip(np.floor(block[..., channel] * bins), 0, bins - 1).astype(np.int64)
+                yield name, _Binned(q, weight, bins)
+            continue
+        if g is None:
+            g = gradient(block, channel_axis=-1)
+        if name == "hist":
+            weight = np.abs(g).astype(np.float32)
+            yield name, _Binned(angle_bins(g, spec.angle_bins), weight, spec.angle_bins)
         else:
-            yield name, _fskde(block, spec)
+            basis = density_basis(spec)
+            yield name, _Phasors(_phasor_powers(g, basis.shape[0]), basis, basis.shape[1])
 
 
-def block_features(block: np.ndarray, spec: FeatureSpec) -> dict[str, np.ndarray]:
-    """The feature groups of one (h, w, C) block of values in [0, 1], as float32 planes.
+def _windowed(planes_or_vote: Any, window: Window, rows: np.ndarray, cols: np.ndarray):
+    """φ * v at the samples centred on ``rows × cols`` (block coordinates)."""
+    if window.kind == "disk":
+        planes = planes_or_vote if isinstance(planes_or_vote, np.ndarray) else (
+            planes_or_vote.planes()
+        )  # fmt: skip
+        return disk_sums(planes, window.half_widths(), window.sum_scale, rows, cols)
+    profile = window.profile()
+    first_rows, first_cols = rows - window.before, cols - window.before
+    if isinstance(planes_or_vote, _Binned):
+        v = planes_or_vote
+        return separable_binned(v.bins, v.weight, v.n, profile, first_rows, first_cols)
+    planes = planes_or_vote if isinstance(planes_or_vote, np.ndarray) else planes_or_vote.planes()
+    return separable_dense(planes, profile, first_rows, first_cols)
+
+
+def grid_features(
+    block: np.ndarray, spec: FeatureSpec, rows: np.ndarray, cols: np.ndarray
+) -> dict[str, np.ndarray]:
+    """The feature groups at the samples centred on ``rows × cols`` of a padded block.
 
     Parameters
     ----------
     block : numpy.ndarray, shape (h, w, C)
-        Image block including its halo of :func:`feature_depth` pixels.
+        Values in [0, 1], holding every pixel the samples' windows and gradients read.
     spec : FeatureSpec
+    rows, cols : numpy.ndarray of int
+        The samples' centres, in the block's coordinates.
 
     Returns
     -------
     dict
-        Group name -> (h, w, D_group) float32 array, for each group in ``spec.features``.
+        Group name -> (len(rows), len(cols), D_group) float32 features, for each group in
+        ``spec.features``.
     """
     pieces: dict[str, list[np.ndarray]] = {}
-    for name, planes in feature_pieces(block, spec):
-        pieces.setdefault(name, []).append(planes)
+    window = spec.window_obj
+    for name, vote in block_votes(block, spec):
+        pieces.setdefault(name, []).append(_windowed(vote, window, rows, cols))
     return {name: np.concatenate(p, axis=-1) if len(p) > 1 else p[0] for name, p in pieces.items()}
+
+
+def grid_projections(
+    block: np.ndarray,
+    spec: FeatureSpec,
+    tables: dict[str, np.ndarray],
+    rows: np.ndarray,
+    cols: np.ndarray,
+) -> np.ndarray:
+    """The features' dot products with m vectors, at the samples centred on ``rows × cols``.
+
+    Each group's vote is projected on its rows of ``tables`` *before* the window (the window is
+    linear), so only m planes are filtered, however many features there are: the unmixing
+    needs nothing else (:func:`.unmixing.abundances_from_projections`).
+
+    Parameters
+    ----------
+    block, spec, rows, cols
+        As in :func:`grid_features`.
+    tables : dict
+        Group name -> (D_group, m) array: the group's part of the m vectors, its scale folded in.
+
+    Returns
+    -------
+    numpy.ndarray, shape (len(rows), len(cols), m), float32
+    """
+    u = None
+    start: dict[str, int] = {}
+    for name, vote in block_votes(block, spec):
+        table = tables[name]
+        offset = start.get(name, 0)
+        part = vote.project(table[offset : offset + vote.n])
+        start[name] = offset + vote.n
+        u = part if u is None else u + part
+    return _windowed(u, spec.window_obj, rows, cols)

@@ -28,10 +28,11 @@ import dask.array as da
 import numpy as np
 import xarray as xr
 
+from .._grid import sample_count, sample_offset
 from .._labels import image_layout, label_result
 from ..exceptions import DimensionError, ParameterError
 from ..lazy import map_haloed, plan_chunks, safe_chunks
-from .features import FeatureSpec, feature_depth, feature_pieces
+from .features import FeatureSpec, feature_depth, grid_features, grid_projections
 from .unmixing import abundances_from_projections, fit_endmembers
 
 __all__ = ["DEFAULT_WEIGHTS", "TextureModel", "fit_textures", "segment"]
@@ -80,6 +81,7 @@ class TextureModel:
             "color_bins": s.color_bins,
             "angle_bins": s.angle_bins,
             "n_coefficients": s.n_coefficients,
+            "stride": s.stride,
             **{f"scale_{k}": float(v) for k, v in self.scales.items()},
             # the fitted pure-texture features: with the parameters above they reproduce the
             # labels, and a resumed write checks them
@@ -127,45 +129,86 @@ def _mirrored(
     return np.pad(block, pads, mode="symmetric")
 
 
-def _unmix_block(block: np.ndarray, model: TextureModel, halo: int, what: str) -> np.ndarray:
-    """Features of a fully haloed block → abundances or labels of its interior.
+def halo_of(spec: FeatureSpec) -> int:
+    """Pixels a block needs around its own: the features' depth, and on a stride grid the
+    reach of the samples just beyond the block that its pixels are interpolated from."""
+    return feature_depth(spec) + (spec.stride if spec.stride > 1 else 0)
 
-    The abundances need the features only through their projections on the endmembers
-    (:func:`.unmixing.abundances_from_projections`), so each feature piece is projected as soon
-    as it is made, on the interior pixels only, with its group's scale folded into the
-    endmembers: the (h, w, D) stack is never built.
+
+def _axis_samples(a: int, b: int, n_pixels: int, stride: int) -> tuple[np.ndarray, ...]:
+    """The grid samples that pixels ``a .. b-1`` of an axis of ``n_pixels`` are interpolated
+    from: their global indices, and per pixel the positions (in that list) of the samples
+    before and after it and the weight of the one after (0 at stride 1: the pixel's own).
+    Pixels before the first sample or after the last take that sample (no extrapolation)."""
+    n = sample_count(n_pixels, stride)
+    t = np.clip((np.arange(a, b) - sample_offset(stride)) / stride, 0, n - 1)
+    before = np.floor(t).astype(np.int64)
+    after = np.minimum(before + 1, n - 1)
+    first = int(before.min())
+    samples = np.arange(first, int(after.max()) + 1)
+    return samples, before - first, after - first, (t - before).astype(np.float32)
+
+
+def _unmix_block(
+    block: np.ndarray,
+    model: TextureModel,
+    what: str,
+    origin: tuple[int, int],
+    shape: tuple[int, int],
+    image_shape: tuple[int, int],
+) -> np.ndarray:
+    """A fully haloed block → abundances or labels of its ``shape`` pixels at global ``origin``.
+
+    1. The features' projections on the endmembers at the stride grid's samples around the
+       block (:func:`.features.grid_projections`: m windowed planes, whatever the number of
+       features; the feature stack is never built).
+    2. The exact fully-constrained abundances at those samples
+       (:func:`.unmixing.abundances_from_projections`).
+    3. Bilinear interpolation of the abundances to every pixel, then the arg-max. The grid is
+       the image's, so the result does not depend on the chunking.
     """
+    spec, halo = model.spec, halo_of(model.spec)
     E = np.asarray(model.endmembers, dtype=np.float64)
-    inner = (slice(halo, -halo or None), slice(halo, -halo or None))
-    b = None
-    start = 0
-    for name, planes in feature_pieces(_as_float(block), model.spec):
-        n = planes.shape[-1]
-        basis = (E[:, start : start + n] * model.scales[name]).T.astype(np.float32)
-        part = np.ascontiguousarray(planes[inner]).reshape(-1, n) @ basis
-        b = part.astype(np.float64) if b is None else b + part
+    tables, start = {}, 0
+    for name, n in _group_sizes(spec, block.shape[-1]).items():
+        tables[name] = (E[:, start : start + n] * model.scales[name]).T
         start += n
-    height, width = block.shape[0] - 2 * halo, block.shape[1] - 2 * halo
-    a = abundances_from_projections(b, E @ E.T).reshape(height, width, -1)
+    s, o = spec.stride, sample_offset(spec.stride)
+    ys, y0, y1, fy = _axis_samples(origin[0], origin[0] + shape[0], image_shape[0], s)
+    xs, x0, x1, fx = _axis_samples(origin[1], origin[1] + shape[1], image_shape[1], s)
+    rows = ys * s + o - (origin[0] - halo)  # the samples' centres in the padded block
+    cols = xs * s + o - (origin[1] - halo)
+    b = grid_projections(_as_float(block), spec, tables, rows, cols)
+    a = abundances_from_projections(b.reshape(-1, E.shape[0]).astype(np.float64), E @ E.T)
+    a = a.reshape(len(ys), len(xs), -1)
+    if s > 1:
+        a = a[y0] * (1 - fy)[:, None, None] + a[y1] * fy[:, None, None]
+        a = a[:, x0] * (1 - fx)[None, :, None] + a[:, x1] * fx[None, :, None]
+    else:  # every pixel is a sample: its own abundances
+        a = a[y0][:, x0]
     if what == "abundances":
-        return a
+        return a.astype(np.float32)
     return np.argmax(a, axis=-1).astype(np.uint8)
 
 
 def _sample_block(block: np.ndarray, spec: FeatureSpec, halo: int, n: int, seed: int):
-    """Features of ``n`` random interior pixels of a fully haloed block (all when it has fewer).
+    """Exact features at ``n`` points of a grid over the interior of a fully haloed block.
 
-    The pixels are drawn first and each feature piece is gathered at them as soon as it is
-    made, so the block's full feature stack is never held.
+    The grid's spacing is chosen so that it holds at least ``n`` points (every pixel for small
+    blocks); ``n`` of them are drawn. Only the grid's samples are windowed
+    (:func:`.features.grid_features`), so a coarse grid costs a fraction of the block.
     """
-    inner = (slice(halo, -halo or None), slice(halo, -halo or None))
-    size = (block.shape[0] - 2 * halo) * (block.shape[1] - 2 * halo)
-    pick = slice(None) if size <= n else np.random.default_rng(seed).choice(size, n, replace=False)
-    parts = [
-        np.ascontiguousarray(planes[inner]).reshape(size, -1)[pick]
-        for _, planes in feature_pieces(_as_float(block), spec)
-    ]
-    return np.concatenate(parts, axis=1)
+    height, width = block.shape[0] - 2 * halo, block.shape[1] - 2 * halo
+    step = max(1, int(np.sqrt(height * width / max(n, 1))))
+    rows = np.arange(halo + step // 2, halo + height, step)
+    cols = np.arange(halo + step // 2, halo + width, step)
+    groups = grid_features(_as_float(block), spec, rows, cols)
+    X = np.concatenate([groups[name] for name in spec.features], axis=-1).reshape(
+        rows.size * cols.size, -1
+    )
+    if X.shape[0] > n:
+        X = X[np.random.default_rng(seed).choice(X.shape[0], n, replace=False)]
+    return X
 
 
 def _group_sizes(spec: FeatureSpec, channels: int) -> dict[str, int]:
@@ -206,12 +249,14 @@ def _prepare(image: Any, chunks: int | None, halo: int) -> tuple[da.Array, str, 
 
 
 def _apply(image: Any, model: TextureModel, output: str, chunks: int | None) -> Any:
-    halo = feature_depth(model.spec)
+    halo = halo_of(model.spec)
     is_dask = isinstance(getattr(image, "data", image), da.Array)
     arr, kind, source = _prepare(image, chunks, halo)
 
-    def block(x: np.ndarray, *, src_origin, rows, cols, **_: Any) -> np.ndarray:
-        return _unmix_block(_mirrored(x, halo, src_origin, rows, cols), model, halo, output)
+    def block(x: np.ndarray, *, src_origin, rows, cols, image_shape, **_: Any) -> np.ndarray:
+        full = _mirrored(x, halo, src_origin, rows, cols)
+        shape = (rows[1] - rows[0], cols[1] - cols[0])
+        return _unmix_block(full, model, output, (rows[0], cols[0]), shape, image_shape)
 
     labels = output == "labels"
     result = map_haloed(
@@ -248,6 +293,7 @@ def fit_textures(
     color_bins: int = 16,
     angle_bins: int = 16,
     n_coefficients: int = 8,
+    stride: int = 1,
     weights: dict[str, float] | None = None,
     method: str = "kmeans",
     sample: int = 20000,
@@ -268,7 +314,7 @@ def fit_textures(
         raise ParameterError(f"sample must be an integer >= n_textures, got {sample!r}")
     spec = FeatureSpec(
         features=features, window=window, size=size, color_bins=color_bins,
-        angle_bins=angle_bins, n_coefficients=n_coefficients,
+        angle_bins=angle_bins, n_coefficients=n_coefficients, stride=stride,
     )  # fmt: skip
     w = dict(DEFAULT_WEIGHTS)
     if weights:
@@ -333,6 +379,7 @@ def segment(
     color_bins: int = 16,
     angle_bins: int = 16,
     n_coefficients: int = 8,
+    stride: int = 1,
     weights: dict[str, float] | None = None,
     method: str = "kmeans",
     sample: int = 20000,
@@ -370,6 +417,9 @@ def segment(
         Bins of the gradient-angle histograms over (-π, π].
     n_coefficients : int
         ℓ, complex FS-KDE coefficients (the sharpest cos^2K kernel of that length at ε = 1e-5).
+    stride : int
+        The abundances are solved at the pixels ``i * stride + (stride - 1) // 2`` of the image
+        and interpolated bilinearly to every pixel in between (1: at every pixel, exactly).
     weights : dict, optional
         Weight per group, e.g. ``{"fskde": 1.0}``; default :data:`DEFAULT_WEIGHTS`.
     method : {"nmf", "kmeans"}
@@ -398,7 +448,7 @@ def segment(
         model = fit_textures(
             image, n_textures, features=features, window=window, size=size,
             color_bins=color_bins, angle_bins=angle_bins, n_coefficients=n_coefficients,
-            weights=weights, method=method, sample=sample, seed=seed, chunks=chunks,
+            stride=stride, weights=weights, method=method, sample=sample, seed=seed, chunks=chunks,
         )  # fmt: skip
     elif model.n_textures != n_textures:
         raise ParameterError(f"model has {model.n_textures} textures, n_textures is {n_textures}")
