@@ -24,7 +24,13 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-__all__ = ["disk_sums", "separable_binned", "separable_dense"]
+__all__ = [
+    "disk_sums",
+    "project_binned",
+    "project_phasors",
+    "separable_binned",
+    "separable_dense",
+]
 
 
 @numba.njit(nogil=True, cache=True, error_model="numpy")
@@ -181,3 +187,57 @@ def disk_sums(
     _disk(prefix, np.asarray(half_widths, np.int64), float(scale),
           np.asarray(centres_y, np.int64), np.asarray(centres_x, np.int64), out)  # fmt: skip
     return out.astype(np.float32)
+
+
+# ------------------------------------------------------------------------ projected votes
+
+
+@numba.njit(nogil=True, cache=True, error_model="numpy")
+def _project_binned(bins, weight, table, out):
+    """``out[y, x, :] += weight[y, x] · table[bins[y, x], :]``."""
+    h, w, m = out.shape
+    for y in range(h):
+        for x in range(w):
+            b = bins[y, x]
+            v = weight[y, x]
+            for i in range(m):
+                out[y, x, i] += v * table[b, i]
+
+
+@numba.njit(nogil=True, cache=True, error_model="numpy")
+def _project_phasors(g, coefficients, out):
+    """``out[y, x, i] += Re Σ_k coefficients[k, i] · |g| conj(z)^k`` for g = |g| z: the phasor
+    powers formed one multiplication at a time and never stored."""
+    h, w, m = out.shape
+    ell = coefficients.shape[0]
+    for y in range(h):
+        for x in range(w):
+            gr = g[y, x].real
+            gi = g[y, x].imag
+            r = np.sqrt(gr * gr + gi * gi)
+            if r == 0:
+                continue
+            zr, zi = gr / r, -gi / r  # conj(g) / |g|
+            pr, pi = r, 0.0  # |g| conj(z)^0
+            for k in range(ell):
+                for i in range(m):
+                    c = coefficients[k, i]
+                    out[y, x, i] += pr * c.real - pi * c.imag
+                pr, pi = pr * zr - pi * zi, pr * zi + pi * zr
+
+
+def project_binned(
+    bins: np.ndarray, weight: np.ndarray | float, table: np.ndarray, out: np.ndarray
+) -> None:
+    """Add each pixel's one-hot vote, projected on the columns of ``table`` (n, m), to ``out``
+    (h, w, m): ``weight`` times the row of ``table`` its bin selects."""
+    weight = np.broadcast_to(np.asarray(weight, np.float32), bins.shape)
+    _project_binned(np.ascontiguousarray(bins, np.int64), np.ascontiguousarray(weight),
+                    np.ascontiguousarray(table, np.float32), out)  # fmt: skip
+
+
+def project_phasors(g: np.ndarray, coefficients: np.ndarray, out: np.ndarray) -> None:
+    """Add ``Re Σ_k coefficients[k] · |g| conj(z)^k`` (k = 0 .. ℓ-1) of every gradient
+    g = |g| z to ``out`` (h, w, m); ``coefficients`` is (ℓ, m) complex."""
+    _project_phasors(np.ascontiguousarray(g, np.complex64),
+                     np.ascontiguousarray(coefficients, np.complex128), out)  # fmt: skip

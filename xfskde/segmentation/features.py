@@ -39,7 +39,13 @@ from ..density import unit_phasor_powers
 from ..gradients import angle_bins, gradient
 from ..kernel import Cos2KKernel
 from ..windows import Window, make_window
-from ._filters import disk_sums, separable_binned, separable_dense
+from ._filters import (
+    disk_sums,
+    project_binned,
+    project_phasors,
+    separable_binned,
+    separable_dense,
+)
 
 __all__ = [
     "FEATURE_GROUPS",
@@ -139,30 +145,29 @@ class _Binned(NamedTuple):
         np.put_along_axis(out, self.bins[..., None], votes[..., None], axis=-1)
         return out
 
-    def project(self, table: np.ndarray) -> np.ndarray:
-        """The vote's dot products with the columns of ``table`` (n, m): (h, w, m)."""
-        values = table.astype(np.float32)[self.bins]
-        weight = np.asarray(self.weight, np.float32)
-        values *= weight[..., None] if weight.ndim else weight
-        return values
+    def project(self, table: np.ndarray, out: np.ndarray) -> None:
+        """Add the vote's dot products with the columns of ``table`` (n, m) to ``out``."""
+        project_binned(self.bins, self.weight, table, out)
 
 
 class _Phasors(NamedTuple):
-    """Each pixel votes the FS-KDE density samples of its gradient: ``Re(powers @ basis)``."""
+    """Each pixel votes the FS-KDE density samples of its gradient g = |g| z:
+    ``Re(powers @ basis)`` with the phasor powers ``|g| conj(z)^k``, k = 0 .. ℓ-1."""
 
-    powers: np.ndarray  # (h, w, ℓ) complex64: |g| conj(z)^k
+    g: np.ndarray  # (h, w) complex gradients
     basis: np.ndarray  # (ℓ, M) complex128: density sample j of coefficient k
     n: int
 
     def planes(self) -> np.ndarray:
-        h, w, ell = self.powers.shape
-        flat = self.powers.reshape(-1, ell) @ self.basis.astype(np.complex64)
+        powers = _phasor_powers(self.g, self.basis.shape[0])
+        h, w, ell = powers.shape
+        flat = powers.reshape(-1, ell) @ self.basis.astype(np.complex64)
         return np.ascontiguousarray(flat.real.reshape(h, w, self.n), dtype=np.float32)
 
-    def project(self, table: np.ndarray) -> np.ndarray:
-        h, w, ell = self.powers.shape
-        folded = (self.basis @ table).astype(np.complex64)  # (ℓ, m): samples, then endmembers
-        return np.ascontiguousarray((self.powers.reshape(-1, ell) @ folded).real).reshape(h, w, -1)
+    def project(self, table: np.ndarray, out: np.ndarray) -> None:
+        """Add the vote's dot products with the columns of ``table`` (M, m) to ``out``: the
+        density samples and the projection folded into one (ℓ, m) matrix first."""
+        project_phasors(self.g, self.basis @ table, out)
 
 
 def density_basis(spec: FeatureSpec) -> np.ndarray:
@@ -217,7 +222,7 @@ def block_votes(block: np.ndarray, spec: FeatureSpec) -> Iterator[tuple[str, Any
             yield name, _Binned(angle_bins(g, spec.angle_bins), weight, spec.angle_bins)
         else:
             basis = density_basis(spec)
-            yield name, _Phasors(_phasor_powers(g, basis.shape[0]), basis, basis.shape[1])
+            yield name, _Phasors(g, basis, basis.shape[1])
 
 
 def _windowed(planes_or_vote: Any, window: Window, rows: np.ndarray, cols: np.ndarray):
@@ -286,12 +291,11 @@ def grid_projections(
     -------
     numpy.ndarray, shape (len(rows), len(cols), m), float32
     """
-    u = None
+    m = next(iter(tables.values())).shape[1]
+    u = np.zeros((*block.shape[:2], m), np.float32)
     start: dict[str, int] = {}
     for name, vote in block_votes(block, spec):
-        table = tables[name]
         offset = start.get(name, 0)
-        part = vote.project(table[offset : offset + vote.n])
+        vote.project(tables[name][offset : offset + vote.n], u)
         start[name] = offset + vote.n
-        u = part if u is None else u + part
     return _windowed(u, spec.window_obj, rows, cols)
