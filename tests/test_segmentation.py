@@ -13,6 +13,7 @@ from scipy.optimize import minimize
 import xfskde
 import xfskde.io
 from xfskde.datasets import dead_leaves, random_textures
+from xfskde.exceptions import ParameterError
 from xfskde.io import store_status
 from xfskde.metrics import rand_index
 from xfskde.segmentation import FeatureSpec, abundances, fit_textures, segment
@@ -147,7 +148,7 @@ def test_labels_do_not_depend_on_chunking(leaves):
         np.testing.assert_array_equal(lazy.compute(), labels)
     a = model.abundances(image, chunks=48)
     assert a.shape == (128, 128, 3) and np.allclose(a.sum(-1), 1, atol=1e-5)
-    np.testing.assert_array_equal(np.argmax(a, -1), labels)
+    np.testing.assert_array_equal(np.argmax(a, -1) + 1, labels)  # textures 1 .. m
 
 
 def test_dataarray_in_dataarray_out(leaves):
@@ -217,6 +218,27 @@ def test_segment_command_writes_zarr(tmp_path, leaves):
         "blocks_total": 9,
         "blocks_skipped": 0,
     }
+
+
+def test_segment_command_with_a_mask(tmp_path, leaves):
+    """--mask PATH: blocks without foreground are recorded as skipped, their pixels and the
+    pixels outside the mask are the background label 0."""
+    import tifffile
+
+    image, _ = leaves
+    source = tmp_path / "leaves.npy"
+    np.save(source, (image * 255).astype(np.uint8))
+    drawn = np.zeros((8, 8), np.uint8)
+    drawn[:4, :4] = 255  # the top-left quarter
+    tifffile.imwrite(tmp_path / "mask.tif", drawn)
+    out = tmp_path / "labels.zarr"
+    argv = [str(source), str(out), "--textures", "3", "--size", "3", "--coefficients", "4",
+            "--chunks", "32", "--mask", str(tmp_path / "mask.tif")]  # fmt: skip
+    assert _segment_command(argv) == 0
+    stored = xr.open_zarr(out)["labels"].values
+    assert not stored[64:].any() and not stored[:, 64:].any()
+    assert set(np.unique(stored[:64, :64])) <= {1, 2, 3} and stored[:64, :64].all()
+    assert store_status(out)["blocks_skipped"] == 16 - 4
 
 
 def test_interrupted_segment_resumes_to_the_same_labels(tmp_path, leaves, capsys):
@@ -392,3 +414,28 @@ def test_a_stride_grid_is_chunk_independent_and_close_to_every_pixel(leaves):
     a = model.abundances(image)
     np.testing.assert_allclose(a.sum(-1), 1, atol=1e-5)
     assert a.min() >= 0
+
+
+def test_masked_segmentation_labels_the_background_zero(leaves):
+    """mask=: blocks without foreground are skipped (label 0, never computed), pixels outside
+    the mask are 0, the fit samples the foreground, labels inside equal an unmasked run's
+    with the same model."""
+    from xfskde.lazy import skipped_blocks
+
+    image, _ = leaves  # 128 x 128
+    mask = np.zeros((8, 8), bool)
+    mask[:4, :5] = True  # rows 0..63, columns 0..79
+    labels, model = segment(image, 3, return_model=True, size=3, n_coefficients=5, mask=mask)
+    assert set(np.unique(labels[:64, :80])) <= {1, 2, 3} and not labels[64:].any()
+    assert not labels[:, 80:].any()
+    plain = model.predict(image)
+    np.testing.assert_array_equal(labels[:64, :80], plain[:64, :80])
+    lazy = model.predict(da.from_array(image, chunks=(32, 32, 3)), mask=mask)
+    assert len(skipped_blocks(lazy)) == 16 - 6  # only blocks under rows 0..63, cols 0..95
+    np.testing.assert_array_equal(lazy.compute(), labels)
+    a = model.abundances(image, mask=mask)
+    assert np.isnan(a[64:]).all() and np.isfinite(a[:64, :80]).all()
+    labelled = segment(xr.DataArray(image, dims=("y", "x", "c")), 3, model=model, mask=mask)
+    assert labelled.attrs["background_label"] == 0 and labelled.attrs["mask"] == "an array"
+    with pytest.raises(ParameterError, match="no foreground"):
+        segment(image, 3, size=3, mask=np.zeros((4, 4), bool))

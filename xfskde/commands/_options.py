@@ -247,6 +247,16 @@ def add_level_options(parser: argparse.ArgumentParser) -> None:
     )  # fmt: skip
 
 
+def add_mask_option(parser: argparse.ArgumentParser) -> None:
+    """``--mask auto|none|PATH``: the foreground to compute (:func:`xfskde.masks.resolve_mask`)."""
+    parser.add_argument(
+        "--mask", default="none", metavar="auto|none|PATH",
+        help="the foreground to compute: 'auto' finds tissue (brightfield slides) or signal "
+        "(non-zero pixels) on a low-resolution level, PATH is a mask image at any resolution "
+        "(non-zero: foreground); blocks without foreground are neither read nor computed",
+    )  # fmt: skip
+
+
 def add_field_options(parser: argparse.ArgumentParser, *, output: str) -> None:
     """The arguments of a command that computes a local FS-KDE field of an image and writes a
     store: ``input`` and ``output`` (what the output is, in words), the field's options,
@@ -261,12 +271,7 @@ def add_field_options(parser: argparse.ArgumentParser, *, output: str) -> None:
         parser, "missing pixels are omitted: every gradient that touches one has zero weight"
     )
     add_level_options(parser)
-    parser.add_argument(
-        "--mask", default="none", metavar="auto|none|PATH",
-        help="the foreground to compute: 'auto' finds tissue (brightfield slides) or signal "
-        "(non-zero pixels) on a low-resolution level, PATH is a mask image at any resolution "
-        "(non-zero: foreground); blocks without foreground are neither read nor computed",
-    )  # fmt: skip
+    add_mask_option(parser)
     parser.add_argument(
         "--chunks", type=int, default=DEFAULT_CHUNK,
         help="target block side in pixels, rounded to the file's tiles and the stride",

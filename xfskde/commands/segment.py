@@ -18,12 +18,14 @@ from .._labels import image_nodata, nodata_value
 from .._scheduling import compute
 from ..exceptions import ParameterError
 from ..io import open_image, store_status, write_blocks
+from ..masks import resolve_mask
 from ..segmentation import FEATURE_GROUPS, FeatureSpec, fit_textures
 from ..segmentation.features import feature_depth
 from ..segmentation.model import FEATURE_CHUNK
 from ..windows import WINDOW_KINDS
 from ._options import (
     add_level_options,
+    add_mask_option,
     add_nodata_option,
     add_scheduler_option,
     check_scheduler,
@@ -65,6 +67,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--sample", type=int, default=20000, help="pixels to fit the textures")
     parser.add_argument("--seed", type=int, default=0, help="seed of the sample and the fit")
     add_level_options(parser)
+    add_mask_option(parser)
     add_nodata_option(
         parser,
         "segmentation refuses images with missing pixels (NaN, infinite or nodata), so 'none' "
@@ -111,8 +114,9 @@ def run(args: argparse.Namespace) -> int:
         refuse_missing(image, args)
         # the fit is seeded, so a resumed run fits the same endmembers; they are in the
         # labels' attrs, and write_blocks refuses to resume a store written with others
-        model = fit_textures(image, args.textures, **options)
-        labels = model.predict(image)
+        mask = resolve_mask(args.mask, image)
+        model = fit_textures(image, args.textures, **options, mask=mask)
+        labels = model.predict(image, mask=mask)
         written = write_blocks(
             labels, out, name="labels", resume=args.resume, overwrite=args.overwrite,
             progress=not args.no_progress,

@@ -28,14 +28,15 @@ import dask.array as da
 import numpy as np
 import xarray as xr
 
-from .._grid import sample_count, sample_offset
+from .._grid import MaskFootprint, mask_at_samples, sample_count, sample_offset
 from .._labels import image_layout, label_result
 from ..exceptions import DimensionError, ParameterError
 from ..lazy import map_haloed, plan_chunks, safe_chunks
+from ..masks import resolve_mask
 from .features import FeatureSpec, feature_depth, grid_features, grid_projections
 from .unmixing import abundances_from_projections, fit_endmembers
 
-__all__ = ["DEFAULT_WEIGHTS", "TextureModel", "fit_textures", "segment"]
+__all__ = ["BACKGROUND", "DEFAULT_WEIGHTS", "TextureModel", "fit_textures", "segment"]
 
 #: Weights of the feature groups, chosen on training images (see docs/segmentation.md).
 DEFAULT_WEIGHTS = {"color": 1.0, "hist": 1.0, "fskde": 1.0}
@@ -43,6 +44,9 @@ DEFAULT_WEIGHTS = {"color": 1.0, "hist": 1.0, "fskde": 1.0}
 #: Target chunk side of segmentation, in pixels: smaller than the coefficient field's because a
 #: block holds a few dozen float32 feature planes per pixel while it is unmixed.
 FEATURE_CHUNK = 512
+#: The label of pixels outside the mask (or of no texture): textures are labelled 1 .. m, as
+#: scikit-image's segmentations, napari's label layers and OME-NGFF label images expect.
+BACKGROUND = 0
 _MAX_FIT_BLOCKS = 16
 _LONG_NAMES = {"labels": "texture label", "abundances": "texture abundances"}
 
@@ -88,13 +92,15 @@ class TextureModel:
             "endmembers": np.asarray(self.endmembers, dtype=float).round(7).tolist(),
         }
 
-    def abundances(self, image: Any, *, chunks: int | None = None) -> Any:
-        """Per-pixel abundances (y, x, n_textures) of the textures, following the input kind."""
-        return _apply(image, self, "abundances", chunks)
+    def abundances(self, image: Any, *, chunks: int | None = None, mask: Any = None) -> Any:
+        """Per-pixel abundances (y, x, n_textures) of the textures, following the input kind;
+        NaN outside ``mask`` (as in :func:`segment`). Texture i has label i + 1."""
+        return _apply(image, self, "abundances", chunks, mask)
 
-    def predict(self, image: Any, *, chunks: int | None = None) -> Any:
-        """Labels 0 .. n_textures-1 (arg-max abundance), following the input kind."""
-        return _apply(image, self, "labels", chunks)
+    def predict(self, image: Any, *, chunks: int | None = None, mask: Any = None) -> Any:
+        """Labels 1 .. n_textures (arg-max abundance), :data:`BACKGROUND` (0) outside
+        ``mask`` (as in :func:`segment`), following the input kind."""
+        return _apply(image, self, "labels", chunks, mask)
 
 
 def _as_float(block: np.ndarray) -> np.ndarray:
@@ -156,6 +162,7 @@ def _unmix_block(
     origin: tuple[int, int],
     shape: tuple[int, int],
     image_shape: tuple[int, int],
+    mask: np.ndarray | None = None,
 ) -> np.ndarray:
     """A fully haloed block → abundances or labels of its ``shape`` pixels at global ``origin``.
 
@@ -165,7 +172,9 @@ def _unmix_block(
     2. The exact fully-constrained abundances at those samples
        (:func:`.unmixing.abundances_from_projections`).
     3. Bilinear interpolation of the abundances to every pixel, then the arg-max. The grid is
-       the image's, so the result does not depend on the chunking.
+       the image's, so the result does not depend on the chunking. Labels are 1 .. m.
+    4. Pixels outside the foreground ``mask`` (covering the image's extent, at any
+       resolution) are :data:`BACKGROUND` (label) or NaN (abundances).
     """
     spec, halo = model.spec, halo_of(model.spec)
     E = np.asarray(model.endmembers, dtype=np.float64)
@@ -186,26 +195,50 @@ def _unmix_block(
         a = a[:, x0] * (1 - fx)[None, :, None] + a[:, x1] * fx[None, :, None]
     else:  # every pixel is a sample: its own abundances
         a = a[y0][:, x0]
+    inside = None
+    if mask is not None:
+        rows_px = (origin[0], origin[0] + shape[0])
+        inside = mask_at_samples(mask, image_shape, 1, rows_px, (origin[1], origin[1] + shape[1]))
     if what == "abundances":
-        return a.astype(np.float32)
-    return np.argmax(a, axis=-1).astype(np.uint8)
+        a = a.astype(np.float32)
+        if inside is not None:
+            a[~inside] = np.nan
+        return a
+    labels = (np.argmax(a, axis=-1) + 1).astype(np.uint8)
+    if inside is not None:
+        labels[~inside] = BACKGROUND
+    return labels
 
 
-def _sample_block(block: np.ndarray, spec: FeatureSpec, halo: int, n: int, seed: int):
-    """Exact features at ``n`` points of a grid over the interior of a fully haloed block.
+def _sample_block(
+    block: np.ndarray,
+    spec: FeatureSpec,
+    halo: int,
+    n: int,
+    seed: int,
+    origin: tuple[int, int],
+    image_shape: tuple[int, int],
+    mask: np.ndarray | None = None,
+):
+    """Exact features at ``n`` points of a grid over the interior of a fully haloed block whose
+    first interior pixel is the image's ``origin``.
 
     The grid's spacing is chosen so that it holds at least ``n`` points (every pixel for small
-    blocks); ``n`` of them are drawn. Only the grid's samples are windowed
-    (:func:`.features.grid_features`), so a coarse grid costs a fraction of the block.
+    blocks); ``n`` of them are drawn, among those on the foreground ``mask`` when one is given.
+    Only the grid's samples are windowed (:func:`.features.grid_features`), so a coarse grid
+    costs a fraction of the block.
     """
     height, width = block.shape[0] - 2 * halo, block.shape[1] - 2 * halo
     step = max(1, int(np.sqrt(height * width / max(n, 1))))
-    rows = np.arange(halo + step // 2, halo + height, step)
-    cols = np.arange(halo + step // 2, halo + width, step)
-    groups = grid_features(_as_float(block), spec, rows, cols)
-    X = np.concatenate([groups[name] for name in spec.features], axis=-1).reshape(
-        rows.size * cols.size, -1
-    )
+    rows = np.arange(step // 2, height, step)
+    cols = np.arange(step // 2, width, step)
+    groups = grid_features(_as_float(block), spec, rows + halo, cols + halo)
+    X = np.concatenate([groups[name] for name in spec.features], axis=-1)
+    if mask is not None:
+        r = (origin[0] + rows[0], origin[0] + rows[-1] + 1)
+        c = (origin[1] + cols[0], origin[1] + cols[-1] + 1)
+        X = X[mask_at_samples(mask, image_shape, 1, r, c)[::step, ::step]]
+    X = X.reshape(-1, X.shape[-1])
     if X.shape[0] > n:
         X = X[np.random.default_rng(seed).choice(X.shape[0], n, replace=False)]
     return X
@@ -248,15 +281,35 @@ def _prepare(image: Any, chunks: int | None, halo: int) -> tuple[da.Array, str, 
     return image, kind, source
 
 
-def _apply(image: Any, model: TextureModel, output: str, chunks: int | None) -> Any:
+def _mask_attrs(foreground: np.ndarray | None, mask: Any) -> dict[str, Any]:
+    if foreground is None:
+        return {"background_label": BACKGROUND}
+    what = mask if isinstance(mask, str) else "an array"
+    return {"mask": what, "mask_foreground": float(foreground.mean()),
+            "background_label": BACKGROUND}  # fmt: skip
+
+
+def _foreground(arr: da.Array, source: Any, mask: Any) -> np.ndarray | None:
+    """The mask a caller gave, resolved against the image (:func:`xfskde.masks.resolve_mask`),
+    as a boolean array covering the image's extent; None for no mask."""
+    view = source if source is not None else xr.DataArray(arr, dims=("y", "x", "c"))
+    foreground = resolve_mask(mask, view)
+    return None if foreground is None else np.asarray(foreground.values, bool)
+
+
+def _apply(
+    image: Any, model: TextureModel, output: str, chunks: int | None, mask: Any = None
+) -> Any:
     halo = halo_of(model.spec)
     is_dask = isinstance(getattr(image, "data", image), da.Array)
     arr, kind, source = _prepare(image, chunks, halo)
+    foreground = _foreground(arr, source, mask)
+    footprint = None if foreground is None else MaskFootprint(foreground, arr.shape[:2])
 
-    def block(x: np.ndarray, *, src_origin, rows, cols, image_shape, **_: Any) -> np.ndarray:
+    def block(x: np.ndarray, *, src_origin, rows, cols, image_shape, shared=None, **_: Any):
         full = _mirrored(x, halo, src_origin, rows, cols)
         shape = (rows[1] - rows[0], cols[1] - cols[0])
-        return _unmix_block(full, model, output, (rows[0], cols[0]), shape, image_shape)
+        return _unmix_block(full, model, output, (rows[0], cols[0]), shape, image_shape, shared)
 
     labels = output == "labels"
     result = map_haloed(
@@ -267,6 +320,9 @@ def _apply(image: Any, model: TextureModel, output: str, chunks: int | None) -> 
         dtype=np.uint8 if labels else np.float32,
         name=f"xfskde-segment-{output}",
         token=(model.attrs(), model.spec),
+        skip=None if footprint is None else footprint.background,
+        fill=BACKGROUND if labels else np.nan,
+        shared=foreground,
     )
     if kind == "dask":
         return result
@@ -279,7 +335,7 @@ def _apply(image: Any, model: TextureModel, output: str, chunks: int | None) -> 
         source,
         extra_dims={} if labels else {"texture": None},
         name=output,
-        attrs={**model.attrs(), "long_name": _LONG_NAMES[output]},
+        attrs={**model.attrs(), **_mask_attrs(foreground, mask), "long_name": _LONG_NAMES[output]},
     )
 
 
@@ -299,6 +355,7 @@ def fit_textures(
     sample: int = 20000,
     seed: int = 0,
     chunks: int | None = None,
+    mask: Any = None,
 ) -> TextureModel:
     """Fit the pure texture features of an image on a sample of its pixels.
 
@@ -323,22 +380,37 @@ def fit_textures(
             raise ParameterError(f"weights has unknown feature groups {sorted(unknown)}")
         w.update({k: float(v) for k, v in weights.items()})
     halo = feature_depth(spec)
-    arr, _, _ = _prepare(image, chunks, halo)
+    arr, _, source = _prepare(image, chunks, halo)
+    foreground = _foreground(arr, source, mask)
     sizes = _group_sizes(spec, arr.shape[2])
     n_features = sum(sizes.values())
-    # the engine's blocks (chunks smaller than the halo merged): draw the blocks to sample
+    # the engine's blocks (chunks smaller than the halo merged): draw the blocks to sample,
+    # among those with foreground
     rng = np.random.default_rng(seed)
-    grid = list(np.ndindex(*(len(safe_chunks(c, halo)) for c in arr.chunks[:2])))
+    row_chunks, col_chunks = (safe_chunks(c, halo) for c in arr.chunks[:2])
+    grid = list(np.ndindex(len(row_chunks), len(col_chunks)))
+    if foreground is not None:
+        footprint = MaskFootprint(foreground, arr.shape[:2])
+        starts = [np.concatenate([[0], np.cumsum(c)]) for c in (row_chunks, col_chunks)]
+        grid = [
+            (i, j)
+            for i, j in grid
+            if footprint.touches((starts[0][i], starts[0][i + 1]), (starts[1][j], starts[1][j + 1]))
+        ]
+        if not grid:
+            raise ParameterError("the mask has no foreground: there is nothing to segment")
     picked = rng.permutation(len(grid))[:_MAX_FIT_BLOCKS]
     per_block = -(-int(sample) // len(picked))
     seeds = rng.integers(0, 2**32, len(picked))
     seed_of = {grid[i]: int(s) for i, s in zip(sorted(picked), seeds, strict=True)}
 
-    def block(x: np.ndarray, *, src_origin, rows, cols, block_id, **_: Any) -> np.ndarray:
+    def block(x: np.ndarray, *, src_origin, rows, cols, block_id, image_shape, shared=None,
+              **_: Any) -> np.ndarray:  # fmt: skip
         out = np.full((1, 1, per_block, n_features), np.nan, np.float32)
         if block_id in seed_of:  # only picked blocks are computed (the others are culled)
             full = _mirrored(x, halo, src_origin, rows, cols)
-            part = _sample_block(full, spec, halo, per_block, seed_of[block_id])
+            part = _sample_block(full, spec, halo, per_block, seed_of[block_id],
+                                 (rows[0], cols[0]), image_shape, shared)  # fmt: skip
             out[0, 0, : part.shape[0]] = part
         return out
 
@@ -351,10 +423,16 @@ def fit_textures(
         dtype=np.float32,
         name="xfskde-segment-sample",
         token=(spec, seed, int(sample)),
+        shared=foreground,
     )  # each task returns only its sampled rows: memory stays per block
     parts = dask.compute(*(samples.blocks[b] for b in sorted(seed_of)))
     X = np.concatenate([p.reshape(per_block, n_features) for p in parts])
     X = X[~np.isnan(X[:, 0])]
+    if X.shape[0] < n_textures:
+        raise ParameterError(
+            f"only {X.shape[0]} pixels of the mask's foreground could be sampled, fewer than "
+            f"n_textures = {n_textures}: give a mask with more foreground"
+        )
     if X.shape[0] > sample:
         X = X[rng.choice(X.shape[0], sample, replace=False)]
     scales: dict[str, float] = {}
@@ -387,6 +465,7 @@ def segment(
     chunks: int | None = None,
     model: TextureModel | None = None,
     return_model: bool = False,
+    mask: Any = None,
 ) -> Any:
     """Segment an image into textures by unmixing local features (ORTSEG, section 5.3).
 
@@ -435,11 +514,19 @@ def segment(
         chunking).
     return_model : bool
         Also return the :class:`TextureModel`.
+    mask : "auto", path, array or DataArray, optional
+        The foreground to segment (:mod:`xfskde.masks`: ``"auto"`` finds tissue or signal, a
+        path names a mask image, an array or DataArray covers the image's extent at any
+        resolution): blocks without foreground are neither read nor computed, the fit samples
+        the foreground only, and pixels outside it get the label :data:`BACKGROUND`.
 
     Returns
     -------
     labels : numpy.ndarray, dask.array.Array or xarray.DataArray of uint8, shape (y, x)
-        Following the input kind; a DataArray keeps the spatial dims and coords and carries the
+        Textures 1 .. n_textures (the arg-max abundance; texture i is row i - 1 of the
+        model's endmembers) and :data:`BACKGROUND` = 0 outside ``mask``, as scikit-image's
+        segmentations, napari's label layers and OME-NGFF label images number them. Following
+        the input kind; a DataArray keeps the spatial dims and coords and carries the
         parameters as attrs.
     model : TextureModel
         Only with ``return_model=True``.
@@ -449,8 +536,9 @@ def segment(
             image, n_textures, features=features, window=window, size=size,
             color_bins=color_bins, angle_bins=angle_bins, n_coefficients=n_coefficients,
             stride=stride, weights=weights, method=method, sample=sample, seed=seed, chunks=chunks,
+            mask=mask,
         )  # fmt: skip
     elif model.n_textures != n_textures:
         raise ParameterError(f"model has {model.n_textures} textures, n_textures is {n_textures}")
-    labels = model.predict(image, chunks=chunks)
+    labels = model.predict(image, chunks=chunks, mask=mask)
     return (labels, model) if return_model else labels
