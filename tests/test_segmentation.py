@@ -241,6 +241,39 @@ def test_segment_command_with_a_mask(tmp_path, leaves):
     assert store_status(out)["blocks_skipped"] == 16 - 4
 
 
+def test_segment_command_writes_an_ome_zarr_image_with_its_labels(tmp_path, leaves):
+    """OUTPUT.ome.zarr: the abundances as an NGFF 0.5 image (a channel per texture, µm axes)
+    and the labels as its label image, accepted by ome-zarr-models and read by ome-zarr-py;
+    the labels are the model's."""
+    import tifffile
+    from test_omezarr import _nodes, _validate
+
+    image, truth = leaves
+    source = tmp_path / "leaves.ome.tif"
+    tifffile.imwrite(
+        source,
+        (image * 255).astype(np.uint8),
+        photometric="rgb",
+        metadata={"axes": "YXS", "PhysicalSizeX": 0.5, "PhysicalSizeY": 0.5},
+    )
+    out = tmp_path / "seg.ome.zarr"
+    argv = [str(source), str(out), "--textures", "3", "--size", "3", "--coefficients", "4",
+            "--chunks", "64"]  # fmt: skip
+    assert _segment_command(argv) == 0
+    _validate(out)
+    node, labels = _nodes(out)
+    assert node.metadata["channel_names"] == ["texture 1", "texture 2", "texture 3"]
+    abundances = np.asarray(node.data[0])
+    assert abundances.shape == (3, 128, 128)
+    np.testing.assert_allclose(abundances.sum(axis=0), 1, atol=1e-5)
+    stored = np.asarray(labels["textures"].data[0])
+    np.testing.assert_array_equal(stored, abundances.argmax(axis=0) + 1)
+    assert rand_index(truth, stored) > 0.9
+    axes = zarr.open_group(out).attrs["ome"]["multiscales"][0]["axes"]
+    assert [a.get("unit") for a in axes if a["type"] == "space"] == ["micrometer"] * 2
+    assert store_status(out)["complete"]
+
+
 def test_interrupted_segment_resumes_to_the_same_labels(tmp_path, leaves, capsys):
     """Blocks without a completion record are recomputed, and only they; the rest is kept."""
     image, _ = leaves

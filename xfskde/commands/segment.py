@@ -13,15 +13,16 @@ import time
 from typing import Any
 
 import numpy as np
+import xarray as xr
 
 from .._labels import image_nodata, nodata_value
 from .._scheduling import compute
 from ..exceptions import ParameterError
-from ..io import open_image, store_status, write_blocks
+from ..io import open_image, store_status, write_blocks, write_ome_zarr, write_ome_zarr_labels
 from ..masks import resolve_mask
 from ..segmentation import FEATURE_GROUPS, FeatureSpec, fit_textures
 from ..segmentation.features import feature_depth
-from ..segmentation.model import FEATURE_CHUNK
+from ..segmentation.model import BACKGROUND, FEATURE_CHUNK
 from ..windows import WINDOW_KINDS
 from ._options import (
     add_level_options,
@@ -29,9 +30,11 @@ from ._options import (
     add_nodata_option,
     add_scheduler_option,
     check_scheduler,
+    output_exists,
     progress_on_stderr,
     refuse_existing,
     scheduler,
+    warn_if_large,
     writing,
 )
 
@@ -47,7 +50,11 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument(
         "input", help="image file (TIFF/OME-TIFF/SVS, PNG, NPY) or Zarr store: a path or URL"
     )
-    parser.add_argument("output", help="output Zarr store: a path or URL (s3://, gs://)")
+    parser.add_argument(
+        "output",
+        help="output Zarr store of the labels, or an OME-Zarr image (a name ending in .ome.zarr) "
+        "of the abundances with the labels as its label image: a path or URL (s3://, gs://)",
+    )
     parser.add_argument("--textures", type=int, required=True, help="number of textures")
     parser.add_argument(
         "--features", default="color,fskde",
@@ -116,18 +123,53 @@ def run(args: argparse.Namespace) -> int:
         # labels' attrs, and write_blocks refuses to resume a store written with others
         mask = resolve_mask(args.mask, image)
         model = fit_textures(image, args.textures, **options, mask=mask)
-        labels = model.predict(image, mask=mask)
-        written = write_blocks(
-            labels, out, name="labels", resume=args.resume, overwrite=args.overwrite,
-            progress=not args.no_progress,
-        )  # fmt: skip
+        if _is_ome_zarr(out):
+            written = _write_ome_zarr(model, image, mask, args)
+        else:
+            labels = model.predict(image, mask=mask)
+            written = write_blocks(
+                labels, out, name="labels", resume=args.resume, overwrite=args.overwrite,
+                progress=not args.no_progress,
+            )  # fmt: skip
     seconds = time.perf_counter() - start
     total = store_status(out)["blocks_total"]
+    shape = (image.sizes["y"], image.sizes["x"])
+    what = "abundances and labels" if _is_ome_zarr(out) else "labels"
     print(
-        f"wrote {out}: labels {tuple(labels.shape)} uint8, {args.textures} textures, "
+        f"wrote {out}: {what} {shape}, {args.textures} textures, "
         f"{written} of {total} blocks computed in {seconds:.1f} s"
     )
     return 0
+
+
+def _is_ome_zarr(path: str) -> bool:
+    return str(path).rstrip("/").lower().endswith(".ome.zarr")
+
+
+def _write_ome_zarr(model: Any, image: Any, mask: Any, args: argparse.Namespace) -> int:
+    """The abundances as an OME-Zarr image (one channel per texture, NaN outside the mask)
+    and the labels as its label image ``labels/textures``: what napari shows as channels
+    under a label layer. The labels are the arg-max of the stored abundances (read back, not
+    computed twice); a resume finishes the abundances and writes the labels again."""
+    abundances = model.abundances(image, mask=mask)
+    names = [f"texture {i + 1}" for i in range(model.n_textures)]
+    channels = abundances.assign_coords(texture=names).transpose("texture", "y", "x")
+    warn_if_large(args, channels.size * 4 * 4 / 3, "image")  # float32, and its pyramid
+    resumed = args.resume and output_exists(args.output)
+    before = store_status(args.output)["blocks_done"] if resumed else 0
+    write_ome_zarr(
+        channels.rename("abundances"), args.output, resume=args.resume,
+        name="xfskde segmentation: texture abundances",
+        overwrite=args.overwrite, scheduler=args.scheduler, progress=not args.no_progress,
+    )  # fmt: skip
+    stored = open_image(args.output)  # level 0, with its coordinates
+    channel = next(d for d in stored.dims if d not in ("y", "x"))
+    best = stored.fillna(-1).argmax(channel) + 1
+    labels = xr.where(stored.isnull().any(channel), BACKGROUND, best).astype(np.uint8)
+    write_ome_zarr_labels(labels.rename("textures"), args.output, name="textures",
+                          overwrite=True, scheduler=args.scheduler,
+                          progress=not args.no_progress)  # fmt: skip
+    return store_status(args.output)["blocks_done"] - before
 
 
 # --------------------------------------------------------------------------- missing pixels
