@@ -26,6 +26,7 @@ import numpy as np
 
 __all__ = [
     "disk_sums",
+    "interpolate",
     "project_binned",
     "project_phasors",
     "separable_binned",
@@ -63,16 +64,16 @@ def _rows_binned(bins, weight, profile, starts, out):
 @numba.njit(nogil=True, cache=True, error_model="numpy")
 def _columns(src, profile, starts, out):
     """``out[i, j, c] = Σ_t profile[t] · src[i, starts[j] + t, c]``: (ny, w, n) → (ny, nx, n)."""
-    n = out.shape[2]
-    for i in range(out.shape[0]):
-        for j in range(out.shape[1]):
-            acc = out[i, j]
-            acc[:] = 0
+    ny, nx, n = out.shape
+    for i in range(ny):
+        for j in range(nx):
+            for c in range(n):
+                out[i, j, c] = 0
+            s0 = starts[j]
             for t in range(profile.shape[0]):
                 p = profile[t]
-                source = src[i, starts[j] + t]
                 for c in range(n):
-                    acc[c] += p * source[c]
+                    out[i, j, c] += p * src[i, s0 + t, c]
 
 
 def _prepared(profile: np.ndarray, rows: np.ndarray, cols: np.ndarray):
@@ -241,3 +242,58 @@ def project_phasors(g: np.ndarray, coefficients: np.ndarray, out: np.ndarray) ->
     g = |g| z to ``out`` (h, w, m); ``coefficients`` is (ℓ, m) complex."""
     _project_phasors(np.ascontiguousarray(g, np.complex64),
                      np.ascontiguousarray(coefficients, np.complex128), out)  # fmt: skip
+
+
+# ---------------------------------------------------------------------------- interpolation
+
+
+@numba.njit(nogil=True, cache=True, error_model="numpy")
+def _interpolate(a, y0, y1, fy, x0, x1, fx, out):
+    """``out[y, x] = `` the bilinear interpolation of the grid values ``a`` (ny, nx, m) between
+    samples ``y0[y], y1[y]`` (weight ``fy[y]`` for the second) and ``x0[x], x1[x]``."""
+    m = a.shape[2]
+    for y in range(out.shape[0]):
+        wy = fy[y]
+        for x in range(out.shape[1]):
+            wx = fx[x]
+            for i in range(m):
+                top = a[y0[y], x0[x], i] * (1 - wx) + a[y0[y], x1[x], i] * wx
+                bottom = a[y1[y], x0[x], i] * (1 - wx) + a[y1[y], x1[x], i] * wx
+                out[y, x, i] = top * (1 - wy) + bottom * wy
+
+
+@numba.njit(nogil=True, cache=True, error_model="numpy")
+def _interpolate_argmax(a, y0, y1, fy, x0, x1, fx, out):
+    """``out[y, x] = 1 + `` the index of the largest interpolated value (see
+    :func:`_interpolate`), without storing the interpolated values."""
+    m = a.shape[2]
+    for y in range(out.shape[0]):
+        wy = fy[y]
+        for x in range(out.shape[1]):
+            wx = fx[x]
+            best, arg = -np.inf, 0
+            for i in range(m):
+                top = a[y0[y], x0[x], i] * (1 - wx) + a[y0[y], x1[x], i] * wx
+                bottom = a[y1[y], x0[x], i] * (1 - wx) + a[y1[y], x1[x], i] * wx
+                v = top * (1 - wy) + bottom * wy
+                if v > best:
+                    best, arg = v, i
+            out[y, x] = arg + 1
+
+
+def interpolate(a: np.ndarray, rows: tuple, cols: tuple, labels: bool) -> np.ndarray:
+    """Values ``a`` (ny, nx, m) on a grid, interpolated bilinearly to pixels: ``rows`` and
+    ``cols`` are (before, after, weight of after) per pixel. With ``labels``, the 1-based
+    index of the largest interpolated value per pixel (uint8) instead of the values."""
+    y0, y1, fy = rows
+    x0, x1, fx = cols
+    args = (np.ascontiguousarray(a, np.float32), y0.astype(np.int64), y1.astype(np.int64),
+            fy.astype(np.float32), x0.astype(np.int64), x1.astype(np.int64),
+            fx.astype(np.float32))  # fmt: skip
+    if labels:
+        out = np.empty((y0.size, x0.size), np.uint8)
+        _interpolate_argmax(*args, out)
+    else:
+        out = np.empty((y0.size, x0.size, a.shape[2]), np.float32)
+        _interpolate(*args, out)
+    return out

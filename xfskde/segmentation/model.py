@@ -33,6 +33,7 @@ from .._labels import image_layout, label_result
 from ..exceptions import DimensionError, ParameterError
 from ..lazy import map_haloed, plan_chunks, safe_chunks
 from ..masks import resolve_mask
+from ._filters import interpolate
 from .features import FeatureSpec, feature_depth, grid_features, grid_projections
 from .unmixing import abundances_from_projections, fit_endmembers
 
@@ -171,8 +172,9 @@ def _unmix_block(
        features; the feature stack is never built).
     2. The exact fully-constrained abundances at those samples
        (:func:`.unmixing.abundances_from_projections`).
-    3. Bilinear interpolation of the abundances to every pixel, then the arg-max. The grid is
-       the image's, so the result does not depend on the chunking. Labels are 1 .. m.
+    3. Bilinear interpolation of the abundances to every pixel (at stride 1 each pixel's own),
+       then the arg-max. The grid is the image's, so the result does not depend on the
+       chunking. Labels are 1 .. m.
     4. Pixels outside the foreground ``mask`` (covering the image's extent, at any
        resolution) are :data:`BACKGROUND` (label) or NaN (abundances).
     """
@@ -190,24 +192,12 @@ def _unmix_block(
     b = grid_projections(_as_float(block), spec, tables, rows, cols)
     a = abundances_from_projections(b.reshape(-1, E.shape[0]).astype(np.float64), E @ E.T)
     a = a.reshape(len(ys), len(xs), -1)
-    if s > 1:
-        a = a[y0] * (1 - fy)[:, None, None] + a[y1] * fy[:, None, None]
-        a = a[:, x0] * (1 - fx)[None, :, None] + a[:, x1] * fx[None, :, None]
-    else:  # every pixel is a sample: its own abundances
-        a = a[y0][:, x0]
-    inside = None
+    out = interpolate(a, (y0, y1, fy), (x0, x1, fx), labels=what == "labels")
     if mask is not None:
         rows_px = (origin[0], origin[0] + shape[0])
         inside = mask_at_samples(mask, image_shape, 1, rows_px, (origin[1], origin[1] + shape[1]))
-    if what == "abundances":
-        a = a.astype(np.float32)
-        if inside is not None:
-            a[~inside] = np.nan
-        return a
-    labels = (np.argmax(a, axis=-1) + 1).astype(np.uint8)
-    if inside is not None:
-        labels[~inside] = BACKGROUND
-    return labels
+        out[~inside] = BACKGROUND if what == "labels" else np.nan
+    return out
 
 
 def _sample_block(
