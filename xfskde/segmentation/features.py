@@ -158,12 +158,6 @@ class _Phasors(NamedTuple):
     basis: np.ndarray  # (ℓ, M) complex128: density sample j of coefficient k
     n: int
 
-    def planes(self) -> np.ndarray:
-        powers = _phasor_powers(self.g, self.basis.shape[0])
-        h, w, ell = powers.shape
-        flat = powers.reshape(-1, ell) @ self.basis.astype(np.complex64)
-        return np.ascontiguousarray(flat.real.reshape(h, w, self.n), dtype=np.float32)
-
     def project(self, table: np.ndarray, out: np.ndarray) -> None:
         """Add the vote's dot products with the columns of ``table`` (M, m) to ``out``: the
         density samples and the projection folded into one (ℓ, m) matrix first."""
@@ -225,20 +219,23 @@ def block_votes(block: np.ndarray, spec: FeatureSpec) -> Iterator[tuple[str, Any
             yield name, _Phasors(g, basis, basis.shape[1])
 
 
-def _windowed(planes_or_vote: Any, window: Window, rows: np.ndarray, cols: np.ndarray):
-    """φ * v at the samples centred on ``rows × cols`` (block coordinates)."""
+def _windowed(vote: Any, window: Window, rows: np.ndarray, cols: np.ndarray) -> np.ndarray:
+    """φ * v at the samples centred on ``rows × cols`` (block coordinates), for a vote or
+    dense planes (h, w, n). The FS-KDE's phasor powers are windowed as they are (their real
+    and imaginary parts: 2ℓ planes) and turned into density samples at the samples only."""
+    if isinstance(vote, _Phasors):
+        powers = _phasor_powers(vote.g, vote.basis.shape[0])
+        parts = powers.view(np.float32)  # (h, w, 2ℓ): re, im of each power
+        windowed = _windowed(parts, window, rows, cols).view(np.complex64)
+        return np.ascontiguousarray((windowed @ vote.basis.astype(np.complex64)).real)
     if window.kind == "disk":
-        planes = planes_or_vote if isinstance(planes_or_vote, np.ndarray) else (
-            planes_or_vote.planes()
-        )  # fmt: skip
+        planes = vote.planes() if isinstance(vote, _Binned) else vote
         return disk_sums(planes, window.half_widths(), window.sum_scale, rows, cols)
     profile = window.profile()
     first_rows, first_cols = rows - window.before, cols - window.before
-    if isinstance(planes_or_vote, _Binned):
-        v = planes_or_vote
-        return separable_binned(v.bins, v.weight, v.n, profile, first_rows, first_cols)
-    planes = planes_or_vote if isinstance(planes_or_vote, np.ndarray) else planes_or_vote.planes()
-    return separable_dense(planes, profile, first_rows, first_cols)
+    if isinstance(vote, _Binned):
+        return separable_binned(vote.bins, vote.weight, vote.n, profile, first_rows, first_cols)
+    return separable_dense(vote, profile, first_rows, first_cols)
 
 
 def grid_features(
