@@ -244,22 +244,18 @@ def test_coefficients_nodata_auto_number_and_none(tmp_path, capsys):
 # ------------------------------------------------------------------- segment: missing pixels
 
 
-def test_segment_refuses_missing_pixels_in_one_true_line(tmp_path, capsys):
-    pixels = data.astronaut()[:96, :96].astype(np.float32)
+def test_segment_labels_missing_pixels_as_background(tmp_path, capsys):
+    """NaN pixels (in any channel) and pixels whose every channel is the nodata value get the
+    background label 0; --nodata none segments the nodata pixels as data."""
+    pixels = data.astronaut()[:96, :96].astype(np.float32) / 255
     pixels[10:20, 30:40, 1] = np.nan  # one channel is enough
     np.save(tmp_path / "nan.npy", pixels)
     out = tmp_path / "labels.zarr"
-    assert main(["segment", str(tmp_path / "nan.npy"), str(out), "--textures", "2"]) == 2
-    captured = capsys.readouterr()
-    assert captured.out == ""  # nor any progress bar of the check
-    err = captured.err.strip().splitlines()[-1]
-    assert err == (
-        f"xfskde segment: error: {tmp_path / 'nan.npy'} has missing pixels (100 NaN or "
-        "infinite) in rows 10-19, columns 30-39; segmentation does not handle missing pixels: "
-        "fill them (e.g. with the values of their neighbours) or crop the image to a region "
-        "without them"
-    )
-    assert not out.exists()
+    argv = ["--textures", "2", "--sample", "2000", "--no-progress"]
+    assert main(["segment", str(tmp_path / "nan.npy"), str(out), *argv]) == 0
+    labels = xfskde.io.open_blocks(out).values
+    assert not labels[10:20, 30:40].any() and (labels[:10] > 0).all()
+    assert (labels > 0).sum() == 96 * 96 - 100
 
     # nodata pixels: a pixel whose every channel equals the GDAL_NODATA value
     rgb = data.astronaut()[:96, :96].copy()
@@ -268,25 +264,27 @@ def test_segment_refuses_missing_pixels_in_one_true_line(tmp_path, capsys):
     rgb[70, 70, 0] = 0  # one channel only: data
     tifffile.imwrite(tmp_path / "tagged.tif", rgb, extratags=[(42113, "s", 0, "0", True)])
     tifffile.imwrite(tmp_path / "plain.tif", rgb)
-    argv = ["--textures", "2", "--sample", "2000", "--no-progress"]
-    assert main(["segment", str(tmp_path / "tagged.tif"), str(out), *argv]) == 2
-    err = capsys.readouterr().err
-    assert len(err.splitlines()) == 1
-    assert "(200 equal to its nodata value 0) in rows 50-59, columns 5-24;" in err
-    assert err.rstrip().endswith(
-        "; or pass --nodata none to segment the pixels equal to 0 as ordinary pixels"
-    )
-    assert main(["segment", str(tmp_path / "plain.tif"), str(out), *argv, "--nodata", "0"]) == 2
-    assert "(200 equal to --nodata 0)" in capsys.readouterr().err and not out.exists()
-    # what the line offers works: the same labels as the file without the tag
-    assert main(["segment", str(tmp_path / "tagged.tif"), str(out), *argv, "--nodata", "none"]) == 0
+    tagged, plain = tmp_path / "tagged.zarr", tmp_path / "plain.zarr"
+    assert main(["segment", str(tmp_path / "tagged.tif"), str(tagged), *argv]) == 0
+    labels = xfskde.io.open_blocks(tagged)
+    assert labels.attrs["input_nodata"] == 0 and labels.attrs["background_label"] == 0
+    labels = labels.values
+    assert not labels[50:60, 5:25].any() and labels[70, 70] > 0
+    assert (labels > 0).sum() == 96 * 96 - 200
+    assert main(["segment", str(tmp_path / "plain.tif"), str(plain), *argv, "--nodata", "0"]) == 0
+    np.testing.assert_array_equal(xfskde.io.open_blocks(plain).values, labels)
+    # --nodata none: the tag is ignored, the labels are those of the untagged file
+    untagged = tmp_path / "untagged.zarr"
+    assert main(["segment", str(tmp_path / "tagged.tif"), str(untagged), *argv, "--nodata",
+                 "none"]) == 0  # fmt: skip
     same = tmp_path / "same.zarr"
     assert main(["segment", str(tmp_path / "plain.tif"), str(same), *argv[:-1]]) == 0
     captured = capsys.readouterr()
-    assert "%" not in captured.out and "100% Completed" in captured.err  # the bar: on stderr
+    assert "100% Completed" in captured.err  # the bar: on stderr
     np.testing.assert_array_equal(
-        xfskde.io.open_blocks(out).values, xfskde.io.open_blocks(same).values
+        xfskde.io.open_blocks(untagged).values, xfskde.io.open_blocks(same).values
     )
+    assert (xfskde.io.open_blocks(same).values > 0).all()
 
 
 # ---------------------------------------------------------------------------------- progress
@@ -352,32 +350,6 @@ def test_every_help_shows_every_default():
 
 
 # ------------------------------------------------------------------------------- task names
-
-
-def test_the_missing_pixel_check_names_its_tasks(tmp_path, monkeypatch):
-    """The one graph the CLI builds itself (segment's check for missing pixels) says what its
-    tasks do, after Dask's optimization too (what a dashboard shows)."""
-    import dask
-    from dask.utils import key_split
-
-    import xfskde.commands.segment as segment
-
-    pixels = data.camera()[:128, :128].astype(np.float32)
-    tifffile.imwrite(tmp_path / "in.tif", pixels, tile=(64, 64))
-    seen = []
-    real = segment.compute
-
-    def spy(collections, **kwargs):
-        (optimized,) = dask.optimize(*collections)
-        seen.append({key_split(key) for key in dict(optimized.__dask_graph__())})
-        return real(collections, **kwargs)
-
-    monkeypatch.setattr(segment, "compute", spy)
-    argv = ["segment", str(tmp_path / "in.tif"), str(tmp_path / "out.zarr"), "--textures", "2",
-            "--sample", "1000", "--chunks", "64", "--no-progress"]  # fmt: skip
-    assert main(argv) == 0
-    assert len(seen) == 1 and seen[0] and all(name.startswith("xfskde-") for name in seen[0])
-    assert any("xfskde-find-missing" in name for name in seen[0])
 
 
 def test_gradient_operator_option(tmp_path):

@@ -472,3 +472,50 @@ def test_masked_segmentation_labels_the_background_zero(leaves):
     assert labelled.attrs["background_label"] == 0 and labelled.attrs["mask"] == "an array"
     with pytest.raises(ParameterError, match="no foreground"):
         segment(image, 3, size=3, mask=np.zeros((4, 4), bool))
+
+
+def test_missing_pixels_are_background_and_touch_only_their_windows(leaves):
+    """NaN pixels and nodata pixels get label 0 (abundances NaN); pixels whose window does not
+    reach them keep the labels of the complete image; any chunking gives the same labels."""
+    image, _ = leaves
+    labels, model = segment(image, 3, return_model=True, size=3, n_coefficients=5)
+    holed = image.astype(np.float32).copy()
+    holed[40:60, 50:70, 0] = np.nan
+    got = model.predict(holed)
+    assert not got[40:60, 50:70].any() and (np.delete(got, np.s_[40:60], 0) > 0).all()
+    reach = model.spec.window_obj.depth + 1
+    far = np.ones(got.shape, bool)
+    far[40 - reach : 60 + reach, 50 - reach : 70 + reach] = False
+    np.testing.assert_array_equal(got[far], labels[far])
+    for chunks in [(37, 50, 3), (64, 64, 3)]:
+        np.testing.assert_array_equal(model.predict(da.from_array(holed, chunks=chunks)), got)
+    a = model.abundances(holed)
+    assert np.isnan(a[40:60, 50:70]).all() and np.isfinite(a[:40]).all()
+    # a nodata value: the pixels whose every channel equals it
+    coded = (image * 255).astype(np.uint8)
+    coded[coded == 7] = 8
+    coded[40:60, 50:70] = 7
+    tagged = xr.DataArray(coded, dims=("y", "x", "c"), attrs={"_FillValue": 7})
+    by_tag = segment(tagged, 3, model=model)
+    assert by_tag.attrs["input_nodata"] == 7 and not by_tag.values[40:60, 50:70].any()
+    np.testing.assert_array_equal(segment(coded, 3, model=model, nodata=7), by_tag.values)
+    assert (segment(tagged, 3, model=model, nodata=None).values > 0).all()
+
+
+def test_oriented_textures_keep_their_label_up_to_the_image_edge():
+    """Beyond the image edge the window is truncated, not mirrored: a mirrored 135° texture
+    would read as the 45° one next to it, and its edge pixels would take that label."""
+    yy, xx = np.mgrid[0:96, 0:128].astype(np.float32)
+    left = 0.5 + 0.5 * np.sin(2 * np.pi * (xx + yy) / 8)  # stripes at 45°
+    right = 0.5 + 0.5 * np.sin(2 * np.pi * (xx - yy) / 8)  # their mirror image, at 135°
+    image = np.where(xx < 64, left, right)
+    labels, model = segment(image, 2, features=("fskde",), size=4, n_coefficients=6,
+                            return_model=True)  # fmt: skip
+    assert len(np.unique(labels[:, 8:56])) == 1 and len(np.unique(labels[:, 72:120])) == 1
+    assert labels[0, 0] != labels[0, -1]
+    np.testing.assert_array_equal(labels[:, -1], labels[:, 100])  # the right edge: its own
+    np.testing.assert_array_equal(labels[:, 0], labels[:, 30])
+    np.testing.assert_array_equal(labels[-1, 8:56], labels[50, 8:56])
+    a = model.abundances(image)
+    own = a[20:76, -1, labels[50, -1] - 1]  # the edge column's abundance of its own texture
+    assert own.min() > 0.9  # mirrored, half its window would be the other texture: about 0.5

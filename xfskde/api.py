@@ -35,13 +35,13 @@ from .local import LocalParameters, local_fskde_numpy
 from .masks import resolve_mask
 from .windows import Window
 
-__all__ = ["local_fskde", "local_fskde_dataarray", "mask_nodata"]
+__all__ = ["Nodata", "check_nodata", "local_fskde", "local_fskde_dataarray", "mask_nodata"]
 
 #: What ``nodata=`` takes: "auto" (read the metadata), a number, or None (every pixel is data).
 Nodata = Literal["auto"] | float | int | None
 
 
-def _check_nodata(nodata: Any) -> None:
+def check_nodata(nodata: Any) -> None:
     if nodata is None or (isinstance(nodata, str) and nodata == "auto"):
         return
     if isinstance(nodata, bool) or not isinstance(nodata, Real | np.number):
@@ -86,7 +86,7 @@ def _resolve_nodata(
     image: Any, nodata: Any, params: LocalParameters
 ) -> tuple[float | int | None, str, LocalParameters]:
     """The nodata value to mask, where it came from, and the parameters (NaNs omitted if set)."""
-    _check_nodata(nodata)
+    check_nodata(nodata)
     if isinstance(nodata, str):  # "auto"
         is_xarray = type(image).__module__.startswith("xarray")
         value, source = image_nodata(image) if is_xarray else (None, "none")
@@ -274,7 +274,7 @@ def local_fskde(
         cval=cval, approximation=approximation, nan_policy=nan_policy, gradient=gradient,
         gradient_scale=gradient_scale,
     )  # fmt: skip
-    _check_nodata(nodata)
+    check_nodata(nodata)
     module = type(image).__module__
     if module.startswith("xarray"):
         if channel_axis is not None:

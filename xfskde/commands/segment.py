@@ -15,8 +15,6 @@ from typing import Any
 import numpy as np
 import xarray as xr
 
-from .._labels import image_nodata, nodata_value
-from .._scheduling import compute
 from ..exceptions import ParameterError
 from ..io import open_image, store_status, write_blocks, write_ome_zarr, write_ome_zarr_labels
 from ..masks import resolve_mask
@@ -77,8 +75,8 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     add_mask_option(parser)
     add_nodata_option(
         parser,
-        "segmentation refuses images with missing pixels (NaN, infinite or nodata), so 'none' "
-        "is the way to segment nodata pixels as ordinary ones",
+        "missing pixels (a NaN channel, or every channel equal to the nodata value) get the "
+        "background label 0, like the pixels outside --mask",
     )
     parser.add_argument(
         "--chunks", type=int, default=FEATURE_CHUNK, help="target block side in pixels"
@@ -118,15 +116,14 @@ def run(args: argparse.Namespace) -> int:
     )
     start = time.perf_counter()
     with writing(str(out), args.input), scheduler(args), progress_on_stderr():
-        refuse_missing(image, args)
         # the fit is seeded, so a resumed run fits the same endmembers; they are in the
         # labels' attrs, and write_blocks refuses to resume a store written with others
         mask = resolve_mask(args.mask, image)
-        model = fit_textures(image, args.textures, **options, mask=mask)
+        model = fit_textures(image, args.textures, **options, mask=mask, nodata=args.nodata)
         if _is_ome_zarr(out):
             written = _write_ome_zarr(model, image, mask, args)
         else:
-            labels = model.predict(image, mask=mask)
+            labels = model.predict(image, mask=mask, nodata=args.nodata)
             written = write_blocks(
                 labels, out, name="labels", resume=args.resume, overwrite=args.overwrite,
                 progress=not args.no_progress,
@@ -151,7 +148,7 @@ def _write_ome_zarr(model: Any, image: Any, mask: Any, args: argparse.Namespace)
     and the labels as its label image ``labels/textures``: what napari shows as channels
     under a label layer. The labels are the arg-max of the stored abundances (read back, not
     computed twice); a resume finishes the abundances and writes the labels again."""
-    abundances = model.abundances(image, mask=mask)
+    abundances = model.abundances(image, mask=mask, nodata=args.nodata)
     names = [f"texture {i + 1}" for i in range(model.n_textures)]
     channels = abundances.assign_coords(texture=names).transpose("texture", "y", "x")
     warn_if_large(args, channels.size * 4 * 4 / 3, "image")  # float32, and its pyramid
@@ -170,109 +167,3 @@ def _write_ome_zarr(model: Any, image: Any, mask: Any, args: argparse.Namespace)
                           overwrite=True, scheduler=args.scheduler,
                           progress=not args.no_progress)  # fmt: skip
     return store_status(args.output)["blocks_done"] - before
-
-
-# --------------------------------------------------------------------------- missing pixels
-
-
-def _missing_in_block(
-    block: np.ndarray,
-    *,
-    nodata: int | float | None,
-    spatial: tuple[int, int],
-    block_info: dict | None = None,
-) -> np.ndarray:
-    """``[NaN or infinite pixels, nodata pixels, first row, last row, first column, last
-    column]`` of one block (image coordinates; -1 when none), shaped ``(1, ..., 1, 6)``.
-
-    A colour pixel is NaN when any of its channels is (the features of every channel are
-    needed), and nodata when all of them equal ``nodata`` (rasterio's dataset mask: a pixel is
-    valid when any band is).
-    """
-    iy, ix = spatial
-    others = tuple(i for i in range(block.ndim) if i not in spatial)
-    nonfinite = ~np.isfinite(block) if block.dtype.kind in "fc" else np.zeros(block.shape, bool)
-    equal = block == nodata if nodata is not None else np.zeros(block.shape, bool)
-    nonfinite, equal = nonfinite.any(axis=others), equal.all(axis=others)
-    if iy > ix:  # (x, y) blocks: rows first
-        nonfinite, equal = nonfinite.T, equal.T
-    missing = nonfinite | equal
-    rows, cols = np.flatnonzero(missing.any(axis=1)), np.flatnonzero(missing.any(axis=0))
-    location = block_info[0]["array-location"] if block_info else [(0, 0)] * block.ndim
-    y0, x0 = location[iy][0], location[ix][0]
-    box = [y0 + rows[0], y0 + rows[-1], x0 + cols[0], x0 + cols[-1]] if rows.size else [-1] * 4
-    out = np.array([int(nonfinite.sum()), int((equal & ~nonfinite).sum()), *box], np.int64)
-    return out.reshape((1,) * block.ndim + (6,))
-
-
-def refuse_missing(image: Any, args: argparse.Namespace) -> None:
-    """Refuse an image with missing pixels, which segmentation cannot label.
-
-    Missing are pixels with a NaN or infinite channel, and pixels whose every channel equals
-    the nodata value (``--nodata``: ``auto`` reads it from the image's metadata, ``none`` names
-    none). Integer images with no nodata value cannot have any and are not read; the others are
-    read once, block by block, in tasks named ``xfskde-find-missing-...``, before the fit.
-
-    Parameters
-    ----------
-    image : xarray.DataArray
-        The Dask-backed image :func:`xfskde.io.open_image` opened.
-    args : argparse.Namespace
-        The command's arguments (``input``, ``level``, ``nodata``, ``no_progress``).
-
-    Raises
-    ------
-    ParameterError
-        Counting the missing pixels and the rows and columns they lie in, and saying what to do.
-    """
-    from dask.base import tokenize
-
-    if isinstance(args.nodata, str):  # "auto"
-        value, _ = image_nodata(image)
-    elif args.nodata is None:
-        value = None
-    else:
-        value = nodata_value(args.nodata, image.dtype, "--nodata")
-    if isinstance(value, float) and np.isnan(value):
-        value = None  # NaN pixels are refused as NaN
-    if value is None and image.dtype.kind not in "fc":
-        return
-    data = image.data
-    spatial = (image.dims.index("y"), image.dims.index("x"))
-    found = data.map_blocks(
-        _missing_in_block,
-        nodata=value,
-        spatial=spatial,
-        new_axis=[data.ndim],
-        chunks=(*(((1,) * n) for n in data.numblocks), (6,)),
-        dtype=np.int64,
-        meta=np.empty((0,) * (data.ndim + 1), np.int64),
-        name=f"xfskde-find-missing-{tokenize(data.name, value, spatial)}",
-    )
-    (summary,) = compute([found], progress=not args.no_progress)
-    summary = summary.reshape(-1, 6)
-    nonfinite, equal = int(summary[:, 0].sum()), int(summary[:, 1].sum())
-    if not nonfinite and not equal:
-        return
-    hit = summary[summary[:, 2] >= 0]
-    rows = f"{hit[:, 2].min()}-{hit[:, 3].max()}"
-    cols = f"{hit[:, 4].min()}-{hit[:, 5].max()}"
-    kinds = []
-    if nonfinite:
-        kinds.append(f"{nonfinite} NaN or infinite")
-    if equal:
-        said = "--nodata" if args.nodata is not None and not isinstance(args.nodata, str) else (
-            "its nodata value"
-        )  # fmt: skip
-        kinds.append(f"{equal} equal to {said} {value}")
-    level = f" of level {args.level}" if args.level else ""
-    escape = (
-        f"; or pass --nodata none to segment the pixels equal to {value} as ordinary pixels"
-        if equal
-        else ""
-    )
-    raise ParameterError(
-        f"{args.input} has missing pixels ({' and '.join(kinds)}) in rows {rows}, columns "
-        f"{cols}{level}; segmentation does not handle missing pixels: fill them (e.g. with "
-        f"the values of their neighbours) or crop the image to a region without them{escape}"
-    )

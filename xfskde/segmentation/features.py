@@ -198,19 +198,26 @@ def block_votes(block: np.ndarray, spec: FeatureSpec) -> Iterator[tuple[str, Any
     Yields ``(group, vote)``: one binned vote per colour channel (``color_bins`` bins each,
     weight 1/C, so the group sums to one), the ``"hist"`` group's |g|-weighted angle bins, the
     ``"fskde"`` group's phasor powers. The gradient (:func:`xfskde.gradient`, the channel of
-    largest |g|) is computed once for both gradient groups.
+    largest |g|) is computed once for both gradient groups. Missing pixels (NaN in any
+    channel) vote nothing, and neither do the gradients whose stencils touch them.
     """
     block = np.ascontiguousarray(block, dtype=np.float32)
+    valid = np.isfinite(block).all(axis=-1)
+    complete = bool(valid.all())
+    if not complete:  # a pixel missing in any channel is missing in all
+        block = np.where(valid[..., None], block, np.float32(np.nan))
     g = None
     for name in spec.features:
         if name == "color":
             bins, weight = spec.color_bins, np.float32(1.0 / block.shape[-1])
+            votes = weight if complete else valid * weight
+            values = block if complete else np.nan_to_num(block)
             for channel in range(block.shape[-1]):
-                q = np.clip(np.floor(block[..., channel] * bins), 0, bins - 1).astype(np.int64)
-                yield name, _Binned(q, weight, bins)
+                q = np.clip(np.floor(values[..., channel] * bins), 0, bins - 1).astype(np.int64)
+                yield name, _Binned(q, votes, bins)
             continue
-        if g is None:
-            g = gradient(block, channel_axis=-1)
+        if g is None:  # missing pixels give no gradient to any stencil that touches them
+            g = gradient(block, channel_axis=-1, nan_policy="raise" if complete else "omit")
         if name == "hist":
             weight = np.abs(g).astype(np.float32)
             yield name, _Binned(angle_bins(g, spec.angle_bins), weight, spec.angle_bins)
@@ -261,7 +268,11 @@ def grid_features(
     window = spec.window_obj
     for name, vote in block_votes(block, spec):
         pieces.setdefault(name, []).append(_windowed(vote, window, rows, cols))
-    return {name: np.concatenate(p, axis=-1) if len(p) > 1 else p[0] for name, p in pieces.items()}
+    scale = _coverage_scale(block, window, rows, cols)
+    return {
+        name: (np.concatenate(p, axis=-1) if len(p) > 1 else p[0]) * scale
+        for name, p in pieces.items()
+    }
 
 
 def grid_projections(
@@ -295,4 +306,20 @@ def grid_projections(
         offset = start.get(name, 0)
         vote.project(tables[name][offset : offset + vote.n], u)
         start[name] = offset + vote.n
-    return _windowed(u, spec.window_obj, rows, cols)
+    window = spec.window_obj
+    return _windowed(u, window, rows, cols) * _coverage_scale(block, window, rows, cols)
+
+
+def _coverage_scale(
+    block: np.ndarray, window: Window, rows: np.ndarray, cols: np.ndarray
+) -> np.ndarray | np.float32:
+    """1 / the window's weight on the pixels present, at each sample whose window reaches a
+    missing pixel (or beyond the image's edge); 1 elsewhere. The features there are the
+    window's mean over the pixels present: a mixture of the textures present, as the
+    unmixing model needs. Windows that miss nothing are left exactly as they are."""
+    valid = np.isfinite(block).all(axis=-1)
+    if valid.all():
+        return np.float32(1)
+    coverage = _windowed(valid.astype(np.float32)[..., None], window, rows, cols)
+    partial = (coverage < 1 - 1e-5) & (coverage > 0)
+    return np.where(partial, 1 / np.where(partial, coverage, 1), 1).astype(np.float32)

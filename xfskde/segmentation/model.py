@@ -12,7 +12,7 @@ The pipeline for an image of any size:
 
 Steps 1 and 4 run on the package's one block engine, :func:`xfskde.lazy.map_haloed`: the halo
 is the window's depth, chunks come from :func:`xfskde.lazy.plan_chunks`, neighbours lend their
-pixels and the true image edge is mirrored inside the block (:func:`_mirrored`); each task runs
+pixels and beyond the true image edge the window is truncated (:func:`_padded`); each task runs
 single-threaded. NumPy inputs run the same graph with the threaded scheduler. Once the
 endmembers are fixed the labels do not depend on the chunking. DataArray results keep the
 input's coordinates and attrs (:mod:`xfskde._labels`).
@@ -27,9 +27,11 @@ import dask
 import dask.array as da
 import numpy as np
 import xarray as xr
+from dask.base import tokenize
 
 from .._grid import MaskFootprint, mask_at_samples, sample_count, sample_offset
-from .._labels import image_layout, label_result
+from .._labels import image_layout, image_nodata, label_result, nodata_value
+from ..api import Nodata, check_nodata
 from ..exceptions import DimensionError, ParameterError
 from ..lazy import map_haloed, plan_chunks, safe_chunks
 from ..masks import resolve_mask
@@ -93,38 +95,48 @@ class TextureModel:
             "endmembers": np.asarray(self.endmembers, dtype=float).round(7).tolist(),
         }
 
-    def abundances(self, image: Any, *, chunks: int | None = None, mask: Any = None) -> Any:
+    def abundances(
+        self, image: Any, *, chunks: int | None = None, mask: Any = None, nodata: Nodata = "auto"
+    ) -> Any:
         """Per-pixel abundances (y, x, n_textures) of the textures, following the input kind;
-        NaN outside ``mask`` (as in :func:`segment`). Texture i has label i + 1."""
-        return _apply(image, self, "abundances", chunks, mask)
+        NaN outside ``mask`` and at missing pixels (as in :func:`segment`). Texture i has
+        label i + 1."""
+        return _apply(image, self, "abundances", chunks, mask, nodata)
 
-    def predict(self, image: Any, *, chunks: int | None = None, mask: Any = None) -> Any:
-        """Labels 1 .. n_textures (arg-max abundance), :data:`BACKGROUND` (0) outside
-        ``mask`` (as in :func:`segment`), following the input kind."""
-        return _apply(image, self, "labels", chunks, mask)
+    def predict(
+        self, image: Any, *, chunks: int | None = None, mask: Any = None, nodata: Nodata = "auto"
+    ) -> Any:
+        """Labels 1 .. n_textures (arg-max abundance), :data:`BACKGROUND` (0) outside ``mask``
+        and at missing pixels (as in :func:`segment`), following the input kind."""
+        return _apply(image, self, "labels", chunks, mask, nodata)
 
 
-def _as_float(block: np.ndarray) -> np.ndarray:
+def _unit_float(block: np.ndarray, nodata: float | int | None) -> np.ndarray:
+    """A block as float32 values in [0, 1] (integers divided by their dtype's maximum), with
+    NaN at its missing pixels: a pixel whose every channel equals ``nodata``, or any NaN."""
     if block.dtype.kind in "ui":
-        return block.astype(np.float32) / np.float32(np.iinfo(block.dtype).max)
-    if block.dtype == np.bool_:
-        return block.astype(np.float32)
-    return block.astype(np.float32, copy=False)
+        out = block.astype(np.float32) / np.float32(np.iinfo(block.dtype).max)
+    else:
+        out = block.astype(np.float32)
+    if nodata is not None and not (isinstance(nodata, float) and np.isnan(nodata)):
+        out[(block == nodata).all(axis=-1)] = np.nan
+    return out
 
 
-def _mirrored(
+def _padded(
     block: np.ndarray,
     halo: int,
     src_origin: tuple[int, int],
     rows: tuple[int, int],
     cols: tuple[int, int],
 ) -> np.ndarray:
-    """The block with a full halo on every side: the true image edges mirrored.
+    """The block with a full halo on every side: beyond the true image edges, missing pixels.
 
-    The engine gives a block its neighbours' pixels only where it has neighbours; at the image
-    edge the features read the image mirrored about its edge (``scipy.ndimage``'s "reflect",
-    NumPy's "symmetric": the edge pixel repeated), so a chunk at the edge sees what it would see
-    in the middle of a larger, mirrored image.
+    The engine gives a block its neighbours' pixels only where it has neighbours; beyond the
+    image edge there is nothing, and the features treat it as missing (NaN): the window is
+    truncated to the image and renormalised (:mod:`.features`). Mirroring the image instead
+    would turn oriented textures at the edge into their mirror images (a 45° texture mixed with
+    a 135° one) and label them as another texture.
     """
     top = halo - (rows[0] - src_origin[0])
     left = halo - (cols[0] - src_origin[1])
@@ -133,7 +145,7 @@ def _mirrored(
     pads = ((top, bottom), (left, right), (0, 0))
     if not any(p for pair in pads for p in pair):
         return block
-    return np.pad(block, pads, mode="symmetric")
+    return np.pad(block, pads, mode="constant", constant_values=np.nan)
 
 
 def halo_of(spec: FeatureSpec) -> int:
@@ -189,10 +201,14 @@ def _unmix_block(
     xs, x0, x1, fx = _axis_samples(origin[1], origin[1] + shape[1], image_shape[1], s)
     rows = ys * s + o - (origin[0] - halo)  # the samples' centres in the padded block
     cols = xs * s + o - (origin[1] - halo)
-    b = grid_projections(_as_float(block), spec, tables, rows, cols)
+    b = grid_projections(block, spec, tables, rows, cols)
     a = abundances_from_projections(b.reshape(-1, E.shape[0]).astype(np.float64), E @ E.T)
     a = a.reshape(len(ys), len(xs), -1)
     out = interpolate(a, (y0, y1, fy), (x0, x1, fx), labels=what == "labels")
+    own = block[halo : halo + shape[0], halo : halo + shape[1]]
+    missing = ~np.isfinite(own).all(axis=-1)
+    if missing.any():
+        out[missing] = BACKGROUND if what == "labels" else np.nan
     if mask is not None:
         rows_px = (origin[0], origin[0] + shape[0])
         inside = mask_at_samples(mask, image_shape, 1, rows_px, (origin[1], origin[1] + shape[1]))
@@ -222,13 +238,17 @@ def _sample_block(
     step = max(1, int(np.sqrt(height * width / max(n, 1))))
     rows = np.arange(step // 2, height, step)
     cols = np.arange(step // 2, width, step)
-    groups = grid_features(_as_float(block), spec, rows + halo, cols + halo)
+    groups = grid_features(block, spec, rows + halo, cols + halo)
     X = np.concatenate([groups[name] for name in spec.features], axis=-1)
+    present = np.isfinite(block[rows + halo][:, cols + halo]).all(axis=-1)
+    if not present.all():  # no texture at a missing pixel
+        X = np.where(present[..., None], X, np.nan)
     if mask is not None:
         r = (origin[0] + rows[0], origin[0] + rows[-1] + 1)
         c = (origin[1] + cols[0], origin[1] + cols[-1] + 1)
         X = X[mask_at_samples(mask, image_shape, 1, r, c)[::step, ::step]]
     X = X.reshape(-1, X.shape[-1])
+    X = X[np.isfinite(X).all(axis=1)]
     if X.shape[0] > n:
         X = X[np.random.default_rng(seed).choice(X.shape[0], n, replace=False)]
     return X
@@ -240,13 +260,18 @@ def _group_sizes(spec: FeatureSpec, channels: int) -> dict[str, int]:
     return {name: sizes[name] for name in spec.features}
 
 
-def _prepare(image: Any, chunks: int | None, halo: int) -> tuple[da.Array, str, Any]:
-    """(Dask (y, x, c) array, input kind, the DataArray or None), chunked by the one planner.
+def _prepare(
+    image: Any, chunks: int | None, halo: int, nodata: Nodata = "auto"
+) -> tuple[da.Array, str, Any, dict[str, Any]]:
+    """(Dask (y, x, c) float32 array in [0, 1] with NaN at missing pixels, input kind, the
+    DataArray or None, the nodata attrs), chunked by the one planner.
 
     NumPy data, and any input when ``chunks`` is given, are cut by
     :func:`xfskde.lazy.plan_chunks` with a target of ``chunks`` or :data:`FEATURE_CHUNK`; Dask
-    inputs otherwise keep their chunks (the engine merges any smaller than the halo).
+    inputs otherwise keep their chunks (the engine merges any smaller than the halo). The
+    conversion runs in the tasks, block by block.
     """
+    check_nodata(nodata)
     source = None
     if isinstance(image, xr.DataArray):
         source = image
@@ -263,12 +288,21 @@ def _prepare(image: Any, chunks: int | None, halo: int) -> tuple[da.Array, str, 
         raise DimensionError(f"image must be (y, x) or (y, x, c), got shape {image.shape}")
     if image.dtype.kind not in "uifb":
         raise TypeError(f"image must hold real numbers, got dtype {image.dtype}")
+    if isinstance(nodata, str):  # "auto": what the image's metadata say
+        value, where = image_nodata(source) if source is not None else (None, "none")
+    elif nodata is None:
+        value, where = None, "nodata=None"
+    else:
+        value, where = nodata_value(nodata, image.dtype, "nodata"), "nodata argument"
     if image.ndim == 2:
         image = image[..., None]
     if not isinstance(image, da.Array) or chunks is not None:
         rows, cols = plan_chunks(image.shape[:2], target=chunks or FEATURE_CHUNK, halo=halo)
         image = da.asarray(image).rechunk((rows, cols, -1))
-    return image, kind, source
+    unit = image.map_blocks(_unit_float, value, dtype=np.float32,
+                            name=f"xfskde-unit-float-{tokenize(image.name, value)}")  # fmt: skip
+    attrs = {"input_nodata": "none" if value is None else value, "input_nodata_source": where}
+    return unit, kind, source, attrs
 
 
 def _mask_attrs(foreground: np.ndarray | None, mask: Any) -> dict[str, Any]:
@@ -288,16 +322,21 @@ def _foreground(arr: da.Array, source: Any, mask: Any) -> np.ndarray | None:
 
 
 def _apply(
-    image: Any, model: TextureModel, output: str, chunks: int | None, mask: Any = None
+    image: Any,
+    model: TextureModel,
+    output: str,
+    chunks: int | None,
+    mask: Any = None,
+    nodata: Nodata = "auto",
 ) -> Any:
     halo = halo_of(model.spec)
     is_dask = isinstance(getattr(image, "data", image), da.Array)
-    arr, kind, source = _prepare(image, chunks, halo)
+    arr, kind, source, nodata_attrs = _prepare(image, chunks, halo, nodata)
     foreground = _foreground(arr, source, mask)
     footprint = None if foreground is None else MaskFootprint(foreground, arr.shape[:2])
 
     def block(x: np.ndarray, *, src_origin, rows, cols, image_shape, shared=None, **_: Any):
-        full = _mirrored(x, halo, src_origin, rows, cols)
+        full = _padded(x, halo, src_origin, rows, cols)
         shape = (rows[1] - rows[0], cols[1] - cols[0])
         return _unmix_block(full, model, output, (rows[0], cols[0]), shape, image_shape, shared)
 
@@ -325,7 +364,12 @@ def _apply(
         source,
         extra_dims={} if labels else {"texture": None},
         name=output,
-        attrs={**model.attrs(), **_mask_attrs(foreground, mask), "long_name": _LONG_NAMES[output]},
+        attrs={
+            **model.attrs(),
+            **_mask_attrs(foreground, mask),
+            **nodata_attrs,
+            "long_name": _LONG_NAMES[output],
+        },
     )
 
 
@@ -346,6 +390,7 @@ def fit_textures(
     seed: int = 0,
     chunks: int | None = None,
     mask: Any = None,
+    nodata: Nodata = "auto",
 ) -> TextureModel:
     """Fit the pure texture features of an image on a sample of its pixels.
 
@@ -370,7 +415,7 @@ def fit_textures(
             raise ParameterError(f"weights has unknown feature groups {sorted(unknown)}")
         w.update({k: float(v) for k, v in weights.items()})
     halo = feature_depth(spec)
-    arr, _, source = _prepare(image, chunks, halo)
+    arr, _, source, _ = _prepare(image, chunks, halo, nodata)
     foreground = _foreground(arr, source, mask)
     sizes = _group_sizes(spec, arr.shape[2])
     n_features = sum(sizes.values())
@@ -398,7 +443,7 @@ def fit_textures(
               **_: Any) -> np.ndarray:  # fmt: skip
         out = np.full((1, 1, per_block, n_features), np.nan, np.float32)
         if block_id in seed_of:  # only picked blocks are computed (the others are culled)
-            full = _mirrored(x, halo, src_origin, rows, cols)
+            full = _padded(x, halo, src_origin, rows, cols)
             part = _sample_block(full, spec, halo, per_block, seed_of[block_id],
                                  (rows[0], cols[0]), image_shape, shared)  # fmt: skip
             out[0, 0, : part.shape[0]] = part
@@ -420,8 +465,8 @@ def fit_textures(
     X = X[~np.isnan(X[:, 0])]
     if X.shape[0] < n_textures:
         raise ParameterError(
-            f"only {X.shape[0]} pixels of the mask's foreground could be sampled, fewer than "
-            f"n_textures = {n_textures}: give a mask with more foreground"
+            f"only {X.shape[0]} pixels could be sampled (inside the mask, not missing), fewer "
+            f"than n_textures = {n_textures}: give an image or a mask with more foreground"
         )
     if X.shape[0] > sample:
         X = X[rng.choice(X.shape[0], sample, replace=False)]
@@ -456,6 +501,7 @@ def segment(
     model: TextureModel | None = None,
     return_model: bool = False,
     mask: Any = None,
+    nodata: Nodata = "auto",
 ) -> Any:
     """Segment an image into textures by unmixing local features (ORTSEG, section 5.3).
 
@@ -509,6 +555,11 @@ def segment(
         path names a mask image, an array or DataArray covers the image's extent at any
         resolution): blocks without foreground are neither read nor computed, the fit samples
         the foreground only, and pixels outside it get the label :data:`BACKGROUND`.
+    nodata : "auto", number or None
+        The value that marks missing pixels (a pixel whose every channel equals it): ``"auto"``
+        reads it from a DataArray's metadata as :func:`xfskde.local_fskde` does, None uses every
+        pixel. Missing pixels, and pixels with a NaN channel, vote for no feature (nor do the
+        gradients whose stencils touch them) and get the label :data:`BACKGROUND`.
 
     Returns
     -------
@@ -526,9 +577,9 @@ def segment(
             image, n_textures, features=features, window=window, size=size,
             color_bins=color_bins, angle_bins=angle_bins, n_coefficients=n_coefficients,
             stride=stride, weights=weights, method=method, sample=sample, seed=seed, chunks=chunks,
-            mask=mask,
+            mask=mask, nodata=nodata,
         )  # fmt: skip
     elif model.n_textures != n_textures:
         raise ParameterError(f"model has {model.n_textures} textures, n_textures is {n_textures}")
-    labels = model.predict(image, chunks=chunks, mask=mask)
+    labels = model.predict(image, chunks=chunks, mask=mask, nodata=nodata)
     return (labels, model) if return_model else labels
