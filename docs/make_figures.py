@@ -12,6 +12,9 @@ Figures 7 and 8 come from :func:`xfskde.experiments.patches.patches_experiment`,
 ``orientation_map`` and ``rose`` are the pictures of docs/plotting.md and docs/orientation.md:
 scikit-image's camera photograph beside its axial orientation map (:func:`xfskde.plot.
 orientation_map`), and rose diagrams of two regions of it (:func:`xfskde.plot.rose`).
+``segmentation_dead_leaves`` and ``segmentation_random_textures``, the pictures of
+docs/segmentation.md, segment examples/segmentation.py's images (256², seed 1) with colour only
+and with colour + FS-KDE and draw them with :func:`xfskde.plot.segmentation`.
 ``napari_maps``, the picture of docs/ome-zarr.md and docs/tissue.md, is napari's window with the
 maps store of docs/tissue.md's slide open in it; it needs napari and napari-ome-zarr (``pip
 install -e ".[napari]"``) and an X display (on a headless machine, Xvfb:
@@ -367,6 +370,76 @@ def rose(out: Path, quick: bool) -> Path:
     return _save_rgb(fig, out, "rose")
 
 
+# ------------------------------------------------------------------------- segmentation
+#: The segmentations of docs/segmentation.md: (title, features) as in examples/segmentation.py.
+SEGMENTATION_METHODS = (("colour only", ("color",)), ("colour + FS-KDE", ("color", "fskde")))
+
+
+def _matched(labels: np.ndarray, truth: np.ndarray) -> np.ndarray:
+    """The labels renumbered so that label i + 1 is the one that overlaps truth class i most.
+
+    The segmentation's numbering is arbitrary (k-means); matched to the truth's (Hungarian
+    assignment on the overlap counts), one colour means one texture in every panel. Labels left
+    unmatched (more textures than classes) follow; 0 stays the background.
+    """
+    from scipy.optimize import linear_sum_assignment
+
+    classes, found = np.unique(truth), np.unique(labels[labels > 0])
+    overlap = np.array([[np.sum((labels == f) & (truth == c)) for c in classes] for f in found])
+    rows, cols = linear_sum_assignment(-overlap)
+    lut = np.zeros(int(labels.max()) + 1, dtype=np.int64)
+    lut[found[rows]] = cols + 1
+    rest = np.setdiff1d(found, found[rows])
+    lut[rest] = classes.size + 1 + np.arange(rest.size)
+    return lut[labels]
+
+
+def _segmentation_figure(out: Path, quick: bool, make, name: str) -> Path:
+    """Input and truth, then per method its labels and their boundaries against the truth's.
+
+    Drawn with :func:`xfskde.plot.segmentation` (labels as categorical colours, boundaries by
+    scikit-image's ``find_boundaries``) and :func:`xfskde.plot.label_rgb` for the truth, whose
+    classes 0 .. 2 become labels 1 .. 3; each segmentation is renumbered to match the truth.
+    """
+    import matplotlib.pyplot as plt
+
+    size = 128 if quick else 256  # examples/segmentation.py --size 256
+    image, truth = make((size, size), seed=1)
+    fig = plt.figure(figsize=(9.4, 5.3), layout="constrained")
+    grid = fig.add_gridspec(2, 4, width_ratios=[1, 1, 1, 0.55])
+    panels = [[fig.add_subplot(grid[r, c]) for c in range(3)] for r in range(2)]
+    for row, (title, features) in zip(panels, SEGMENTATION_METHODS, strict=True):
+        labels = xfskde.segment(image, 3, features=features, size=4, n_coefficients=8)
+        score = xfskde.rand_index(truth, labels)
+        first = row is panels[0]
+        legend = fig.add_subplot(grid[:, 3]) if first else False
+        plot.segmentation(image, _matched(labels, truth), truth=truth, legend=legend,
+                          ax=(row[0] if first else None, row[1], row[2]))  # fmt: skip
+        row[1].set_title(f"{title}: labels (Rand {score:.2f})", fontsize=9)
+        row[2].set_title(f"{title}: boundaries", fontsize=9)
+    panels[0][0].set_title(f"input ({make.__name__.replace('_', ' ')})", fontsize=9)
+    panels[1][0].imshow(plot.label_rgb(truth + 1), interpolation="nearest")
+    panels[1][0].set_title("ground truth", fontsize=9)
+    for ax in (a for row in panels for a in row):
+        ax.set_xticks([])
+        ax.set_yticks([])
+    return _save_rgb(fig, out, name)
+
+
+def segmentation_dead_leaves(out: Path, quick: bool) -> Path:
+    """Dead leaves (docs/segmentation.md): colour alone fails, colour + FS-KDE succeeds."""
+    from xfskde.datasets import dead_leaves
+
+    return _segmentation_figure(out, quick, dead_leaves, "segmentation_dead_leaves")
+
+
+def segmentation_random_textures(out: Path, quick: bool) -> Path:
+    """Random textures (docs/segmentation.md): colour alone is enough."""
+    from xfskde.datasets import random_textures
+
+    return _segmentation_figure(out, quick, random_textures, "segmentation_random_textures")
+
+
 # ------------------------------------------------------------------------------- napari
 def _tissue_slide(path: Path) -> None:
     """docs/tissue.md's slide: two sections of fibres (30° and 120°) on glass, 0.5 µm pixels."""
@@ -455,6 +528,8 @@ FIGURES: dict[str, Callable[[Path, bool], Path]] = {
     "fig1": fig1, "fig2": fig2, "fig4": fig4, "fig5": fig5, "fig6": fig6,
     "fig7": fig7, "fig8": fig8, "fig9": fig9,
     "orientation_map": orientation_map, "rose": rose, "napari_maps": napari_maps,
+    "segmentation_dead_leaves": segmentation_dead_leaves,
+    "segmentation_random_textures": segmentation_random_textures,
 }  # fmt: skip
 
 

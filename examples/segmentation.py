@@ -2,7 +2,8 @@
 
 Run ``python examples/segmentation.py [--size 192] [--out segmentation.png]``; with
 ``--dataset random_textures`` it segments the random-texture data set instead (where colour is
-enough). The pictures in docs/segmentation.md are ``--size 256 --out ...`` of both.
+enough). The pictures in docs/segmentation.md are made by docs/make_figures.py, with
+xfskde.plot.segmentation.
 """
 
 from __future__ import annotations

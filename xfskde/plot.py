@@ -14,6 +14,9 @@
   :func:`axial_rgb`.
 - :func:`rose` — a rose diagram: the density f(θ) (eq. 1) of the mean coefficients over a region
   of a field, with its axial reading.
+- :func:`segmentation` — a segmentation beside its image: the input, the labels as a categorical
+  colour image (:func:`label_rgb`: label 0 the background) and their boundaries over the input
+  (scikit-image's ``find_boundaries``), with a ground truth's boundaries in another colour.
 
 Angles follow :mod:`xfskde.gradients`: θ is measured from the +x (column) axis towards the +y
 (row) axis, so on an image shown with ``imshow`` (origin at the top left) a spoke points the way
@@ -39,14 +42,17 @@ from .kernel import Cos2KKernel
 
 __all__ = [
     "OrientationAxes",
+    "SegmentationAxes",
     "axial_rgb",
     "glyphs",
     "kernel",
+    "label_rgb",
     "orientation_map",
     "orientation_rgb",
     "orientation_wheel",
     "polar",
     "rose",
+    "segmentation",
 ]
 
 _INSTALL = "xfskde.plot needs matplotlib: pip install 'xfskde[plot]' (or pip install matplotlib)"
@@ -937,3 +943,425 @@ def rose(
     if polar_axes and top > 0:
         ax.set_ylim(0, 1.1 * top)
     return ax
+
+
+# --- segmentations: label colours, the input beside its labels and their boundaries ----------
+
+#: Colours of labels 1, 2, ...: matplotlib's "tab10" without its grey, then the light halves of
+#: "tab20" without theirs (greys would read as the background); further labels get hues spaced
+#: by the golden angle (:func:`_label_palette`).
+_LABEL_COLOURS = (
+    "#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#bcbd22",
+    "#17becf", "#aec7e8", "#ffbb78", "#98df8a", "#ff9896", "#c5b0d5", "#c49c94", "#f7b6d2",
+    "#dbdb8d", "#9edae5",
+)  # fmt: skip
+#: The neutral colour of the background (label 0): a light grey no texture colour is close to.
+_BACKGROUND_COLOUR = (0.85, 0.85, 0.85)
+#: Most textures the legend names one by one; more are summed up in one entry.
+_LEGEND_TEXTURES = 12
+
+
+class SegmentationAxes(NamedTuple):
+    """The Axes that :func:`segmentation` drew into (None for a panel not drawn).
+
+    Attributes
+    ----------
+    image : matplotlib Axes or None
+        The input image (its ``AxesImage`` is labelled ``"input"``).
+    labels : matplotlib Axes or None
+        The labels as a categorical colour image (:func:`label_rgb`; labelled ``"labels"``).
+    overlay : matplotlib Axes or None
+        The input with the labels' boundaries over it: ``AxesImage`` layers labelled
+        ``"input"``, ``"labels"`` (the tint, with ``alpha > 0``), ``"truth boundaries"`` (with
+        ``truth``) and ``"boundaries"``, in that order, the boundaries last (on top).
+    """
+
+    image: Any
+    labels: Any
+    overlay: Any
+
+
+def _rgb(colour: Any, name: str) -> np.ndarray:
+    """A colour as three floats in [0, 1]: an RGB(A) tuple, or any matplotlib colour string."""
+    if isinstance(colour, str):
+        try:
+            from matplotlib.colors import to_rgb
+        except ImportError as error:
+            raise ImportError(_INSTALL) from error
+        try:
+            return np.asarray(to_rgb(colour), dtype=np.float64)
+        except ValueError as error:
+            raise ParameterError(f"{name} must be a colour, got {colour!r}") from error
+    values = np.asarray(colour, dtype=np.float64).ravel()
+    if values.size not in (3, 4) or not np.all((values >= 0) & (values <= 1)):
+        raise ParameterError(
+            f"{name} must be a colour: a name or an RGB(A) tuple in [0, 1], got {colour!r}"
+        )
+    return values[:3]
+
+
+def _label_palette(n: int, colors: Any = None) -> np.ndarray:
+    """RGB ``(n + 1, 3)``: row i is the colour of label i (row 0, the background, unused)."""
+    if colors is None:
+        hex_digits = [(c[1:3], c[3:5], c[5:7]) for c in _LABEL_COLOURS]  # no matplotlib needed
+        palette = [np.array([int(h, 16) / 255 for h in rgb]) for rgb in hex_digits]
+        extra = max(n - len(palette), 0)
+        if extra:  # hues round the circle by the golden angle: neighbours stay far apart
+            from skimage.color import hsv2rgb
+
+            hue = np.mod(0.1 + np.arange(extra) * 0.618033988749895, 1.0)
+            value = np.where(np.arange(extra) % 2, 0.65, 0.9)
+            palette += list(hsv2rgb(np.stack([hue, np.full(extra, 0.75), value], -1)[None])[0])
+    else:
+        if isinstance(colors, str) or len(colors) == 0:
+            raise ParameterError(f"colors must be a sequence of colours, got {colors!r}")
+        palette = [_rgb(c, "colors") for c in colors]
+    cycle = np.arange(max(n, 0)) % len(palette)  # given colours cycle, as in scikit-image
+    return np.concatenate([np.zeros((1, 3)), np.asarray(palette)[cycle].reshape(-1, 3)])
+
+
+def _label_values(labels: Any, name: str = "labels") -> np.ndarray:
+    """Integer labels as a NumPy (y, x) array; a DataArray by its spatial dims, Dask computed."""
+    if getattr(labels, "dims", None) is not None:
+        labels = labels.transpose(*_spatial_dims(labels)).values
+    values = np.asarray(labels)
+    if values.ndim != 2:
+        raise DimensionError(f"{name} must be a 2-D (y, x) label image, got shape {values.shape}")
+    if values.dtype.kind not in "biu":
+        raise ParameterError(
+            f"{name} must hold integer labels (0 = background), got dtype {values.dtype}; "
+            f"pass {name}.astype(int) if its values are whole numbers"
+        )
+    return values.astype(np.int64, copy=False)
+
+
+def label_rgb(
+    labels: Any,
+    *,
+    colors: Sequence[Any] | None = None,
+    background: Any = _BACKGROUND_COLOUR,
+    alpha: float = 1.0,
+) -> np.ndarray:
+    """Labels as a categorical RGBA picture: a colour per label, label 0 the background.
+
+    Label i (1, 2, ...) always gets the i-th colour, whichever labels are present — unlike
+    scikit-image's ``label2rgb``, which colours the labels present in turn — so two label images
+    of one scene (a segmentation and its ground truth, or two runs) can be compared colour for
+    colour. The labels :func:`xfskde.segment` returns (1 .. n, 0 outside the mask) are the
+    numbering scikit-image's segmentations and napari's label layers use.
+
+    Parameters
+    ----------
+    labels : array_like, Dask array or xarray.DataArray, integer, (y, x)
+        The label image; 0 is the background. A DataArray is read by its spatial dims (``y``
+        and ``x``, else its two dims), a Dask array computed.
+    colors : sequence of colours, optional
+        Colours of labels 1, 2, ... (matplotlib colour names or RGB tuples in [0, 1]), cycled
+        when there are more labels. Default: matplotlib's "tab10" without its grey, then the
+        light halves of "tab20", then hues spaced by the golden angle: distinct for any number
+        of labels.
+    background : colour or None
+        The colour of label 0: a neutral light grey (default), or None for transparent.
+    alpha : float
+        Opacity of the labels' colours, in [0, 1] (1: opaque; lower to lay them over an image).
+
+    Returns
+    -------
+    numpy.ndarray of float64, shape ``labels.shape + (4,)``
+        RGBA in [0, 1]; the background's alpha is 1, or 0 with ``background=None``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from xfskde import plot
+    >>> rgba = plot.label_rgb(np.array([[0, 1], [2, 1]]))
+    >>> rgba.shape, rgba[0, 0].tolist()
+    ((2, 2, 4), [0.85, 0.85, 0.85, 1.0])
+    """
+    alpha = float(alpha)
+    if not 0.0 <= alpha <= 1.0:
+        raise ParameterError(f"alpha must lie in [0, 1], got {alpha!r}")
+    values = _label_values(labels)
+    if values.size and values.min() < 0:
+        raise ParameterError(
+            f"labels must be >= 0 (0 = background), got a minimum of {values.min()}"
+        )
+    palette = _label_palette(int(values.max()) if values.size else 0, colors)
+    rgba = np.empty((*values.shape, 4), dtype=np.float64)
+    rgba[..., :3] = palette[values]
+    rgba[..., 3] = alpha
+    outside = values == 0
+    if background is None:
+        rgba[outside] = 0.0
+    else:
+        rgba[outside] = (*_rgb(background, "background"), 1.0)
+    return rgba
+
+
+def _segmentation_image(image: Any) -> tuple[np.ndarray, Any]:
+    """The image's values (y, x[, colour]) ready for ``imshow``, and the image for extents.
+
+    A DataArray is read by its dims' names (:func:`xfskde._labels.image_dims`: a colour dim at
+    either end); an integer colour image other than uint8 is scaled to [0, 1] by its dtype's
+    maximum, a float one clipped to [0, 1].
+    """
+    from ._labels import image_dims
+
+    if getattr(image, "dims", None) is not None:
+        y, x, colour = image_dims(image)
+        image = image.transpose(y, x, *([colour] if colour else []))
+        placed = image.isel({colour: 0}) if colour else image
+        pixels = np.asarray(image.values)
+    else:
+        pixels = np.asarray(image)
+        placed = pixels
+    if pixels.ndim == 3 and pixels.shape[-1] == 1:
+        pixels = pixels[..., 0]
+    if pixels.ndim == 3:
+        if pixels.shape[-1] not in (3, 4):
+            raise DimensionError(
+                f"a colour image must have 3 (RGB) or 4 (RGBA) channels, got {pixels.shape[-1]}"
+            )
+        if pixels.dtype.kind in "iu" and pixels.dtype != np.uint8:
+            pixels = pixels.astype(np.float64) / np.iinfo(pixels.dtype).max
+        elif pixels.dtype.kind == "f":
+            pixels = np.clip(np.nan_to_num(pixels), 0.0, 1.0)
+        elif pixels.dtype.kind == "b":
+            pixels = pixels.astype(np.float64)
+    elif pixels.ndim != 2:
+        raise DimensionError(
+            f"image must be grey (y, x) or colour (y, x, 3 or 4), got shape {pixels.shape}"
+        )
+    return pixels, placed
+
+
+def _boundary_rgba(boundaries: np.ndarray, colour: np.ndarray) -> np.ndarray:
+    """RGBA: ``colour`` where ``boundaries`` is True, transparent elsewhere."""
+    rgba = np.zeros((*boundaries.shape, 4), dtype=np.float64)
+    rgba[boundaries] = (*colour, 1.0)
+    return rgba
+
+
+def _axis_label(placed: Any, dim: str) -> str | None:
+    """``"x (µm)"``: a DataArray coordinate's name and units, when it has units."""
+    if getattr(placed, "dims", None) is None or dim not in placed.coords:
+        return None
+    units = placed[dim].attrs.get("units")
+    return f"{dim} ({units})" if units else None
+
+
+def segmentation(
+    image: Any,
+    labels: Any,
+    *,
+    truth: Any = None,
+    ax: Any = None,
+    boundary_color: Any = (1.0, 1.0, 0.0),
+    truth_color: Any = (0.0, 1.0, 1.0),
+    alpha: float = 0.3,
+    mode: Literal["thick", "inner", "outer"] = "thick",
+    colors: Sequence[Any] | None = None,
+    background: Any = _BACKGROUND_COLOUR,
+    legend: Any = True,
+    image_cmap: str = "gray",
+) -> SegmentationAxes:
+    """A segmentation beside its image: the input, the labels, and their boundaries over it.
+
+    Three panels, side by side: (a) the input image; (b) the labels as a categorical colour
+    image (:func:`label_rgb`: label i in the i-th colour, the background 0 in a neutral grey);
+    (c) the input with the labels' colours over it at opacity ``alpha`` and the boundaries
+    between labels drawn in ``boundary_color`` — the pixels scikit-image's
+    :func:`skimage.segmentation.find_boundaries` marks, as its ``mark_boundaries`` paints them —
+    and, given ``truth``, the ground truth's boundaries in ``truth_color`` under them. A legend
+    names the colours: "texture 1" .. "texture n", "background", the boundaries.
+
+    Every panel is placed by the image's coordinates (``imshow``'s extent: the outer edges of
+    the first and last pixels): a DataArray's ``y``/``x`` coords — µm, or CRS units such as
+    metres with ``y`` descending, the axes then labelled with the coords' ``units`` attr — or,
+    for a NumPy image, pixel indices (then a DataArray's labels give the coordinates).
+
+    Parameters
+    ----------
+    image : array_like, Dask array or xarray.DataArray
+        The segmented image: grey (y, x), any dtype, shown with ``image_cmap``, or colour
+        (y, x, 3 or 4): uint8, or float in [0, 1] (clipped), or other integers (scaled by their
+        dtype's maximum). A DataArray may have a colour dim at either end (``band``, ``c``, ...).
+        Its computed values are drawn: pass a downsampled copy of a slide (and its labels
+        downsampled alike).
+    labels : array_like, Dask array or xarray.DataArray, integer, (y, x)
+        Its labels, at the image's resolution (the same y, x shape): e.g. what
+        :func:`xfskde.segment` returns, 1 .. n with 0 the background outside a mask.
+    truth : array_like, Dask array or xarray.DataArray, integer, (y, x), optional
+        A ground truth of the same shape, whose boundaries are drawn in panel (c) too (any
+        integer numbering: only where it changes matters).
+    ax : matplotlib Axes or sequence of three, optional
+        None: a new figure with the three panels side by side, sharing their axes (zoom one, the
+        others follow) and the legend below. Three Axes ``(image, labels, overlay)``, any of
+        them None to leave that panel out; the legend then goes under the labels' (or the
+        overlay's) Axes. One Axes: the overlay alone.
+    boundary_color, truth_color : colour
+        Of the labels' boundaries (default yellow, as ``mark_boundaries`` draws them) and of the
+        truth's (default cyan): a matplotlib colour name or an RGB tuple in [0, 1].
+    alpha : float
+        Opacity of the labels' colours over the image in panel (c), in [0, 1]; 0 draws the
+        boundaries alone (default 0.3, as ``skimage.color.label2rgb``).
+    mode : {"thick", "inner", "outer"}
+        :func:`skimage.segmentation.find_boundaries`' mode: "thick" (default) marks the pixels
+        on both sides of a change of label, symmetric between the two; "inner" those inside
+        each label's region, "outer" those outside it (as ``mark_boundaries`` does).
+    colors : sequence of colours, optional
+        Colours of labels 1, 2, ... (:func:`label_rgb`).
+    background : colour or None
+        Colour of label 0 in panel (b) (default a neutral light grey; None: transparent). In
+        panel (c) the background is never tinted.
+    legend : bool or matplotlib Axes
+        Draw the legend: True (default) where the layout puts it, an Axes to draw it into, or
+        False.
+    image_cmap : str
+        Colour map of a grey image (default "gray").
+
+    Returns
+    -------
+    SegmentationAxes
+        The named tuple ``(image, labels, overlay)`` of the Axes drawn into; the figure is
+        ``axes.overlay.figure``.
+
+    Raises
+    ------
+    ParameterError
+        When the labels (or the truth) do not have the image's (y, x) shape, are not integers,
+        or a colour or ``alpha`` is out of range.
+
+    Examples
+    --------
+    >>> import numpy as np, xfskde
+    >>> from xfskde import plot
+    >>> from xfskde.datasets import dead_leaves
+    >>> image, truth = dead_leaves((96, 96), seed=1)
+    >>> labels = xfskde.segment(image, 3, features=("color", "fskde"), size=4)  # doctest: +SKIP
+    >>> axes = plot.segmentation(image, labels, truth=truth)  # doctest: +SKIP
+    >>> axes.overlay.figure.savefig("segmentation.png")  # doctest: +SKIP
+    """
+    plt = _pyplot()
+    from matplotlib.lines import Line2D
+    from matplotlib.patches import Patch
+    from skimage.segmentation import find_boundaries
+
+    alpha = float(alpha)
+    if not 0.0 <= alpha <= 1.0:
+        raise ParameterError(f"alpha must lie in [0, 1], got {alpha!r}")
+    if mode not in ("thick", "inner", "outer"):
+        raise ParameterError(f"mode must be 'thick', 'inner' or 'outer', got {mode!r}")
+    pixels, placed = _segmentation_image(image)
+    shape = pixels.shape[:2]
+    given: dict[str, np.ndarray] = {}
+    for name, value in (("labels", labels), ("truth", truth)):
+        if value is None:
+            continue
+        values = _label_values(value, name)
+        if values.shape != shape:
+            raise ParameterError(
+                f"{name} have shape {values.shape} but the image is {shape} pixels: pass {name} "
+                "at the image's resolution (or downsample both alike, e.g. [::s, ::s])"
+            )
+        given[name] = values
+    values = given["labels"]
+    if getattr(placed, "dims", None) is None and getattr(labels, "dims", None) is not None:
+        placed = labels  # a NumPy image: the labels' coordinates place it
+    extent = _extent(placed, 1)
+    line_colour = _rgb(boundary_color, "boundary_color")
+    truth_colour = _rgb(truth_color, "truth_color")
+    colours = label_rgb(values, colors=colors, background=background)
+
+    if ax is None:
+        # three panels ~3.1 in wide, as tall as the image's aspect says, plus the titles, the
+        # legend below and, for coordinates, the tick labels
+        ticks = getattr(placed, "dims", None) is not None
+        height = float(np.clip(3.1 * abs(extent[2] - extent[3]) / abs(extent[1] - extent[0]),
+                               1.0, 8.0))  # fmt: skip
+        height += 0.45 + (0.4 if legend is True else 0.0) + (0.45 if ticks else 0.0)
+        fig = plt.figure(figsize=(10.0, height), layout="constrained")
+        axes = fig.subplots(1, 3, sharex=True, sharey=True)
+        image_ax, labels_ax, overlay_ax = axes
+        image_ax.set_title("input", fontsize=10)
+        labels_ax.set_title("labels", fontsize=10)
+        overlay_ax.set_title("boundaries" + (" vs truth" if truth is not None else ""), fontsize=10)
+    elif isinstance(ax, (tuple, list, np.ndarray)):  # an array: what plt.subplots returns
+        ax = list(np.ravel(np.asarray(ax, dtype=object)))
+        if len(ax) != 3:
+            raise ParameterError(
+                f"ax must be one Axes or three (image, labels, overlay), got {len(ax)}"
+            )
+        image_ax, labels_ax, overlay_ax = ax
+    else:
+        image_ax, labels_ax, overlay_ax = None, None, ax
+
+    grey = image_cmap if pixels.ndim == 2 else None
+    for panel in (image_ax, overlay_ax):
+        if panel is not None:
+            panel.imshow(pixels, cmap=grey, extent=extent, origin="upper", label="input")
+    if labels_ax is not None:
+        labels_ax.imshow(colours, extent=extent, origin="upper", interpolation="nearest",
+                         label="labels")  # fmt: skip
+    if overlay_ax is not None:
+        if alpha > 0:
+            tint = label_rgb(values, colors=colors, background=None, alpha=alpha)
+            overlay_ax.imshow(tint, extent=extent, origin="upper", interpolation="nearest",
+                              label="labels")  # fmt: skip
+        layers = [("truth boundaries", given.get("truth"), truth_colour),
+                  ("boundaries", values, line_colour)]  # fmt: skip
+        for name, layer, colour in layers:
+            if layer is None:
+                continue
+            edges = find_boundaries(layer, mode=mode)
+            overlay_ax.imshow(_boundary_rgba(edges, colour), extent=extent, origin="upper",
+                              interpolation="nearest", label=name)  # fmt: skip
+    xlabel, ylabel = (_axis_label(placed, d) for d in _xy_dims(placed))
+    drawn = [panel for panel in (image_ax, labels_ax, overlay_ax) if panel is not None]
+    for i, panel in enumerate(drawn):
+        panel.set_xlim(extent[0], extent[1])
+        panel.set_ylim(extent[2], extent[3])
+        if xlabel:
+            panel.set_xlabel(xlabel, fontsize=8)
+        if ylabel and i == 0:
+            panel.set_ylabel(ylabel, fontsize=8)
+        if xlabel is None and ylabel is None and getattr(placed, "dims", None) is None:
+            panel.set_xticks([])  # pixel indices: no ticks, as the other pictures
+            panel.set_yticks([])
+
+    if legend is not False and legend is not None:
+        present = np.unique(values)
+        textures = [int(v) for v in present if v > 0]
+        palette = _label_palette(max(textures, default=0), colors)
+        handles = [Patch(facecolor=palette[v], label=f"texture {v}")
+                   for v in textures[:_LEGEND_TEXTURES]]  # fmt: skip
+        if len(textures) > _LEGEND_TEXTURES:
+            more = len(textures) - _LEGEND_TEXTURES
+            handles.append(Patch(facecolor="none", edgecolor="none", label=f"+ {more} more"))
+        if present.size and present[0] == 0:
+            face = "none" if background is None else _rgb(background, "background")
+            handles.append(Patch(facecolor=face, edgecolor="0.5", label="background"))
+        if overlay_ax is not None:
+            handles.append(Line2D([], [], color=line_colour, linewidth=2, label="boundaries"))
+            if "truth" in given:
+                handles.append(Line2D([], [], color=truth_colour, linewidth=2,
+                                      label="truth boundaries"))  # fmt: skip
+        options = {"handles": handles, "fontsize": 8, "ncols": min(len(handles), 6)}
+        if legend is True and ax is None:
+            fig.legend(loc="outside lower center", frameon=False, **options)
+        elif legend is True:
+            host = next(p for p in (labels_ax, overlay_ax, image_ax) if p is not None)
+            host.legend(loc="upper center", bbox_to_anchor=(0.5, -0.02), frameon=False,
+                        **{**options, "ncols": min(len(handles), 3)})  # fmt: skip
+        else:  # an Axes of its own
+            legend.legend(loc="center", frameon=False, **{**options, "ncols": 1})
+            legend.set_axis_off()
+    return SegmentationAxes(image_ax, labels_ax, overlay_ax)
+
+
+def _xy_dims(placed: Any) -> tuple[str, str]:
+    """The (x, y) dim names of a DataArray (for axis labels); ("x", "y") otherwise."""
+    if getattr(placed, "dims", None) is None:
+        return "x", "y"
+    ydim, xdim = _spatial_dims(placed)
+    return xdim, ydim
