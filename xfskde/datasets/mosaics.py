@@ -47,6 +47,8 @@ from typing import Any
 
 import numpy as np
 
+from .synthetic import _check_shape
+
 __all__ = [
     "LAYOUTS",
     "MOSAIC_CONFIGS",
@@ -305,12 +307,7 @@ def texture_mosaic(
     >>> image.shape, image.dtype.name, sorted(set(labels.ravel().tolist()))
     ((128, 128), 'float32', [0, 1, 2])
     """
-    try:
-        h, w = (int(s) for s in shape)
-    except (TypeError, ValueError):
-        raise TypeError(f"shape must be (height, width), got {shape!r}") from None
-    if h < 16 or w < 16:
-        raise ValueError(f"shape must be at least (16, 16) pixels, got {shape!r}")
+    h, w = _check_shape(shape, minimum=16)
     if isinstance(textures, str | np.ndarray):
         raise TypeError("textures must be a tuple of names or arrays")
     sources = tuple(textures)

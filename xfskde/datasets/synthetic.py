@@ -49,13 +49,14 @@ _COVERAGE_PER_LAYER = 1.5  # expected number of shapes per pixel in one layer of
 _STREAM_LEAVES, _STREAM_SEEDS, _STREAM_DISKS = 1, 2, 3
 
 
-def _check_shape(shape: Any) -> tuple[int, int]:
+def _check_shape(shape: Any, minimum: int = 8) -> tuple[int, int]:
+    """``shape`` as (height, width), each at least ``minimum`` pixels."""
     try:
         h, w = (int(s) for s in shape)
     except (TypeError, ValueError):
         raise TypeError(f"shape must be (height, width), got {shape!r}") from None
-    if h < 8 or w < 8:
-        raise ValueError(f"shape must be at least (8, 8) pixels, got {shape!r}")
+    if h < minimum or w < minimum:
+        raise ValueError(f"shape must be at least ({minimum}, {minimum}) pixels, got {shape!r}")
     return h, w
 
 
