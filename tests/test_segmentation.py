@@ -25,6 +25,11 @@ def leaves():
     return dead_leaves((128, 128), seed=11)
 
 
+#: ORTSEG-FS-KDE, the paper's feature groups
+PAPER = ("color", "fskde")
+PAPER_CLI = ("--features", "color,fskde")
+
+
 def _fcls_reference(x, E):
     m = E.shape[0]
     res = minimize(
@@ -157,18 +162,18 @@ def test_dataarray_in_dataarray_out(leaves):
         image[:64, :80].transpose(2, 0, 1) * 255, dims=("band", "y", "x"),
         coords={"y": np.arange(64) * 0.5, "x": 100 + np.arange(80)},
     ).astype(np.uint8).transpose("y", "x", "band")  # fmt: skip
-    labels = segment(arr, 3, size=3, n_coefficients=4)
+    labels = segment(arr, 3, features=PAPER, size=3, n_coefficients=4)
     assert isinstance(labels, xr.DataArray) and labels.dims == ("y", "x")
     np.testing.assert_array_equal(labels["x"], arr["x"])
     assert labels.attrs["n_textures"] == 3 and labels.attrs["features"] == "color,fskde"
-    direct = segment(image[:64, :80], 3, size=3, n_coefficients=4)
+    direct = segment(image[:64, :80], 3, features=PAPER, size=3, n_coefficients=4)
     assert rand_index(direct, labels.values) > 0.95
 
 
 def test_fit_is_seeded(leaves):
     image, _ = leaves
-    a = fit_textures(image, 3, size=3, seed=4, sample=3000)
-    b = fit_textures(image, 3, size=3, seed=4, sample=3000)
+    a = fit_textures(image, 3, features=PAPER, size=3, seed=4, sample=3000)
+    b = fit_textures(image, 3, features=PAPER, size=3, seed=4, sample=3000)
     np.testing.assert_array_equal(a.endmembers, b.endmembers)
     assert a.endmembers.shape == (3, 16 * 3 + 2 * 8 - 1)
 
@@ -203,12 +208,23 @@ def test_segment_command_writes_zarr(tmp_path, leaves):
     source = tmp_path / "leaves.npy"
     np.save(source, (image * 255).astype(np.uint8))
     out = tmp_path / "labels.zarr"
-    argv = [str(source), str(out), "--textures", "3", "--size", "3", "--coefficients", "4"]
+    argv = [
+        str(source),
+        str(out),
+        "--textures",
+        "3",
+        "--features",
+        "color,fskde",
+        "--size",
+        "3",
+        "--coefficients",
+        "4",
+    ]
     assert _segment_command([*argv, "--chunks", "48"]) == 0
     stored = xr.open_zarr(out)["labels"]
     assert stored.dims == ("y", "x") and stored.shape == (128, 128)
     assert stored.attrs["n_textures"] == 3 and stored.attrs["features"] == "color,fskde"
-    direct = segment((image * 255).astype(np.uint8), 3, size=3, n_coefficients=4)
+    direct = segment((image * 255).astype(np.uint8), 3, features=PAPER, size=3, n_coefficients=4)
     assert rand_index(direct, stored.values) > 0.95
     with pytest.raises(FileExistsError, match="overwrite"):
         _segment_command(argv)
@@ -232,8 +248,9 @@ def test_segment_command_with_a_mask(tmp_path, leaves):
     drawn[:4, :4] = 255  # the top-left quarter
     tifffile.imwrite(tmp_path / "mask.tif", drawn)
     out = tmp_path / "labels.zarr"
-    argv = [str(source), str(out), "--textures", "3", "--size", "3", "--coefficients", "4",
-            "--chunks", "32", "--mask", str(tmp_path / "mask.tif")]  # fmt: skip
+    argv = [str(source), str(out), "--textures", "3", *PAPER_CLI, "--size", "3",
+            "--coefficients", "4", "--chunks", "32",
+            "--mask", str(tmp_path / "mask.tif")]  # fmt: skip
     assert _segment_command(argv) == 0
     stored = xr.open_zarr(out)["labels"].values
     assert not stored[64:].any() and not stored[:, 64:].any()
@@ -257,8 +274,8 @@ def test_segment_command_writes_an_ome_zarr_image_with_its_labels(tmp_path, leav
         metadata={"axes": "YXS", "PhysicalSizeX": 0.5, "PhysicalSizeY": 0.5},
     )
     out = tmp_path / "seg.ome.zarr"
-    argv = [str(source), str(out), "--textures", "3", "--size", "3", "--coefficients", "4",
-            "--chunks", "64"]  # fmt: skip
+    argv = [str(source), str(out), "--textures", "3", *PAPER_CLI, "--size", "3",
+            "--coefficients", "4", "--chunks", "64"]  # fmt: skip
     assert _segment_command(argv) == 0
     _validate(out)
     node, labels = _nodes(out)
@@ -280,7 +297,18 @@ def test_interrupted_segment_resumes_to_the_same_labels(tmp_path, leaves, capsys
     source = tmp_path / "leaves.npy"
     np.save(source, (image * 255).astype(np.uint8))
     out = tmp_path / "labels.zarr"
-    argv = [str(source), str(out), "--textures", "3", "--size", "3", "--chunks", "48"]
+    argv = [
+        str(source),
+        str(out),
+        "--textures",
+        "3",
+        "--features",
+        "color,fskde",
+        "--size",
+        "3",
+        "--chunks",
+        "48",
+    ]
     assert _segment_command(argv) == 0
     complete = xr.open_zarr(out)["labels"].values
     # what a run killed after 6 of 9 blocks leaves behind: 3 records missing, their data not

@@ -1,9 +1,9 @@
 """``xfskde segment INPUT OUTPUT.zarr --textures N``: texture labels of an image of any size.
 
-Segmentation has no notion of a missing pixel (no ``nan_policy``: every pixel is given a
-texture), so an image with NaN or infinite pixels, or pixels equal to its nodata value, is
-refused before the fit, in one line that counts them, says where they are and what to do;
-``--nodata none`` segments nodata pixels as ordinary ones.
+Every setting left at ``auto`` is chosen from the image by :mod:`xfskde.segmentation.defaults`
+and recorded in the store's attrs. Missing pixels (a NaN channel, or every channel equal to
+the nodata value) and pixels outside ``--mask`` get the background label 0; ``--nodata none``
+segments nodata pixels as ordinary ones.
 """
 
 from __future__ import annotations
@@ -18,10 +18,11 @@ import xarray as xr
 from ..exceptions import ParameterError
 from ..io import open_image, store_status, write_blocks, write_ome_zarr, write_ome_zarr_labels
 from ..masks import resolve_mask
-from ..segmentation import FEATURE_GROUPS, FeatureSpec, fit_textures
-from ..segmentation.features import feature_depth
-from ..segmentation.model import BACKGROUND, FEATURE_CHUNK
-from ..windows import WINDOW_KINDS
+from ..segmentation import FEATURE_GROUPS, fit_textures
+from ..segmentation._bank import BANK_RADIUS
+from ..segmentation.defaults import FINE_SIZE
+from ..segmentation.model import BACKGROUND, FEATURE_CHUNK, FIT_METHODS
+from ..windows import WINDOW_KINDS, Window
 from ._options import (
     add_level_options,
     add_mask_option,
@@ -42,8 +43,9 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         "segment",
         help="segment an image into textures (ORTSEG with FS-KDE features) and write to Zarr",
         description="Fit the pure texture features once on a sample of pixels, then unmix every "
-        "block (local colour histograms and cos^2K FS-KDEs of gradients through one window) and "
-        "write the (y, x) uint8 labels to a Zarr v3 store.",
+        "block (local histograms of colour and filter responses and cos^2K FS-KDEs of gradients "
+        "through one window) and write the (y, x) uint8 labels to a Zarr v3 store. Settings "
+        "left at auto are chosen from the image and recorded in the store.",
     )
     parser.add_argument(
         "input", help="image file (TIFF/OME-TIFF/SVS, PNG, NPY) or Zarr store: a path or URL"
@@ -55,16 +57,28 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     )
     parser.add_argument("--textures", type=int, required=True, help="number of textures")
     parser.add_argument(
-        "--features", default="color,fskde",
-        help=f"comma-separated groups among {', '.join(FEATURE_GROUPS)}",
+        "--features", default="auto",
+        help=f"auto, or comma-separated groups among {', '.join(FEATURE_GROUPS)} "
+        "(color,fskde: the paper's ORTSEG-FS-KDE)",
     )  # fmt: skip
     parser.add_argument(
         "--window", choices=WINDOW_KINDS, default="gaussian",
         help="window of the local histograms and FS-KDEs",
     )  # fmt: skip
     parser.add_argument(
-        "--size", type=float, default=6.0,
-        help="box side, Gaussian sigma or disk radius of the window, in pixels",
+        "--size", type=_auto_or(float), default="auto",
+        help="box side, Gaussian sigma or disk radius of the window, in pixels; auto: from the "
+        "texture's scale",
+    )  # fmt: skip
+    parser.add_argument(
+        "--stride", type=_auto_or(int), default="auto",
+        help="solve the abundances every STRIDE pixels and interpolate (1: every pixel); auto: "
+        "the window's sigma / 4",
+    )  # fmt: skip
+    parser.add_argument(
+        "--method", choices=FIT_METHODS, default="auto",
+        help="how the pure textures are fitted (auto: away from boundaries, unless plain "
+        "k-means unmixes the sample better)",
     )  # fmt: skip
     parser.add_argument("--color-bins", type=int, default=16, help="bins per colour channel")
     parser.add_argument("--angle-bins", type=int, default=16, help="gradient histogram bins")
@@ -95,25 +109,25 @@ def run(args: argparse.Namespace) -> int:
         raise ParameterError(f"--chunks must be a positive number of pixels, got {args.chunks}")
     refuse_existing(args)
     out = args.output
+    features = tuple(f.strip() for f in args.features.split(",") if f.strip())
+    size = args.size
     options = {
-        "features": tuple(f.strip() for f in args.features.split(",") if f.strip()),
+        "features": "auto" if features == ("auto",) else features,
         "window": args.window,
-        "size": int(args.size) if args.window == "box" else args.size,
+        "size": int(size) if args.window == "box" and size != "auto" else size,
+        "stride": args.stride,
+        "method": args.method,
         "color_bins": args.color_bins,
         "angle_bins": args.angle_bins,
         "n_coefficients": args.coefficients,
         "sample": args.sample,
         "seed": args.seed,
     }
-    spec_keys = ("features", "window", "size", "color_bins", "angle_bins")
-    spec = FeatureSpec(
-        **{k: options[k] for k in spec_keys}, n_coefficients=options["n_coefficients"]
-    )
     check_scheduler(args)  # a misspelt name or a dead address fails now, before the fit
-    # the one chunk planner: the file's tiles, the target and the features' halo
-    image = open_image(
-        args.input, level=args.level, mpp=args.mpp, chunks=args.chunks, halo=feature_depth(spec)
-    )
+    # the one chunk planner: the file's tiles, the target and a halo for the paper's window (a
+    # wider window chosen by the fit merges the chunks smaller than its halo)
+    halo = Window(args.window, FINE_SIZE if size == "auto" else size).halo(BANK_RADIUS)
+    image = open_image(args.input, level=args.level, mpp=args.mpp, chunks=args.chunks, halo=halo)
     start = time.perf_counter()
     with writing(str(out), args.input), scheduler(args), progress_on_stderr():
         # the fit is seeded, so a resumed run fits the same endmembers; they are in the
@@ -137,6 +151,21 @@ def run(args: argparse.Namespace) -> int:
         f"{written} of {total} blocks computed in {seconds:.1f} s"
     )
     return 0
+
+
+def _auto_or(kind: type) -> Any:
+    """An argparse type: ``auto`` or a number of ``kind``."""
+
+    def parse(text: str) -> Any:
+        if text == "auto":
+            return text
+        try:
+            return kind(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected auto or a number, got {text!r}") from None
+
+    parse.__name__ = f"auto or {kind.__name__}"
+    return parse
 
 
 def _is_ome_zarr(path: str) -> bool:

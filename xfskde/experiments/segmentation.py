@@ -32,6 +32,9 @@ PAPER_TABLE = {
 
 DATASETS = {"random texture": random_textures, "dead leaves": dead_leaves}
 METHODS = {"basic": ("color",), "hist": ("color", "hist"), "FS-KDE": ("color", "fskde")}
+#: The paper's settings that ``segment`` would otherwise choose from the image: features at
+#: every pixel, endmembers by k-means on every sampled pixel.
+PAPER_SETTINGS = {"stride": 1, "method": "kmeans"}
 
 
 @dataclass
@@ -131,7 +134,8 @@ def segmentation_experiment(
                 raise ValueError(f"methods must be among {tuple(METHODS)}, got {method!r}")
             grid = _grid(method, window_sizes, color_bins, angle_bins, coefficients, weights)
             S = np.array([
-                [rand_index(truth, segment(image, 3, features=METHODS[method], **params))
+                [rand_index(truth, segment(image, 3, features=METHODS[method], **PAPER_SETTINGS,
+                                            **params))
                  for image, truth in images]
                 for params in grid
             ])  # fmt: skip

@@ -10,6 +10,13 @@ their regions (McCann et al., IEEE TIP 2014). That is what lets ORTSEG unmix the
     ``color_bins`` bins on [0, 1] and every bin's indicator image is filtered with φ. Each
     channel's histogram sums to one; the group is divided by the number of channels, so it sums
     to one at every pixel.
+``"bank"``
+    Spectral histograms (Liu & Wang 2002; Yuan, Wang & Li 2015): the local histograms of the
+    responses of a small fixed filter bank on the grey image (:mod:`._bank`: intensity, three
+    Laplacians of Gaussian, eight real Gabor filters), ``bank_bins`` equal-width bins over each
+    filter's range fixed at fit time (``bank_ranges``). Each filter's histogram sums to one;
+    the group is divided by the number of filters, so it sums to one at every pixel. What
+    natural grey textures (brick, grass, gravel) need and colour histograms cannot see.
 ``"hist"`` (the baseline)
     Local gradient-angle histograms: the angle Θ = arg g of :func:`xfskde.gradient` is binned
     into ``angle_bins`` equal bins over (-π, π] and each bin's |g|-weighted indicator is filtered
@@ -22,6 +29,10 @@ their regions (McCann et al., IEEE TIP 2014). That is what lets ORTSEG unmix the
     band-limited to ℓ - 1, so the samples hold the coefficients exactly, stay non-negative
     (h >= 0), stay linear in the mixture, and sum to ∫ f = the local mean of |g|: the same mass
     as the ``"hist"`` group, so the two are scaled alike.
+
+The gradient groups are computed at each of ``gradient_scales``: 0 is the paper's central
+difference, s > 0 Gaussian derivatives of σ = s (:func:`xfskde.gradient`), so coarse textures
+are seen at their own scale; the group holds the scales' planes one after the other.
 
 Every group is computed on a block that already holds its halo (the caller pads it); only
 pixels at least :func:`feature_depth` from the block edge are exact.
@@ -36,9 +47,10 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from ..density import unit_phasor_powers
-from ..gradients import angle_bins, gradient
+from ..gradients import GradientOperator, angle_bins, gradient
 from ..kernel import Cos2KKernel
 from ..windows import Window, make_window
+from ._bank import BANK_FILTERS, BANK_RADIUS, bank_bins, bank_responses
 from ._filters import (
     disk_sums,
     project_binned,
@@ -58,7 +70,7 @@ __all__ = [
 ]
 
 #: The feature groups, in the order their planes are stacked.
-FEATURE_GROUPS: tuple[str, ...] = ("color", "hist", "fskde")
+FEATURE_GROUPS: tuple[str, ...] = ("color", "bank", "hist", "fskde")
 
 
 @dataclass(frozen=True)
@@ -67,7 +79,7 @@ class FeatureSpec:
 
     Parameters
     ----------
-    features : tuple of {"color", "hist", "fskde"}
+    features : tuple of {"color", "bank", "hist", "fskde"}
         Feature groups, stacked in the order of :data:`FEATURE_GROUPS`.
     window : {"gaussian", "box", "disk"}
         The window φ shared by every group.
@@ -80,6 +92,14 @@ class FeatureSpec:
     stride : int
         Features are computed at the pixels ``i * stride + (stride - 1) // 2`` of the image
         (the library's stride grid, :mod:`xfskde._grid`); 1 computes them at every pixel.
+    gradient_scales : tuple of float
+        The gradients of the ``"hist"`` and ``"fskde"`` groups: 0 the paper's central
+        differences, s > 0 Gaussian derivatives of σ = s pixels; one set of planes per scale.
+    bank_bins : int
+        Bins per filter of the ``"bank"`` group.
+    bank_ranges : tuple of (low, high), optional
+        The range binned for each filter of :data:`._bank.BANK_FILTERS` (values beyond it fall
+        in the end bins), fixed when a model is fitted; required with ``"bank"``.
     """
 
     features: tuple[str, ...] = ("color", "fskde")
@@ -89,6 +109,9 @@ class FeatureSpec:
     angle_bins: int = 16
     n_coefficients: int = 8
     stride: int = 1
+    gradient_scales: tuple[float, ...] = (0.0,)
+    bank_bins: int = 11
+    bank_ranges: tuple[tuple[float, float], ...] | None = None
 
     def __post_init__(self) -> None:
         feats = (self.features,) if isinstance(self.features, str) else tuple(self.features)
@@ -100,12 +123,32 @@ class FeatureSpec:
         object.__setattr__(self, "features", tuple(f for f in FEATURE_GROUPS if f in feats))
         object.__setattr__(self, "window", make_window(self.window, self.size).kind)
         object.__setattr__(self, "size", make_window(self.window, self.size).size)
-        checks = (("color_bins", 2), ("angle_bins", 2), ("n_coefficients", 2), ("stride", 1))
+        checks = (("color_bins", 2), ("angle_bins", 2), ("n_coefficients", 2), ("stride", 1),
+                  ("bank_bins", 2))  # fmt: skip
         for name, low in checks:
             value = getattr(self, name)
             if int(value) != value or value < low:
                 raise ValueError(f"{name} must be an integer >= {low}, got {value!r}")
             object.__setattr__(self, name, int(value))
+        scales = np.atleast_1d(np.asarray(self.gradient_scales, dtype=float))
+        if scales.ndim != 1 or not len(scales) or not np.all(np.isfinite(scales) & (scales >= 0)):
+            raise ValueError(
+                "gradient_scales must be one or more numbers >= 0 (0: central differences), "
+                f"got {self.gradient_scales!r}"
+            )
+        object.__setattr__(self, "gradient_scales", tuple(float(v) for v in scales))
+        if self.bank_ranges is not None:
+            ranges = tuple((float(lo), float(hi)) for lo, hi in self.bank_ranges)
+            if len(ranges) != len(BANK_FILTERS) or any(not lo < hi for lo, hi in ranges):
+                raise ValueError(
+                    f"bank_ranges must be {len(BANK_FILTERS)} (low, high) pairs with low < high"
+                )
+            object.__setattr__(self, "bank_ranges", ranges)
+        elif "bank" in self.features:
+            raise ValueError(
+                'the "bank" group needs bank_ranges (each filter\'s binned range): fit a model '
+                "with fit_textures, which measures them on the image"
+            )
 
     @property
     def window_obj(self) -> Window:
@@ -117,10 +160,20 @@ class FeatureSpec:
         return Cos2KKernel.for_length(self.n_coefficients)
 
 
+def _operator(scale: float) -> GradientOperator:
+    return GradientOperator("gaussian", scale) if scale > 0 else GradientOperator()
+
+
 def feature_depth(spec: FeatureSpec) -> int:
-    """Halo in pixels that a block needs for features at its own pixels: the window's
-    :attr:`~xfskde.Window.depth` (its radius and the gradient's pixel)."""
-    return spec.window_obj.depth
+    """Halo in pixels that a block needs for features at its own pixels: the window's radius
+    and the widest stencil a vote reads (the gradients' operators, the filter bank's
+    :data:`._bank.BANK_RADIUS`), :meth:`xfskde.Window.halo`."""
+    reach = 1
+    if "hist" in spec.features or "fskde" in spec.features:
+        reach = max(reach, *(_operator(s).radius for s in spec.gradient_scales))
+    if "bank" in spec.features:
+        reach = max(reach, BANK_RADIUS)
+    return spec.window_obj.halo(reach)
 
 
 # ------------------------------------------------------------------------------------ votes
@@ -196,17 +249,18 @@ def block_votes(block: np.ndarray, spec: FeatureSpec) -> Iterator[tuple[str, Any
     """The votes of one (h, w, C) block of values in [0, 1], group by group in stacking order.
 
     Yields ``(group, vote)``: one binned vote per colour channel (``color_bins`` bins each,
-    weight 1/C, so the group sums to one), the ``"hist"`` group's |g|-weighted angle bins, the
-    ``"fskde"`` group's phasor powers. The gradient (:func:`xfskde.gradient`, the channel of
-    largest |g|) is computed once for both gradient groups. Missing pixels (NaN in any
-    channel) vote nothing, and neither do the gradients whose stencils touch them.
+    weight 1/C, so the group sums to one), one per filter of the bank (weight 1/12), the
+    ``"hist"`` group's |g|-weighted angle bins and the ``"fskde"`` group's phasor powers, once
+    per gradient scale. Each scale's gradient (:func:`xfskde.gradient`, the channel of largest
+    |g|) is computed once for both gradient groups. Missing pixels (NaN in any channel) vote
+    nothing, and neither do the gradients whose stencils touch them.
     """
     block = np.ascontiguousarray(block, dtype=np.float32)
     valid = np.isfinite(block).all(axis=-1)
     complete = bool(valid.all())
     if not complete:  # a pixel missing in any channel is missing in all
         block = np.where(valid[..., None], block, np.float32(np.nan))
-    g = None
+    gradients: dict[float, np.ndarray] = {}
     for name in spec.features:
         if name == "color":
             bins, weight = spec.color_bins, np.float32(1.0 / block.shape[-1])
@@ -216,14 +270,40 @@ def block_votes(block: np.ndarray, spec: FeatureSpec) -> Iterator[tuple[str, Any
                 q = np.clip(np.floor(values[..., channel] * bins), 0, bins - 1).astype(np.int64)
                 yield name, _Binned(q, votes, bins)
             continue
-        if g is None:  # missing pixels give no gradient to any stencil that touches them
-            g = gradient(block, channel_axis=-1, nan_policy="raise" if complete else "omit")
-        if name == "hist":
-            weight = np.abs(g).astype(np.float32)
-            yield name, _Binned(angle_bins(g, spec.angle_bins), weight, spec.angle_bins)
-        else:
-            basis = density_basis(spec)
-            yield name, _Phasors(g, basis, basis.shape[1])
+        if name == "bank":
+            yield from _bank_votes(block, valid, complete, spec)
+            continue
+        for scale in spec.gradient_scales:
+            g = gradients.get(scale)
+            if g is None:  # missing pixels give no gradient to any stencil that touches them
+                op = _operator(scale)
+                g = gradients[scale] = gradient(
+                    block, channel_axis=-1, nan_policy="raise" if complete else "omit",
+                    gradient=op.kind, gradient_scale=op.scale,
+                )  # fmt: skip
+            if name == "hist":
+                weight = np.abs(g).astype(np.float32)
+                yield name, _Binned(angle_bins(g, spec.angle_bins), weight, spec.angle_bins)
+            else:
+                basis = density_basis(spec)
+                yield name, _Phasors(g, basis, basis.shape[1])
+
+
+def _bank_votes(
+    block: np.ndarray, valid: np.ndarray, complete: bool, spec: FeatureSpec
+) -> Iterator[tuple[str, _Binned]]:
+    """One binned vote per filter of the bank, on the channels' mean: weight 1/12 at every
+    pixel present. Missing pixels are read by the filters as the middle of the intensity
+    range (a constant, so the responses do not depend on how the image is cut)."""
+    ranges = spec.bank_ranges
+    assert ranges is not None  # FeatureSpec refuses "bank" without them
+    grey = block.mean(axis=-1) if block.shape[-1] > 1 else block[..., 0]
+    responses = bank_responses(grey, 0.5 * (ranges[0][0] + ranges[0][1]))
+    bins = np.moveaxis(bank_bins(responses, ranges, spec.bank_bins), -1, 0)
+    weight = np.float32(1.0 / len(BANK_FILTERS))
+    votes = weight if complete else valid * weight
+    for q in bins:
+        yield "bank", _Binned(np.ascontiguousarray(q), votes, spec.bank_bins)
 
 
 def _windowed(vote: Any, window: Window, rows: np.ndarray, cols: np.ndarray) -> np.ndarray:

@@ -20,6 +20,7 @@ input's coordinates and attrs (:mod:`xfskde._labels`).
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -35,14 +36,40 @@ from ..api import Nodata, check_nodata
 from ..exceptions import DimensionError, ParameterError
 from ..lazy import map_haloed, plan_chunks, safe_chunks
 from ..masks import resolve_mask
+from ..metrics import rand_index
+from ..windows import Window
+from ._bank import BANK_FILTERS, BANK_RADIUS, bank_ranges, bank_responses
 from ._filters import interpolate
+from .defaults import (
+    AGREEMENT,
+    AUTO_GRADIENT_SCALES,
+    AUTO_WEIGHTS,
+    CHECK_SIZE,
+    FINE_SIZE,
+    TILE,
+    TILES,
+    auto_features,
+    auto_stride,
+    scale_window,
+    texture_scale,
+)
 from .features import FeatureSpec, feature_depth, grid_features, grid_projections
-from .unmixing import abundances_from_projections, fit_endmembers
+from .unmixing import (
+    ENDMEMBER_METHODS,
+    abundances_from_projections,
+    fit_endmembers,
+    fit_stable_endmembers,
+)
 
 __all__ = ["BACKGROUND", "DEFAULT_WEIGHTS", "TextureModel", "fit_textures", "segment"]
 
-#: Weights of the feature groups, chosen on training images (see docs/segmentation.md).
-DEFAULT_WEIGHTS = {"color": 1.0, "hist": 1.0, "fskde": 1.0}
+#: Weights of the feature groups named explicitly (the paper's ORTSEG settings); the groups
+#: that ``features="auto"`` chooses are weighted by :data:`.defaults.AUTO_WEIGHTS`.
+DEFAULT_WEIGHTS = {"color": 1.0, "bank": 1.0, "hist": 1.0, "fskde": 1.0}
+#: How the endmembers are fitted: :data:`.unmixing.ENDMEMBER_METHODS`, "stable" (pixels away
+#: from boundaries) or "auto" (stable for windows wider than the paper's, else k-means).
+FIT_METHODS = (*ENDMEMBER_METHODS, "stable", "auto")
+AUTO = "auto"
 
 #: Target chunk side of segmentation, in pixels: smaller than the coefficient field's because a
 #: block holds a few dozen float32 feature planes per pixel while it is unmixed.
@@ -66,11 +93,15 @@ class TextureModel:
         Multiplier of each feature group (its weight over its mean mass on the sample).
     endmembers : numpy.ndarray, shape (n_textures, D)
         Pure texture features in the scaled feature space.
+    choices : dict
+        What the fit chose and why (:mod:`.defaults`): the texture scale, the window rule, the
+        endmember fit; recorded in the results' attrs.
     """
 
     spec: FeatureSpec
     scales: dict[str, float]
     endmembers: np.ndarray = field(repr=False)
+    choices: dict[str, Any] = field(default_factory=dict, compare=False)
 
     @property
     def n_textures(self) -> int:
@@ -89,11 +120,22 @@ class TextureModel:
             "angle_bins": s.angle_bins,
             "n_coefficients": s.n_coefficients,
             "stride": s.stride,
+            "gradient_scales": list(s.gradient_scales),
+            **self._bank_attrs(),
             **{f"scale_{k}": float(v) for k, v in self.scales.items()},
+            **{f"chose_{k}": v for k, v in self.choices.items()},
             # the fitted pure-texture features: with the parameters above they reproduce the
             # labels, and a resumed write checks them
             "endmembers": np.asarray(self.endmembers, dtype=float).round(7).tolist(),
         }
+
+    def _bank_attrs(self) -> dict[str, Any]:
+        s = self.spec
+        if s.bank_ranges is None:
+            return {}
+        ranges = [[round(lo, 7), round(hi, 7)] for lo, hi in s.bank_ranges]
+        return {"bank_bins": s.bank_bins, "bank_filters": ",".join(BANK_FILTERS),
+                "bank_ranges": ranges}  # fmt: skip
 
     def abundances(
         self, image: Any, *, chunks: int | None = None, mask: Any = None, nodata: Nodata = "auto"
@@ -225,6 +267,7 @@ def _sample_block(
     origin: tuple[int, int],
     image_shape: tuple[int, int],
     mask: np.ndarray | None = None,
+    shift: int = 0,
 ):
     """Exact features at ``n`` points of a grid over the interior of a fully haloed block whose
     first interior pixel is the image's ``origin``.
@@ -232,14 +275,30 @@ def _sample_block(
     The grid's spacing is chosen so that it holds at least ``n`` points (every pixel for small
     blocks); ``n`` of them are drawn, among those on the foreground ``mask`` when one is given.
     Only the grid's samples are windowed (:func:`.features.grid_features`), so a coarse grid
-    costs a fraction of the block.
+    costs a fraction of the block. With ``shift`` d > 0 (the block's halo then holds d more
+    pixels) each point's last column is how much its features change across it,
+    ‖F(p + d e_y) - F(p - d e_y)‖ + ‖F(p + d e_x) - F(p - d e_x)‖, and the features at the four
+    points around it are computed as well (five windowed grids in all).
     """
     height, width = block.shape[0] - 2 * halo, block.shape[1] - 2 * halo
-    step = max(1, int(np.sqrt(height * width / max(n, 1))))
+    # at least n points (the shifted grids of the stable fit cost four times more: about n)
+    spacing = np.sqrt(height * width / max(n, 1))
+    step = max(1, math.ceil(spacing) if shift else int(spacing))
     rows = np.arange(step // 2, height, step)
     cols = np.arange(step // 2, width, step)
-    groups = grid_features(block, spec, rows + halo, cols + halo)
-    X = np.concatenate([groups[name] for name in spec.features], axis=-1)
+
+    def features(r: np.ndarray, c: np.ndarray) -> np.ndarray:
+        groups = grid_features(block, spec, r + halo, c + halo)
+        return np.concatenate([groups[name] for name in spec.features], axis=-1)
+
+    X = features(rows, cols)
+    if shift:
+        ny, nx, d = len(rows), len(cols), int(shift)
+        across = features(np.concatenate([rows - d, rows + d]), cols)
+        along = features(rows, np.concatenate([cols - d, cols + d]))
+        vertical = np.linalg.norm(across[ny:] - across[:ny], axis=-1)
+        horizontal = np.linalg.norm(along[:, nx:] - along[:, :nx], axis=-1)
+        X = np.concatenate([X, (vertical + horizontal)[..., None]], axis=-1)
     present = np.isfinite(block[rows + halo][:, cols + halo]).all(axis=-1)
     if not present.all():  # no texture at a missing pixel
         X = np.where(present[..., None], X, np.nan)
@@ -255,8 +314,13 @@ def _sample_block(
 
 
 def _group_sizes(spec: FeatureSpec, channels: int) -> dict[str, int]:
-    ell = spec.n_coefficients
-    sizes = {"color": spec.color_bins * channels, "hist": spec.angle_bins, "fskde": 2 * ell - 1}
+    ell, n_scales = spec.n_coefficients, len(spec.gradient_scales)
+    sizes = {
+        "color": spec.color_bins * channels,
+        "bank": spec.bank_bins * len(BANK_FILTERS),
+        "hist": spec.angle_bins * n_scales,
+        "fskde": (2 * ell - 1) * n_scales,
+    }
     return {name: sizes[name] for name in spec.features}
 
 
@@ -373,56 +437,93 @@ def _apply(
     )
 
 
-def fit_textures(
-    image: Any,
+def _probe_tiles(arr: da.Array, foreground: np.ndarray | None, seed: int) -> list[np.ndarray]:
+    """:data:`.defaults.TILES` random square tiles (side :data:`.defaults.TILE`, or the image's
+    shorter side) of the prepared image, centred on the foreground when there is a mask: what
+    the texture scale and the filter bank's ranges are measured on (tiles reaching the
+    foreground, when there is a mask). Reads only those pixels."""
+    height, width = arr.shape[:2]
+    side = min(TILE, height, width)
+    rng = np.random.default_rng([seed, 1])
+    tops = rng.integers(0, height - side + 1, 64 * TILES)
+    lefts = rng.integers(0, width - side + 1, 64 * TILES)
+    if foreground is not None:
+        footprint = MaskFootprint(foreground, (height, width))
+        inside = [
+            footprint.touches((t, t + side), (c, c + side))
+            for t, c in zip(tops, lefts, strict=True)
+        ]
+        tops, lefts = tops[inside], lefts[inside]
+    corners = zip(tops[:TILES], lefts[:TILES], strict=True)
+    tiles = [arr[t : t + side, c : c + side] for t, c in corners]
+    return list(dask.compute(*tiles)) if tiles else []
+
+
+def _measured_ranges(tiles: list[np.ndarray]) -> tuple[tuple[float, float], ...]:
+    """Each filter's (1st, 99th) percentile of its response over the tiles' interiors."""
+    values = []
+    for tile in tiles:
+        grey = tile.mean(axis=-1)
+        present = grey[np.isfinite(grey)]
+        fill = float(present.mean()) if present.size else 0.5
+        r = bank_responses(grey.astype(np.float32), fill)
+        m = min(BANK_RADIUS, max(0, (min(grey.shape) - 1) // 2 - 1))
+        inner = (slice(m, grey.shape[0] - m), slice(m, grey.shape[1] - m))
+        present = np.isfinite(grey[inner])[..., None]
+        values.append(np.where(present, r[inner], np.nan).reshape(-1, r.shape[-1]))
+    return bank_ranges(np.concatenate(values))
+
+
+def _sigma(window: str, size: float) -> float:
+    """The standard deviation per axis of a window: σ, box side / √12, disk radius / 2."""
+    return {"box": size / math.sqrt(12), "disk": size / 2}.get(window, size)
+
+
+def _equivalent_size(window: str, sigma: float) -> float | int:
+    """The ``size`` of a window of the same spread as a Gaussian of σ ``sigma``: itself, a box
+    of side σ√12 (odd), a disk of radius 2σ (the same variance per axis)."""
+    if window == "box":
+        return int(2 * round(sigma * math.sqrt(3)) + 1)
+    if window == "disk":
+        return float(2 * sigma)
+    return float(sigma)
+
+
+def _crop(arr: da.Array, foreground: np.ndarray | None, side: int = 512) -> np.ndarray:
+    """A central crop of at most ``side``² pixels (at the foreground's centre of mass)."""
+    height, width = arr.shape[:2]
+    cy, cx = height // 2, width // 2
+    if foreground is not None and foreground.any():
+        ys, xs = np.nonzero(foreground)
+        cy = int(ys.mean() * height / foreground.shape[0])
+        cx = int(xs.mean() * width / foreground.shape[1])
+    hy, hx = min(side, height), min(side, width)
+    top = int(np.clip(cy - hy // 2, 0, height - hy))
+    left = int(np.clip(cx - hx // 2, 0, width - hx))
+    return arr[top : top + hy, left : left + hx].compute()
+
+
+def _fit_prepared(
+    arr: da.Array,
+    foreground: np.ndarray | None,
+    spec: FeatureSpec,
     n_textures: int,
-    *,
-    features: tuple[str, ...] = ("color", "fskde"),
-    window: str = "gaussian",
-    size: float = 6.0,
-    color_bins: int = 16,
-    angle_bins: int = 16,
-    n_coefficients: int = 8,
-    stride: int = 1,
-    weights: dict[str, float] | None = None,
-    method: str = "kmeans",
-    sample: int = 20000,
-    seed: int = 0,
-    chunks: int | None = None,
-    mask: Any = None,
-    nodata: Nodata = "auto",
+    weights: dict[str, float],
+    method: str,
+    sample: int,
+    seed: int,
 ) -> TextureModel:
-    """Fit the pure texture features of an image on a sample of its pixels.
-
-    Parameters are those of :func:`segment`.
-
-    Returns
-    -------
-    TextureModel
-    """
-    if int(n_textures) != n_textures or n_textures < 1:
-        raise ParameterError(f"n_textures must be a positive integer, got {n_textures!r}")
-    if int(sample) != sample or sample < n_textures:
-        raise ParameterError(f"sample must be an integer >= n_textures, got {sample!r}")
-    spec = FeatureSpec(
-        features=features, window=window, size=size, color_bins=color_bins,
-        angle_bins=angle_bins, n_coefficients=n_coefficients, stride=stride,
-    )  # fmt: skip
-    w = dict(DEFAULT_WEIGHTS)
-    if weights:
-        unknown = set(weights) - set(w)
-        if unknown:
-            raise ParameterError(f"weights has unknown feature groups {sorted(unknown)}")
-        w.update({k: float(v) for k, v in weights.items()})
+    """The fit of :func:`fit_textures` on an image already prepared (:func:`_prepare`)."""
     halo = feature_depth(spec)
-    arr, _, source, _ = _prepare(image, chunks, halo, nodata)
-    foreground = _foreground(arr, source, mask)
+    # the stable fit compares features 1.5 window sigmas before and after each sample
+    shift = max(1, round(1.5 * _sigma(spec.window, spec.size))) if method == "stable" else 0
+    fit_halo = halo + shift
     sizes = _group_sizes(spec, arr.shape[2])
-    n_features = sum(sizes.values())
+    n_features = sum(sizes.values()) + (1 if shift else 0)
     # the engine's blocks (chunks smaller than the halo merged): draw the blocks to sample,
     # among those with foreground
     rng = np.random.default_rng(seed)
-    row_chunks, col_chunks = (safe_chunks(c, halo) for c in arr.chunks[:2])
+    row_chunks, col_chunks = (safe_chunks(c, fit_halo) for c in arr.chunks[:2])
     grid = list(np.ndindex(len(row_chunks), len(col_chunks)))
     if foreground is not None:
         footprint = MaskFootprint(foreground, arr.shape[:2])
@@ -443,21 +544,21 @@ def fit_textures(
               **_: Any) -> np.ndarray:  # fmt: skip
         out = np.full((1, 1, per_block, n_features), np.nan, np.float32)
         if block_id in seed_of:  # only picked blocks are computed (the others are culled)
-            full = _padded(x, halo, src_origin, rows, cols)
-            part = _sample_block(full, spec, halo, per_block, seed_of[block_id],
-                                 (rows[0], cols[0]), image_shape, shared)  # fmt: skip
+            full = _padded(x, fit_halo, src_origin, rows, cols)
+            part = _sample_block(full, spec, fit_halo, per_block, seed_of[block_id],
+                                 (rows[0], cols[0]), image_shape, shared, shift)  # fmt: skip
             out[0, 0, : part.shape[0]] = part
         return out
 
     samples = map_haloed(
         block,
         arr,
-        halo=halo,
+        halo=fit_halo,
         per_block=True,
         trailing=(per_block, n_features),
         dtype=np.float32,
         name="xfskde-segment-sample",
-        token=(spec, seed, int(sample)),
+        token=(spec, seed, int(sample), shift),
         shared=foreground,
     )  # each task returns only its sampled rows: memory stays per block
     parts = dask.compute(*(samples.blocks[b] for b in sorted(seed_of)))
@@ -470,31 +571,164 @@ def fit_textures(
         )
     if X.shape[0] > sample:
         X = X[rng.choice(X.shape[0], sample, replace=False)]
+    change = None
+    if shift:
+        X, change = X[:, :-1], X[:, -1]
     scales: dict[str, float] = {}
     start = 0
     for name, n in sizes.items():
         part = X[:, start : start + n]
-        mass = 1.0 if name == "color" else float(part.sum(axis=1).mean())
-        scales[name] = w[name] / mass if mass > 0 else w[name]
+        mass = 1.0 if name in ("color", "bank") else float(part.sum(axis=1).mean())
+        scales[name] = weights[name] / mass if mass > 0 else weights[name]
         X[:, start : start + n] = part * np.float32(scales[name])
         start += n
-    endmembers = fit_endmembers(X, int(n_textures), method=method, seed=seed)
-    return TextureModel(spec=spec, scales=scales, endmembers=endmembers)
+    if change is None:
+        endmembers = fit_endmembers(X, int(n_textures), method=method, seed=seed)
+    else:
+        endmembers = fit_stable_endmembers(X, change, int(n_textures), seed=seed)
+    choices: dict[str, Any] = {}
+    return TextureModel(spec=spec, scales=scales, endmembers=endmembers, choices=choices)
+
+
+def fit_textures(
+    image: Any,
+    n_textures: int,
+    *,
+    features: tuple[str, ...] | str = AUTO,
+    window: str = "gaussian",
+    size: float | str = AUTO,
+    color_bins: int = 16,
+    angle_bins: int = 16,
+    n_coefficients: int = 8,
+    stride: int | str = AUTO,
+    gradient_scales: tuple[float, ...] | str = AUTO,
+    bank_bins: int = 11,
+    weights: dict[str, float] | None = None,
+    method: str = AUTO,
+    sample: int = 20000,
+    seed: int = 0,
+    chunks: int | None = None,
+    mask: Any = None,
+    nodata: Nodata = "auto",
+) -> TextureModel:
+    """Fit the pure texture features of an image on a sample of its pixels.
+
+    Parameters are those of :func:`segment`; every ``"auto"`` is decided here, by the rule of
+    :mod:`xfskde.segmentation.defaults`, and recorded in the model's ``choices``.
+
+    Returns
+    -------
+    TextureModel
+    """
+    if int(n_textures) != n_textures or n_textures < 1:
+        raise ParameterError(f"n_textures must be a positive integer, got {n_textures!r}")
+    if int(sample) != sample or sample < n_textures:
+        raise ParameterError(f"sample must be an integer >= n_textures, got {sample!r}")
+    if method not in FIT_METHODS:
+        raise ParameterError(f"method must be one of {FIT_METHODS}, got {method!r}")
+    auto_groups = isinstance(features, str) and features == AUTO
+    # a first view of the image, to measure it: chunked for the paper's window
+    arr, _, source, _ = _prepare(image, chunks, Window(window, FINE_SIZE).depth, nodata)
+    foreground = _foreground(arr, source, mask)
+    feats = auto_features(arr.shape[2]) if auto_groups else features
+    if isinstance(gradient_scales, str):
+        if gradient_scales != AUTO:
+            raise ParameterError(
+                f"gradient_scales must be numbers or 'auto', got {gradient_scales!r}"
+            )
+        gradient_scales = AUTO_GRADIENT_SCALES if auto_groups else (0.0,)
+    w = dict(AUTO_WEIGHTS if auto_groups else DEFAULT_WEIGHTS)
+    if weights:
+        unknown = set(weights) - set(w)
+        if unknown:
+            raise ParameterError(f"weights has unknown feature groups {sorted(unknown)}")
+        w.update({k: float(v) for k, v in weights.items()})
+    feats = (feats,) if isinstance(feats, str) else tuple(feats)
+    choices: dict[str, Any] = {}
+    tiles = _probe_tiles(arr, foreground, seed) if ("bank" in feats or size == AUTO) else []
+    if "bank" in feats and not tiles:
+        raise ParameterError("the mask has no foreground: there is nothing to segment")
+    spec_args = dict(
+        features=feats, window=window, color_bins=color_bins, angle_bins=angle_bins,
+        n_coefficients=n_coefficients, gradient_scales=gradient_scales, bank_bins=bank_bins,
+        bank_ranges=_measured_ranges(tiles) if "bank" in feats else None,
+    )  # fmt: skip
+    if isinstance(size, str):
+        if size != AUTO:
+            raise ParameterError(f"size must be a number of pixels or 'auto', got {size!r}")
+        size = _auto_size(arr, foreground, tiles, n_textures, spec_args, w, seed, choices)
+    if isinstance(stride, str):
+        if stride != AUTO:
+            raise ParameterError(f"stride must be a positive integer or 'auto', got {stride!r}")
+        stride = auto_stride(_sigma(window, size))
+        choices["stride"] = f"{stride}: the window's sigma / 4"
+    if method == AUTO:
+        wide = _sigma(window, size) > FINE_SIZE
+        method = "stable" if wide else "kmeans"
+        choices["fit"] = (
+            f"{method}: the window is {'wider than' if wide else 'as narrow as'} the paper's "
+            f"(sigma {FINE_SIZE:g})"
+        )
+    spec = FeatureSpec(size=size, stride=stride, **spec_args)
+    arr, _, source, _ = _prepare(image, chunks, feature_depth(spec), nodata)
+    model = _fit_prepared(arr, foreground, spec, int(n_textures), w, method, sample, seed)
+    return TextureModel(spec, model.scales, model.endmembers, {**choices, **model.choices})
+
+
+def _auto_size(
+    arr: da.Array,
+    foreground: np.ndarray | None,
+    tiles: list[np.ndarray],
+    n_textures: int,
+    spec_args: dict[str, Any],
+    weights: dict[str, float],
+    seed: int,
+    choices: dict[str, Any],
+) -> float | int:
+    """The window size of the rule in :mod:`.defaults`: from the texture scale λ of the tiles,
+    unless a crop's labels at the paper's σ = 6 agree with those at σ = 12."""
+    window = spec_args["window"]
+    scale = texture_scale(tiles)
+    sigma = scale_window(scale, arr.shape[:2])
+    choices["texture_scale_px"] = round(scale, 2)
+    crop = _crop(arr, foreground)
+    labels = []
+    for candidate in (FINE_SIZE, CHECK_SIZE):
+        spec = FeatureSpec(size=_equivalent_size(window, candidate), stride=1, **spec_args)
+        view, *_ = _prepare(crop, None, feature_depth(spec), None)
+        model = _fit_prepared(view, None, spec, n_textures, weights, "kmeans", 5000, seed)
+        labels.append(np.asarray(model.predict(crop, nodata=None)))
+    agreement = rand_index(labels[0], labels[1])
+    choices["size_agreement"] = round(float(agreement), 4)
+    if agreement >= AGREEMENT:
+        sigma = FINE_SIZE
+        choices["size"] = (
+            f"sigma {FINE_SIZE:g}: labels at sigma {FINE_SIZE:g} and {CHECK_SIZE:g} agree "
+            f"(Rand {agreement:.3f} >= {AGREEMENT})"
+        )
+    else:
+        choices["size"] = (
+            f"sigma {sigma:g} = 8 x texture scale {scale:.2f} px within [8, min(H, W) / 12] "
+            f"(labels at sigma {FINE_SIZE:g} and {CHECK_SIZE:g} disagree: Rand {agreement:.3f})"
+        )
+    return _equivalent_size(window, sigma)
 
 
 def segment(
     image: Any,
     n_textures: int,
     *,
-    features: tuple[str, ...] = ("color", "fskde"),
+    features: tuple[str, ...] | str = AUTO,
     window: str = "gaussian",
-    size: float = 6.0,
+    size: float | str = AUTO,
     color_bins: int = 16,
     angle_bins: int = 16,
     n_coefficients: int = 8,
-    stride: int = 1,
+    stride: int | str = AUTO,
+    gradient_scales: tuple[float, ...] | str = AUTO,
+    bank_bins: int = 11,
     weights: dict[str, float] | None = None,
-    method: str = "kmeans",
+    method: str = AUTO,
     sample: int = 20000,
     seed: int = 0,
     chunks: int | None = None,
@@ -505,11 +739,18 @@ def segment(
 ) -> Any:
     """Segment an image into textures by unmixing local features (ORTSEG, section 5.3).
 
-    Local colour histograms, gradient-angle histograms and cos^2K FS-KDEs of gradients (eqs. 1,
-    4-7; not canonicalised, so textures that differ only in orientation stay apart) are computed
-    with one window; pure texture features are fitted once on a sample of pixels; every pixel's
-    abundances (non-negative, summing to one) come from exact fully-constrained least squares,
-    block by block, and its label is the texture of largest abundance.
+    Local histograms (colour, filter-bank responses, gradient angles) and cos^2K FS-KDEs of
+    gradients (eqs. 1, 4-7; not canonicalised, so textures that differ only in orientation stay
+    apart) are computed with one window; pure texture features are fitted once on a sample of
+    pixels; every pixel's abundances (non-negative, summing to one) come from exact
+    fully-constrained least squares, block by block, and its label is the texture of largest
+    abundance.
+
+    With no other argument every setting is chosen from the image by the rule of
+    :mod:`xfskde.segmentation.defaults` (feature groups by the number of channels, the window
+    from the texture's scale, the stride from the window, endmembers fitted away from
+    boundaries), and the choices are recorded in the result's attrs (``chose_*``). The paper's
+    ORTSEG is ``features=("color", "fskde"), size=6, stride=1, method="kmeans"``.
 
     Parameters
     ----------
@@ -519,26 +760,41 @@ def segment(
         dtype's maximum.
     n_textures : int
         Number of textures (at most 12).
-    features : tuple of {"color", "hist", "fskde"}
-        Feature groups (see :mod:`xfskde.segmentation.features`). ``("color",)`` is the basic
-        ORTSEG, ``("color", "hist")`` the histogram baseline.
+    features : "auto" or tuple of {"color", "bank", "hist", "fskde"}
+        Feature groups (see :mod:`xfskde.segmentation.features`). ``"auto"``: the filter bank
+        and the FS-KDE, and colour for images of three channels or more. ``("color",)`` is the
+        basic ORTSEG, ``("color", "hist")`` the histogram baseline, ``("color", "fskde")``
+        ORTSEG-FS-KDE.
     window : {"gaussian", "box", "disk"}
         Window φ shared by every feature.
-    size : float
-        Gaussian sigma (default 6), box side or disk radius, in pixels.
+    size : "auto" or float
+        Gaussian sigma, box side or disk radius, in pixels; ``"auto"`` chooses it from the
+        texture's scale (:mod:`xfskde.segmentation.defaults`).
     color_bins : int
         Histogram bins per colour channel.
     angle_bins : int
         Bins of the gradient-angle histograms over (-π, π].
     n_coefficients : int
         ℓ, complex FS-KDE coefficients (the sharpest cos^2K kernel of that length at ε = 1e-5).
-    stride : int
+    stride : "auto" or int
         The abundances are solved at the pixels ``i * stride + (stride - 1) // 2`` of the image
-        and interpolated bilinearly to every pixel in between (1: at every pixel, exactly).
+        and interpolated bilinearly to every pixel in between (1: at every pixel, exactly;
+        ``"auto"``: the window's sigma / 4).
+    gradient_scales : "auto" or tuple of float
+        Gradients of the ``"hist"`` and ``"fskde"`` groups: 0 the paper's central differences,
+        s > 0 Gaussian derivatives of σ = s px. ``"auto"``: (1, 2, 4) with ``features="auto"``,
+        else (0,).
+    bank_bins : int
+        Bins per filter of the ``"bank"`` group (their ranges are measured on the image).
     weights : dict, optional
-        Weight per group, e.g. ``{"fskde": 1.0}``; default :data:`DEFAULT_WEIGHTS`.
-    method : {"nmf", "kmeans"}
-        How the pure texture features are fitted (:func:`.unmixing.fit_endmembers`).
+        Weight per group, e.g. ``{"fskde": 1.0}``; default :data:`.defaults.AUTO_WEIGHTS` with
+        ``features="auto"``, else :data:`DEFAULT_WEIGHTS`.
+    method : {"auto", "stable", "kmeans", "nmf"}
+        How the pure texture features are fitted: ``"stable"`` k-means on the samples away
+        from texture boundaries (:func:`.unmixing.fit_stable_endmembers`), ``"kmeans"`` /
+        ``"nmf"`` on every sample (:func:`.unmixing.fit_endmembers`), ``"auto"`` the stable
+        fit for windows wider than the paper's σ = 6, k-means at σ = 6 (the rule of
+        :mod:`xfskde.segmentation.defaults`).
     sample : int
         Pixels sampled (from at most 16 random blocks) to fit the pure features.
     seed : int
@@ -576,8 +832,8 @@ def segment(
         model = fit_textures(
             image, n_textures, features=features, window=window, size=size,
             color_bins=color_bins, angle_bins=angle_bins, n_coefficients=n_coefficients,
-            stride=stride, weights=weights, method=method, sample=sample, seed=seed, chunks=chunks,
-            mask=mask, nodata=nodata,
+            stride=stride, gradient_scales=gradient_scales, bank_bins=bank_bins, weights=weights,
+            method=method, sample=sample, seed=seed, chunks=chunks, mask=mask, nodata=nodata,
         )  # fmt: skip
     elif model.n_textures != n_textures:
         raise ParameterError(f"model has {model.n_textures} textures, n_textures is {n_textures}")

@@ -20,7 +20,13 @@ import itertools
 import numba
 import numpy as np
 
-__all__ = ["ENDMEMBER_METHODS", "MAX_TEXTURES", "abundances", "fit_endmembers"]
+__all__ = [
+    "ENDMEMBER_METHODS",
+    "MAX_TEXTURES",
+    "abundances",
+    "fit_endmembers",
+    "fit_stable_endmembers",
+]
 
 #: The exact active-set solver enumerates 2^m - 1 supports; beyond this it is refused.
 MAX_TEXTURES = 12
@@ -82,6 +88,54 @@ def _fit(X: np.ndarray, n_textures: int, method: str, seed: int) -> np.ndarray:
     inv_scale, *_ = np.linalg.lstsq(W, np.ones(W.shape[0]), rcond=None)
     inv_scale = np.where(inv_scale > 0, inv_scale, W.mean(axis=0) ** -1 / n_textures)
     return H / inv_scale[:, None]
+
+
+def fit_stable_endmembers(
+    samples: np.ndarray, change: np.ndarray, n_textures: int, *, seed: int = 0
+) -> np.ndarray:
+    """Pure texture features from the sampled pixels that lie inside regions.
+
+    A pixel whose features hardly change between points 1.5 window sigmas before and after
+    it (``change``, :func:`xfskde.segmentation.model.fit_textures` measures it) sees one
+    texture across its window; near a boundary its window mixes two, and k-means on every
+    pixel spends clusters on those mixtures or splits a texture whose look drifts (perspective
+    brick). So: keep the pixels of at most the median change, reduce them to their first
+    ``n_textures`` principal components (the m-simplex spans at most m - 1 dimensions, plus
+    one for the drift a texture carries), cluster them there with k-means (k-means++
+    initialisation, seeded, 10 starts) and take each cluster's mean of the *full* features.
+
+    The median is global: a texture whose features fluctuate more than the others' everywhere
+    can lose most of its pixels to it and be merged (dead leaves of 160-256² at σ = 12:
+    Rand 0.70-0.73 against 0.96 for k-means on every pixel; keeping the steadier half of each
+    k-means cluster instead mends that but loses the held-out mosaics, 0.81 against 0.91).
+
+    Parameters
+    ----------
+    samples : numpy.ndarray, shape (n, D)
+    change : numpy.ndarray, shape (n,)
+        How much each sample's features change across it (any non-negative measure).
+    n_textures : int
+    seed : int
+
+    Returns
+    -------
+    numpy.ndarray, shape (m, D), float64
+    """
+    from sklearn.cluster import KMeans
+    from threadpoolctl import threadpool_limits
+
+    X = np.asarray(samples, dtype=np.float64)
+    change = np.asarray(change, dtype=np.float64)
+    stable = X[change <= np.median(change)]
+    if stable.shape[0] < n_textures:
+        stable = X
+    centred = stable - stable.mean(axis=0)
+    _, _, vt = np.linalg.svd(centred, full_matrices=False)
+    reduced = centred @ vt[: max(1, n_textures)].T
+    with threadpool_limits(1):
+        km = KMeans(n_clusters=n_textures, n_init=10, random_state=seed).fit(reduced)
+    members = [stable[km.labels_ == i] for i in range(n_textures)]
+    return np.stack([m.mean(axis=0) if len(m) else stable.mean(axis=0) for m in members])
 
 
 def _supports(m: int) -> list[tuple[int, ...]]:

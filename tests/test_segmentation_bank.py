@@ -1,0 +1,186 @@
+"""The filter bank of the "bank" (spectral histogram) feature group, against scipy and skimage."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from scipy import ndimage as ndi
+from skimage.filters import gabor_kernel
+
+from xfskde.segmentation._bank import (
+    BANK_FILTERS,
+    BANK_RADIUS,
+    bank_bins,
+    bank_ranges,
+    bank_responses,
+)
+
+R = BANK_RADIUS
+LOGS = [(1, 1.0), (2, 2.0), (3, 4.0)]
+GABORS = [
+    (4 + 4 * i + j, f, d) for i, f in enumerate((0.1, 0.2)) for j, d in enumerate((0, 45, 90, 135))
+]
+
+
+def _interior(a: np.ndarray, margin: int = R) -> np.ndarray:
+    return a[margin:-margin, margin:-margin]
+
+
+def _reference_gabor(frequency: float, degrees: int) -> np.ndarray:
+    k = gabor_kernel(frequency, theta=math.radians(degrees), bandwidth=1).real
+    return k - k.mean()
+
+
+@pytest.fixture(scope="module")
+def image() -> np.ndarray:
+    return np.random.default_rng(7).random((96, 128)).astype(np.float32)
+
+
+def test_names_and_radius():
+    assert len(BANK_FILTERS) == 12
+    assert BANK_FILTERS[:4] == ("intensity", "log1", "log2", "log4")
+    assert BANK_FILTERS[4:8] == ("gabor0.1_0", "gabor0.1_45", "gabor0.1_90", "gabor0.1_135")
+    assert BANK_FILTERS[8:] == ("gabor0.2_0", "gabor0.2_45", "gabor0.2_90", "gabor0.2_135")
+    # the widest support: skimage's Gabor at f = 0.1 (3 sigma of 0.56 / 0.1 px), wider than the
+    # LoG at sigma 4 truncated at 4 sigma (16)
+    assert BANK_RADIUS == gabor_kernel(0.1, bandwidth=1).shape[0] // 2 == 17
+
+
+def test_shape_dtype_and_intensity(image):
+    r = bank_responses(image, fill=0.0)
+    assert r.shape == (96, 128, 12) and r.dtype == np.float32
+    np.testing.assert_array_equal(r[..., 0], image)
+
+
+@pytest.mark.parametrize(("channel", "sigma"), LOGS)
+def test_log_equals_scipy_gaussian_laplace(image, channel, sigma):
+    """Interior responses are scipy's gaussian_laplace · sigma², less its (small) DC: each 1-D
+    second-derivative pass has its sum s2 removed in the Gaussian's shape."""
+    grey = image.astype(np.float64)
+    impulse = np.zeros(81)
+    impulse[40] = 1.0
+    s2 = ndi.gaussian_filter1d(impulse, sigma, order=2).sum()
+    scipy_log = ndi.gaussian_laplace(grey, sigma) * sigma**2
+    reference = scipy_log - 2 * s2 * sigma**2 * ndi.gaussian_filter(grey, sigma)
+    got = _interior(bank_responses(image, fill=0.0)[..., channel])
+    scale = _interior(reference).std()
+    np.testing.assert_allclose(got, _interior(reference), rtol=0, atol=1e-5 * scale)
+    # the DC correction is a small change of scipy's LoG
+    assert np.abs(_interior(scipy_log - reference)).max() < 0.1 * scale
+
+
+@pytest.mark.parametrize(("channel", "frequency", "degrees"), GABORS)
+def test_gabor_equals_direct_correlation(image, channel, frequency, degrees):
+    assert BANK_FILTERS[channel] == f"gabor{frequency:g}_{degrees}"
+    kernel = _reference_gabor(frequency, degrees)
+    reference = ndi.correlate(image.astype(np.float64), kernel)
+    got = _interior(bank_responses(image, fill=0.0)[..., channel])
+    scale = _interior(reference).std()
+    assert scale > 1e-3
+    np.testing.assert_allclose(got, _interior(reference), rtol=0, atol=1e-5 * scale)
+
+
+@pytest.mark.parametrize("shape", [(96, 128), (97, 131), (10, 12)])
+def test_constant_image_gives_zero(shape):
+    r = bank_responses(np.full(shape, 7.0, dtype=np.float32), fill=7.0)
+    np.testing.assert_array_equal(r[..., 0], 7.0)
+    np.testing.assert_allclose(r[..., 1:], 0.0, atol=1e-5)
+
+
+def test_nan_reads_as_fill(image):
+    holed = image.copy()
+    holed[40:60, 50:90] = np.nan
+    holed[:, :5] = np.nan
+    filled = image.copy()
+    filled[40:60, 50:90] = 0.3
+    filled[:, :5] = 0.3
+    got = bank_responses(holed, fill=0.3)
+    assert np.isfinite(got).all()
+    np.testing.assert_array_equal(got, bank_responses(filled, fill=0.3))
+
+
+def test_responses_finite_with_nan_border_and_small_blocks(image):
+    padded = np.full((96 + 2 * R, 128 + 2 * R), np.nan, dtype=np.float32)
+    padded[R:-R, R:-R] = image
+    assert np.isfinite(bank_responses(padded, fill=0.5)).all()
+    assert np.isfinite(bank_responses(image[:8, :9], fill=0.5)).all()  # smaller than a kernel
+    with pytest.raises(ValueError):
+        bank_responses(image, fill=np.nan)
+    with pytest.raises(ValueError):
+        bank_responses(image[0], fill=0.0)
+
+
+def test_responses_do_not_depend_on_the_block_cut():
+    rng = np.random.default_rng(3)
+    full = rng.normal(100.0, 20.0, (200, 240)).astype(np.float32)
+    full[120:130, 100:180] = np.nan
+    whole = bank_responses(full, fill=100.0)
+    y0, y1, x0, x1 = 30, 151, 50, 203  # odd sizes: different FFT padding from the whole
+    part = bank_responses(full[y0:y1, x0:x1], fill=100.0)
+    expected = whole[y0 + R : y1 - R, x0 + R : x1 - R]
+    got = _interior(part)
+    scale = _interior(whole).reshape(-1, 12).std(axis=0)
+    np.testing.assert_array_equal(got[..., 0], expected[..., 0])
+    assert np.all(np.abs(got - expected) <= 1e-5 * scale)  # each filter at its own scale
+
+
+@pytest.mark.parametrize(("frequency", "first"), [(0.1, 4), (0.2, 8)])
+def test_gabor_orientation_selectivity(frequency, first):
+    """A grating along skimage's own wave vector (cos θ, sin θ) in (column, row) coordinates
+    at θ = 45° excites gabor{f}_45 and hardly gabor{f}_135 (and vice versa)."""
+    y, x = np.mgrid[0:128, 0:128].astype(np.float64)
+    for degrees, same, orthogonal in [(45, first + 1, first + 3), (135, first + 3, first + 1)]:
+        theta = math.radians(degrees)
+        rotx = x * math.cos(theta) + y * math.sin(theta)  # gabor_kernel's rotx
+        grating = np.cos(2 * np.pi * frequency * rotx).astype(np.float32)
+        energy = (_interior(bank_responses(grating, fill=0.0)) ** 2).mean(axis=(0, 1))
+        assert energy[same] > 100 * energy[orthogonal]
+        assert energy[same] == energy[4:].max()  # the largest of the Gabor responses
+
+
+def test_bank_ranges_percentiles_and_flat_filters():
+    rng = np.random.default_rng(0)
+    r = rng.normal(size=(50, 40, 12)).astype(np.float32)
+    r[..., 3] = 2.5  # a flat filter
+    r[:5, :, 1] = np.nan  # ignored
+    ranges = bank_ranges(r, 5.0, 95.0)
+    assert len(ranges) == 12
+    for lo, hi in ranges:
+        assert type(lo) is float and type(hi) is float and hi > lo
+    flat = r[..., 0].astype(np.float64).ravel()
+    assert ranges[0] == pytest.approx(tuple(np.percentile(flat, [5, 95])))
+    kept = r[5:, :, 1].astype(np.float64).ravel()
+    assert ranges[1] == pytest.approx(tuple(np.percentile(kept, [5, 95])))
+    assert ranges[3] == pytest.approx((2.5 - 1.25e-3, 2.5 + 1.25e-3))
+    default = bank_ranges(r)
+    assert default[2] == pytest.approx(tuple(np.percentile(r[..., 2].ravel(), [1, 99])))
+    with pytest.raises(ValueError):
+        bank_ranges(r, 50.0, 50.0)
+    with pytest.raises(ValueError):
+        bank_ranges(np.full((3, 12), np.nan))
+
+
+def test_bank_bins_ends_outside_and_nan():
+    ranges = tuple((-1.0, 1.0) for _ in range(12))
+    values = np.array([-1.0, -0.75, -0.5 + 1e-9, 0.0, 0.999, 1.0, -5.0, 5.0, np.nan, np.inf])
+    r = np.repeat(values[:, None], 12, axis=1).astype(np.float64)
+    bins = bank_bins(r, ranges, 8)
+    assert bins.dtype == np.int64 and bins.shape == (10, 12)
+    expected = [0, 1, 2, 4, 7, 7, 0, 7, 0, 7]
+    np.testing.assert_array_equal(bins, np.repeat(np.array(expected)[:, None], 12, axis=1))
+    # per-filter ranges, on a block of responses
+    ranges = tuple((float(i), float(i) + 2.0) for i in range(12))
+    offsets = np.array([0.0, 1.0, 1.9])[:, None, None]
+    block = (np.arange(12)[None, None, :] + offsets).astype(np.float32)
+    bins = bank_bins(block, ranges, 4)
+    np.testing.assert_array_equal(bins[:, 0, :], np.array([[0] * 12, [2] * 12, [3] * 12]))
+    # a flat filter's widened range bins its value in the middle
+    flat = np.full((4, 12), 2.5, dtype=np.float32)
+    bins = bank_bins(flat, bank_ranges(flat), 10)
+    np.testing.assert_array_equal(bins, 5)
+    with pytest.raises(ValueError):
+        bank_bins(block, ranges, 0)
+    with pytest.raises(ValueError):
+        bank_bins(block, ranges[:11], 4)

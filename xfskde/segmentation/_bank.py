@@ -1,0 +1,280 @@
+"""The filter bank of the "bank" feature group: spectral histograms of texture.
+
+A spectral histogram (Liu & Wang 2002, "A computational approach to texture segmentation /
+spectral histogram") describes the texture around a pixel by the local histograms of the
+responses of a small fixed bank of filters; factorization-based segmentation (Yuan, Wang & Li
+2015) unmixes such features into pure textures and per-pixel weights. This module computes the
+responses of one image block to the 12 filters of :data:`BANK_FILTERS` and turns them into bin
+indices; the windowing is done elsewhere (:mod:`._filters`).
+
+* ``intensity``: the pixel value itself (the identity filter);
+* ``log1``, ``log2``, ``log4``: the Laplacian of Gaussian at sigma 1, 2 and 4 px, built as
+  :func:`scipy.ndimage.gaussian_laplace` builds it (the sum of second-derivative-of-Gaussian
+  passes, truncated at 4 sigma) and scale-normalised (times sigma²);
+* ``gabor{f}_{θ}``: the real (even, cosine) part of :func:`skimage.filters.gabor_kernel` at
+  spatial frequency f ∈ {0.1, 0.2} cycles/px and orientation θ ∈ {0, 45, 90, 135} degrees
+  (``bandwidth=1``, so sigma ≈ 0.56/f px, and skimage's extent of 3 sigma), in skimage's
+  convention: θ is the direction of the harmonic's wave vector ``(cos θ, sin θ)`` in (column,
+  row) coordinates, rows counted downwards.
+
+Every filter but ``intensity`` has zero mean: a flat patch gives a zero response whatever its
+level. The Gabor kernels have their mean removed; the discrete, truncated LoG does not quite sum
+to zero, so each of its 1-D second-derivative passes has its sum removed in the Gaussian's
+shape (``g2 - sum(g2) g0``), which moves a response from scipy's by ``-2 sum(g2) sigma²`` times
+the Gaussian-smoothed image (about 1e-3 of the local mean at sigma 4).
+
+**Linear in the window.** A local histogram is the window applied to one-hot vote planes (one
+plane per bin, a pixel voting 1 in the bin of its response): a mean of votes, linear in the
+window. So a window straddling two textures sees the weighted mix of their histograms, which
+is what the unmixing assumes, and the histograms need only the bin indices that
+:func:`bank_bins` returns.
+
+**Why the FFT.** The Gabor kernels at f = 0.1 span 35 px and are not separable at 45° and 135°,
+so direct correlation would cost over a thousand multiply-adds per pixel and filter. Instead
+the block is transformed once (:func:`scipy.fft.rfft2`, zero-padded to a fast size) and each
+filter costs one product with its precomputed spectrum and one inverse transform. The spectra
+are built for each padded block shape and cached. The transforms run with ``workers=1``: they
+run inside single-threaded Dask tasks.
+
+**Missing pixels.** NaN (and ±inf) pixels are read as the constant ``fill`` by every filter,
+``intensity`` included, and so is the padding up to the fast size. The rule is a property of
+the pixel alone, so the responses do not depend on how an image is cut into blocks: a pixel at
+least :data:`BANK_RADIUS` from every edge of a block gets exactly (to float32 precision) the
+response of a direct correlation of the whole image, NaN read as ``fill``. Pixels nearer the
+edge read wrapped-around values and are inexact (but finite); a caller pads a block by
+:data:`BANK_RADIUS` and uses only its interior.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from collections.abc import Sequence
+
+import numpy as np
+import scipy.fft
+from skimage.filters import gabor_kernel
+
+__all__ = ["BANK_FILTERS", "BANK_RADIUS", "bank_bins", "bank_ranges", "bank_responses"]
+
+_LOG_SIGMAS = (1.0, 2.0, 4.0)
+_GABOR_FREQUENCIES = (0.1, 0.2)
+_GABOR_DEGREES = (0, 45, 90, 135)
+
+#: The names of the 12 filters, in the order of the last axis of :func:`bank_responses`.
+BANK_FILTERS: tuple[str, ...] = (
+    "intensity",
+    *(f"log{s:g}" for s in _LOG_SIGMAS),
+    *(f"gabor{f:g}_{d}" for f in _GABOR_FREQUENCIES for d in _GABOR_DEGREES),
+)
+
+
+def _gaussian_1d(sigma: float, radius: int) -> tuple[np.ndarray, np.ndarray]:
+    """scipy.ndimage's 1-D Gaussian and its second derivative on ``-radius..radius`` (float64)."""
+    x = np.arange(-radius, radius + 1, dtype=np.float64)
+    g0 = np.exp(-0.5 * x**2 / sigma**2)
+    g0 /= g0.sum()
+    g2 = g0 * (x**2 / sigma**4 - 1.0 / sigma**2)
+    return g0, g2
+
+
+def _log_kernel(sigma: float) -> np.ndarray:
+    """The scale-normalised LoG as :func:`scipy.ndimage.gaussian_laplace` builds it (truncated at
+    4 sigma), each second-derivative pass made to sum to zero."""
+    g0, g2 = _gaussian_1d(sigma, int(4.0 * sigma + 0.5))
+    g2 = g2 - g2.sum() * g0
+    return sigma**2 * (np.outer(g2, g0) + np.outer(g0, g2))
+
+
+def _gabor_kernel(frequency: float, degrees: int) -> np.ndarray:
+    """The real part of skimage's Gabor kernel (``bandwidth=1``, ``n_stds=3``), mean removed."""
+    k = gabor_kernel(frequency, theta=math.radians(degrees), bandwidth=1).real
+    return k - k.mean()
+
+
+def _build_kernels() -> tuple[np.ndarray, ...]:
+    logs = [_log_kernel(s) for s in _LOG_SIGMAS]
+    gabors = [_gabor_kernel(f, d) for f in _GABOR_FREQUENCIES for d in _GABOR_DEGREES]
+    kernels = (*logs, *gabors)
+    for k in kernels:
+        k.setflags(write=False)
+    return kernels
+
+
+#: The kernels of the filters after ``intensity`` (float64, odd shapes, centred, point-symmetric).
+_KERNELS: tuple[np.ndarray, ...] = _build_kernels()
+
+#: The largest half-width of any filter's support (the Gabor at f = 0.1, θ = 0 or 90°): a block
+#: padded by this many pixels has exact responses in its interior.
+BANK_RADIUS: int = max(max(k.shape) // 2 for k in _KERNELS)
+
+
+@functools.lru_cache(maxsize=16)
+def _spectra(shape: tuple[int, int]) -> tuple[np.ndarray, ...]:
+    """The filters' spectra for blocks padded to ``shape``: real float32 (h, w // 2 + 1) arrays.
+
+    Each kernel is placed with its centre at index (0, 0), negative offsets wrapped (and summed
+    where a kernel is larger than the block). The kernels are point-symmetric, so their spectra
+    are real and convolution by them is correlation.
+    """
+    h, w = shape
+    spectra = []
+    for k in _KERNELS:
+        ry, rx = k.shape[0] // 2, k.shape[1] // 2
+        rows = (np.arange(-ry, ry + 1) % h)[:, None]
+        cols = (np.arange(-rx, rx + 1) % w)[None, :]
+        grid = np.zeros(shape, dtype=np.float64)
+        np.add.at(grid, (rows, cols), k)
+        spectrum = np.ascontiguousarray(scipy.fft.rfft2(grid, workers=1).real, dtype=np.float32)
+        spectrum.setflags(write=False)
+        spectra.append(spectrum)
+    return tuple(spectra)
+
+
+def bank_responses(grey: np.ndarray, fill: float) -> np.ndarray:
+    """The responses of one block to the filters of :data:`BANK_FILTERS`.
+
+    Parameters
+    ----------
+    grey : numpy.ndarray
+        A (h, w) block of grey values (cast to float32). NaN (and ±inf) marks missing pixels,
+        whole padded borders included.
+    fill : float
+        The finite value every filter reads in place of a missing pixel.
+
+    Returns
+    -------
+    numpy.ndarray
+        (h, w, 12) float32 responses, in the order of :data:`BANK_FILTERS`. They equal direct
+        correlation with each kernel (to float32 precision) at pixels at least
+        :data:`BANK_RADIUS` from every edge; nearer the edge they are inexact but finite.
+
+    Raises
+    ------
+    ValueError
+        If ``grey`` is not 2-D or ``fill`` is not finite.
+
+    Notes
+    -----
+    One forward real FFT of the block, zero-padded with ``fill`` to a fast size, and one inverse
+    per filter, with the filters' spectra cached per padded shape. The block's mean is
+    subtracted before the transform (the filters have zero mean, so only rounding changes),
+    which keeps float32 rounding relative to the texture's contrast, not its level.
+    """
+    grey = np.asarray(grey, dtype=np.float32)
+    if grey.ndim != 2:
+        raise ValueError(f"grey must be a 2-D block, got shape {grey.shape}")
+    fill = float(fill)
+    if not math.isfinite(fill):
+        raise ValueError(f"fill must be finite, got {fill}")
+    h, w = grey.shape
+    out = np.empty((h, w, len(BANK_FILTERS)), dtype=np.float32)
+    filled = np.where(np.isfinite(grey), grey, np.float32(fill))
+    out[..., 0] = filled
+    if h == 0 or w == 0:
+        return out
+    shape = (scipy.fft.next_fast_len(h, real=True), scipy.fft.next_fast_len(w, real=True))
+    offset = float(np.mean(filled, dtype=np.float64))
+    padded = np.full(shape, fill - offset, dtype=np.float32)
+    np.subtract(filled, np.float32(offset), out=padded[:h, :w])
+    transform = scipy.fft.rfft2(padded, workers=1)
+    for i, spectrum in enumerate(_spectra(shape), start=1):
+        response = scipy.fft.irfft2(transform * spectrum, s=shape, workers=1)
+        out[..., i] = response[:h, :w]
+    return out
+
+
+def bank_ranges(
+    responses: np.ndarray, low: float = 1.0, high: float = 99.0
+) -> tuple[tuple[float, float], ...]:
+    """Each filter's bin range: the (low, high) percentiles of its responses.
+
+    Parameters
+    ----------
+    responses : numpy.ndarray
+        Responses of shape (..., 12), as :func:`bank_responses` returns; NaN is ignored.
+    low, high : float, optional
+        The percentiles (0 ≤ low < high ≤ 100) of each range's ends; 1 and 99 by default.
+
+    Returns
+    -------
+    tuple of (float, float)
+        One ``(lo, hi)`` pair of Python floats per filter, with ``hi > lo``: where a filter's
+        two percentiles coincide (a flat response), the range is widened to
+        ``lo - d .. hi + d`` with ``d = 0.5e-3 · max(1, |lo|)``.
+
+    Raises
+    ------
+    ValueError
+        If the percentiles are out of order or range, the last axis is not 12 long, or a filter
+        has no finite response.
+    """
+    responses = np.asarray(responses)
+    n = len(BANK_FILTERS)
+    if responses.ndim < 1 or responses.shape[-1] != n:
+        raise ValueError(f"responses must have shape (..., {n}), got {responses.shape}")
+    if not 0.0 <= low < high <= 100.0:
+        raise ValueError(f"need 0 <= low < high <= 100, got low={low}, high={high}")
+    flat = responses.reshape(-1, n).astype(np.float64)
+    flat[~np.isfinite(flat)] = np.nan
+    empty = np.all(np.isnan(flat), axis=0)
+    if empty.any():
+        names = [name for name, e in zip(BANK_FILTERS, empty, strict=True) if e]
+        raise ValueError(f"no finite responses for {names}")
+    ends = np.nanpercentile(flat, [low, high], axis=0)
+    ranges = []
+    for lo, hi in zip(ends[0].tolist(), ends[1].tolist(), strict=True):
+        if not hi > lo:
+            d = 0.5e-3 * max(1.0, abs(lo))
+            lo, hi = lo - d, hi + d
+        ranges.append((float(lo), float(hi)))
+    return tuple(ranges)
+
+
+def bank_bins(
+    responses: np.ndarray, ranges: Sequence[tuple[float, float]], n_bins: int
+) -> np.ndarray:
+    """The equal-width bin of each response in its filter's range.
+
+    Parameters
+    ----------
+    responses : numpy.ndarray
+        Responses of shape (..., 12).
+    ranges : sequence of (float, float)
+        One ``(lo, hi)`` range per filter, ``hi > lo``, as :func:`bank_ranges` returns.
+    n_bins : int
+        The number of bins per filter (at least 1).
+
+    Returns
+    -------
+    numpy.ndarray
+        int64 bin indices of the responses' shape: ``floor((r - lo) / (hi - lo) · n_bins)``
+        clipped to ``0 .. n_bins - 1``, so values below the range fall in the first bin and
+        values at its top or above in the last. NaN falls in bin 0 (callers give such pixels
+        weight 0).
+
+    Raises
+    ------
+    ValueError
+        If the shapes do not match, a range is not increasing or ``n_bins < 1``.
+    """
+    responses = np.asarray(responses)
+    n = len(BANK_FILTERS)
+    if responses.ndim < 1 or responses.shape[-1] != n:
+        raise ValueError(f"responses must have shape (..., {n}), got {responses.shape}")
+    bounds = np.asarray(ranges, dtype=np.float64)
+    if bounds.shape != (n, 2):
+        raise ValueError(f"ranges must hold {n} (lo, hi) pairs, got shape {bounds.shape}")
+    if not np.all(bounds[:, 1] > bounds[:, 0]):
+        raise ValueError("every range must have hi > lo")
+    n_bins = int(n_bins)
+    if n_bins < 1:
+        raise ValueError(f"n_bins must be at least 1, got {n_bins}")
+    lo, hi = bounds[:, 0], bounds[:, 1]
+    scaled = np.subtract(responses, lo, dtype=np.float64)
+    scaled /= hi - lo
+    scaled *= n_bins
+    np.floor(scaled, out=scaled)
+    np.nan_to_num(scaled, copy=False, nan=0.0)  # ±inf become huge and are clipped below
+    np.clip(scaled, 0, n_bins - 1, out=scaled)
+    return scaled.astype(np.int64)
