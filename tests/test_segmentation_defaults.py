@@ -134,12 +134,24 @@ def test_segment_with_no_arguments_records_its_choices():
     arr = xr.DataArray(image, dims=("y", "x", "c"))
     labels = segment(arr, 3)
     a = labels.attrs
-    assert a["features"] == "color,bank,fskde" and a["gradient_scales"] == [1.0, 2.0, 4.0]
+    assert a["features"] == "color,bank,fskde" and a["gradient_scales"] == [0.0]
     assert a["bank_filters"].split(",") == list(BANK_FILTERS) and len(a["bank_ranges"]) == 12
-    assert a["chose_size"].startswith("sigma") and a["chose_texture_scale_px"] > 0
+    assert a["chose_size"].startswith("sigma 6: labels at sigma 6 and 12 agree")
+    assert a["chose_size_agreement"] >= 0.9 and a["chose_texture_scale_px"] > 0
     assert a["stride"] == auto_stride(a["size"])
     assert a["chose_fit"].startswith("stable" if a["size"] > 6 else "kmeans")
     assert rand_index(truth, labels.values) > 0.95  # measured 0.973
+
+
+def test_grey_textures_take_the_window_from_their_scale():
+    """A grey mosaic of real textures: no colour group, no σ = 6 check, σ = 8λ."""
+    image, truth = texture_mosaic((256, 256), seed=3)
+    labels, model = segment(image, 3, return_model=True)
+    assert model.spec.features == ("bank", "fskde")
+    scale = model.choices["texture_scale_px"]
+    assert model.spec.size == scale_window(scale, (256, 256)) > 6
+    assert "size_agreement" not in model.choices
+    assert rand_index(truth, labels) > 0.9  # measured 0.944
 
 
 def test_explicit_settings_are_the_papers_ortseg():

@@ -686,11 +686,16 @@ def _auto_size(
     choices: dict[str, Any],
 ) -> float | int:
     """The window size of the rule in :mod:`.defaults`: from the texture scale λ of the tiles,
-    unless a crop's labels at the paper's σ = 6 agree with those at σ = 12."""
+    unless, for colour images, a crop's labels at the paper's σ = 6 agree with those at
+    σ = 12."""
     window = spec_args["window"]
     scale = texture_scale(tiles)
     sigma = scale_window(scale, arr.shape[:2])
     choices["texture_scale_px"] = round(scale, 2)
+    rule = f"sigma {sigma:g} = 8 x texture scale {scale:.2f} px within [8, min(H, W) / 12]"
+    if "color" not in spec_args["features"]:
+        choices["size"] = rule
+        return _equivalent_size(window, sigma)
     crop = _crop(arr, foreground)
     labels = []
     for candidate in (FINE_SIZE, CHECK_SIZE):
@@ -708,8 +713,8 @@ def _auto_size(
         )
     else:
         choices["size"] = (
-            f"sigma {sigma:g} = 8 x texture scale {scale:.2f} px within [8, min(H, W) / 12] "
-            f"(labels at sigma {FINE_SIZE:g} and {CHECK_SIZE:g} disagree: Rand {agreement:.3f})"
+            f"{rule} (labels at sigma {FINE_SIZE:g} and {CHECK_SIZE:g} disagree: "
+            f"Rand {agreement:.3f})"
         )
     return _equivalent_size(window, sigma)
 
