@@ -547,3 +547,21 @@ def test_oriented_textures_keep_their_label_up_to_the_image_edge():
     a = model.abundances(image)
     own = a[20:76, -1, labels[50, -1] - 1]  # the edge column's abundance of its own texture
     assert own.min() > 0.9  # mirrored, half its window would be the other texture: about 0.5
+
+
+def test_segment_command_records_what_it_chose(tmp_path, leaves):
+    """Settings left at auto are chosen from the image and stored with the labels; named ones
+    are taken as given; a size that is neither auto nor a number is refused by the parser."""
+    image, truth = leaves
+    source = tmp_path / "leaves.npy"
+    np.save(source, (image * 255).astype(np.uint8))
+    out = tmp_path / "labels.zarr"
+    argv = [str(source), str(out), "--textures", "3", "--stride", "2", "--method", "kmeans"]
+    assert _segment_command(argv) == 0
+    attrs = xr.open_zarr(out)["labels"].attrs
+    assert attrs["features"] == "color,bank,fskde" and attrs["stride"] == 2
+    assert attrs["chose_size"].startswith("sigma") and "chose_fit" not in attrs
+    assert rand_index(truth, xr.open_zarr(out)["labels"].values) > 0.9
+    with pytest.raises(SystemExit):
+        _segment_command([str(source), str(tmp_path / "b.zarr"), "--textures", "3",
+                          "--size", "big"])  # fmt: skip

@@ -692,7 +692,10 @@ def _auto_size(
     scale = texture_scale(tiles)
     sigma = scale_window(scale, arr.shape[:2])
     choices["texture_scale_px"] = round(scale, 2)
-    rule = f"sigma {sigma:g} = 8 x texture scale {scale:.2f} px within [8, min(H, W) / 12]"
+    rule = (
+        f"sigma {sigma:g} from the texture scale {scale:.2f} px: 8 x scale within "
+        f"[8, min(H, W) / 12 = {min(arr.shape[:2]) / 12:.1f}], at least {FINE_SIZE:g}"
+    )
     if "color" not in spec_args["features"]:
         choices["size"] = rule
         return _equivalent_size(window, sigma)
