@@ -14,7 +14,12 @@ from xfskde.metrics import rand_index
 from xfskde.segmentation import FeatureSpec, fit_textures, segment
 from xfskde.segmentation._bank import BANK_FILTERS, bank_bins, bank_responses
 from xfskde.segmentation.defaults import auto_features, auto_stride, scale_window, texture_scale
-from xfskde.segmentation.features import feature_depth, grid_features, grid_projections
+from xfskde.segmentation.features import (
+    feature_depth,
+    grid_features,
+    grid_projections,
+    vote_step,
+)
 from xfskde.segmentation.unmixing import fit_endmembers, fit_stable_endmembers
 
 RANGES = tuple((-0.3, 0.3) if i else (0.0, 1.0) for i in range(len(BANK_FILTERS)))
@@ -185,3 +190,45 @@ def test_bins_of_the_bank_cover_the_range():
     responses = np.array([[-1.0, 0.0, 0.299, 0.3, 5.0, np.nan]] * 12).T
     bins = bank_bins(responses, RANGES, 6)
     assert bins[:, 1].tolist() == [0, 3, 5, 5, 5, 0]
+
+
+def test_wide_windows_read_the_image_lattice(rng):
+    """σ >= 32: every ⌊σ/16⌋-th pixel of the image's lattice votes, each tap weighing that
+    much more: the sum by hand over the lattice pixels, close to the exact window, and the same
+    wherever the block starts."""
+    from xfskde.segmentation._filters import Lattice, separable_dense
+
+    spec = FeatureSpec(features=("color",), size=40, color_bins=4)
+    assert vote_step(spec) == 2 and vote_step(FeatureSpec(size=31.9)) == 1
+    planes = rng.random((400, 410, 2)).astype(np.float32)
+    profile = spec.window_obj.profile()
+    L = len(profile)
+    rows, cols = np.array([3, 10, 11]), np.array([0, 7, 50])
+    lattice = Lattice(2, origin=(5, 8))  # block pixel (0, 0) is image pixel (5, 8)
+    got = separable_dense(planes, profile, rows, cols, lattice)
+    for i, r in enumerate(rows):
+        for j, c in enumerate(cols):
+            ys = [r + t for t in range(L) if (r + t + 5) % 2 == 0]
+            xs = [c + t for t in range(L) if (c + t + 8) % 2 == 0]
+            w = np.outer(profile[np.array(ys) - r], profile[np.array(xs) - c]) * 4
+            expected = np.einsum("yx,yxn->n", w, planes[np.ix_(ys, xs)])
+            np.testing.assert_allclose(got[i, j], expected, rtol=2e-5)
+    exact = separable_dense(planes, profile, rows, cols)
+    np.testing.assert_allclose(got, exact, rtol=0.02)  # white noise: the worst case
+    image, _ = random_textures((360, 360), seed=3)
+    halo = feature_depth(spec)
+    centres = np.array([halo + 4])
+    a = grid_features(image, spec, centres, centres)["color"]
+    b = grid_features(image[1:, 3:], spec, centres - 1, centres - 3, origin=(1, 3))["color"]
+    np.testing.assert_array_equal(a, b)  # the lattice is the image's, not the block's
+
+
+def test_wide_window_labels_do_not_depend_on_chunking():
+    image, _ = dead_leaves((192, 192), seed=8)
+    labels, model = segment(image, 3, features=("color", "fskde"), size=33, stride=4,
+                            method="kmeans", return_model=True)  # fmt: skip
+    assert vote_step(model.spec) == 2
+    import dask.array as da
+
+    lazy = model.predict(da.from_array(image, chunks=(150, 170, 3)))
+    np.testing.assert_array_equal(lazy.compute(), labels)

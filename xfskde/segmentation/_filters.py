@@ -17,6 +17,11 @@ input holds every pixel the window reaches (the caller pads a block by its halo)
 no boundary rule here: ``r_i`` and ``c_j`` are the first row and column each sample's window
 reads. The disk, which is not separable, is summed row segment by row segment from prefix sums
 along x (:func:`disk_sums`).
+
+A wide separable window need not read every pixel: with a :class:`Lattice` of step q only the
+pixels whose global row and column are multiples of q vote, each tap weighing q times as much
+(a quadrature of the same window on the image's own lattice, so chunk independence holds), and
+both passes cost q times less each.
 """
 
 from __future__ import annotations
@@ -25,6 +30,7 @@ import numba
 import numpy as np
 
 __all__ = [
+    "Lattice",
     "disk_sums",
     "interpolate",
     "project_binned",
@@ -35,57 +41,96 @@ __all__ = [
 
 
 @numba.njit(nogil=True, cache=True, error_model="numpy")
-def _rows_dense(src, profile, starts, out):
-    """``out[i, x, c] = Σ_t profile[t] · src[starts[i] + t, x, c]``: (h, w, n) → (ny, w, n)."""
+def _rows_dense(src, profile, starts, first, step, out):
+    """``out[i, x, c] = Σ_t step · profile[t] · src[starts[i] + t, x, c]`` over the taps
+    ``t = first[i], first[i] + step, ...``: (h, w, n) → (ny, w, n)."""
     for i in range(out.shape[0]):
         row = out[i].reshape(-1)
         row[:] = 0
-        for t in range(profile.shape[0]):
-            p = profile[t]
+        for t in range(first[i], profile.shape[0], step):
+            p = profile[t] * step
             source = src[starts[i] + t].reshape(-1)
             for j in range(row.shape[0]):
                 row[j] += p * source[j]
 
 
 @numba.njit(nogil=True, cache=True, error_model="numpy")
-def _rows_binned(bins, weight, profile, starts, out):
+def _rows_binned(bins, weight, profile, starts, first, step, out):
     """The vertical pass of one-hot planes from their bin indices:
-    ``out[i, x, bins[g, x]] += profile[t] · weight[g, x]`` for the rows ``g = starts[i] + t``."""
+    ``out[i, x, bins[g, x]] += step · profile[t] · weight[g, x]`` for the rows
+    ``g = starts[i] + t``, ``t = first[i], first[i] + step, ...``."""
     for i in range(out.shape[0]):
         row = out[i]
         row[:, :] = 0
-        for t in range(profile.shape[0]):
-            p = profile[t]
+        for t in range(first[i], profile.shape[0], step):
+            p = profile[t] * step
             g = starts[i] + t
             for x in range(row.shape[0]):
                 row[x, bins[g, x]] += p * weight[g, x]
 
 
 @numba.njit(nogil=True, cache=True, error_model="numpy")
-def _columns(src, profile, starts, out):
-    """``out[i, j, c] = Σ_t profile[t] · src[i, starts[j] + t, c]``: (ny, w, n) → (ny, nx, n)."""
+def _columns(src, profile, starts, first, step, out):
+    """``out[i, j, c] = Σ_t step · profile[t] · src[i, (starts[j] + t) // step, c]`` over the
+    taps ``t = first[j], first[j] + step, ...`` (``src`` holds every step-th column, from a
+    column on the lattice): (ny, w / step, n) → (ny, nx, n)."""
     ny, nx, n = out.shape
     for i in range(ny):
         for j in range(nx):
             for c in range(n):
                 out[i, j, c] = 0
             s0 = starts[j]
-            for t in range(profile.shape[0]):
-                p = profile[t]
+            for t in range(first[j], profile.shape[0], step):
+                p = profile[t] * step
+                x = (s0 + t) // step
                 for c in range(n):
-                    out[i, j, c] += p * src[i, s0 + t, c]
+                    out[i, j, c] += p * src[i, x, c]
 
 
-def _prepared(profile: np.ndarray, rows: np.ndarray, cols: np.ndarray):
-    return (
-        np.ascontiguousarray(profile, dtype=np.float32),
-        np.ascontiguousarray(rows, dtype=np.int64),
-        np.ascontiguousarray(cols, dtype=np.int64),
-    )
+class Lattice:
+    """Which pixels vote: those whose global row and column are multiples of ``step``.
+
+    ``origin`` is the global position of the block's pixel (0, 0). ``step`` 1 is every pixel,
+    exactly. A wide window reads every step-th pixel along each axis with each tap's weight
+    times ``step``: a quadrature of the same window, whose cost no longer grows with its size;
+    the lattice is the image's, so the result does not depend on how the image is cut.
+    """
+
+    def __init__(self, step: int = 1, origin: tuple[int, int] = (0, 0)) -> None:
+        self.step = max(1, int(step))
+        self.origin = (int(origin[0]), int(origin[1]))
+
+    @property
+    def first_column(self) -> int:
+        """The block's first column on the lattice."""
+        return (-self.origin[1]) % self.step
+
+    def first_taps(self, starts: np.ndarray, axis: int) -> np.ndarray:
+        """Per window starting at block position ``starts``, its first tap on the lattice."""
+        return ((-(starts + self.origin[axis])) % self.step).astype(np.int64)
+
+    def columns(self, width: int) -> slice:
+        """The block's columns on the lattice."""
+        return slice(self.first_column, width, self.step)
+
+
+def _prepared(profile: np.ndarray, rows: np.ndarray, cols: np.ndarray, lattice: Lattice):
+    """Contiguous arguments; the column starts shifted so that ``(start + t) // step`` indexes
+    the lattice's columns."""
+    profile = np.ascontiguousarray(profile, dtype=np.float32)
+    rows = np.ascontiguousarray(rows, dtype=np.int64)
+    cols = np.ascontiguousarray(cols, dtype=np.int64)
+    first_rows, first_cols = lattice.first_taps(rows, 0), lattice.first_taps(cols, 1)
+    shifted = cols - lattice.first_column
+    return profile, rows, shifted, first_rows, first_cols
 
 
 def separable_dense(
-    planes: np.ndarray, profile: np.ndarray, rows: np.ndarray, cols: np.ndarray
+    planes: np.ndarray,
+    profile: np.ndarray,
+    rows: np.ndarray,
+    cols: np.ndarray,
+    lattice: Lattice | None = None,
 ) -> np.ndarray:
     """A separable window over dense planes, at the samples ``rows × cols``.
 
@@ -97,17 +142,20 @@ def separable_dense(
         The window's 1-D weights (the same along y and x).
     rows, cols : numpy.ndarray of int
         The first row / column each sample's window reads (its centre minus ``before``).
+    lattice : Lattice, optional
+        The pixels that vote (default: every pixel).
 
     Returns
     -------
     numpy.ndarray, shape (len(rows), len(cols), n), float32
     """
-    profile, rows, cols = _prepared(profile, rows, cols)
-    planes = np.ascontiguousarray(planes, dtype=np.float32)
+    lattice = lattice or Lattice()
+    profile, rows, cols, first_rows, first_cols = _prepared(profile, rows, cols, lattice)
+    planes = np.ascontiguousarray(planes[:, lattice.columns(planes.shape[1])], dtype=np.float32)
     vertical = np.empty((rows.size, planes.shape[1], planes.shape[2]), np.float32)
-    _rows_dense(planes, profile, rows, vertical)
+    _rows_dense(planes, profile, rows, first_rows, lattice.step, vertical)
     out = np.empty((rows.size, cols.size, planes.shape[2]), np.float32)
-    _columns(vertical, profile, cols, out)
+    _columns(vertical, profile, cols, first_cols, lattice.step, out)
     return out
 
 
@@ -118,6 +166,7 @@ def separable_binned(
     profile: np.ndarray,
     rows: np.ndarray,
     cols: np.ndarray,
+    lattice: Lattice | None = None,
 ) -> np.ndarray:
     """:func:`separable_dense` of the one-hot planes of a binned image, without building them.
 
@@ -131,20 +180,23 @@ def separable_binned(
     weight : numpy.ndarray of shape (h, w), or a scalar
         Each pixel's vote.
     n_bins : int
-    profile, rows, cols
+    profile, rows, cols, lattice
         As in :func:`separable_dense`.
 
     Returns
     -------
     numpy.ndarray, shape (len(rows), len(cols), n_bins), float32
     """
-    profile, rows, cols = _prepared(profile, rows, cols)
-    bins = np.ascontiguousarray(bins, dtype=np.int64)
-    weight = np.ascontiguousarray(np.broadcast_to(weight, bins.shape), dtype=np.float32)
+    lattice = lattice or Lattice()
+    profile, rows, cols, first_rows, first_cols = _prepared(profile, rows, cols, lattice)
+    keep = lattice.columns(bins.shape[1])
+    weight = np.broadcast_to(weight, bins.shape)[:, keep]
+    bins = np.ascontiguousarray(bins[:, keep], dtype=np.int64)
+    weight = np.ascontiguousarray(weight, dtype=np.float32)
     vertical = np.empty((rows.size, bins.shape[1], n_bins), np.float32)
-    _rows_binned(bins, weight, profile, rows, vertical)
+    _rows_binned(bins, weight, profile, rows, first_rows, lattice.step, vertical)
     out = np.empty((rows.size, cols.size, n_bins), np.float32)
-    _columns(vertical, profile, cols, out)
+    _columns(vertical, profile, cols, first_cols, lattice.step, out)
     return out
 
 

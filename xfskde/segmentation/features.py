@@ -52,6 +52,7 @@ from ..kernel import Cos2KKernel
 from ..windows import Window, make_window
 from ._bank import BANK_FILTERS, BANK_RADIUS, bank_bins, bank_responses
 from ._filters import (
+    Lattice,
     disk_sums,
     project_binned,
     project_phasors,
@@ -67,6 +68,7 @@ __all__ = [
     "feature_depth",
     "grid_features",
     "grid_projections",
+    "vote_step",
 ]
 
 #: The feature groups, in the order their planes are stacked.
@@ -162,6 +164,22 @@ class FeatureSpec:
 
 def _operator(scale: float) -> GradientOperator:
     return GradientOperator("gaussian", scale) if scale > 0 else GradientOperator()
+
+
+#: Windows up to this σ (px) read every pixel; wider ones every ⌊σ / VOTE_SPACING⌋-th pixel
+#: along each axis (:class:`._filters.Lattice`), so that a window's cost stops growing with it.
+VOTE_SPACING = 16
+
+
+def vote_step(spec: FeatureSpec) -> int:
+    """The lattice step of the pixels that vote: ⌊σ / 16⌋ for separable windows of σ >= 32 px
+    (σ = side / √12 for a box), else 1 (every pixel: features exact, as the paper's). At that
+    spacing a window still reads about 16² pixels per σ², and its weights are sampled 16 times
+    per σ; the disk, summed from prefix sums, always reads every pixel."""
+    if spec.window == "disk":
+        return 1
+    sigma = spec.size if spec.window == "gaussian" else spec.size / np.sqrt(12)
+    return max(1, int(sigma // VOTE_SPACING))
 
 
 def feature_depth(spec: FeatureSpec) -> int:
@@ -306,14 +324,17 @@ def _bank_votes(
         yield "bank", _Binned(np.ascontiguousarray(q), votes, spec.bank_bins)
 
 
-def _windowed(vote: Any, window: Window, rows: np.ndarray, cols: np.ndarray) -> np.ndarray:
+def _windowed(
+    vote: Any, window: Window, rows: np.ndarray, cols: np.ndarray, lattice: Lattice | None = None
+) -> np.ndarray:
     """φ * v at the samples centred on ``rows × cols`` (block coordinates), for a vote or
-    dense planes (h, w, n). The FS-KDE's phasor powers are windowed as they are (their real
-    and imaginary parts: 2ℓ planes) and turned into density samples at the samples only."""
+    dense planes (h, w, n), from the pixels of ``lattice``. The FS-KDE's phasor powers are
+    windowed as they are (their real and imaginary parts: 2ℓ planes) and turned into density
+    samples at the samples only."""
     if isinstance(vote, _Phasors):
         powers = _phasor_powers(vote.g, vote.basis.shape[0])
         parts = powers.view(np.float32)  # (h, w, 2ℓ): re, im of each power
-        windowed = _windowed(parts, window, rows, cols).view(np.complex64)
+        windowed = _windowed(parts, window, rows, cols, lattice).view(np.complex64)
         return np.ascontiguousarray((windowed @ vote.basis.astype(np.complex64)).real)
     if window.kind == "disk":
         planes = vote.planes() if isinstance(vote, _Binned) else vote
@@ -321,12 +342,18 @@ def _windowed(vote: Any, window: Window, rows: np.ndarray, cols: np.ndarray) -> 
     profile = window.profile()
     first_rows, first_cols = rows - window.before, cols - window.before
     if isinstance(vote, _Binned):
-        return separable_binned(vote.bins, vote.weight, vote.n, profile, first_rows, first_cols)
-    return separable_dense(vote, profile, first_rows, first_cols)
+        return separable_binned(
+            vote.bins, vote.weight, vote.n, profile, first_rows, first_cols, lattice
+        )
+    return separable_dense(vote, profile, first_rows, first_cols, lattice)
 
 
 def grid_features(
-    block: np.ndarray, spec: FeatureSpec, rows: np.ndarray, cols: np.ndarray
+    block: np.ndarray,
+    spec: FeatureSpec,
+    rows: np.ndarray,
+    cols: np.ndarray,
+    origin: tuple[int, int] = (0, 0),
 ) -> dict[str, np.ndarray]:
     """The feature groups at the samples centred on ``rows × cols`` of a padded block.
 
@@ -337,6 +364,9 @@ def grid_features(
     spec : FeatureSpec
     rows, cols : numpy.ndarray of int
         The samples' centres, in the block's coordinates.
+    origin : (int, int)
+        The image position of the block's pixel (0, 0): wide windows read the pixels of the
+        image's lattice (:func:`vote_step`).
 
     Returns
     -------
@@ -345,10 +375,10 @@ def grid_features(
         ``spec.features``.
     """
     pieces: dict[str, list[np.ndarray]] = {}
-    window = spec.window_obj
+    window, lattice = spec.window_obj, Lattice(vote_step(spec), origin)
     for name, vote in block_votes(block, spec):
-        pieces.setdefault(name, []).append(_windowed(vote, window, rows, cols))
-    scale = _coverage_scale(block, window, rows, cols)
+        pieces.setdefault(name, []).append(_windowed(vote, window, rows, cols, lattice))
+    scale = _coverage_scale(block, window, rows, cols, lattice)
     return {
         name: (np.concatenate(p, axis=-1) if len(p) > 1 else p[0]) * scale
         for name, p in pieces.items()
@@ -361,6 +391,7 @@ def grid_projections(
     tables: dict[str, np.ndarray],
     rows: np.ndarray,
     cols: np.ndarray,
+    origin: tuple[int, int] = (0, 0),
 ) -> np.ndarray:
     """The features' dot products with m vectors, at the samples centred on ``rows × cols``.
 
@@ -370,7 +401,7 @@ def grid_projections(
 
     Parameters
     ----------
-    block, spec, rows, cols
+    block, spec, rows, cols, origin
         As in :func:`grid_features`.
     tables : dict
         Group name -> (D_group, m) array: the group's part of the m vectors, its scale folded in.
@@ -386,12 +417,13 @@ def grid_projections(
         offset = start.get(name, 0)
         vote.project(tables[name][offset : offset + vote.n], u)
         start[name] = offset + vote.n
-    window = spec.window_obj
-    return _windowed(u, window, rows, cols) * _coverage_scale(block, window, rows, cols)
+    window, lattice = spec.window_obj, Lattice(vote_step(spec), origin)
+    scale = _coverage_scale(block, window, rows, cols, lattice)
+    return _windowed(u, window, rows, cols, lattice) * scale
 
 
 def _coverage_scale(
-    block: np.ndarray, window: Window, rows: np.ndarray, cols: np.ndarray
+    block: np.ndarray, window: Window, rows: np.ndarray, cols: np.ndarray, lattice: Lattice
 ) -> np.ndarray | np.float32:
     """1 / the window's weight on the pixels present, at each sample whose window reaches a
     missing pixel (or beyond the image's edge); 1 elsewhere. The features there are the
@@ -400,6 +432,6 @@ def _coverage_scale(
     valid = np.isfinite(block).all(axis=-1)
     if valid.all():
         return np.float32(1)
-    coverage = _windowed(valid.astype(np.float32)[..., None], window, rows, cols)
+    coverage = _windowed(valid.astype(np.float32)[..., None], window, rows, cols, lattice)
     partial = (coverage < 1 - 1e-5) & (coverage > 0)
     return np.where(partial, 1 / np.where(partial, coverage, 1), 1).astype(np.float32)

@@ -243,7 +243,8 @@ def _unmix_block(
     xs, x0, x1, fx = _axis_samples(origin[1], origin[1] + shape[1], image_shape[1], s)
     rows = ys * s + o - (origin[0] - halo)  # the samples' centres in the padded block
     cols = xs * s + o - (origin[1] - halo)
-    b = grid_projections(block, spec, tables, rows, cols)
+    corner = (origin[0] - halo, origin[1] - halo)  # the image position of the block's (0, 0)
+    b = grid_projections(block, spec, tables, rows, cols, corner)
     a = abundances_from_projections(b.reshape(-1, E.shape[0]).astype(np.float64), E @ E.T)
     a = a.reshape(len(ys), len(xs), -1)
     out = interpolate(a, (y0, y1, fy), (x0, x1, fx), labels=what == "labels")
@@ -281,6 +282,7 @@ def _sample_block(
     points around it are computed as well (five windowed grids in all).
     """
     height, width = block.shape[0] - 2 * halo, block.shape[1] - 2 * halo
+    corner = (origin[0] - halo, origin[1] - halo)  # the image position of the block's (0, 0)
     # at least n points (the shifted grids of the stable fit cost four times more: about n)
     spacing = np.sqrt(height * width / max(n, 1))
     step = max(1, math.ceil(spacing) if shift else int(spacing))
@@ -288,7 +290,7 @@ def _sample_block(
     cols = np.arange(step // 2, width, step)
 
     def features(r: np.ndarray, c: np.ndarray) -> np.ndarray:
-        groups = grid_features(block, spec, r + halo, c + halo)
+        groups = grid_features(block, spec, r + halo, c + halo, corner)
         return np.concatenate([groups[name] for name in spec.features], axis=-1)
 
     X = features(rows, cols)
@@ -503,6 +505,12 @@ def _crop(arr: da.Array, foreground: np.ndarray | None, side: int = 512) -> np.n
     return arr[top : top + hy, left : left + hx].compute()
 
 
+def _shift(spec: FeatureSpec, method: str) -> int:
+    """How far the stable fit looks before and after each sample: 1.5 window sigmas (0 for
+    the other fits). The fit's blocks need this much more halo."""
+    return max(1, round(1.5 * _sigma(spec.window, spec.size))) if method == "stable" else 0
+
+
 def _fit_prepared(
     arr: da.Array,
     foreground: np.ndarray | None,
@@ -513,11 +521,10 @@ def _fit_prepared(
     sample: int,
     seed: int,
 ) -> TextureModel:
-    """The fit of :func:`fit_textures` on an image already prepared (:func:`_prepare`)."""
-    halo = feature_depth(spec)
-    # the stable fit compares features 1.5 window sigmas before and after each sample
-    shift = max(1, round(1.5 * _sigma(spec.window, spec.size))) if method == "stable" else 0
-    fit_halo = halo + shift
+    """The fit of :func:`fit_textures` on an image already prepared (:func:`_prepare`, with the
+    halo of the features and the fit's :func:`_shift`)."""
+    shift = _shift(spec, method)
+    fit_halo = feature_depth(spec) + shift
     sizes = _group_sizes(spec, arr.shape[2])
     n_features = sum(sizes.values()) + (1 if shift else 0)
     # the engine's blocks (chunks smaller than the halo merged): draw the blocks to sample,
@@ -670,7 +677,7 @@ def fit_textures(
             f"(sigma {FINE_SIZE:g})"
         )
     spec = FeatureSpec(size=size, stride=stride, **spec_args)
-    arr, _, source, _ = _prepare(image, chunks, feature_depth(spec), nodata)
+    arr, _, source, _ = _prepare(image, chunks, feature_depth(spec) + _shift(spec, method), nodata)
     model = _fit_prepared(arr, foreground, spec, int(n_textures), w, method, sample, seed)
     return TextureModel(spec, model.scales, model.endmembers, {**choices, **model.choices})
 
