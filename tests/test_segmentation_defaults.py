@@ -13,7 +13,14 @@ from xfskde.datasets import dead_leaves, random_textures, texture_mosaic
 from xfskde.metrics import rand_index
 from xfskde.segmentation import FeatureSpec, fit_textures, segment
 from xfskde.segmentation._bank import BANK_FILTERS, bank_bins, bank_responses
-from xfskde.segmentation.defaults import auto_features, auto_stride, scale_window, texture_scale
+from xfskde.segmentation.defaults import (
+    auto_features,
+    auto_stride,
+    bounded_window,
+    region_scale,
+    scale_window,
+    texture_scale,
+)
 from xfskde.segmentation.features import (
     feature_depth,
     grid_features,
@@ -104,6 +111,24 @@ def test_texture_scale_of_smoothed_noise(rng):
     assert texture_scale([np.ones((64, 64))]) == 1.0  # nothing to measure
 
 
+def test_region_scale_grows_with_the_regions(rng):
+    """Features constant over square regions of side B (plus noise) stay alike over about the
+    regions' size: R grows in proportion to B; the window is bounded by R / 5."""
+    scales = []
+    for side in (8, 16, 32):
+        n = 256 // side
+        values = rng.random((n, n, 5))
+        noise = 0.01 * rng.standard_normal((256, 256, 5))
+        field = np.kron(values, np.ones((side, side, 1))) + noise
+        scales.append(region_scale(field[::2, ::2], 2.0))
+    assert 0.3 * 8 < scales[0] < 8 and scales[1] == pytest.approx(2 * scales[0], rel=0.25)
+    assert scales[2] == pytest.approx(4 * scales[0], rel=0.25)
+    field[40:60, 40:60] = np.nan  # absent samples are left out
+    assert region_scale(field[::2, ::2], 2.0) == pytest.approx(scales[2], rel=0.1)
+    assert bounded_window(30.0, 100.0) == 20.0 and bounded_window(30.0, 400.0) == 30.0
+    assert bounded_window(30.0, 10.0) == 6.0
+
+
 def test_window_and_stride_rules():
     assert scale_window(0.5, (4096, 4096)) == 8.0  # at least 8
     assert scale_window(5.0, (4096, 4096)) == 40.0  # 8 λ
@@ -153,8 +178,9 @@ def test_grey_textures_take_the_window_from_their_scale():
     image, truth = texture_mosaic((256, 256), seed=3)
     labels, model = segment(image, 3, return_model=True)
     assert model.spec.features == ("bank", "fskde")
-    scale = model.choices["texture_scale_px"]
-    assert model.spec.size == scale_window(scale, (256, 256)) > 6
+    scale, region = model.choices["texture_scale_px"], model.choices["region_scale_px"]
+    expected = bounded_window(scale_window(scale, (256, 256)), region)
+    assert model.spec.size == expected > 6
     assert "size_agreement" not in model.choices
     assert rand_index(truth, labels) > 0.9  # measured 0.944
 

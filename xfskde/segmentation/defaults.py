@@ -20,6 +20,12 @@ Window size (:func:`texture_scale`, :func:`scale_window`)
     σ = 6 and at σ = 12 and, when the labels agree (Rand index >= 0.9, :data:`AGREEMENT`), the
     finer window is kept. Grey images skip the check: there both windows can agree on the same
     wrong answer (4 of 6 held-out mosaics, 0.67-0.73 at σ = 6 against 0.92-0.97 at 8λ).
+Bounded by the regions (:func:`region_scale`)
+    A window wider than the regions mixes them everywhere. R, the lag at which the
+    autocorrelation of the local features (at the chosen window, on a crop) falls to 1/e,
+    measures how far one texture's features stay alike; the window's σ is at most R / 5
+    (:data:`REGION_FRACTION`). On the tuning mosaics R/σ was 4.8-5.8 for Voronoi and stripe
+    layouts (kept) and 2.9-3.5 for blobs, whose narrow regions scored 0.66-0.87 at σ = 8λ.
 Stride (:func:`auto_stride`)
     The abundances are smooth at the window's scale, so they are solved every σ / 4 pixels and
     interpolated in between.
@@ -45,6 +51,8 @@ __all__ = [
     "FINE_SIZE",
     "auto_features",
     "auto_stride",
+    "bounded_window",
+    "region_scale",
     "scale_window",
     "texture_scale",
 ]
@@ -60,6 +68,8 @@ FINE_SIZE, CHECK_SIZE = 6.0, 12.0
 #: Rand index between the labels at :data:`FINE_SIZE` and at CHECK_SIZE above which the
 #: finer window is kept.
 AGREEMENT = 0.9
+#: The window's σ is at most the region scale divided by this.
+REGION_FRACTION = 5.0
 #: Side of the tiles whose autocorrelation measures the texture scale, and how many.
 TILE, TILES = 128, 16
 
@@ -67,6 +77,39 @@ TILE, TILES = 128, 16
 def auto_features(channels: int) -> tuple[str, ...]:
     """The feature groups for an image of ``channels`` channels."""
     return ("color", "bank", "fskde") if channels >= 3 else ("bank", "fskde")
+
+
+def _radial_acf(fields: np.ndarray, present: np.ndarray) -> np.ndarray:
+    """The autocorrelation of the (h, w, n) ``fields`` (centred; absent entries 0), summed over
+    n, unbiased (divided by the pairs at each offset, counted from ``present``), normalised to
+    1 at lag 0 and averaged over rings of integer radius up to half the shorter side."""
+    h, w = present.shape
+    shape = (2 * h, 2 * w)
+    power = sum(np.abs(np.fft.rfft2(fields[..., i], shape)) ** 2 for i in range(fields.shape[-1]))
+    pairs = np.abs(np.fft.rfft2(present.astype(float), shape)) ** 2
+    acf = np.fft.irfft2(power, shape)
+    count = np.fft.irfft2(pairs, shape)
+    acf = np.where(count > 0.5, acf / np.maximum(count, 1), 0.0)
+    if acf[0, 0] <= 0:
+        return np.zeros(0)
+    acf /= acf[0, 0]
+    dy = np.fft.fftfreq(shape[0], 1 / shape[0])[:, None]
+    dx = np.fft.fftfreq(shape[1], 1 / shape[1])[None, :]
+    radius = np.rint(np.hypot(dy, dx)).astype(np.int64)
+    reach = min(h, w) // 2
+    keep = radius <= reach
+    sums = np.bincount(radius[keep], acf[keep], minlength=reach + 1)
+    return sums / np.maximum(np.bincount(radius[keep], minlength=reach + 1), 1)
+
+
+def _one_over_e(curve: np.ndarray) -> float:
+    """The first lag where ``curve`` falls below 1/e, interpolated linearly; else its end."""
+    below = np.nonzero(curve < 1 / math.e)[0]
+    if not len(below):
+        return float(len(curve) - 1)
+    r = int(below[0])
+    a, b = curve[r - 1], curve[r]
+    return float(r - 1 + (a - 1 / math.e) / (a - b))
 
 
 def texture_scale(tiles: list[np.ndarray]) -> float:
@@ -86,36 +129,34 @@ def texture_scale(tiles: list[np.ndarray]) -> float:
         if present.sum() < 16:
             continue
         t = np.where(present, t - t[present].mean(), 0.0)
-        if not np.any(t):
-            continue
-        h, w = t.shape
-        shape = (2 * h, 2 * w)
-        power = np.abs(np.fft.rfft2(t, shape)) ** 2
-        pairs = np.abs(np.fft.rfft2(present.astype(float), shape)) ** 2
-        acf = np.fft.irfft2(power, shape)
-        count = np.fft.irfft2(pairs, shape)
-        acf = np.where(count > 0.5, acf / np.maximum(count, 1), 0.0)
-        if acf[0, 0] <= 0:
-            continue
-        acf /= acf[0, 0]
-        dy = np.fft.fftfreq(shape[0], 1 / shape[0])[:, None]
-        dx = np.fft.fftfreq(shape[1], 1 / shape[1])[None, :]
-        radius = np.rint(np.hypot(dy, dx)).astype(np.int64)
-        reach = min(h, w) // 2
-        keep = radius <= reach
-        sums = np.bincount(radius[keep], acf[keep], minlength=reach + 1)
-        counts = np.bincount(radius[keep], minlength=reach + 1)
-        curves.append(sums / np.maximum(counts, 1))
+        curve = _radial_acf(t[..., None], present) if np.any(t) else np.zeros(0)
+        if len(curve):
+            curves.append(curve)
     if not curves:
         return 1.0
-    curve = np.mean(curves, axis=0)
-    below = np.nonzero(curve < 1 / math.e)[0]
-    if not len(below):
-        return float(len(curve) - 1)
-    r = int(below[0])
-    # linear interpolation between r - 1 (above 1/e) and r (below)
-    a, b = curve[r - 1], curve[r]
-    return float(r - 1 + (a - 1 / math.e) / (a - b))
+    return _one_over_e(np.mean(curves, axis=0))
+
+
+def region_scale(features: np.ndarray, spacing: float) -> float:
+    """R: the lag (px) at which the autocorrelation of local features falls to 1/e.
+
+    ``features`` is (ny, nx, D) on a grid of ``spacing`` pixels (NaN where absent); each
+    feature is centred and the autocorrelations summed over the features, as for
+    :func:`texture_scale`. Inside one texture the features stay alike across the region, so R
+    grows with the regions' width (and, since the features are windowed, with the window).
+    """
+    F = np.asarray(features, dtype=np.float64)
+    present = np.isfinite(F).all(axis=-1)
+    if present.sum() < 4:
+        return float("inf")
+    F = np.where(present[..., None], F - F[present].mean(axis=0), 0.0)
+    curve = _radial_acf(F, present)
+    return _one_over_e(curve) * spacing if len(curve) else float("inf")
+
+
+def bounded_window(sigma: float, region: float) -> float:
+    """σ at most R / :data:`REGION_FRACTION` (and never below the paper's 6)."""
+    return float(round(max(FINE_SIZE, min(sigma, region / REGION_FRACTION)), 1))
 
 
 def scale_window(scale: float, shape: tuple[int, int]) -> float:

@@ -46,10 +46,13 @@ from .defaults import (
     AUTO_WEIGHTS,
     CHECK_SIZE,
     FINE_SIZE,
+    REGION_FRACTION,
     TILE,
     TILES,
     auto_features,
     auto_stride,
+    bounded_window,
+    region_scale,
     scale_window,
     texture_scale,
 )
@@ -682,6 +685,38 @@ def fit_textures(
     return TextureModel(spec, model.scales, model.endmembers, {**choices, **model.choices})
 
 
+def _bounded(
+    arr: da.Array,
+    foreground: np.ndarray | None,
+    spec_args: dict[str, Any],
+    sigma: float,
+    rule: str,
+    choices: dict[str, Any],
+) -> tuple[float, str]:
+    """σ bounded by the regions' scale R (:func:`.defaults.region_scale`): the features at
+    window σ on a grid of σ/2 over a crop of side max(512, 16σ) (at the foreground's centre)."""
+    if sigma <= FINE_SIZE:
+        return sigma, rule
+    window = spec_args["window"]
+    spec = FeatureSpec(size=_equivalent_size(window, sigma), stride=1, **spec_args)
+    crop = _crop(arr, foreground, max(512, int(16 * sigma)))
+    depth = feature_depth(spec)
+    block = np.pad(crop, ((depth, depth), (depth, depth), (0, 0)), constant_values=np.nan)
+    spacing = max(1, round(sigma / 2))
+    rows = np.arange(0, crop.shape[0], spacing) + depth
+    cols = np.arange(0, crop.shape[1], spacing) + depth
+    groups = grid_features(block, spec, rows, cols)
+    region = region_scale(np.concatenate(list(groups.values()), axis=-1), spacing)
+    choices["region_scale_px"] = round(region, 1) if np.isfinite(region) else "inf"
+    bounded = bounded_window(sigma, region)
+    if bounded < sigma:
+        rule = (
+            f"{rule}, bounded by the region scale {region:.0f} px / {REGION_FRACTION:g}: "
+            f"sigma {bounded:g}"
+        )
+    return bounded, rule
+
+
 def _auto_size(
     arr: da.Array,
     foreground: np.ndarray | None,
@@ -704,6 +739,7 @@ def _auto_size(
         f"[8, min(H, W) / 12 = {min(arr.shape[:2]) / 12:.1f}], at least {FINE_SIZE:g}"
     )
     if "color" not in spec_args["features"]:
+        sigma, rule = _bounded(arr, foreground, spec_args, sigma, rule, choices)
         choices["size"] = rule
         return _equivalent_size(window, sigma)
     crop = _crop(arr, foreground)
@@ -722,6 +758,7 @@ def _auto_size(
             f"(Rand {agreement:.3f} >= {AGREEMENT})"
         )
     else:
+        sigma, rule = _bounded(arr, foreground, spec_args, sigma, rule, choices)
         choices["size"] = (
             f"{rule} (labels at sigma {FINE_SIZE:g} and {CHECK_SIZE:g} disagree: "
             f"Rand {agreement:.3f})"
