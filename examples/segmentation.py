@@ -1,9 +1,11 @@
-"""Texture segmentation of a dead-leaves image: colour alone fails, colour + FS-KDE succeeds.
+"""Texture segmentation of a dead-leaves image: colour alone fails, colour + FS-KDE succeeds,
+and ``segment(image, 3)`` with no settings chooses its own and says which.
 
 Run ``python examples/segmentation.py [--size 192] [--out segmentation.png]``; with
 ``--dataset random_textures`` it segments the random-texture data set instead (where colour is
-enough). The pictures in docs/segmentation.md are made by docs/make_figures.py, with
-xfskde.plot.segmentation.
+enough), with ``--dataset mosaic`` a grey mosaic of real textures (brick, grass, gravel; where
+neither paper setting works and the automatic one does). The pictures in docs/segmentation.md
+are made by docs/make_figures.py, with xfskde.plot.segmentation.
 """
 
 from __future__ import annotations
@@ -11,7 +13,7 @@ from __future__ import annotations
 import argparse
 
 import xfskde
-from xfskde.datasets import dead_leaves, random_textures
+from xfskde.datasets import dead_leaves, random_textures, texture_mosaic
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -19,12 +21,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--size", type=int, default=192, help="image side (default 192)")
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument(
-        "--dataset", choices=("dead_leaves", "random_textures"), default="dead_leaves"
+        "--dataset", choices=("dead_leaves", "random_textures", "mosaic"), default="dead_leaves"
     )
     parser.add_argument("--out", default=None, help="save input, truth and results as a PNG")
     args = parser.parse_args(argv)
 
-    make = dead_leaves if args.dataset == "dead_leaves" else random_textures
+    make = {"dead_leaves": dead_leaves, "random_textures": random_textures,
+            "mosaic": texture_mosaic}[args.dataset]  # fmt: skip
     image, truth = make((args.size, args.size), seed=args.seed)
     results = {}
     methods = {"colour only": ("color",), "colour + FS-KDE": ("color", "fskde")}
@@ -32,6 +35,12 @@ def main(argv: list[str] | None = None) -> int:
         labels = xfskde.segment(image, 3, features=features, size=4, n_coefficients=8)
         results[name] = labels
         print(f"{name:16} Rand index {xfskde.rand_index(truth, labels):.3f}")
+    labels, model = xfskde.segment(image, 3, return_model=True)  # every setting chosen
+    results["automatic"] = labels
+    print(f"{'automatic':16} Rand index {xfskde.rand_index(truth, labels):.3f}")
+    spec = model.spec
+    print(f"  chose features {','.join(spec.features)}, window sigma {spec.size:g} px, "
+          f"stride {spec.stride}; {model.choices['size']}")  # fmt: skip
     if args.out:
         import matplotlib
 
@@ -41,7 +50,9 @@ def main(argv: list[str] | None = None) -> int:
         panels = {"input": image, "ground truth": truth, **results}
         fig, axes = plt.subplots(1, len(panels), figsize=(3 * len(panels), 3.5))
         for ax, (title, data) in zip(axes, panels.items(), strict=True):
-            ax.imshow(data, cmap=None if data.ndim == 3 else "viridis", interpolation="nearest")
+            grey = data.ndim == 2 and title == "input"
+            cmap = "gray" if grey else (None if data.ndim == 3 else "viridis")
+            ax.imshow(data, cmap=cmap, interpolation="nearest")
             ax.set_title(title)
             ax.axis("off")
         fig.tight_layout()
