@@ -282,12 +282,14 @@ def _sample_block(
     costs a fraction of the block. With ``shift`` d > 0 (the block's halo then holds d more
     pixels) each point's last column is how much its features change across it,
     ‖F(p + d e_y) - F(p - d e_y)‖ + ‖F(p + d e_x) - F(p - d e_x)‖, and the features at the four
-    points around it are computed as well (five windowed grids in all).
+    points around it are computed as well (five windowed grids in all, on a grid of n / 5
+    points, so that the cost stays that of n samples).
     """
     height, width = block.shape[0] - 2 * halo, block.shape[1] - 2 * halo
     corner = (origin[0] - halo, origin[1] - halo)  # the image position of the block's (0, 0)
-    # at least n points (the shifted grids of the stable fit cost four times more: about n)
-    spacing = np.sqrt(height * width / max(n, 1))
+    # at least n points; the stable fit windows five grids, so it takes n / 5 points and
+    # windows about n samples in all
+    spacing = np.sqrt(height * width / max(n // 5 if shift else n, 1))
     step = max(1, math.ceil(spacing) if shift else int(spacing))
     rows = np.arange(step // 2, height, step)
     cols = np.arange(step // 2, width, step)
