@@ -208,18 +208,8 @@ def test_segment_command_writes_zarr(tmp_path, leaves):
     source = tmp_path / "leaves.npy"
     np.save(source, (image * 255).astype(np.uint8))
     out = tmp_path / "labels.zarr"
-    argv = [
-        str(source),
-        str(out),
-        "--textures",
-        "3",
-        "--features",
-        "color,fskde",
-        "--size",
-        "3",
-        "--coefficients",
-        "4",
-    ]
+    argv = [str(source), str(out), "--textures", "3", *PAPER_CLI, "--size", "3",
+            "--coefficients", "4"]  # fmt: skip
     assert _segment_command([*argv, "--chunks", "48"]) == 0
     stored = xr.open_zarr(out)["labels"]
     assert stored.dims == ("y", "x") and stored.shape == (128, 128)
@@ -297,18 +287,7 @@ def test_interrupted_segment_resumes_to_the_same_labels(tmp_path, leaves, capsys
     source = tmp_path / "leaves.npy"
     np.save(source, (image * 255).astype(np.uint8))
     out = tmp_path / "labels.zarr"
-    argv = [
-        str(source),
-        str(out),
-        "--textures",
-        "3",
-        "--features",
-        "color,fskde",
-        "--size",
-        "3",
-        "--chunks",
-        "48",
-    ]
+    argv = [str(source), str(out), "--textures", "3", *PAPER_CLI, "--size", "3", "--chunks", "48"]
     assert _segment_command(argv) == 0
     complete = xr.open_zarr(out)["labels"].values
     # what a run killed after 6 of 9 blocks leaves behind: 3 records missing, their data not

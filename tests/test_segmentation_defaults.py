@@ -136,6 +136,10 @@ def test_window_and_stride_rules():
     assert scale_window(50.0, (40, 40)) == 6.0  # never below the paper's
     assert [auto_stride(s) for s in (1, 6, 12, 40)] == [1, 2, 3, 10]
     assert auto_features(1) == ("bank", "fskde") and auto_features(3)[0] == "color"
+    from xfskde.windows import Window
+
+    spreads = [Window(k, n).sigma for k, n in (("gaussian", 6.0), ("box", 13), ("disk", 8.0))]
+    assert spreads == pytest.approx([6.0, 13 / np.sqrt(12), 4.0])
 
 
 def test_stable_fit_finds_pure_textures_where_kmeans_splits_the_mixtures(rng):

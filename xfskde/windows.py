@@ -55,6 +55,16 @@ class Window:
         object.__setattr__(self, "size", int(size) if self.kind == "box" else size)
 
     @property
+    def sigma(self) -> float:
+        """The window's standard deviation along each axis, in pixels: a Gaussian's σ, a box's
+        side / √12, a disk's radius / 2 (for comparing windows of different kinds)."""
+        if self.kind == "box":
+            return self.size / math.sqrt(12)
+        if self.kind == "disk":
+            return self.size / 2
+        return float(self.size)
+
+    @property
     def before(self) -> int:
         """How many pixels the window reaches before (above / left of) its centre."""
         if self.kind == "box":

@@ -77,8 +77,8 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     )  # fmt: skip
     parser.add_argument(
         "--method", choices=FIT_METHODS, default="auto",
-        help="how the pure textures are fitted (auto: away from boundaries, unless plain "
-        "k-means unmixes the sample better)",
+        help="how the pure textures are fitted (auto: away from boundaries for windows wider "
+        "than the paper's sigma 6, k-means at 6)",
     )  # fmt: skip
     parser.add_argument("--color-bins", type=int, default=16, help="bins per colour channel")
     parser.add_argument("--angle-bins", type=int, default=16, help="gradient histogram bins")

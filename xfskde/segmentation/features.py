@@ -178,8 +178,7 @@ def vote_step(spec: FeatureSpec) -> int:
     per σ; the disk, summed from prefix sums, always reads every pixel."""
     if spec.window == "disk":
         return 1
-    sigma = spec.size if spec.window == "gaussian" else spec.size / np.sqrt(12)
-    return max(1, int(sigma // VOTE_SPACING))
+    return max(1, int(spec.window_obj.sigma // VOTE_SPACING))
 
 
 def feature_depth(spec: FeatureSpec) -> int:

@@ -20,6 +20,7 @@ input's coordinates and attrs (:mod:`xfskde._labels`).
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass, field
 from typing import Any
@@ -446,9 +447,9 @@ def _apply(
 
 def _probe_tiles(arr: da.Array, foreground: np.ndarray | None, seed: int) -> list[np.ndarray]:
     """:data:`.defaults.TILES` random square tiles (side :data:`.defaults.TILE`, or the image's
-    shorter side) of the prepared image, centred on the foreground when there is a mask: what
-    the texture scale and the filter bank's ranges are measured on (tiles reaching the
-    foreground, when there is a mask). Reads only those pixels."""
+    shorter side) of the prepared image, each reaching the foreground when there is a mask:
+    what the texture scale and the filter bank's ranges are measured on. Reads only those
+    pixels."""
     height, width = arr.shape[:2]
     side = min(TILE, height, width)
     rng = np.random.default_rng([seed, 1])
@@ -471,19 +472,14 @@ def _measured_ranges(tiles: list[np.ndarray]) -> tuple[tuple[float, float], ...]
     values = []
     for tile in tiles:
         grey = tile.mean(axis=-1)
-        present = grey[np.isfinite(grey)]
-        fill = float(present.mean()) if present.size else 0.5
+        values_present = grey[np.isfinite(grey)]
+        fill = float(values_present.mean()) if values_present.size else 0.5
         r = bank_responses(grey.astype(np.float32), fill)
         m = min(BANK_RADIUS, max(0, (min(grey.shape) - 1) // 2 - 1))
         inner = (slice(m, grey.shape[0] - m), slice(m, grey.shape[1] - m))
         present = np.isfinite(grey[inner])[..., None]
         values.append(np.where(present, r[inner], np.nan).reshape(-1, r.shape[-1]))
     return bank_ranges(np.concatenate(values))
-
-
-def _sigma(window: str, size: float) -> float:
-    """The standard deviation per axis of a window: σ, box side / √12, disk radius / 2."""
-    return {"box": size / math.sqrt(12), "disk": size / 2}.get(window, size)
 
 
 def _equivalent_size(window: str, sigma: float) -> float | int:
@@ -513,7 +509,7 @@ def _crop(arr: da.Array, foreground: np.ndarray | None, side: int = 512) -> np.n
 def _shift(spec: FeatureSpec, method: str) -> int:
     """How far the stable fit looks before and after each sample: 1.5 window sigmas (0 for
     the other fits). The fit's blocks need this much more halo."""
-    return max(1, round(1.5 * _sigma(spec.window, spec.size))) if method == "stable" else 0
+    return max(1, round(1.5 * spec.window_obj.sigma)) if method == "stable" else 0
 
 
 def _fit_prepared(
@@ -598,8 +594,7 @@ def _fit_prepared(
         endmembers = fit_endmembers(X, int(n_textures), method=method, seed=seed)
     else:
         endmembers = fit_stable_endmembers(X, change, int(n_textures), seed=seed)
-    choices: dict[str, Any] = {}
-    return TextureModel(spec=spec, scales=scales, endmembers=endmembers, choices=choices)
+    return TextureModel(spec=spec, scales=scales, endmembers=endmembers)
 
 
 def fit_textures(
@@ -672,10 +667,10 @@ def fit_textures(
     if isinstance(stride, str):
         if stride != AUTO:
             raise ParameterError(f"stride must be a positive integer or 'auto', got {stride!r}")
-        stride = auto_stride(_sigma(window, size))
+        stride = auto_stride(Window(window, size).sigma)
         choices["stride"] = f"{stride}: the window's sigma / 4"
     if method == AUTO:
-        wide = _sigma(window, size) > FINE_SIZE
+        wide = Window(window, size).sigma > FINE_SIZE
         method = "stable" if wide else "kmeans"
         choices["fit"] = (
             f"{method}: the window is {'wider than' if wide else 'as narrow as'} the paper's "
@@ -684,7 +679,7 @@ def fit_textures(
     spec = FeatureSpec(size=size, stride=stride, **spec_args)
     arr, _, source, _ = _prepare(image, chunks, feature_depth(spec) + _shift(spec, method), nodata)
     model = _fit_prepared(arr, foreground, spec, int(n_textures), w, method, sample, seed)
-    return TextureModel(spec, model.scales, model.endmembers, {**choices, **model.choices})
+    return dataclasses.replace(model, choices=choices)
 
 
 def _bounded(
@@ -836,8 +831,8 @@ def segment(
         ``"auto"``: the window's sigma / 4).
     gradient_scales : "auto" or tuple of float
         Gradients of the ``"hist"`` and ``"fskde"`` groups: 0 the paper's central differences,
-        s > 0 Gaussian derivatives of σ = s px. ``"auto"``: (1, 2, 4) with ``features="auto"``,
-        else (0,).
+        s > 0 Gaussian derivatives of σ = s px. ``"auto"``: (0,) (measured: scales 1, 2, 4 did
+        worse, :data:`.defaults.AUTO_GRADIENT_SCALES`).
     bank_bins : int
         Bins per filter of the ``"bank"`` group (their ranges are measured on the image).
     weights : dict, optional
