@@ -12,6 +12,7 @@ from skimage.filters import gabor_kernel
 from xfskde.segmentation._bank import (
     BANK_FILTERS,
     BANK_RADIUS,
+    bank_bin_planes,
     bank_bins,
     bank_ranges,
     bank_responses,
@@ -184,3 +185,24 @@ def test_bank_bins_ends_outside_and_nan():
         bank_bins(block, ranges, 0)
     with pytest.raises(ValueError):
         bank_bins(block, ranges[:11], 4)
+
+
+def test_bin_planes_equal_bins_of_the_responses(image):
+    """The segmentation path (each response binned as it comes, uint8 planes) gives the bins of
+    the public responses exactly, NaN pixels and values beyond the ranges included."""
+    grey = image.copy()
+    grey[:5, :9] = np.nan
+    grey[40, 40] = 3.0  # far above the intensity range
+    responses = bank_responses(grey, 0.5)
+    ranges = bank_ranges(responses[10:-10, 10:-10], 5.0, 95.0)
+    for n_bins in (1, 11, 300):
+        planes = bank_bin_planes(grey, 0.5, ranges, n_bins)
+        assert planes.shape == (12, *grey.shape)
+        assert planes.dtype == (np.uint8 if n_bins <= 256 else np.int64)
+        expected = np.moveaxis(bank_bins(responses, ranges, n_bins), -1, 0)
+        np.testing.assert_array_equal(planes, expected)
+    assert bank_bin_planes(grey, 0.5, ranges, 11)[0, 40, 40] == 10
+    with pytest.raises(ValueError):
+        bank_bin_planes(grey, 0.5, ranges[:11], 11)
+    with pytest.raises(ValueError):
+        bank_bin_planes(grey, 0.5, ranges, 0)

@@ -49,13 +49,21 @@ from __future__ import annotations
 
 import functools
 import math
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 
+import numba
 import numpy as np
 import scipy.fft
 from skimage.filters import gabor_kernel
 
-__all__ = ["BANK_FILTERS", "BANK_RADIUS", "bank_bins", "bank_ranges", "bank_responses"]
+__all__ = [
+    "BANK_FILTERS",
+    "BANK_RADIUS",
+    "bank_bin_planes",
+    "bank_bins",
+    "bank_ranges",
+    "bank_responses",
+]
 
 _LOG_SIGMAS = (1.0, 2.0, 4.0)
 _GABOR_FREQUENCIES = (0.1, 0.2)
@@ -131,6 +139,40 @@ def _spectra(shape: tuple[int, int]) -> tuple[np.ndarray, ...]:
     return tuple(spectra)
 
 
+def _filtered(grey: np.ndarray, fill: float) -> Iterator[np.ndarray]:
+    """The responses of one (h, w) block to the filters of :data:`BANK_FILTERS`, one (h, w)
+    float32 plane at a time, in their order (each plane is valid until the next is asked for).
+
+    One forward real FFT of the block, zero-padded with ``fill`` to a fast size, and one inverse
+    per filter, with the filters' spectra cached per padded shape. The block's mean is
+    subtracted before the transform (the filters have zero mean, so only rounding changes),
+    which keeps float32 rounding relative to the texture's contrast, not its level.
+    """
+    grey = np.asarray(grey, dtype=np.float32)
+    if grey.ndim != 2:
+        raise ValueError(f"grey must be a 2-D block, got shape {grey.shape}")
+    fill = float(fill)
+    if not math.isfinite(fill):
+        raise ValueError(f"fill must be finite, got {fill}")
+    h, w = grey.shape
+    filled = np.where(np.isfinite(grey), grey, np.float32(fill))
+    yield filled
+    if h == 0 or w == 0:
+        for _ in _KERNELS:
+            yield filled
+        return
+    shape = (scipy.fft.next_fast_len(h, real=True), scipy.fft.next_fast_len(w, real=True))
+    offset = float(np.mean(filled, dtype=np.float64))
+    padded = np.full(shape, fill - offset, dtype=np.float32)
+    np.subtract(filled, np.float32(offset), out=padded[:h, :w])
+    transform = scipy.fft.rfft2(padded, workers=1)
+    del padded
+    product = np.empty_like(transform)
+    for spectrum in _spectra(shape):
+        np.multiply(transform, spectrum, out=product)
+        yield scipy.fft.irfft2(product, s=shape, workers=1)[:h, :w]
+
+
 def bank_responses(grey: np.ndarray, fill: float) -> np.ndarray:
     """The responses of one block to the filters of :data:`BANK_FILTERS`.
 
@@ -160,27 +202,12 @@ def bank_responses(grey: np.ndarray, fill: float) -> np.ndarray:
     per filter, with the filters' spectra cached per padded shape. The block's mean is
     subtracted before the transform (the filters have zero mean, so only rounding changes),
     which keeps float32 rounding relative to the texture's contrast, not its level.
+    Segmentation does not keep the responses: :func:`bank_bin_planes` bins each as it comes.
     """
-    grey = np.asarray(grey, dtype=np.float32)
-    if grey.ndim != 2:
-        raise ValueError(f"grey must be a 2-D block, got shape {grey.shape}")
-    fill = float(fill)
-    if not math.isfinite(fill):
-        raise ValueError(f"fill must be finite, got {fill}")
-    h, w = grey.shape
-    out = np.empty((h, w, len(BANK_FILTERS)), dtype=np.float32)
-    filled = np.where(np.isfinite(grey), grey, np.float32(fill))
-    out[..., 0] = filled
-    if h == 0 or w == 0:
-        return out
-    shape = (scipy.fft.next_fast_len(h, real=True), scipy.fft.next_fast_len(w, real=True))
-    offset = float(np.mean(filled, dtype=np.float64))
-    padded = np.full(shape, fill - offset, dtype=np.float32)
-    np.subtract(filled, np.float32(offset), out=padded[:h, :w])
-    transform = scipy.fft.rfft2(padded, workers=1)
-    for i, spectrum in enumerate(_spectra(shape), start=1):
-        response = scipy.fft.irfft2(transform * spectrum, s=shape, workers=1)
-        out[..., i] = response[:h, :w]
+    grey = np.asarray(grey)
+    out = np.empty((*grey.shape, len(BANK_FILTERS)), dtype=np.float32)
+    for i, response in enumerate(_filtered(grey, fill)):
+        out[..., i] = response
     return out
 
 
@@ -270,11 +297,60 @@ def bank_bins(
     n_bins = int(n_bins)
     if n_bins < 1:
         raise ValueError(f"n_bins must be at least 1, got {n_bins}")
-    lo, hi = bounds[:, 0], bounds[:, 1]
-    scaled = np.subtract(responses, lo, dtype=np.float64)
-    scaled /= hi - lo
-    scaled *= n_bins
-    np.floor(scaled, out=scaled)
-    np.nan_to_num(scaled, copy=False, nan=0.0)  # ±inf become huge and are clipped below
-    np.clip(scaled, 0, n_bins - 1, out=scaled)
-    return scaled.astype(np.int64)
+    flat = responses.reshape(-1, n)
+    out = np.empty(flat.shape, dtype=np.int64)
+    for i in range(n):
+        _bin_plane(flat[:, i : i + 1], bounds[i, 0], bounds[i, 1] - bounds[i, 0], n_bins,
+                   out[:, i : i + 1])  # fmt: skip
+    return out.reshape(responses.shape)
+
+
+def bank_bin_planes(
+    grey: np.ndarray, fill: float, ranges: Sequence[tuple[float, float]], n_bins: int
+) -> np.ndarray:
+    """:func:`bank_bins` of :func:`bank_responses`, filter by filter, as compact planes.
+
+    Each response is binned as soon as it is computed and dropped: the block's float responses
+    are never held together.
+
+    Parameters
+    ----------
+    grey, fill
+        As in :func:`bank_responses`.
+    ranges, n_bins
+        As in :func:`bank_bins`.
+
+    Returns
+    -------
+    numpy.ndarray
+        (12, h, w) bin indices, equal to ``moveaxis(bank_bins(bank_responses(grey, fill),
+        ranges, n_bins), -1, 0)``, as uint8 when ``n_bins <= 256`` (else int64).
+    """
+    bounds = np.asarray(ranges, dtype=np.float64)
+    if bounds.shape != (len(BANK_FILTERS), 2) or not np.all(bounds[:, 1] > bounds[:, 0]):
+        raise ValueError(f"ranges must hold {len(BANK_FILTERS)} increasing (lo, hi) pairs")
+    n_bins = int(n_bins)
+    if n_bins < 1:
+        raise ValueError(f"n_bins must be at least 1, got {n_bins}")
+    grey = np.asarray(grey)
+    dtype = np.uint8 if n_bins <= 256 else np.int64
+    out = np.empty((len(BANK_FILTERS), *grey.shape), dtype=dtype)
+    for i, response in enumerate(_filtered(grey, fill)):
+        _bin_plane(response, bounds[i, 0], bounds[i, 1] - bounds[i, 0], n_bins, out[i])
+    return out
+
+
+@numba.njit(nogil=True, cache=True, error_model="numpy")
+def _bin_plane(response, lo, width, n_bins, out):
+    """``out = clip(floor((response - lo) / width · n_bins), 0, n_bins - 1)`` in float64, NaN
+    to bin 0: the rule of :func:`bank_bins`, in one pass over a (h, w) plane."""
+    top = n_bins - 1
+    for y in range(response.shape[0]):
+        for x in range(response.shape[1]):
+            s = (np.float64(response[y, x]) - lo) / width * n_bins
+            if s >= top:  # +inf too
+                out[y, x] = top
+            elif s > 0:
+                out[y, x] = int(np.floor(s))
+            else:  # below the range, -inf and NaN
+                out[y, x] = 0

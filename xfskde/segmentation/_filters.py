@@ -159,6 +159,21 @@ def separable_dense(
     return out
 
 
+def _indices(bins: np.ndarray) -> np.ndarray:
+    """Bin indices as the kernels take them: contiguous, in their own integer type (uint8
+    votes stay uint8: an eighth of the memory traffic of int64)."""
+    bins = np.asarray(bins)
+    return np.ascontiguousarray(bins if bins.dtype.kind in "ui" else bins.astype(np.int64))
+
+
+def _weights(weight: np.ndarray | float, shape: tuple[int, ...], keep: slice) -> np.ndarray:
+    """Per-pixel float32 votes of the columns ``keep``; a scalar is broadcast without being
+    written out (a read-only array of zero strides)."""
+    if np.ndim(weight) == 0:
+        return np.broadcast_to(np.float32(weight), shape)
+    return np.ascontiguousarray(np.asarray(weight)[:, keep], dtype=np.float32)
+
+
 def separable_binned(
     bins: np.ndarray,
     weight: np.ndarray | float,
@@ -190,9 +205,8 @@ def separable_binned(
     lattice = lattice or Lattice()
     profile, rows, cols, first_rows, first_cols = _prepared(profile, rows, cols, lattice)
     keep = lattice.columns(bins.shape[1])
-    weight = np.broadcast_to(weight, bins.shape)[:, keep]
-    bins = np.ascontiguousarray(bins[:, keep], dtype=np.int64)
-    weight = np.ascontiguousarray(weight, dtype=np.float32)
+    bins = _indices(bins[:, keep])
+    weight = _weights(weight, bins.shape, keep)
     vertical = np.empty((rows.size, bins.shape[1], n_bins), np.float32)
     _rows_binned(bins, weight, profile, rows, first_rows, lattice.step, vertical)
     out = np.empty((rows.size, cols.size, n_bins), np.float32)
@@ -284,9 +298,9 @@ def project_binned(
 ) -> None:
     """Add each pixel's one-hot vote, projected on the columns of ``table`` (n, m), to ``out``
     (h, w, m): ``weight`` times the row of ``table`` its bin selects."""
-    weight = np.broadcast_to(np.asarray(weight, np.float32), bins.shape)
-    _project_binned(np.ascontiguousarray(bins, np.int64), np.ascontiguousarray(weight),
-                    np.ascontiguousarray(table, np.float32), out)  # fmt: skip
+    bins = _indices(bins)
+    weight = _weights(weight, bins.shape, slice(None))
+    _project_binned(bins, weight, np.ascontiguousarray(table, np.float32), out)
 
 
 def project_phasors(g: np.ndarray, coefficients: np.ndarray, out: np.ndarray) -> None:

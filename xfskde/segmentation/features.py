@@ -50,7 +50,7 @@ from ..density import unit_phasor_powers
 from ..gradients import GradientOperator, angle_bins, gradient
 from ..kernel import Cos2KKernel
 from ..windows import Window, make_window
-from ._bank import BANK_FILTERS, BANK_RADIUS, bank_bins, bank_responses
+from ._bank import BANK_FILTERS, BANK_RADIUS, bank_bin_planes
 from ._filters import (
     Lattice,
     disk_sums,
@@ -220,13 +220,22 @@ class _Binned(NamedTuple):
         project_binned(self.bins, self.weight, table, out)
 
 
-class _Phasors(NamedTuple):
+class _Phasors:
     """Each pixel votes the FS-KDE density samples of its gradient g = |g| z:
     ``Re(powers @ basis)`` with the phasor powers ``|g| conj(z)^k``, k = 0 .. ℓ-1."""
 
-    g: np.ndarray  # (h, w) complex gradients
-    basis: np.ndarray  # (ℓ, M) complex128: density sample j of coefficient k
-    n: int
+    def __init__(self, g: np.ndarray, basis: np.ndarray) -> None:
+        self.g = g  # (h, w) complex gradients
+        self.basis = basis  # (ℓ, M) complex128: density sample j of coefficient k
+        self.n = basis.shape[1]
+        self._powers: np.ndarray | None = None
+
+    def powers(self) -> np.ndarray:
+        """The (h, w, ℓ) complex64 phasor powers, formed on first use and kept (a block's
+        votes windowed at several grids form them once)."""
+        if self._powers is None:
+            self._powers = _phasor_powers(self.g, self.basis.shape[0])
+        return self._powers
 
     def project(self, table: np.ndarray, out: np.ndarray) -> None:
         """Add the vote's dot products with the columns of ``table`` (M, m) to ``out``: the
@@ -284,7 +293,8 @@ def block_votes(block: np.ndarray, spec: FeatureSpec) -> Iterator[tuple[str, Any
             votes = weight if complete else valid * weight
             values = block if complete else np.nan_to_num(block)
             for channel in range(block.shape[-1]):
-                q = np.clip(np.floor(values[..., channel] * bins), 0, bins - 1).astype(np.int64)
+                q = np.clip(np.floor(values[..., channel] * bins), 0, bins - 1)
+                q = q.astype(np.uint8 if bins <= 256 else np.int64)
                 yield name, _Binned(q, votes, bins)
             continue
         if name == "bank":
@@ -303,7 +313,7 @@ def block_votes(block: np.ndarray, spec: FeatureSpec) -> Iterator[tuple[str, Any
                 yield name, _Binned(angle_bins(g, spec.angle_bins), weight, spec.angle_bins)
             else:
                 basis = density_basis(spec)
-                yield name, _Phasors(g, basis, basis.shape[1])
+                yield name, _Phasors(g, basis)
 
 
 def _bank_votes(
@@ -315,12 +325,11 @@ def _bank_votes(
     ranges = spec.bank_ranges
     assert ranges is not None  # FeatureSpec refuses "bank" without them
     grey = block.mean(axis=-1) if block.shape[-1] > 1 else block[..., 0]
-    responses = bank_responses(grey, 0.5 * (ranges[0][0] + ranges[0][1]))
-    bins = np.moveaxis(bank_bins(responses, ranges, spec.bank_bins), -1, 0)
+    bins = bank_bin_planes(grey, 0.5 * (ranges[0][0] + ranges[0][1]), ranges, spec.bank_bins)
     weight = np.float32(1.0 / len(BANK_FILTERS))
     votes = weight if complete else valid * weight
     for q in bins:
-        yield "bank", _Binned(np.ascontiguousarray(q), votes, spec.bank_bins)
+        yield "bank", _Binned(q, votes, spec.bank_bins)
 
 
 def _windowed(
@@ -331,8 +340,7 @@ def _windowed(
     windowed as they are (their real and imaginary parts: 2ℓ planes) and turned into density
     samples at the samples only."""
     if isinstance(vote, _Phasors):
-        powers = _phasor_powers(vote.g, vote.basis.shape[0])
-        parts = powers.view(np.float32)  # (h, w, 2ℓ): re, im of each power
+        parts = vote.powers().view(np.float32)  # (h, w, 2ℓ): re, im of each power
         windowed = _windowed(parts, window, rows, cols, lattice).view(np.complex64)
         return np.ascontiguousarray((windowed @ vote.basis.astype(np.complex64)).real)
     if window.kind == "disk":
@@ -353,6 +361,8 @@ def grid_features(
     rows: np.ndarray,
     cols: np.ndarray,
     origin: tuple[int, int] = (0, 0),
+    votes: list[tuple[str, Any]] | None = None,
+    valid: np.ndarray | None = None,
 ) -> dict[str, np.ndarray]:
     """The feature groups at the samples centred on ``rows × cols`` of a padded block.
 
@@ -366,6 +376,11 @@ def grid_features(
     origin : (int, int)
         The image position of the block's pixel (0, 0): wide windows read the pixels of the
         image's lattice (:func:`vote_step`).
+    votes : list, optional
+        ``list(block_votes(block, spec))``, when the caller windows the same block at several
+        grids: the votes (filter bank, gradients) are then computed once.
+    valid : numpy.ndarray of bool, optional
+        The block's pixels present in every channel, if the caller has them.
 
     Returns
     -------
@@ -375,9 +390,9 @@ def grid_features(
     """
     pieces: dict[str, list[np.ndarray]] = {}
     window, lattice = spec.window_obj, Lattice(vote_step(spec), origin)
-    for name, vote in block_votes(block, spec):
+    for name, vote in block_votes(block, spec) if votes is None else votes:
         pieces.setdefault(name, []).append(_windowed(vote, window, rows, cols, lattice))
-    scale = _coverage_scale(block, window, rows, cols, lattice)
+    scale = _coverage_scale(block, window, rows, cols, lattice, valid)
     return {
         name: (np.concatenate(p, axis=-1) if len(p) > 1 else p[0]) * scale
         for name, p in pieces.items()
@@ -422,13 +437,19 @@ def grid_projections(
 
 
 def _coverage_scale(
-    block: np.ndarray, window: Window, rows: np.ndarray, cols: np.ndarray, lattice: Lattice
+    block: np.ndarray,
+    window: Window,
+    rows: np.ndarray,
+    cols: np.ndarray,
+    lattice: Lattice,
+    valid: np.ndarray | None = None,
 ) -> np.ndarray | np.float32:
     """1 / the window's weight on the pixels present, at each sample whose window reaches a
     missing pixel (or beyond the image's edge); 1 elsewhere. The features there are the
     window's mean over the pixels present: a mixture of the textures present, as the
     unmixing model needs. Windows that miss nothing are left exactly as they are."""
-    valid = np.isfinite(block).all(axis=-1)
+    if valid is None:
+        valid = np.isfinite(block).all(axis=-1)
     if valid.all():
         return np.float32(1)
     coverage = _windowed(valid.astype(np.float32)[..., None], window, rows, cols, lattice)

@@ -57,7 +57,13 @@ from .defaults import (
     scale_window,
     texture_scale,
 )
-from .features import FeatureSpec, feature_depth, grid_features, grid_projections
+from .features import (
+    FeatureSpec,
+    block_votes,
+    feature_depth,
+    grid_features,
+    grid_projections,
+)
 from .unmixing import (
     ENDMEMBER_METHODS,
     abundances_from_projections,
@@ -295,8 +301,11 @@ def _sample_block(
     rows = np.arange(step // 2, height, step)
     cols = np.arange(step // 2, width, step)
 
+    votes = list(block_votes(block, spec))  # computed once, windowed at up to five grids
+    valid = np.isfinite(block).all(axis=-1)
+
     def features(r: np.ndarray, c: np.ndarray) -> np.ndarray:
-        groups = grid_features(block, spec, r + halo, c + halo, corner)
+        groups = grid_features(block, spec, r + halo, c + halo, corner, votes, valid)
         return np.concatenate([groups[name] for name in spec.features], axis=-1)
 
     X = features(rows, cols)
@@ -307,7 +316,7 @@ def _sample_block(
         vertical = np.linalg.norm(across[ny:] - across[:ny], axis=-1)
         horizontal = np.linalg.norm(along[:, nx:] - along[:, :nx], axis=-1)
         X = np.concatenate([X, (vertical + horizontal)[..., None]], axis=-1)
-    present = np.isfinite(block[rows + halo][:, cols + halo]).all(axis=-1)
+    present = valid[rows + halo][:, cols + halo]
     if not present.all():  # no texture at a missing pixel
         X = np.where(present[..., None], X, np.nan)
     if mask is not None:
