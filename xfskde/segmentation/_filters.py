@@ -71,20 +71,34 @@ def _rows_binned(bins, weight, profile, starts, first, step, out):
 
 @numba.njit(nogil=True, cache=True, error_model="numpy")
 def _columns(src, profile, starts, first, step, out):
-    """``out[i, j, c] = Σ_t step · profile[t] · src[i, (starts[j] + t) // step, c]`` over the
+    """``out[i, j, c] = step · Σ_t profile[t] · src[i, (starts[j] + t) // step, c]`` over the
     taps ``t = first[j], first[j] + step, ...`` (``src`` holds every step-th column, from a
-    column on the lattice): (ny, w / step, n) → (ny, nx, n)."""
+    column on the lattice): (ny, w / step, n) → (ny, nx, n); up to 8 planes summed in float64,
+    more in float32 along the planes' contiguous axis."""
     ny, nx, n = out.shape
+    taps = profile.shape[0]
     for i in range(ny):
+        row = src[i]
         for j in range(nx):
-            for c in range(n):
-                out[i, j, c] = 0
-            s0 = starts[j]
-            for t in range(first[j], profile.shape[0], step):
-                p = profile[t] * step
-                x = (s0 + t) // step
+            x0 = (starts[j] + first[j]) // step  # then one lattice column per tap
+            if n <= 8:  # a few planes (projections): one at a time, the sum in a register
                 for c in range(n):
-                    out[i, j, c] += p * src[i, x, c]
+                    total = 0.0
+                    x = x0
+                    for t in range(first[j], taps, step):
+                        total += profile[t] * row[x, c]
+                        x += 1
+                    out[i, j, c] = total * step
+            else:  # many planes (features): all at once, along contiguous memory
+                acc = out[i, j]
+                acc[:] = 0
+                x = x0
+                for t in range(first[j], taps, step):
+                    p = profile[t] * step
+                    column = row[x]
+                    for c in range(n):
+                        acc[c] += p * column[c]
+                    x += 1
 
 
 class Lattice:

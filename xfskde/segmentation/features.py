@@ -44,6 +44,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
+import numba
 import numpy as np
 
 from ..density import unit_phasor_powers
@@ -271,7 +272,28 @@ def _phasor_powers(g: np.ndarray, ell: int) -> np.ndarray:
     return powers
 
 
-def block_votes(block: np.ndarray, spec: FeatureSpec) -> Iterator[tuple[str, Any]]:
+def present_pixels(block: np.ndarray) -> np.ndarray:
+    """The (h, w) pixels of a (h, w, C) block finite in every channel (one pass; NumPy's
+    ``isfinite(block).all(axis=-1)`` reduces a short last axis slowly)."""
+    return _present(np.ascontiguousarray(block))
+
+
+@numba.njit(nogil=True, cache=True)
+def _present(block):
+    h, w, channels = block.shape
+    out = np.ones((h, w), np.bool_)
+    for y in range(h):
+        for x in range(w):
+            for c in range(channels):
+                if not np.isfinite(block[y, x, c]):
+                    out[y, x] = False
+                    break
+    return out
+
+
+def block_votes(
+    block: np.ndarray, spec: FeatureSpec, valid: np.ndarray | None = None
+) -> Iterator[tuple[str, Any]]:
     """The votes of one (h, w, C) block of values in [0, 1], group by group in stacking order.
 
     Yields ``(group, vote)``: one binned vote per colour channel (``color_bins`` bins each,
@@ -279,10 +301,12 @@ def block_votes(block: np.ndarray, spec: FeatureSpec) -> Iterator[tuple[str, Any
     ``"hist"`` group's |g|-weighted angle bins and the ``"fskde"`` group's phasor powers, once
     per gradient scale. Each scale's gradient (:func:`xfskde.gradient`, the channel of largest
     |g|) is computed once for both gradient groups. Missing pixels (NaN in any channel) vote
-    nothing, and neither do the gradients whose stencils touch them.
+    nothing, and neither do the gradients whose stencils touch them. ``valid``: the block's
+    :func:`present_pixels`, if the caller has them.
     """
     block = np.ascontiguousarray(block, dtype=np.float32)
-    valid = np.isfinite(block).all(axis=-1)
+    if valid is None:
+        valid = present_pixels(block)
     complete = bool(valid.all())
     if not complete:  # a pixel missing in any channel is missing in all
         block = np.where(valid[..., None], block, np.float32(np.nan))
@@ -390,7 +414,11 @@ def grid_features(
     """
     pieces: dict[str, list[np.ndarray]] = {}
     window, lattice = spec.window_obj, Lattice(vote_step(spec), origin)
-    for name, vote in block_votes(block, spec) if votes is None else votes:
+    if votes is None:
+        if valid is None:
+            valid = present_pixels(block)
+        votes = list(block_votes(block, spec, valid))
+    for name, vote in votes:
         pieces.setdefault(name, []).append(_windowed(vote, window, rows, cols, lattice))
     scale = _coverage_scale(block, window, rows, cols, lattice, valid)
     return {
@@ -406,6 +434,7 @@ def grid_projections(
     rows: np.ndarray,
     cols: np.ndarray,
     origin: tuple[int, int] = (0, 0),
+    valid: np.ndarray | None = None,
 ) -> np.ndarray:
     """The features' dot products with m vectors, at the samples centred on ``rows × cols``.
 
@@ -415,7 +444,7 @@ def grid_projections(
 
     Parameters
     ----------
-    block, spec, rows, cols, origin
+    block, spec, rows, cols, origin, valid
         As in :func:`grid_features`.
     tables : dict
         Group name -> (D_group, m) array: the group's part of the m vectors, its scale folded in.
@@ -427,12 +456,14 @@ def grid_projections(
     m = next(iter(tables.values())).shape[1]
     u = np.zeros((*block.shape[:2], m), np.float32)
     start: dict[str, int] = {}
-    for name, vote in block_votes(block, spec):
+    if valid is None:
+        valid = present_pixels(block)
+    for name, vote in block_votes(block, spec, valid):
         offset = start.get(name, 0)
         vote.project(tables[name][offset : offset + vote.n], u)
         start[name] = offset + vote.n
     window, lattice = spec.window_obj, Lattice(vote_step(spec), origin)
-    scale = _coverage_scale(block, window, rows, cols, lattice)
+    scale = _coverage_scale(block, window, rows, cols, lattice, valid)
     return _windowed(u, window, rows, cols, lattice) * scale
 
 
@@ -449,7 +480,7 @@ def _coverage_scale(
     window's mean over the pixels present: a mixture of the textures present, as the
     unmixing model needs. Windows that miss nothing are left exactly as they are."""
     if valid is None:
-        valid = np.isfinite(block).all(axis=-1)
+        valid = present_pixels(block)
     if valid.all():
         return np.float32(1)
     coverage = _windowed(valid.astype(np.float32)[..., None], window, rows, cols, lattice)

@@ -63,6 +63,7 @@ from .features import (
     feature_depth,
     grid_features,
     grid_projections,
+    present_pixels,
 )
 from .unmixing import (
     ENDMEMBER_METHODS,
@@ -254,12 +255,12 @@ def _unmix_block(
     rows = ys * s + o - (origin[0] - halo)  # the samples' centres in the padded block
     cols = xs * s + o - (origin[1] - halo)
     corner = (origin[0] - halo, origin[1] - halo)  # the image position of the block's (0, 0)
-    b = grid_projections(block, spec, tables, rows, cols, corner)
+    valid = present_pixels(block)
+    b = grid_projections(block, spec, tables, rows, cols, corner, valid)
     a = abundances_from_projections(b.reshape(-1, E.shape[0]).astype(np.float64), E @ E.T)
     a = a.reshape(len(ys), len(xs), -1)
     out = interpolate(a, (y0, y1, fy), (x0, x1, fx), labels=what == "labels")
-    own = block[halo : halo + shape[0], halo : halo + shape[1]]
-    missing = ~np.isfinite(own).all(axis=-1)
+    missing = ~valid[halo : halo + shape[0], halo : halo + shape[1]]
     if missing.any():
         out[missing] = BACKGROUND if what == "labels" else np.nan
     if mask is not None:
@@ -301,21 +302,23 @@ def _sample_block(
     rows = np.arange(step // 2, height, step)
     cols = np.arange(step // 2, width, step)
 
-    votes = list(block_votes(block, spec))  # computed once, windowed at up to five grids
-    valid = np.isfinite(block).all(axis=-1)
+    valid = present_pixels(block)
+    votes = list(block_votes(block, spec, valid))  # computed once, windowed at up to 5 grids
 
     def features(r: np.ndarray, c: np.ndarray) -> np.ndarray:
         groups = grid_features(block, spec, r + halo, c + halo, corner, votes, valid)
         return np.concatenate([groups[name] for name in spec.features], axis=-1)
 
-    X = features(rows, cols)
-    if shift:
+    if shift:  # the grid and its horizontal shifts share one vertical pass
         ny, nx, d = len(rows), len(cols), int(shift)
+        along = features(rows, np.concatenate([cols, cols - d, cols + d]))
+        X = along[:, :nx]
         across = features(np.concatenate([rows - d, rows + d]), cols)
-        along = features(rows, np.concatenate([cols - d, cols + d]))
         vertical = np.linalg.norm(across[ny:] - across[:ny], axis=-1)
-        horizontal = np.linalg.norm(along[:, nx:] - along[:, :nx], axis=-1)
+        horizontal = np.linalg.norm(along[:, 2 * nx :] - along[:, nx : 2 * nx], axis=-1)
         X = np.concatenate([X, (vertical + horizontal)[..., None]], axis=-1)
+    else:
+        X = features(rows, cols)
     present = valid[rows + halo][:, cols + halo]
     if not present.all():  # no texture at a missing pixel
         X = np.where(present[..., None], X, np.nan)
