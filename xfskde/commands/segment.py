@@ -80,6 +80,12 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         help="how the pure textures are fitted (auto: away from boundaries for windows wider "
         "than the paper's sigma 6, k-means at 6)",
     )  # fmt: skip
+    parser.add_argument(
+        "--resolution", type=_auto_or(int), default="auto",
+        help="average the image over RESOLUTION x RESOLUTION pixel cells before the features "
+        "(1: every pixel); auto: coarse textures (texture scale / 4, at most sigma / 8) when "
+        "--size is auto, else 1",
+    )  # fmt: skip
     parser.add_argument("--color-bins", type=int, default=16, help="bins per colour channel")
     parser.add_argument("--angle-bins", type=int, default=16, help="gradient histogram bins")
     parser.add_argument("--coefficients", type=int, default=8, help="complex FS-KDE coefficients")
@@ -117,6 +123,7 @@ def run(args: argparse.Namespace) -> int:
         "size": int(size) if args.window == "box" and size != "auto" else size,
         "stride": args.stride,
         "method": args.method,
+        "resolution": args.resolution,
         "color_bins": args.color_bins,
         "angle_bins": args.angle_bins,
         "n_coefficients": args.coefficients,

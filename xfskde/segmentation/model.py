@@ -51,6 +51,7 @@ from .defaults import (
     TILE,
     TILES,
     auto_features,
+    auto_resolution,
     auto_stride,
     bounded_window,
     region_scale,
@@ -104,6 +105,14 @@ class TextureModel:
         Multiplier of each feature group (its weight over its mean mass on the sample).
     endmembers : numpy.ndarray, shape (n_textures, D)
         Pure texture features in the scaled feature space.
+    fit_method : str
+        How the endmembers were fitted (one of :data:`FIT_METHODS` but ``"auto"``).
+    weights : dict
+        The weight of each feature group (``scales`` is the weight over the group's mass).
+    resolution : int
+        The side of the pixel cells the image is averaged over before its features are computed
+        (:func:`.defaults.auto_resolution`); ``spec``'s window size and stride are in such
+        cells. 1: every pixel, as the paper.
     choices : dict
         What the fit chose and why (:mod:`.defaults`): the texture scale, the window rule, the
         endmember fit; recorded in the results' attrs.
@@ -112,6 +121,9 @@ class TextureModel:
     spec: FeatureSpec
     scales: dict[str, float]
     endmembers: np.ndarray = field(repr=False)
+    fit_method: str = "kmeans"
+    weights: dict[str, float] = field(default_factory=dict)
+    resolution: int = 1
     choices: dict[str, Any] = field(default_factory=dict, compare=False)
 
     @property
@@ -133,6 +145,9 @@ class TextureModel:
             "stride": s.stride,
             "gradient_scales": list(s.gradient_scales),
             **self._bank_attrs(),
+            "resolution": self.resolution,
+            "fit_method": self.fit_method,
+            **{f"weight_{k}": float(v) for k, v in self.weights.items()},
             **{f"scale_{k}": float(v) for k, v in self.scales.items()},
             **{f"chose_{k}": v for k, v in self.choices.items()},
             # the fitted pure-texture features: with the parameters above they reproduce the
@@ -417,6 +432,9 @@ def _apply(
     is_dask = isinstance(getattr(image, "data", image), da.Array)
     arr, kind, source, nodata_attrs = _prepare(image, chunks, halo, nodata)
     foreground = _foreground(arr, source, mask)
+    full, f = arr, model.resolution
+    if f > 1:  # the features of coarse textures, on the image averaged over f × f cells
+        arr = _coarse(arr, f, chunks)
     footprint = None if foreground is None else MaskFootprint(foreground, arr.shape[:2])
 
     def block(x: np.ndarray, *, src_origin, rows, cols, image_shape, shared=None, **_: Any):
@@ -437,6 +455,8 @@ def _apply(
         fill=BACKGROUND if labels else np.nan,
         shared=foreground,
     )
+    if f > 1:
+        result = _repeated(result, full, f, BACKGROUND if labels else np.nan)
     if kind == "dask":
         return result
     if not is_dask:  # NumPy in, NumPy out: the same graph, run on local threads
@@ -455,6 +475,52 @@ def _apply(
             "long_name": _LONG_NAMES[output],
         },
     )
+
+
+def _cell_mean(block: np.ndarray, axis: tuple[int, ...] | None = None) -> np.ndarray:
+    """The mean of each cell's present (finite) values along ``axis``; NaN where none is (the
+    reduction of :func:`dask.array.coarsen`, which also calls it without ``axis``)."""
+    present = np.isfinite(block)
+    total = np.where(present, block, np.float32(0)).sum(axis=axis, dtype=np.float32)
+    count = present.sum(axis=axis, dtype=np.float32)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(count > 0, total / count, np.float32(np.nan)).astype(np.float32)
+
+
+def _cells(image: np.ndarray, f: int) -> np.ndarray:
+    """A (y, x, c) NumPy image averaged over f × f cells (:func:`_cell_mean`), padded at its
+    bottom and right by missing pixels to whole cells."""
+    h, w = image.shape[:2]
+    padded = np.pad(image, ((0, -h % f), (0, -w % f), (0, 0)), constant_values=np.nan)
+    cells = padded.reshape(padded.shape[0] // f, f, padded.shape[1] // f, f, -1)
+    return _cell_mean(cells, (1, 3))
+
+
+def _coarse(arr: da.Array, f: int, chunks: int | None) -> da.Array:
+    """The prepared image averaged over f × f cells, lazily: :func:`_cells` of every block.
+
+    The image is padded by missing pixels to whole cells and cut by the one planner into chunks
+    of whole cells (sides multiple of f near ``f`` × the target, at most 2048 pixels unless
+    that leaves fewer than 256 cells), so every cell lies in one block and the result does not
+    depend on the input's chunks."""
+    h, w = arr.shape[:2]
+    if -h % f or -w % f:
+        arr = da.pad(arr, ((0, -h % f), (0, -w % f), (0, 0)), constant_values=np.nan)
+    target = max(256 * f, min(2048, f * (chunks or FEATURE_CHUNK)))
+    rows, cols = plan_chunks(arr.shape[:2], target=target, stride=f)
+    arr = arr.rechunk((rows, cols, -1))
+    return da.coarsen(_cell_mean, arr, {0: f, 1: f}, trim_excess=False)
+
+
+def _repeated(result: da.Array, full: da.Array, f: int, fill: float | int) -> da.Array:
+    """Labels or abundances of f × f cells given to each of their pixels, cut to the image
+    (``full``, the prepared image) and missing (``fill``) at its missing pixels."""
+    up = da.repeat(da.repeat(result, f, axis=0), f, axis=1)[: full.shape[0], : full.shape[1]]
+    present = full.map_blocks(present_pixels, drop_axis=2, dtype=bool)
+    up = up.rechunk(present.chunks + up.chunks[2:])
+    if up.ndim == 3:
+        present = present[..., None]
+    return da.where(present, up, np.asarray(fill, dtype=up.dtype))
 
 
 def _probe_tiles(arr: da.Array, foreground: np.ndarray | None, seed: int) -> list[np.ndarray]:
@@ -606,7 +672,8 @@ def _fit_prepared(
         endmembers = fit_endmembers(X, int(n_textures), method=method, seed=seed)
     else:
         endmembers = fit_stable_endmembers(X, change, int(n_textures), seed=seed)
-    return TextureModel(spec=spec, scales=scales, endmembers=endmembers)
+    return TextureModel(spec=spec, scales=scales, endmembers=endmembers, fit_method=method,
+                        weights={name: float(weights[name]) for name in sizes})  # fmt: skip
 
 
 def fit_textures(
@@ -624,6 +691,7 @@ def fit_textures(
     bank_bins: int = 11,
     weights: dict[str, float] | None = None,
     method: str = AUTO,
+    resolution: int | str = AUTO,
     sample: int = 20000,
     seed: int = 0,
     chunks: int | None = None,
@@ -672,26 +740,61 @@ def fit_textures(
         n_coefficients=n_coefficients, gradient_scales=gradient_scales, bank_bins=bank_bins,
         bank_ranges=_measured_ranges(tiles) if "bank" in feats else None,
     )  # fmt: skip
+    size_auto = isinstance(size, str)
     if isinstance(size, str):
         if size != AUTO:
             raise ParameterError(f"size must be a number of pixels or 'auto', got {size!r}")
         size = _auto_size(arr, foreground, tiles, n_textures, spec_args, w, seed, choices)
+    sigma = Window(window, size).sigma  # in pixels
+    f = _resolution(resolution, size_auto, sigma, choices)
+    if f > 1:  # the window, and a stride given in pixels, in cells of f × f pixels
+        size = _equivalent_size(window, sigma / f)
+        stride = stride if isinstance(stride, str) else max(1, round(stride / f))
+        if "bank" in feats:  # the filters' ranges on the averaged image
+            tiles = _probe_tiles(_coarse(arr, f, chunks), foreground, seed)
+            spec_args["bank_ranges"] = _measured_ranges(tiles)
     if isinstance(stride, str):
         if stride != AUTO:
             raise ParameterError(f"stride must be a positive integer or 'auto', got {stride!r}")
-        stride = auto_stride(Window(window, size).sigma)
+        stride = auto_stride(sigma / f)
         choices["stride"] = f"{stride}: the window's sigma / 4"
     if method == AUTO:
-        wide = Window(window, size).sigma > FINE_SIZE
+        wide = sigma > FINE_SIZE
         method = "stable" if wide else "kmeans"
         choices["fit"] = (
             f"{method}: the window is {'wider than' if wide else 'as narrow as'} the paper's "
             f"(sigma {FINE_SIZE:g})"
         )
     spec = FeatureSpec(size=size, stride=stride, **spec_args)
-    arr, _, source, _ = _prepare(image, chunks, feature_depth(spec) + _shift(spec, method), nodata)
+    halo = (feature_depth(spec) + _shift(spec, method)) * f
+    arr, _, source, _ = _prepare(image, chunks, halo, nodata)
+    if f > 1:
+        arr = _coarse(arr, f, chunks)
     model = _fit_prepared(arr, foreground, spec, int(n_textures), w, method, sample, seed)
-    return dataclasses.replace(model, choices=choices)
+    return dataclasses.replace(model, choices=choices, resolution=f)
+
+
+def _resolution(resolution: int | str, size_auto: bool, sigma: float, choices: dict) -> int:
+    """The side of the cells averaged before the features: :func:`.defaults.auto_resolution`
+    when both it and the window size are chosen, 1 for a window given in pixels."""
+    if isinstance(resolution, str):
+        if resolution != AUTO:
+            raise ParameterError(
+                f"resolution must be a positive integer or 'auto', got {resolution!r}"
+            )
+        if not size_auto:
+            return 1
+        scale = choices["texture_scale_px"]
+        f = auto_resolution(scale, sigma)
+        choices["resolution"] = (
+            f"{f}: the image averaged over {f} x {f} cells"
+            if f > 1
+            else "1: every pixel (the texture scale or the window is too fine to average)"
+        )
+        return f
+    if isinstance(resolution, bool) or int(resolution) != resolution or resolution < 1:
+        raise ParameterError(f"resolution must be a positive integer or 'auto', got {resolution!r}")
+    return int(resolution)
 
 
 def _bounded(
@@ -701,21 +804,28 @@ def _bounded(
     sigma: float,
     rule: str,
     choices: dict[str, Any],
+    scale: float,
 ) -> tuple[float, str]:
     """σ bounded by the regions' scale R (:func:`.defaults.region_scale`): the features at
-    window σ on a grid of σ/2 over a crop of side max(512, 16σ) (at the foreground's centre)."""
+    window σ on a grid of σ/2 over a crop of side max(512, 16σ) (at the foreground's centre),
+    averaged over the cells of :func:`.defaults.auto_resolution` for texture scale ``scale``
+    (the filters' ranges then measured on the averaged crop)."""
     if sigma <= FINE_SIZE:
         return sigma, rule
-    window = spec_args["window"]
-    spec = FeatureSpec(size=_equivalent_size(window, sigma), stride=1, **spec_args)
+    window, f = spec_args["window"], auto_resolution(scale, sigma)
     crop = _crop(arr, foreground, max(512, int(16 * sigma)))
+    if f > 1:
+        crop = _cells(crop, f)
+        if spec_args["bank_ranges"] is not None:
+            spec_args = {**spec_args, "bank_ranges": _measured_ranges([crop])}
+    spec = FeatureSpec(size=_equivalent_size(window, sigma / f), stride=1, **spec_args)
     depth = feature_depth(spec)
     block = np.pad(crop, ((depth, depth), (depth, depth), (0, 0)), constant_values=np.nan)
-    spacing = max(1, round(sigma / 2))
+    spacing = max(1, round(sigma / f / 2))
     rows = np.arange(0, crop.shape[0], spacing) + depth
     cols = np.arange(0, crop.shape[1], spacing) + depth
     groups = grid_features(block, spec, rows, cols)
-    region = region_scale(np.concatenate(list(groups.values()), axis=-1), spacing)
+    region = region_scale(np.concatenate(list(groups.values()), axis=-1), spacing) * f
     choices["region_scale_px"] = round(region, 1) if np.isfinite(region) else "inf"
     bounded = bounded_window(sigma, region)
     if bounded < sigma:
@@ -748,7 +858,7 @@ def _auto_size(
         f"[8, min(H, W) / 12 = {min(arr.shape[:2]) / 12:.1f}], at least {FINE_SIZE:g}"
     )
     if "color" not in spec_args["features"]:
-        sigma, rule = _bounded(arr, foreground, spec_args, sigma, rule, choices)
+        sigma, rule = _bounded(arr, foreground, spec_args, sigma, rule, choices, scale)
         choices["size"] = rule
         return _equivalent_size(window, sigma)
     crop = _crop(arr, foreground)
@@ -767,7 +877,7 @@ def _auto_size(
             f"(Rand {agreement:.3f} >= {AGREEMENT})"
         )
     else:
-        sigma, rule = _bounded(arr, foreground, spec_args, sigma, rule, choices)
+        sigma, rule = _bounded(arr, foreground, spec_args, sigma, rule, choices, scale)
         choices["size"] = (
             f"{rule} (labels at sigma {FINE_SIZE:g} and {CHECK_SIZE:g} disagree: "
             f"Rand {agreement:.3f})"
@@ -790,6 +900,7 @@ def segment(
     bank_bins: int = 11,
     weights: dict[str, float] | None = None,
     method: str = AUTO,
+    resolution: int | str = AUTO,
     sample: int = 20000,
     seed: int = 0,
     chunks: int | None = None,
@@ -856,6 +967,11 @@ def segment(
         ``"nmf"`` on every sample (:func:`.unmixing.fit_endmembers`), ``"auto"`` the stable
         fit for windows wider than the paper's σ = 6, k-means at σ = 6 (the rule of
         :mod:`xfskde.segmentation.defaults`).
+    resolution : "auto" or int
+        The features of coarse textures are computed on the image averaged over cells of
+        ``resolution`` × ``resolution`` pixels (the window and stride then in cells), and each
+        cell's label given to its pixels. ``"auto"``: ⌊λ / 4⌋ at most ⌊σ / 8⌋ when the
+        window size is chosen too (:func:`.defaults.auto_resolution`), else 1 (every pixel).
     sample : int
         Pixels sampled (from at most 16 random blocks) to fit the pure features.
     seed : int
@@ -894,7 +1010,8 @@ def segment(
             image, n_textures, features=features, window=window, size=size,
             color_bins=color_bins, angle_bins=angle_bins, n_coefficients=n_coefficients,
             stride=stride, gradient_scales=gradient_scales, bank_bins=bank_bins, weights=weights,
-            method=method, sample=sample, seed=seed, chunks=chunks, mask=mask, nodata=nodata,
+            method=method, resolution=resolution, sample=sample, seed=seed, chunks=chunks,
+            mask=mask, nodata=nodata,
         )  # fmt: skip
     elif model.n_textures != n_textures:
         raise ParameterError(f"model has {model.n_textures} textures, n_textures is {n_textures}")
