@@ -23,7 +23,7 @@ from __future__ import annotations
 import dataclasses
 import math
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 import dask
 import dask.array as da
@@ -359,11 +359,30 @@ def _group_sizes(spec: FeatureSpec, channels: int) -> dict[str, int]:
     return {name: sizes[name] for name in spec.features}
 
 
-def _prepare(
-    image: Any, chunks: int | None, halo: int, nodata: Nodata = "auto"
-) -> tuple[da.Array, str, Any, dict[str, Any]]:
-    """(Dask (y, x, c) float32 array in [0, 1] with NaN at missing pixels, input kind, the
-    DataArray or None, the nodata attrs), chunked by the one planner.
+class _Prepared(NamedTuple):
+    """An input made ready for the engine (:func:`_prepare`)."""
+
+    raw: da.Array  # (y, x, c) in the input's dtype, chunked by the one planner
+    kind: str  # "numpy", "dask" or "dataarray"
+    source: Any  # the DataArray, or None
+    attrs: dict[str, Any]  # the nodata attrs
+    nodata: float | int | None  # the value of missing pixels, for :func:`_unit_float`
+
+    @property
+    def unit(self) -> da.Array:
+        """The image as float32 values in [0, 1] with NaN at missing pixels, block by block.
+
+        The engine's consumers take :attr:`raw` and convert each haloed block themselves: the
+        halos Dask copies and the chunks it holds for the next row of blocks then stay in the
+        input's dtype (a byte per channel for 8-bit images, not four)."""
+        token = tokenize(self.raw.name, self.nodata)
+        return self.raw.map_blocks(_unit_float, self.nodata, dtype=np.float32,
+                                   name=f"xfskde-unit-float-{token}")  # fmt: skip
+
+
+def _prepare(image: Any, chunks: int | None, halo: int, nodata: Nodata = "auto") -> _Prepared:
+    """The input as a Dask (y, x, c) array chunked by the one planner, with its kind, source,
+    nodata attrs and nodata value (:class:`_Prepared`).
 
     NumPy data, and any input when ``chunks`` is given, are cut by
     :func:`xfskde.lazy.plan_chunks` with a target of ``chunks`` or :data:`FEATURE_CHUNK`; Dask
@@ -398,10 +417,8 @@ def _prepare(
     if not isinstance(image, da.Array) or chunks is not None:
         rows, cols = plan_chunks(image.shape[:2], target=chunks or FEATURE_CHUNK, halo=halo)
         image = da.asarray(image).rechunk((rows, cols, -1))
-    unit = image.map_blocks(_unit_float, value, dtype=np.float32,
-                            name=f"xfskde-unit-float-{tokenize(image.name, value)}")  # fmt: skip
     attrs = {"input_nodata": "none" if value is None else value, "input_nodata_source": where}
-    return unit, kind, source, attrs
+    return _Prepared(image, kind, source, attrs, value)
 
 
 def _mask_attrs(foreground: np.ndarray | None, mask: Any) -> dict[str, Any]:
@@ -430,17 +447,19 @@ def _apply(
 ) -> Any:
     halo = halo_of(model.spec)
     is_dask = isinstance(getattr(image, "data", image), da.Array)
-    arr, kind, source, nodata_attrs = _prepare(image, chunks, halo, nodata)
-    foreground = _foreground(arr, source, mask)
-    full, f = arr, model.resolution
+    prepared = _prepare(image, chunks, halo, nodata)
+    kind, source = prepared.kind, prepared.source
+    full, f = prepared.unit, model.resolution
+    foreground = _foreground(full, source, mask)
+    arr, value = prepared.raw, prepared.nodata
     if f > 1:  # the features of coarse textures, on the image averaged over f × f cells
-        arr = _coarse(arr, f, chunks)
+        arr, value = _coarse(full, f, chunks), None
     footprint = None if foreground is None else MaskFootprint(foreground, arr.shape[:2])
 
     def block(x: np.ndarray, *, src_origin, rows, cols, image_shape, shared=None, **_: Any):
-        full = _padded(x, halo, src_origin, rows, cols)
+        block = _padded(_unit_float(x, value), halo, src_origin, rows, cols)
         shape = (rows[1] - rows[0], cols[1] - cols[0])
-        return _unmix_block(full, model, output, (rows[0], cols[0]), shape, image_shape, shared)
+        return _unmix_block(block, model, output, (rows[0], cols[0]), shape, image_shape, shared)
 
     labels = output == "labels"
     result = map_haloed(
@@ -471,7 +490,7 @@ def _apply(
         attrs={
             **model.attrs(),
             **_mask_attrs(foreground, mask),
-            **nodata_attrs,
+            **prepared.attrs,
             "long_name": _LONG_NAMES[output],
         },
     )
@@ -599,9 +618,11 @@ def _fit_prepared(
     method: str,
     sample: int,
     seed: int,
+    nodata: float | int | None,
 ) -> TextureModel:
     """The fit of :func:`fit_textures` on an image already prepared (:func:`_prepare`, with the
-    halo of the features and the fit's :func:`_shift`)."""
+    halo of the features and the fit's :func:`_shift`), whose blocks :func:`_unit_float` turns
+    into values in [0, 1] with ``nodata``."""
     shift = _shift(spec, method)
     fit_halo = feature_depth(spec) + shift
     sizes = _group_sizes(spec, arr.shape[2])
@@ -630,7 +651,7 @@ def _fit_prepared(
               **_: Any) -> np.ndarray:  # fmt: skip
         out = np.full((1, 1, per_block, n_features), np.nan, np.float32)
         if block_id in seed_of:  # only picked blocks are computed (the others are culled)
-            full = _padded(x, fit_halo, src_origin, rows, cols)
+            full = _padded(_unit_float(x, nodata), fit_halo, src_origin, rows, cols)
             part = _sample_block(full, spec, fit_halo, per_block, seed_of[block_id],
                                  (rows[0], cols[0]), image_shape, shared, shift)  # fmt: skip
             out[0, 0, : part.shape[0]] = part
@@ -715,8 +736,9 @@ def fit_textures(
         raise ParameterError(f"method must be one of {FIT_METHODS}, got {method!r}")
     auto_groups = isinstance(features, str) and features == AUTO
     # a first view of the image, to measure it: chunked for the paper's window
-    arr, _, source, _ = _prepare(image, chunks, Window(window, FINE_SIZE).depth, nodata)
-    foreground = _foreground(arr, source, mask)
+    first = _prepare(image, chunks, Window(window, FINE_SIZE).depth, nodata)
+    arr = first.unit
+    foreground = _foreground(arr, first.source, mask)
     feats = auto_features(arr.shape[2]) if auto_groups else features
     if isinstance(gradient_scales, str):
         if gradient_scales != AUTO:
@@ -767,10 +789,11 @@ def fit_textures(
         )
     spec = FeatureSpec(size=size, stride=stride, **spec_args)
     halo = (feature_depth(spec) + _shift(spec, method)) * f
-    arr, _, source, _ = _prepare(image, chunks, halo, nodata)
+    prepared = _prepare(image, chunks, halo, nodata)
+    arr, value = prepared.raw, prepared.nodata
     if f > 1:
-        arr = _coarse(arr, f, chunks)
-    model = _fit_prepared(arr, foreground, spec, int(n_textures), w, method, sample, seed)
+        arr, value = _coarse(prepared.unit, f, chunks), None
+    model = _fit_prepared(arr, foreground, spec, int(n_textures), w, method, sample, seed, value)
     return dataclasses.replace(model, choices=choices, resolution=f)
 
 
@@ -865,8 +888,8 @@ def _auto_size(
     labels = []
     for candidate in (FINE_SIZE, CHECK_SIZE):
         spec = FeatureSpec(size=_equivalent_size(window, candidate), stride=1, **spec_args)
-        view, *_ = _prepare(crop, None, feature_depth(spec), None)
-        model = _fit_prepared(view, None, spec, n_textures, weights, "kmeans", 5000, seed)
+        view = _prepare(crop, None, feature_depth(spec), None).raw
+        model = _fit_prepared(view, None, spec, n_textures, weights, "kmeans", 5000, seed, None)
         labels.append(np.asarray(model.predict(crop, nodata=None)))
     agreement = rand_index(labels[0], labels[1])
     choices["size_agreement"] = round(float(agreement), 4)
