@@ -167,8 +167,19 @@ def child(task: dict) -> None:
         out = measure_command(task)
     else:
         out = measure_stage(task)
-        out["peak_rss_gib"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20
+        out["peak_rss_gib"] = peak_rss_gib()
     print(json.dumps(out))
+
+
+def peak_rss_gib() -> float:
+    """This process's peak resident memory: VmHWM, which starts afresh at exec (getrusage's
+    ru_maxrss keeps the parent's peak at fork, the whole parent when it is the larger)."""
+    status = Path("/proc/self/status")
+    if status.exists():
+        for line in status.read_text().splitlines():
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) / 2**20  # kB -> GiB
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20
 
 
 # --- in the parent -----------------------------------------------------------------------------
