@@ -115,3 +115,15 @@ def test_explicit_windows_are_applied_to_the_pixels(image):
     for bad in (0, -2, 1.5, "coarse", True):
         with pytest.raises(ParameterError, match="resolution"):
             fit_textures(picture, 3, **SETTINGS, resolution=bad)
+
+
+def test_mask_at_a_coarse_resolution(image):
+    """Outside the mask the cells are background, inside labelled, whatever the chunks."""
+    picture, _ = image
+    mask = np.zeros(picture.shape[:2], bool)
+    mask[:, :160] = True
+    labels = segment(picture, 3, **SETTINGS, resolution=2, mask=mask)
+    assert (labels[:, 160:] == BACKGROUND).all() and (labels[:, :160] > 0).all()
+    lazy = segment(da.from_array(picture, chunks=(128, 96, 3)), 3, **SETTINGS, resolution=2,
+                   mask=mask)  # fmt: skip
+    np.testing.assert_array_equal(lazy.compute(), labels)
