@@ -38,9 +38,9 @@ def main(argv: list[str] | None = None) -> int:
     labels, model = xfskde.segment(image, 3, return_model=True)  # every setting chosen
     results["automatic"] = labels
     print(f"{'automatic':16} Rand index {xfskde.rand_index(truth, labels):.3f}")
-    spec = model.spec
-    print(f"  chose features {','.join(spec.features)}, window sigma {spec.size:g} px, "
-          f"stride {spec.stride}; {model.choices['size']}")  # fmt: skip
+    spec, f = model.spec, model.resolution  # the window and stride are in cells of f × f px
+    print(f"  chose features {','.join(spec.features)}, window sigma {spec.size * f:g} px, "
+          f"stride {spec.stride * f} px, resolution {f}; {model.choices['size']}")  # fmt: skip
     if args.out:
         import matplotlib
 
