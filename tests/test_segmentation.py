@@ -156,6 +156,22 @@ def test_labels_do_not_depend_on_chunking(leaves):
     np.testing.assert_array_equal(np.argmax(a, -1) + 1, labels)  # textures 1 .. m
 
 
+def test_halos_travel_in_the_input_dtype(leaves):
+    """The engine's blocks take the input in its own dtype: the chunks Dask copies into
+    halos, and holds for the next row of blocks, are the 8-bit input's, not float32 copies
+    (a 16384² slide's peak memory was 1.5 GB with float32 halos, 0.8 GB without); the labels
+    are those of the float input."""
+    image, _ = leaves
+    model = fit_textures(image, 3, features=PAPER, size=3, n_coefficients=4)
+    eight_bit = np.round(image * 255).astype(np.uint8)
+    lazy = model.predict(da.from_array(eight_bit, chunks=(48, 44, 3)))
+    graph = lazy.__dask_graph__()
+    assert any(name.startswith("overlap") for name in graph.layers)
+    assert not any(name.startswith("xfskde-unit-float") for name in graph.layers)
+    expected = model.predict(eight_bit.astype(np.float32) / 255)
+    np.testing.assert_array_equal(lazy.compute(), expected)
+
+
 def test_dataarray_in_dataarray_out(leaves):
     image, _ = leaves
     arr = xr.DataArray(
