@@ -48,7 +48,7 @@ def _rows_dense(src, profile, starts, first, step, out):
         row = out[i].reshape(-1)
         row[:] = 0
         for t in range(first[i], profile.shape[0], step):
-            p = profile[t] * step
+            p = np.float32(profile[t] * step)
             source = src[starts[i] + t].reshape(-1)
             for j in range(row.shape[0]):
                 row[j] += p * source[j]
@@ -94,7 +94,7 @@ def _columns(src, profile, starts, first, step, out):
                 acc[:] = 0
                 x = x0
                 for t in range(first[j], taps, step):
-                    p = profile[t] * step
+                    p = np.float32(profile[t] * step)
                     column = row[x]
                     for c in range(n):
                         acc[c] += p * column[c]
