@@ -289,14 +289,7 @@ def bank_bins(
     n = len(BANK_FILTERS)
     if responses.ndim < 1 or responses.shape[-1] != n:
         raise ValueError(f"responses must have shape (..., {n}), got {responses.shape}")
-    bounds = np.asarray(ranges, dtype=np.float64)
-    if bounds.shape != (n, 2):
-        raise ValueError(f"ranges must hold {n} (lo, hi) pairs, got shape {bounds.shape}")
-    if not np.all(bounds[:, 1] > bounds[:, 0]):
-        raise ValueError("every range must have hi > lo")
-    n_bins = int(n_bins)
-    if n_bins < 1:
-        raise ValueError(f"n_bins must be at least 1, got {n_bins}")
+    bounds, n_bins = _binning(ranges, n_bins)
     flat = responses.reshape(-1, n)
     out = np.empty(flat.shape, dtype=np.int64)
     for i in range(n):
@@ -326,18 +319,28 @@ def bank_bin_planes(
         (12, h, w) bin indices, equal to ``moveaxis(bank_bins(bank_responses(grey, fill),
         ranges, n_bins), -1, 0)``, as uint8 when ``n_bins <= 256`` (else int64).
     """
-    bounds = np.asarray(ranges, dtype=np.float64)
-    if bounds.shape != (len(BANK_FILTERS), 2) or not np.all(bounds[:, 1] > bounds[:, 0]):
-        raise ValueError(f"ranges must hold {len(BANK_FILTERS)} increasing (lo, hi) pairs")
-    n_bins = int(n_bins)
-    if n_bins < 1:
-        raise ValueError(f"n_bins must be at least 1, got {n_bins}")
+    bounds, n_bins = _binning(ranges, n_bins)
     grey = np.asarray(grey)
     dtype = np.uint8 if n_bins <= 256 else np.int64
     out = np.empty((len(BANK_FILTERS), *grey.shape), dtype=dtype)
     for i, response in enumerate(_filtered(grey, fill)):
         _bin_plane(response, bounds[i, 0], bounds[i, 1] - bounds[i, 0], n_bins, out[i])
     return out
+
+
+def _binning(ranges: Sequence[tuple[float, float]], n_bins: int) -> tuple[np.ndarray, int]:
+    """The (12, 2) float64 ranges and the number of bins, checked: one increasing range per
+    filter, at least one bin."""
+    n = len(BANK_FILTERS)
+    bounds = np.asarray(ranges, dtype=np.float64)
+    if bounds.shape != (n, 2):
+        raise ValueError(f"ranges must hold {n} (lo, hi) pairs, got shape {bounds.shape}")
+    if not np.all(bounds[:, 1] > bounds[:, 0]):
+        raise ValueError("every range must have hi > lo")
+    n_bins = int(n_bins)
+    if n_bins < 1:
+        raise ValueError(f"n_bins must be at least 1, got {n_bins}")
+    return bounds, n_bins
 
 
 @numba.njit(nogil=True, cache=True, error_model="numpy")
