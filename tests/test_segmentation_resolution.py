@@ -112,7 +112,7 @@ def test_explicit_windows_are_applied_to_the_pixels(image):
     picture, _ = image
     model = fit_textures(picture, 3, **SETTINGS)
     assert model.resolution == 1 and "resolution" not in model.choices
-    for bad in (0, -2, 1.5, "coarse", True):
+    for bad in (0, -2, 1.5, "coarse", True, 257):  # 257: cells larger than the image
         with pytest.raises(ParameterError, match="resolution"):
             fit_textures(picture, 3, **SETTINGS, resolution=bad)
 

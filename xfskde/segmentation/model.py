@@ -769,6 +769,11 @@ def fit_textures(
         size = _auto_size(arr, foreground, tiles, n_textures, spec_args, w, seed, choices)
     sigma = Window(window, size).sigma  # in pixels
     f = _resolution(resolution, size_auto, sigma, choices)
+    if f > min(arr.shape[:2]):
+        raise ParameterError(
+            f"resolution {f} is larger than the image's shorter side ({min(arr.shape[:2])} px): "
+            "give a resolution of at most that, or 'auto'"
+        )
     if f > 1:  # the window, and a stride given in pixels, in cells of f × f pixels
         size = _equivalent_size(window, sigma / f)
         stride = stride if isinstance(stride, str) else max(1, round(stride / f))
