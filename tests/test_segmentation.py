@@ -18,6 +18,7 @@ from xfskde.io import store_status
 from xfskde.metrics import rand_index
 from xfskde.segmentation import FeatureSpec, abundances, fit_textures, segment
 from xfskde.segmentation.features import grid_features, grid_projections
+from xfskde.segmentation.model import halo_of
 
 
 @pytest.fixture(scope="module")
@@ -486,8 +487,9 @@ def test_masked_segmentation_labels_the_background_zero(leaves):
     assert not labels[:, 80:].any()
     plain = model.predict(image)
     np.testing.assert_array_equal(labels[:64, :80], plain[:64, :80])
-    lazy = model.predict(da.from_array(image, chunks=(32, 32, 3)), mask=mask)
-    assert len(skipped_blocks(lazy)) == 16 - 6  # only blocks under rows 0..63, cols 0..95
+    # blocks of 64 (the filter bank's halo is 43 px: chunks of 32 would be merged)
+    lazy = model.predict(da.from_array(image, chunks=(64, 64, 3)), mask=mask)
+    assert len(skipped_blocks(lazy)) == 4 - 2  # only the blocks under rows 0..63 are computed
     np.testing.assert_array_equal(lazy.compute(), labels)
     a = model.abundances(image, mask=mask)
     assert np.isnan(a[64:]).all() and np.isfinite(a[:64, :80]).all()
@@ -506,9 +508,10 @@ def test_missing_pixels_are_background_and_touch_only_their_windows(leaves):
     holed[40:60, 50:70, 0] = np.nan
     got = model.predict(holed)
     assert not got[40:60, 50:70].any() and (np.delete(got, np.s_[40:60], 0) > 0).all()
-    reach = model.spec.window_obj.depth + 1
+    reach = halo_of(model.spec) + 1  # the window's radius and the widest filter's
     far = np.ones(got.shape, bool)
-    far[40 - reach : 60 + reach, 50 - reach : 70 + reach] = False
+    far[max(0, 40 - reach) : 60 + reach, max(0, 50 - reach) : 70 + reach] = False
+    assert far.sum() > 1000
     np.testing.assert_array_equal(got[far], labels[far])
     for chunks in [(37, 50, 3), (64, 64, 3)]:
         np.testing.assert_array_equal(model.predict(da.from_array(holed, chunks=chunks)), got)

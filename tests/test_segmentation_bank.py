@@ -19,9 +19,12 @@ from xfskde.segmentation._bank import (
 )
 
 R = BANK_RADIUS
+N = len(BANK_FILTERS)  # 16 filters
 LOGS = [(1, 1.0), (2, 2.0), (3, 4.0)]
 GABORS = [
-    (4 + 4 * i + j, f, d) for i, f in enumerate((0.1, 0.2)) for j, d in enumerate((0, 45, 90, 135))
+    (4 + 4 * i + j, f, d)
+    for i, f in enumerate((0.05, 0.14, 0.35))
+    for j, d in enumerate((0, 45, 90, 135))
 ]
 
 
@@ -40,18 +43,19 @@ def image() -> np.ndarray:
 
 
 def test_names_and_radius():
-    assert len(BANK_FILTERS) == 12
+    assert len(BANK_FILTERS) == N == 16
     assert BANK_FILTERS[:4] == ("intensity", "log1", "log2", "log4")
-    assert BANK_FILTERS[4:8] == ("gabor0.1_0", "gabor0.1_45", "gabor0.1_90", "gabor0.1_135")
-    assert BANK_FILTERS[8:] == ("gabor0.2_0", "gabor0.2_45", "gabor0.2_90", "gabor0.2_135")
-    # the widest support: skimage's Gabor at f = 0.1 (3 sigma of 0.56 / 0.1 px), wider than the
+    assert BANK_FILTERS[4:8] == ("gabor0.05_0", "gabor0.05_45", "gabor0.05_90", "gabor0.05_135")
+    assert BANK_FILTERS[8:12] == ("gabor0.14_0", "gabor0.14_45", "gabor0.14_90", "gabor0.14_135")
+    assert BANK_FILTERS[12:] == ("gabor0.35_0", "gabor0.35_45", "gabor0.35_90", "gabor0.35_135")
+    # the widest support: skimage's Gabor at f = 0.05 (3 sigma of 0.56 / 0.05 px), wider than the
     # LoG at sigma 4 truncated at 4 sigma (16)
-    assert BANK_RADIUS == gabor_kernel(0.1, bandwidth=1).shape[0] // 2 == 17
+    assert BANK_RADIUS == gabor_kernel(0.05, bandwidth=1).shape[0] // 2 == 34
 
 
 def test_shape_dtype_and_intensity(image):
     r = bank_responses(image, fill=0.0)
-    assert r.shape == (96, 128, 12) and r.dtype == np.float32
+    assert r.shape == (96, 128, N) and r.dtype == np.float32
     np.testing.assert_array_equal(r[..., 0], image)
 
 
@@ -122,12 +126,12 @@ def test_responses_do_not_depend_on_the_block_cut():
     part = bank_responses(full[y0:y1, x0:x1], fill=100.0)
     expected = whole[y0 + R : y1 - R, x0 + R : x1 - R]
     got = _interior(part)
-    scale = _interior(whole).reshape(-1, 12).std(axis=0)
+    scale = _interior(whole).reshape(-1, N).std(axis=0)
     np.testing.assert_array_equal(got[..., 0], expected[..., 0])
     assert np.all(np.abs(got - expected) <= 1e-5 * scale)  # each filter at its own scale
 
 
-@pytest.mark.parametrize(("frequency", "first"), [(0.1, 4), (0.2, 8)])
+@pytest.mark.parametrize(("frequency", "first"), [(0.05, 4), (0.14, 8), (0.35, 12)])
 def test_gabor_orientation_selectivity(frequency, first):
     """A grating along skimage's own wave vector (cos θ, sin θ) in (column, row) coordinates
     at θ = 45° excites gabor{f}_45 and hardly gabor{f}_135 (and vice versa)."""
@@ -143,11 +147,11 @@ def test_gabor_orientation_selectivity(frequency, first):
 
 def test_bank_ranges_percentiles_and_flat_filters():
     rng = np.random.default_rng(0)
-    r = rng.normal(size=(50, 40, 12)).astype(np.float32)
+    r = rng.normal(size=(50, 40, N)).astype(np.float32)
     r[..., 3] = 2.5  # a flat filter
     r[:5, :, 1] = np.nan  # ignored
     ranges = bank_ranges(r, 5.0, 95.0)
-    assert len(ranges) == 12
+    assert len(ranges) == N
     for lo, hi in ranges:
         assert type(lo) is float and type(hi) is float and hi > lo
     flat = r[..., 0].astype(np.float64).ravel()
@@ -160,25 +164,25 @@ def test_bank_ranges_percentiles_and_flat_filters():
     with pytest.raises(ValueError):
         bank_ranges(r, 50.0, 50.0)
     with pytest.raises(ValueError):
-        bank_ranges(np.full((3, 12), np.nan))
+        bank_ranges(np.full((3, N), np.nan))
 
 
 def test_bank_bins_ends_outside_and_nan():
-    ranges = tuple((-1.0, 1.0) for _ in range(12))
+    ranges = tuple((-1.0, 1.0) for _ in range(N))
     values = np.array([-1.0, -0.75, -0.5 + 1e-9, 0.0, 0.999, 1.0, -5.0, 5.0, np.nan, np.inf])
-    r = np.repeat(values[:, None], 12, axis=1).astype(np.float64)
+    r = np.repeat(values[:, None], N, axis=1).astype(np.float64)
     bins = bank_bins(r, ranges, 8)
-    assert bins.dtype == np.int64 and bins.shape == (10, 12)
+    assert bins.dtype == np.int64 and bins.shape == (10, N)
     expected = [0, 1, 2, 4, 7, 7, 0, 7, 0, 7]
-    np.testing.assert_array_equal(bins, np.repeat(np.array(expected)[:, None], 12, axis=1))
+    np.testing.assert_array_equal(bins, np.repeat(np.array(expected)[:, None], N, axis=1))
     # per-filter ranges, on a block of responses
-    ranges = tuple((float(i), float(i) + 2.0) for i in range(12))
+    ranges = tuple((float(i), float(i) + 2.0) for i in range(N))
     offsets = np.array([0.0, 1.0, 1.9])[:, None, None]
-    block = (np.arange(12)[None, None, :] + offsets).astype(np.float32)
+    block = (np.arange(N)[None, None, :] + offsets).astype(np.float32)
     bins = bank_bins(block, ranges, 4)
-    np.testing.assert_array_equal(bins[:, 0, :], np.array([[0] * 12, [2] * 12, [3] * 12]))
+    np.testing.assert_array_equal(bins[:, 0, :], np.array([[0] * N, [2] * N, [3] * N]))
     # a flat filter's widened range bins its value in the middle
-    flat = np.full((4, 12), 2.5, dtype=np.float32)
+    flat = np.full((4, N), 2.5, dtype=np.float32)
     bins = bank_bins(flat, bank_ranges(flat), 10)
     np.testing.assert_array_equal(bins, 5)
     with pytest.raises(ValueError):
@@ -197,7 +201,7 @@ def test_bin_planes_equal_bins_of_the_responses(image):
     ranges = bank_ranges(responses[10:-10, 10:-10], 5.0, 95.0)
     for n_bins in (1, 11, 300):
         planes = bank_bin_planes(grey, 0.5, ranges, n_bins)
-        assert planes.shape == (12, *grey.shape)
+        assert planes.shape == (N, *grey.shape)
         assert planes.dtype == (np.uint8 if n_bins <= 256 else np.int64)
         expected = np.moveaxis(bank_bins(responses, ranges, n_bins), -1, 0)
         np.testing.assert_array_equal(planes, expected)

@@ -131,9 +131,11 @@ def run(args: argparse.Namespace) -> int:
         "seed": args.seed,
     }
     check_scheduler(args)  # a misspelt name or a dead address fails now, before the fit
-    # the one chunk planner: the file's tiles, the target and a halo for the paper's window (a
-    # wider window chosen by the fit merges the chunks smaller than its halo)
-    halo = Window(args.window, FINE_SIZE if size == "auto" else size).halo(BANK_RADIUS)
+    # the one chunk planner: the file's tiles, the target and a halo for the paper's window and
+    # the filter bank when it is used (a wider window chosen by the fit merges the chunks
+    # smaller than its halo)
+    reach = BANK_RADIUS if features == ("auto",) or "bank" in features else 1
+    halo = Window(args.window, FINE_SIZE if size == "auto" else size).halo(reach)
     image = open_image(args.input, level=args.level, mpp=args.mpp, chunks=args.chunks, halo=halo)
     start = time.perf_counter()
     with writing(str(out), args.input), scheduler(args), progress_on_stderr():

@@ -297,7 +297,7 @@ def block_votes(
     """The votes of one (h, w, C) block of values in [0, 1], group by group in stacking order.
 
     Yields ``(group, vote)``: one binned vote per colour channel (``color_bins`` bins each,
-    weight 1/C, so the group sums to one), one per filter of the bank (weight 1/12), the
+    weight 1/C, so the group sums to one), one per filter of the bank (weight 1/16), the
     ``"hist"`` group's |g|-weighted angle bins and the ``"fskde"`` group's phasor powers, once
     per gradient scale. Each scale's gradient (:func:`xfskde.gradient`, the channel of largest
     |g|) is computed once for both gradient groups. Missing pixels (NaN in any channel) vote
@@ -343,7 +343,7 @@ def block_votes(
 def _bank_votes(
     block: np.ndarray, valid: np.ndarray, complete: bool, spec: FeatureSpec
 ) -> Iterator[tuple[str, _Binned]]:
-    """One binned vote per filter of the bank, on the channels' mean: weight 1/12 at every
+    """One binned vote per filter of the bank, on the channels' mean: weight 1/16 at every
     pixel present. Missing pixels are read by the filters as the middle of the intensity
     range (a constant, so the responses do not depend on how the image is cut)."""
     ranges = spec.bank_ranges
