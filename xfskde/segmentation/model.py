@@ -44,7 +44,6 @@ from ._filters import interpolate
 from .defaults import (
     AGREEMENT,
     AUTO_GRADIENT_SCALES,
-    AUTO_WEIGHTS,
     CHECK_SIZE,
     FINE_SIZE,
     REGION_FRACTION,
@@ -53,6 +52,7 @@ from .defaults import (
     auto_features,
     auto_resolution,
     auto_stride,
+    auto_weights,
     bounded_window,
     region_scale,
     scale_window,
@@ -75,7 +75,7 @@ from .unmixing import (
 __all__ = ["BACKGROUND", "DEFAULT_WEIGHTS", "TextureModel", "fit_textures", "segment"]
 
 #: Weights of the feature groups named explicitly (the paper's ORTSEG settings); the groups
-#: that ``features="auto"`` chooses are weighted by :data:`.defaults.AUTO_WEIGHTS`.
+#: that ``features="auto"`` chooses are weighted by :func:`.defaults.auto_weights`.
 DEFAULT_WEIGHTS = {"color": 1.0, "bank": 1.0, "hist": 1.0, "fskde": 1.0}
 #: How the endmembers are fitted: :data:`.unmixing.ENDMEMBER_METHODS`, "stable" (pixels away
 #: from boundaries) or "auto" (stable for windows wider than the paper's, else k-means).
@@ -746,7 +746,7 @@ def fit_textures(
                 f"gradient_scales must be numbers or 'auto', got {gradient_scales!r}"
             )
         gradient_scales = AUTO_GRADIENT_SCALES if auto_groups else (0.0,)
-    w = dict(AUTO_WEIGHTS if auto_groups else DEFAULT_WEIGHTS)
+    w = auto_weights(feats) if auto_groups else dict(DEFAULT_WEIGHTS)
     if weights:
         unknown = set(weights) - set(w)
         if unknown:
@@ -987,7 +987,7 @@ def segment(
     bank_bins : int
         Bins per filter of the ``"bank"`` group (their ranges are measured on the image).
     weights : dict, optional
-        Weight per group, e.g. ``{"fskde": 1.0}``; default :data:`.defaults.AUTO_WEIGHTS` with
+        Weight per group, e.g. ``{"fskde": 1.0}``; default :func:`.defaults.auto_weights` with
         ``features="auto"``, else :data:`DEFAULT_WEIGHTS`.
     method : {"auto", "stable", "kmeans", "nmf"}
         How the pure texture features are fitted: ``"stable"`` k-means on the samples away
