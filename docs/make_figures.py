@@ -14,7 +14,8 @@ scikit-image's camera photograph beside its axial orientation map (:func:`xfskde
 orientation_map`), and rose diagrams of two regions of it (:func:`xfskde.plot.rose`).
 ``segmentation_dead_leaves`` and ``segmentation_random_textures``, the pictures of
 docs/segmentation.md, segment examples/segmentation.py's images (256², seed 1) with colour only
-and with colour + FS-KDE and draw them with :func:`xfskde.plot.segmentation`.
+and with colour + FS-KDE and draw them with :func:`xfskde.plot.segmentation`;
+``segmentation_mosaics`` segments three held-out mosaics of real textures at the defaults.
 ``napari_maps``, the picture of docs/ome-zarr.md and docs/tissue.md, is napari's window with the
 maps store of docs/tissue.md's slide open in it; it needs napari and napari-ome-zarr (``pip
 install -e ".[napari]"``) and an X display (on a headless machine, Xvfb:
@@ -440,6 +441,41 @@ def segmentation_random_textures(out: Path, quick: bool) -> Path:
     return _segmentation_figure(out, quick, random_textures, "segmentation_random_textures")
 
 
+#: Held-out mosaics of docs/segmentation.md's picture: (layout, transform, seed).
+SEGMENTATION_MOSAICS = (
+    ("voronoi", "both", 1000),
+    ("stripes", "rotate", 1000),
+    ("blobs", "rescale", 1000),
+)
+
+
+def segmentation_mosaics(out: Path, quick: bool) -> Path:
+    """Held-out mosaics of real textures (docs/segmentation.md): ``segment(image, 3)`` with
+    every setting chosen, its labels and their boundaries against the truth's, one mosaic per
+    row (512², :data:`SEGMENTATION_MOSAICS`)."""
+    import matplotlib.pyplot as plt
+
+    from xfskde.datasets import texture_mosaic
+
+    size = 128 if quick else 512
+    fig = plt.figure(figsize=(8.2, 8.4), layout="constrained")
+    grid = fig.add_gridspec(len(SEGMENTATION_MOSAICS), 4, width_ratios=[1, 1, 1, 0.5])
+    for r, (layout, transform, seed) in enumerate(SEGMENTATION_MOSAICS):
+        image, truth = texture_mosaic((size, size), layout=layout, transform=transform, seed=seed)
+        labels = np.asarray(xfskde.segment(image, 3))
+        score = xfskde.rand_index(truth, labels)
+        row = [fig.add_subplot(grid[r, c]) for c in range(3)]
+        legend = fig.add_subplot(grid[:, 3]) if r == 0 else False
+        plot.segmentation(image, _matched(labels, truth), truth=truth, legend=legend, ax=row)
+        row[0].set_title(f"{layout}, {transform} (seed {seed})", fontsize=9)
+        row[1].set_title(f"segment(image, 3): Rand {score:.3f}", fontsize=9)
+        row[2].set_title("boundaries", fontsize=9)
+        for ax in row:
+            ax.set_xticks([])
+            ax.set_yticks([])
+    return _save_rgb(fig, out, "segmentation_mosaics")
+
+
 # ------------------------------------------------------------------------------- napari
 def _tissue_slide(path: Path) -> None:
     """docs/tissue.md's slide: two sections of fibres (30° and 120°) on glass, 0.5 µm pixels."""
@@ -530,6 +566,7 @@ FIGURES: dict[str, Callable[[Path, bool], Path]] = {
     "orientation_map": orientation_map, "rose": rose, "napari_maps": napari_maps,
     "segmentation_dead_leaves": segmentation_dead_leaves,
     "segmentation_random_textures": segmentation_random_textures,
+    "segmentation_mosaics": segmentation_mosaics,
 }  # fmt: skip
 
 

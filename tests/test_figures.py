@@ -22,7 +22,7 @@ def _module():
 
 
 def test_quick_figures_are_written(tmp_path):
-    names = ["fig1", "fig2", "fig4", "fig5", "fig6"]
+    names = ["fig1", "fig2", "fig4", "fig5", "fig6", "segmentation_mosaics"]
     paths = _module().main(["--quick", "--only", ",".join(names), "--out", str(tmp_path)])
     assert [p.name for p in paths] == [f"{n}.png" for n in names]
     for path in paths:
