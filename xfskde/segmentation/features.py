@@ -229,14 +229,10 @@ class _Phasors:
         self.g = g  # (h, w) complex gradients
         self.basis = basis  # (ℓ, M) complex128: density sample j of coefficient k
         self.n = basis.shape[1]
-        self._powers: np.ndarray | None = None
 
     def powers(self) -> np.ndarray:
-        """The (h, w, ℓ) complex64 phasor powers, formed on first use and kept (a block's
-        votes windowed at several grids form them once)."""
-        if self._powers is None:
-            self._powers = _phasor_powers(self.g, self.basis.shape[0])
-        return self._powers
+        """The (h, w, ℓ) complex64 phasor powers."""
+        return _phasor_powers(self.g, self.basis.shape[0])
 
     def project(self, table: np.ndarray, out: np.ndarray) -> None:
         """Add the vote's dot products with the columns of ``table`` (M, m) to ``out``: the
@@ -385,7 +381,6 @@ def grid_features(
     rows: np.ndarray,
     cols: np.ndarray,
     origin: tuple[int, int] = (0, 0),
-    votes: list[tuple[str, Any]] | None = None,
     valid: np.ndarray | None = None,
 ) -> dict[str, np.ndarray]:
     """The feature groups at the samples centred on ``rows × cols`` of a padded block.
@@ -400,9 +395,6 @@ def grid_features(
     origin : (int, int)
         The image position of the block's pixel (0, 0): wide windows read the pixels of the
         image's lattice (:func:`vote_step`).
-    votes : list, optional
-        ``list(block_votes(block, spec))``, when the caller windows the same block at several
-        grids: the votes (filter bank, gradients) are then computed once.
     valid : numpy.ndarray of bool, optional
         The block's pixels present in every channel, if the caller has them.
 
@@ -414,11 +406,9 @@ def grid_features(
     """
     pieces: dict[str, list[np.ndarray]] = {}
     window, lattice = spec.window_obj, Lattice(vote_step(spec), origin)
-    if votes is None:
-        if valid is None:
-            valid = present_pixels(block)
-        votes = list(block_votes(block, spec, valid))
-    for name, vote in votes:
+    if valid is None:
+        valid = present_pixels(block)
+    for name, vote in block_votes(block, spec, valid):
         pieces.setdefault(name, []).append(_windowed(vote, window, rows, cols, lattice))
     scale = _coverage_scale(block, window, rows, cols, lattice, valid)
     return {
