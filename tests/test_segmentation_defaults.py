@@ -14,8 +14,10 @@ from xfskde.metrics import rand_index
 from xfskde.segmentation import FeatureSpec, fit_textures, segment
 from xfskde.segmentation._bank import BANK_FILTERS, bank_bins, bank_responses
 from xfskde.segmentation.defaults import (
+    FSKDE_SHARE,
     auto_features,
     auto_stride,
+    auto_weights,
     bounded_window,
     region_scale,
     scale_window,
@@ -176,7 +178,21 @@ def test_segment_with_no_arguments_records_its_choices():
     assert a["chose_size_agreement"] >= 0.9 and a["chose_texture_scale_px"] > 0
     assert a["stride"] == auto_stride(a["size"])
     assert a["chose_fit"].startswith("stable" if a["size"] > 6 else "kmeans")
+    assert (a["weight_color"], a["weight_bank"], a["weight_fskde"]) == (1.0, 1.0, 0.5)
     assert rand_index(truth, labels.values) > 0.95  # measured 0.973
+
+
+def test_the_fskde_weighs_a_fifth_of_the_automatic_groups():
+    """0.25 beside the bank, 0.5 beside the bank and colour: a fifth of the sum either way;
+    weights given explicitly replace it."""
+    for channels, expected in [(1, 0.25), (3, 0.5)]:
+        features = auto_features(channels)
+        w = auto_weights(features)
+        assert w["fskde"] == expected
+        assert w["fskde"] / sum(w[name] for name in features) == pytest.approx(FSKDE_SHARE)
+    image, _ = random_textures((96, 96), seed=1)
+    model = fit_textures(image, 3, size=6, weights={"fskde": 1.0})
+    assert model.weights == {"color": 1.0, "bank": 1.0, "fskde": 1.0}
 
 
 def test_grey_textures_take_the_window_from_their_scale():
@@ -184,6 +200,7 @@ def test_grey_textures_take_the_window_from_their_scale():
     image, truth = texture_mosaic((256, 256), seed=3)
     labels, model = segment(image, 3, return_model=True)
     assert model.spec.features == ("bank", "fskde")
+    assert model.weights == {"bank": 1.0, "fskde": 0.25}
     scale, region = model.choices["texture_scale_px"], model.choices["region_scale_px"]
     expected = bounded_window(scale_window(scale, (256, 256)), region)
     assert model.spec.size == expected > 6

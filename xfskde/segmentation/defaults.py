@@ -73,10 +73,9 @@ __all__ = [
     "texture_scale",
 ]
 
-#: Weights of the feature groups chosen by :func:`auto_features`; the FS-KDE's is set by
-#: :func:`auto_weights` to :data:`FSKDE_SHARE` of the total (this 0.25 is its value on grey
-#: images).
-AUTO_WEIGHTS = {"color": 1.0, "bank": 1.0, "hist": 1.0, "fskde": 0.25}
+#: Weights of the feature groups chosen by :func:`auto_features` but the FS-KDE's, which
+#: :func:`auto_weights` derives from them (:data:`FSKDE_SHARE` of the total).
+AUTO_WEIGHTS = {"color": 1.0, "bank": 1.0, "hist": 1.0}
 #: The FS-KDE group's share of the automatic groups' summed weights.
 FSKDE_SHARE = 0.2
 #: Gradient scales of the FS-KDE group chosen by the rule: the paper's central differences
@@ -104,9 +103,8 @@ def auto_weights(features: tuple[str, ...]) -> dict[str, float]:
     FS-KDE's set to :data:`FSKDE_SHARE` of the sum, ``w = share / (1 - share) · Σ others``
     (0.25 beside the bank alone, 0.5 beside the bank and colour)."""
     weights = dict(AUTO_WEIGHTS)
-    if "fskde" in features:
-        others = sum(weights[name] for name in features if name != "fskde")
-        weights["fskde"] = FSKDE_SHARE / (1.0 - FSKDE_SHARE) * others
+    others = sum(weights[name] for name in features if name != "fskde")
+    weights["fskde"] = FSKDE_SHARE / (1.0 - FSKDE_SHARE) * others
     return weights
 
 
