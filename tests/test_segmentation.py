@@ -563,3 +563,41 @@ def test_segment_command_records_what_it_chose(tmp_path, leaves):
     with pytest.raises(SystemExit):
         _segment_command([str(source), str(tmp_path / "b.zarr"), "--textures", "3",
                           "--size", "big"])  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("planes", "n_bins", "scalar"),
+    [(1, 11, True), (3, 16, False), (16, 11, True), (5, 40, False)],  # 40 bins: not paired
+)
+def test_project_binned_equals_one_hot_planes_times_table(rng, planes, n_bins, scalar):
+    """The fused projection of P histograms' votes (planes paired into n²-row tables up to 32
+    bins) equals building the one-hot planes and multiplying them by the table."""
+    from xfskde.segmentation._filters import project_binned
+
+    bins = rng.integers(0, n_bins, (planes, 23, 29)).astype(np.uint8)
+    weight = np.float32(0.3) if scalar else rng.random((23, 29)).astype(np.float32)
+    table = rng.normal(size=(planes * n_bins, 4)).astype(np.float32)
+    onehot = np.zeros((23, 29, planes * n_bins), np.float32)
+    for p in range(planes):
+        np.put_along_axis(onehot, (bins[p] + p * n_bins)[..., None].astype(np.int64), 1, -1)
+    expected = 1.5 + onehot * np.broadcast_to(weight, (23, 29))[..., None] @ table
+    out = np.full((23, 29, 4), 1.5, np.float32)  # added to
+    project_binned(bins if planes > 1 else bins[0], weight, table, out)
+    np.testing.assert_allclose(out, expected, rtol=1e-5, atol=1e-5)
+
+
+def test_project_phasors_equals_the_powers_times_coefficients(rng):
+    """Re Σ_k c_k |g| conj(z)^k from powers formed in NumPy, with zero gradients voting 0."""
+    from xfskde.segmentation._filters import project_phasors
+
+    g = (rng.normal(size=(17, 31)) + 1j * rng.normal(size=(17, 31))).astype(np.complex64)
+    g[::4, ::3] = 0
+    coefficients = rng.normal(size=(6, 3)) + 1j * rng.normal(size=(6, 3))
+    r = np.abs(g.astype(np.complex128))
+    z = np.where(r > 0, np.conj(g) / np.where(r > 0, r, 1), 0)
+    powers = r[..., None] * z[..., None] ** np.arange(6)
+    expected = (powers @ coefficients).real
+    out = np.zeros((17, 31, 3), np.float32)
+    project_phasors(g, coefficients, out)
+    np.testing.assert_allclose(out, expected, rtol=1e-5, atol=1e-5)
+    assert np.all(out[::4, ::3] == 0)

@@ -150,8 +150,11 @@ def _spectra(shape: tuple[int, int]) -> tuple[np.ndarray, ...]:
 
 
 def _filtered(grey: np.ndarray, fill: float) -> Iterator[np.ndarray]:
-    """The responses of one (h, w) block to the filters of :data:`BANK_FILTERS`, one (h, w)
-    float32 plane at a time, in their order (each plane is valid until the next is asked for).
+    """The responses of one (h, w) block to the filters of :data:`BANK_FILTERS`, one float32
+    plane at a time, in their order (each plane is valid until the next is asked for). Each
+    plane is C-contiguous and at least (h, w): its first h rows and w columns are the
+    response (the rest is the transform's padding), so that compiled kernels read it with
+    contiguous rows (a sliced view compiles to a kernel for any layout, three times slower).
 
     One forward real FFT of the block, zero-padded with ``fill`` to a fast size, and one inverse
     per filter, with the filters' spectra cached per padded shape. The block's mean is
@@ -180,7 +183,7 @@ def _filtered(grey: np.ndarray, fill: float) -> Iterator[np.ndarray]:
     product = np.empty_like(transform)
     for spectrum in _spectra(shape):
         np.multiply(transform, spectrum, out=product)
-        yield scipy.fft.irfft2(product, s=shape, workers=1)[:h, :w]
+        yield scipy.fft.irfft2(product, s=shape, workers=1)
 
 
 def bank_responses(grey: np.ndarray, fill: float) -> np.ndarray:
@@ -215,9 +218,10 @@ def bank_responses(grey: np.ndarray, fill: float) -> np.ndarray:
     Segmentation does not keep the responses: :func:`bank_bin_planes` bins each as it comes.
     """
     grey = np.asarray(grey)
+    h, w = grey.shape[:2]
     out = np.empty((*grey.shape, len(BANK_FILTERS)), dtype=np.float32)
     for i, response in enumerate(_filtered(grey, fill)):
-        out[..., i] = response
+        out[..., i] = response[:h, :w]
     return out
 
 
@@ -356,10 +360,11 @@ def _binning(ranges: Sequence[tuple[float, float]], n_bins: int) -> tuple[np.nda
 @numba.njit(nogil=True, cache=True, error_model="numpy")
 def _bin_plane(response, lo, width, n_bins, out):
     """``out = clip(floor((response - lo) / width · n_bins), 0, n_bins - 1)`` in float64, NaN
-    to bin 0: the rule of :func:`bank_bins`, in one pass over a (h, w) plane."""
+    to bin 0: the rule of :func:`bank_bins`, in one pass over the (h, w) plane ``out`` (the
+    first h rows and w columns of ``response``)."""
     top = n_bins - 1
-    for y in range(response.shape[0]):
-        for x in range(response.shape[1]):
+    for y in range(out.shape[0]):
+        for x in range(out.shape[1]):
             s = (np.float64(response[y, x]) - lo) / width * n_bins
             if s >= top:  # +inf too
                 out[y, x] = top

@@ -274,47 +274,104 @@ def disk_sums(
 
 
 @numba.njit(nogil=True, cache=True, error_model="numpy")
-def _project_binned(bins, weight, table, out):
-    """``out[y, x, :] += weight[y, x] · table[bins[y, x], :]``."""
-    h, w, m = out.shape
+def _project_binned(bins, weight, tables, pairs, out):
+    """``out[y, x, :] += weight[y, x] · Σ_p tables[p][bins[p, y, x], :]`` over the P planes of
+    ``bins`` (P, h, w), each row of ``out`` summed in a small buffer first.
+
+    ``pairs`` holds the tables of planes 2q and 2q + 1 added into one of n² rows
+    (``pairs[q, a·n + b] = tables[2q, a] + tables[2q + 1, b]``; empty when not used), so two
+    planes cost one look-up: the look-ups, not the arithmetic, are what a pixel costs."""
+    planes, h, w = bins.shape
+    n, m = tables.shape[1], out.shape[2]
+    paired = pairs.shape[0]
+    acc = np.empty((w, m), np.float32)
     for y in range(h):
+        acc[:] = 0
+        for q in range(paired):
+            table = pairs[q]
+            for x in range(w):
+                b = np.int64(bins[2 * q, y, x]) * n + bins[2 * q + 1, y, x]
+                for i in range(m):
+                    acc[x, i] += table[b, i]
+        for p in range(2 * paired, planes):
+            table = tables[p]
+            for x in range(w):
+                b = bins[p, y, x]
+                for i in range(m):
+                    acc[x, i] += table[b, i]
         for x in range(w):
-            b = bins[y, x]
             v = weight[y, x]
             for i in range(m):
-                out[y, x, i] += v * table[b, i]
+                out[y, x, i] += v * acc[x, i]
 
 
 @numba.njit(nogil=True, cache=True, error_model="numpy")
 def _project_phasors(g, coefficients, out):
-    """``out[y, x, i] += Re Σ_k coefficients[k, i] · |g| conj(z)^k`` for g = |g| z: the phasor
-    powers formed one multiplication at a time and never stored."""
+    """``out[y, x, i] += Re Σ_k coefficients[k, i] · |g| conj(z)^k`` for g = |g| z, row by row:
+    the powers of a row's unit phasors are formed one multiplication at a time in float64
+    buffers the length of the row (never stored for the block), and each power's dot product
+    with the coefficients is added to a row buffer per column of ``out``. Every inner loop runs
+    along the row, so it vectorises."""
     h, w, m = out.shape
     ell = coefficients.shape[0]
+    cr, ci = coefficients.real.copy(), coefficients.imag.copy()
+    zr, zi = np.empty(w), np.empty(w)  # conj(g) / |g| (0 where g = 0)
+    pr, pi = np.empty(w), np.empty(w)  # |g| conj(z)^k
+    acc = np.empty((m, w))
     for y in range(h):
         for x in range(w):
-            gr = g[y, x].real
-            gi = g[y, x].imag
-            r = np.sqrt(gr * gr + gi * gi)
-            if r == 0:
-                continue
-            zr, zi = gr / r, -gi / r  # conj(g) / |g|
-            pr, pi = r, 0.0  # |g| conj(z)^0
-            for k in range(ell):
-                for i in range(m):
-                    c = coefficients[k, i]
-                    out[y, x, i] += pr * c.real - pi * c.imag
-                pr, pi = pr * zr - pi * zi, pr * zi + pi * zr
+            a, b = np.float64(g[y, x].real), np.float64(g[y, x].imag)
+            r = np.sqrt(a * a + b * b)
+            inverse = 1.0 / r if r > 0 else 0.0
+            zr[x], zi[x], pr[x], pi[x] = a * inverse, -b * inverse, r, 0.0
+        for i in range(m):
+            c = cr[0, i]
+            for x in range(w):
+                acc[i, x] = pr[x] * c
+        for k in range(1, ell):
+            for x in range(w):
+                p, q = pr[x], pi[x]
+                pr[x] = p * zr[x] - q * zi[x]
+                pi[x] = p * zi[x] + q * zr[x]
+            for i in range(m):
+                c, d = cr[k, i], ci[k, i]
+                for x in range(w):
+                    acc[i, x] += pr[x] * c - pi[x] * d
+        for x in range(w):
+            for i in range(m):
+                out[y, x, i] += acc[i, x]
+
+
+#: The most bins per plane for which :func:`project_binned` pairs planes (n² table rows).
+_PAIRED_BINS = 32
 
 
 def project_binned(
     bins: np.ndarray, weight: np.ndarray | float, table: np.ndarray, out: np.ndarray
 ) -> None:
-    """Add each pixel's one-hot vote, projected on the columns of ``table`` (n, m), to ``out``
-    (h, w, m): ``weight`` times the row of ``table`` its bin selects."""
-    bins = _indices(bins)
-    weight = _weights(weight, bins.shape, slice(None))
-    _project_binned(bins, weight, np.ascontiguousarray(table, np.float32), out)
+    """Add each pixel's one-hot votes, projected on the columns of ``table``, to ``out``
+    (h, w, m).
+
+    Parameters
+    ----------
+    bins : numpy.ndarray of int, shape (h, w) or (P, h, w)
+        One or P planes of bin indices in 0 .. n - 1; plane p selects rows p·n .. p·n + n - 1
+        of ``table``.
+    weight : numpy.ndarray of shape (h, w), or a scalar
+        Each pixel's vote, the same in every plane.
+    table : numpy.ndarray, shape (P·n, m)
+    out : numpy.ndarray, shape (h, w, m), float32
+        Added to: ``weight`` times the sum over the planes of the rows their bins select.
+    """
+    bins = _indices(bins if bins.ndim == 3 else bins[None])
+    planes = bins.shape[0]
+    tables = np.ascontiguousarray(table, np.float32).reshape(planes, -1, table.shape[-1])
+    n = tables.shape[1]
+    paired = planes // 2 if n <= _PAIRED_BINS else 0
+    pairs = tables[0 : 2 * paired : 2, :, None] + tables[1 : 2 * paired : 2, None, :]
+    pairs = pairs.reshape(paired, n * n, tables.shape[-1])
+    weight = _weights(weight, bins.shape[1:], slice(None))
+    _project_binned(bins, weight, tables, pairs, out)
 
 
 def project_phasors(g: np.ndarray, coefficients: np.ndarray, out: np.ndarray) -> None:

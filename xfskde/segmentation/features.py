@@ -204,20 +204,39 @@ def feature_depth(spec: FeatureSpec) -> int:
 
 
 class _Binned(NamedTuple):
-    """Each pixel votes ``weight`` for bin ``bins`` of ``n``."""
+    """Each pixel votes ``weight`` for bin ``bins`` of ``n``; with bins of shape (P, h, w),
+    for bin ``bins[p]`` of ``n`` in each of P histograms (a group's channels or filters, held
+    together so that their projection is one pass, :func:`._filters.project_binned`)."""
 
     bins: np.ndarray
     weight: np.ndarray | np.float32
     n: int
 
+    @property
+    def length(self) -> int:
+        """The number of features the vote holds: n, or P·n."""
+        return self.n * (self.bins.shape[0] if self.bins.ndim == 3 else 1)
+
+    def histograms(self) -> Iterator[_Binned]:
+        """One (h, w) vote per histogram."""
+        if self.bins.ndim == 2:
+            yield self
+        else:
+            for bins in self.bins:
+                yield _Binned(bins, self.weight, self.n)
+
     def planes(self) -> np.ndarray:
-        out = np.zeros((*self.bins.shape, self.n), np.float32)
-        votes = np.broadcast_to(np.asarray(self.weight, np.float32), self.bins.shape)
-        np.put_along_axis(out, self.bins[..., None], votes[..., None], axis=-1)
-        return out
+        """The (h, w, length) one-hot planes."""
+        parts = []
+        for vote in self.histograms():
+            out = np.zeros((*vote.bins.shape, vote.n), np.float32)
+            votes = np.broadcast_to(np.asarray(vote.weight, np.float32), vote.bins.shape)
+            np.put_along_axis(out, vote.bins[..., None], votes[..., None], axis=-1)
+            parts.append(out)
+        return np.concatenate(parts, axis=-1) if len(parts) > 1 else parts[0]
 
     def project(self, table: np.ndarray, out: np.ndarray) -> None:
-        """Add the vote's dot products with the columns of ``table`` (n, m) to ``out``."""
+        """Add the vote's dot products with the columns of ``table`` (length, m) to ``out``."""
         project_binned(self.bins, self.weight, table, out)
 
 
@@ -229,6 +248,11 @@ class _Phasors:
         self.g = g  # (h, w) complex gradients
         self.basis = basis  # (ℓ, M) complex128: density sample j of coefficient k
         self.n = basis.shape[1]
+
+    @property
+    def length(self) -> int:
+        """The number of features the vote holds: the M density samples."""
+        return self.n
 
     def powers(self) -> np.ndarray:
         """The (h, w, ℓ) complex64 phasor powers."""
@@ -292,8 +316,9 @@ def block_votes(
 ) -> Iterator[tuple[str, Any]]:
     """The votes of one (h, w, C) block of values in [0, 1], group by group in stacking order.
 
-    Yields ``(group, vote)``: one binned vote per colour channel (``color_bins`` bins each,
-    weight 1/C, so the group sums to one), one per filter of the bank (weight 1/16), the
+    Yields ``(group, vote)``: one binned vote holding a histogram per colour channel
+    (``color_bins`` bins each, weight 1/C, so the group sums to one), one holding a histogram
+    per filter of the bank (weight 1/16), the
     ``"hist"`` group's |g|-weighted angle bins and the ``"fskde"`` group's phasor powers, once
     per gradient scale. Each scale's gradient (:func:`xfskde.gradient`, the channel of largest
     |g|) is computed once for both gradient groups. Missing pixels (NaN in any channel) vote
@@ -312,10 +337,8 @@ def block_votes(
             bins, weight = spec.color_bins, np.float32(1.0 / block.shape[-1])
             votes = weight if complete else valid * weight
             values = block if complete else np.nan_to_num(block)
-            for channel in range(block.shape[-1]):
-                q = np.clip(np.floor(values[..., channel] * bins), 0, bins - 1)
-                q = q.astype(np.uint8 if bins <= 256 else np.int64)
-                yield name, _Binned(q, votes, bins)
+            q = np.clip(np.floor(np.moveaxis(values, -1, 0) * bins), 0, bins - 1)
+            yield name, _Binned(q.astype(np.uint8 if bins <= 256 else np.int64), votes, bins)
             continue
         if name == "bank":
             yield from _bank_votes(block, valid, complete, spec)
@@ -339,17 +362,17 @@ def block_votes(
 def _bank_votes(
     block: np.ndarray, valid: np.ndarray, complete: bool, spec: FeatureSpec
 ) -> Iterator[tuple[str, _Binned]]:
-    """One binned vote per filter of the bank, on the channels' mean: weight 1/16 at every
-    pixel present. Missing pixels are read by the filters as the middle of the intensity
-    range (a constant, so the responses do not depend on how the image is cut)."""
+    """The binned votes of the bank's filters (one histogram each), on the channels' mean:
+    weight 1/16 at every pixel present. Missing pixels are read by the filters as the middle
+    of the intensity range (a constant, so the responses do not depend on how the image is
+    cut)."""
     ranges = spec.bank_ranges
     assert ranges is not None  # FeatureSpec refuses "bank" without them
     grey = block.mean(axis=-1) if block.shape[-1] > 1 else block[..., 0]
     bins = bank_bin_planes(grey, 0.5 * (ranges[0][0] + ranges[0][1]), ranges, spec.bank_bins)
     weight = np.float32(1.0 / len(BANK_FILTERS))
     votes = weight if complete else valid * weight
-    for q in bins:
-        yield "bank", _Binned(q, votes, spec.bank_bins)
+    yield "bank", _Binned(bins, votes, spec.bank_bins)
 
 
 def _windowed(
@@ -369,9 +392,11 @@ def _windowed(
     profile = window.profile()
     first_rows, first_cols = rows - window.before, cols - window.before
     if isinstance(vote, _Binned):
-        return separable_binned(
-            vote.bins, vote.weight, vote.n, profile, first_rows, first_cols, lattice
-        )
+        parts = [
+            separable_binned(v.bins, v.weight, v.n, profile, first_rows, first_cols, lattice)
+            for v in vote.histograms()
+        ]
+        return np.concatenate(parts, axis=-1) if len(parts) > 1 else parts[0]
     return separable_dense(vote, profile, first_rows, first_cols, lattice)
 
 
@@ -450,8 +475,8 @@ def grid_projections(
         valid = present_pixels(block)
     for name, vote in block_votes(block, spec, valid):
         offset = start.get(name, 0)
-        vote.project(tables[name][offset : offset + vote.n], u)
-        start[name] = offset + vote.n
+        vote.project(tables[name][offset : offset + vote.length], u)
+        start[name] = offset + vote.length
     window, lattice = spec.window_obj, Lattice(vote_step(spec), origin)
     scale = _coverage_scale(block, window, rows, cols, lattice, valid)
     return _windowed(u, window, rows, cols, lattice) * scale
