@@ -60,6 +60,7 @@ from .defaults import (
 )
 from .features import (
     FeatureSpec,
+    channel_mean,
     feature_depth,
     grid_features,
     grid_projections,
@@ -568,7 +569,7 @@ def _measured_ranges(tiles: list[np.ndarray]) -> tuple[tuple[float, float], ...]
     """Each filter's (1st, 99th) percentile of its response over the tiles' interiors."""
     values = []
     for tile in tiles:
-        grey = tile.mean(axis=-1)
+        grey = channel_mean(tile)
         values_present = grey[np.isfinite(grey)]
         fill = float(values_present.mean()) if values_present.size else 0.5
         r = bank_responses(grey.astype(np.float32), fill)
