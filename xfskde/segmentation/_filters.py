@@ -33,6 +33,7 @@ __all__ = [
     "Lattice",
     "disk_sums",
     "interpolate",
+    "phasor_powers",
     "project_binned",
     "project_phasors",
     "separable_binned",
@@ -340,6 +341,31 @@ def _project_phasors(g, coefficients, out):
         for x in range(w):
             for i in range(m):
                 out[y, x, i] += acc[i, x]
+
+
+@numba.njit(nogil=True, cache=True, error_model="numpy")
+def _phasor_powers(g, out):
+    """``out[y, x, k] = |g| conj(z)^k`` for g = |g| z (0 where g = 0), k = 0 .. ℓ-1, the powers
+    formed one multiplication at a time in float64, as in :func:`_project_phasors`."""
+    h, w, ell = out.shape
+    for y in range(h):
+        for x in range(w):
+            a, b = np.float64(g[y, x].real), np.float64(g[y, x].imag)
+            r = np.sqrt(a * a + b * b)
+            inverse = 1.0 / r if r > 0 else 0.0
+            zr, zi = a * inverse, -b * inverse
+            pr, pi = r, 0.0
+            for k in range(ell):
+                out[y, x, k] = complex(pr, pi)
+                pr, pi = pr * zr - pi * zi, pr * zi + pi * zr
+
+
+def phasor_powers(g: np.ndarray, ell: int) -> np.ndarray:
+    """The (h, w, ℓ) complex64 phasor powers ``|g| conj(z)^k``, k = 0 .. ℓ-1, of the (h, w)
+    gradients g = |g| z (0 where g = 0): the FS-KDE's votes before the window (eq. 5)."""
+    out = np.empty((*g.shape, int(ell)), np.complex64)
+    _phasor_powers(np.ascontiguousarray(g, np.complex64), out)
+    return out
 
 
 #: The most bins per plane for which :func:`project_binned` pairs planes (n² table rows).

@@ -47,7 +47,6 @@ from typing import Any, NamedTuple
 import numba
 import numpy as np
 
-from ..density import unit_phasor_powers
 from ..gradients import GradientOperator, angle_bins, gradient
 from ..kernel import Cos2KKernel
 from ..windows import Window, make_window
@@ -55,6 +54,7 @@ from ._bank import BANK_FILTERS, BANK_RADIUS, bank_bin_planes
 from ._filters import (
     Lattice,
     disk_sums,
+    phasor_powers,
     project_binned,
     project_phasors,
     separable_binned,
@@ -257,7 +257,7 @@ class _Phasors:
 
     def powers(self) -> np.ndarray:
         """The (h, w, ℓ) complex64 phasor powers."""
-        return _phasor_powers(self.g, self.basis.shape[0])
+        return phasor_powers(self.g, self.basis.shape[0])
 
     def project(self, table: np.ndarray, out: np.ndarray) -> None:
         """Add the vote's dot products with the columns of ``table`` (M, m) to ``out``: the
@@ -281,16 +281,6 @@ def density_basis(spec: FeatureSpec) -> np.ndarray:
     k = np.arange(ell)[:, None]
     factor = np.where(k == 0, 1.0, 2.0) * H[:, None] * (2 * np.pi / m)
     return factor * np.exp(1j * k * theta[None, :])
-
-
-def _phasor_powers(g: np.ndarray, ell: int) -> np.ndarray:
-    """|g| conj(z)^k, k = 0 .. ℓ-1, for gradients g = |g| z (0 where g = 0)."""
-    magnitude = np.abs(g).astype(np.float32)
-    unit = np.where(magnitude > 0, np.conj(g) / np.where(magnitude > 0, magnitude, 1), 0)
-    powers = unit_phasor_powers(unit.astype(np.complex64), ell)
-    powers *= magnitude[..., None]
-    powers[..., 0] = magnitude
-    return powers
 
 
 def channel_mean(block: np.ndarray) -> np.ndarray:
