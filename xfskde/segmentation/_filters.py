@@ -102,6 +102,35 @@ def _columns(src, profile, starts, first, step, out):
                     x += 1
 
 
+@numba.njit(nogil=True, cache=True, error_model="numpy")
+def _columns_regular(src, profile, x0, spacing, first, step, out):
+    """:func:`_columns` for a few planes when every sample's first tap is ``first`` and sample
+    j reads from lattice column ``x0 + j · spacing``: the same products and sums, in the same
+    order (each tap's float32 product added to a float64 sum), with the samples of a row in
+    the innermost loop, which vectorises (one sum per sample, where a sum over the taps of one
+    sample waits on each addition). Each row of ``src`` is transposed to (n, w) first, so the
+    samples of a plane are read from contiguous memory at spacing 1."""
+    ny, nx, n = out.shape
+    taps = profile.shape[0]
+    planes = np.empty((n, src.shape[1]), np.float32)
+    total = np.empty(nx)
+    for i in range(ny):
+        for x in range(src.shape[1]):
+            for c in range(n):
+                planes[c, x] = src[i, x, c]
+        for c in range(n):
+            plane = planes[c]
+            total[:] = 0
+            x = x0
+            for t in range(first, taps, step):
+                p = profile[t]
+                for j in range(nx):
+                    total[j] += p * plane[x + j * spacing]
+                x += 1
+            for j in range(nx):
+                out[i, j, c] = total[j] * step
+
+
 class Lattice:
     """Which pixels vote: those whose global row and column are multiples of ``step``.
 
@@ -170,8 +199,35 @@ def separable_dense(
     vertical = np.empty((rows.size, planes.shape[1], planes.shape[2]), np.float32)
     _rows_dense(planes, profile, rows, first_rows, lattice.step, vertical)
     out = np.empty((rows.size, cols.size, planes.shape[2]), np.float32)
-    _columns(vertical, profile, cols, first_cols, lattice.step, out)
+    _columns_of(vertical, profile, cols, first_cols, lattice.step, out)
     return out
+
+
+def _columns_of(
+    src: np.ndarray,
+    profile: np.ndarray,
+    starts: np.ndarray,
+    first: np.ndarray,
+    step: int,
+    out: np.ndarray,
+) -> None:
+    """The horizontal pass (:func:`_columns`), by :func:`_columns_regular` for a few planes
+    on a regular grid of samples whose windows all start on the lattice alike (segmentation's
+    projections: 6 ms of a 730² block's 7, and most of a stride-1 window's time, went to sums
+    over the taps of one sample at a time)."""
+    n = out.shape[2]
+    spacing = np.diff(starts)
+    if (
+        n <= 8
+        and starts.size > 1
+        and np.all(spacing == spacing[0])
+        and np.all(first == first[0])
+        and spacing[0] % step == 0
+    ):
+        x0 = (int(starts[0]) + int(first[0])) // step
+        _columns_regular(src, profile, x0, int(spacing[0]) // step, int(first[0]), step, out)
+    else:
+        _columns(src, profile, starts, first, step, out)
 
 
 def _indices(bins: np.ndarray) -> np.ndarray:
@@ -225,7 +281,7 @@ def separable_binned(
     vertical = np.empty((rows.size, bins.shape[1], n_bins), np.float32)
     _rows_binned(bins, weight, profile, rows, first_rows, lattice.step, vertical)
     out = np.empty((rows.size, cols.size, n_bins), np.float32)
-    _columns(vertical, profile, cols, first_cols, lattice.step, out)
+    _columns_of(vertical, profile, cols, first_cols, lattice.step, out)
     return out
 
 
