@@ -19,8 +19,10 @@ from xfskde.segmentation.defaults import (
     auto_stride,
     auto_weights,
     bounded_window,
+    group_signal,
     region_scale,
     scale_window,
+    signal_weights,
     texture_scale,
 )
 from xfskde.segmentation.features import (
@@ -193,6 +195,45 @@ def test_the_fskde_weighs_a_fifth_of_the_automatic_groups():
     image, _ = random_textures((96, 96), seed=1)
     model = fit_textures(image, 3, size=6, weights={"fskde": 1.0})
     assert model.weights == {"color": 1.0, "bank": 1.0, "fskde": 1.0}
+
+
+def test_group_signal_is_the_spread_between_textures_over_the_noise(rng):
+    """Two equal textures' features δ apart with noise of variance v per feature, and changes
+    measured as the rule assumes (two differences of independent draws): S / N = δ² / 4 over
+    D v; a group whose textures do not differ scores about 0."""
+    n, D, v = 20000, 12, 0.01
+    noise = lambda: rng.normal(0, np.sqrt(v), (n, D))  # noqa: E731
+    change = np.linalg.norm(noise() - noise(), axis=1) + np.linalg.norm(noise() - noise(), axis=1)
+    label = rng.integers(0, 2, n)
+    delta = np.zeros(D)
+    delta[:3] = 0.4  # |δ|² = 0.48
+    features = label[:, None] * delta + noise()
+    expected = 0.48 / 4 / (D * v)
+    assert group_signal(features, change) == pytest.approx(expected, rel=0.1)
+    assert group_signal(noise(), change) < 0.05
+
+
+def test_signal_weights_only_weigh_noisy_groups_down():
+    weights = {"color": 1.0, "bank": 1.0, "fskde": 0.5}
+    got = signal_weights(weights, {"color": 0.4, "bank": 2.0, "fskde": 14.0})
+    assert got == {"color": pytest.approx(0.16), "bank": 1.0, "fskde": 0.5}
+    assert signal_weights(weights, {}) == weights
+
+
+def test_colour_that_only_adds_noise_is_weighed_down():
+    """Colour dead leaves whose largest texture k-means split along the bars' colours (seed
+    104: Rand 0.70 before the rule): the colour group's S / N is below 1, its weight falls,
+    the choice is recorded, and the textures are found; weights given are kept as given."""
+    image, truth = dead_leaves((256, 256), seed=104, bar_length=16)
+    labels, model = segment(image, 3, return_model=True)
+    assert model.fit_method == "stable"
+    assert model.weights["color"] < 0.3 and model.weights["bank"] > 0.3
+    assert model.weights["fskde"] == 0.5  # its S / N is far above 1
+    assert model.choices["signal"].startswith("S/N color 0.")
+    assert rand_index(truth, np.asarray(labels)) > 0.95  # measured 0.988
+    given = fit_textures(image, 3, weights={"color": 1.0})
+    assert given.weights == {"color": 1.0, "bank": 1.0, "fskde": 0.5}
+    assert "signal" not in given.choices
 
 
 def test_grey_textures_take_the_window_from_their_scale():

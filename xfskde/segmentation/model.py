@@ -21,6 +21,7 @@ input's coordinates and attrs (:mod:`xfskde._labels`).
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import math
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
@@ -54,8 +55,10 @@ from .defaults import (
     auto_stride,
     auto_weights,
     bounded_window,
+    group_signal,
     region_scale,
     scale_window,
+    signal_weights,
     texture_scale,
 )
 from .features import (
@@ -303,7 +306,8 @@ def _sample_block(
     blocks); ``n`` of them are drawn, among those on the foreground ``mask`` when one is given.
     Only the grid's samples are windowed (:func:`.features.grid_features`), so a coarse grid
     costs a fraction of the block. With ``shift`` d > 0 (the block's halo then holds d more
-    pixels) each point's last column is how much its features change across it,
+    pixels) each point's features are followed by how much each group's features change across
+    it, one column per group of ``spec.features``, then the same for all features together:
     ‖F(p + d' e_y) - F(p - d' e_y)‖ + ‖F(p + d' e_x) - F(p - d' e_x)‖, read off the same grid:
     its step is d' / k for the smallest k that gives at least n / 5 points, d' = k ⌊d / k⌋ ≤ d,
     and the grid reaches k steps beyond the interior on every side, so that one windowed grid
@@ -329,9 +333,16 @@ def _sample_block(
     ny, nx = len(rows), len(cols)
     X = F[k : k + ny, k : k + nx]
     if shift:
-        vertical = np.linalg.norm(F[2 * k :, k : k + nx] - F[:ny, k : k + nx], axis=-1)
-        horizontal = np.linalg.norm(F[k : k + ny, 2 * k :] - F[k : k + ny, :nx], axis=-1)
-        X = np.concatenate([X, (vertical + horizontal)[..., None]], axis=-1)
+        # squared differences per feature, summed per group and over all features
+        dy = (F[2 * k :, k : k + nx] - F[:ny, k : k + nx]) ** 2
+        dx = (F[k : k + ny, 2 * k :] - F[k : k + ny, :nx]) ** 2
+        bounds = np.cumsum([0] + [groups[name].shape[-1] for name in spec.features])
+        changes = [
+            np.sqrt(dy[..., a:b].sum(axis=-1)) + np.sqrt(dx[..., a:b].sum(axis=-1))
+            for a, b in itertools.pairwise(bounds)
+        ]
+        changes.append(np.sqrt(dy.sum(axis=-1)) + np.sqrt(dx.sum(axis=-1)))
+        X = np.concatenate([X, np.stack(changes, axis=-1)], axis=-1)
     present = valid[rows + halo][:, cols + halo]
     if not present.all():  # no texture at a missing pixel
         X = np.where(present[..., None], X, np.nan)
@@ -620,14 +631,18 @@ def _fit_prepared(
     sample: int,
     seed: int,
     nodata: float | int | None,
+    signal: bool = False,
 ) -> TextureModel:
     """The fit of :func:`fit_textures` on an image already prepared (:func:`_prepare`, with the
     halo of the features and the fit's :func:`_shift`), whose blocks :func:`_unit_float` turns
-    into values in [0, 1] with ``nodata``."""
+    into values in [0, 1] with ``nodata``. With ``signal`` (automatic weights) and the stable
+    fit, each group's weight is scaled by :func:`.defaults.signal_weights`, and the groups'
+    S / N are recorded in the model's ``choices``."""
     shift = _shift(spec, method)
     fit_halo = feature_depth(spec) + shift
     sizes = _group_sizes(spec, arr.shape[2])
-    n_features = sum(sizes.values()) + (1 if shift else 0)
+    n_groups = len(sizes)
+    n_features = sum(sizes.values()) + (n_groups + 1 if shift else 0)
     # the engine's blocks (chunks smaller than the halo merged): draw the blocks to sample,
     # among those with foreground
     rng = np.random.default_rng(seed)
@@ -680,8 +695,22 @@ def _fit_prepared(
     if X.shape[0] > sample:
         X = X[rng.choice(X.shape[0], sample, replace=False)]
     change = None
+    choices: dict[str, Any] = {}
     if shift:
-        X, change = X[:, :-1], X[:, -1]
+        X, group_change, change = X[:, : -n_groups - 1], X[:, -n_groups - 1 : -1], X[:, -1]
+        if signal:
+            stable = change <= np.median(change)
+            bounds = np.cumsum([0, *sizes.values()])
+            signals = {
+                name: group_signal(X[stable, a:b], group_change[stable, i])
+                for i, (name, a, b) in enumerate(zip(sizes, bounds[:-1], bounds[1:], strict=True))
+            }
+            weights = signal_weights(weights, signals)
+            choices["signal"] = (
+                "S/N "
+                + ", ".join(f"{name} {v:.2f}" for name, v in signals.items())
+                + ": each weight times min(1, S/N)²"
+            )
     scales: dict[str, float] = {}
     start = 0
     for name, n in sizes.items():
@@ -695,7 +724,8 @@ def _fit_prepared(
     else:
         endmembers = fit_stable_endmembers(X, change, int(n_textures), seed=seed)
     return TextureModel(spec=spec, scales=scales, endmembers=endmembers, fit_method=method,
-                        weights={name: float(weights[name]) for name in sizes})  # fmt: skip
+                        weights={name: float(weights[name]) for name in sizes},
+                        choices=choices)  # fmt: skip
 
 
 def fit_textures(
@@ -799,8 +829,9 @@ def fit_textures(
     arr, value = prepared.raw, prepared.nodata
     if f > 1:
         arr, value = _coarse(prepared.unit, f, chunks), None
-    model = _fit_prepared(arr, foreground, spec, int(n_textures), w, method, sample, seed, value)
-    return dataclasses.replace(model, choices=choices, resolution=f)
+    model = _fit_prepared(arr, foreground, spec, int(n_textures), w, method, sample, seed, value,
+                          signal=auto_groups and not weights)  # fmt: skip
+    return dataclasses.replace(model, choices={**choices, **model.choices}, resolution=f)
 
 
 def _resolution(resolution: int | str, size_auto: bool, sigma: float, choices: dict) -> int:
