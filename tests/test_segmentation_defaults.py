@@ -180,8 +180,14 @@ def test_segment_with_no_arguments_records_its_choices():
     assert a["chose_size_agreement"] >= 0.9 and a["chose_texture_scale_px"] > 0
     assert a["stride"] == auto_stride(a["size"])
     assert a["chose_fit"].startswith("stable" if a["size"] > 6 else "kmeans")
-    assert (a["weight_color"], a["weight_bank"], a["weight_fskde"]) == (1.0, 1.0, 0.5)
-    assert rand_index(truth, labels.values) > 0.95  # measured 0.973
+    # the automatic weights (1, 1, 0.5) times min(1, S/N)² of the recorded S/N
+    signals = dict(part.split() for part in a["chose_signal"][4:].split(":")[0].split(", "))
+    assert list(signals) == ["color", "bank", "fskde"]
+    for name, base in (("color", 1.0), ("bank", 1.0), ("fskde", 0.5)):
+        factor = min(1.0, float(signals[name])) ** 2
+        assert a[f"weight_{name}"] == pytest.approx(base * factor, rel=0.03, abs=1e-4)
+    assert a["weight_color"] == 1.0  # colour tells these textures apart: S/N above 1
+    assert rand_index(truth, labels.values) > 0.95  # measured 0.972
 
 
 def test_the_fskde_weighs_a_fifth_of_the_automatic_groups():

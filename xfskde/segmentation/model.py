@@ -615,10 +615,12 @@ def _crop(arr: da.Array, foreground: np.ndarray | None, side: int = 512) -> np.n
     return arr[top : top + hy, left : left + hx].compute()
 
 
-def _shift(spec: FeatureSpec, method: str) -> int:
-    """How far the stable fit looks before and after each sample: 1.5 window sigmas (0 for
-    the other fits). The fit's blocks need this much more halo."""
-    return max(1, round(1.5 * spec.window_obj.sigma)) if method == "stable" else 0
+def _shift(spec: FeatureSpec, method: str, signal: bool = False) -> int:
+    """How far a fit looks before and after each sample: 1.5 window sigmas for the stable fit,
+    and for k-means when the groups are weighed by their signal (which needs each sample's
+    change); 0 otherwise. The fit's blocks need this much more halo."""
+    looks = method == "stable" or (signal and method == "kmeans")
+    return max(1, round(1.5 * spec.window_obj.sigma)) if looks else 0
 
 
 def _fit_prepared(
@@ -636,9 +638,9 @@ def _fit_prepared(
     """The fit of :func:`fit_textures` on an image already prepared (:func:`_prepare`, with the
     halo of the features and the fit's :func:`_shift`), whose blocks :func:`_unit_float` turns
     into values in [0, 1] with ``nodata``. With ``signal`` (automatic weights) and the stable
-    fit, each group's weight is scaled by :func:`.defaults.signal_weights`, and the groups'
-    S / N are recorded in the model's ``choices``."""
-    shift = _shift(spec, method)
+    fit or k-means, each group's weight is scaled by :func:`.defaults.signal_weights`, and
+    the groups' S / N are recorded in the model's ``choices``."""
+    shift = _shift(spec, method, signal)
     fit_halo = feature_depth(spec) + shift
     sizes = _group_sizes(spec, arr.shape[2])
     n_groups = len(sizes)
@@ -719,7 +721,7 @@ def _fit_prepared(
         scales[name] = weights[name] / mass if mass > 0 else weights[name]
         X[:, start : start + n] = part * np.float32(scales[name])
         start += n
-    if change is None:
+    if method != "stable":
         endmembers = fit_endmembers(X, int(n_textures), method=method, seed=seed)
     else:
         endmembers = fit_stable_endmembers(X, change, int(n_textures), seed=seed)
@@ -766,6 +768,7 @@ def fit_textures(
     if method not in FIT_METHODS:
         raise ParameterError(f"method must be one of {FIT_METHODS}, got {method!r}")
     auto_groups = isinstance(features, str) and features == AUTO
+    signal = auto_groups and not weights  # automatic weights follow each group's signal
     # a first view of the image, to measure it: chunked for the paper's window
     first = _prepare(image, chunks, Window(window, FINE_SIZE).depth, nodata)
     arr = first.unit
@@ -797,7 +800,7 @@ def fit_textures(
     if isinstance(size, str):
         if size != AUTO:
             raise ParameterError(f"size must be a number of pixels or 'auto', got {size!r}")
-        size = _auto_size(arr, foreground, tiles, n_textures, spec_args, w, seed, choices)
+        size = _auto_size(arr, foreground, tiles, n_textures, spec_args, w, seed, choices, signal)
     sigma = Window(window, size).sigma  # in pixels
     f = _resolution(resolution, size_auto, sigma, choices)
     if f > min(arr.shape[:2]):
@@ -824,13 +827,13 @@ def fit_textures(
             f"(sigma {FINE_SIZE:g})"
         )
     spec = FeatureSpec(size=size, stride=stride, **spec_args)
-    halo = (feature_depth(spec) + _shift(spec, method)) * f
+    halo = (feature_depth(spec) + _shift(spec, method, signal)) * f
     prepared = _prepare(image, chunks, halo, nodata)
     arr, value = prepared.raw, prepared.nodata
     if f > 1:
         arr, value = _coarse(prepared.unit, f, chunks), None
     model = _fit_prepared(arr, foreground, spec, int(n_textures), w, method, sample, seed, value,
-                          signal=auto_groups and not weights)  # fmt: skip
+                          signal=signal)  # fmt: skip
     return dataclasses.replace(model, choices={**choices, **model.choices}, resolution=f)
 
 
@@ -905,10 +908,11 @@ def _auto_size(
     weights: dict[str, float],
     seed: int,
     choices: dict[str, Any],
+    signal: bool = False,
 ) -> float | int:
     """The window size of the rule in :mod:`.defaults`: from the texture scale λ of the tiles,
     unless, for colour images, a crop's labels at the paper's σ = 6 agree with those at
-    σ = 12."""
+    σ = 12 (both fitted by k-means, their groups weighed by their signal with ``signal``)."""
     window = spec_args["window"]
     scale = texture_scale(tiles)
     sigma = scale_window(scale, arr.shape[:2])
@@ -926,7 +930,8 @@ def _auto_size(
     for candidate in (FINE_SIZE, CHECK_SIZE):
         spec = FeatureSpec(size=_equivalent_size(window, candidate), stride=1, **spec_args)
         view = _prepare(crop, None, feature_depth(spec), None).raw
-        model = _fit_prepared(view, None, spec, n_textures, weights, "kmeans", 5000, seed, None)
+        model = _fit_prepared(view, None, spec, n_textures, weights, "kmeans", 5000, seed, None,
+                              signal=signal)  # fmt: skip
         labels.append(np.asarray(model.predict(crop, nodata=None)))
     agreement = rand_index(labels[0], labels[1])
     choices["size_agreement"] = round(float(agreement), 4)
