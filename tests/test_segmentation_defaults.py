@@ -224,6 +224,19 @@ def test_signal_weights_only_weigh_noisy_groups_down():
     got = signal_weights(weights, {"color": 0.4, "bank": 2.0, "fskde": 14.0})
     assert got == {"color": pytest.approx(0.16), "bank": 1.0, "fskde": 0.5}
     assert signal_weights(weights, {}) == weights
+    # relative to the most telling group; a sample in which no group tells anything keeps them
+    got = signal_weights(weights, {"color": 0.25, "bank": 0.5, "fskde": 0.0})
+    assert got == {"color": pytest.approx(0.25), "bank": 1.0, "fskde": 0.0}
+    assert signal_weights(weights, {"color": 0.0, "bank": 0.0, "fskde": 0.0}) == weights
+
+
+def test_a_tiny_image_whose_sample_tells_nothing_keeps_its_weights():
+    """On a 20 × 23 image every window sees nearly the whole image: no group's S / N is above
+    0, and weighing them all to zero would leave one label; the weights are kept."""
+    image, _ = random_textures((256, 256), seed=100)
+    labels, model = segment(image[:20, :23], 3, return_model=True)
+    assert model.weights == {"color": 1.0, "bank": 1.0, "fskde": 0.5}
+    assert len(np.unique(np.asarray(labels))) == 3
 
 
 def test_colour_that_only_adds_noise_is_weighed_down():

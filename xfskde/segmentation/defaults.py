@@ -145,7 +145,10 @@ def group_signal(features: np.ndarray, change: np.ndarray) -> float:
 
 
 def signal_weights(weights: dict[str, float], signals: dict[str, float]) -> dict[str, float]:
-    """The automatic weights of the groups, each times min(1, S / N)² (:func:`group_signal`).
+    """The automatic weights of the groups, each times min(1, S / N)² (:func:`group_signal`),
+    over the largest such factor among the groups measured (1 whenever one group's S / N
+    reaches 1, as on every image measured below; when none is above 0, as on a 20 × 23 image
+    whose windows all see nearly the whole image, the weights are kept).
 
     A group whose features differ between the samples no more than its own noise does brings
     mostly noise into the fit and the unmixing, so it is weighed down; no group is weighed up.
@@ -159,7 +162,11 @@ def signal_weights(weights: dict[str, float], signals: dict[str, float]) -> dict
     (0.9772 -> 0.9770, six images) and the real-texture mosaics (every S / N above 1)
     unchanged.
     """
-    return {name: w * min(1.0, signals.get(name, math.inf)) ** 2 for name, w in weights.items()}
+    factors = {name: min(1.0, signals.get(name, math.inf)) ** 2 for name in weights}
+    top = max((factors[name] for name in signals if name in factors), default=1.0)
+    if top <= 0:  # no group stands out of its noise: the sample cannot tell (a tiny image)
+        return dict(weights)
+    return {name: w * factors[name] / top for name, w in weights.items()}
 
 
 def _radial_acf(fields: np.ndarray, present: np.ndarray) -> np.ndarray:

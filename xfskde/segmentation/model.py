@@ -711,7 +711,7 @@ def _fit_prepared(
             choices["signal"] = (
                 "S/N "
                 + ", ".join(f"{name} {v:.2f}" for name, v in signals.items())
-                + ": each weight times min(1, S/N)²"
+                + ": each weight times min(1, S/N)², over the largest of them"
             )
     scales: dict[str, float] = {}
     start = 0
