@@ -19,8 +19,8 @@ from ..exceptions import ParameterError
 from ..io import open_image, store_status, write_blocks, write_ome_zarr, write_ome_zarr_labels
 from ..masks import resolve_mask
 from ..segmentation import FEATURE_GROUPS, fit_textures
-from ..segmentation._bank import BANK_RADIUS
-from ..segmentation.defaults import FINE_SIZE
+from ..segmentation.defaults import FINE_SIZE, auto_features
+from ..segmentation.features import vote_reach
 from ..segmentation.model import BACKGROUND, FEATURE_CHUNK, FIT_METHODS
 from ..windows import WINDOW_KINDS, Window
 from ._options import (
@@ -134,7 +134,7 @@ def run(args: argparse.Namespace) -> int:
     # the one chunk planner: the file's tiles, the target and a halo for the paper's window and
     # the filter bank when it is used (a wider window chosen by the fit merges the chunks
     # smaller than its halo)
-    reach = BANK_RADIUS if features == ("auto",) or "bank" in features else 1
+    reach = vote_reach(auto_features(3) if features == ("auto",) else features)
     halo = Window(args.window, FINE_SIZE if size == "auto" else size).halo(reach)
     image = open_image(args.input, level=args.level, mpp=args.mpp, chunks=args.chunks, halo=halo)
     start = time.perf_counter()

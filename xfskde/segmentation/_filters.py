@@ -362,6 +362,15 @@ def _project_binned(bins, weight, tables, pairs, out):
                 out[y, x, i] += v * acc[x, i]
 
 
+@numba.njit(nogil=True, cache=True, error_model="numpy", inline="always")
+def _polar(value):
+    """(|g|, Re z, Im z) of conj(g) = |g| z in float64, z = 0 where g = 0."""
+    a, b = np.float64(value.real), np.float64(value.imag)
+    r = np.sqrt(a * a + b * b)
+    inverse = 1.0 / r if r > 0 else 0.0
+    return r, a * inverse, -b * inverse
+
+
 @numba.njit(nogil=True, cache=True, error_model="numpy")
 def _project_phasors(g, coefficients, out):
     """``out[y, x, i] += Re Σ_k coefficients[k, i] · |g| conj(z)^k`` for g = |g| z, row by row:
@@ -377,10 +386,8 @@ def _project_phasors(g, coefficients, out):
     acc = np.empty((m, w))
     for y in range(h):
         for x in range(w):
-            a, b = np.float64(g[y, x].real), np.float64(g[y, x].imag)
-            r = np.sqrt(a * a + b * b)
-            inverse = 1.0 / r if r > 0 else 0.0
-            zr[x], zi[x], pr[x], pi[x] = a * inverse, -b * inverse, r, 0.0
+            pr[x], zr[x], zi[x] = _polar(g[y, x])
+            pi[x] = 0.0
         for i in range(m):
             c = cr[0, i]
             for x in range(w):
@@ -406,11 +413,8 @@ def _phasor_powers(g, out):
     h, w, ell = out.shape
     for y in range(h):
         for x in range(w):
-            a, b = np.float64(g[y, x].real), np.float64(g[y, x].imag)
-            r = np.sqrt(a * a + b * b)
-            inverse = 1.0 / r if r > 0 else 0.0
-            zr, zi = a * inverse, -b * inverse
-            pr, pi = r, 0.0
+            pr, zr, zi = _polar(g[y, x])
+            pi = 0.0
             for k in range(ell):
                 out[y, x, k] = complex(pr, pi)
                 pr, pi = pr * zr - pi * zi, pr * zi + pi * zr

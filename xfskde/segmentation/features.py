@@ -40,7 +40,7 @@ pixels at least :func:`feature_depth` from the block edge are exact.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
@@ -70,6 +70,7 @@ __all__ = [
     "feature_depth",
     "grid_features",
     "grid_projections",
+    "vote_reach",
     "vote_step",
 ]
 
@@ -183,16 +184,22 @@ def vote_step(spec: FeatureSpec) -> int:
     return max(1, int(spec.window_obj.sigma // VOTE_SPACING))
 
 
+def vote_reach(features: Sequence[str], gradient_scales: Sequence[float] = (0.0,)) -> int:
+    """How far from a pixel its votes read: the widest stencil of the groups ``features`` (the
+    gradients' operators at ``gradient_scales``, the filter bank's
+    :data:`._bank.BANK_RADIUS`), at least 1."""
+    reach = 1
+    if "hist" in features or "fskde" in features:
+        reach = max(reach, *(_operator(s).radius for s in gradient_scales))
+    if "bank" in features:
+        reach = max(reach, BANK_RADIUS)
+    return reach
+
+
 def feature_depth(spec: FeatureSpec) -> int:
     """Halo in pixels that a block needs for features at its own pixels: the window's radius
-    and the widest stencil a vote reads (the gradients' operators, the filter bank's
-    :data:`._bank.BANK_RADIUS`), :meth:`xfskde.Window.halo`."""
-    reach = 1
-    if "hist" in spec.features or "fskde" in spec.features:
-        reach = max(reach, *(_operator(s).radius for s in spec.gradient_scales))
-    if "bank" in spec.features:
-        reach = max(reach, BANK_RADIUS)
-    return spec.window_obj.halo(reach)
+    and the widest stencil a vote reads (:func:`vote_reach`), :meth:`xfskde.Window.halo`."""
+    return spec.window_obj.halo(vote_reach(spec.features, spec.gradient_scales))
 
 
 # ------------------------------------------------------------------------------------ votes

@@ -21,7 +21,6 @@ input's coordinates and attrs (:mod:`xfskde._labels`).
 from __future__ import annotations
 
 import dataclasses
-import itertools
 import math
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
@@ -74,6 +73,7 @@ from .unmixing import (
     abundances_from_projections,
     fit_endmembers,
     fit_stable_endmembers,
+    stable_samples,
 )
 
 __all__ = ["BACKGROUND", "DEFAULT_WEIGHTS", "TextureModel", "fit_textures", "segment"]
@@ -263,10 +263,10 @@ def _unmix_block(
     """
     spec, halo = model.spec, halo_of(model.spec)
     E = np.asarray(model.endmembers, dtype=np.float64)
-    tables, start = {}, 0
-    for name, n in _group_sizes(spec, block.shape[-1]).items():
-        tables[name] = (E[:, start : start + n] * model.scales[name]).T
-        start += n
+    tables = {
+        name: (E[:, columns] * model.scales[name]).T
+        for name, columns in _group_slices(spec, block.shape[-1]).items()
+    }
     s, o = spec.stride, sample_offset(spec.stride)
     ys, y0, y1, fy = _axis_samples(origin[0], origin[0] + shape[0], image_shape[0], s)
     xs, x0, x1, fx = _axis_samples(origin[1], origin[1] + shape[1], image_shape[1], s)
@@ -336,10 +336,9 @@ def _sample_block(
         # squared differences per feature, summed per group and over all features
         dy = (F[2 * k :, k : k + nx] - F[:ny, k : k + nx]) ** 2
         dx = (F[k : k + ny, 2 * k :] - F[k : k + ny, :nx]) ** 2
-        bounds = np.cumsum([0] + [groups[name].shape[-1] for name in spec.features])
         changes = [
-            np.sqrt(dy[..., a:b].sum(axis=-1)) + np.sqrt(dx[..., a:b].sum(axis=-1))
-            for a, b in itertools.pairwise(bounds)
+            np.sqrt(dy[..., columns].sum(axis=-1)) + np.sqrt(dx[..., columns].sum(axis=-1))
+            for columns in _group_slices(spec, block.shape[-1]).values()
         ]
         changes.append(np.sqrt(dy.sum(axis=-1)) + np.sqrt(dx.sum(axis=-1)))
         X = np.concatenate([X, np.stack(changes, axis=-1)], axis=-1)
@@ -357,7 +356,9 @@ def _sample_block(
     return X
 
 
-def _group_sizes(spec: FeatureSpec, channels: int) -> dict[str, int]:
+def _group_slices(spec: FeatureSpec, channels: int) -> dict[str, slice]:
+    """Each group's columns in the stacked features of an image of ``channels`` channels, in
+    the order of ``spec.features`` (the last group's stop is the number of features)."""
     ell, n_scales = spec.n_coefficients, len(spec.gradient_scales)
     sizes = {
         "color": spec.color_bins * channels,
@@ -365,7 +366,11 @@ def _group_sizes(spec: FeatureSpec, channels: int) -> dict[str, int]:
         "hist": spec.angle_bins * n_scales,
         "fskde": (2 * ell - 1) * n_scales,
     }
-    return {name: sizes[name] for name in spec.features}
+    slices, start = {}, 0
+    for name in spec.features:
+        slices[name] = slice(start, start + sizes[name])
+        start += sizes[name]
+    return slices
 
 
 class _Prepared(NamedTuple):
@@ -642,9 +647,9 @@ def _fit_prepared(
     the groups' S / N are recorded in the model's ``choices``."""
     shift = _shift(spec, method, signal)
     fit_halo = feature_depth(spec) + shift
-    sizes = _group_sizes(spec, arr.shape[2])
-    n_groups = len(sizes)
-    n_features = sum(sizes.values()) + (n_groups + 1 if shift else 0)
+    groups = _group_slices(spec, arr.shape[2])
+    n_groups = len(groups)
+    n_features = list(groups.values())[-1].stop + (n_groups + 1 if shift else 0)
     # the engine's blocks (chunks smaller than the halo merged): draw the blocks to sample,
     # among those with foreground
     rng = np.random.default_rng(seed)
@@ -701,11 +706,10 @@ def _fit_prepared(
     if shift:
         X, group_change, change = X[:, : -n_groups - 1], X[:, -n_groups - 1 : -1], X[:, -1]
         if signal:
-            stable = change <= np.median(change)
-            bounds = np.cumsum([0, *sizes.values()])
+            stable = stable_samples(change)
             signals = {
-                name: group_signal(X[stable, a:b], group_change[stable, i])
-                for i, (name, a, b) in enumerate(zip(sizes, bounds[:-1], bounds[1:], strict=True))
+                name: group_signal(X[stable, columns], group_change[stable, i])
+                for i, (name, columns) in enumerate(groups.items())
             }
             weights = signal_weights(weights, signals)
             choices["signal"] = (
@@ -714,19 +718,17 @@ def _fit_prepared(
                 + ": each weight times min(1, S/N)², over the largest of them"
             )
     scales: dict[str, float] = {}
-    start = 0
-    for name, n in sizes.items():
-        part = X[:, start : start + n]
+    for name, columns in groups.items():
+        part = X[:, columns]
         mass = 1.0 if name in ("color", "bank") else float(part.sum(axis=1).mean())
         scales[name] = weights[name] / mass if mass > 0 else weights[name]
-        X[:, start : start + n] = part * np.float32(scales[name])
-        start += n
+        X[:, columns] = part * np.float32(scales[name])
     if method != "stable":
         endmembers = fit_endmembers(X, int(n_textures), method=method, seed=seed)
     else:
         endmembers = fit_stable_endmembers(X, change, int(n_textures), seed=seed)
     return TextureModel(spec=spec, scales=scales, endmembers=endmembers, fit_method=method,
-                        weights={name: float(weights[name]) for name in sizes},
+                        weights={name: float(weights[name]) for name in groups},
                         choices=choices)  # fmt: skip
 
 

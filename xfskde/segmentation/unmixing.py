@@ -26,6 +26,7 @@ __all__ = [
     "abundances",
     "fit_endmembers",
     "fit_stable_endmembers",
+    "stable_samples",
 ]
 
 #: The exact active-set solver enumerates 2^m - 1 supports; beyond this it is refused.
@@ -90,6 +91,13 @@ def _fit(X: np.ndarray, n_textures: int, method: str, seed: int) -> np.ndarray:
     return H / inv_scale[:, None]
 
 
+def stable_samples(change: np.ndarray) -> np.ndarray:
+    """The samples that see one texture across their window: those whose features change at
+    most the median ``change`` across them (a boolean mask)."""
+    change = np.asarray(change, dtype=np.float64)
+    return change <= np.median(change)
+
+
 def fit_stable_endmembers(
     samples: np.ndarray, change: np.ndarray, n_textures: int, *, seed: int = 0
 ) -> np.ndarray:
@@ -125,8 +133,7 @@ def fit_stable_endmembers(
     from threadpoolctl import threadpool_limits
 
     X = np.asarray(samples, dtype=np.float64)
-    change = np.asarray(change, dtype=np.float64)
-    stable = X[change <= np.median(change)]
+    stable = X[stable_samples(change)]
     if stable.shape[0] < n_textures:
         stable = X
     centred = stable - stable.mean(axis=0)
