@@ -129,9 +129,10 @@ def group_signal(features: np.ndarray, change: np.ndarray) -> float:
     and their sum 2√2 times: the noise variance is N = (median change / 2√2)². The samples'
     variance about their mean, V = mean ‖F - F̄‖², holds the noise and the differences between
     textures: S = max(V - N, 0). A group that tells textures apart has S / N well above 1 (the
-    FS-KDE on dead leaves 6.6-14, colour on random textures 54, the bank on real-texture
-    mosaics 5-14); a group whose samples differ no more than its noise does, near 0 (colour on
-    dead leaves, whose bars all draw their colours from one distribution: 0.3-0.4).
+    FS-KDE on dead leaves 4-18, colour on random textures 5-54, the bank on real-texture
+    mosaics 5-14); a group whose samples differ no more than its noise does, below 1 (colour on
+    dead leaves, whose bars all draw their colours from one distribution: 0.2-0.5; the FS-KDE
+    of random textures, whose disks have no orientation: 0.02).
     """
     F = np.asarray(features, dtype=np.float64)
     c = np.asarray(change, dtype=np.float64)
@@ -154,8 +155,9 @@ def signal_weights(weights: dict[str, float], signals: dict[str, float]) -> dict
     mostly noise into the fit and the unmixing, so it is weighed down; no group is weighed up.
     Measured (``docs/segmentation.md``), colour dead leaves of seeds 100-105 at 16 / 32 / 64 /
     128-px bars, lowest Rand 0.696 / 0.979 / 0.693 / 0.760 (a large texture split along its
-    bars' colours while a small one was merged) -> 0.974 / 0.979 / 0.973 / 0.977, the same with
-    the factor not squared; on held-out layouts with one region under 7 % of the image (seeds
+    bars' colours while a small one was merged) -> 0.976 / 0.979 / 0.973 / 0.977 (0.974 at
+    16 px before the k-means fit was weighed too; the same with the factor not squared); on
+    held-out layouts with one region under 7 % of the image (seeds
     404, 430, 516, 569 at 64 px) 0.761 / 0.983 / 0.761 / 0.978 -> 0.941 / 0.986 / 0.975 / 0.982
     squared (0.758 / 0.986 / 0.975 / 0.981 not squared), at 16 px 0.755 / 0.984 / 0.756 / 0.982
     -> 0.978 / 0.984 / 0.979 / 0.983 (the k-means fit at σ = 6 weighed too). Random textures
