@@ -189,3 +189,28 @@ def test_mosaic_set_builds_the_named_configs():
     np.testing.assert_array_equal(labels, ref_labels)
     with pytest.raises(ValueError, match="split"):
         texture_mosaic_set("test")
+
+
+def test_colour_mosaics_keep_their_colours_and_the_grey_layout():
+    """RGB textures (stained tissue tiles, say) in colour: each channel is the grey mosaic of
+    that channel, same layout, offsets, angles and scales; grey textures repeat in all three."""
+    rng = np.random.default_rng(1)
+    rgb = [rng.random((40, 50, 3)), rng.random((30, 30, 3)) * [1.0, 0.5, 0.2], rng.random((50, 40))]
+    kwargs = dict(layout="blobs", transform="both", normalize=None, seed=2, scale=0.8)
+    image, labels = texture_mosaic((64, 72), textures=tuple(rgb), color=True, **kwargs)
+    assert image.shape == (64, 72, 3) and image.dtype == np.float32
+    for c in range(3):
+        planes = tuple(t[..., c] if t.ndim == 3 else t for t in rgb)
+        grey, grey_labels = texture_mosaic((64, 72), textures=planes, **kwargs)
+        np.testing.assert_array_equal(grey_labels, labels)
+        np.testing.assert_allclose(image[..., c], grey, atol=1e-6)
+    assert image[labels == 1][:, 2].mean() < 0.5 * image[labels == 1][:, 0].mean()
+    named, named_labels = texture_mosaic((48, 48), seed=4, color=True)
+    plain, plain_labels = texture_mosaic((48, 48), seed=4)
+    np.testing.assert_array_equal(named_labels, plain_labels)
+    for c in range(3):
+        np.testing.assert_array_equal(named[..., c], plain)
+    # normalised per channel: every texture's channels at mean 0.5
+    normed, nl = texture_mosaic((128, 128), textures=tuple(rgb), color=True, seed=2)
+    for k in range(3):
+        assert np.abs(normed[nl == k].mean(axis=0) - 0.5).max() < 0.06

@@ -1,6 +1,7 @@
 """Seeded mosaics of real textures, with ground truth, from the photographs scikit-image ships.
 
-A mosaic is a grey image split into ``n_regions`` regions, each filled with one real texture:
+A mosaic is a grey (or, with ``color=True``, an RGB) image split into ``n_regions`` regions,
+each filled with one real texture:
 
 Textures
     By default scikit-image's ``brick``, ``grass`` and ``gravel`` photographs (512 × 512 grey).
@@ -31,6 +32,12 @@ Grey levels
     the textures apart; ``"histogram"`` equalises every texture's histogram
     (:func:`skimage.exposure.equalize_hist`), so that *no* first-order grey statistic does;
     ``None`` keeps the photographs' grey levels.
+Colour
+    With ``color=True`` RGB textures keep their colours (a grey texture is repeated in the three
+    channels) and the mosaic is (H, W, 3): tiles of stained tissue, for instance, make mosaics
+    of histology textures whose truth is known. Each channel is transformed exactly as the grey
+    texture would be (the same layout, offsets, angles and scales) and normalised on its own
+    (``"meanstd"`` then removes the mean colour as well; ``None`` keeps the stain's colours).
 
 Tuning and held-out images are told apart by seed: :data:`MOSAIC_CONFIGS` names a fixed list of
 configurations for each split (seeds below 1000 for ``"tuning"``, from 1000 for ``"held_out"``);
@@ -110,21 +117,29 @@ def _named_texture(name: str) -> np.ndarray:
     return out
 
 
-def _as_grey(image: Any) -> np.ndarray:
+def _as_grey(image: Any, color: bool = False) -> np.ndarray:
+    """A texture as float32 in [0, 1]: (h, w) grey, or with ``color`` (h, w, 3) RGB (a grey
+    texture repeated in the three channels)."""
     from skimage.color import rgb2gray
     from skimage.util import img_as_float32
 
     arr = np.asarray(image)
-    if arr.ndim == 3 and arr.shape[-1] in (3, 4):
-        arr = rgb2gray(arr[..., :3])
-    if arr.ndim != 2 or min(arr.shape) < 2:
+    rgb = arr.ndim == 3 and arr.shape[-1] in (3, 4)
+    if rgb:
+        arr = arr[..., :3] if color else rgb2gray(arr[..., :3])
+    if arr.ndim != (3 if rgb and color else 2) or min(arr.shape[:2]) < 2:
         raise ValueError(f"a texture must be a 2-D grey (or RGB) image, got shape {arr.shape}")
     arr = img_as_float32(arr) if arr.dtype.kind in "ui" else arr.astype(np.float32)
+    if color and arr.ndim == 2:
+        arr = np.repeat(arr[..., None], 3, axis=-1)
     return np.ascontiguousarray(arr)
 
 
-def _texture(source: str | np.ndarray) -> np.ndarray:
-    return _named_texture(source) if isinstance(source, str) else _as_grey(source)
+def _texture(source: str | np.ndarray, color: bool = False) -> np.ndarray:
+    if isinstance(source, str):
+        grey = _named_texture(source)
+        return np.repeat(grey[..., None], 3, axis=-1) if color else grey
+    return _as_grey(source, color)
 
 
 def _fold(t: np.ndarray, n: int) -> np.ndarray:
@@ -219,17 +234,20 @@ def _canvas(
     transform: str | None,
     zoom: float = 1.0,
 ) -> np.ndarray:
-    """The texture, mirrored-tiled, rotated and/or rescaled (times ``zoom``), over ``shape``."""
+    """The texture, mirrored-tiled, rotated and/or rescaled (times ``zoom``), over ``shape``
+    (a (h, w, c) texture gives (*shape, c), every channel moved alike)."""
     from skimage.filters import gaussian
     from skimage.transform import AffineTransform, warp
 
     angle = rng.uniform(0.0, np.pi) if transform in ("rotate", "both") else 0.0
     scale = rng.uniform(*_SCALE_RANGE) if transform in ("rescale", "both") else 1.0
     scale *= zoom
-    h, w = texture.shape
+    h, w = texture.shape[:2]
     shift = rng.uniform(0, 2 * (h - 1)), rng.uniform(0, 2 * (w - 1))
     if scale < 1.0:  # shrinking: blur first, as skimage.transform.rescale's anti-aliasing does
-        texture = gaussian(texture, sigma=(1.0 / scale - 1.0) / 2.0, mode="reflect")
+        channels = -1 if texture.ndim == 3 else None
+        sigma = (1.0 / scale - 1.0) / 2.0
+        texture = gaussian(texture, sigma=sigma, mode="reflect", channel_axis=channels)
     # output (col, row) -> about the centre, rotate, divide by the scale, move to the shift
     centre = AffineTransform(translation=(-(shape[1] - 1) / 2, -(shape[0] - 1) / 2))
     turn = AffineTransform(rotation=angle, scale=1.0 / scale, translation=(shift[1], shift[0]))
@@ -246,6 +264,9 @@ def _canvas(
 def _normalized(canvas: np.ndarray, normalize: str | None) -> np.ndarray:
     if normalize is None:
         return canvas
+    if canvas.ndim == 3:  # colour: every channel on its own
+        planes = [_normalized(canvas[..., c], normalize) for c in range(canvas.shape[-1])]
+        return np.stack(planes, axis=-1)
     if normalize == "meanstd":
         std = float(canvas.std())
         z = (canvas - float(canvas.mean())) / (std if std > 0 else 1.0)
@@ -265,8 +286,9 @@ def texture_mosaic(
     normalize: str | None = "meanstd",
     scale: float = 1.0,
     seed: int = 0,
+    color: bool = False,
 ) -> tuple[np.ndarray, np.ndarray]:
-    """A grey mosaic of real textures in ``n_regions`` regions, and its ground truth.
+    """A mosaic of real textures in ``n_regions`` regions, and its ground truth.
 
     See the module's docstring for how textures are tiled, laid out, transformed and
     normalised. The same arguments always give the same image.
@@ -284,19 +306,22 @@ def texture_mosaic(
         factor in [0.7, 1.4], or both. ``None`` only shifts each texture by a random offset.
     textures : tuple of str or array
         Names among :data:`TEXTURES` (scikit-image's local photographs) or 2-D arrays (grey or
-        RGB, converted to grey); at least ``n_regions`` of them.
+        RGB, converted to grey unless ``color``); at least ``n_regions`` of them.
     normalize : {"meanstd", "histogram", None}
-        Per texture: mean 0.5 and standard deviation 0.15 (default), histogram equalisation,
-        or the photographs' own grey levels.
+        Per texture (and per channel with ``color``): mean 0.5 and standard deviation 0.15
+        (default), histogram equalisation, or the photographs' own levels.
     scale : float
         Zoom of every texture before its transform: 0.5 shows the photographs at half size
         (twice as many bricks per region), 1 (default) at their native resolution.
     seed : int
         Seed of every random choice (layout, offsets, angles, scales).
+    color : bool
+        Keep RGB textures' colours: the mosaic is (H, W, 3), laid out and transformed exactly
+        as the grey one of the same arguments (default False: grey).
 
     Returns
     -------
-    image : numpy.ndarray of float32, shape (H, W), values in [0, 1]
+    image : numpy.ndarray of float32, shape (H, W) or (H, W, 3), values in [0, 1]
     labels : numpy.ndarray of uint8, shape (H, W)
         The region, i.e. the index in ``textures``, of every pixel; all of 0 .. n_regions - 1
         occur.
@@ -326,10 +351,10 @@ def texture_mosaic(
     if normalize not in ("meanstd", "histogram", None):
         raise ValueError(f"normalize must be 'meanstd', 'histogram' or None, got {normalize!r}")
     labels = _draw_layout(layout, n, (h, w), int(seed)).labels(h, w)
-    image = np.empty((h, w), dtype=np.float32)
+    image = np.empty((h, w, 3) if color else (h, w), dtype=np.float32)
     for k in range(n):
         rng = np.random.default_rng([int(seed), _STREAM_TEXTURE, k])
-        canvas = _canvas(_texture(sources[k]), (h, w), rng, transform, float(scale))
+        canvas = _canvas(_texture(sources[k], bool(color)), (h, w), rng, transform, float(scale))
         canvas = _normalized(canvas, normalize)
         inside = labels == k
         image[inside] = canvas[inside]
