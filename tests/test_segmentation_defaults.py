@@ -14,11 +14,15 @@ from xfskde.metrics import rand_index
 from xfskde.segmentation import FeatureSpec, fit_textures, segment
 from xfskde.segmentation._bank import BANK_FILTERS, bank_bins, bank_responses
 from xfskde.segmentation.defaults import (
+    BOUNDARY_RATIO,
     FSKDE_SHARE,
+    GREY_CHROMA,
     auto_features,
     auto_stride,
     auto_weights,
+    boundary_share,
     bounded_window,
+    chroma_ratio,
     group_signal,
     region_scale,
     scale_window,
@@ -178,6 +182,7 @@ def test_segment_with_no_arguments_records_its_choices():
     assert a["bank_filters"].split(",") == list(BANK_FILTERS) and len(a["bank_ranges"]) == 16
     assert a["chose_size"].startswith("sigma 6: labels at sigma 6 and 12 agree")
     assert a["chose_size_agreement"] >= 0.9 and a["chose_texture_scale_px"] > 0
+    assert 1.0 <= a["chose_size_boundaries"] <= BOUNDARY_RATIO
     assert a["stride"] == auto_stride(a["size"])
     assert a["chose_fit"].startswith("stable" if a["size"] > 6 else "kmeans")
     # the automatic weights (1, 1, 0.5) times min(1, S/N)² of the recorded S/N
@@ -266,6 +271,70 @@ def test_grey_textures_take_the_window_from_their_scale():
     assert model.spec.size == expected > 6
     assert "size_agreement" not in model.choices
     assert rand_index(truth, labels) > 0.9  # measured 0.944
+
+
+def test_chroma_ratio_is_the_colour_beyond_an_affine_function_of_grey():
+    g = np.array([[1.0, -1.0], [1.0, -1.0]])  # grey: mean 0, standard deviation 1
+    a = np.array([[1.0, 1.0], [-1.0, -1.0]])  # colour orthogonal to it, root mean square 1
+    coloured = 0.5 + 0.1 * np.stack([g + a, g - a, g], axis=-1)
+    assert chroma_ratio([coloured]) == pytest.approx(np.sqrt(2.0))  # residuals a, -a, 0
+    grey = np.repeat((0.5 + 0.1 * g)[..., None], 3, axis=-1)
+    assert chroma_ratio([grey]) == pytest.approx(0.0, abs=1e-12)
+    ramp = 0.2 + (0.5 + 0.1 * g)[..., None] * np.array([0.1, 0.9, 0.3])  # a linear colour map
+    assert chroma_ratio([ramp]) == pytest.approx(0.0, abs=1e-12)
+    with_hole = np.concatenate([coloured, np.full((2, 2, 3), np.nan)])
+    assert chroma_ratio([with_hole]) == pytest.approx(np.sqrt(2.0))  # absent pixels left out
+    assert chroma_ratio([np.full((4, 4, 3), 0.3)]) == 0.0
+    flat_colour = np.full((4, 4, 3), 0.3) + np.array([0.0, 0.1, 0.0])
+    assert chroma_ratio([flat_colour]) == 0.0  # one colour: nothing to tell apart
+    isoluminant = np.stack([0.5 + 0.1 * a, 0.5 - 0.1 * a, np.full_like(a, 0.5)], axis=-1)
+    assert chroma_ratio([isoluminant]) == np.inf  # the grey is flat, the colours are not
+    assert chroma_ratio([np.zeros((4, 4, 1))]) == 0.0  # no colour channels
+
+
+def test_a_grey_image_in_colour_channels_is_segmented_as_grey():
+    """A grey mosaic stored as RGB, and shown through a linear colour map: the same features
+    and labels as the grey image, the choice recorded (as RGB with its colour histograms this
+    mosaic scored 0.74)."""
+    grey, truth = texture_mosaic((256, 256), seed=3)
+    labels, model = segment(grey, 3, return_model=True)
+    for rgb in (np.repeat(grey[..., None], 3, axis=-1), 0.1 + grey[..., None] * [0.8, 0.3, 0.6]):
+        got, as_rgb = segment(rgb.astype(np.float32), 3, return_model=True)
+        assert as_rgb.spec.features == ("bank", "fskde") == model.spec.features
+        assert as_rgb.weights == model.weights
+        assert as_rgb.choices["features"].startswith("bank, fskde: the image is grey in 3")
+        assert rand_index(np.asarray(got), labels) > 0.99
+    assert rand_index(truth, labels) > 0.9
+    # colour weighted by the caller is kept
+    kept = fit_textures(np.repeat(grey[..., None], 3, axis=-1), 3, weights={"color": 1.0})
+    assert kept.spec.features == ("color", "bank", "fskde") and "features" not in kept.choices
+    assert GREY_CHROMA < 0.2  # below every colour image measured (H&E tiles from 0.21)
+
+
+def test_boundary_share_counts_pixels_next_to_another_label():
+    half = np.zeros((10, 10), dtype=np.uint8)
+    half[:, 5:] = 1
+    assert boundary_share(half) == pytest.approx(9 / 81)  # one column of the 9 x 9 compared
+    checker = np.indices((6, 6)).sum(axis=0) % 2
+    assert boundary_share(checker) == 1.0
+    assert boundary_share(np.ones((5, 5))) == 0.0 and boundary_share(np.ones((1, 5))) == 0.0
+
+
+def test_a_fine_window_that_follows_the_elements_is_widened():
+    """Colour textures whose σ = 6 labels agree with σ = 12's (Rand >= 0.9) but draw many
+    more boundaries, around the textures' elements, take the wider window of the rule: a grey
+    mosaic through a curved two-stain colour map (colour beyond grey 0.2, like H&E's), where
+    σ = 6 scored 0.716 and the wider window scores 0.778."""
+    grey, truth = texture_mosaic((256, 256), seed=7)
+    v = grey[..., None]
+    stained = (1 - v) ** 2 * [0.3, 0.1, 0.45] + 2 * v * (1 - v) * [0.85, 0.35, 0.6]
+    stained = (stained + v**2 * [0.95, 0.85, 0.92]).astype(np.float32)
+    assert chroma_ratio([stained]) > GREY_CHROMA
+    labels, model = segment(stained, 3, return_model=True)
+    c = model.choices
+    assert c["size_agreement"] >= 0.9 and c["size_boundaries"] > BOUNDARY_RATIO
+    assert model.spec.size > 6 and "times the boundaries" in c["size"]
+    assert rand_index(truth, np.asarray(labels)) > 0.75
 
 
 def test_explicit_settings_are_the_papers_ortseg():

@@ -44,8 +44,10 @@ from ._filters import interpolate
 from .defaults import (
     AGREEMENT,
     AUTO_GRADIENT_SCALES,
+    BOUNDARY_RATIO,
     CHECK_SIZE,
     FINE_SIZE,
+    GREY_CHROMA,
     REGION_FRACTION,
     TILE,
     TILES,
@@ -53,7 +55,9 @@ from .defaults import (
     auto_resolution,
     auto_stride,
     auto_weights,
+    boundary_share,
     bounded_window,
+    chroma_ratio,
     group_signal,
     region_scale,
     scale_window,
@@ -793,6 +797,15 @@ def fit_textures(
     tiles = _probe_tiles(arr, foreground, seed) if ("bank" in feats or size == AUTO) else []
     if "bank" in feats and not tiles:
         raise ParameterError("the mask has no foreground: there is nothing to segment")
+    if auto_groups and "color" in feats and "color" not in (weights or {}):
+        chroma = chroma_ratio(tiles)
+        if chroma <= GREY_CHROMA:  # a grey image in colour channels: segmented as grey
+            feats = auto_features(1)
+            w = {**auto_weights(feats), **(weights or {})}
+            choices["features"] = (
+                f"{', '.join(feats)}: the image is grey in {arr.shape[2]} channels (chroma "
+                f"{chroma:.3f} of its grey spread <= {GREY_CHROMA})"
+            )
     spec_args = dict(
         features=feats, window=window, color_bins=color_bins, angle_bins=angle_bins,
         n_coefficients=n_coefficients, gradient_scales=gradient_scales, bank_bins=bank_bins,
@@ -936,19 +949,25 @@ def _auto_size(
                               signal=signal)  # fmt: skip
         labels.append(np.asarray(model.predict(crop, nodata=None)))
     agreement = rand_index(labels[0], labels[1])
+    fine, check = (boundary_share(lab) for lab in labels)
+    ratio = fine / check if check > 0 else (1.0 if fine == 0 else math.inf)
     choices["size_agreement"] = round(float(agreement), 4)
-    if agreement >= AGREEMENT:
+    choices["size_boundaries"] = round(ratio, 3)
+    compared = f"sigma {FINE_SIZE:g} and {CHECK_SIZE:g}"
+    if agreement >= AGREEMENT and ratio <= BOUNDARY_RATIO:
         sigma = FINE_SIZE
         choices["size"] = (
-            f"sigma {FINE_SIZE:g}: labels at sigma {FINE_SIZE:g} and {CHECK_SIZE:g} agree "
-            f"(Rand {agreement:.3f} >= {AGREEMENT})"
+            f"sigma {FINE_SIZE:g}: labels at {compared} agree (Rand {agreement:.3f} >= "
+            f"{AGREEMENT}) and draw alike boundaries ({ratio:.2f} <= {BOUNDARY_RATIO} times)"
         )
     else:
         sigma, rule = _bounded(arr, foreground, spec_args, sigma, rule, choices, scale)
-        choices["size"] = (
-            f"{rule} (labels at sigma {FINE_SIZE:g} and {CHECK_SIZE:g} disagree: "
-            f"Rand {agreement:.3f})"
+        why = (
+            f"disagree: Rand {agreement:.3f}"
+            if agreement < AGREEMENT
+            else f"agree, but sigma {FINE_SIZE:g} draws {ratio:.2f} times the boundaries"
         )
+        choices["size"] = f"{rule} (labels at {compared} {why})"
     return _equivalent_size(window, sigma)
 
 
