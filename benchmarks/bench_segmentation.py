@@ -16,6 +16,15 @@ Sets (every image has three textures and a per-pixel ground truth):
   :data:`xfskde.datasets.mosaics.MOSAIC_CONFIGS` (3 layouts × 4 transforms × 2 seeds), 512²
   (``--quick``: one seed of three layout/transform pairs). Peers' parameters were chosen on the
   ``"tuning"`` split, which shares no seed with it.
+* ``histology`` — H&E mosaics (only with ``--histology DIR``):
+  :func:`~xfskde.datasets.texture_mosaic` in colour (``color=True``, stain colours kept) of
+  tissue tiles read from ``DIR``, one tile per tissue class, the class the part of a file's
+  name before its first ``-`` (as in Kather et al.'s NCT-CRC-HE-100K,
+  https://zenodo.org/records/1214456, CC BY 4.0: ``TUM-AACHEHDV.tif``) or its folder's name;
+  six triples of classes (:data:`HISTOLOGY_TRIPLES` when the folder holds those classes, else
+  consecutive classes) × three layouts, at half the tiles' resolution (a 224² tile of
+  0.5 µm/px spans 112 px, as at 1 µm/px), 1024² and 768². xfskde's rule for the window was
+  set on other seeds and triples (docs/segmentation.md).
 * ``table1`` — the paper's Table 1 (:mod:`xfskde.experiments.segmentation`: leave-one-out over
   5 images of 256² per data set, seeds 0-4; about 4 minutes), and every method at its defaults on
   the same images. Not run with ``--quick``.
@@ -64,13 +73,21 @@ import xfskde
 from xfskde.datasets import dead_leaves, random_textures, texture_mosaic_set
 from xfskde.metrics import rand_index
 
-SETS = ("dead_leaves", "random_textures", "mosaics", "table1")
+SETS = ("dead_leaves", "random_textures", "mosaics", "histology", "table1")
 N_TEXTURES = 3
 #: (image side, bar length): every region holds the same number of bars at every scale
 DEAD_LEAVES_FULL = ((256, 16), (512, 32), (1024, 64), (2048, 128))
 DEAD_LEAVES_QUICK = ((256, 16), (512, 32))
 QUICK_MOSAICS = (("voronoi", None), ("stripes", "rotate"), ("blobs", "both"))
 GOAL = 0.95
+#: Tissue classes of NCT-CRC-HE-100K three by three (the classes of the held-out H&E check)
+HISTOLOGY_TRIPLES = (
+    ("TUM", "MUS", "LYM"), ("NORM", "DEB", "ADI"), ("STR", "TUM", "MUC"),
+    ("MUC", "LYM", "NORM"), ("ADI", "STR", "DEB"), ("MUS", "NORM", "TUM"),
+)  # fmt: skip
+#: (layout, transform, side) of every triple's mosaics, seeds 4000 + the triple's index
+HISTOLOGY_LAYOUTS = (("voronoi", "both", 1024), ("stripes", None, 1024), ("blobs", "rotate", 768))
+HISTOLOGY_SCALE = 0.5
 
 
 @dataclass
@@ -181,6 +198,51 @@ def mosaic_items(quick: bool) -> Iterator[tuple]:
     for name, image, truth in texture_mosaic_set("held_out", (side, side)):
         layout, transform, _ = name.split("-")
         yield f"mosaic {layout}/{transform}", f"{side}²", name, image, truth
+
+
+def read_tissue_tiles(folder: Path) -> dict[str, np.ndarray]:
+    """One RGB tile per tissue class from ``folder``: the first file (by name) of each class,
+    the class being the name's part before its first ``-`` or, for files in sub-folders, the
+    sub-folder's name."""
+    import skimage.io
+
+    suffixes = {".tif", ".tiff", ".png", ".jpg", ".jpeg"}
+    files = sorted(p for p in Path(folder).rglob("*") if p.suffix.lower() in suffixes)
+    tiles: dict[str, np.ndarray] = {}
+    for path in files:
+        name = path.parent.name if path.parent != Path(folder) else path.stem.split("-")[0]
+        if name not in tiles:
+            image = np.asarray(skimage.io.imread(path))
+            if image.ndim == 3 and image.shape[-1] >= 3:
+                tiles[name] = image[..., :3]
+    if len(tiles) < N_TEXTURES:
+        raise SystemExit(
+            f"--histology {folder}: {len(tiles)} tissue classes of RGB tiles found, "
+            f"{N_TEXTURES} needed (name files CLASS-*.tif or put them in CLASS/ folders)"
+        )
+    return tiles
+
+
+def histology_items(folder: Path | None) -> Iterator[tuple]:
+    if folder is None:
+        raise SystemExit("the histology set needs --histology DIR (a folder of H&E tiles)")
+    from xfskde.datasets import texture_mosaic
+
+    tiles = read_tissue_tiles(folder)
+    classes = sorted(tiles)
+    triples = [t for t in HISTOLOGY_TRIPLES if set(t) <= set(tiles)]
+    if len(triples) < len(HISTOLOGY_TRIPLES):
+        n = len(classes)
+        triples = [tuple(classes[(i + j) % n] for j in range(N_TEXTURES)) for i in range(min(6, n))]
+    for i, names in enumerate(triples):
+        for layout, transform, side in HISTOLOGY_LAYOUTS:
+            image, truth = texture_mosaic(
+                (side, side), n_regions=N_TEXTURES, layout=layout, transform=transform,
+                textures=tuple(tiles[name] for name in names), normalize=None,
+                scale=HISTOLOGY_SCALE, seed=4000 + i, color=True,
+            )  # fmt: skip
+            name = f"{'-'.join(names)} {layout}/{transform or 'plain'}"
+            yield "histology (H&E tiles)", f"{side}²", name, image, truth
 
 
 def table1_items() -> Iterator[tuple]:
@@ -365,6 +427,11 @@ def main(argv: list[str] | None = None) -> int:
         help="images per dead-leaves size and of random textures (2; --quick: 1)",
     )  # fmt: skip
     parser.add_argument("--seed", type=int, default=100, help="first synthetic seed (100)")
+    parser.add_argument(
+        "--histology", type=Path, default=None,
+        help="a folder of H&E tiles, one class per name prefix or sub-folder: adds the "
+        "histology set",
+    )  # fmt: skip
     parser.add_argument("--repeat", type=int, default=1,
                         help="calls per image and method, the fastest timed (1)")  # fmt: skip
     parser.add_argument("--per-image", action="store_true", help="print every image's row")
@@ -377,6 +444,8 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"unknown sets {sorted(unknown)}; choose among {SETS}")
     if args.quick and args.sets is None:
         sets = tuple(s for s in sets if s != "table1")
+    if args.histology is None and args.sets is None:
+        sets = tuple(s for s in sets if s != "histology")
     own = args.method or [parse_method("xfskde:segment")]
     peer_names = [] if args.peers == "none" else [p.strip() for p in args.peers.split(",")]
     bad = set(peer_names) - set(peers.PEERS)
@@ -401,6 +470,7 @@ def main(argv: list[str] | None = None) -> int:
         "dead_leaves": lambda: dead_leaves_items(args.quick, n_images, args.seed),
         "random_textures": lambda: random_texture_items(args.quick, n_images, args.seed),
         "mosaics": lambda: mosaic_items(args.quick),
+        "histology": lambda: histology_items(args.histology),
         "table1": table1_items,
     }
     for set_name in sets:
