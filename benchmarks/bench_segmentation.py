@@ -200,35 +200,14 @@ def mosaic_items(quick: bool) -> Iterator[tuple]:
         yield f"mosaic {layout}/{transform}", f"{side}²", name, image, truth
 
 
-def read_tissue_tiles(folder: Path) -> dict[str, np.ndarray]:
-    """One RGB tile per tissue class from ``folder``: the first file (by name) of each class,
-    the class being the name's part before its first ``-`` or, for files in sub-folders, the
-    sub-folder's name."""
-    import skimage.io
-
-    suffixes = {".tif", ".tiff", ".png", ".jpg", ".jpeg"}
-    files = sorted(p for p in Path(folder).rglob("*") if p.suffix.lower() in suffixes)
-    tiles: dict[str, np.ndarray] = {}
-    for path in files:
-        name = path.parent.name if path.parent != Path(folder) else path.stem.split("-")[0]
-        if name not in tiles:
-            image = np.asarray(skimage.io.imread(path))
-            if image.ndim == 3 and image.shape[-1] >= 3:
-                tiles[name] = image[..., :3]
-    if len(tiles) < N_TEXTURES:
-        raise SystemExit(
-            f"--histology {folder}: {len(tiles)} tissue classes of RGB tiles found, "
-            f"{N_TEXTURES} needed (name files CLASS-*.tif or put them in CLASS/ folders)"
-        )
-    return tiles
-
-
 def histology_items(folder: Path | None) -> Iterator[tuple]:
     if folder is None:
         raise SystemExit("the histology set needs --histology DIR (a folder of H&E tiles)")
-    from xfskde.datasets import texture_mosaic
+    from xfskde.datasets import class_tiles, texture_mosaic
 
-    tiles = read_tissue_tiles(folder)
+    tiles = {k: v for k, v in class_tiles(folder).items() if v.ndim == 3}
+    if len(tiles) < N_TEXTURES:
+        raise SystemExit(f"--histology {folder}: {len(tiles)} classes of RGB tiles, 3 needed")
     classes = sorted(tiles)
     triples = [t for t in HISTOLOGY_TRIPLES if set(t) <= set(tiles)]
     if len(triples) < len(HISTOLOGY_TRIPLES):

@@ -15,7 +15,9 @@ orientation_map`), and rose diagrams of two regions of it (:func:`xfskde.plot.ro
 ``segmentation_dead_leaves`` and ``segmentation_random_textures``, the pictures of
 docs/segmentation.md, segment examples/segmentation.py's images (256², seed 1) with colour only
 and with colour + FS-KDE and draw them with :func:`xfskde.plot.segmentation`;
-``segmentation_mosaics`` segments three held-out mosaics of real textures at the defaults.
+``segmentation_mosaics`` segments three held-out mosaics of real textures at the defaults;
+``segmentation_histology`` three H&E mosaics of tissue tiles from a folder you give
+(``--histology DIR``, one tile per class, e.g. NCT-CRC-HE-100K's; made only when given).
 ``napari_maps``, the picture of docs/ome-zarr.md and docs/tissue.md, is napari's window with the
 maps store of docs/tissue.md's slide open in it; it needs napari and napari-ome-zarr (``pip
 install -e ".[napari]"``) and an X display (on a headless machine, Xvfb:
@@ -476,6 +478,50 @@ def segmentation_mosaics(out: Path, quick: bool) -> Path:
     return _save_rgb(fig, out, "segmentation_mosaics")
 
 
+#: H&E mosaics of docs/segmentation.md's picture: (classes, layout, transform, side, seed), as
+#: in benchmarks/bench_segmentation.py's histology set (tiles at half their resolution).
+SEGMENTATION_HISTOLOGY = (
+    (("STR", "TUM", "MUC"), "voronoi", "both", 1024, 4002),
+    (("MUS", "NORM", "TUM"), "stripes", None, 1024, 4005),
+    (("NORM", "DEB", "ADI"), "blobs", "rotate", 768, 4001),
+)
+#: The folder of tissue tiles given with ``--histology``.
+HISTOLOGY_TILES: Path | None = None
+
+
+def segmentation_histology(out: Path, quick: bool) -> Path:
+    """H&E mosaics (docs/segmentation.md): ``segment(image, 3)`` at the defaults on
+    :data:`SEGMENTATION_HISTOLOGY`, made from the tiles of ``--histology`` (read by
+    :func:`xfskde.datasets.class_tiles`)."""
+    import matplotlib.pyplot as plt
+
+    from xfskde.datasets import class_tiles, texture_mosaic
+
+    if HISTOLOGY_TILES is None:
+        raise SystemExit("segmentation_histology needs --histology DIR (a folder of H&E tiles)")
+    tiles = class_tiles(HISTOLOGY_TILES)
+    fig = plt.figure(figsize=(8.2, 8.4), layout="constrained")
+    grid = fig.add_gridspec(len(SEGMENTATION_HISTOLOGY), 4, width_ratios=[1, 1, 1, 0.5])
+    for r, (names, layout, transform, side, seed) in enumerate(SEGMENTATION_HISTOLOGY):
+        side = 256 if quick else side
+        image, truth = texture_mosaic(
+            (side, side), textures=tuple(tiles[n] for n in names), layout=layout,
+            transform=transform, normalize=None, scale=0.5, seed=seed, color=True,
+        )  # fmt: skip
+        labels = np.asarray(xfskde.segment(image, 3))
+        score = xfskde.rand_index(truth, labels)
+        row = [fig.add_subplot(grid[r, c]) for c in range(3)]
+        legend = fig.add_subplot(grid[:, 3]) if r == 0 else False
+        plot.segmentation(image, _matched(labels, truth), truth=truth, legend=legend, ax=row)
+        row[0].set_title(f"{', '.join(names)}: {layout}", fontsize=9)
+        row[1].set_title(f"segment(image, 3): Rand {score:.3f}", fontsize=9)
+        row[2].set_title("boundaries", fontsize=9)
+        for ax in row:
+            ax.set_xticks([])
+            ax.set_yticks([])
+    return _save_rgb(fig, out, "segmentation_histology")
+
+
 # ------------------------------------------------------------------------------- napari
 def _tissue_slide(path: Path) -> None:
     """docs/tissue.md's slide: two sections of fibres (30° and 120°) on glass, 0.5 µm pixels."""
@@ -567,6 +613,7 @@ FIGURES: dict[str, Callable[[Path, bool], Path]] = {
     "segmentation_dead_leaves": segmentation_dead_leaves,
     "segmentation_random_textures": segmentation_random_textures,
     "segmentation_mosaics": segmentation_mosaics,
+    "segmentation_histology": segmentation_histology,
 }  # fmt: skip
 
 
@@ -575,8 +622,16 @@ def main(argv: list[str] | None = None) -> list[Path]:
     parser.add_argument("--quick", action="store_true", help="small sizes, for tests")
     parser.add_argument("--only", default=",".join(FIGURES), help="comma-separated figures")
     parser.add_argument("--out", type=Path, default=IMAGES, help="folder (docs/images)")
+    parser.add_argument(
+        "--histology", type=Path, default=None,
+        help="a folder of H&E tiles (one per class) for segmentation_histology",
+    )  # fmt: skip
     args = parser.parse_args(argv)
+    global HISTOLOGY_TILES
+    HISTOLOGY_TILES = args.histology
     names = [n.strip() for n in args.only.split(",") if n.strip()]
+    if args.histology is None and args.only == parser.get_default("only"):
+        names.remove("segmentation_histology")  # all figures but the one that needs tiles
     unknown = sorted(set(names) - set(FIGURES))
     if unknown:
         parser.error(f"--only: unknown figures {unknown}; choose among {list(FIGURES)}")

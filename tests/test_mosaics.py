@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from scipy import ndimage
 
-from xfskde.datasets import texture_mosaic, texture_mosaic_set
+from xfskde.datasets import class_tiles, texture_mosaic, texture_mosaic_set
 from xfskde.datasets.mosaics import (
     LAYOUTS,
     MOSAIC_CONFIGS,
@@ -214,3 +214,36 @@ def test_colour_mosaics_keep_their_colours_and_the_grey_layout():
     normed, nl = texture_mosaic((128, 128), textures=tuple(rgb), color=True, seed=2)
     for k in range(3):
         assert np.abs(normed[nl == k].mean(axis=0) - 0.5).max() < 0.06
+
+
+def test_class_tiles_reads_one_tile_per_class(tmp_path):
+    """Classes from name prefixes (NCT-CRC-HE-100K's ``TUM-AACHEHDV.tif``) or sub-folders; the
+    first file by path wins; grey stays grey, alpha is dropped."""
+    import skimage.io
+
+    rng = np.random.default_rng(0)
+    red = (rng.random((20, 24, 3)) * [255, 0, 0]).astype(np.uint8)
+    blue = (rng.random((20, 24, 3)) * [0, 0, 255]).astype(np.uint8)
+    skimage.io.imsave(tmp_path / "TUM-B.png", blue, check_contrast=False)
+    skimage.io.imsave(tmp_path / "TUM-A.png", red, check_contrast=False)
+    rgba = np.dstack([blue, np.full((20, 24), 255, np.uint8)])
+    skimage.io.imsave(tmp_path / "STR-X.png", rgba, check_contrast=False)
+    (tmp_path / "ADI").mkdir()
+    grey = (rng.random((16, 16)) * 255).astype(np.uint8)
+    skimage.io.imsave(tmp_path / "ADI" / "any-name.tif", grey, check_contrast=False)
+    (tmp_path / "notes.txt").write_text("not a tile")
+    tiles = class_tiles(tmp_path)
+    assert list(tiles) == ["ADI", "STR", "TUM"]
+    np.testing.assert_array_equal(tiles["TUM"], red)  # TUM-A before TUM-B
+    np.testing.assert_array_equal(tiles["STR"], blue)
+    np.testing.assert_array_equal(tiles["ADI"], grey)
+    image, labels = texture_mosaic(
+        (48, 48), textures=(tiles["TUM"], tiles["STR"], tiles["ADI"]), color=True,
+        normalize=None, seed=1,
+    )  # fmt: skip
+    assert image[labels == 0][:, 0].mean() > 0.3 > image[labels == 0][:, 2].mean()
+    with pytest.raises(FileNotFoundError, match="not a folder"):
+        class_tiles(tmp_path / "missing")
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(FileNotFoundError, match="no tile"):
+        class_tiles(tmp_path / "empty")

@@ -5,12 +5,13 @@
 * :mod:`.ubc` — the UBC / Brown multi-view stereo patches in their published layout, and an
   offline proxy built from scikit-image photographs (section 5.1);
 * :mod:`.inria` — the INRIA person data set in its published layout (section 5.2);
-* :mod:`.mosaics` — seeded mosaics of real textures (scikit-image's brick, grass and gravel)
-  in random layouts, optionally rotated and rescaled, with ground truth.
+* :mod:`.mosaics` — seeded mosaics of real textures (scikit-image's brick, grass and gravel,
+  or your own tiles, in grey or colour: :func:`class_tiles` reads a folder of labelled tissue
+  tiles) in random layouts, optionally rotated and rescaled, with ground truth.
 """
 
 from .inria import InriaPerson, load_inria_person
-from .mosaics import texture_mosaic, texture_mosaic_set
+from .mosaics import class_tiles, texture_mosaic, texture_mosaic_set
 from .synthetic import dead_leaves, dead_leaves_lazy, random_textures, random_textures_lazy
 from .ubc import PatchStack, UBCPatches, load_ubc_patches, ubc_proxy
 
@@ -18,6 +19,7 @@ __all__ = [
     "InriaPerson",
     "PatchStack",
     "UBCPatches",
+    "class_tiles",
     "dead_leaves",
     "dead_leaves_lazy",
     "load_inria_person",

@@ -62,6 +62,7 @@ __all__ = [
     "TEXTURES",
     "TRANSFORMS",
     "MosaicConfig",
+    "class_tiles",
     "local_textures",
     "texture_mosaic",
     "texture_mosaic_set",
@@ -115,6 +116,57 @@ def _named_texture(name: str) -> np.ndarray:
     out = _as_grey(image)
     out.flags.writeable = False
     return out
+
+
+#: File suffixes :func:`class_tiles` reads.
+TILE_SUFFIXES = (".tif", ".tiff", ".png", ".jpg", ".jpeg")
+
+
+def class_tiles(folder: str | Path) -> dict[str, np.ndarray]:
+    """One image per class from a folder of labelled tiles, to build mosaics of them.
+
+    The class of a file is the name of its sub-folder (``folder/TUM/a.tif``) or, for files
+    directly in ``folder``, the part of its name before the first ``-`` (``TUM-AACHEHDV.tif``,
+    as in Kather et al.'s NCT-CRC-HE-100K tissue tiles); each class gets its first file by
+    path. Files ending in :data:`TILE_SUFFIXES` are read with :func:`skimage.io.imread`.
+
+    Parameters
+    ----------
+    folder : str or Path
+        Where the tiles are (searched recursively).
+
+    Returns
+    -------
+    dict of str to numpy.ndarray
+        Class name to its tile, as read (grey (h, w) or colour (h, w, 3); an alpha channel is
+        dropped), classes in sorted order.
+
+    Raises
+    ------
+    FileNotFoundError
+        When ``folder`` is not a folder or holds no tile.
+
+    Examples
+    --------
+    >>> tiles = class_tiles("NCT-CRC-HE-100K-sample")  # doctest: +SKIP
+    >>> image, truth = texture_mosaic((768, 768), textures=(tiles["TUM"], tiles["STR"],
+    ...     tiles["ADI"]), normalize=None, color=True, scale=0.5)  # doctest: +SKIP
+    """
+    import skimage.io
+
+    root = Path(folder)
+    if not root.is_dir():
+        raise FileNotFoundError(f"{root} is not a folder of tiles")
+    files = sorted(p for p in root.rglob("*") if p.suffix.lower() in TILE_SUFFIXES)
+    tiles: dict[str, np.ndarray] = {}
+    for path in files:
+        name = path.parent.name if path.parent != root else path.stem.split("-")[0]
+        if name not in tiles:
+            image = np.asarray(skimage.io.imread(path))
+            tiles[name] = image[..., :3] if image.ndim == 3 else image
+    if not tiles:
+        raise FileNotFoundError(f"no tile ({', '.join(TILE_SUFFIXES)}) in {root}")
+    return dict(sorted(tiles.items()))
 
 
 def _as_grey(image: Any, color: bool = False) -> np.ndarray:
