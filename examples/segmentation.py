@@ -4,7 +4,10 @@ and ``segment(image, 3)`` with no settings chooses its own and says which.
 Run ``python examples/segmentation.py [--size 192] [--out segmentation.png]``; with
 ``--dataset random_textures`` it segments the random-texture data set instead (where colour is
 enough), with ``--dataset mosaic`` a grey mosaic of real textures (brick, grass, gravel; where
-neither paper setting works and the automatic one does). The pictures in docs/segmentation.md
+neither paper setting works and the automatic one does). With ``--tiles DIR`` it segments a
+colour mosaic of your own labelled tiles instead (one tile per class, named ``CLASS-*.tif`` as
+NCT-CRC-HE-100K's H&E tiles are, or in ``CLASS/`` folders; ``--classes TUM,STR,ADI`` picks three,
+default the first three; shown at half their resolution). The pictures in docs/segmentation.md
 are made by docs/make_figures.py, with xfskde.plot.segmentation.
 """
 
@@ -13,7 +16,7 @@ from __future__ import annotations
 import argparse
 
 import xfskde
-from xfskde.datasets import dead_leaves, random_textures, texture_mosaic
+from xfskde.datasets import class_tiles, dead_leaves, random_textures, texture_mosaic
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -23,12 +26,23 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--dataset", choices=("dead_leaves", "random_textures", "mosaic"), default="dead_leaves"
     )
+    parser.add_argument("--tiles", default=None, help="a folder of labelled tiles to mosaic")
+    parser.add_argument("--classes", default=None, help="three classes of --tiles, A,B,C")
     parser.add_argument("--out", default=None, help="save input, truth and results as a PNG")
     args = parser.parse_args(argv)
 
-    make = {"dead_leaves": dead_leaves, "random_textures": random_textures,
-            "mosaic": texture_mosaic}[args.dataset]  # fmt: skip
-    image, truth = make((args.size, args.size), seed=args.seed)
+    if args.tiles:  # a colour mosaic of your own tiles, at half their resolution
+        tiles = class_tiles(args.tiles)
+        names = args.classes.split(",") if args.classes else list(tiles)[:3]
+        image, truth = texture_mosaic(
+            (args.size, args.size), textures=tuple(tiles[n] for n in names), color=True,
+            normalize=None, scale=0.5, layout="voronoi", seed=args.seed,
+        )  # fmt: skip
+        print(f"mosaic of {', '.join(names)} from {args.tiles}")
+    else:
+        make = {"dead_leaves": dead_leaves, "random_textures": random_textures,
+                "mosaic": texture_mosaic}[args.dataset]  # fmt: skip
+        image, truth = make((args.size, args.size), seed=args.seed)
     results = {}
     methods = {"colour only": ("color",), "colour + FS-KDE": ("color", "fskde")}
     for name, features in methods.items():

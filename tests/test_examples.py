@@ -127,3 +127,25 @@ def test_orientation_rejects_a_bad_sigma():
     with pytest.raises(SystemExit) as error:
         _load("orientation").main(["--size", "96", "--sigma", "20"])
     assert error.value.code == 2
+
+
+def test_segmentation_example_on_a_folder_of_tiles(tmp_path, capsys):
+    """examples/segmentation.py --tiles: a colour mosaic of labelled tiles (named as
+    NCT-CRC-HE-100K's), segmented; three differently coloured noise tiles come apart."""
+    import numpy as np
+    import skimage.io
+
+    rng = np.random.default_rng(0)
+    for name, colour in (
+        ("ADI", [1.0, 0.9, 0.9]),
+        ("LYM", [0.3, 0.1, 0.5]),
+        ("STR", [0.9, 0.4, 0.6]),
+    ):
+        tile = (rng.random((64, 64, 1)) * 0.3 + 0.7) * colour
+        skimage.io.imsave(tmp_path / f"{name}-X.png", (tile * 255).astype(np.uint8),
+                          check_contrast=False)  # fmt: skip
+    assert _load("segmentation").main(["--tiles", str(tmp_path), "--size", "96"]) == 0
+    out = capsys.readouterr().out
+    assert "mosaic of ADI, LYM, STR" in out
+    automatic = float(out.split("automatic")[1].split("Rand index")[1].split()[0])
+    assert automatic > 0.9
