@@ -118,6 +118,11 @@ GREY_CHROMA = 0.05
 BOUNDARY_RATIO = 1.4
 #: The window's σ is at most the region scale divided by this.
 REGION_FRACTION = 5.0
+#: A region scale below this many window σ is the window's own: the features of one texture,
+#: windowed, decorrelate within about 2σ; the crop saw no region boundary.
+REGION_FLOOR = 2.5
+#: The largest crop side (in analysed pixels) the region scale is measured on.
+REGION_CROP = 2048
 #: Side of the tiles whose autocorrelation measures the texture scale, and how many.
 TILE, TILES = 128, 16
 

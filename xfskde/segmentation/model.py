@@ -48,6 +48,8 @@ from .defaults import (
     CHECK_SIZE,
     FINE_SIZE,
     GREY_CHROMA,
+    REGION_CROP,
+    REGION_FLOOR,
     REGION_FRACTION,
     TILE,
     TILES,
@@ -97,6 +99,9 @@ FEATURE_CHUNK = 512
 #: scikit-image's segmentations, napari's label layers and OME-NGFF label images expect.
 BACKGROUND = 0
 _MAX_FIT_BLOCKS = 16
+#: Side of the tile of each drawn block whose features the fit computes, on images of more
+#: than ``_MAX_FIT_BLOCKS`` such tiles (smaller images are sampled from whole blocks).
+FIT_TILE = 256
 _LONG_NAMES = {"labels": "texture label", "abundances": "texture abundances"}
 
 
@@ -358,6 +363,20 @@ def _sample_block(
     if X.shape[0] > n:
         X = X[np.random.default_rng(seed).choice(X.shape[0], n, replace=False)]
     return X
+
+
+def _fit_tile(
+    block: np.ndarray, halo: int, origin: tuple[int, int], seed: int
+) -> tuple[np.ndarray, tuple[int, int]]:
+    """A random :data:`FIT_TILE`² part of a haloed block's interior, with its halo (a copy),
+    and the image position of its first interior pixel: the fit computes the features of this
+    part only (a side shorter than the tile is kept whole)."""
+    height, width = block.shape[0] - 2 * halo, block.shape[1] - 2 * halo
+    th, tw = min(FIT_TILE, height), min(FIT_TILE, width)
+    rng = np.random.default_rng([seed, 2])
+    top, left = int(rng.integers(0, height - th + 1)), int(rng.integers(0, width - tw + 1))
+    part = block[top : top + th + 2 * halo, left : left + tw + 2 * halo]
+    return np.ascontiguousarray(part), (origin[0] + top, origin[1] + left)
 
 
 def _group_slices(spec: FeatureSpec, channels: int) -> dict[str, slice]:
@@ -673,14 +692,19 @@ def _fit_prepared(
     per_block = -(-int(sample) // len(picked))
     seeds = rng.integers(0, 2**32, len(picked))
     seed_of = {grid[i]: int(s) for i, s in zip(sorted(picked), seeds, strict=True)}
+    # a large image: the features of one random tile per drawn block, not of the whole block
+    tiled = arr.shape[0] * arr.shape[1] > _MAX_FIT_BLOCKS * FIT_TILE**2
 
     def block(x: np.ndarray, *, src_origin, rows, cols, block_id, image_shape, shared=None,
               **_: Any) -> np.ndarray:  # fmt: skip
         out = np.full((1, 1, per_block, n_features), np.nan, np.float32)
         if block_id in seed_of:  # only picked blocks are computed (the others are culled)
             full = _padded(_unit_float(x, nodata), fit_halo, src_origin, rows, cols)
-            part = _sample_block(full, spec, fit_halo, per_block, seed_of[block_id],
-                                 (rows[0], cols[0]), image_shape, shared, shift)  # fmt: skip
+            origin = (rows[0], cols[0])
+            if tiled:
+                full, origin = _fit_tile(full, fit_halo, origin, seed_of[block_id])
+            part = _sample_block(full, spec, fit_halo, per_block, seed_of[block_id], origin,
+                                 image_shape, shared, shift)  # fmt: skip
             out[0, 0, : part.shape[0]] = part
         return out
 
@@ -887,11 +911,49 @@ def _bounded(
     """σ bounded by the regions' scale R (:func:`.defaults.region_scale`): the features at
     window σ on a grid of σ/2 over a crop of side max(512, 16σ) (at the foreground's centre),
     averaged over the cells of :func:`.defaults.auto_resolution` for texture scale ``scale``
-    (the filters' ranges then measured on the averaged crop)."""
+    (the filters' ranges then measured on the averaged crop). While R stays below
+    :data:`.defaults.REGION_FLOOR` σ the crop held one texture only (its features decorrelate
+    within the window itself), so a crop of twice the side is measured, up to the image or
+    :data:`.defaults.REGION_CROP` analysed pixels; a crop that large with no region in it
+    bounds nothing."""
     if sigma <= FINE_SIZE:
         return sigma, rule
     window, f = spec_args["window"], auto_resolution(scale, sigma)
-    crop = _crop(arr, foreground, max(512, int(16 * sigma)))
+    side = max(512, int(16 * sigma))
+    while True:
+        region = _region_scale(arr, foreground, spec_args, window, sigma, f, side)
+        whole = side >= max(arr.shape[:2]) or side * 2 > REGION_CROP * f
+        if region >= REGION_FLOOR * sigma or whole:
+            break
+        side *= 2
+    choices["region_scale_px"] = round(region, 1) if np.isfinite(region) else "inf"
+    if region < REGION_FLOOR * sigma and side < max(arr.shape[:2]):
+        rule = (
+            f"{rule}; no region boundary in a {side} px crop (region scale {region:.0f} px "
+            f"< {REGION_FLOOR:g} sigma): not bounded"
+        )
+        return sigma, rule
+    bounded = bounded_window(sigma, region)
+    if bounded < sigma:
+        rule = (
+            f"{rule}, bounded by the region scale {region:.0f} px (crop {side} px) / "
+            f"{REGION_FRACTION:g}: sigma {bounded:g}"
+        )
+    return bounded, rule
+
+
+def _region_scale(
+    arr: da.Array,
+    foreground: np.ndarray | None,
+    spec_args: dict[str, Any],
+    window: str,
+    sigma: float,
+    f: int,
+    side: int,
+) -> float:
+    """R (px) of :func:`.defaults.region_scale` on a central crop of ``side`` pixels averaged
+    over f × f cells, with the features at window σ on a grid of σ/2."""
+    crop = _crop(arr, foreground, side)
     if f > 1:
         crop = _cells(crop, f)
         if spec_args["bank_ranges"] is not None:
@@ -903,15 +965,7 @@ def _bounded(
     rows = np.arange(0, crop.shape[0], spacing) + depth
     cols = np.arange(0, crop.shape[1], spacing) + depth
     groups = grid_features(block, spec, rows, cols)
-    region = region_scale(np.concatenate(list(groups.values()), axis=-1), spacing) * f
-    choices["region_scale_px"] = round(region, 1) if np.isfinite(region) else "inf"
-    bounded = bounded_window(sigma, region)
-    if bounded < sigma:
-        rule = (
-            f"{rule}, bounded by the region scale {region:.0f} px / {REGION_FRACTION:g}: "
-            f"sigma {bounded:g}"
-        )
-    return bounded, rule
+    return region_scale(np.concatenate(list(groups.values()), axis=-1), spacing) * f
 
 
 def _auto_size(
