@@ -914,8 +914,9 @@ def _bounded(
     (the filters' ranges then measured on the averaged crop). While R stays below
     :data:`.defaults.REGION_FLOOR` σ the crop held one texture only (its features decorrelate
     within the window itself), so a crop of twice the side is measured, up to the image or
-    :data:`.defaults.REGION_CROP` analysed pixels; a crop that large with no region in it
-    bounds nothing."""
+    :data:`.defaults.REGION_CROP` analysed pixels. When the largest crop is still smaller than
+    the image and holds no region, the regions are larger than it and nothing is bounded; R of
+    the whole image bounds σ whatever its value."""
     if sigma <= FINE_SIZE:
         return sigma, rule
     window, f = spec_args["window"], auto_resolution(scale, sigma)
