@@ -451,31 +451,43 @@ SEGMENTATION_MOSAICS = (
 )
 
 
+def _mosaic_rows(out: Path, name: str, rows) -> Path:
+    """One segmented mosaic per row: the input titled ``title``, the labels of
+    ``segment(image, 3)`` with every setting chosen (renumbered to the truth's) and their
+    boundaries against the truth's; ``rows`` yields (title, image, truth)."""
+    import matplotlib.pyplot as plt
+
+    rows = list(rows)
+    fig = plt.figure(figsize=(8.2, 8.4), layout="constrained")
+    grid = fig.add_gridspec(len(rows), 4, width_ratios=[1, 1, 1, 0.5])
+    for r, (title, image, truth) in enumerate(rows):
+        labels = np.asarray(xfskde.segment(image, 3))
+        score = xfskde.rand_index(truth, labels)
+        axes = [fig.add_subplot(grid[r, c]) for c in range(3)]
+        legend = fig.add_subplot(grid[:, 3]) if r == 0 else False
+        plot.segmentation(image, _matched(labels, truth), truth=truth, legend=legend, ax=axes)
+        axes[0].set_title(title, fontsize=9)
+        axes[1].set_title(f"segment(image, 3): Rand {score:.3f}", fontsize=9)
+        axes[2].set_title("boundaries", fontsize=9)
+        for ax in axes:
+            ax.set_xticks([])
+            ax.set_yticks([])
+    return _save_rgb(fig, out, name)
+
+
 def segmentation_mosaics(out: Path, quick: bool) -> Path:
     """Held-out mosaics of real textures (docs/segmentation.md): ``segment(image, 3)`` with
     every setting chosen, its labels and their boundaries against the truth's, one mosaic per
     row (512², :data:`SEGMENTATION_MOSAICS`)."""
-    import matplotlib.pyplot as plt
-
     from xfskde.datasets import texture_mosaic
 
     size = 128 if quick else 512
-    fig = plt.figure(figsize=(8.2, 8.4), layout="constrained")
-    grid = fig.add_gridspec(len(SEGMENTATION_MOSAICS), 4, width_ratios=[1, 1, 1, 0.5])
-    for r, (layout, transform, seed) in enumerate(SEGMENTATION_MOSAICS):
-        image, truth = texture_mosaic((size, size), layout=layout, transform=transform, seed=seed)
-        labels = np.asarray(xfskde.segment(image, 3))
-        score = xfskde.rand_index(truth, labels)
-        row = [fig.add_subplot(grid[r, c]) for c in range(3)]
-        legend = fig.add_subplot(grid[:, 3]) if r == 0 else False
-        plot.segmentation(image, _matched(labels, truth), truth=truth, legend=legend, ax=row)
-        row[0].set_title(f"{layout}, {transform} (seed {seed})", fontsize=9)
-        row[1].set_title(f"segment(image, 3): Rand {score:.3f}", fontsize=9)
-        row[2].set_title("boundaries", fontsize=9)
-        for ax in row:
-            ax.set_xticks([])
-            ax.set_yticks([])
-    return _save_rgb(fig, out, "segmentation_mosaics")
+    rows = (
+        (f"{layout}, {transform} (seed {seed})",
+         *texture_mosaic((size, size), layout=layout, transform=transform, seed=seed))
+        for layout, transform, seed in SEGMENTATION_MOSAICS
+    )  # fmt: skip
+    return _mosaic_rows(out, "segmentation_mosaics", rows)
 
 
 #: H&E mosaics of docs/segmentation.md's picture: (classes, layout, transform, side, seed), as
@@ -493,33 +505,19 @@ def segmentation_histology(out: Path, quick: bool) -> Path:
     """H&E mosaics (docs/segmentation.md): ``segment(image, 3)`` at the defaults on
     :data:`SEGMENTATION_HISTOLOGY`, made from the tiles of ``--histology`` (read by
     :func:`xfskde.datasets.class_tiles`)."""
-    import matplotlib.pyplot as plt
-
     from xfskde.datasets import class_tiles, texture_mosaic
 
     if HISTOLOGY_TILES is None:
         raise SystemExit("segmentation_histology needs --histology DIR (a folder of H&E tiles)")
     tiles = class_tiles(HISTOLOGY_TILES)
-    fig = plt.figure(figsize=(8.2, 8.4), layout="constrained")
-    grid = fig.add_gridspec(len(SEGMENTATION_HISTOLOGY), 4, width_ratios=[1, 1, 1, 0.5])
-    for r, (names, layout, transform, side, seed) in enumerate(SEGMENTATION_HISTOLOGY):
-        side = 256 if quick else side
-        image, truth = texture_mosaic(
-            (side, side), textures=tuple(tiles[n] for n in names), layout=layout,
-            transform=transform, normalize=None, scale=0.5, seed=seed, color=True,
-        )  # fmt: skip
-        labels = np.asarray(xfskde.segment(image, 3))
-        score = xfskde.rand_index(truth, labels)
-        row = [fig.add_subplot(grid[r, c]) for c in range(3)]
-        legend = fig.add_subplot(grid[:, 3]) if r == 0 else False
-        plot.segmentation(image, _matched(labels, truth), truth=truth, legend=legend, ax=row)
-        row[0].set_title(f"{', '.join(names)}: {layout}", fontsize=9)
-        row[1].set_title(f"segment(image, 3): Rand {score:.3f}", fontsize=9)
-        row[2].set_title("boundaries", fontsize=9)
-        for ax in row:
-            ax.set_xticks([])
-            ax.set_yticks([])
-    return _save_rgb(fig, out, "segmentation_histology")
+    rows = (
+        (f"{', '.join(names)}: {layout}",
+         *texture_mosaic((256, 256) if quick else (side, side),
+                         textures=tuple(tiles[n] for n in names), layout=layout,
+                         transform=transform, normalize=None, scale=0.5, seed=seed, color=True))
+        for names, layout, transform, side, seed in SEGMENTATION_HISTOLOGY
+    )  # fmt: skip
+    return _mosaic_rows(out, "segmentation_histology", rows)
 
 
 # ------------------------------------------------------------------------------- napari
