@@ -188,10 +188,7 @@ def _as_grey(image: Any, color: bool = False) -> np.ndarray:
 
 
 def _texture(source: str | np.ndarray, color: bool = False) -> np.ndarray:
-    if isinstance(source, str):
-        grey = _named_texture(source)
-        return np.repeat(grey[..., None], 3, axis=-1) if color else grey
-    return _as_grey(source, color)
+    return _as_grey(_named_texture(source) if isinstance(source, str) else source, color)
 
 
 def _fold(t: np.ndarray, n: int) -> np.ndarray:
