@@ -6,7 +6,7 @@ Every choice below is made when a model is fitted, recorded in the result's attr
 Feature groups (:func:`auto_features`)
     The spectral histograms of the filter bank (``"bank"``) for the grey structure every
     texture has; the colour histograms (``"color"``) when the image has three channels or more
-    colour beyond their grey (:func:`chroma_ratio` above :data:`GREY_CHROMA`: a grey image
+    and colour beyond their grey (:func:`chroma_ratio` above :data:`GREY_CHROMA`: a grey image
     stored as RGB, or one channel shown through a linear colour map, is segmented as grey; its
     colour histograms would repeat the bank's intensity and outweigh it: eight held-out mosaics
     of real grey textures stored as RGB scored 0.70 with them, 0.946 without);
@@ -40,8 +40,8 @@ Window size (:func:`texture_scale`, :func:`scale_window`)
     the check: there both windows can agree on the same wrong answer (4 of 6 held-out mosaics,
     0.67-0.73 at σ = 6 against 0.92-0.97 at 8λ). So can colour ones whose regions are made of
     coarser elements, as tissue is of glands, lumen and fat (mosaics of H&E tiles: σ = 6
-    follows the elements; doubling the window there removes 30-160 % of the boundaries it
-    draws, on random textures and dead leaves 1-20 %).
+    follows the elements; doubling the window there removes 25-62 % of the boundaries it
+    draws, on random textures and dead leaves 1-17 %).
 Bounded by the regions (:func:`region_scale`)
     A window wider than the regions mixes them everywhere. R, the lag at which the
     autocorrelation of the local features (at the chosen window, on a crop) falls to 1/e,
