@@ -9,9 +9,14 @@ on ``--workers`` threads and writes the coefficients to a Zarr store.
 For the largest size the TIFF run is repeated without the write ("tiff nowrite": read and
 compute only), so that the cost of writing shows by difference in the same run.
 
-Reported: wall time, Mpx/s, peak RSS of the child, and the ratio of the out-of-core rate to the
-in-memory rate of ``local_fskde`` on a 4096² crop of the same image (computed by another child
-right before each run, median of three runs after a warm-up), and the 1-minute load average.
+Both faces are timed alike: each child first runs its job on a 256² image, untimed (numba
+compiles on first use, or loads its cache), then runs the whole job ``--repeat`` times (default
+3); the first run (a fresh process's: its pages, pools and files new) and the median are reported.
+The in-memory face is ``local_fskde`` on the same image already held as a NumPy array (read before
+the clock starts), in another child right before each run (the cores are shared: a ratio of two
+measurements minutes apart would mostly measure the load). Reported: seconds (first and median),
+Mpx/s and ns/px of the median, peak RSS of the child, the in-memory median rate, the ratio of the
+two medians, and the 1-minute load average.
 
     python benchmarks/bench_scale.py                   # 1k, 4k, 16k, 32k from TIFF, 32k from Zarr
     python benchmarks/bench_scale.py --quick           # 1k and 2k only: checks that it runs
@@ -24,6 +29,7 @@ import json
 import os
 import resource
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -37,32 +43,35 @@ import xfskde
 
 mode, source, out, workers, chunks = sys.argv[1:6]
 workers, chunks = int(workers), int(chunks)
-if mode == "memory":
+repeat = int(sys.argv[6])
+if mode == "memory":  # the image already in memory, as a NumPy array
     import tifffile
-    image = tifffile.imread(source)[:4096, :4096]
-    times = []
-    for _ in range(4):  # the first run compiles (or loads numba's cache); median of the rest
-        start = time.perf_counter()
+    image = tifffile.imread(source)
+    xfskde.local_fskde(image[:256, :256].copy(), order=8, window="box", size=8, stride=8)
+
+    def job():
         xfskde.local_fskde(image, order=8, window="box", size=8, stride=8)
-        times.append(time.perf_counter() - start)
-    seconds = float(np.median(times[1:]))
-    pixels = image.size
 else:
     import dask.array as da
     warm = da.zeros((256, 256), np.uint8, chunks=128)  # compile the blockwise path first
     xfskde.local_fskde(warm, order=8, window="box", size=8, stride=8).compute()
+
+    def job():
+        image = xfskde.open_image(source, chunks=chunks)
+        field = xfskde.local_fskde(image, order=8, window="box", size=8, stride=8)
+        with dask.config.set(scheduler="threads", num_workers=workers):
+            if mode == "nowrite":  # read and compute only: what the write costs, by difference
+                field.data.sum().compute()
+            else:
+                xfskde.write_coefficients(field, out, overwrite=True)
+times = []
+for _ in range(repeat):
     start = time.perf_counter()
-    image = xfskde.open_image(source, chunks=chunks)
-    field = xfskde.local_fskde(image, order=8, window="box", size=8, stride=8)
-    with dask.config.set(scheduler="threads", num_workers=workers):
-        if mode == "nowrite":  # read and compute only: what the write costs, by difference
-            field.data.sum().compute()
-        else:
-            xfskde.write_coefficients(field, out, overwrite=True)
-    seconds = time.perf_counter() - start
-    pixels = image.sizes["y"] * image.sizes["x"]
+    job()
+    times.append(time.perf_counter() - start)
+pixels = int(np.prod(xfskde.open_image(source).shape[:2]))
 peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20  # KiB -> GiB
-print(json.dumps({"seconds": seconds, "pixels": pixels, "peak_rss_gib": peak}))
+print(json.dumps({"times": times, "pixels": pixels, "peak_rss_gib": peak}))
 """
 
 
@@ -88,12 +97,16 @@ def make_inputs(size: int, folder: Path) -> tuple[Path, Path]:
     return tif, zar
 
 
-def run_child(mode: str, source: Path, out: Path, workers: int, chunks: int) -> dict:
+def run_child(mode: str, source: Path, out: Path, workers: int, chunks: int, repeat: int) -> dict:
     result = subprocess.run(
-        [sys.executable, "-c", CHILD, mode, str(source), str(out), str(workers), str(chunks)],
+        [sys.executable, "-c", CHILD, mode, str(source), str(out), str(workers), str(chunks),
+         str(repeat)],
         capture_output=True, text=True, check=True,
     )  # fmt: skip
-    return json.loads(result.stdout.strip().splitlines()[-1])
+    r = json.loads(result.stdout.strip().splitlines()[-1])
+    times = r.pop("times")
+    return {**r, "first_seconds": times[0], "seconds": float(statistics.median(times)),
+            "times": times}  # fmt: skip
 
 
 def main(argv: list[str] | None = None) -> list[dict]:
@@ -107,6 +120,7 @@ def main(argv: list[str] | None = None) -> list[dict]:
     parser.add_argument(
         "--quick", action="store_true", help="small sizes (1024 2048) and no Zarr-input run"
     )
+    parser.add_argument("--repeat", type=int, default=3, help="timed runs of each job (3)")
     parser.add_argument("--json", help="also write the results to this file")
     args = parser.parse_args(argv)
     if args.sizes is None:
@@ -117,31 +131,30 @@ def main(argv: list[str] | None = None) -> list[dict]:
     rows = []
     try:
         big = max(args.sizes)
-        crop, _ = make_inputs(4096, folder)
-        print(f"{'input':<20}{'seconds':>9}{'Mpx/s':>8}{'ns/px':>8}{'peak RSS':>12}"
-              f"{'memory Mpx/s':>14}{'/ memory':>10}{'load':>6}")  # fmt: skip
+        print(f"{'input':<20}{'first s':>9}{'median s':>9}{'Mpx/s':>8}{'ns/px':>8}"
+              f"{'peak RSS':>12}{'memory Mpx/s':>14}{'/ memory':>10}{'load':>6}")  # fmt: skip
         for size in args.sizes:
             tif, zar = make_inputs(size, folder)
             sources = [("tiff", tif)]
             if size == big and not args.quick:
                 sources += [("tiff nowrite", tif), ("zarr", zar)]
             for kind, source in sources:
-                # the in-memory rate is measured right before each run: the cores are shared,
-                # and a ratio of two measurements minutes apart would mostly measure the load
-                memory = run_child("memory", crop, folder / "unused", args.workers, args.chunks)
+                memory = run_child("memory", tif, folder / "unused", args.workers, args.chunks,
+                                   args.repeat)  # fmt: skip
                 memory_rate = memory["pixels"] / memory["seconds"] / 1e6
                 out = folder / f"out-{size}-{kind}.zarr"
                 mode = "nowrite" if kind.endswith("nowrite") else "disk"
-                r = run_child(mode, source, out, args.workers, args.chunks)
+                r = run_child(mode, source, out, args.workers, args.chunks, args.repeat)
                 rate = r["pixels"] / r["seconds"] / 1e6
                 row = {"size": size, "input": kind, **r, "mpx_s": rate,
-                       "memory_mpx_s": memory_rate, "ratio_to_memory": rate / memory_rate,
+                       "memory_mpx_s": memory_rate, "memory_times": memory["times"],
+                       "ratio_to_memory": rate / memory_rate,
                        "load": os.getloadavg()[0]}  # fmt: skip
                 rows.append(row)
-                print(f"{f'{size}² {kind}':<20}{r['seconds']:>9.2f}{rate:>8.0f}"
-                      f"{1e9 * r['seconds'] / r['pixels']:>8.2f}{r['peak_rss_gib']:>8.2f} GiB"
-                      f"{memory_rate:>14.0f}{row['ratio_to_memory']:>10.2f}"
-                      f"{row['load']:>6.1f}")  # fmt: skip
+                print(f"{f'{size}² {kind}':<20}{r['first_seconds']:>9.2f}{r['seconds']:>9.2f}"
+                      f"{rate:>8.0f}{1e9 * r['seconds'] / r['pixels']:>8.2f}"
+                      f"{r['peak_rss_gib']:>8.2f} GiB{memory_rate:>14.0f}"
+                      f"{row['ratio_to_memory']:>10.2f}{row['load']:>6.1f}")  # fmt: skip
                 shutil.rmtree(out, ignore_errors=True)
         print(f"\nload {os.getloadavg()[0]:.2f}; parent peak RSS "
               f"{resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20:.2f} GiB")  # fmt: skip
