@@ -14,6 +14,8 @@ from skimage.color import rgb2hsv
 
 import xfskde
 from xfskde.cli import build_parser, main
+from xfskde.datasets import random_textures
+from xfskde.metrics import rand_index
 from xfskde.commands._options import nodata_option
 
 
@@ -285,6 +287,25 @@ def test_segment_labels_missing_pixels_as_background(tmp_path, capsys):
         xfskde.io.open_blocks(untagged).values, xfskde.io.open_blocks(same).values
     )
     assert (xfskde.io.open_blocks(same).values > 0).all()
+
+
+def test_segment_bins_the_colours_a_12_bit_tiff_holds(tmp_path):
+    """A 12-bit camera's RGB TIFF (uint16 of values 0-4095): the colour bins cover its values
+    (recorded in the labels' attrs), as --color-ranges unit would not."""
+    image, truth = random_textures((128, 128), seed=4)
+    twelve_bit = np.round(image / image.max() * 4095).astype(np.uint16)
+    tifffile.imwrite(tmp_path / "camera.tif", twelve_bit, photometric="rgb")
+    argv = ["--textures", "3", "--sample", "4000", "--no-progress"]
+    rands = {}
+    for ranges in ("auto", "unit"):
+        out = tmp_path / f"{ranges}.zarr"
+        main(["segment", str(tmp_path / "camera.tif"), str(out), *argv, "--color-ranges", ranges])
+        labels = xfskde.io.open_blocks(out)
+        rands[ranges] = rand_index(truth, labels.values)
+        assert ("color_ranges" in labels.attrs) == (ranges == "auto")
+    (low, high), *_ = xfskde.io.open_blocks(tmp_path / "auto.zarr").attrs["color_ranges"]
+    assert low == 0 and 0.05 < high <= 4095 / 65535
+    assert rands["auto"] > 0.9 and rands["auto"] > rands["unit"] + 0.03
 
 
 # ---------------------------------------------------------------------------------- progress

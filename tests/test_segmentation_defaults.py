@@ -18,12 +18,14 @@ from xfskde.segmentation.defaults import (
     FSKDE_SHARE,
     GREY_CHROMA,
     REGION_FLOOR,
+    UNIT_WHITE,
     auto_features,
     auto_stride,
     auto_weights,
     boundary_share,
     bounded_window,
     chroma_ratio,
+    color_range,
     group_signal,
     region_scale,
     scale_window,
@@ -454,3 +456,61 @@ def test_wide_window_labels_do_not_depend_on_chunking():
 
     lazy = model.predict(da.from_array(image, chunks=(150, 170, 3)))
     np.testing.assert_array_equal(lazy.compute(), labels)
+
+
+def test_colour_bins_cover_the_values_an_image_holds():
+    """12-bit data in uint16 and floats in camera units are binned over the values they hold:
+    the same segmentation as the image in [0, 1] (with [0, 1] bins, the 12-bit image's colours
+    all fall in the first bin of 16 and the floats in the last)."""
+    image, truth = random_textures((256, 256), seed=5)
+    unit = (image / image.max()).astype(np.float32)
+    twelve_bit = np.round(unit * 4095).astype(np.uint16)
+    camera = unit * np.float32(4095)
+    labels, model = segment(unit, 3, return_model=True)
+    assert rand_index(truth, labels) > 0.93  # measured 0.942; 12-bit 0.947, camera 0.949
+    assert model.spec.color_ranges is None and "color_ranges" not in model.attrs()
+    white = float(np.percentile(unit, 99.9))
+    for other, top in ((twelve_bit, 4095 / 65535), (camera, 4095)):
+        got, fitted = segment(other, 3, return_model=True)
+        assert rand_index(np.asarray(got), labels) > 0.97  # measured 0.977-0.978
+        assert rand_index(truth, np.asarray(got)) > 0.93
+        assert len(fitted.spec.color_ranges) == 3 and len(set(fitted.spec.color_ranges)) == 1
+        low, high = fitted.spec.color_ranges[0]
+        assert low == 0 and high == pytest.approx(white * top, rel=0.02)
+        assert fitted.attrs()["color_ranges"] == [[0.0, round(high, 7)]] * 3
+    # the paper's [0, 1] bins: what the 12-bit image got before the ranges were measured
+    unit_bins = fit_textures(twelve_bit, 3, color_ranges="unit")
+    assert unit_bins.spec.color_ranges is None
+    lost = rand_index(truth, np.asarray(segment(twelve_bit, 3, model=unit_bins)))
+    assert lost < rand_index(truth, labels) - 0.05  # measured 0.845
+
+
+def test_colour_range_rule():
+    """[0, 1] (None) for values in it reaching half of it; else from black (or 0) to white."""
+    rng = np.random.default_rng(0)
+    eight_bit = [rng.uniform(0.1, 0.9, (64, 64, 3))]
+    assert color_range(eight_bit) is None
+    assert color_range([t * 0.2 for t in eight_bit]) == pytest.approx((0, 0.18), abs=0.01)
+    assert color_range([t * 1000 for t in eight_bit]) == pytest.approx((0, 900), rel=0.01)
+    low, high = color_range([t - 0.5 for t in eight_bit])
+    assert low == pytest.approx(-0.4, abs=0.01) and high == pytest.approx(0.4, abs=0.01)
+    nan = np.full((8, 8, 3), np.nan)
+    assert color_range([np.zeros((8, 8, 3)), nan]) == pytest.approx((-5e-4, 5e-4))
+    assert color_range([nan]) is None
+    assert UNIT_WHITE == 0.5
+
+
+def test_colour_ranges_refusals():
+    image, _ = random_textures((64, 64), seed=1)
+    with pytest.raises(xfskde.exceptions.ParameterError, match="color_ranges"):
+        fit_textures(image, 3, color_ranges="dtype")
+    with pytest.raises(ValueError, match="color_ranges"):
+        FeatureSpec(color_ranges=((0.5, 0.2),))
+    with pytest.raises(ValueError, match="color_ranges"):
+        FeatureSpec(color_ranges=((0.0, np.inf),))
+    # a model fitted on three channels refuses an image of four, or of one
+    rgba = np.concatenate([image, np.ones((64, 64, 1))], axis=-1).astype(np.float32)
+    model = fit_textures(image, 3, sample=2000)
+    for other in (rgba, image[..., 0]):
+        with pytest.raises(xfskde.exceptions.ParameterError, match="channel"):
+            model.predict(other)

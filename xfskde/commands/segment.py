@@ -21,7 +21,7 @@ from ..masks import resolve_mask
 from ..segmentation import FEATURE_GROUPS, fit_textures
 from ..segmentation.defaults import FINE_SIZE, auto_features
 from ..segmentation.features import vote_reach
-from ..segmentation.model import BACKGROUND, FEATURE_CHUNK, FIT_METHODS
+from ..segmentation.model import BACKGROUND, COLOR_RANGES, FEATURE_CHUNK, FIT_METHODS
 from ..windows import WINDOW_KINDS, Window
 from ._options import (
     add_level_options,
@@ -87,6 +87,11 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         "--size is auto, else 1",
     )  # fmt: skip
     parser.add_argument("--color-bins", type=int, default=16, help="bins per colour channel")
+    parser.add_argument(
+        "--color-ranges", choices=COLOR_RANGES, default="auto",
+        help="what the colour bins cover: auto: [0, 1] for images that fill it, else the "
+        "image's own values (12-bit data, floats in any unit); unit: [0, 1], the paper's",
+    )  # fmt: skip
     parser.add_argument("--angle-bins", type=int, default=16, help="gradient histogram bins")
     parser.add_argument("--coefficients", type=int, default=8, help="complex FS-KDE coefficients")
     parser.add_argument("--sample", type=int, default=20000, help="pixels to fit the textures")
@@ -125,6 +130,7 @@ def run(args: argparse.Namespace) -> int:
         "method": args.method,
         "resolution": args.resolution,
         "color_bins": args.color_bins,
+        "color_ranges": args.color_ranges,
         "angle_bins": args.angle_bins,
         "n_coefficients": args.coefficients,
         "sample": args.sample,

@@ -33,8 +33,8 @@ PAPER_TABLE = {
 DATASETS = {"random texture": random_textures, "dead leaves": dead_leaves}
 METHODS = {"basic": ("color",), "hist": ("color", "hist"), "FS-KDE": ("color", "fskde")}
 #: The paper's settings that ``segment`` would otherwise choose from the image: features at
-#: every pixel, endmembers by k-means on every sampled pixel.
-PAPER_SETTINGS = {"stride": 1, "method": "kmeans"}
+#: every pixel, endmembers by k-means on every sampled pixel, colour bins over [0, 1].
+PAPER_SETTINGS = {"stride": 1, "method": "kmeans", "color_ranges": "unit"}
 
 
 @dataclass

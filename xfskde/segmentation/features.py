@@ -7,9 +7,10 @@ their regions (McCann et al., IEEE TIP 2014). That is what lets ORTSEG unmix the
 
 ``"color"``
     The local histogram transform of each colour channel: the channel is quantised into
-    ``color_bins`` bins on [0, 1] and every bin's indicator image is filtered with φ. Each
-    channel's histogram sums to one; the group is divided by the number of channels, so it sums
-    to one at every pixel.
+    ``color_bins`` equal bins over its range (``color_ranges``: measured on the image when a
+    model is fitted, or [0, 1] as the paper's 8-bit images fill it) and every bin's indicator
+    image is filtered with φ. Each channel's histogram sums to one; the group is divided by the
+    number of channels, so it sums to one at every pixel.
 ``"bank"``
     Spectral histograms (Liu & Wang 2002; Yuan, Wang & Li 2015): the local histograms of the
     responses of a small fixed filter bank on the grey image (:mod:`._bank`: intensity, three
@@ -40,6 +41,7 @@ pixels at least :func:`feature_depth` from the block edge are exact.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, NamedTuple
@@ -91,7 +93,7 @@ class FeatureSpec:
     size : float
         Gaussian sigma, box side or disk radius, in pixels.
     color_bins, angle_bins : int
-        Bins per colour channel on [0, 1]; bins of the gradient-angle histogram on (-π, π].
+        Bins per colour channel; bins of the gradient-angle histogram on (-π, π].
     n_coefficients : int
         ℓ, the number of complex FS-KDE coefficients (>= 2).
     stride : int
@@ -105,6 +107,10 @@ class FeatureSpec:
     bank_ranges : tuple of (low, high), optional
         The range binned for each filter of :data:`._bank.BANK_FILTERS` (values beyond it fall
         in the end bins), fixed when a model is fitted; required with ``"bank"``.
+    color_ranges : tuple of (low, high), optional
+        The range binned for each colour channel, in the values the features read (integers
+        divided by their dtype's maximum; values beyond it fall in the end bins), fixed when a
+        model is fitted. None: [0, 1] for every channel, the paper's.
     """
 
     features: tuple[str, ...] = ("color", "fskde")
@@ -117,6 +123,7 @@ class FeatureSpec:
     gradient_scales: tuple[float, ...] = (0.0,)
     bank_bins: int = 11
     bank_ranges: tuple[tuple[float, float], ...] | None = None
+    color_ranges: tuple[tuple[float, float], ...] | None = None
 
     def __post_init__(self) -> None:
         feats = (self.features,) if isinstance(self.features, str) else tuple(self.features)
@@ -149,7 +156,16 @@ class FeatureSpec:
                     f"bank_ranges must be {len(BANK_FILTERS)} (low, high) pairs with low < high"
                 )
             object.__setattr__(self, "bank_ranges", ranges)
-        elif "bank" in self.features:
+        if self.color_ranges is not None:
+            ranges = tuple((float(lo), float(hi)) for lo, hi in self.color_ranges)
+            if not ranges or any(not (math.isfinite(lo) and lo < hi < math.inf)
+                                 for lo, hi in ranges):  # fmt: skip
+                raise ValueError(
+                    "color_ranges must be one finite (low, high) pair per channel, low < high, "
+                    f"got {self.color_ranges!r}"
+                )
+            object.__setattr__(self, "color_ranges", ranges)
+        if self.bank_ranges is None and "bank" in self.features:
             raise ValueError(
                 'the "bank" group needs bank_ranges (each filter\'s binned range): fit a model '
                 "with fit_textures, which measures them on the image"
@@ -348,8 +364,10 @@ def block_votes(
         if name == "color":
             bins, weight = spec.color_bins, np.float32(1.0 / block.shape[-1])
             votes = weight if complete else valid * weight
-            values = block if complete else np.nan_to_num(block)
-            q = np.clip(np.floor(np.moveaxis(values, -1, 0) * bins), 0, bins - 1)
+            values = np.moveaxis(block if complete else np.nan_to_num(block), -1, 0)
+            if spec.color_ranges is not None:  # each channel's range onto [0, 1]
+                values = _onto_unit(values, spec.color_ranges)
+            q = np.clip(np.floor(values * bins), 0, bins - 1)
             yield name, _Binned(q.astype(np.uint8 if bins <= 256 else np.int64), votes, bins)
             continue
         if name == "bank":
@@ -369,6 +387,18 @@ def block_votes(
             else:
                 basis = density_basis(spec)
                 yield name, _Phasors(g, basis)
+
+
+def _onto_unit(values: np.ndarray, ranges: tuple[tuple[float, float], ...]) -> np.ndarray:
+    """(C, h, w) channel values mapped by each channel's (low, high) onto [0, 1] (float32)."""
+    if len(ranges) != values.shape[0]:
+        raise ValueError(
+            f"color_ranges has {len(ranges)} channels' ranges, the image {values.shape[0]} "
+            "channels: fit the model on an image of the same channels"
+        )
+    lo = np.array([r[0] for r in ranges], np.float32)[:, None, None]
+    span = np.array([r[1] - r[0] for r in ranges], np.float32)[:, None, None]
+    return (values - lo) / span
 
 
 def _bank_votes(

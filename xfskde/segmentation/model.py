@@ -60,6 +60,7 @@ from .defaults import (
     boundary_share,
     bounded_window,
     chroma_ratio,
+    color_range,
     group_signal,
     region_scale,
     scale_window,
@@ -91,6 +92,8 @@ DEFAULT_WEIGHTS = {"color": 1.0, "bank": 1.0, "hist": 1.0, "fskde": 1.0}
 #: from boundaries) or "auto" (stable for windows wider than the paper's, else k-means).
 FIT_METHODS = (*ENDMEMBER_METHODS, "stable", "auto")
 AUTO = "auto"
+#: The ``color_ranges`` choices: measured on the image, or [0, 1] (the paper's).
+COLOR_RANGES = (AUTO, "unit")
 
 #: Target chunk side of segmentation, in pixels: smaller than the coefficient field's because a
 #: block holds a few dozen float32 feature planes per pixel while it is unmixed.
@@ -168,11 +171,13 @@ class TextureModel:
         }
 
     def _bank_attrs(self) -> dict[str, Any]:
-        s = self.spec
+        s, out = self.spec, {}
+        if s.color_ranges is not None:
+            out["color_ranges"] = [[round(lo, 7), round(hi, 7)] for lo, hi in s.color_ranges]
         if s.bank_ranges is None:
-            return {}
+            return out
         ranges = [[round(lo, 7), round(hi, 7)] for lo, hi in s.bank_ranges]
-        return {"bank_bins": s.bank_bins, "bank_filters": ",".join(BANK_FILTERS),
+        return {**out, "bank_bins": s.bank_bins, "bank_filters": ",".join(BANK_FILTERS),
                 "bank_ranges": ranges}  # fmt: skip
 
     def abundances(
@@ -488,6 +493,12 @@ def _apply(
     halo = halo_of(model.spec)
     is_dask = isinstance(getattr(image, "data", image), da.Array)
     prepared = _prepare(image, chunks, halo, nodata)
+    channels = prepared.raw.shape[2]
+    if list(_group_slices(model.spec, channels).values())[-1].stop != model.endmembers.shape[1]:
+        raise ParameterError(
+            f"the image has {channels} channel(s), not those of the image the model was fitted "
+            "on: fit a model on an image of the same channels"
+        )
     kind, source = prepared.kind, prepared.source
     full, f = prepared.unit, model.resolution
     foreground = _foreground(full, source, mask)
@@ -602,6 +613,27 @@ def _probe_tiles(arr: da.Array, foreground: np.ndarray | None, seed: int) -> lis
     corners = zip(tops[:TILES], lefts[:TILES], strict=True)
     tiles = [arr[t : t + side, c : c + side] for t, c in corners]
     return list(dask.compute(*tiles)) if tiles else []
+
+
+def _remeasured(spec_args: dict[str, Any], tiles: list[np.ndarray]) -> dict[str, Any]:
+    """``spec_args`` with the ranges it measures (the bank's filters', and the colour
+    channels' unless they are the unit range) measured again on ``tiles``."""
+    out = dict(spec_args)
+    if out.get("bank_ranges") is not None:
+        out["bank_ranges"] = _measured_ranges(tiles)
+    if out.get("color_ranges") is not None:  # not [0, 1] on the full image: measured again
+        out["color_ranges"] = _color_ranges(tiles) or out["color_ranges"]
+    return out
+
+
+def _color_ranges(tiles: list[np.ndarray]) -> tuple[tuple[float, float], ...] | None:
+    """The colour channels' binned ranges by :func:`.defaults.color_range` (the same for
+    every channel), or None for [0, 1]."""
+    chosen = color_range(tiles)
+    if chosen is None:
+        return None
+    channels = tiles[0].shape[-1] if tiles[0].ndim == 3 else 1
+    return (chosen,) * channels
 
 
 def _measured_ranges(tiles: list[np.ndarray]) -> tuple[tuple[float, float], ...]:
@@ -768,6 +800,7 @@ def fit_textures(
     window: str = "gaussian",
     size: float | str = AUTO,
     color_bins: int = 16,
+    color_ranges: str = AUTO,
     angle_bins: int = 16,
     n_coefficients: int = 8,
     stride: int | str = AUTO,
@@ -818,8 +851,12 @@ def fit_textures(
         w.update({k: float(v) for k, v in weights.items()})
     feats = (feats,) if isinstance(feats, str) else tuple(feats)
     choices: dict[str, Any] = {}
-    tiles = _probe_tiles(arr, foreground, seed) if ("bank" in feats or size == AUTO) else []
-    if "bank" in feats and not tiles:
+    if color_ranges not in COLOR_RANGES:
+        raise ParameterError(f"color_ranges must be one of {COLOR_RANGES}, got {color_ranges!r}")
+    measured = "color" in feats and color_ranges == AUTO
+    probe = "bank" in feats or size == AUTO or measured
+    tiles = _probe_tiles(arr, foreground, seed) if probe else []
+    if ("bank" in feats or measured) and not tiles:
         raise ParameterError("the mask has no foreground: there is nothing to segment")
     if auto_groups and "color" in feats and "color" not in (weights or {}):
         chroma = chroma_ratio(tiles)
@@ -834,6 +871,7 @@ def fit_textures(
         features=feats, window=window, color_bins=color_bins, angle_bins=angle_bins,
         n_coefficients=n_coefficients, gradient_scales=gradient_scales, bank_bins=bank_bins,
         bank_ranges=_measured_ranges(tiles) if "bank" in feats else None,
+        color_ranges=_color_ranges(tiles) if "color" in feats and measured else None,
     )  # fmt: skip
     size_auto = isinstance(size, str)
     if isinstance(size, str):
@@ -850,9 +888,9 @@ def fit_textures(
     if f > 1:  # the window, and a stride given in pixels, in cells of f × f pixels
         size = _equivalent_size(window, sigma / f)
         stride = stride if isinstance(stride, str) else max(1, round(stride / f))
-        if "bank" in feats:  # the filters' ranges on the averaged image
-            tiles = _probe_tiles(_coarse(arr, f, chunks), foreground, seed)
-            spec_args["bank_ranges"] = _measured_ranges(tiles)
+        if spec_args["bank_ranges"] or spec_args["color_ranges"]:  # measured again, averaged
+            coarse = _probe_tiles(_coarse(arr, f, chunks), foreground, seed)
+            spec_args = _remeasured(spec_args, coarse)
     if isinstance(stride, str):
         if stride != AUTO:
             raise ParameterError(f"stride must be a positive integer or 'auto', got {stride!r}")
@@ -957,8 +995,7 @@ def _region_scale(
     crop = _crop(arr, foreground, side)
     if f > 1:
         crop = _cells(crop, f)
-        if spec_args["bank_ranges"] is not None:
-            spec_args = {**spec_args, "bank_ranges": _measured_ranges([crop])}
+        spec_args = _remeasured(spec_args, [crop])
     spec = FeatureSpec(size=_equivalent_size(window, sigma / f), stride=1, **spec_args)
     depth = feature_depth(spec)
     block = np.pad(crop, ((depth, depth), (depth, depth), (0, 0)), constant_values=np.nan)
@@ -1034,6 +1071,7 @@ def segment(
     window: str = "gaussian",
     size: float | str = AUTO,
     color_bins: int = 16,
+    color_ranges: str = AUTO,
     angle_bins: int = 16,
     n_coefficients: int = 8,
     stride: int | str = AUTO,
@@ -1063,14 +1101,15 @@ def segment(
     :mod:`xfskde.segmentation.defaults` (feature groups by the number of channels, the window
     from the texture's scale, the stride from the window, endmembers fitted away from
     boundaries), and the choices are recorded in the result's attrs (``chose_*``). The paper's
-    ORTSEG is ``features=("color", "fskde"), size=6, stride=1, method="kmeans"``.
+    ORTSEG is ``features=("color", "fskde"), size=6, stride=1, method="kmeans",
+    color_ranges="unit"``.
 
     Parameters
     ----------
     image : numpy.ndarray, dask.array.Array or xarray.DataArray
-        ``(y, x)`` or ``(y, x, c)`` (DataArrays by dim name). Floats are read as values in
-        [0, 1] (outside values fall in the end colour bins); integers are divided by their
-        dtype's maximum.
+        ``(y, x)`` or ``(y, x, c)`` (DataArrays by dim name), of any dtype: integers are
+        divided by their dtype's maximum, floats read as they are; the features' ranges are
+        measured on the image (``color_ranges``, the filter bank's).
     n_textures : int
         Number of textures (at most 12).
     features : "auto" or tuple of {"color", "bank", "hist", "fskde"}
@@ -1085,6 +1124,12 @@ def segment(
         texture's scale (:mod:`xfskde.segmentation.defaults`).
     color_bins : int
         Histogram bins per colour channel.
+    color_ranges : {"auto", "unit"}
+        The range each colour channel's bins cover: ``"auto"`` its 1st to 99th percentile on
+        the image (measured at fit time on the texture-scale tiles, recorded in the attrs'
+        ``color_ranges``), so that 12-bit data in uint16, floats in any unit and dim channels
+        are binned over the values they hold; ``"unit"`` [0, 1] for every channel, the paper's
+        (8-bit images fill it).
     angle_bins : int
         Bins of the gradient-angle histograms over (-π, π].
     n_coefficients : int
@@ -1149,7 +1194,8 @@ def segment(
     if model is None:
         model = fit_textures(
             image, n_textures, features=features, window=window, size=size,
-            color_bins=color_bins, angle_bins=angle_bins, n_coefficients=n_coefficients,
+            color_bins=color_bins, color_ranges=color_ranges, angle_bins=angle_bins,
+            n_coefficients=n_coefficients,
             stride=stride, gradient_scales=gradient_scales, bank_bins=bank_bins, weights=weights,
             method=method, resolution=resolution, sample=sample, seed=seed, chunks=chunks,
             mask=mask, nodata=nodata,
