@@ -14,9 +14,9 @@ from skimage.color import rgb2hsv
 
 import xfskde
 from xfskde.cli import build_parser, main
+from xfskde.commands._options import nodata_option
 from xfskde.datasets import random_textures
 from xfskde.metrics import rand_index
-from xfskde.commands._options import nodata_option
 
 
 def test_demo_writes_a_store_and_a_picture(tmp_path, capsys):

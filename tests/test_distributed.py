@@ -76,6 +76,26 @@ def test_cli_on_an_existing_cluster(client, camera_zarr, tmp_path):
     )
 
 
+def test_geotiffs_are_written_by_the_cluster(client, camera_zarr, tmp_path):
+    """write_geotiff on a cluster (the workers write their tiles under a distributed lock: a
+    thread lock cannot even be sent to them), and the CLI's GeoTIFF output by address."""
+    rioxarray = pytest.importorskip("rioxarray")
+    from xfskde.io.geotiff import write_geotiff
+
+    image = xfskde.open_image(camera_zarr, chunks=128)
+    field = xfskde.local_fskde(image, order=4, window="box", size=8, stride=2)
+    coherence = field.fskde.coherence()
+    write_geotiff(coherence, tmp_path / "coherence.tif")  # computed and written by the workers
+    back = rioxarray.open_rasterio(tmp_path / "coherence.tif").squeeze("band", drop=True)
+    np.testing.assert_array_equal(back.values, coherence.compute(scheduler="sync").values)
+    out = tmp_path / "labels.tif"
+    argv = ["segment", str(camera_zarr), str(out), "--textures", "2", "--size", "6", "--sample",
+            "2000", "--scheduler", client.scheduler.address, "--no-progress"]  # fmt: skip
+    assert main(argv) == 0
+    labels = rioxarray.open_rasterio(out).squeeze("band", drop=True)
+    assert labels.shape == CAMERA.shape and set(np.unique(labels.values)) == {1, 2}
+
+
 def _slow(block: np.ndarray) -> np.ndarray:
     time.sleep(0.1)  # a slow reader: the computation is still running when a worker dies
     return block

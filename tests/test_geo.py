@@ -276,6 +276,55 @@ def test_maps_and_labels_as_geotiff(geotiff, tmp_path):
     assert back.rio.transform() == TRANSFORM and back.rio.crs == image.rio.crs
 
 
+def test_the_command_line_writes_labels_and_maps_as_geotiffs(geotiff, tmp_path, monkeypatch):
+    """``xfskde segment/maps SCENE OUT.tif``: one GeoTIFF each, on the scene's CRS and grid (the
+    maps' on their cells), holding what the Zarr outputs of the same commands hold; the
+    background label (the scene's nodata) is the labels' nodata."""
+    from xfskde.cli import main
+
+    seg = ["--textures", "2", "--size", "4", "--sample", "2000", "--no-progress"]
+    assert main(["segment", str(geotiff), str(tmp_path / "labels.tif"), *seg]) == 0
+    assert main(["segment", str(geotiff), str(tmp_path / "labels.zarr"), *seg]) == 0
+    back = _rasterio_image(tmp_path / "labels.tif")
+    assert back.dtype == np.uint8 and back.rio.nodata == 0
+    assert back.rio.crs == CRS and back.rio.transform() == TRANSFORM
+    expected = xfskde.io.open_blocks(tmp_path / "labels.zarr").values
+    np.testing.assert_array_equal(back.values, expected)
+    assert not back.values[:, :24].any() and (back.values[:-16, 24:] > 0).all()
+    assert back.attrs["n_textures"] == 2  # the parameters, as GDAL metadata
+
+    field = ["--order", "4", "--window", "box", "--size", "8", "--stride", "8", "--no-progress"]
+    assert main(["maps", str(geotiff), str(tmp_path / "maps.tif"), *field]) == 0
+    maps = rioxarray.open_rasterio(tmp_path / "maps.tif")
+    assert maps.attrs["long_name"] == ("map=orientation", "map=coherence", "map=energy")
+    assert maps.rio.transform() == TRANSFORM @ Affine.scale(8) and maps.rio.bounds() == BOUNDS
+    computed = xfskde.local_fskde(open_image(geotiff), **PARAMS)
+    for band, name in enumerate(("orientation", "coherence", "energy")):
+        expected = getattr(computed.fskde, name)().values
+        np.testing.assert_allclose(maps.values[band], expected, rtol=1e-6)  # NaN where NaN
+    assert np.isnan(maps.rio.nodata) and np.isnan(maps.values[0, :8, :3]).all()  # no data
+
+    # refused before anything is computed: a resume, a coefficient field, an existing file
+    for argv, match in (
+        (["segment", str(geotiff), str(tmp_path / "labels.tif"), *seg, "--resume"], "--resume"),
+        (["coefficients", str(geotiff), str(tmp_path / "c.tif")], "Zarr store"),
+        (["segment", str(geotiff), str(tmp_path / "labels.tif"), *seg], "--overwrite"),
+    ):
+        with pytest.raises(xfskde.exceptions.XfskdeError, match=match):
+            main(["--debug", *argv])
+    # a failed write leaves neither a file nor its part
+    from xfskde.io import geotiff as module
+
+    def broken(result, path, **_):
+        path.write_bytes(b"half a GeoTIFF")
+        raise OSError("disk full")
+
+    monkeypatch.setattr(module, "write_geotiff", broken)
+    with pytest.raises(OSError):
+        main(["--debug", "segment", str(geotiff), str(tmp_path / "new.tif"), *seg])
+    assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith("new")) == []
+
+
 def test_write_geotiff_refuses_what_it_cannot_write(tmp_path):
     with pytest.raises(DimensionError):
         write_geotiff(xr.DataArray(np.zeros((2, 2, 2, 2))), tmp_path / "a.tif")

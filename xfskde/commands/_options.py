@@ -257,15 +257,20 @@ def add_mask_option(parser: argparse.ArgumentParser) -> None:
     )  # fmt: skip
 
 
-def add_field_options(parser: argparse.ArgumentParser, *, output: str) -> None:
+def add_field_options(
+    parser: argparse.ArgumentParser, *, output: str, tiff: str | None = None
+) -> None:
     """The arguments of a command that computes a local FS-KDE field of an image and writes a
     store: ``input`` and ``output`` (what the output is, in words), the field's options,
     ``--nodata``, ``--level``/``--mpp``, ``--mask``, ``--chunks``, the scheduler's and
-    ``--resume``/``--overwrite``."""
+    ``--resume``/``--overwrite``. ``tiff``: what an output named ``*.tif`` holds, written as
+    one GeoTIFF (:func:`write_tiff_output`); None: such a name is refused."""
     parser.add_argument(
         "input", help="image file or Zarr store: a path or URL (s3://, gs://, http://)"
     )
-    parser.add_argument("output", help=f"{output}: a path or URL (s3://, gs://)")
+    also = f"; or a GeoTIFF of {tiff} (a name ending in .tif: CRS and grid kept)" if tiff else ""
+    parser.add_argument("output", help=f"{output}: a path or URL (s3://, gs://){also}")
+    parser.set_defaults(tiff_output=tiff is not None)
     add_fskde_options(parser)
     add_nodata_option(
         parser, "missing pixels are omitted: every gradient that touches one has zero weight"
@@ -339,10 +344,68 @@ def warn_if_large(args: argparse.Namespace, output_bytes: float, what: str) -> N
         )
 
 
+#: Output names written as one GeoTIFF file (:func:`write_tiff_output`), not as a Zarr store.
+GEOTIFF_SUFFIXES = (".tif", ".tiff")
+
+
+def is_geotiff(output: str) -> bool:
+    """Whether ``output`` names a GeoTIFF file (by its suffix)."""
+    return str(output).rstrip("/").lower().endswith(GEOTIFF_SUFFIXES)
+
+
+def refuse_tiff_resume(args: argparse.Namespace) -> None:
+    """A GeoTIFF output is written whole, and only to a local file: ``--resume`` and URLs are
+    refused before anything is computed."""
+    if not is_geotiff(args.output):
+        return
+    if not getattr(args, "tiff_output", False):
+        raise ParameterError(
+            f"{args.output}: xfskde {args.command} writes a Zarr store (name it *.zarr); "
+            "`xfskde maps` and `xfskde segment` write GeoTIFFs, and "
+            "xfskde.io.geotiff.write_geotiff writes a field as 2 float bands per coefficient"
+        )
+    if args.resume:
+        raise ParameterError(
+            f"{args.output} is a GeoTIFF, written whole: --resume needs a Zarr store (name the "
+            "output *.zarr), or run again with --overwrite"
+        )
+    if not locate(args.output).is_local:
+        raise ParameterError(
+            f"{args.output}: a GeoTIFF output is a local file; write a Zarr store to a URL "
+            "(name it *.zarr)"
+        )
+
+
+def write_tiff_output(result: Any, args: argparse.Namespace, nodata: Any = "auto") -> None:
+    """Write a labelled result to the GeoTIFF ``args.output`` (:func:`xfskde.io.geotiff.
+    write_geotiff`: CRS, grid and attrs kept; ``nodata`` as there), on the scheduler in
+    effect: first to
+    ``OUTPUT.partial`` next to it, then renamed, so that a file at ``args.output`` is always
+    whole; a failed or interrupted write leaves nothing new there."""
+    import os
+    import shutil
+    from pathlib import Path
+
+    from ..io.geotiff import write_geotiff
+
+    path = Path(args.output)
+    partial = path.with_name(path.name + ".partial")
+    try:
+        write_geotiff(result, partial, nodata=nodata)
+        if path.is_dir():  # --overwrite of a store given this name
+            shutil.rmtree(path)
+        os.replace(partial, path)
+    finally:
+        partial.unlink(missing_ok=True)
+
+
 def refuse_existing(args: argparse.Namespace) -> None:
     """An output that exists is refused before anything is computed, unless ``--resume`` or
-    ``--overwrite`` says what to do with it."""
+    ``--overwrite`` says what to do with it (a GeoTIFF output: :func:`refuse_tiff_resume`)."""
+    refuse_tiff_resume(args)
     if output_exists(args.output) and not (args.overwrite or args.resume):
+        if is_geotiff(args.output):
+            raise StoreExistsError(f"{args.output} exists; pass --overwrite to replace it")
         raise StoreExistsError(
             f"{args.output} exists; pass --resume to finish an interrupted run or --overwrite "
             "to replace it"

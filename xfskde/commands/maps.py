@@ -15,6 +15,7 @@ import argparse
 import time
 
 import dask
+import xarray as xr
 
 from ..io import write_ome_zarr
 from ..masks import mask_samples
@@ -22,8 +23,11 @@ from ..orientation import coherence, energy, orientation
 from ._options import (
     add_field_options,
     field_from_input,
+    is_geotiff,
     progress_on_stderr,
+    scheduler,
     warn_if_large,
+    write_tiff_output,
     writing,
 )
 
@@ -37,7 +41,9 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         help="write orientation, coherence and energy maps of an image as an OME-Zarr pyramid",
         description=__doc__.split(":", 1)[1].strip(),
     )
-    add_field_options(parser, output="output OME-Zarr image")
+    add_field_options(
+        parser, output="output OME-Zarr image", tiff="the three maps (float32 bands, NaN nodata)"
+    )
     parser.set_defaults(func=run)
 
 
@@ -54,6 +60,18 @@ def run(args: argparse.Namespace) -> int:
         maps = {name: m.where(inside) for name, m in maps.items()}
     start = time.perf_counter()
     config = {"num_workers": args.workers} if args.workers else {}
+    if is_geotiff(args.output):  # one band per map
+        bands = xr.concat(list(maps.values()), dim="map", combine_attrs="drop_conflicts")
+        bands = bands.assign_coords(map=list(maps)).transpose("y", "x", "map")
+        with writing(args.output, args.input), dask.config.set(config), scheduler(args), \
+                progress_on_stderr():  # fmt: skip
+            write_tiff_output(bands.rename("maps"), args)
+        seconds = time.perf_counter() - start
+        print(
+            f"wrote {args.output}: {', '.join(MAPS)} of {ny} x {nx} cells as bands 1-3, in "
+            f"{seconds:.1f} s"
+        )
+        return 0
     with writing(args.output, args.input), dask.config.set(config), progress_on_stderr():
         group = write_ome_zarr(
             maps,

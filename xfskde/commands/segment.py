@@ -29,11 +29,13 @@ from ._options import (
     add_nodata_option,
     add_scheduler_option,
     check_scheduler,
+    is_geotiff,
     output_exists,
     progress_on_stderr,
     refuse_existing,
     scheduler,
     warn_if_large,
+    write_tiff_output,
     writing,
 )
 
@@ -53,8 +55,11 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument(
         "output",
         help="output Zarr store of the labels, or an OME-Zarr image (a name ending in .ome.zarr) "
-        "of the abundances with the labels as its label image: a path or URL (s3://, gs://)",
+        "of the abundances with the labels as its label image: a path or URL (s3://, gs://); "
+        "or a GeoTIFF of the labels (a name ending in .tif: CRS and grid kept, the background "
+        "label 0 its nodata; needs rioxarray)",
     )
+    parser.set_defaults(tiff_output=True)
     parser.add_argument("--textures", type=int, required=True, help="number of textures")
     parser.add_argument(
         "--features", default="auto",
@@ -151,6 +156,9 @@ def run(args: argparse.Namespace) -> int:
         model = fit_textures(image, args.textures, **options, mask=mask, nodata=args.nodata)
         if _is_ome_zarr(out):
             written = _write_ome_zarr(model, image, mask, args)
+        elif is_geotiff(out):
+            labels = model.predict(image, mask=mask, nodata=args.nodata)
+            write_tiff_output(labels, args, nodata=BACKGROUND)  # background: no texture
         else:
             labels = model.predict(image, mask=mask, nodata=args.nodata)
             written = write_blocks(
@@ -158,8 +166,11 @@ def run(args: argparse.Namespace) -> int:
                 progress=not args.no_progress,
             )  # fmt: skip
     seconds = time.perf_counter() - start
-    total = store_status(out)["blocks_total"]
     shape = (image.sizes["y"], image.sizes["x"])
+    if is_geotiff(out):
+        print(f"wrote {out}: labels {shape}, {args.textures} textures, in {seconds:.1f} s")
+        return 0
+    total = store_status(out)["blocks_total"]
     what = "abundances and labels" if _is_ome_zarr(out) else "labels"
     print(
         f"wrote {out}: {what} {shape}, {args.textures} textures, "

@@ -22,7 +22,8 @@ own grid (:mod:`xfskde._labels`), which rioxarray writes as they are.
 
 Every attr of the result (kernel, order, window, stride, nodata handling, ...) is written as
 GDAL metadata, so the file says how it was computed. A Dask-backed result is written block by
-block, each task writing whole tiles under a lock; the memory used is a few blocks.
+block, each task writing whole tiles under a lock (a :class:`distributed.Lock` on a distributed
+cluster, whose workers must then all see the file's folder); the memory used is a few blocks.
 """
 
 from __future__ import annotations
@@ -120,6 +121,20 @@ def _metadata(attrs: dict[str, Any]) -> dict[str, Any]:
             value = "nan"
         out[str(key)] = value if isinstance(value, str | int | float) else str(value)
     return out
+
+
+def _write_lock(path: Path) -> Any:
+    """The lock the writing tasks share: a :class:`distributed.Lock` when the current Dask
+    scheduler is a distributed client (its workers are other processes, which a thread lock
+    cannot reach or even be sent to), a thread lock otherwise."""
+    import dask.base
+
+    client = getattr(dask.base.get_scheduler(), "__self__", None)
+    if type(client).__name__ == "Client" and type(client).__module__.startswith("distributed"):
+        from distributed import Lock
+
+        return Lock(f"xfskde-geotiff-{path.resolve()}")
+    return threading.Lock()
 
 
 def _tiled(data: Any, tile: int) -> Any:
@@ -225,7 +240,7 @@ def write_geotiff(
     path = Path(os.fspath(path))
     target = path.with_name(path.name + ".gtiff.tmp") if cog else path
     options = {"compress": compress} if compress.lower() != "none" else {}
-    lock = threading.Lock() if isinstance(out.data, da.Array) else None
+    lock = _write_lock(path) if isinstance(out.data, da.Array) else None
     try:
         out.rio.to_raster(
             target, driver="GTiff", tiled=True, blockxsize=tile, blockysize=tile,
