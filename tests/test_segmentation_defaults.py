@@ -149,6 +149,7 @@ def test_window_and_stride_rules():
     assert scale_window(50.0, (40, 40)) == 6.0  # never below the paper's
     assert [auto_stride(s) for s in (1, 6, 12, 40)] == [1, 2, 3, 10]
     assert auto_features(1) == ("bank", "fskde") and auto_features(3)[0] == "color"
+    assert auto_features(2) == auto_features(3)  # two fluorescence channels are colour too
     from xfskde.windows import Window
 
     spreads = [Window(k, n).sigma for k, n in (("gaussian", 6.0), ("box", 13), ("disk", 8.0))]
@@ -514,3 +515,17 @@ def test_colour_ranges_refusals():
     for other in (rgba, image[..., 0]):
         with pytest.raises(xfskde.exceptions.ParameterError, match="channel"):
             model.predict(other)
+
+
+def test_two_channels_are_segmented_by_their_balance():
+    """Two fluorescence channels whose regions differ only in which channel is bright (their
+    mean, all the grey groups see, is 0.5 everywhere): the colour group tells them apart."""
+    rng = np.random.default_rng(0)
+    a = rng.uniform(0.55, 0.9, (128, 128)).astype(np.float32)
+    truth = np.arange(128)[None, :].repeat(128, 0) // 64
+    image = np.stack([np.where(truth, a, 1 - a), np.where(truth, 1 - a, a)], axis=-1)
+    labels, model = segment(image, 2, return_model=True)
+    assert model.spec.features == ("color", "bank", "fskde") and "features" not in model.choices
+    assert rand_index(truth, np.asarray(labels)) > 0.99
+    grey = segment(image, 2, features=("bank", "fskde"), weights={"bank": 1.0, "fskde": 0.25})
+    assert rand_index(truth, np.asarray(grey)) < 0.7  # what two channels got before

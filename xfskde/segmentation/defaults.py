@@ -5,7 +5,7 @@ Every choice below is made when a model is fitted, recorded in the result's attr
 
 Feature groups (:func:`auto_features`)
     The spectral histograms of the filter bank (``"bank"``) for the grey structure every
-    texture has; the colour histograms (``"color"``) when the image has three channels or more
+    texture has; the colour histograms (``"color"``) when the image has two channels or more
     and colour beyond their grey (:func:`chroma_ratio` above :data:`GREY_CHROMA`: a grey image
     stored as RGB, or one channel shown through a linear colour map, is segmented as grey; its
     colour histograms would repeat the bank's intensity and outweigh it: eight held-out mosaics
@@ -145,7 +145,7 @@ TILE, TILES = 128, 16
 
 def auto_features(channels: int) -> tuple[str, ...]:
     """The feature groups for an image of ``channels`` channels."""
-    return ("color", "bank", "fskde") if channels >= 3 else ("bank", "fskde")
+    return ("color", "bank", "fskde") if channels >= 2 else ("bank", "fskde")
 
 
 def color_range(tiles: list[np.ndarray]) -> tuple[float, float] | None:
@@ -169,8 +169,9 @@ def color_range(tiles: list[np.ndarray]) -> tuple[float, float] | None:
 
 def chroma_ratio(tiles: list[np.ndarray]) -> float:
     """How much colour (y, x, c) tiles hold beyond their grey: the root mean square of what is
-    left of the first three channels once each is fitted as an affine function of the grey
-    (their mean) by least squares, over the standard deviation of the grey.
+    left of the channels (all of them, as the colour group reads them; at least two) once each
+    is fitted as an affine function of the grey (their mean) by least squares, over the
+    standard deviation of the grey.
 
     0 (to rounding) for a grey image stored in three equal channels (as a grey JPEG decodes)
     and for one single-channel image shown through a linear colour map (a green fluorescence
@@ -180,8 +181,8 @@ def chroma_ratio(tiles: list[np.ndarray]) -> float:
     infinity when it is not (isoluminant colours). Absent (NaN) pixels are left out.
     """
     pixels = [np.asarray(t, dtype=np.float64).reshape(-1, np.shape(t)[-1]) for t in tiles]
-    pixels = [p[np.isfinite(p).all(axis=1)][:, :3] for p in pixels if p.shape[-1] >= 3]
-    rgb = np.concatenate(pixels) if pixels else np.zeros((0, 3))
+    pixels = [p[np.isfinite(p).all(axis=1)] for p in pixels if p.shape[-1] >= 2]
+    rgb = np.concatenate(pixels) if pixels else np.zeros((0, 2))
     if len(rgb) < 2:
         return 0.0
     grey = rgb.mean(axis=1)

@@ -1114,7 +1114,7 @@ def segment(
         Number of textures (at most 12).
     features : "auto" or tuple of {"color", "bank", "hist", "fskde"}
         Feature groups (see :mod:`xfskde.segmentation.features`). ``"auto"``: the filter bank
-        and the FS-KDE, and colour for images of three channels or more. ``("color",)`` is the
+        and the FS-KDE, and colour for images of two channels or more. ``("color",)`` is the
         basic ORTSEG, ``("color", "hist")`` the histogram baseline, ``("color", "fskde")``
         ORTSEG-FS-KDE.
     window : {"gaussian", "box", "disk"}
