@@ -529,3 +529,21 @@ def test_two_channels_are_segmented_by_their_balance():
     assert rand_index(truth, np.asarray(labels)) > 0.99
     grey = segment(image, 2, features=("bank", "fskde"), weights={"bank": 1.0, "fskde": 0.25})
     assert rand_index(truth, np.asarray(grey)) < 0.7  # what two channels got before
+
+
+def test_images_with_nothing_or_little_to_segment():
+    """All missing, or flat: one clear refusal (it was a ValueError listing the 16 filters, and
+    three arbitrary labels on a flat image). A small patch of data in a large missing image,
+    and a blank centre (where the window check's crop falls), are segmented."""
+    with pytest.raises(xfskde.exceptions.ParameterError, match="no pixel is present.*nodata"):
+        segment(np.full((64, 64), np.nan, np.float32), 3)
+    with pytest.raises(xfskde.exceptions.ParameterError, match="the same at all"):
+        segment(np.full((64, 64, 3), 0.5, np.float32), 3)
+    texture, truth = random_textures((128, 128), seed=2)
+    patch = np.full((768, 768, 3), np.nan, np.float32)
+    patch[500:628, 300:428] = texture
+    labels = np.asarray(segment(patch, 3))
+    assert not labels[:500].any() and rand_index(truth, labels[500:628, 300:428]) > 0.8
+    blank = np.full((512, 512, 3), 0.95, np.float32)
+    blank[:128, :128] = texture
+    assert set(np.unique(np.asarray(segment(blank, 3)))) == {1, 2, 3}

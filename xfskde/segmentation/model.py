@@ -593,16 +593,36 @@ def _repeated(result: da.Array, full: da.Array, f: int, fill: float | int) -> da
     return da.where(present, up, np.asarray(fill, dtype=up.dtype))
 
 
-def _probe_tiles(arr: da.Array, foreground: np.ndarray | None, seed: int) -> list[np.ndarray]:
-    """:data:`.defaults.TILES` random square tiles (side :data:`.defaults.TILE`, or the image's
-    shorter side) of the prepared image, each reaching the foreground when there is a mask:
-    what the texture scale and the filter bank's ranges are measured on. Reads only those
-    pixels."""
+def _probe_tiles(
+    arr: da.Array, foreground: np.ndarray | None, seed: int, count: int = TILES
+) -> list[np.ndarray]:
+    """``count`` (:data:`.defaults.TILES`) random square tiles (side :data:`.defaults.TILE`,
+    or the image's shorter side) of the prepared image, each reaching the foreground when there
+    is a mask: what the texture scale and the filter bank's ranges are measured on. Reads only
+    those pixels. When none of them holds a present pixel (an image mostly missing), 16 times
+    as many are drawn; when none of those does either, the image is refused."""
+    tiles = _draw_tiles(arr, foreground, seed, count)
+    if tiles and not any(np.isfinite(t).any() for t in tiles):
+        more = _draw_tiles(arr, foreground, seed + 1, 16 * count)
+        tiles = [t for t in more if np.isfinite(t).any()]
+        tiles = sorted(tiles, key=lambda t: -np.isfinite(t).mean())[:count]  # fullest first
+        if not tiles:
+            raise ParameterError(
+                f"no pixel is present in {16 * count} random tiles of the image (all NaN, or "
+                "all the nodata value): nothing to segment; check nodata, or give a mask of "
+                "where the data are"
+            )
+    return tiles
+
+
+def _draw_tiles(
+    arr: da.Array, foreground: np.ndarray | None, seed: int, count: int
+) -> list[np.ndarray]:
     height, width = arr.shape[:2]
     side = min(TILE, height, width)
     rng = np.random.default_rng([seed, 1])
-    tops = rng.integers(0, height - side + 1, 64 * TILES)
-    lefts = rng.integers(0, width - side + 1, 64 * TILES)
+    tops = rng.integers(0, height - side + 1, 64 * count)
+    lefts = rng.integers(0, width - side + 1, 64 * count)
     if foreground is not None:
         footprint = MaskFootprint(foreground, (height, width))
         inside = [
@@ -610,7 +630,7 @@ def _probe_tiles(arr: da.Array, foreground: np.ndarray | None, seed: int) -> lis
             for t, c in zip(tops, lefts, strict=True)
         ]
         tops, lefts = tops[inside], lefts[inside]
-    corners = zip(tops[:TILES], lefts[:TILES], strict=True)
+    corners = zip(tops[:count], lefts[:count], strict=True)
     tiles = [arr[t : t + side, c : c + side] for t, c in corners]
     return list(dask.compute(*tiles)) if tiles else []
 
@@ -637,18 +657,24 @@ def _color_ranges(tiles: list[np.ndarray]) -> tuple[tuple[float, float], ...] | 
 
 
 def _measured_ranges(tiles: list[np.ndarray]) -> tuple[tuple[float, float], ...]:
-    """Each filter's (1st, 99th) percentile of its response over the tiles' interiors."""
-    values = []
+    """Each filter's (1st, 99th) percentile of its response over the tiles' present pixels,
+    those of their interiors (where the responses are exact) unless no present pixel is
+    there."""
+    inner_values, all_values = [], []
     for tile in tiles:
         grey = channel_mean(tile)
         values_present = grey[np.isfinite(grey)]
         fill = float(values_present.mean()) if values_present.size else 0.5
         r = bank_responses(grey.astype(np.float32), fill)
+        present = np.isfinite(grey)[..., None]
+        responses = np.where(present, r, np.nan)
         m = min(BANK_RADIUS, max(0, (min(grey.shape) - 1) // 2 - 1))
-        inner = (slice(m, grey.shape[0] - m), slice(m, grey.shape[1] - m))
-        present = np.isfinite(grey[inner])[..., None]
-        values.append(np.where(present, r[inner], np.nan).reshape(-1, r.shape[-1]))
-    return bank_ranges(np.concatenate(values))
+        inner_values.append(responses[m : grey.shape[0] - m, m : grey.shape[1] - m])
+        all_values.append(responses)
+    inner = np.concatenate([v.reshape(-1, len(BANK_FILTERS)) for v in inner_values])
+    if np.isnan(inner).all():  # present pixels only near the tiles' edges
+        inner = np.concatenate([v.reshape(-1, len(BANK_FILTERS)) for v in all_values])
+    return bank_ranges(inner)
 
 
 def _equivalent_size(window: str, sigma: float) -> float | int:
@@ -694,12 +720,15 @@ def _fit_prepared(
     seed: int,
     nodata: float | int | None,
     signal: bool = False,
+    flat_ok: bool = False,
 ) -> TextureModel:
     """The fit of :func:`fit_textures` on an image already prepared (:func:`_prepare`, with the
     halo of the features and the fit's :func:`_shift`), whose blocks :func:`_unit_float` turns
     into values in [0, 1] with ``nodata``. With ``signal`` (automatic weights) and the stable
     fit or k-means, each group's weight is scaled by :func:`.defaults.signal_weights`, and
-    the groups' S / N are recorded in the model's ``choices``."""
+    the groups' S / N are recorded in the model's ``choices``. A sample whose features are the
+    same everywhere (a flat image) is refused, unless ``flat_ok`` (the window check's crop,
+    which may fall in a blank part of an image)."""
     shift = _shift(spec, method, signal)
     fit_halo = feature_depth(spec) + shift
     groups = _group_slices(spec, arr.shape[2])
@@ -777,6 +806,11 @@ def _fit_prepared(
                 + ", ".join(f"{name} {v:.2f}" for name, v in signals.items())
                 + ": each weight times min(1, S/N)², over the largest of them"
             )
+    if not flat_ok and np.ptp(X, axis=0).max() <= 1e-6 * max(float(np.abs(X).max()), 1e-30):
+        raise ParameterError(
+            f"the image's features are the same at all {X.shape[0]} sampled pixels (a flat "
+            "image?): there are no textures to tell apart"
+        )
     scales: dict[str, float] = {}
     for name, columns in groups.items():
         part = X[:, columns]
@@ -1038,7 +1072,7 @@ def _auto_size(
         spec = FeatureSpec(size=_equivalent_size(window, candidate), stride=1, **spec_args)
         view = _prepare(crop, None, feature_depth(spec), None).raw
         model = _fit_prepared(view, None, spec, n_textures, weights, "kmeans", 5000, seed, None,
-                              signal=signal)  # fmt: skip
+                              signal=signal, flat_ok=True)  # fmt: skip
         labels.append(np.asarray(model.predict(crop, nodata=None)))
     agreement = rand_index(labels[0], labels[1])
     fine, check = (boundary_share(lab) for lab in labels)
