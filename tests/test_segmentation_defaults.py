@@ -535,7 +535,7 @@ def test_images_with_nothing_or_little_to_segment():
     """All missing, or flat: one clear refusal (it was a ValueError listing the 16 filters, and
     three arbitrary labels on a flat image). A small patch of data in a large missing image,
     and a blank centre (where the window check's crop falls), are segmented."""
-    with pytest.raises(xfskde.exceptions.ParameterError, match="no pixel is present.*nodata"):
+    with pytest.raises(xfskde.exceptions.ParameterError, match=r"no pixel is present.*nodata"):
         segment(np.full((64, 64), np.nan, np.float32), 3)
     with pytest.raises(xfskde.exceptions.ParameterError, match="the same at all"):
         segment(np.full((64, 64, 3), 0.5, np.float32), 3)

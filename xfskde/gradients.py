@@ -225,7 +225,11 @@ def boundary_index_map(
 
 
 def readable(image: np.ndarray) -> np.ndarray:
-    """Half floats as float32 and booleans as uint8: the narrowest types the compiled core reads."""
+    """Half floats as float32 and booleans as uint8: the narrowest types the compiled core
+    reads; values stored in the other byte order (big-endian FITS or raw data, ``">u2"``) in the
+    machine's own, which is all compiled code takes."""
+    if not image.dtype.isnative:
+        image = image.astype(image.dtype.newbyteorder("="))
     if image.dtype.kind == "f" and image.dtype.itemsize < 4:
         return image.astype(np.float32)
     if image.dtype.kind == "b":
