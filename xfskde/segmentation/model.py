@@ -159,7 +159,7 @@ class TextureModel:
             "n_coefficients": s.n_coefficients,
             "stride": s.stride,
             "gradient_scales": list(s.gradient_scales),
-            **self._bank_attrs(),
+            **self._range_attrs(),
             "resolution": self.resolution,
             "fit_method": self.fit_method,
             **{f"weight_{k}": float(v) for k, v in self.weights.items()},
@@ -170,7 +170,9 @@ class TextureModel:
             "endmembers": np.asarray(self.endmembers, dtype=float).round(7).tolist(),
         }
 
-    def _bank_attrs(self) -> dict[str, Any]:
+    def _range_attrs(self) -> dict[str, Any]:
+        """The ranges measured at fit time: the colour channels' (unless [0, 1]) and the
+        filter bank's, with its bins and filters."""
         s, out = self.spec, {}
         if s.color_ranges is not None:
             out["color_ranges"] = [[round(lo, 7), round(hi, 7)] for lo, hi in s.color_ranges]
@@ -618,6 +620,7 @@ def _probe_tiles(
 def _draw_tiles(
     arr: da.Array, foreground: np.ndarray | None, seed: int, count: int
 ) -> list[np.ndarray]:
+    """``count`` random tiles of :func:`_probe_tiles`, read (those reaching the foreground)."""
     height, width = arr.shape[:2]
     side = min(TILE, height, width)
     rng = np.random.default_rng([seed, 1])
