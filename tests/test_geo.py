@@ -19,7 +19,7 @@ from _xr_checks import assert_labelled_result
 from skimage import data
 
 import xfskde
-from xfskde.api import mask_nodata
+from xfskde.api import mask_nodata, present_samples
 from xfskde.exceptions import DimensionError, GeoreferencingWarning, ParameterError
 from xfskde.io import open_coefficients, open_image, write_coefficients
 from xfskde.io.geotiff import write_geotiff
@@ -204,6 +204,29 @@ def test_nodata_forms_and_errors(geotiff):
             xfskde.local_fskde(pixels, **PARAMS, nodata=bad)
 
 
+def test_present_samples_are_the_samples_on_data():
+    """At each sample of a stride grid: False where every channel is NaN or the recorded
+    nodata value, in memory and lazily alike; all True without nodata."""
+    pixels = np.full((32, 40, 3), 7, np.uint16)
+    pixels[:16, :8] = 0  # nodata in every channel
+    pixels[20:, 20:, 0] = 0  # one channel only: data
+    image = xr.DataArray(pixels, dims=("y", "x", "c"), attrs={"_FillValue": 0})
+    field = xfskde.local_fskde(image, order=4, window="box", size=4, stride=4)
+    present = present_samples(image, field)
+    assert present.dims == ("y", "x") and present.shape == (8, 10)
+    expected = np.ones((8, 10), bool)
+    expected[:4, :2] = False
+    np.testing.assert_array_equal(present.values, expected)
+    lazy = image.chunk({"y": 16, "x": 16})
+    np.testing.assert_array_equal(present_samples(lazy, xfskde.local_fskde(
+        lazy, order=4, window="box", size=4, stride=4)).values, expected)  # fmt: skip
+    floats = xr.DataArray(np.where(pixels[..., 0] == 0, np.nan, 1.0), dims=("y", "x"))
+    field = xfskde.local_fskde(floats, order=4, window="box", size=4, stride=4,
+                               nan_policy="omit")  # fmt: skip
+    assert not present_samples(floats, field).values[:4, :2].any()
+    assert present_samples(image, xfskde.local_fskde(image, order=4, nodata=None)).values.all()
+
+
 def test_nodata_is_masked_block_by_block():
     import dask.array as da
 
@@ -298,11 +321,15 @@ def test_the_command_line_writes_labels_and_maps_as_geotiffs(geotiff, tmp_path, 
     maps = rioxarray.open_rasterio(tmp_path / "maps.tif")
     assert maps.attrs["long_name"] == ("map=orientation", "map=coherence", "map=energy")
     assert maps.rio.transform() == TRANSFORM @ Affine.scale(8) and maps.rio.bounds() == BOUNDS
-    computed = xfskde.local_fskde(open_image(geotiff), **PARAMS)
+    scene = open_image(geotiff)
+    computed = xfskde.local_fskde(scene, **PARAMS)
+    present = present_samples(scene, computed).values
+    assert not present[:, :3].any() and not present[-2:].any() and present[:-2, 3:].all()
     for band, name in enumerate(("orientation", "coherence", "energy")):
-        expected = getattr(computed.fskde, name)().values
+        expected = np.where(present, getattr(computed.fskde, name)().values, np.nan)
         np.testing.assert_allclose(maps.values[band], expected, rtol=1e-6)  # NaN where NaN
-    assert np.isnan(maps.rio.nodata) and np.isnan(maps.values[0, :8, :3]).all()  # no data
+    # no value where the scene has none: coherence and energy were 0 there (no gradient)
+    assert np.isnan(maps.rio.nodata) and np.isnan(maps.values[:, ~present]).all()
 
     # refused before anything is computed: a resume, a coefficient field, an existing file
     for argv, match in (

@@ -26,6 +26,7 @@ import dask.array as da
 import numpy as np
 import xarray as xr
 
+from ._grid import sample_offset
 from ._labels import image_layout, image_nodata, label_result, nodata_value
 from .exceptions import ParameterError
 from .gradients import Boundary, Operator, result_float_dtype
@@ -35,7 +36,14 @@ from .local import LocalParameters, local_fskde_numpy
 from .masks import resolve_mask
 from .windows import Window
 
-__all__ = ["Nodata", "check_nodata", "local_fskde", "local_fskde_dataarray", "mask_nodata"]
+__all__ = [
+    "Nodata",
+    "check_nodata",
+    "local_fskde",
+    "local_fskde_dataarray",
+    "mask_nodata",
+    "present_samples",
+]
 
 #: What ``nodata=`` takes: "auto" (read the metadata), a number, or None (every pixel is data).
 Nodata = Literal["auto"] | float | int | None
@@ -67,6 +75,32 @@ def mask_nodata(data: Any, nodata: float | int | None) -> Any:
     if isinstance(data, da.Array):
         return da.where(missing, ftype.type(np.nan), data.astype(ftype))
     return np.where(missing, ftype.type(np.nan), np.asarray(data, dtype=ftype))
+
+
+def present_samples(image: xr.DataArray, field: xr.DataArray) -> xr.DataArray:
+    """Whether the pixel at each sample of ``field`` holds data: a boolean ``(y, x)``
+    DataArray on the field's grid, lazy for a Dask image.
+
+    ``field`` is a result of :func:`local_fskde` on ``image`` (a DataArray with dims ``y, x``
+    and maybe a channel dim); a sample's pixel is missing where every channel is NaN or the
+    nodata value the field recorded (``input_nodata``). Where it is, the field's coefficients
+    are those of no data (0 inside a missing area): maps drawn from them (orientation, coherence,
+    energy) should say "no value", e.g. ``coherence(field).where(present_samples(image,
+    field))``.
+    """
+    value = field.attrs.get("input_nodata", "none")
+    nodata = None if value == "none" else (math.nan if value == "nan" else value)
+    stride = int(field.attrs.get("stride", 1))
+    offset = sample_offset(stride)
+    pixels = image.transpose("y", "x", ...).data
+    picked = pixels[offset::stride, offset::stride][: field.sizes["y"], : field.sizes["x"]]
+    kept = mask_nodata(picked, nodata)
+    if not np.issubdtype(kept.dtype, np.floating):  # integers without nodata: all present
+        present = (da.ones if isinstance(kept, da.Array) else np.ones)(kept.shape[:2], bool)
+    else:
+        finite = ~(da.isnan if isinstance(kept, da.Array) else np.isnan)(kept)
+        present = finite if finite.ndim == 2 else finite.any(axis=-1)
+    return xr.DataArray(present, dims=("y", "x"), coords={"y": field.y, "x": field.x})
 
 
 def _nodata_attrs(nodata: float | int | None, source: str) -> dict[str, Any]:
