@@ -145,6 +145,40 @@ def test_arrays_are_wrapped_with_named_dims_and_aligned_chunks():
         xfskde.open_image(np.zeros((2, 30, 30, 5)))
 
 
+def test_transparent_pixels_of_a_png_are_missing(tmp_path):
+    """An RGBA (or grey-and-alpha) PNG opens without its alpha channel, its transparent pixels
+    NaN and recorded as the nodata: the field omits them and segmentation labels them 0 (they
+    were black texture, and the alpha edge a strong gradient)."""
+    from PIL import Image
+
+    rgb = np.dstack([CAMERA[:64, :80]] * 3)
+    rgba = np.dstack([rgb, np.full((64, 80), 255, np.uint8)])
+    rgba[:, :20, 3] = 0  # a transparent left margin, black under its alpha
+    rgba[:, :20, :3] = 0
+    Image.fromarray(rgba).save(tmp_path / "cut.png")
+    image = xfskde.open_image(tmp_path / "cut.png")
+    assert image.dims == ("y", "x", "c") and image.shape == (64, 80, 3)
+    assert image.dtype == np.float32 and np.isnan(image.attrs["_FillValue"])
+    expected = rgb.astype(np.float32)
+    expected[:, :20] = np.nan
+    np.testing.assert_array_equal(image.values, expected)
+    field = xfskde.local_fskde(image, order=4, size=2)
+    np.testing.assert_array_equal(
+        field.values,
+        xfskde.local_fskde(expected, order=4, size=2, nan_policy="omit", channel_axis=-1),
+    )
+    assert field.attrs["input_nodata"] == "nan"
+    labels = xfskde.segment(image, 2, size=4, sample=2000)
+    assert not labels.values[:, :20].any() and labels.values[:, 20:].all()
+    Image.fromarray(rgba[..., [0, 3]], mode="LA").save(tmp_path / "grey.png")
+    grey = xfskde.open_image(tmp_path / "grey.png")
+    assert grey.dims == ("y", "x") and np.isnan(grey.values[:, :20]).all()
+    np.testing.assert_array_equal(grey.values[:, 20:], CAMERA[:64, 20:80])
+    # an opaque RGB PNG is read as it is
+    Image.fromarray(rgb).save(tmp_path / "rgb.png")
+    assert xfskde.open_image(tmp_path / "rgb.png").dtype == np.uint8
+
+
 def test_small_formats_and_errors(tmp_path):
     np.save(tmp_path / "im.npy", CAMERA[:50, :60])
     assert xfskde.open_image(tmp_path / "im.npy").shape == (50, 60)

@@ -9,7 +9,8 @@ source's order) for
   and reads the tiles of its rectangle itself (:mod:`xfskde.io._tiff`, tasks named
   ``xfskde-read-tiff-...``), so the graph holds no pixel data and no open file handle and runs
   unchanged on a distributed cluster,
-* PNG / JPEG / BMP / GIF / WebP / NPY files, for small images (read into memory).
+* PNG / JPEG / BMP / GIF / WebP / NPY files, for small images (read into memory; an alpha
+  channel is dropped and its transparent pixels become NaN, :func:`_open_plain`).
 
 **GeoTIFFs.** A TIFF's nodata value (GDAL's ``GDAL_NODATA`` tag, as written by GDAL and
 rioxarray) is put in ``attrs["_FillValue"]``, where :func:`xfskde.local_fskde` finds it and
@@ -571,8 +572,20 @@ def _open_zarr(source: Any, level: int, request: _Request) -> xr.DataArray:
 # ------------------------------------------------------------------------------ plain files
 
 
+#: PIL's modes whose last channel is an alpha (opacity) channel.
+_ALPHA_MODES = ("RGBA", "RGBa", "LA", "La", "PA")
+
+
 def _open_plain(path: Location, request: _Request) -> xr.DataArray:
-    """A small PNG/JPEG/NPY/... image, read into memory and wrapped."""
+    """A small PNG/JPEG/NPY/... image, read into memory and wrapped.
+
+    An image with an alpha channel (PIL's modes :data:`_ALPHA_MODES`: RGBA and grey-and-alpha
+    PNGs, cut-outs on a transparent background) opens without it, as float32 values with NaN
+    at its transparent pixels (alpha 0) and ``attrs["_FillValue"] = nan``: the pixels that are
+    not there are missing, as GDAL reads an alpha band as a mask; every consumer then omits
+    them (``nodata="auto"``), where they would have been black or white texture.
+    """
+    alpha = False
     try:
         if path.is_local:
             source: Any = path.url
@@ -582,12 +595,25 @@ def _open_plain(path: Location, request: _Request) -> xr.DataArray:
         if path.name.lower().endswith(".npy"):
             array = np.load(source, mmap_mode="r" if path.is_local else None)
         else:
+            from PIL import Image
             from skimage import io as skio
 
+            with Image.open(source) as header:
+                alpha = header.mode in _ALPHA_MODES
+            if isinstance(source, io.BytesIO):
+                source.seek(0)
             array = skio.imread(source)
     except (OSError, ValueError) as exc:  # numpy's and the image plugins' own errors
         raise ImageReadError(f"cannot read {path} as an image: {exc}") from exc
-    return _open_array(np.asarray(array), request, path.stem)
+    array = np.asarray(array)
+    if not (alpha and array.ndim == 3 and array.shape[-1] in (2, 4)):
+        return _open_array(array, request, path.stem)
+    colour = array[..., :-1].astype(np.float32)
+    colour[array[..., -1] == 0] = np.nan
+    image = _open_array(colour[..., 0] if colour.shape[-1] == 1 else colour, request, path.stem)
+    image.attrs["_FillValue"] = float("nan")
+    image.attrs["alpha"] = "the alpha channel was dropped; its transparent pixels are NaN"
+    return image
 
 
 # ----------------------------------------------------------------------------- description
