@@ -352,6 +352,26 @@ def test_the_command_line_writes_labels_and_maps_as_geotiffs(geotiff, tmp_path, 
     assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith("new")) == []
 
 
+@pytest.mark.slow
+def test_a_geotiff_that_could_pass_4_gb_is_a_bigtiff(tmp_path):
+    """GDAL's default cannot tell whether a compressed file will pass 4 GB, and fails when it
+    does: a result of more than 4 GB uncompressed is written as BigTIFF (a lazy 34000² float32
+    map of zeros, 4.6 GB, 5 s), a small one stays a classic TIFF."""
+    import dask.array as da
+    import tifffile
+
+    def grid(n):
+        return {"y": np.arange(float(n)), "x": np.arange(float(n))}
+
+    big = xr.DataArray(da.zeros((34000, 34000), np.float32, chunks=8192), dims=("y", "x"),
+                       coords=grid(34000))  # fmt: skip
+    with tifffile.TiffFile(write_geotiff(big, tmp_path / "big.tif")) as tif:
+        assert tif.is_bigtiff
+    small = xr.DataArray(np.zeros((64, 64), np.float32), dims=("y", "x"), coords=grid(64))
+    with tifffile.TiffFile(write_geotiff(small, tmp_path / "small.tif")) as tif:
+        assert not tif.is_bigtiff
+
+
 def test_write_geotiff_refuses_what_it_cannot_write(tmp_path):
     with pytest.raises(DimensionError):
         write_geotiff(xr.DataArray(np.zeros((2, 2, 2, 2))), tmp_path / "a.tif")

@@ -242,9 +242,11 @@ def write_geotiff(
     options = {"compress": compress} if compress.lower() != "none" else {}
     lock = _write_lock(path) if isinstance(out.data, da.Array) else None
     try:
+        # BigTIFF where the uncompressed bands could pass 4 GB (GDAL's default, IF_NEEDED,
+        # cannot tell for a compressed file, and fails when it does pass)
         out.rio.to_raster(
             target, driver="GTiff", tiled=True, blockxsize=tile, blockysize=tile,
-            recalc_transform=False, lock=lock, **options,
+            recalc_transform=False, lock=lock, BIGTIFF="IF_SAFER", **options,
         )  # fmt: skip
         if cog:
             rasterio.shutil.copy(
