@@ -151,6 +151,8 @@ def test_transparent_pixels_of_a_png_are_missing(tmp_path):
     were black texture, and the alpha edge a strong gradient)."""
     from PIL import Image
 
+    from xfskde.io.images import image_levels
+
     rgb = np.dstack([CAMERA[:64, :80]] * 3)
     rgba = np.dstack([rgb, np.full((64, 80), 255, np.uint8)])
     rgba[:, :20, 3] = 0  # a transparent left margin, black under its alpha
@@ -177,6 +179,16 @@ def test_transparent_pixels_of_a_png_are_missing(tmp_path):
     # an opaque RGB PNG is read as it is
     Image.fromarray(rgb).save(tmp_path / "rgb.png")
     assert xfskde.open_image(tmp_path / "rgb.png").dtype == np.uint8
+    # a TIFF with an alpha sample (ExtraSamples), read block by block, and its nodata too
+    rgba[30:34, 40:44, :3] = 7
+    tifffile.imwrite(tmp_path / "cut.tif", rgba, photometric="rgb", extrasamples=["unassalpha"],
+                     tile=(32, 32), extratags=[(42113, "s", 0, "7", True)])  # fmt: skip
+    tiff = xfskde.open_image(tmp_path / "cut.tif", chunks=32)
+    assert tiff.shape == (64, 80, 3) and tiff.dtype == np.float32
+    expected[30:34, 40:44] = np.nan  # GDAL_NODATA 7 in every colour channel
+    np.testing.assert_array_equal(tiff.values, expected)
+    (level,) = image_levels(tmp_path / "cut.tif")  # what xfskde info reports
+    assert level.shape == (64, 80, 3) and level.dtype == np.float32
 
 
 def test_small_formats_and_errors(tmp_path):

@@ -223,6 +223,8 @@ class _TiffInfo(NamedTuple):
     pixel_size: tuple[float, float] | None
     #: a GeoTIFF's (y, x) pixel size in the units of its CRS, and that unit's name
     geo_pixel_size: tuple[tuple[float, float], str] | None = None
+    #: whether the last sample of each pixel is an alpha (opacity) channel (ExtraSamples)
+    alpha: bool = False
 
 
 #: GeoKey unit names as they are usually written.
@@ -293,7 +295,8 @@ def _tiff_info(path: Location) -> _TiffInfo:
             nodata = str(tag.value).strip("\x00 ") if tag is not None else None
             size = None if first.is_geotiff else _tiff_pixel_size(tif)
             geo = _geo_pixel_size(tif) if first.is_geotiff else None
-            return _TiffInfo(levels, bool(first.is_geotiff), nodata or None, size, geo)
+            alpha = any(int(e) in (1, 2) for e in (first.extrasamples or ()))  # (un)assoc.
+            return _TiffInfo(levels, bool(first.is_geotiff), nodata or None, size, geo, alpha)
     except _TIFF_ERRORS as exc:
         raise ImageReadError(f"cannot read {path} as a TIFF image: {exc}") from exc
 
@@ -404,8 +407,11 @@ def _open_tiff(path: Location, level: int, request: _Request) -> xr.DataArray:
         base = info.pixel_size
         offset = tuple(0.5 * (size - b) for size, b in zip(sizes[level], base, strict=True))
         image = image.assign_coords(_physical_coords(_yx_shape(axes, shape), sizes[level], offset))
-    if info.nodata is not None:
-        image.attrs["_FillValue"] = nodata_value(info.nodata, dtype, "the GDAL_NODATA tag")
+    nodata = None if info.nodata is None else nodata_value(info.nodata, dtype, "GDAL_NODATA")
+    if info.alpha and "c" in image.dims and image.sizes["c"] in (2, 4):
+        image = _alpha_dropped(image, nodata)
+    elif nodata is not None:
+        image.attrs["_FillValue"] = nodata
     return _recorded(image, path, level, sizes[level])
 
 
@@ -605,15 +611,42 @@ def _open_plain(path: Location, request: _Request) -> xr.DataArray:
             array = skio.imread(source)
     except (OSError, ValueError) as exc:  # numpy's and the image plugins' own errors
         raise ImageReadError(f"cannot read {path} as an image: {exc}") from exc
-    array = np.asarray(array)
-    if not (alpha and array.ndim == 3 and array.shape[-1] in (2, 4)):
-        return _open_array(array, request, path.stem)
-    colour = array[..., :-1].astype(np.float32)
-    colour[array[..., -1] == 0] = np.nan
-    image = _open_array(colour[..., 0] if colour.shape[-1] == 1 else colour, request, path.stem)
-    image.attrs["_FillValue"] = float("nan")
-    image.attrs["alpha"] = "the alpha channel was dropped; its transparent pixels are NaN"
+    image = _open_array(np.asarray(array), request, path.stem)
+    if alpha and image.ndim == 3 and image.sizes["c"] in (2, 4):
+        image = _alpha_dropped(image, None)
     return image
+
+
+def _transparent_as_nan(block: np.ndarray, axis: int, nodata: float | int | None) -> np.ndarray:
+    """A block's colour channels (all but the last along ``axis``, the alpha) as float32, NaN
+    where the alpha is 0 and where every colour channel equals ``nodata``."""
+    colour = np.delete(block, -1, axis=axis)
+    out = colour.astype(np.float32)
+    missing = np.take(block, -1, axis=axis) == 0
+    if nodata is not None:
+        missing |= np.all(colour == nodata, axis=axis)
+    np.copyto(out, np.float32(np.nan), where=np.expand_dims(missing, axis))
+    return out
+
+
+def _alpha_dropped(image: xr.DataArray, nodata: float | int | None) -> xr.DataArray:
+    """An image whose last channel is alpha, without it: float32 colour (or grey) with NaN
+    at its transparent pixels, and at its ``nodata`` pixels, recorded as ``_FillValue`` NaN (as
+    GDAL reads an alpha band as a mask), block by block for a lazy image."""
+    axis = image.dims.index("c")
+    data = image.data
+    chunks = tuple((c[0] - 1,) if i == axis else c for i, c in enumerate(data.chunks))
+    dropped = data.map_blocks(_transparent_as_nan, axis, nodata, chunks=chunks,
+                              dtype=np.float32)  # fmt: skip
+    coords = {k: v for k, v in image.coords.items() if "c" not in v.dims}
+    out = xr.DataArray(dropped, dims=image.dims, coords=coords, attrs=dict(image.attrs),
+                       name=image.name)  # fmt: skip
+    out.encoding.update(image.encoding)
+    if out.sizes["c"] == 1:
+        out = out.squeeze("c", drop=True)
+    out.attrs["_FillValue"] = float("nan")
+    out.attrs["alpha"] = "the alpha channel was dropped; its transparent pixels are NaN"
+    return out
 
 
 # ----------------------------------------------------------------------------- description
@@ -690,8 +723,15 @@ def _tiff_levels(path: Location) -> list[ImageLevel]:
     levels = []
     for (axes, shape, dtype, tile), size in zip(info.levels, sizes, strict=True):
         dims = tuple(_TIFF_AXES.get(a, a.lower()) for a in axes)
+        shape = tuple(map(int, shape))
+        if info.alpha and "c" in dims and shape[dims.index("c")] in (2, 4):  # as opened
+            i = dims.index("c")
+            shape = (*shape[:i], shape[i] - 1, *shape[i + 1 :])
+            if shape[i] == 1:
+                shape, dims = shape[:i] + shape[i + 1 :], dims[:i] + dims[i + 1 :]
+            dtype = np.float32
         unit = units if size is not None else None
-        levels.append(ImageLevel(tuple(map(int, shape)), dims, np.dtype(dtype), tile, size, unit))
+        levels.append(ImageLevel(shape, dims, np.dtype(dtype), tile, size, unit))
     return levels
 
 
