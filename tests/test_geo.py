@@ -336,9 +336,13 @@ def test_the_command_line_writes_labels_and_maps_as_geotiffs(geotiff, tmp_path, 
         (["segment", str(geotiff), str(tmp_path / "labels.tif"), *seg, "--resume"], "--resume"),
         (["coefficients", str(geotiff), str(tmp_path / "c.tif")], "Zarr store"),
         (["segment", str(geotiff), str(tmp_path / "labels.tif"), *seg], "--overwrite"),
+        # a north-up image is no OME-Zarr grid (its rows would show upside down)
+        (["segment", str(geotiff), str(tmp_path / "l.ome.zarr"), *seg], r"north-up.*\*\.tif"),
+        (["maps", str(geotiff), str(tmp_path / "maps.zarr"), *field], r"north-up.*\*\.tif"),
     ):
         with pytest.raises(xfskde.exceptions.XfskdeError, match=match):
             main(["--debug", *argv])
+    assert not (tmp_path / "l.ome.zarr").exists() and not (tmp_path / "maps.zarr").exists()
     # a failed write leaves neither a file nor its part
     from xfskde.io import geotiff as module
 

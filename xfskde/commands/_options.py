@@ -13,6 +13,8 @@ import traceback
 from collections.abc import Iterator
 from typing import Any
 
+import numpy as np
+
 from .._scheduling import check_address, connect, is_address
 from ..api import local_fskde
 from ..exceptions import (
@@ -374,6 +376,28 @@ def refuse_tiff_resume(args: argparse.Namespace) -> None:
             f"{args.output}: a GeoTIFF output is a local file; write a Zarr store to a URL "
             "(name it *.zarr)"
         )
+
+
+def refuse_north_up_ome_zarr(image: Any, args: argparse.Namespace, *, always: bool) -> None:
+    """An OME-Zarr output of a north-up georeferenced image (its ``y`` coordinate decreases, as
+    a GeoTIFF's does) is refused before anything is computed: OME-Zarr levels are increasing
+    grids, and flipping the rows would show the image upside down. ``always``: every output
+    but a GeoTIFF is OME-Zarr (``maps``); else only a name ending in ``.ome.zarr``."""
+    ome = not is_geotiff(args.output) if always else is_ome_zarr(args.output)
+    if not ome or "y" not in image.coords:
+        return
+    y = np.asarray(image["y"].values)
+    if y.ndim == 1 and y.size > 1 and y.dtype.kind in "iuf" and y[1] < y[0]:
+        instead = "name the output *.tif" if always else "name the output *.tif, or *.zarr"
+        raise ParameterError(
+            f"{args.input} is north-up (its y coordinate decreases, as a GeoTIFF's does) and an "
+            f"OME-Zarr image is an increasing grid: write a GeoTIFF ({instead})"
+        )
+
+
+def is_ome_zarr(output: str) -> bool:
+    """Whether ``output`` names an OME-Zarr image (by its suffix ``.ome.zarr``)."""
+    return str(output).rstrip("/").lower().endswith(".ome.zarr")
 
 
 def write_tiff_output(result: Any, args: argparse.Namespace, nodata: Any = "auto") -> None:

@@ -26,6 +26,7 @@ from ._options import (
     field_from_input,
     is_geotiff,
     progress_on_stderr,
+    refuse_north_up_ome_zarr,
     scheduler,
     warn_if_large,
     write_tiff_output,
@@ -50,6 +51,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     image, field, mask = field_from_input(args)
+    refuse_north_up_ome_zarr(image, args, always=True)
     ny, nx = field.sizes["y"], field.sizes["x"]
     warn_if_large(args, len(MAPS) * ny * nx * 4 * 4 / 3, "image")  # float32, and its pyramid
     maps = {"orientation": orientation(field), "coherence": coherence(field),

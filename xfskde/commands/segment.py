@@ -30,9 +30,11 @@ from ._options import (
     add_scheduler_option,
     check_scheduler,
     is_geotiff,
+    is_ome_zarr,
     output_exists,
     progress_on_stderr,
     refuse_existing,
+    refuse_north_up_ome_zarr,
     scheduler,
     warn_if_large,
     write_tiff_output,
@@ -148,13 +150,14 @@ def run(args: argparse.Namespace) -> int:
     reach = vote_reach(auto_features(3) if features == ("auto",) else features)
     halo = Window(args.window, FINE_SIZE if size == "auto" else size).halo(reach)
     image = open_image(args.input, level=args.level, mpp=args.mpp, chunks=args.chunks, halo=halo)
+    refuse_north_up_ome_zarr(image, args, always=False)
     start = time.perf_counter()
     with writing(str(out), args.input), scheduler(args), progress_on_stderr():
         # the fit is seeded, so a resumed run fits the same endmembers; they are in the
         # labels' attrs, and write_blocks refuses to resume a store written with others
         mask = resolve_mask(args.mask, image)
         model = fit_textures(image, args.textures, **options, mask=mask, nodata=args.nodata)
-        if _is_ome_zarr(out):
+        if is_ome_zarr(out):
             written = _write_ome_zarr(model, image, mask, args)
         elif is_geotiff(out):
             labels = model.predict(image, mask=mask, nodata=args.nodata)
@@ -171,7 +174,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"wrote {out}: labels {shape}, {args.textures} textures, in {seconds:.1f} s")
         return 0
     total = store_status(out)["blocks_total"]
-    what = "abundances and labels" if _is_ome_zarr(out) else "labels"
+    what = "abundances and labels" if is_ome_zarr(out) else "labels"
     print(
         f"wrote {out}: {what} {shape}, {args.textures} textures, "
         f"{written} of {total} blocks computed in {seconds:.1f} s"
@@ -192,10 +195,6 @@ def _auto_or(kind: type) -> Any:
 
     parse.__name__ = f"auto or {kind.__name__}"
     return parse
-
-
-def _is_ome_zarr(path: str) -> bool:
-    return str(path).rstrip("/").lower().endswith(".ome.zarr")
 
 
 def _write_ome_zarr(model: Any, image: Any, mask: Any, args: argparse.Namespace) -> int:
