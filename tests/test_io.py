@@ -759,3 +759,20 @@ def test_a_store_written_before_gradient_operators_resumes(tmp_path):
     with pytest.raises(xfskde.exceptions.StoreParametersError):
         xfskde.write_coefficients(scharr, store, resume=True)
     assert xfskde.write_coefficients(field, store, resume=True) == 3
+
+
+def test_a_dataset_is_refused_with_what_to_pass():
+    """An xarray.Dataset (a netCDF file opened whole) gave three unrelated errors, one from
+    deep in NumPy; every door now says which DataArray to pass, and the advice works."""
+    g = CAMERA[:48, :64].astype(np.float32)
+    ds = xr.Dataset({"b4": (("y", "x"), g), "b8": (("y", "x"), g[::-1])})
+    advice = r"Dataset \(variables \['b4', 'b8'\]\).*ds\['b4'\]"
+    for door in (
+        xfskde.open_image,
+        lambda d: xfskde.local_fskde(d, order=4),
+        lambda d: xfskde.segment(d, 2),
+    ):
+        with pytest.raises(DimensionError, match=advice):
+            door(ds)
+    assert xfskde.local_fskde(ds["b4"], order=4).dims == ("y", "x", "k")
+    assert xfskde.segment(ds.to_dataarray("band"), 2, size=4, sample=2000).dims == ("y", "x")

@@ -69,6 +69,7 @@ __all__ = [
     "image_nodata",
     "label_result",
     "nodata_value",
+    "refuse_dataset",
     "sampled_coords",
 ]
 
@@ -137,6 +138,18 @@ def image_dims(image: xr.DataArray) -> tuple[str, str, str | None]:
         f"(e.g. .isel({dims[0]}=0)), name a colour dim (e.g. .rename({{{dims[0]!r}: 'band'}})) "
         f"and put it at either end (e.g. .transpose(..., 'y', 'x'))"
     )
+
+
+def refuse_dataset(image: Any) -> None:
+    """An :class:`xarray.Dataset` given as an image is refused with what to pass instead:
+    one of its variables, or its bands stacked as a colour dim."""
+    if isinstance(image, xr.Dataset):
+        names = list(image.data_vars)
+        first = repr(names[0]) if names else "'name'"
+        raise DimensionError(
+            f"got an xarray.Dataset (variables {names}); pass one DataArray, e.g. ds[{first}], "
+            "or its variables stacked as colour channels, ds.to_dataarray('band')"
+        )
 
 
 def image_layout(image: xr.DataArray) -> tuple[Any, tuple[str, str, str | None]]:

@@ -27,7 +27,7 @@ import numpy as np
 import xarray as xr
 
 from ._grid import sample_offset
-from ._labels import image_layout, image_nodata, label_result, nodata_value
+from ._labels import image_layout, image_nodata, label_result, nodata_value, refuse_dataset
 from .exceptions import ParameterError
 from .gradients import Boundary, Operator, result_float_dtype
 from .kernel import Approximation, Cos2KKernel
@@ -309,6 +309,7 @@ def local_fskde(
         gradient_scale=gradient_scale,
     )  # fmt: skip
     check_nodata(nodata)
+    refuse_dataset(image)
     module = type(image).__module__
     if module.startswith("xarray"):
         if channel_axis is not None:

@@ -50,7 +50,7 @@ import xarray as xr
 import zarr
 from dask.base import tokenize
 
-from .._labels import COLOR_DIMS, nodata_value
+from .._labels import COLOR_DIMS, nodata_value, refuse_dataset
 from ..exceptions import DimensionError, GeoreferencingWarning, ImageReadError, ParameterError
 from ..lazy import DEFAULT_CHUNK, plan_chunks
 from ._location import UNITS, Location, locate, micrometres
@@ -844,6 +844,7 @@ def open_image(
         For a ``level`` the image does not have, ``mpp`` with ``level`` or for an image that
         records no pixel size, or ``chunks`` that are not positive.
     """
+    refuse_dataset(source)
     if isinstance(source, xr.DataArray):
         return source.chunk(chunks) if chunks is not None else source
     _check_chunks(chunks)

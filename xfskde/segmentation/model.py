@@ -32,7 +32,7 @@ import xarray as xr
 from dask.base import tokenize
 
 from .._grid import MaskFootprint, mask_at_samples, sample_count, sample_offset
-from .._labels import image_layout, image_nodata, label_result, nodata_value
+from .._labels import image_layout, image_nodata, label_result, nodata_value, refuse_dataset
 from ..api import Nodata, check_nodata
 from ..exceptions import DimensionError, ParameterError
 from ..lazy import map_haloed, plan_chunks, safe_chunks
@@ -434,6 +434,7 @@ def _prepare(image: Any, chunks: int | None, halo: int, nodata: Nodata = "auto")
     conversion runs in the tasks, block by block.
     """
     check_nodata(nodata)
+    refuse_dataset(image)
     source = None
     if isinstance(image, xr.DataArray):
         source = image
