@@ -39,6 +39,7 @@ import numpy as np
 import xarray as xr
 
 from ..exceptions import DimensionError, ParameterError
+from ._location import micrometres
 
 __all__ = ["write_geotiff"]
 
@@ -121,6 +122,24 @@ def _metadata(attrs: dict[str, Any]) -> dict[str, Any]:
             value = "nan"
         out[str(key)] = value if isinstance(value, str | int | float) else str(value)
     return out
+
+
+def _resolution_tags(result: xr.DataArray) -> dict[str, str]:
+    """For a result without a CRS whose ``y``/``x`` coords are a physical length (a microscope
+    image's µm, ``attrs["units"]``): the TIFF resolution tags in pixels per centimetre, which
+    GDAL writes from these metadata items and which Fiji, QuPath, tifffile and
+    :func:`xfskde.open_image` read. The GeoTransform alone (no GeoKeys without a CRS) is read by
+    GDAL only, and the pixel size was lost to everything else."""
+    if result.rio.crs is not None or result.sizes["y"] < 2 or result.sizes["x"] < 2:
+        return {}
+    tags = {}
+    for dim, tag in (("x", "TIFFTAG_XRESOLUTION"), ("y", "TIFFTAG_YRESOLUTION")):
+        values = np.asarray(result[dim].values, dtype=np.float64)
+        step = micrometres(abs(float(values[1] - values[0])), result[dim].attrs.get("units"))
+        if step is None or "units" not in result[dim].attrs:
+            return {}
+        tags[tag] = repr(1e4 / step)  # pixels per centimetre
+    return {**tags, "TIFFTAG_RESOLUTIONUNIT": "3 (pixels/cm)"}
 
 
 def _write_lock(path: Path) -> Any:
@@ -229,6 +248,7 @@ def write_geotiff(
         name=result.name,
         attrs={
             **_metadata(result.attrs),
+            **_resolution_tags(result),
             "xfskde_geotiff_layout": layout,
             "long_name": tuple(names),
         },
