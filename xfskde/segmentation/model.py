@@ -98,6 +98,8 @@ COLOR_RANGES = (AUTO, "unit")
 #: Target chunk side of segmentation, in pixels: smaller than the coefficient field's because a
 #: block holds a few dozen float32 feature planes per pixel while it is unmixed.
 FEATURE_CHUNK = 512
+#: Dask chunks more than this many times :data:`FEATURE_CHUNK` on a side are split to it.
+LARGE_CHUNK = 2
 #: The label of pixels outside the mask (or of no texture): textures are labelled 1 .. m, as
 #: scikit-image's segmentations, napari's label layers and OME-NGFF label images expect.
 BACKGROUND = 0
@@ -428,7 +430,8 @@ def _prepare(image: Any, chunks: int | None, halo: int, nodata: Nodata = "auto")
     """The input as a Dask (y, x, c) array chunked by the one planner, with its kind, source,
     nodata attrs and nodata value (:class:`_Prepared`).
 
-    NumPy data, and any input when ``chunks`` is given, are cut by
+    NumPy data, any input when ``chunks`` is given, and Dask inputs with chunks more than
+    :data:`LARGE_CHUNK` times :data:`FEATURE_CHUNK` on a side, are cut by
     :func:`xfskde.lazy.plan_chunks` with a target of ``chunks`` or :data:`FEATURE_CHUNK`; Dask
     inputs otherwise keep their chunks (the engine merges any smaller than the halo). The
     conversion runs in the tasks, block by block.
@@ -459,7 +462,13 @@ def _prepare(image: Any, chunks: int | None, halo: int, nodata: Nodata = "auto")
         value, where = nodata_value(nodata, image.dtype, "nodata"), "nodata argument"
     if image.ndim == 2:
         image = image[..., None]
-    if not isinstance(image, da.Array) or chunks is not None:
+    # Dask chunks much larger than segmentation's are split (a 4096² chunk is one task, one
+    # thread, and its feature planes: 9.6 s and +2.1 GiB to predict a 4096² RGB image, against
+    # 1.6 s and +0 at 512²)
+    large = isinstance(image, da.Array) and max(max(image.chunks[0]), max(image.chunks[1])) > (
+        LARGE_CHUNK * FEATURE_CHUNK
+    )
+    if not isinstance(image, da.Array) or chunks is not None or large:
         rows, cols = plan_chunks(image.shape[:2], target=chunks or FEATURE_CHUNK, halo=halo)
         if isinstance(image, da.Array):
             image = image.rechunk((rows, cols, -1))
@@ -1201,7 +1210,9 @@ def segment(
     seed : int
         Seed of the sampling and of the fit.
     chunks : int, optional
-        Block side for the computation; NumPy inputs default to 512, Dask inputs keep theirs.
+        Block side for the computation; NumPy inputs default to 512, Dask inputs keep theirs
+        unless they are over 1024 on a side (split to about 512: a block's feature planes cost
+        memory, and one large block is one thread).
     model : TextureModel, optional
         Use these fitted pure features instead of fitting (labels then do not depend on the
         chunking).
