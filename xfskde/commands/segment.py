@@ -45,11 +45,13 @@ from ._options import (
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
         "segment",
-        help="segment an image into textures (ORTSEG with FS-KDE features) and write to Zarr",
+        help="segment an image into textures (ORTSEG with FS-KDE features): labels to Zarr, "
+        "OME-Zarr or GeoTIFF",
         description="Fit the pure texture features once on a sample of pixels, then unmix every "
         "block (local histograms of colour and filter responses and cos^2K FS-KDEs of gradients "
-        "through one window) and write the (y, x) uint8 labels to a Zarr v3 store. Settings "
-        "left at auto are chosen from the image and recorded in the store.",
+        "through one window) and write the (y, x) uint8 labels to a Zarr v3 store (or an "
+        "OME-Zarr image, or a GeoTIFF, by the output's name). Settings left at auto are chosen "
+        "from the image and recorded with the labels.",
     )
     parser.add_argument(
         "input", help="image file (TIFF/OME-TIFF/SVS, PNG, NPY) or Zarr store: a path or URL"
