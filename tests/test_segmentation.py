@@ -201,6 +201,8 @@ def test_bad_arguments(leaves):
         segment(image, 3, features=("colour",))
     with pytest.raises(ValueError, match="n_textures"):
         segment(image, 0)
+    with pytest.raises(xfskde.exceptions.ParameterError, match="from 1 to 12"):
+        segment(image, 13)  # refused before the fit (it failed in the unmixing, after it)
     with pytest.raises(ValueError, match="image must be"):
         segment(np.zeros((4, 5, 6, 7)), 2)
     with pytest.raises(ValueError, match="weights"):

@@ -77,6 +77,7 @@ from .features import (
 )
 from .unmixing import (
     ENDMEMBER_METHODS,
+    MAX_TEXTURES,
     abundances_from_projections,
     fit_endmembers,
     fit_stable_endmembers,
@@ -871,8 +872,11 @@ def fit_textures(
     -------
     TextureModel
     """
-    if int(n_textures) != n_textures or n_textures < 1:
-        raise ParameterError(f"n_textures must be a positive integer, got {n_textures!r}")
+    if int(n_textures) != n_textures or not 1 <= n_textures <= MAX_TEXTURES:
+        raise ParameterError(
+            f"n_textures must be an integer from 1 to {MAX_TEXTURES} (the exact unmixing's "
+            f"limit), got {n_textures!r}"
+        )
     if int(sample) != sample or sample < n_textures:
         raise ParameterError(f"sample must be an integer >= n_textures, got {sample!r}")
     if method not in FIT_METHODS:
