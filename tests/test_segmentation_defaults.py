@@ -484,6 +484,13 @@ def test_colour_bins_cover_the_values_an_image_holds():
     assert unit_bins.spec.color_ranges is None
     lost = rand_index(truth, np.asarray(segment(twelve_bit, 3, model=unit_bins)))
     assert lost < rand_index(truth, labels) - 0.05  # measured 0.845
+    # a model fitted on the image in [0, 1] refuses the 12-bit one (it would bin it over
+    # [0, 1] too), and takes the same image as 8 bits
+    with pytest.raises(xfskde.exceptions.ParameterError, match="another bit depth"):
+        model.predict(twelve_bit)
+    eight_bit = np.round(unit * 255).astype(np.uint8)
+    assert rand_index(np.asarray(model.predict(eight_bit)), labels) > 0.99
+    assert model.attrs()["value_range"] == [round(v, 7) for v in model.value_range]
 
 
 def test_colour_range_rule():

@@ -101,6 +101,8 @@ COLOR_RANGES = (AUTO, "unit")
 FEATURE_CHUNK = 512
 #: Dask chunks more than this many times :data:`FEATURE_CHUNK` on a side are split to it.
 LARGE_CHUNK = 2
+#: An image whose values span this many times more or less than the model's is refused.
+RANGE_RATIO = 4.0
 #: The label of pixels outside the mask (or of no texture): textures are labelled 1 .. m, as
 #: scikit-image's segmentations, napari's label layers and OME-NGFF label images expect.
 BACKGROUND = 0
@@ -134,6 +136,11 @@ class TextureModel:
     choices : dict
         What the fit chose and why (:mod:`.defaults`): the texture scale, the window rule, the
         endmember fit; recorded in the results' attrs.
+    value_range : (float, float), optional
+        The 0.1th and 99.9th percentiles of the values of the image it was fitted on (after
+        integers are divided by their dtype's maximum): an image whose values span a range
+        :data:`RANGE_RATIO` times wider or narrower (another bit depth, another unit) is
+        refused by :meth:`predict`, whose features would not be those the model knows.
     """
 
     spec: FeatureSpec
@@ -143,6 +150,7 @@ class TextureModel:
     weights: dict[str, float] = field(default_factory=dict)
     resolution: int = 1
     choices: dict[str, Any] = field(default_factory=dict, compare=False)
+    value_range: tuple[float, float] | None = None
 
     @property
     def n_textures(self) -> int:
@@ -174,9 +182,11 @@ class TextureModel:
         }
 
     def _range_attrs(self) -> dict[str, Any]:
-        """The ranges measured at fit time: the colour channels' (unless [0, 1]) and the
-        filter bank's, with its bins and filters."""
+        """The ranges measured at fit time: the image's values, the colour channels' (unless
+        [0, 1]) and the filter bank's, with its bins and filters."""
         s, out = self.spec, {}
+        if self.value_range is not None:
+            out["value_range"] = [round(v, 7) for v in self.value_range]
         if s.color_ranges is not None:
             out["color_ranges"] = [[round(lo, 7), round(hi, 7)] for lo, hi in s.color_ranges]
         if s.bank_ranges is None:
@@ -515,6 +525,7 @@ def _apply(
     kind, source = prepared.kind, prepared.source
     full, f = prepared.unit, model.resolution
     foreground = _foreground(full, source, mask)
+    _check_range(model, full, foreground)
     arr, value = prepared.raw, prepared.nodata
     if f > 1:  # the features of coarse textures, on the image averaged over f × f cells
         arr, value = _coarse(full, f, chunks), None
@@ -647,6 +658,34 @@ def _draw_tiles(
     corners = zip(tops[:count], lefts[:count], strict=True)
     tiles = [arr[t : t + side, c : c + side] for t, c in corners]
     return list(dask.compute(*tiles)) if tiles else []
+
+
+def _value_range(tiles: list[np.ndarray]) -> tuple[float, float] | None:
+    """The 0.1th and 99.9th percentiles of the tiles' present values (None without any)."""
+    values = np.concatenate([np.asarray(t, np.float64).reshape(-1) for t in tiles] or [[]])
+    values = values[np.isfinite(values)]
+    if not values.size:
+        return None
+    low, high = np.percentile(values, [0.1, 99.9]).tolist()
+    return float(low), float(high)
+
+
+def _check_range(model: TextureModel, arr: da.Array, foreground: np.ndarray | None) -> None:
+    """Refuse an image whose values span :data:`RANGE_RATIO` times more or less than those of
+    the image the model was fitted on (:attr:`TextureModel.value_range`)."""
+    if model.value_range is None:
+        return
+    tiles = _draw_tiles(arr, foreground, 0, TILES)
+    measured = _value_range(tiles) if tiles else None
+    if measured is None:
+        return
+    fitted, seen = model.value_range[1] - model.value_range[0], measured[1] - measured[0]
+    if fitted > 0 and seen > 0 and not 1 / RANGE_RATIO <= seen / fitted <= RANGE_RATIO:
+        raise ParameterError(
+            f"the image's values span {measured[0]:.4g} to {measured[1]:.4g}, those the model was "
+            f"fitted on {model.value_range[0]:.4g} to {model.value_range[1]:.4g} (another bit "
+            "depth or unit?): fit a model on images like this one"
+        )
 
 
 def _remeasured(spec_args: dict[str, Any], tiles: list[np.ndarray]) -> dict[str, Any]:
@@ -962,7 +1001,8 @@ def fit_textures(
         arr, value = _coarse(prepared.unit, f, chunks), None
     model = _fit_prepared(arr, foreground, spec, int(n_textures), w, method, sample, seed, value,
                           signal=signal)  # fmt: skip
-    return dataclasses.replace(model, choices={**choices, **model.choices}, resolution=f)
+    return dataclasses.replace(model, choices={**choices, **model.choices}, resolution=f,
+                               value_range=_value_range(tiles))  # fmt: skip
 
 
 def _resolution(resolution: int | str, size_auto: bool, sigma: float, choices: dict) -> int:
