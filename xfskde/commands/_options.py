@@ -13,8 +13,6 @@ import traceback
 from collections.abc import Iterator
 from typing import Any
 
-import numpy as np
-
 from .._scheduling import check_address, connect, is_address
 from ..api import local_fskde
 from ..exceptions import (
@@ -27,6 +25,7 @@ from ..exceptions import (
 )
 from ..gradients import BOUNDARY_MODES, GRADIENT_OPERATORS, NAN_POLICIES
 from ..io import locate, open_image, store_status
+from ..io.omezarr import check_ome_zarr_grid
 from ..lazy import DEFAULT_CHUNK
 from ..local import LocalParameters
 from ..masks import resolve_mask
@@ -350,9 +349,13 @@ def warn_if_large(args: argparse.Namespace, output_bytes: float, what: str) -> N
 GEOTIFF_SUFFIXES = (".tif", ".tiff")
 
 
+def _named(output: str, suffixes: str | tuple[str, ...]) -> bool:
+    return str(output).rstrip("/").lower().endswith(suffixes)
+
+
 def is_geotiff(output: str) -> bool:
     """Whether ``output`` names a GeoTIFF file (by its suffix)."""
-    return str(output).rstrip("/").lower().endswith(GEOTIFF_SUFFIXES)
+    return _named(output, GEOTIFF_SUFFIXES)
 
 
 def refuse_tiff_resume(args: argparse.Namespace) -> None:
@@ -378,26 +381,18 @@ def refuse_tiff_resume(args: argparse.Namespace) -> None:
         )
 
 
-def refuse_north_up_ome_zarr(image: Any, args: argparse.Namespace, *, always: bool) -> None:
-    """An OME-Zarr output of a north-up georeferenced image (its ``y`` coordinate decreases, as
-    a GeoTIFF's does) is refused before anything is computed: OME-Zarr levels are increasing
-    grids, and flipping the rows would show the image upside down. ``always``: every output
-    but a GeoTIFF is OME-Zarr (``maps``); else only a name ending in ``.ome.zarr``."""
-    ome = not is_geotiff(args.output) if always else is_ome_zarr(args.output)
-    if not ome or "y" not in image.coords:
-        return
-    y = np.asarray(image["y"].values)
-    if y.ndim == 1 and y.size > 1 and y.dtype.kind in "iuf" and y[1] < y[0]:
-        instead = "name the output *.tif" if always else "name the output *.tif, or *.zarr"
-        raise ParameterError(
-            f"{args.input} is north-up (its y coordinate decreases, as a GeoTIFF's does) and an "
-            f"OME-Zarr image is an increasing grid: write a GeoTIFF ({instead})"
-        )
+def refuse_ome_zarr_grid(image: Any, args: argparse.Namespace, *, always: bool) -> None:
+    """The grid check of the OME-Zarr writer (:func:`xfskde.io.omezarr.check_ome_zarr_grid`:
+    a north-up GeoTIFF's decreasing y is refused, with a GeoTIFF output as the way out), made
+    before anything is computed (segment fits first). ``always``: every output but a GeoTIFF is
+    OME-Zarr (``maps``); else only a name ending in ``.ome.zarr``."""
+    if not is_geotiff(args.output) if always else is_ome_zarr(args.output):
+        check_ome_zarr_grid(image, str(args.input))
 
 
 def is_ome_zarr(output: str) -> bool:
     """Whether ``output`` names an OME-Zarr image (by its suffix ``.ome.zarr``)."""
-    return str(output).rstrip("/").lower().endswith(".ome.zarr")
+    return _named(output, ".ome.zarr")
 
 
 def write_tiff_output(result: Any, args: argparse.Namespace, nodata: Any = "auto") -> None:

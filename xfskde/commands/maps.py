@@ -26,7 +26,7 @@ from ._options import (
     field_from_input,
     is_geotiff,
     progress_on_stderr,
-    refuse_north_up_ome_zarr,
+    refuse_ome_zarr_grid,
     scheduler,
     warn_if_large,
     write_tiff_output,
@@ -51,7 +51,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     image, field, mask = field_from_input(args)
-    refuse_north_up_ome_zarr(image, args, always=True)
+    refuse_ome_zarr_grid(image, args, always=True)
     ny, nx = field.sizes["y"], field.sizes["x"]
     warn_if_large(args, len(MAPS) * ny * nx * 4 * 4 / 3, "image")  # float32, and its pyramid
     maps = {"orientation": orientation(field), "coherence": coherence(field),

@@ -34,7 +34,7 @@ from ._options import (
     output_exists,
     progress_on_stderr,
     refuse_existing,
-    refuse_north_up_ome_zarr,
+    refuse_ome_zarr_grid,
     scheduler,
     warn_if_large,
     write_tiff_output,
@@ -152,7 +152,7 @@ def run(args: argparse.Namespace) -> int:
     reach = vote_reach(auto_features(3) if features == ("auto",) else features)
     halo = Window(args.window, FINE_SIZE if size == "auto" else size).halo(reach)
     image = open_image(args.input, level=args.level, mpp=args.mpp, chunks=args.chunks, halo=halo)
-    refuse_north_up_ome_zarr(image, args, always=False)
+    refuse_ome_zarr_grid(image, args, always=False)
     start = time.perf_counter()
     with writing(str(out), args.input), scheduler(args), progress_on_stderr():
         # the fit is seeded, so a resumed run fits the same endmembers; they are in the
@@ -161,15 +161,15 @@ def run(args: argparse.Namespace) -> int:
         model = fit_textures(image, args.textures, **options, mask=mask, nodata=args.nodata)
         if is_ome_zarr(out):
             written = _write_ome_zarr(model, image, mask, args)
-        elif is_geotiff(out):
-            labels = model.predict(image, mask=mask, nodata=args.nodata)
-            write_tiff_output(labels, args, nodata=BACKGROUND)  # background: no texture
         else:
             labels = model.predict(image, mask=mask, nodata=args.nodata)
-            written = write_blocks(
-                labels, out, name="labels", resume=args.resume, overwrite=args.overwrite,
-                progress=not args.no_progress,
-            )  # fmt: skip
+            if is_geotiff(out):
+                write_tiff_output(labels, args, nodata=BACKGROUND)  # background: no texture
+            else:
+                written = write_blocks(
+                    labels, out, name="labels", resume=args.resume, overwrite=args.overwrite,
+                    progress=not args.no_progress,
+                )  # fmt: skip
     seconds = time.perf_counter() - start
     shape = (image.sizes["y"], image.sizes["x"])
     if is_geotiff(out):

@@ -87,7 +87,7 @@ from ..exceptions import (
 from ._location import Location, micrometres, store_target, zarr_like
 from .stores import finalize_store, store_status, write_blocks
 
-__all__ = ["write_ome_zarr", "write_ome_zarr_labels"]
+__all__ = ["check_ome_zarr_grid", "write_ome_zarr", "write_ome_zarr_labels"]
 
 #: The NGFF version written.
 NGFF_VERSION = "0.5"
@@ -221,13 +221,27 @@ def _axis(array: xr.DataArray, dim: str, what: str) -> tuple[np.ndarray, float, 
         return values, float(values[0]), None
     steps = np.diff(values)
     step = float(steps.mean())
-    if step <= 0 or not np.allclose(steps, step, rtol=1e-6, atol=1e-9 * abs(step)):
+    regular = np.allclose(steps, step, rtol=1e-6, atol=1e-9 * abs(step))
+    if dim == "y" and step < 0 and regular:
+        raise ParameterError(
+            f"{what} is north-up (its y coordinate decreases, as a GeoTIFF's does) and an "
+            "OME-Zarr image is an increasing grid, which would show it upside down: write a "
+            "GeoTIFF (xfskde.io.geotiff.write_geotiff; on the command line, name the output *.tif)"
+        )
+    if step <= 0 or not regular:
         raise ParameterError(
             f"the {dim} coordinate of {what} is not evenly spaced and increasing (steps "
             f"{steps[:3].tolist()}...): an OME-Zarr level is a regular grid; sort it "
             f"(.sortby({dim!r})) or give it pixel positions"
         )
     return values, float(values[0]), step
+
+
+def check_ome_zarr_grid(image: xr.DataArray, what: str) -> None:
+    """Refuse, before anything is computed, an image whose ``y, x`` grid no OME-Zarr level can
+    hold (the check :func:`write_ome_zarr` makes on its maps): what the command line runs
+    before a fit whose results would go to an OME-Zarr image."""
+    _grid(image.isel({d: 0 for d in image.dims if d not in ("y", "x")}), what)
 
 
 def _grid(array: xr.DataArray, what: str) -> tuple[_Grid, tuple[np.ndarray, np.ndarray]]:
