@@ -107,6 +107,7 @@ __all__ = [
     "scale_window",
     "signal_weights",
     "texture_scale",
+    "value_levels",
 ]
 
 #: Weights of the feature groups chosen by :func:`auto_features` but the FS-KDE's, which
@@ -148,17 +149,27 @@ def auto_features(channels: int) -> tuple[str, ...]:
     return ("color", "bank", "fskde") if channels >= 2 else ("bank", "fskde")
 
 
+def value_levels(tiles: list[np.ndarray]) -> tuple[float, float, float, float] | None:
+    """The tiles' present values (all channels; NaN ignored) at their 0th, 0.1th, 99.9th and
+    100th percentiles: lowest, black, white, highest. None when no value is present."""
+    values = np.concatenate([np.asarray(t, np.float64).reshape(-1) for t in tiles] or [[]])
+    values = values[np.isfinite(values)]
+    if not values.size:
+        return None
+    lowest, black, white, highest = np.percentile(values, [0, 0.1, 99.9, 100]).tolist()
+    return lowest, black, white, highest
+
+
 def color_range(tiles: list[np.ndarray]) -> tuple[float, float] | None:
     """The range the colour histograms bin, from the values of the tiles (all channels; NaN
     ignored): None for [0, 1], when the values lie in it and their 99.9th percentile reaches
     :data:`UNIT_WHITE`; else (min(0, 0.1th percentile), 99.9th percentile), widened where the
     two meet (a flat image)."""
-    values = np.concatenate([np.asarray(t, dtype=np.float64).reshape(-1) for t in tiles])
-    values = values[np.isfinite(values)]
-    if not values.size:
+    levels = value_levels(tiles)
+    if levels is None:
         return None
-    black, white = np.percentile(values, [0.1, 99.9]).tolist()
-    if 0.0 <= values.min() and values.max() <= 1.0 and white >= UNIT_WHITE:
+    lowest, black, white, highest = levels
+    if 0.0 <= lowest and highest <= 1.0 and white >= UNIT_WHITE:
         return None
     low = min(0.0, black)
     if not white > low:

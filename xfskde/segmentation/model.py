@@ -66,6 +66,7 @@ from .defaults import (
     scale_window,
     signal_weights,
     texture_scale,
+    value_levels,
 )
 from .features import (
     FeatureSpec,
@@ -661,13 +662,9 @@ def _draw_tiles(
 
 
 def _value_range(tiles: list[np.ndarray]) -> tuple[float, float] | None:
-    """The 0.1th and 99.9th percentiles of the tiles' present values (None without any)."""
-    values = np.concatenate([np.asarray(t, np.float64).reshape(-1) for t in tiles] or [[]])
-    values = values[np.isfinite(values)]
-    if not values.size:
-        return None
-    low, high = np.percentile(values, [0.1, 99.9]).tolist()
-    return float(low), float(high)
+    """The black and white levels of :func:`.defaults.value_levels` (None without values)."""
+    levels = value_levels(tiles)
+    return None if levels is None else (levels[1], levels[2])
 
 
 def _check_range(model: TextureModel, arr: da.Array, foreground: np.ndarray | None) -> None:
