@@ -358,9 +358,9 @@ def is_geotiff(output: str) -> bool:
     return _named(output, GEOTIFF_SUFFIXES)
 
 
-def refuse_tiff_resume(args: argparse.Namespace) -> None:
-    """A GeoTIFF output is written whole, and only to a local file: ``--resume`` and URLs are
-    refused before anything is computed."""
+def refuse_tiff_output(args: argparse.Namespace) -> None:
+    """A GeoTIFF output is refused before anything is computed for a command that writes
+    stores only, with ``--resume`` (it is written whole) and at a URL (it is a local file)."""
     if not is_geotiff(args.output):
         return
     if not getattr(args, "tiff_output", False):
@@ -420,8 +420,8 @@ def write_tiff_output(result: Any, args: argparse.Namespace, nodata: Any = "auto
 
 def refuse_existing(args: argparse.Namespace) -> None:
     """An output that exists is refused before anything is computed, unless ``--resume`` or
-    ``--overwrite`` says what to do with it (a GeoTIFF output: :func:`refuse_tiff_resume`)."""
-    refuse_tiff_resume(args)
+    ``--overwrite`` says what to do with it (a GeoTIFF output: :func:`refuse_tiff_output`)."""
+    refuse_tiff_output(args)
     if output_exists(args.output) and not (args.overwrite or args.resume):
         if is_geotiff(args.output):
             raise StoreExistsError(f"{args.output} exists; pass --overwrite to replace it")
