@@ -569,3 +569,14 @@ def test_large_dask_chunks_are_split_for_segmentation():
     np.testing.assert_array_equal(lazy.compute(), model.predict(image))
     kept = model.predict(da.from_array(image, chunks=(768, 768, 3)))  # within 2 x 512: kept
     assert kept.chunks[0] == (768, 768)
+
+
+@pytest.mark.parametrize("shape", [(2, 3), (5, 5), (9, 7)])
+def test_images_smaller_than_the_sample_grid_are_segmented_in_bounds(shape):
+    """A block with fewer pixels than a fifth of the sample: the fit's neighbour grid reached
+    further than the halo and its windows read and wrote past the block (a segmentation fault
+    or 'malloc(): corrupted top size' on 2 x 3 and 5 x 5 images; NUMBA_BOUNDSCHECK=1 named
+    separable_binned). Now it stays within the halo."""
+    image = np.random.default_rng(0).random(shape).astype(np.float32)
+    labels = np.asarray(segment(image, 2))
+    assert labels.shape == shape and set(np.unique(labels)) <= {1, 2}

@@ -349,7 +349,10 @@ def _sample_block(
     valid = present_pixels(block)
     if shift:  # at least n / 5 points, spaced by d / k
         spacing = np.sqrt(height * width / max(n // 5, 1))
-        k = max(1, math.ceil(int(shift) / spacing))
+        # at most d steps of one pixel: the grid then reaches d pixels beyond the interior, all
+        # inside the halo (a block of fewer pixels than n / 5 gave k > d, and the windows read
+        # and wrote past the block: a crash, or memory corrupted, on images under ~64²)
+        k = min(int(shift), max(1, math.ceil(int(shift) / spacing)))
         step = max(1, int(shift) // k)
     else:  # at least n points
         k, step = 0, max(1, int(np.sqrt(height * width / max(n, 1))))
