@@ -149,3 +149,20 @@ def test_segmentation_example_on_a_folder_of_tiles(tmp_path, capsys):
     assert "mosaic of ADI, LYM, STR" in out
     automatic = float(out.split("automatic")[1].split("Rand index")[1].split()[0])
     assert automatic > 0.9
+
+
+def test_cohort_example_labels_every_slide_alike(capsys):
+    """examples/cohort.py: a model fitted on one slide labels each texture alike on the others
+    (one label per row of the table), reproduces in Python, and refuses another magnification."""
+    assert _load("cohort").main([]) == 0
+    captured = capsys.readouterr()
+    lines = captured.out.splitlines()
+    table = lines[lines.index(next(x for x in lines if x.startswith("texture"))) + 1 :][:3]
+    for row in table:
+        labels = row.split()[1:]
+        assert len(labels) == 3 and len(set(labels)) == 1
+    assert len({row.split()[1] for row in table}) == 3  # three textures, three labels
+    rands = [float(x.split("Rand index")[1]) for x in lines if "Rand index" in x]
+    assert len(rands) == 3 and min(rands) > 0.9  # measured 0.965-0.970
+    assert "equals the command's labels: True" in captured.out
+    assert "--mpp 0.5" in captured.err and "refused (exit status 2)" in captured.out

@@ -1,9 +1,11 @@
 """``xfskde segment INPUT OUTPUT.zarr --textures N``: texture labels of an image of any size.
 
 Every setting left at ``auto`` is chosen from the image by :mod:`xfskde.segmentation.defaults`
-and recorded in the store's attrs. Missing pixels (a NaN channel, or every channel equal to
-the nodata value) and pixels outside ``--mask`` get the background label 0; ``--nodata none``
-segments nodata pixels as ordinary ones.
+and recorded in the store's attrs, with the fitted model; ``--model RESULT`` segments with the
+model an earlier result records (:func:`xfskde.segmentation.read_model`) instead of fitting, so
+that the slides of a cohort get the same textures under the same labels. Missing pixels (a NaN
+channel, or every channel equal to the nodata value) and pixels outside ``--mask`` get the
+background label 0; ``--nodata none`` segments nodata pixels as ordinary ones.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from ..segmentation import FEATURE_GROUPS, fit_textures
 from ..segmentation.defaults import FINE_SIZE, auto_features
 from ..segmentation.features import vote_reach
 from ..segmentation.model import BACKGROUND, COLOR_RANGES, FEATURE_CHUNK, FIT_METHODS
+from ..segmentation.saved import read_model
 from ..windows import WINDOW_KINDS, Window
 from ._options import (
     add_level_options,
@@ -64,7 +67,16 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         "label 0 its nodata; needs rioxarray)",
     )
     parser.set_defaults(tiff_output=True)
-    parser.add_argument("--textures", type=int, required=True, help="number of textures")
+    parser.add_argument(
+        "--textures", type=int, default=None,
+        help="number of textures (required unless --model gives them)",
+    )  # fmt: skip
+    parser.add_argument(
+        "--model", default=None, metavar="RESULT",
+        help="segment with the model recorded in an earlier result of xfskde segment (its Zarr "
+        "store, OME-Zarr or GeoTIFF: a path or URL) instead of fitting one: the same textures "
+        "under the same labels; the fit's options are then the model's",
+    )  # fmt: skip
     parser.add_argument(
         "--features", default="auto",
         help=f"auto, or comma-separated groups among {', '.join(FEATURE_GROUPS)} "
@@ -121,13 +133,14 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         help="finish an interrupted run: only blocks without a completion record are computed",
     )  # fmt: skip
     add_scheduler_option(parser)
-    parser.set_defaults(func=run)
+    parser.set_defaults(func=run, defaults={n: parser.get_default(n) for n in _FIT_OPTIONS})
 
 
 def run(args: argparse.Namespace) -> int:
     if args.chunks < 1:
         raise ParameterError(f"--chunks must be a positive number of pixels, got {args.chunks}")
     refuse_existing(args)
+    model = _given_model(args)
     out = args.output
     features = tuple(f.strip() for f in args.features.split(",") if f.strip())
     size = args.size
@@ -149,8 +162,11 @@ def run(args: argparse.Namespace) -> int:
     # the one chunk planner: the file's tiles, the target and a halo for the paper's window and
     # the filter bank when it is used (a wider window chosen by the fit merges the chunks
     # smaller than its halo)
+    if model is not None:
+        features, size = model.spec.features, model.spec.size * model.resolution
     reach = vote_reach(auto_features(3) if features == ("auto",) else features)
-    halo = Window(args.window, FINE_SIZE if size == "auto" else size).halo(reach)
+    window = model.spec.window if model is not None else args.window
+    halo = Window(window, FINE_SIZE if size == "auto" else size).halo(reach)
     image = open_image(args.input, level=args.level, mpp=args.mpp, chunks=args.chunks, halo=halo)
     refuse_ome_zarr_grid(image, args, always=False)
     start = time.perf_counter()
@@ -158,7 +174,8 @@ def run(args: argparse.Namespace) -> int:
         # the fit is seeded, so a resumed run fits the same endmembers; they are in the
         # labels' attrs, and write_blocks refuses to resume a store written with others
         mask = resolve_mask(args.mask, image)
-        model = fit_textures(image, args.textures, **options, mask=mask, nodata=args.nodata)
+        if model is None:
+            model = fit_textures(image, args.textures, **options, mask=mask, nodata=args.nodata)
         if is_ome_zarr(out):
             written = _write_ome_zarr(model, image, mask, args)
         else:
@@ -173,15 +190,49 @@ def run(args: argparse.Namespace) -> int:
     seconds = time.perf_counter() - start
     shape = (image.sizes["y"], image.sizes["x"])
     if is_geotiff(out):
-        print(f"wrote {out}: labels {shape}, {args.textures} textures, in {seconds:.1f} s")
+        print(f"wrote {out}: labels {shape}, {model.n_textures} textures, in {seconds:.1f} s")
         return 0
     total = store_status(out)["blocks_total"]
     what = "abundances and labels" if is_ome_zarr(out) else "labels"
     print(
-        f"wrote {out}: {what} {shape}, {args.textures} textures, "
+        f"wrote {out}: {what} {shape}, {model.n_textures} textures, "
         f"{written} of {total} blocks computed in {seconds:.1f} s"
     )
     return 0
+
+
+#: The fit's options: with ``--model`` they are the model's, and giving one is refused.
+_FIT_OPTIONS = ("features", "window", "size", "stride", "method", "resolution", "color_bins",
+                "color_ranges", "angle_bins", "coefficients", "sample", "seed")  # fmt: skip
+
+
+def _given_model(args: argparse.Namespace) -> Any:
+    """The model of ``--model`` (None without it), or a refusal of ``--textures`` missing, of
+    a number of textures other than the model's, or of a fit option next to it."""
+    if args.model is None:
+        if args.textures is None:
+            raise ParameterError(
+                "give --textures N (the number of textures), or --model RESULT to segment with "
+                "the model of an earlier result"
+            )
+        return None
+    given = [
+        "--" + name.replace("_", "-")
+        for name in _FIT_OPTIONS
+        if getattr(args, name) != args.defaults[name]
+    ]
+    if given:
+        raise ParameterError(
+            f"{', '.join(given)} cannot be given with --model: the fit's settings are the "
+            "model's (drop them, or drop --model to fit a new model)"
+        )
+    model = read_model(args.model)
+    if args.textures is not None and args.textures != model.n_textures:
+        raise ParameterError(
+            f"--textures {args.textures}, but the model of {args.model} has "
+            f"{model.n_textures} textures: drop --textures"
+        )
+    return model
 
 
 def _auto_or(kind: type) -> Any:

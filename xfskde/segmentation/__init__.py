@@ -6,10 +6,12 @@
 * :mod:`.unmixing`: pure texture features and exact per-pixel abundances on the simplex.
 * :mod:`.model`: :func:`segment`, :func:`fit_textures` and :class:`TextureModel`, blockwise
   for NumPy, Dask and xarray images.
+* :mod:`.saved`: :func:`read_model`, the model a stored result records.
 """
 
 from .features import FEATURE_GROUPS, FeatureSpec
 from .model import DEFAULT_WEIGHTS, TextureModel, fit_textures, segment
+from .saved import read_model
 from .unmixing import abundances, fit_endmembers
 
 __all__ = [
@@ -20,5 +22,6 @@ __all__ = [
     "abundances",
     "fit_endmembers",
     "fit_textures",
+    "read_model",
     "segment",
 ]

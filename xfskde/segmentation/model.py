@@ -21,7 +21,9 @@ input's coordinates and attrs (:mod:`xfskde._labels`).
 from __future__ import annotations
 
 import dataclasses
+import json
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
@@ -35,6 +37,7 @@ from .._grid import MaskFootprint, mask_at_samples, sample_count, sample_offset
 from .._labels import image_layout, image_nodata, label_result, nodata_value, refuse_dataset
 from ..api import Nodata, check_nodata
 from ..exceptions import DimensionError, ParameterError
+from ..io._location import micrometres
 from ..lazy import map_haloed, plan_chunks, safe_chunks
 from ..masks import resolve_mask
 from ..metrics import rand_index
@@ -104,6 +107,9 @@ FEATURE_CHUNK = 512
 LARGE_CHUNK = 2
 #: An image whose values span this many times more or less than the model's is refused.
 RANGE_RATIO = 4.0
+#: An image whose pixels are this many times larger or smaller than those of the image a model
+#: was fitted on is refused by the model (its windows would see the textures at another scale).
+PIXEL_RATIO = 1.25
 #: The label of pixels outside the mask (or of no texture): textures are labelled 1 .. m, as
 #: scikit-image's segmentations, napari's label layers and OME-NGFF label images expect.
 BACKGROUND = 0
@@ -142,6 +148,15 @@ class TextureModel:
         integers are divided by their dtype's maximum): an image whose values span a range
         :data:`RANGE_RATIO` times wider or narrower (another bit depth, another unit) is
         refused by :meth:`predict`, whose features would not be those the model knows.
+    pixel_size : (float, float), optional
+        The pixel size (y, x) in µm of the image it was fitted on, when that image's
+        coordinates are lengths (an OME-TIFF, SVS or OME-Zarr opened by
+        :func:`xfskde.open_image`): an image whose pixels are :data:`PIXEL_RATIO` times larger
+        or smaller is refused by :meth:`predict` (another magnification).
+
+    A model is what its :meth:`attrs` record: :func:`fit_textures` returns the model read back
+    from them (:meth:`from_attrs`), so every result carries the model that made it, and
+    :func:`read_model` rebuilds it from a stored result to segment other images alike.
     """
 
     spec: FeatureSpec
@@ -152,13 +167,17 @@ class TextureModel:
     resolution: int = 1
     choices: dict[str, Any] = field(default_factory=dict, compare=False)
     value_range: tuple[float, float] | None = None
+    pixel_size: tuple[float, float] | None = None
 
     @property
     def n_textures(self) -> int:
         return int(self.endmembers.shape[0])
 
     def attrs(self) -> dict[str, Any]:
-        """The parameters, for DataArray attrs and Zarr metadata."""
+        """The parameters and the fitted model, for DataArray attrs and Zarr metadata: strings,
+        numbers and flat lists of numbers (netCDF stores nothing else; pairs of ranges are
+        given low, high, low, high, ...), exact, so that :meth:`from_attrs` rebuilds the
+        model."""
         s = self.spec
         return {
             "method": "ORTSEG (occlusion of random textures) with cos^2K FS-KDE features",
@@ -177,22 +196,88 @@ class TextureModel:
             **{f"weight_{k}": float(v) for k, v in self.weights.items()},
             **{f"scale_{k}": float(v) for k, v in self.scales.items()},
             **{f"chose_{k}": v for k, v in self.choices.items()},
-            # the fitted pure-texture features: with the parameters above they reproduce the
-            # labels, and a resumed write checks them
-            "endmembers": np.asarray(self.endmembers, dtype=float).round(7).tolist(),
+            # the fitted pure-texture features, row after row (n_textures rows): with the
+            # parameters above they are the model (exact floats: from_attrs rebuilds it), and a
+            # resumed write checks them
+            "endmembers": np.asarray(self.endmembers, dtype=float).ravel().tolist(),
         }
 
+    @classmethod
+    def from_attrs(cls, attrs: Mapping[str, Any], *, source: Any = None) -> TextureModel:
+        """The model recorded in the attrs of a result (:meth:`attrs`).
+
+        Parameters
+        ----------
+        attrs : mapping
+            The attrs of labels or abundances made by :func:`segment` or the ``xfskde
+            segment`` command, as a Zarr store, an OME-Zarr image, a GeoTIFF's metadata (values
+            as text) or netCDF (lists as arrays) give them back.
+        source : optional
+            Where the attrs were read, named in the errors.
+
+        Returns
+        -------
+        TextureModel
+            The model that made the result: its labels of the same image are the result's.
+
+        Raises
+        ------
+        ParameterError
+            If the attrs record no fitted model (no ``endmembers``) or a damaged one.
+        """
+        values = {str(k): _decoded(v) for k, v in attrs.items()}
+        missing = [k for k in _MODEL_KEYS if k not in values]
+        what = "the attrs" if source is None else str(source)
+        if missing:
+            raise ParameterError(
+                f"{what} records no fitted texture model (no {', '.join(map(repr, missing))} "
+                "attrs): give a result of xfskde.segment or of `xfskde segment`"
+            )
+        try:
+            n = int(values["n_textures"])
+            endmembers = np.asarray(values["endmembers"], dtype=np.float64).reshape(n, -1)
+            spec = FeatureSpec(
+                features=tuple(str(values["features"]).split(",")),
+                window=str(values["window"]),
+                size=float(values["size"]),
+                color_bins=int(values["color_bins"]),
+                angle_bins=int(values["angle_bins"]),
+                n_coefficients=int(values["n_coefficients"]),
+                stride=int(values["stride"]),
+                gradient_scales=tuple(np.atleast_1d(np.asarray(values["gradient_scales"], float))),
+                bank_bins=int(values.get("bank_bins", FeatureSpec.bank_bins)),
+                bank_ranges=_pairs(values.get("bank_ranges")),
+                color_ranges=_pairs(values.get("color_ranges")),
+            )
+            groups = _group_slices(spec, _channels(spec, endmembers.shape[1]))
+            model = cls(
+                spec=spec,
+                scales={g: float(values[f"scale_{g}"]) for g in groups},
+                endmembers=endmembers,
+                fit_method=str(values["fit_method"]),
+                weights={g: float(values[f"weight_{g}"]) for g in groups},
+                resolution=int(values.get("resolution", 1)),
+                choices={k[6:]: v for k, v in values.items() if k.startswith("chose_")},
+                value_range=_pair(values.get("value_range")),
+                pixel_size=_pair(values.get("fit_pixel_size_um")),
+            )
+        except (KeyError, TypeError, ValueError) as error:
+            raise ParameterError(f"{what} records a damaged texture model: {error}") from None
+        return model
+
     def _range_attrs(self) -> dict[str, Any]:
-        """The ranges measured at fit time: the image's values, the colour channels' (unless
-        [0, 1]) and the filter bank's, with its bins and filters."""
+        """The ranges measured at fit time: the image's values and pixel size, the colour
+        channels' (unless [0, 1]) and the filter bank's, with its bins and filters."""
         s, out = self.spec, {}
+        if self.pixel_size is not None:
+            out["fit_pixel_size_um"] = [float(v) for v in self.pixel_size]
         if self.value_range is not None:
-            out["value_range"] = [round(v, 7) for v in self.value_range]
+            out["value_range"] = [float(v) for v in self.value_range]
         if s.color_ranges is not None:
-            out["color_ranges"] = [[round(lo, 7), round(hi, 7)] for lo, hi in s.color_ranges]
+            out["color_ranges"] = [float(v) for pair in s.color_ranges for v in pair]
         if s.bank_ranges is None:
             return out
-        ranges = [[round(lo, 7), round(hi, 7)] for lo, hi in s.bank_ranges]
+        ranges = [float(v) for pair in s.bank_ranges for v in pair]
         return {**out, "bank_bins": s.bank_bins, "bank_filters": ",".join(BANK_FILTERS),
                 "bank_ranges": ranges}  # fmt: skip
 
@@ -420,6 +505,84 @@ def _group_slices(spec: FeatureSpec, channels: int) -> dict[str, slice]:
     return slices
 
 
+def _channels(spec: FeatureSpec, n_features: int) -> int:
+    """The channels of the images a model of ``spec`` with ``n_features`` features reads."""
+    if "color" not in spec.features:
+        return 1
+    others = _group_slices(spec, 0)
+    rest = n_features - sum(sl.stop - sl.start for sl in others.values())
+    if rest <= 0 or rest % spec.color_bins:
+        raise ValueError(
+            f"{n_features} features are not {spec.color_bins} colour bins per channel and the "
+            "other groups' features"
+        )
+    return rest // spec.color_bins
+
+
+#: The attrs without which a result records no model (:meth:`TextureModel.from_attrs`).
+_MODEL_KEYS = ("endmembers", "n_textures", "features", "window", "size", "stride", "fit_method")
+
+
+def _decoded(value: Any) -> Any:
+    """An attr as written: numbers and lists from a GeoTIFF's text metadata, lists from arrays."""
+    if isinstance(value, np.ndarray | np.generic):
+        return value.tolist()
+    if isinstance(value, str):
+        try:
+            return json.loads(value)
+        except ValueError:
+            return value
+    return value
+
+
+def _pair(value: Any) -> tuple[float, float] | None:
+    if value is None:
+        return None
+    low, high = (float(v) for v in np.asarray(value, dtype=float).ravel())
+    return low, high
+
+
+def _pairs(value: Any) -> tuple[tuple[float, float], ...] | None:
+    if value is None:
+        return None
+    return tuple((float(a), float(b)) for a, b in np.asarray(value, dtype=float).reshape(-1, 2))
+
+
+def _pixel_size_um(source: Any) -> tuple[float, float] | None:
+    """The pixel size (y, x) in µm of an image whose y and x coords are lengths (a ``units``
+    attr such as ``"µm"``, as :func:`xfskde.open_image` gives them), else None."""
+    if not isinstance(source, xr.DataArray):
+        return None
+    sizes = []
+    for dim in ("y", "x"):
+        coord = source.coords.get(dim)
+        if coord is None or coord.size < 2 or coord.dtype.kind not in "uif":
+            return None
+        step = micrometres(abs(float(coord.values[1]) - float(coord.values[0])),
+                           coord.attrs.get("units"))  # fmt: skip
+        if step is None or coord.attrs.get("units") is None:
+            return None
+        sizes.append(step)
+    return sizes[0], sizes[1]
+
+
+def _check_pixel_size(model: TextureModel, source: Any) -> None:
+    """Refuse an image whose pixels are :data:`PIXEL_RATIO` times larger or smaller than those
+    of the image the model was fitted on (:attr:`TextureModel.pixel_size`)."""
+    seen = _pixel_size_um(source)
+    if model.pixel_size is None or seen is None:
+        return
+    ratio = math.sqrt(seen[0] * seen[1] / (model.pixel_size[0] * model.pixel_size[1]))
+    if not 1 / PIXEL_RATIO <= ratio <= PIXEL_RATIO:
+        fitted = math.sqrt(model.pixel_size[0] * model.pixel_size[1])
+        raise ParameterError(
+            f"the image's pixels are {math.sqrt(seen[0] * seen[1]):.4g} µm, those the model was "
+            f"fitted on {fitted:.4g} µm (another magnification): open the image's level nearest "
+            f"the model's (open_image(..., mpp={fitted:.4g}), `xfskde segment --mpp "
+            f"{fitted:.4g}`), or fit a model on this image"
+        )
+
+
 class _Prepared(NamedTuple):
     """An input made ready for the engine (:func:`_prepare`)."""
 
@@ -529,6 +692,7 @@ def _apply(
     kind, source = prepared.kind, prepared.source
     full, f = prepared.unit, model.resolution
     foreground = _foreground(full, source, mask)
+    _check_pixel_size(model, source)
     _check_range(model, full, foreground)
     arr, value = prepared.raw, prepared.nodata
     if f > 1:  # the features of coarse textures, on the image averaged over f × f cells
@@ -1001,8 +1165,10 @@ def fit_textures(
         arr, value = _coarse(prepared.unit, f, chunks), None
     model = _fit_prepared(arr, foreground, spec, int(n_textures), w, method, sample, seed, value,
                           signal=signal)  # fmt: skip
-    return dataclasses.replace(model, choices={**choices, **model.choices}, resolution=f,
-                               value_range=_value_range(tiles))  # fmt: skip
+    model = dataclasses.replace(model, choices={**choices, **model.choices}, resolution=f,
+                                value_range=_value_range(tiles),
+                                pixel_size=_pixel_size_um(first.source))  # fmt: skip
+    return TextureModel.from_attrs(model.attrs())  # the model its results record, exactly
 
 
 def _resolution(resolution: int | str, size_auto: bool, sigma: float, choices: dict) -> int:

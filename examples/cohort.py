@@ -1,0 +1,87 @@
+"""One texture model for many images: fit it on the first slide, segment the others with it,
+and every texture keeps its label from slide to slide.
+
+Three "slides" of the same three textures in other layouts (OME-TIFFs with 0.5 µm pixels) are
+written to a folder; ``xfskde segment`` fits a model on the first and stores it with its labels;
+``xfskde segment --model`` segments the others with that model; in Python,
+``xfskde.segmentation.read_model`` rebuilds it from the store. A fourth slide scanned at twice
+the magnification (0.25 µm) is refused, with the ``--mpp`` that would read the right level.
+
+Run ``python examples/cohort.py [--size 192] [--folder cohort]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import tempfile
+from pathlib import Path
+
+import numpy as np
+import tifffile
+
+import xfskde
+from xfskde.cli import main as xfskde_command
+from xfskde.datasets import random_textures
+from xfskde.segmentation import read_model
+
+
+def _write_slides(folder: Path, side: int, seed: int) -> dict[str, np.ndarray]:
+    """Crops of one image of three textures, as 8-bit OME-TIFFs: their truths by file name."""
+    image, truth = random_textures((2 * side, 2 * side), seed=seed)
+    pixels = np.round(image * 255).astype(np.uint8)
+    truths = {}
+    corners = {"slide1": (0, 0), "slide2": (side, side), "slide3": (0, side)}
+    for name, (top, left) in corners.items():
+        crop = np.s_[top : top + side, left : left + side]
+        tifffile.imwrite(folder / f"{name}.ome.tif", pixels[crop], ome=True, photometric="rgb",
+                         metadata={"axes": "YXS", "PhysicalSizeX": 0.5,
+                                   "PhysicalSizeY": 0.5})  # fmt: skip
+        truths[name] = truth[crop]
+    tifffile.imwrite(folder / "slide4-40x.ome.tif", pixels[:side, :side], ome=True,
+                     photometric="rgb", metadata={"axes": "YXS", "PhysicalSizeX": 0.25,
+                                                  "PhysicalSizeY": 0.25})  # fmt: skip
+    return truths
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--size", type=int, default=192, help="slide side in pixels")
+    parser.add_argument("--seed", type=int, default=3)
+    parser.add_argument("--folder", default=None, help="keep the slides and labels here")
+    args = parser.parse_args(argv)
+
+    with tempfile.TemporaryDirectory() as scratch:
+        folder = Path(args.folder or scratch)
+        folder.mkdir(parents=True, exist_ok=True)
+        truths = _write_slides(folder, args.size, args.seed)
+        first = folder / "slide1-labels.zarr"
+        quiet = ["--no-progress", "--overwrite"]
+        xfskde_command(["segment", str(folder / "slide1.ome.tif"), str(first), "--textures", "3",
+                        *quiet])  # fmt: skip
+        for name in ("slide2", "slide3"):
+            xfskde_command(["segment", str(folder / f"{name}.ome.tif"),
+                            str(folder / f"{name}-labels.zarr"), "--model", str(first),
+                            *quiet])  # fmt: skip
+        # each true texture's most frequent label, slide by slide: the same on every slide
+        print("texture   " + "  ".join(f"{name:>6}" for name in truths))
+        labels = {
+            name: xfskde.io.open_blocks(folder / f"{name}-labels.zarr").values for name in truths
+        }
+        for texture in range(3):
+            row = [np.bincount(labels[n][truths[n] == texture]).argmax() for n in truths]
+            print(f"{texture:7}   " + "  ".join(f"{v:6}" for v in row))
+        for name in truths:
+            print(f"{name}: Rand index {xfskde.rand_index(truths[name], labels[name]):.3f}")
+        model = read_model(first)  # the same model in Python
+        again = model.predict(xfskde.open_image(folder / "slide2.ome.tif"))
+        print(f"read_model({first.name}).predict(slide2) equals the command's labels: "
+              f"{bool(np.array_equal(again, labels['slide2']))}")  # fmt: skip
+        code = xfskde_command(["segment", str(folder / "slide4-40x.ome.tif"),
+                               str(folder / "slide4-labels.zarr"), "--model", str(first),
+                               *quiet])  # fmt: skip
+        print(f"slide4 at 0.25 µm: refused (exit status {code}), see the line above")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,198 @@
+"""A fitted texture model is what its results record: rebuilt from a stored result
+(`read_model`, `xfskde segment --model`), it gives the same labels, and other images of the
+same textures get them under the same numbers; images it does not fit are refused."""
+
+import numpy as np
+import pytest
+import tifffile
+import xarray as xr
+
+import xfskde
+from xfskde.cli import main
+from xfskde.datasets import random_textures
+from xfskde.exceptions import ParameterError
+from xfskde.metrics import rand_index
+from xfskde.segmentation import TextureModel, fit_textures, read_model
+
+SIDE = 192
+
+
+@pytest.fixture(scope="module")
+def cohort():
+    """Two images of the same three textures in other layouts (two crops of one image), as
+    8-bit RGB, and their truths."""
+    image, truth = random_textures((2 * SIDE, 2 * SIDE), seed=3)
+    pixels = np.round(image * 255).astype(np.uint8)
+    first = (pixels[:SIDE, :SIDE], truth[:SIDE, :SIDE])
+    second = (pixels[SIDE:, SIDE:], truth[SIDE:, SIDE:])
+    for _, t in (first, second):
+        assert len(np.unique(t)) == 3  # each crop holds the three textures
+    return first, second
+
+
+def _same_model(a: TextureModel, b: TextureModel) -> None:
+    assert a.spec == b.spec and a.scales == b.scales and a.weights == b.weights
+    assert a.fit_method == b.fit_method and a.resolution == b.resolution
+    assert a.value_range == b.value_range and a.pixel_size == b.pixel_size
+    assert a.choices == b.choices
+    np.testing.assert_array_equal(a.endmembers, b.endmembers)  # exact floats
+
+
+def _ome_tiff(path, pixels, size_um):
+    tifffile.imwrite(path, pixels, ome=True, photometric="rgb",
+                     metadata={"axes": "YXS", "PhysicalSizeX": size_um,
+                               "PhysicalSizeY": size_um})  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    "options",
+    [{}, {"features": ("color", "fskde"), "size": 6, "stride": 1, "method": "kmeans"},
+     {"resolution": 2, "size": 10}],
+    ids=["auto", "paper", "cells"],
+)  # fmt: skip
+def test_a_model_is_what_its_attrs_record(cohort, options):
+    (image, _), _ = cohort
+    model = fit_textures(image, 3, sample=4000, **options)
+    rebuilt = TextureModel.from_attrs(model.attrs())
+    _same_model(rebuilt, model)
+    assert {f"chose_{k}" for k in model.choices} <= set(model.attrs())
+    assert ("size" in model.choices) == ("size" not in options)  # the choices keep their names
+    np.testing.assert_array_equal(rebuilt.predict(image), model.predict(image))
+    # attrs netCDF stores: strings, numbers and flat lists (nested lists are refused by it)
+    for value in model.attrs().values():
+        assert isinstance(value, str | int | float) or (
+            isinstance(value, list) and all(isinstance(v, int | float) for v in value)
+        )
+
+
+def test_labels_saved_to_netcdf_keep_their_model(cohort, tmp_path):
+    (image, _), _ = cohort
+    labels, model = xfskde.segment(xr.DataArray(image, dims=("y", "x", "c")), 3,
+                                   sample=4000, return_model=True)  # fmt: skip
+    labels.to_netcdf(tmp_path / "labels.nc")  # raised "attributes must be 1-dimensional"
+    with xr.open_dataarray(tmp_path / "labels.nc") as back:
+        _same_model(read_model(back), model)
+        np.testing.assert_array_equal(back.values, labels.values)
+
+
+@pytest.mark.parametrize("output", ["labels.zarr", "labels.ome.zarr", "labels.tif"])
+def test_every_stored_result_gives_back_its_model(cohort, tmp_path, output):
+    if output.endswith(".tif"):
+        pytest.importorskip("rioxarray")
+    (image, _), _ = cohort
+    _ome_tiff(tmp_path / "first.ome.tif", image, 0.5)
+    out = tmp_path / output
+    argv = ["segment", str(tmp_path / "first.ome.tif"), str(out), "--textures", "3"]
+    assert main([*argv, "--sample", "4000", "--no-progress"]) == 0
+    opened = xfskde.open_image(tmp_path / "first.ome.tif")
+    model = read_model(out)
+    _same_model(model, fit_textures(opened, 3, sample=4000))
+    assert model.pixel_size == (0.5, 0.5)
+    if output.endswith(".ome.zarr"):
+        stored = xfskde.open_image(out / "labels" / "textures")
+    elif output.endswith(".tif"):
+        stored = xfskde.open_image(out)
+    else:
+        stored = xfskde.io.open_blocks(out)
+    np.testing.assert_array_equal(np.asarray(model.predict(opened)), np.asarray(stored).squeeze())
+
+
+def test_a_second_image_gets_the_first_ones_labels(cohort, tmp_path, capsys):
+    (first, truth1), (second, truth2) = cohort
+    _ome_tiff(tmp_path / "first.ome.tif", first, 0.5)
+    _ome_tiff(tmp_path / "second.ome.tif", second, 0.5)
+    one, two = tmp_path / "one.zarr", tmp_path / "two.zarr"
+    common = ["--no-progress"]
+    argv = ["segment", str(tmp_path / "first.ome.tif"), str(one), "--textures", "3"]
+    assert main([*argv, "--sample", "4000", *common]) == 0
+    argv = ["segment", str(tmp_path / "second.ome.tif"), str(two), "--model", str(one)]
+    assert main([*argv, *common]) == 0
+    assert "3 textures" in capsys.readouterr().out
+    labels1 = xfskde.io.open_blocks(one).values
+    labels2 = xfskde.io.open_blocks(two).values
+    assert rand_index(truth2, labels2) > 0.9  # measured 0.96
+    # each true texture has the same label in both images
+    for texture in range(3):
+        first_label = np.bincount(labels1[truth1 == texture]).argmax()
+        second_label = np.bincount(labels2[truth2 == texture]).argmax()
+        assert first_label == second_label
+    # the same labels as the model's in Python, and its attrs in the second store
+    model = read_model(one)
+    np.testing.assert_array_equal(labels2, model.predict(second))
+    _same_model(read_model(two), model)
+    # a resumed run with the model finds the store written with it
+    assert main([*argv, *common, "--resume"]) == 0
+
+
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        (["--size", "8"], "--size cannot be given with --model"),
+        (["--seed", "1", "--features", "color"], "--features, --seed cannot be given"),
+        (["--textures", "4"], "has 3 textures: drop --textures"),
+    ],
+)
+def test_model_options_that_contradict_it_are_refused(cohort, tmp_path, capsys, extra, message):
+    (image, _), _ = cohort
+    np.save(tmp_path / "image.npy", image)
+    one = tmp_path / "one.zarr"
+    argv = ["segment", str(tmp_path / "image.npy"), str(one), "--textures", "3"]
+    assert main([*argv, "--sample", "3000", "--no-progress"]) == 0
+    capsys.readouterr()
+    out = tmp_path / "two.zarr"
+    argv = ["segment", str(tmp_path / "image.npy"), str(out), "--model", str(one), *extra]
+    assert main(argv) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and message in err and not out.exists()
+
+
+def test_without_textures_or_a_model_the_command_says_what_to_give(tmp_path, capsys):
+    np.save(tmp_path / "image.npy", np.zeros((32, 32)))
+    assert main(["segment", str(tmp_path / "image.npy"), str(tmp_path / "o.zarr")]) == 2
+    assert "give --textures N" in capsys.readouterr().err
+
+
+def test_a_result_without_a_model_is_refused(tmp_path, capsys):
+    image = np.random.default_rng(0).random((64, 64))
+    np.save(tmp_path / "image.npy", image)
+    field = tmp_path / "field.zarr"
+    assert main(["coefficients", str(tmp_path / "image.npy"), str(field), "--no-progress"]) == 0
+    tifffile.imwrite(tmp_path / "plain.tif", (image * 255).astype(np.uint8))
+    for source in (field, tmp_path / "plain.tif"):
+        with pytest.raises(ParameterError, match="segment"):
+            read_model(source)
+        argv = ["segment", str(tmp_path / "image.npy"), str(tmp_path / "o.zarr")]
+        assert main([*argv, "--model", str(source)]) == 2
+        assert str(source) in capsys.readouterr().err
+    with pytest.raises(ParameterError, match="records no fitted texture model"):
+        read_model({"long_name": "texture label"})
+
+
+def test_damaged_attrs_are_refused(cohort):
+    (image, _), _ = cohort
+    attrs = fit_textures(image, 3, sample=3000).attrs()
+    attrs["endmembers"] = attrs["endmembers"][:-1]  # one number lost
+    with pytest.raises(ParameterError, match="damaged texture model"):
+        TextureModel.from_attrs(attrs)
+
+
+def test_a_model_refuses_images_of_another_magnification(cohort, tmp_path, capsys):
+    (image, _), _ = cohort
+    _ome_tiff(tmp_path / "half.ome.tif", image, 0.5)
+    _ome_tiff(tmp_path / "quarter.ome.tif", image, 0.25)
+    _ome_tiff(tmp_path / "near.ome.tif", image, 0.55)
+    model = fit_textures(xfskde.open_image(tmp_path / "half.ome.tif"), 3, sample=3000)
+    assert model.pixel_size == (0.5, 0.5) and model.attrs()["fit_pixel_size_um"] == [0.5, 0.5]
+    with pytest.raises(ParameterError, match=r"0\.25 µm.* 0\.5 µm.*--mpp 0\.5"):
+        model.predict(xfskde.open_image(tmp_path / "quarter.ome.tif"))
+    model.predict(xfskde.open_image(tmp_path / "near.ome.tif"))  # another scanner: 10 % apart
+    model.predict(image)  # no pixel size to compare: taken
+    one = tmp_path / "one.zarr"
+    argv = ["segment", str(tmp_path / "half.ome.tif"), str(one), "--textures", "3"]
+    assert main([*argv, "--sample", "3000", "--no-progress"]) == 0
+    capsys.readouterr()
+    argv = ["segment", str(tmp_path / "quarter.ome.tif"), str(tmp_path / "two.zarr")]
+    assert main([*argv, "--model", str(one)]) == 2
+    assert "--mpp 0.5" in capsys.readouterr().err
+    # an image without a pixel size makes a model without one
+    assert fit_textures(image, 3, sample=3000).pixel_size is None

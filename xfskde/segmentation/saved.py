@@ -1,0 +1,109 @@
+"""Fitted texture models read back from the results that record them.
+
+Every result of :func:`~xfskde.segmentation.segment` and of ``xfskde segment`` carries the model
+that made it in its attrs (:meth:`.TextureModel.attrs`: the feature parameters, the ranges
+measured at fit time, the weights and the fitted pure textures), and a fitted model *is* what
+those attrs say (:func:`~xfskde.segmentation.fit_textures` returns the model read back from
+them). So a stored result is a saved model: :func:`read_model` rebuilds it, and the model
+segments other images — the other slides of a cohort, the other scenes of a survey — with the
+same textures under the same labels (``xfskde segment SLIDE OUT --model FIRST``).
+"""
+
+from __future__ import annotations
+
+import html
+import xml.etree.ElementTree as ElementTree
+from collections.abc import Mapping
+from typing import Any
+
+import tifffile
+import xarray as xr
+import zarr
+
+from ..exceptions import ParameterError
+from ..io._location import store_target, zarr_like
+from ..io.stores import open_blocks
+from .model import TextureModel
+
+__all__ = ["read_model"]
+
+_TIFF_SUFFIXES = (".tif", ".tiff")
+
+
+def read_model(source: Any, *, storage_options: Mapping[str, Any] | None = None) -> TextureModel:
+    """The fitted texture model recorded in a segmentation result.
+
+    Parameters
+    ----------
+    source : str, pathlib.Path, URL, xarray.DataArray or mapping
+        Labels or abundances made by :func:`~xfskde.segmentation.segment` (a DataArray, or
+        its attrs), or a result written by ``xfskde segment`` or :func:`xfskde.io.write_blocks`:
+        a Zarr store of labels, an OME-Zarr image of abundances (``*.ome.zarr``) or a GeoTIFF
+        of labels (``*.tif``, whose metadata hold the attrs as text); a path or URL. A store
+        whose write did not finish holds the whole model too (it is written first).
+    storage_options : mapping, optional
+        Options of the fsspec filesystem of a URL (credentials, ``endpoint_url``).
+
+    Returns
+    -------
+    TextureModel
+        The model that made the result: the labels it gives the same image are the result's,
+        and other images get the same textures under the same labels. Its
+        :meth:`~.TextureModel.predict` refuses images unlike the one it was fitted on (other
+        channels, value range or pixel size).
+
+    Raises
+    ------
+    ParameterError
+        If ``source`` records no texture model.
+    FileNotFoundError
+        If there is nothing at ``source``.
+
+    Examples
+    --------
+    >>> model = read_model("slide1-labels.zarr")  # doctest: +SKIP
+    >>> labels2 = model.predict(xfskde.open_image("slide2.svs"))  # doctest: +SKIP
+    """
+    if isinstance(source, xr.DataArray):
+        return TextureModel.from_attrs(source.attrs)
+    if isinstance(source, Mapping):
+        return TextureModel.from_attrs(source)
+    where = store_target(source, storage_options)
+    if hasattr(where, "exists") and not where.exists():
+        raise FileNotFoundError(f"no such result: {where}")
+    if str(where).lower().rstrip("/").endswith(_TIFF_SUFFIXES):
+        return TextureModel.from_attrs(_tiff_attrs(where), source=where)
+    group = zarr.open_group(zarr_like(where), mode="r")
+    recorded = group.attrs.get("xfskde")
+    if isinstance(recorded, Mapping) and isinstance(recorded.get("attrs"), Mapping):
+        return TextureModel.from_attrs(recorded["attrs"], source=where)  # an OME-Zarr image
+    return TextureModel.from_attrs(open_blocks(where, allow_incomplete=True).attrs, source=where)
+
+
+def _tiff_attrs(where: Any) -> dict[str, str]:
+    """The dataset-level items of a GeoTIFF's GDAL metadata (as GDAL and rioxarray write the
+    attrs of a DataArray): a dict of text values, as GDAL reads them back."""
+    if hasattr(where, "filesystem") and not where.is_local:
+        filesystem, path = where.filesystem()
+        with filesystem.open(path, "rb") as handle, tifffile.TiffFile(handle) as tif:
+            text = _gdal_metadata(tif)
+    else:
+        with tifffile.TiffFile(str(where)) as tif:
+            text = _gdal_metadata(tif)
+    if not text:
+        raise ParameterError(
+            f"{where} holds no metadata of a segmentation (no GDAL metadata tag): give the "
+            "GeoTIFF that `xfskde segment` wrote, or its Zarr store"
+        )
+    items = ElementTree.fromstring(text).iter("Item")
+    # GDAL escapes each value for XML before the document escapes it again: unescape twice
+    return {
+        item.get("name", ""): html.unescape(item.text or "")
+        for item in items
+        if item.get("sample") is None
+    }
+
+
+def _gdal_metadata(tif: tifffile.TiffFile) -> str | None:
+    tag = tif.pages.first.tags.get("GDAL_METADATA")
+    return None if tag is None else str(tag.value)
