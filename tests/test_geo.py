@@ -81,6 +81,38 @@ def test_open_image_keeps_crs_coordinates_and_nodata(geotiff):
     np.testing.assert_array_equal(image.values, reference.values)
 
 
+@pytest.mark.parametrize("path", ["scene.zarr", "scene.zarr/B04"])
+def test_a_zarr_written_by_xarray_keeps_crs_coordinates_and_nodata(geotiff, tmp_path, path):
+    """A scene saved with ``to_zarr`` (its coordinate variables and ``spatial_ref`` beside
+    it): the group was refused ("a Zarr group with arrays ...") and the array opened alone lost
+    the CRS, the coordinates and the nodata, silently."""
+    reference = _rasterio_image(geotiff)
+    reference.to_dataset(name="B04").to_zarr(tmp_path / "scene.zarr", consolidated=False)
+    image = open_image(tmp_path / path)
+    assert image.dims == ("y", "x") and image.dtype == np.uint16
+    np.testing.assert_array_equal(image.x, reference.x)
+    np.testing.assert_array_equal(image.y, reference.y)
+    assert image.rio.crs == rasterio.crs.CRS.from_string(CRS)
+    assert image.rio.transform() == TRANSFORM and image.attrs["_FillValue"] == 0
+    np.testing.assert_array_equal(image.values, reference.values)
+    # the field of the Zarr scene is the field of the GeoTIFF, on the same grid, nodata omitted
+    field = xfskde.local_fskde(image, **PARAMS)
+    expected = xfskde.local_fskde(open_image(geotiff), **PARAMS)
+    xr.testing.assert_identical(field.drop_attrs(), expected.drop_attrs())
+    assert field.attrs["input_nodata"] == 0 and field.rio.crs == image.rio.crs
+
+
+def test_a_label_store_opens_as_an_image_with_its_coordinates(geotiff, tmp_path):
+    """xfskde's own stores are groups of the labels, their coordinates and the completion
+    record: open_image reads the labels with their CRS coordinates (a mask for another run)."""
+    labels = xfskde.segment(open_image(geotiff), 2, sample=2000)
+    xfskde.io.write_blocks(labels, tmp_path / "labels.zarr", name="labels", progress=False)
+    opened = open_image(tmp_path / "labels.zarr")
+    np.testing.assert_array_equal(opened.values, labels.values)
+    np.testing.assert_array_equal(opened.x, labels.x)
+    assert opened.attrs["n_textures"] == 2
+
+
 def test_without_rioxarray_a_geotiff_opens_with_pixel_coords_and_its_nodata(geotiff, monkeypatch):
     monkeypatch.setitem(sys.modules, "rioxarray", None)  # import rioxarray -> ImportError
     with pytest.warns(GeoreferencingWarning, match=r"xfskde\[geo\]"):

@@ -121,6 +121,22 @@ def test_geotiff_over_http_keeps_its_crs(tmp_path):
     assert rioxarray is not None
 
 
+def test_a_zarr_written_by_xarray_on_s3_keeps_its_coordinates(s3):
+    """A scene saved with ``to_zarr`` to a bucket: opened by the group's URL, or by its array's,
+    it keeps the coordinate variables stored beside it."""
+    import xarray as xr
+
+    y, x = 5e6 - 10 * np.arange(64) - 5, 4e5 + 10 * np.arange(96) + 5
+    scene = xr.DataArray(IMAGE[:64, :96], dims=("y", "x"), coords={"y": y, "x": x})
+    fs = s3fs.S3FileSystem(**s3)
+    scene.to_dataset(name="B04").to_zarr(fs.get_mapper("data/scene.zarr"), consolidated=False)
+    for url in ("s3://data/scene.zarr", "s3://data/scene.zarr/B04"):
+        image = xfskde.open_image(url, storage_options=s3)
+        np.testing.assert_array_equal(image.x, x)
+        np.testing.assert_array_equal(image.y, y)
+        np.testing.assert_array_equal(image.values, IMAGE[:64, :96])
+
+
 # ---------------------------------------------------------------------------------- stores
 
 

@@ -435,6 +435,10 @@ def _recorded(
 # ------------------------------------------------------------------------------------- Zarr
 
 
+#: Attrs that describe how xarray laid a variable out in Zarr, not the image.
+_LAYOUT_ATTRS = ("_ARRAY_DIMENSIONS",)
+
+
 def _zarr_node(source: Any) -> zarr.Array | zarr.Group:
     """The Zarr array or group at ``source`` (a :class:`Location`, or a node already open)."""
     if isinstance(source, zarr.Array | zarr.Group):
@@ -509,13 +513,14 @@ def _zarr_image(
         dims = tuple(str(a).lower() for a in axes) or None
         transform = transforms[level]
     else:
-        arrays = [name for name, _ in node.arrays()]
-        if len(arrays) != 1:
+        arrays = dict(node.arrays())
+        images = [name for name, array in arrays.items() if _is_image(array)]
+        if len(images) != 1:
             raise ImageReadError(
-                f"{source} is a Zarr group with arrays {arrays}; open the image array itself "
-                "(e.g. 'store.zarr/name') or use an OME-Zarr multiscale group"
+                f"{source} is a Zarr group with arrays {sorted(arrays)}; open the image array "
+                "itself (e.g. 'store.zarr/name') or use an OME-Zarr multiscale group"
             )
-        component, dims = arrays[0], None
+        component, dims = images[0], None
         level = _choose_level(source, [None], level, mpp)
     try:
         array = node[component]
@@ -526,22 +531,80 @@ def _zarr_image(
     return array, component, dims, level, transform
 
 
+def _stored_dims(array: Any) -> tuple[str, ...] | None:
+    """The dim names a Zarr array records (Zarr v3 ``dimension_names``, or xarray's
+    ``_ARRAY_DIMENSIONS`` attr for Zarr v2), None unless every dim has one."""
+    stored = array.attrs.get("_ARRAY_DIMENSIONS") or getattr(
+        array.metadata, "dimension_names", None
+    )
+    return tuple(map(str, stored)) if stored and all(d is not None for d in stored) else None
+
+
+def _is_image(array: Any) -> bool:
+    """Whether an array of a plain Zarr group can be its image: two dims or more, ``y`` and
+    ``x`` among them when they are named — not the arrays beside it, xarray's coordinate
+    variables (1-D ``y``, ``x``; a 0-d ``spatial_ref``) or a block store's completion record
+    (dims ``xfskde_block_y``, ``xfskde_block_x``)."""
+    dims = _stored_dims(array)
+    return array.ndim >= 2 and (dims is None or {"y", "x"} <= set(dims))
+
+
+def _parent_group(source: Any) -> tuple[zarr.Group, str] | None:
+    """The Zarr group holding the array at ``source`` and the array's name in it (None if the
+    array is not in a group)."""
+    if not isinstance(source, Location) or "/" not in source.url.rstrip("/"):
+        return None
+    parent, name = source.url.rstrip("/").rsplit("/", 1)
+    try:
+        group = zarr.open_group(
+            Location(parent, source.storage_options).zarr_store(read_only=True), mode="r"
+        )
+        return (group, name) if name in dict(group.arrays()) else None
+    except (*_ZARR_ERRORS, ValueError):
+        return None
+
+
+def _group_coords(image: xr.DataArray, group: zarr.Group, name: str) -> xr.DataArray:
+    """An image read from a Zarr group as xarray writes a DataArray (``to_zarr``; xfskde's
+    own label stores too), with what xarray stores beside it: its 1-D ``y`` / ``x`` coordinate
+    variables (CRS coordinates, µm with their ``units``), the 0-d grid-mapping variable its
+    ``grid_mapping`` or ``coordinates`` attr names (``spatial_ref``: the CRS rioxarray reads)
+    and its attrs (a ``_FillValue`` or ``nodata`` marks missing pixels)."""
+    arrays = dict(group.arrays())
+    variable = arrays[name]
+    attrs = {k: v for k, v in variable.attrs.items() if k not in _LAYOUT_ATTRS}
+    coords: dict[str, Any] = {}
+    for dim in ("y", "x"):
+        coord = arrays.get(dim)
+        if coord is not None and coord.ndim == 1 and coord.shape[0] == image.sizes[dim]:
+            coord_attrs = {k: v for k, v in coord.attrs.items() if k not in _LAYOUT_ATTRS}
+            coords[dim] = (dim, np.asarray(coord[:]), coord_attrs)
+    named = [str(attrs.get("grid_mapping", "")), *str(attrs.get("coordinates", "")).split()]
+    for mapping in named:
+        if mapping in arrays and arrays[mapping].ndim == 0:
+            scalar = arrays[mapping]
+            mapping_attrs = {k: v for k, v in scalar.attrs.items() if k not in _LAYOUT_ATTRS}
+            coords[mapping] = ((), np.asarray(scalar[()]), mapping_attrs)
+    attrs.pop("coordinates", None)
+    return image.assign_coords(coords).assign_attrs(attrs)
+
+
 def _open_zarr(source: Any, level: int, request: _Request) -> xr.DataArray:
     node = _zarr_node(source)
     component = None
     dims: tuple[str, ...] | None = None
     transform = None
+    group: tuple[zarr.Group, str] | None = None
     if isinstance(node, zarr.Group):
         array, component, dims, level, transform = _zarr_image(source, node, level, request.mpp)
+        if transform is None:
+            group = (node, component)
     else:
         array = node
         level = _choose_level(source, [None], level, request.mpp)
+        group = _parent_group(source)
     if dims is None:
-        stored = array.attrs.get("_ARRAY_DIMENSIONS") or getattr(
-            array.metadata, "dimension_names", None
-        )
-        named = stored and all(d is not None for d in stored)
-        dims = tuple(map(str, stored)) if named else _dims_for(tuple(array.shape))
+        dims = _stored_dims(array) or _dims_for(tuple(array.shape))
     keep = [i for i, d in enumerate(dims) if d in ("y", "x") or d.lower() in COLOR_DIMS]
     drop = tuple(i for i in range(len(dims)) if i not in keep)
     kept = [dims[i] for i in keep]
@@ -567,6 +630,8 @@ def _open_zarr(source: Any, level: int, request: _Request) -> xr.DataArray:
         data = data.squeeze(axis=drop)
     name = source.stem if isinstance(source, Location) else Path(source.path or "image").stem
     image = _labelled(data, kept, name or "image", tiles)
+    if group is not None:
+        image = _group_coords(image, *group)
     if transform is not None:
         shape = (image.sizes["y"], image.sizes["x"])
         image = image.assign_coords(_physical_coords(shape, transform.scale, transform.translation))
