@@ -183,3 +183,30 @@ def test_dimension_errors_are_typed():
         xfskde.local_fskde(cube, order=2)
     with pytest.raises(ValueError):
         xfskde.local_fskde(cube, order=2)
+
+
+def test_angles_on_pixels_that_are_not_square_are_flagged():
+    """Gradient angles are measured on the pixel grid: a grating at 45° in µm, sampled by
+    pixels 1 µm tall and 0.5 µm wide, has its gradient at 63.4° on the grid. The field says so
+    (PixelAspectWarning naming the pixel size) instead of passing it off as the angle in µm."""
+    import warnings
+
+    import xfskde
+    from xfskde.exceptions import PixelAspectWarning
+
+    y, x = np.arange(96) * 1.0, np.arange(192) * 0.5
+    phase = (x[None, :] + y[:, None]) / 8.0  # constant along x + y = c: gradient at 45° in µm
+    image = xr.DataArray(np.sin(2 * np.pi * phase), dims=("y", "x"), coords={"y": y, "x": x})
+    image.y.attrs["units"] = image.x.attrs["units"] = "µm"
+    with pytest.warns(PixelAspectWarning, match=r"1 x 0\.5 µm \(y x\), not square"):
+        field = xfskde.local_fskde(image, order=4, window="gaussian", size=8, stride=16)
+    angle = np.mod(-np.rad2deg(np.angle(field.isel(k=2).values[2:-2, 2:-2])) / 2, 180)
+    wy, wx = 2 * np.pi / 8 * 1.0, 2 * np.pi / 8 * 0.5  # radians per pixel along y and x
+    on_grid = np.rad2deg(np.arctan2(np.sin(wy), np.sin(wx)))  # central differences: 61.6°
+    assert np.allclose(angle, on_grid, atol=0.5) and abs(on_grid - 45) > 15
+    with warnings.catch_warnings():  # square pixels, pixel coordinates, NumPy: no warning
+        warnings.simplefilter("error", PixelAspectWarning)
+        xfskde.local_fskde(image.assign_coords(x=np.arange(192) * 1.0), order=4, stride=16)
+        xfskde.local_fskde(image.drop_vars(["y", "x"]), order=4, stride=16)
+        xfskde.local_fskde(image.values, order=4, stride=16)
+        xfskde.segment(image.values[:64, :64] > 0, 2, sample=500)  # textures need no angles

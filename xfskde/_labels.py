@@ -69,6 +69,7 @@ __all__ = [
     "image_nodata",
     "label_result",
     "nodata_value",
+    "pixel_steps",
     "refuse_dataset",
     "sampled_coords",
 ]
@@ -300,6 +301,22 @@ def _georeference(coords: dict[str, Any], attrs: dict[str, Any], stride: int) ->
 def _gdal(values: tuple[float, ...]) -> str:
     """A GeoTransform as rioxarray writes it: the six numbers' reprs, space-separated."""
     return " ".join(str(float(v)) for v in values)
+
+
+def pixel_steps(image: xr.DataArray) -> tuple[float, float] | None:
+    """The (y, x) steps of an image's pixel grid in its coordinates' units: the spacing of
+    regular numeric ``y`` and ``x`` coords (absolute values), None where either is missing,
+    shorter than two pixels or irregular."""
+    steps = []
+    for dim in ("y", "x"):
+        coord = image.coords.get(dim)
+        if coord is None or coord.ndim != 1 or coord.size < 2 or coord.dtype.kind not in "uif":
+            return None
+        gaps = np.diff(np.asarray(coord.values, dtype=np.float64))
+        if not np.allclose(gaps, gaps[0], rtol=1e-6, atol=0) or gaps[0] == 0:
+            return None
+        steps.append(abs(float(gaps[0])))
+    return steps[0], steps[1]
 
 
 def image_nodata(image: xr.DataArray) -> tuple[int | float | None, str]:

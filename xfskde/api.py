@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import copy
 import math
+import warnings
 from numbers import Real
 from typing import Any, Literal
 
@@ -27,8 +28,15 @@ import numpy as np
 import xarray as xr
 
 from ._grid import sample_offset
-from ._labels import image_layout, image_nodata, label_result, nodata_value, refuse_dataset
-from .exceptions import ParameterError
+from ._labels import (
+    image_layout,
+    image_nodata,
+    label_result,
+    nodata_value,
+    pixel_steps,
+    refuse_dataset,
+)
+from .exceptions import ParameterError, PixelAspectWarning, find_stack_level
 from .gradients import Boundary, Operator, result_float_dtype
 from .kernel import Approximation, Cos2KKernel
 from .lazy import local_fskde_dask
@@ -153,6 +161,28 @@ def _mask_attrs(mask: Any, given: Any) -> dict[str, Any]:
     return {"mask": str(what), "mask_foreground": float(np.asarray(mask.values).mean())}
 
 
+#: Pixels whose y and x steps differ by more than this fraction are not square.
+ASPECT_TOLERANCE = 0.01
+
+
+def _warn_if_not_square(image: xr.DataArray) -> None:
+    """A :class:`~xfskde.exceptions.PixelAspectWarning` when the image's coordinates say its
+    pixels are not square: the angles are then those of the pixel grid (eq. 1's θ =
+    arg(Ix + i Iy) with Ix, Iy per pixel), not those of the image's units."""
+    steps = pixel_steps(image)
+    if steps is None or abs(steps[0] / steps[1] - 1) <= ASPECT_TOLERANCE:
+        return
+    unit = image.coords["x"].attrs.get("units") or "coordinate units"
+    warnings.warn(
+        f"the image's pixels are {steps[0]:.4g} x {steps[1]:.4g} {unit} (y x), not square: "
+        "gradient angles are measured on the pixel grid, so orientations and densities are "
+        "not those of the image's units; resample it to square pixels first (e.g. "
+        "image.coarsen or image.interp) where the physical angles matter",
+        PixelAspectWarning,
+        stacklevel=find_stack_level(),
+    )
+
+
 def local_fskde_dataarray(
     image: Any, params: LocalParameters, *, nodata: Nodata = "auto", mask: Any = None
 ) -> Any:
@@ -168,6 +198,7 @@ def local_fskde_dataarray(
     value, source, params = _resolve_nodata(image, nodata, params)
     foreground = resolve_mask(mask, image)
     data, (_, _, colour) = image_layout(image)
+    _warn_if_not_square(image)
     data = mask_nodata(data, value)
     channel_axis = None if colour is None else -1
     values = _field(data, params, channel_axis, foreground)

@@ -20,6 +20,7 @@ class                           raised when
 :class:`StoreCorruptError`      a chunk of a store is damaged (checksum, decoding) or missing
 :class:`ChunkSizeWarning`       chunks smaller than the halo were merged with a neighbour
 :class:`GeoreferencingWarning`  a GeoTIFF opens without its CRS (rioxarray missing, mismatch)
+:class:`PixelAspectWarning`     angles are measured on a grid of pixels that are not square
 ==============================  ==========================================================
 """
 
@@ -34,6 +35,7 @@ __all__ = [
     "GeoreferencingWarning",
     "ImageReadError",
     "ParameterError",
+    "PixelAspectWarning",
     "StoreCorruptError",
     "StoreError",
     "StoreExistsError",
@@ -105,6 +107,11 @@ class ChunkSizeWarning(UserWarning):
 
 class GeoreferencingWarning(UserWarning):
     """A GeoTIFF's CRS and coordinates could not be kept (rioxarray missing, or a mismatch)."""
+
+
+class PixelAspectWarning(UserWarning):
+    """The image's pixels are not square (its y and x coordinate steps differ): gradient angles
+    are measured on the pixel grid, so they are not the angles in the image's units."""
 
 
 def find_stack_level() -> int:

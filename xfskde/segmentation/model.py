@@ -34,7 +34,14 @@ import xarray as xr
 from dask.base import tokenize
 
 from .._grid import MaskFootprint, mask_at_samples, sample_count, sample_offset
-from .._labels import image_layout, image_nodata, label_result, nodata_value, refuse_dataset
+from .._labels import (
+    image_layout,
+    image_nodata,
+    label_result,
+    nodata_value,
+    pixel_steps,
+    refuse_dataset,
+)
 from ..api import Nodata, check_nodata
 from ..exceptions import DimensionError, ParameterError
 from ..io._location import micrometres
@@ -551,18 +558,13 @@ def _pairs(value: Any) -> tuple[tuple[float, float], ...] | None:
 def _pixel_size_um(source: Any) -> tuple[float, float] | None:
     """The pixel size (y, x) in µm of an image whose y and x coords are lengths (a ``units``
     attr such as ``"µm"``, as :func:`xfskde.open_image` gives them), else None."""
-    if not isinstance(source, xr.DataArray):
+    steps = pixel_steps(source) if isinstance(source, xr.DataArray) else None
+    if steps is None:
         return None
-    sizes = []
-    for dim in ("y", "x"):
-        coord = source.coords.get(dim)
-        if coord is None or coord.size < 2 or coord.dtype.kind not in "uif":
-            return None
-        step = micrometres(abs(float(coord.values[1]) - float(coord.values[0])),
-                           coord.attrs.get("units"))  # fmt: skip
-        if step is None or coord.attrs.get("units") is None:
-            return None
-        sizes.append(step)
+    units = [source.coords[dim].attrs.get("units") for dim in ("y", "x")]
+    sizes = [micrometres(step, unit) for step, unit in zip(steps, units, strict=True)]
+    if None in units or None in sizes:
+        return None
     return sizes[0], sizes[1]
 
 
