@@ -78,6 +78,13 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         "under the same labels; the fit's options are then the model's",
     )  # fmt: skip
     parser.add_argument(
+        "--match-levels", action="store_true",
+        help="with --model: map the image's black and white levels (0.1th and 99.9th "
+        "percentiles) onto those of the model's image first, for slides or scenes of another "
+        "exposure, stain intensity or bit depth (not for images lacking the darkest or "
+        "brightest texture)",
+    )  # fmt: skip
+    parser.add_argument(
         "--features", default="auto",
         help=f"auto, or comma-separated groups among {', '.join(FEATURE_GROUPS)} "
         "(color,fskde: the paper's ORTSEG-FS-KDE)",
@@ -179,7 +186,8 @@ def run(args: argparse.Namespace) -> int:
         if is_ome_zarr(out):
             written = _write_ome_zarr(model, image, mask, args)
         else:
-            labels = model.predict(image, mask=mask, nodata=args.nodata)
+            labels = model.predict(image, mask=mask, nodata=args.nodata,
+                                   match_levels=args.match_levels)  # fmt: skip
             if is_geotiff(out):
                 write_tiff_output(labels, args, nodata=BACKGROUND)  # background: no texture
             else:
@@ -210,6 +218,11 @@ def _given_model(args: argparse.Namespace) -> Any:
     """The model of ``--model`` (None without it), or a refusal of ``--textures`` missing, of
     a number of textures other than the model's, or of a fit option next to it."""
     if args.model is None:
+        if args.match_levels:
+            raise ParameterError(
+                "--match-levels maps the image's levels onto those of a model's image: give "
+                "--model RESULT"
+            )
         if args.textures is None:
             raise ParameterError(
                 "give --textures N (the number of textures), or --model RESULT to segment with "
@@ -255,7 +268,8 @@ def _write_ome_zarr(model: Any, image: Any, mask: Any, args: argparse.Namespace)
     and the labels as its label image ``labels/textures``: what napari shows as channels
     under a label layer. The labels are the arg-max of the stored abundances (read back, not
     computed twice); a resume finishes the abundances and writes the labels again."""
-    abundances = model.abundances(image, mask=mask, nodata=args.nodata)
+    abundances = model.abundances(image, mask=mask, nodata=args.nodata,
+                                  match_levels=args.match_levels)  # fmt: skip
     names = [f"texture {i + 1}" for i in range(model.n_textures)]
     channels = abundances.assign_coords(texture=names).transpose("texture", "y", "x")
     warn_if_large(args, channels.size * 4 * 4 / 3, "image")  # float32, and its pyramid

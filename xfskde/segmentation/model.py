@@ -289,19 +289,39 @@ class TextureModel:
                 "bank_ranges": ranges}  # fmt: skip
 
     def abundances(
-        self, image: Any, *, chunks: int | None = None, mask: Any = None, nodata: Nodata = "auto"
+        self,
+        image: Any,
+        *,
+        chunks: int | None = None,
+        mask: Any = None,
+        nodata: Nodata = "auto",
+        match_levels: bool = False,
     ) -> Any:
         """Per-pixel abundances (y, x, n_textures) of the textures, following the input kind;
         NaN outside ``mask`` and at missing pixels (as in :func:`segment`). Texture i has
-        label i + 1."""
-        return _apply(image, self, "abundances", chunks, mask, nodata)
+        label i + 1. ``match_levels`` as in :meth:`predict`."""
+        return _apply(image, self, "abundances", chunks, mask, nodata, match_levels)
 
     def predict(
-        self, image: Any, *, chunks: int | None = None, mask: Any = None, nodata: Nodata = "auto"
+        self,
+        image: Any,
+        *,
+        chunks: int | None = None,
+        mask: Any = None,
+        nodata: Nodata = "auto",
+        match_levels: bool = False,
     ) -> Any:
         """Labels 1 .. n_textures (arg-max abundance), :data:`BACKGROUND` (0) outside ``mask``
-        and at missing pixels (as in :func:`segment`), following the input kind."""
-        return _apply(image, self, "labels", chunks, mask, nodata)
+        and at missing pixels (as in :func:`segment`), following the input kind.
+
+        With ``match_levels`` the image's values are first mapped linearly so that its black
+        and white levels (0.1th and 99.9th percentiles of all channels on 16 random tiles) are
+        those the model was fitted on (:attr:`value_range`; the image's are recorded as the
+        result's ``matched_levels`` attr): for images of another exposure, stain intensity or
+        bit depth. Not for images that lack the darkest or brightest texture, whose levels are
+        not those of the same textures (measured in the segmentation docs).
+        """
+        return _apply(image, self, "labels", chunks, mask, nodata, match_levels)
 
 
 def _unit_float(block: np.ndarray, nodata: float | int | None) -> np.ndarray:
@@ -681,6 +701,7 @@ def _apply(
     chunks: int | None,
     mask: Any = None,
     nodata: Nodata = "auto",
+    match_levels: bool = False,
 ) -> Any:
     halo = halo_of(model.spec)
     is_dask = isinstance(getattr(image, "data", image), da.Array)
@@ -695,14 +716,20 @@ def _apply(
     full, f = prepared.unit, model.resolution
     foreground = _foreground(full, source, mask)
     _check_pixel_size(model, source)
-    _check_range(model, full, foreground)
+    measured = _image_levels(full, foreground) if model.value_range or match_levels else None
+    gain, offset = _level_map(model, measured) if match_levels else (1.0, 0.0)
+    if not match_levels:
+        _check_range(model, measured)
     arr, value = prepared.raw, prepared.nodata
     if f > 1:  # the features of coarse textures, on the image averaged over f × f cells
         arr, value = _coarse(full, f, chunks), None
     footprint = None if foreground is None else MaskFootprint(foreground, arr.shape[:2])
 
     def block(x: np.ndarray, *, src_origin, rows, cols, image_shape, shared=None, **_: Any):
-        block = _padded(_unit_float(x, value), halo, src_origin, rows, cols)
+        values = _unit_float(x, value)
+        if match_levels:  # the image's levels onto the model's
+            values = values * np.float32(gain) + np.float32(offset)
+        block = _padded(values, halo, src_origin, rows, cols)
         shape = (rows[1] - rows[0], cols[1] - cols[0])
         return _unmix_block(block, model, output, (rows[0], cols[0]), shape, image_shape, shared)
 
@@ -714,7 +741,7 @@ def _apply(
         trailing=() if labels else (model.n_textures,),
         dtype=np.uint8 if labels else np.float32,
         name=f"xfskde-segment-{output}",
-        token=(model.attrs(), model.spec),
+        token=(model.attrs(), model.spec, gain, offset),
         skip=None if footprint is None else footprint.background,
         fill=BACKGROUND if labels else np.nan,
         shared=foreground,
@@ -736,6 +763,7 @@ def _apply(
             **model.attrs(),
             **_mask_attrs(foreground, mask),
             **prepared.attrs,
+            **({"matched_levels": list(measured or model.value_range)} if match_levels else {}),
             "long_name": _LONG_NAMES[output],
         },
     )
@@ -836,22 +864,46 @@ def _value_range(tiles: list[np.ndarray]) -> tuple[float, float] | None:
     return None if levels is None else (levels[1], levels[2])
 
 
-def _check_range(model: TextureModel, arr: da.Array, foreground: np.ndarray | None) -> None:
-    """Refuse an image whose values span :data:`RANGE_RATIO` times more or less than those of
-    the image the model was fitted on (:attr:`TextureModel.value_range`)."""
-    if model.value_range is None:
-        return
+def _image_levels(arr: da.Array, foreground: np.ndarray | None) -> tuple[float, float] | None:
+    """The black and white levels of an image to predict (:func:`_value_range` of
+    :data:`.defaults.TILES` probe tiles, drawn with seed 0), None without values."""
     tiles = _draw_tiles(arr, foreground, 0, TILES)
-    measured = _value_range(tiles) if tiles else None
-    if measured is None:
+    return _value_range(tiles) if tiles else None
+
+
+def _check_range(model: TextureModel, measured: tuple[float, float] | None) -> None:
+    """Refuse an image whose values (``measured`` levels) span :data:`RANGE_RATIO` times more
+    or less than those of the image the model was fitted on (:attr:`TextureModel.value_range`)."""
+    if model.value_range is None or measured is None:
         return
     fitted, seen = model.value_range[1] - model.value_range[0], measured[1] - measured[0]
     if fitted > 0 and seen > 0 and not 1 / RANGE_RATIO <= seen / fitted <= RANGE_RATIO:
         raise ParameterError(
             f"the image's values span {measured[0]:.4g} to {measured[1]:.4g}, those the model was "
             f"fitted on {model.value_range[0]:.4g} to {model.value_range[1]:.4g} (another bit "
-            "depth or unit?): fit a model on images like this one"
+            "depth or unit?): fit a model on images like this one, or pass match_levels=True "
+            "(--match-levels) to map its levels onto the model's"
         )
+
+
+def _level_map(model: TextureModel, measured: tuple[float, float] | None) -> tuple[float, float]:
+    """The gain and offset that map an image's black and white levels (``measured``) onto
+    those the model was fitted on: ``value * gain + offset``."""
+    if model.value_range is None:
+        raise ParameterError(
+            "match_levels needs the value range the model was fitted on, which this model does "
+            "not record: fit it again with this version of xfskde"
+        )
+    if measured is None:
+        return 1.0, 0.0
+    (black0, white0), (black, white) = model.value_range, measured
+    if not white > black:
+        raise ParameterError(
+            f"the image's black and white levels are both {black:.4g} (a flat image?): there "
+            "are no levels to match; drop match_levels"
+        )
+    gain = (white0 - black0) / (white - black)
+    return gain, black0 - gain * black
 
 
 def _remeasured(spec_args: dict[str, Any], tiles: list[np.ndarray]) -> dict[str, Any]:
@@ -1346,6 +1398,7 @@ def segment(
     return_model: bool = False,
     mask: Any = None,
     nodata: Nodata = "auto",
+    match_levels: bool = False,
 ) -> Any:
     """Segment an image into textures by unmixing local features (ORTSEG, section 5.3).
 
@@ -1440,6 +1493,9 @@ def segment(
         reads it from a DataArray's metadata as :func:`xfskde.local_fskde` does, None uses every
         pixel. Missing pixels, and pixels with a NaN channel, vote for no feature (nor do the
         gradients whose stencils touch them) and get the label :data:`BACKGROUND`.
+    match_levels : bool
+        With ``model``: map the image's black and white levels onto the model's first
+        (:meth:`TextureModel.predict`), for an image of another exposure or stain intensity.
 
     Returns
     -------
@@ -1452,6 +1508,11 @@ def segment(
     model : TextureModel
         Only with ``return_model=True``.
     """
+    if match_levels and model is None:
+        raise ParameterError(
+            "match_levels maps the image's levels onto those of a given model: pass model= (a "
+            "model fitted on this image has its levels already)"
+        )
     if model is None:
         model = fit_textures(
             image, n_textures, features=features, window=window, size=size,
@@ -1463,5 +1524,6 @@ def segment(
         )  # fmt: skip
     elif model.n_textures != n_textures:
         raise ParameterError(f"model has {model.n_textures} textures, n_textures is {n_textures}")
-    labels = model.predict(image, chunks=chunks, mask=mask, nodata=nodata)
+    labels = model.predict(image, chunks=chunks, mask=mask, nodata=nodata,
+                           match_levels=match_levels)  # fmt: skip
     return (labels, model) if return_model else labels
