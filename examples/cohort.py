@@ -1,9 +1,10 @@
 """One texture model for many images: fit it on the first slide, segment the others with it,
 and every texture keeps its label from slide to slide.
 
-Three "slides" of the same three textures in other layouts (OME-TIFFs with 0.5 µm pixels) are
-written to a folder; ``xfskde segment`` fits a model on the first and stores it with its labels;
-``xfskde segment --model`` segments the others with that model; in Python,
+Three "slides" of the same three textures in other layouts (OME-TIFFs with 0.5 µm pixels, the
+third 10 % darker) are written to a folder; ``xfskde segment`` fits a model on the first and
+stores it with its labels; ``xfskde segment --model`` segments the others with that model (the
+darker one with ``--match-levels``, and without it for comparison); in Python,
 ``xfskde.segmentation.read_model`` rebuilds it from the store. A fourth slide scanned at twice
 the magnification (0.25 µm) is refused, with the ``--mpp`` that would read the right level.
 
@@ -33,7 +34,8 @@ def _write_slides(folder: Path, side: int, seed: int) -> dict[str, np.ndarray]:
     corners = {"slide1": (0, 0), "slide2": (side, side), "slide3": (0, side)}
     for name, (top, left) in corners.items():
         crop = np.s_[top : top + side, left : left + side]
-        tifffile.imwrite(folder / f"{name}.ome.tif", pixels[crop], ome=True, photometric="rgb",
+        slide = pixels[crop] if name != "slide3" else np.round(pixels[crop] * 0.9).astype(np.uint8)
+        tifffile.imwrite(folder / f"{name}.ome.tif", slide, ome=True, photometric="rgb",
                          metadata={"axes": "YXS", "PhysicalSizeX": 0.5,
                                    "PhysicalSizeY": 0.5})  # fmt: skip
         truths[name] = truth[crop]
@@ -58,10 +60,11 @@ def main(argv: list[str] | None = None) -> int:
         quiet = ["--no-progress", "--overwrite"]
         xfskde_command(["segment", str(folder / "slide1.ome.tif"), str(first), "--textures", "3",
                         *quiet])  # fmt: skip
-        for name in ("slide2", "slide3"):
-            xfskde_command(["segment", str(folder / f"{name}.ome.tif"),
+        for name, options in (("slide2", []), ("slide3", ["--match-levels"]),
+                              ("slide3-plain", [])):  # fmt: skip
+            xfskde_command(["segment", str(folder / f"{name[:6]}.ome.tif"),
                             str(folder / f"{name}-labels.zarr"), "--model", str(first),
-                            *quiet])  # fmt: skip
+                            *options, *quiet])  # fmt: skip
         # each true texture's most frequent label, slide by slide: the same on every slide
         print("texture   " + "  ".join(f"{name:>6}" for name in truths))
         labels = {
@@ -72,6 +75,9 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{texture:7}   " + "  ".join(f"{v:6}" for v in row))
         for name in truths:
             print(f"{name}: Rand index {xfskde.rand_index(truths[name], labels[name]):.3f}")
+        plain = xfskde.io.open_blocks(folder / "slide3-plain-labels.zarr").values
+        print(f"slide3 (10 % darker) without --match-levels: Rand index "
+              f"{xfskde.rand_index(truths['slide3'], plain):.3f}")  # fmt: skip
         model = read_model(first)  # the same model in Python
         again = model.predict(xfskde.open_image(folder / "slide2.ome.tif"))
         print(f"read_model({first.name}).predict(slide2) equals the command's labels: "
