@@ -45,7 +45,7 @@ from .._labels import (
 from ..api import Nodata, check_nodata
 from ..exceptions import DimensionError, ParameterError
 from ..io._location import micrometres
-from ..lazy import map_haloed, plan_chunks, safe_chunks
+from ..lazy import LARGE_CHUNK, map_haloed, plan_chunks, safe_chunks
 from ..masks import resolve_mask
 from ..metrics import rand_index
 from ..windows import Window
@@ -110,8 +110,6 @@ COLOR_RANGES = (AUTO, "unit")
 #: Target chunk side of segmentation, in pixels: smaller than the coefficient field's because a
 #: block holds a few dozen float32 feature planes per pixel while it is unmixed.
 FEATURE_CHUNK = 512
-#: Dask chunks more than this many times :data:`FEATURE_CHUNK` on a side are split to it.
-LARGE_CHUNK = 2
 #: An image whose values span this many times more or less than the model's is refused.
 RANGE_RATIO = 4.0
 #: An image whose pixels are this many times larger or smaller than those of the image a model
@@ -631,7 +629,7 @@ def _prepare(image: Any, chunks: int | None, halo: int, nodata: Nodata = "auto")
     nodata attrs and nodata value (:class:`_Prepared`).
 
     NumPy data, any input when ``chunks`` is given, and Dask inputs with chunks more than
-    :data:`LARGE_CHUNK` times :data:`FEATURE_CHUNK` on a side, are cut by
+    :data:`xfskde.lazy.LARGE_CHUNK` times :data:`FEATURE_CHUNK` on a side, are cut by
     :func:`xfskde.lazy.plan_chunks` with a target of ``chunks`` or :data:`FEATURE_CHUNK`; Dask
     inputs otherwise keep their chunks (the engine merges any smaller than the halo). The
     conversion runs in the tasks, block by block.
