@@ -24,6 +24,7 @@ import dataclasses
 import json
 import math
 from collections.abc import Mapping
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
@@ -1342,13 +1343,17 @@ def _auto_size(
         choices["size"] = rule
         return _equivalent_size(window, sigma)
     crop = _crop(arr, foreground)
-    labels = []
-    for candidate in (FINE_SIZE, CHECK_SIZE):
+
+    def labelled(candidate: float) -> np.ndarray:
         spec = FeatureSpec(size=_equivalent_size(window, candidate), stride=1, **spec_args)
         view = _prepare(crop, None, feature_depth(spec), None).raw
         model = _fit_prepared(view, None, spec, n_textures, weights, "kmeans", 5000, seed, None,
                               signal=signal, flat_ok=True)  # fmt: skip
-        labels.append(np.asarray(model.predict(crop, nodata=None)))
+        return np.asarray(model.predict(crop, nodata=None))
+
+    # the crop is one block, one task: the two windows' fits and labels run side by side
+    with ThreadPoolExecutor(2) as pool:
+        labels = list(pool.map(labelled, (FINE_SIZE, CHECK_SIZE)))
     agreement = rand_index(labels[0], labels[1])
     fine, check = (boundary_share(lab) for lab in labels)
     ratio = fine / check if check > 0 else (1.0 if fine == 0 else math.inf)
