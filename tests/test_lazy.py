@@ -247,3 +247,28 @@ def test_a_dask_image_in_very_large_chunks_is_cut_into_tasks():
     np.testing.assert_array_equal(lazy.compute(), local_fskde(image, order=3, size=2, stride=4))
     kept = local_fskde(da.from_array(image, chunks=(3000, 96)), order=3, size=2, stride=4)
     assert kept.chunks[0][0] == 750  # chunks up to the limit stay the caller's
+
+
+def test_in_memory_arrays_are_read_in_place_not_copied(tmp_path):
+    """dask.array.from_array copies what it is given (dask #11850): segmentation and the store
+    writer copied each NumPy image, and open_image of a .npy file read all of it to open it.
+    dask_view's tasks slice the array itself; a .npy file is read block by block in the tasks,
+    whose graph holds its path only."""
+    import pickle
+
+    import xfskde
+    from xfskde.lazy import dask_view
+
+    image = np.arange(64 * 48, dtype=np.float64).reshape(64, 48)
+    view = dask_view(image, (32, 24))
+    image[0, 0] = -1.0  # seen by the view: it holds the array, not a copy
+    assert view.compute()[0, 0] == -1.0 and view.chunks == ((32, 32), (24, 24))
+    big = np.lib.format.open_memmap(tmp_path / "big.npy", mode="w+", dtype=np.uint8,
+                                    shape=(4096, 4096))  # fmt: skip
+    big[100, 200] = 7
+    big.flush()
+    opened = xfskde.open_image(tmp_path / "big.npy")
+    graph = pickle.dumps(dict(opened.data.dask))
+    assert len(graph) < 100_000  # 16 MB of pixels, not in the graph
+    assert all("xfskde-read-npy" in str(key) for key in opened.data.dask)
+    assert int(opened[100, 200]) == 7 and int(opened.sum()) == 7

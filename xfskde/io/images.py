@@ -38,6 +38,7 @@ from __future__ import annotations
 import functools
 import io
 import json
+import os
 import warnings
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -52,7 +53,7 @@ from dask.base import tokenize
 
 from .._labels import COLOR_DIMS, nodata_value, refuse_dataset
 from ..exceptions import DimensionError, GeoreferencingWarning, ImageReadError, ParameterError
-from ..lazy import DEFAULT_CHUNK, plan_chunks
+from ..lazy import DEFAULT_CHUNK, dask_view, plan_chunks
 from ._location import UNITS, Location, locate, micrometres
 from ._tiff import read_tiff_block
 
@@ -198,15 +199,17 @@ def _dims_for(shape: tuple[int, ...]) -> tuple[str, ...]:
     )
 
 
-def _open_array(source: np.ndarray | da.Array, request: _Request, name: str) -> xr.DataArray:
-    """Wrap a NumPy or Dask array; a Dask array's chunks count as its native tiles."""
+def _open_array(source: Any, request: _Request, name: str) -> xr.DataArray:
+    """Wrap a NumPy or Dask array (or a :class:`_NpyFile`), not copied; a Dask array's chunks
+    count as its native tiles."""
     dims = _dims_for(tuple(source.shape))
     if isinstance(source, da.Array):
         planned, tiles = _plan(source.shape, dims, source.chunksize, request)
         data = source if source.chunks == planned else source.rechunk(planned)
         return _labelled(data, dims, name, tiles)
     planned, _ = _plan(source.shape, dims, (1,) * source.ndim, request)
-    return _labelled(da.from_array(source, chunks=planned), dims, name, None)
+    data = dask_view(source, planned, name=getattr(source, "token", None))
+    return _labelled(data, dims, name, None)
 
 
 # ------------------------------------------------------------------------------------- TIFF
@@ -647,6 +650,23 @@ def _open_zarr(source: Any, level: int, request: _Request) -> xr.DataArray:
 _ALPHA_MODES = ("RGBA", "RGBa", "LA", "La", "PA")
 
 
+class _NpyFile:
+    """A local ``.npy`` file as the tasks read it: each slice from a memory map opened there,
+    so the graph holds the path (a worker process elsewhere opens the file itself) and nothing
+    is read until a block is computed."""
+
+    __slots__ = ("dtype", "ndim", "path", "shape", "token")
+
+    def __init__(self, path: str) -> None:
+        header = np.load(path, mmap_mode="r")
+        self.path, self.shape, self.dtype, self.ndim = path, header.shape, header.dtype, header.ndim
+        stat = os.stat(path)
+        self.token = f"xfskde-read-npy-{tokenize(path, stat.st_size, stat.st_mtime_ns)}"
+
+    def __getitem__(self, key: Any) -> np.ndarray:
+        return np.array(np.load(self.path, mmap_mode="r")[key])
+
+
 def _open_plain(path: Location, request: _Request) -> xr.DataArray:
     """A small PNG/JPEG/NPY/... image, read into memory and wrapped.
 
@@ -663,8 +683,10 @@ def _open_plain(path: Location, request: _Request) -> xr.DataArray:
         else:  # a remote file: its bytes, read once
             with path.open() as file:
                 source = io.BytesIO(file.read())
+        if path.name.lower().endswith(".npy") and path.is_local:  # read in the tasks
+            return _open_array(_NpyFile(path.url), request, path.stem)
         if path.name.lower().endswith(".npy"):
-            array = np.load(source, mmap_mode="r" if path.is_local else None)
+            array = np.load(source)
         else:
             from PIL import Image
             from skimage import io as skio

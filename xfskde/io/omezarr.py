@@ -84,6 +84,7 @@ from ..exceptions import (
     StoreExistsError,
     StoreFormatError,
 )
+from ..lazy import dask_view
 from ._location import Location, micrometres, store_target, zarr_like
 from .stores import finalize_store, store_status, write_blocks
 
@@ -568,7 +569,7 @@ def _write_label_image(
     sides = sides or _chunk_sides(labels, None)
     data = labels.data
     if not isinstance(data, da.Array):
-        data = da.from_array(np.asarray(data), chunks=sides)
+        data = dask_view(np.asarray(data), sides)
     labels_group = root.require_group("labels")
     if name in labels_group:
         del labels_group[name]
@@ -759,7 +760,7 @@ def write_ome_zarr(
     for _, m in items:
         data = m.data
         if not isinstance(data, da.Array):
-            data = da.from_array(np.asarray(data), chunks=sides)
+            data = dask_view(np.asarray(data), sides)
         channels.append(data.astype(np.float32))
     level0 = xr.DataArray(
         da.stack(channels, axis=0),

@@ -77,7 +77,7 @@ from ..exceptions import (
     StoreIncompleteError,
     StoreParametersError,
 )
-from ..lazy import plan_chunks, skipped_blocks
+from ..lazy import dask_view, plan_chunks, skipped_blocks
 from ._location import Location, store_target, zarr_like
 
 __all__ = [
@@ -203,6 +203,8 @@ def _blocked(data: xr.DataArray, cy: int, cx: int) -> xr.DataArray:
     )
     if data.chunks is not None and tuple(map(tuple, data.chunks)) == wanted:
         return data
+    if data.chunks is None:  # in memory: sliced in place, not copied (dask_view)
+        return data.copy(data=dask_view(np.asarray(data.data), wanted))
     return data.chunk(dict(zip(data.dims, wanted, strict=True)))
 
 

@@ -46,7 +46,7 @@ from .._labels import (
 from ..api import Nodata, check_nodata
 from ..exceptions import DimensionError, ParameterError
 from ..io._location import micrometres
-from ..lazy import LARGE_CHUNK, map_haloed, plan_chunks, safe_chunks
+from ..lazy import LARGE_CHUNK, dask_view, map_haloed, plan_chunks, safe_chunks
 from ..masks import resolve_mask
 from ..metrics import rand_index
 from ..windows import Window
@@ -671,8 +671,8 @@ def _prepare(image: Any, chunks: int | None, halo: int, nodata: Nodata = "auto")
         rows, cols = plan_chunks(image.shape[:2], target=chunks or FEATURE_CHUNK, halo=halo)
         if isinstance(image, da.Array):
             image = image.rechunk((rows, cols, -1))
-        else:  # a random name: hashing the pixels cost 22 ms per 2048² RGB image, every call
-            image = da.from_array(image, chunks=(rows, cols, -1), name=False)
+        else:  # in place: neither copied nor hashed (dask_view)
+            image = dask_view(image, (rows, cols, -1))
     attrs = {"input_nodata": "none" if value is None else value, "input_nodata_source": where}
     return _Prepared(image, kind, source, attrs, value)
 
