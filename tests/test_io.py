@@ -776,3 +776,16 @@ def test_a_dataset_is_refused_with_what_to_pass():
             door(ds)
     assert xfskde.local_fskde(ds["b4"], order=4).dims == ("y", "x", "k")
     assert xfskde.segment(ds.to_dataarray("band"), 2, size=4, sample=2000).dims == ("y", "x")
+
+
+def test_a_dataarray_given_chunks_is_planned_as_a_file_and_not_copied():
+    """open_image(DataArray, chunks=) used xarray's .chunk: every dim cut by the int (the
+    colour dim too), no planner, and a NumPy-backed array copied whole (dask.array.from_array)."""
+    pixels = np.zeros((5000, 300, 3), np.uint8)
+    image = xr.DataArray(pixels, dims=("y", "x", "band"))
+    planned = xfskde.open_image(image, chunks=2048, halo=9, stride=8)
+    assert planned.chunks == ((2048, 2048, 904), (300,), (3,))  # plan_chunks's, colour whole
+    pixels[0, 0, 0] = 9  # the Dask array slices the caller's array: no copy was made
+    assert int(planned[0, 0, 0]) == 9
+    lazy = xfskde.open_image(image.chunk({"y": 500}), chunks=2048)
+    assert lazy.chunks[0] == (2000, 2000, 1000)  # whole chunks of the input, near the target

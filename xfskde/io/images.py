@@ -51,7 +51,7 @@ import xarray as xr
 import zarr
 from dask.base import tokenize
 
-from .._labels import COLOR_DIMS, nodata_value, refuse_dataset
+from .._labels import COLOR_DIMS, image_dims, nodata_value, refuse_dataset
 from ..exceptions import DimensionError, GeoreferencingWarning, ImageReadError, ParameterError
 from ..lazy import DEFAULT_CHUNK, dask_view, plan_chunks
 from ._location import UNITS, Location, locate, micrometres
@@ -197,6 +197,25 @@ def _dims_for(shape: tuple[int, ...]) -> tuple[str, ...]:
         f"cannot tell the dims of an array of shape {shape}: pass a DataArray with dims "
         "('y', 'x') or ('y', 'x', 'c'), or select a 2-D plane first"
     )
+
+
+def _rechunked(image: xr.DataArray, request: _Request) -> xr.DataArray:
+    """A DataArray in the planner's chunks of its spatial dims (colour one chunk), as
+    :func:`open_image` plans a file's: a NumPy-backed one sliced in place (:func:`dask_view`),
+    a Dask-backed one rechunked."""
+    y, x, _ = image_dims(image)
+    native = image.data.chunksize if isinstance(image.data, da.Array) else (1,) * image.ndim
+    rows, cols = plan_chunks(
+        (image.sizes[y], image.sizes[x]),
+        tiles=(native[image.dims.index(y)], native[image.dims.index(x)]),
+        target=request.target,
+        halo=request.halo,
+        stride=request.stride,
+    )
+    planned = {d: rows if d == y else cols if d == x else (image.sizes[d],) for d in image.dims}
+    if isinstance(image.data, da.Array):
+        return image.chunk(planned)
+    return image.copy(data=dask_view(np.asarray(image.data), tuple(planned.values())))
 
 
 def _open_array(source: Any, request: _Request, name: str) -> xr.DataArray:
@@ -932,10 +951,10 @@ def open_image(
         records no pixel size, or ``chunks`` that are not positive.
     """
     refuse_dataset(source)
-    if isinstance(source, xr.DataArray):
-        return source.chunk(chunks) if chunks is not None else source
     _check_chunks(chunks)
     request = _Request(_target(chunks), int(halo), int(stride), mpp)
+    if isinstance(source, xr.DataArray):
+        return source if chunks is None else _rechunked(source, request)
     if isinstance(source, np.ndarray | da.Array):
         _choose_level("an array", [None], level, mpp)  # one level, no pixel size
         return _open_array(source, request, "image")
