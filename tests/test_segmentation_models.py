@@ -90,6 +90,7 @@ def test_every_stored_result_gives_back_its_model(cohort, tmp_path, output):
     assert model.pixel_size == (0.5, 0.5)
     if output.endswith(".ome.zarr"):
         stored = xfskde.open_image(out / "labels" / "textures")
+        _same_model(read_model(out / "labels" / "textures"), model)  # the label image's own
     elif output.endswith(".tif"):
         stored = xfskde.open_image(out)
     else:

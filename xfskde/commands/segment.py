@@ -284,6 +284,7 @@ def _write_ome_zarr(model: Any, image: Any, mask: Any, args: argparse.Namespace)
     channel = next(d for d in stored.dims if d not in ("y", "x"))
     best = stored.fillna(-1).argmax(channel) + 1
     labels = xr.where(stored.isnull().any(channel), BACKGROUND, best).astype(np.uint8)
+    labels = labels.assign_attrs(model.attrs())  # the label image records its model too
     write_ome_zarr_labels(labels.rename("textures"), args.output, name="textures",
                           overwrite=True, scheduler=args.scheduler,
                           progress=not args.no_progress)  # fmt: skip
