@@ -363,11 +363,15 @@ def test_every_help_shows_every_default():
             assert any(s in text for s in said), (words, action.option_strings, text)
             checked.add((*words, action.option_strings[0]))
     assert {
-        ("coefficients", "--size"), ("coefficients", "--nodata"), ("coefficients", "--level"),
+        ("coefficients", "--size"), ("coefficients", "--nodata"), ("coefficients", "--chunks"),
         ("segment", "--size"), ("segment", "--chunks"), ("info", "--workers"),
         ("demo", "--output"), ("experiment", "patches", "--lengths"),
         ("experiment", "segmentation", "--window-sizes"),
     } <= checked  # fmt: skip
+    # --level's default is None, so that segment --model can tell "not given" from level 0
+    level = build_parser().parse_args(["coefficients", "in.tif", "out.zarr"])
+    helps = {words: sub.format_help() for words, sub in _subcommands(build_parser())}
+    assert level.level is None and "(default: 0)" in " ".join(helps[("coefficients",)].split())
 
 
 # ------------------------------------------------------------------------------- task names

@@ -239,3 +239,38 @@ def test_the_command_matches_levels_with_a_model_only(cohort, tmp_path, capsys):
     assert main([*argv[:2], str(tmp_path / "three.zarr"), "--textures", "3",
                  "--match-levels"]) == 2  # fmt: skip
     assert "give --model RESULT" in capsys.readouterr().err
+
+
+def _pyramid(path, pixels, size_um):
+    """A two-level pyramidal OME-TIFF: ``pixels`` at ``size_um`` and at twice that."""
+    half = pixels.reshape(pixels.shape[0] // 2, 2, pixels.shape[1] // 2, 2, -1).mean(axis=(1, 3))
+    with tifffile.TiffWriter(path, bigtiff=True) as tif:
+        tif.write(pixels, subifds=1, tile=(64, 64), photometric="rgb",
+                  metadata={"axes": "YXS", "PhysicalSizeX": size_um,
+                            "PhysicalSizeY": size_um})  # fmt: skip
+        tif.write(np.round(half).astype(np.uint8), subfiletype=1, tile=(64, 64),
+                  photometric="rgb")  # fmt: skip
+
+
+def test_the_command_reads_the_level_at_the_model_scale(tmp_path, capsys):
+    """A model fitted on the 0.5 µm level of one slide, given another slide whose level 0 is
+    0.25 µm and no --level or --mpp: its 0.5 µm level is read (and said), as with --mpp 0.5;
+    an explicit --level 0 is refused, naming --mpp."""
+    image, _ = random_textures((768, 768), seed=5)
+    pixels = np.round(image * 255).astype(np.uint8)
+    _pyramid(tmp_path / "a.ome.tif", pixels[:384, :384], 0.25)
+    _pyramid(tmp_path / "b.ome.tif", pixels[384:, 384:], 0.25)
+    one = tmp_path / "one.zarr"
+    argv = ["segment", str(tmp_path / "a.ome.tif"), str(one), "--textures", "3", "--mpp", "0.5"]
+    assert main([*argv, "--sample", "3000", "--no-progress"]) == 0
+    capsys.readouterr()
+    base = ["segment", str(tmp_path / "b.ome.tif"), "--model", str(one), "--no-progress"]
+    assert main([*base[:2], str(tmp_path / "auto.zarr"), *base[2:]]) == 0
+    assert "reading level 1" in capsys.readouterr().err
+    assert main([*base[:2], str(tmp_path / "mpp.zarr"), *base[2:], "--mpp", "0.5"]) == 0
+    auto = xfskde.io.open_blocks(tmp_path / "auto.zarr")
+    np.testing.assert_array_equal(auto.values, xfskde.io.open_blocks(tmp_path / "mpp.zarr"))
+    assert auto.shape == (192, 192) and auto.attrs["source_level"] == 1
+    capsys.readouterr()
+    assert main([*base[:2], str(tmp_path / "l0.zarr"), *base[2:], "--level", "0"]) == 2
+    assert "--mpp 0.5" in capsys.readouterr().err

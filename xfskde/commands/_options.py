@@ -240,7 +240,9 @@ def scheduler(args: argparse.Namespace) -> Iterator[None]:
 def add_level_options(parser: argparse.ArgumentParser) -> None:
     """``--level N`` or ``--mpp MICRONS``: which pyramid level of the input is read."""
     group = parser.add_mutually_exclusive_group()
-    group.add_argument("--level", type=int, default=0, help="pyramid level of the input")
+    group.add_argument(
+        "--level", type=int, default=None, help="pyramid level of the input (default: 0)"
+    )
     group.add_argument(
         "--mpp", type=float, default=None,
         help="instead of --level: the pixel size wanted, in µm; the level nearest to it is read "
@@ -301,7 +303,7 @@ def field_from_input(args: argparse.Namespace) -> tuple[Any, Any, Any]:
     check_scheduler(args)
     # the one chunk planner: the file's tiles, the target, the window's halo and the stride
     image = open_image(
-        args.input, level=args.level, mpp=args.mpp, chunks=args.chunks, halo=params.depth,
+        args.input, level=args.level or 0, mpp=args.mpp, chunks=args.chunks, halo=params.depth,
         stride=params.stride,
     )  # fmt: skip
     # nodata is no LocalParameters field: local_fskde resolves it ("auto": the image's

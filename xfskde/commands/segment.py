@@ -11,6 +11,8 @@ background label 0; ``--nodata none`` segments nodata pixels as ordinary ones.
 from __future__ import annotations
 
 import argparse
+import math
+import sys
 import time
 from typing import Any
 
@@ -23,7 +25,13 @@ from ..masks import resolve_mask
 from ..segmentation import FEATURE_GROUPS, fit_textures
 from ..segmentation.defaults import FINE_SIZE, auto_features
 from ..segmentation.features import vote_reach
-from ..segmentation.model import BACKGROUND, COLOR_RANGES, FEATURE_CHUNK, FIT_METHODS
+from ..segmentation.model import (
+    BACKGROUND,
+    COLOR_RANGES,
+    FEATURE_CHUNK,
+    FIT_METHODS,
+    PIXEL_RATIO,
+)
 from ..segmentation.saved import read_model
 from ..windows import WINDOW_KINDS, Window
 from ._options import (
@@ -174,7 +182,10 @@ def run(args: argparse.Namespace) -> int:
     reach = vote_reach(auto_features(3) if features == ("auto",) else features)
     window = model.spec.window if model is not None else args.window
     halo = Window(window, FINE_SIZE if size == "auto" else size).halo(reach)
-    image = open_image(args.input, level=args.level, mpp=args.mpp, chunks=args.chunks, halo=halo)
+    image = open_image(args.input, level=args.level or 0, mpp=args.mpp, chunks=args.chunks,
+                       halo=halo)  # fmt: skip
+    if model is not None and args.level is None and args.mpp is None:
+        image = _at_model_scale(image, model, args, halo)
     refuse_ome_zarr_grid(image, args, always=False)
     start = time.perf_counter()
     with writing(str(out), args.input), scheduler(args), progress_on_stderr():
@@ -246,6 +257,30 @@ def _given_model(args: argparse.Namespace) -> Any:
             f"{model.n_textures} textures: drop --textures"
         )
     return model
+
+
+def _at_model_scale(image: Any, model: Any, args: argparse.Namespace, halo: int) -> Any:
+    """The input's level nearest the pixel size the model was fitted at, when neither
+    ``--level`` nor ``--mpp`` chose one and level 0 is more than ``PIXEL_RATIO`` away from it
+    (a slide scanned at 40x given a model of 20x); said on stderr. An image that records no
+    pixel size, or has no nearer level, stays as it is (the model then refuses what it must)."""
+    seen = image.attrs.get("source_pixel_size_um")
+    if model.pixel_size is None or seen is None:
+        return image
+    wanted = math.sqrt(model.pixel_size[0] * model.pixel_size[1])
+    ratio = math.sqrt(float(seen[0]) * float(seen[1])) / wanted
+    if 1 / PIXEL_RATIO <= ratio <= PIXEL_RATIO:
+        return image
+    nearest = open_image(args.input, mpp=wanted, chunks=args.chunks, halo=halo)
+    if nearest.attrs.get("source_level") == image.attrs.get("source_level"):
+        return image  # no nearer level: the model refuses the image, naming the scale
+    print(
+        f"xfskde segment: reading level {nearest.attrs['source_level']} of {args.input} "
+        f"({nearest.attrs['source_pixel_size_um'][1]:.4g} µm), the level nearest the model's "
+        f"{wanted:.4g} µm (--level or --mpp choose another)",
+        file=sys.stderr,
+    )
+    return nearest
 
 
 def _auto_or(kind: type) -> Any:
