@@ -204,18 +204,12 @@ def _rechunked(image: xr.DataArray, request: _Request) -> xr.DataArray:
     :func:`open_image` plans a file's: a NumPy-backed one sliced in place (:func:`dask_view`),
     a Dask-backed one rechunked."""
     y, x, _ = image_dims(image)
+    dims = ["y" if d == y else "x" if d == x else str(d) for d in image.dims]
     native = image.data.chunksize if isinstance(image.data, da.Array) else (1,) * image.ndim
-    rows, cols = plan_chunks(
-        (image.sizes[y], image.sizes[x]),
-        tiles=(native[image.dims.index(y)], native[image.dims.index(x)]),
-        target=request.target,
-        halo=request.halo,
-        stride=request.stride,
-    )
-    planned = {d: rows if d == y else cols if d == x else (image.sizes[d],) for d in image.dims}
+    planned, _ = _plan(image.shape, dims, native, request)
     if isinstance(image.data, da.Array):
-        return image.chunk(planned)
-    return image.copy(data=dask_view(np.asarray(image.data), tuple(planned.values())))
+        return image.chunk(dict(zip(image.dims, planned, strict=True)))
+    return image.copy(data=dask_view(np.asarray(image.data), planned))
 
 
 def _open_array(source: Any, request: _Request, name: str) -> xr.DataArray:
@@ -461,6 +455,11 @@ def _recorded(
 _LAYOUT_ATTRS = ("_ARRAY_DIMENSIONS",)
 
 
+def _variable_attrs(array: zarr.Array) -> dict[str, Any]:
+    """A Zarr array's attrs as the variable xarray wrote had them (less :data:`_LAYOUT_ATTRS`)."""
+    return {k: v for k, v in array.attrs.items() if k not in _LAYOUT_ATTRS}
+
+
 def _zarr_node(source: Any) -> zarr.Array | zarr.Group:
     """The Zarr array or group at ``source`` (a :class:`Location`, or a node already open)."""
     if isinstance(source, zarr.Array | zarr.Group):
@@ -593,20 +592,17 @@ def _group_coords(image: xr.DataArray, group: zarr.Group, name: str) -> xr.DataA
     ``grid_mapping`` or ``coordinates`` attr names (``spatial_ref``: the CRS rioxarray reads)
     and its attrs (a ``_FillValue`` or ``nodata`` marks missing pixels)."""
     arrays = dict(group.arrays())
-    variable = arrays[name]
-    attrs = {k: v for k, v in variable.attrs.items() if k not in _LAYOUT_ATTRS}
+    attrs = _variable_attrs(arrays[name])
     coords: dict[str, Any] = {}
     for dim in ("y", "x"):
         coord = arrays.get(dim)
         if coord is not None and coord.ndim == 1 and coord.shape[0] == image.sizes[dim]:
-            coord_attrs = {k: v for k, v in coord.attrs.items() if k not in _LAYOUT_ATTRS}
-            coords[dim] = (dim, np.asarray(coord[:]), coord_attrs)
+            coords[dim] = (dim, np.asarray(coord[:]), _variable_attrs(coord))
     named = [str(attrs.get("grid_mapping", "")), *str(attrs.get("coordinates", "")).split()]
     for mapping in named:
         if mapping in arrays and arrays[mapping].ndim == 0:
             scalar = arrays[mapping]
-            mapping_attrs = {k: v for k, v in scalar.attrs.items() if k not in _LAYOUT_ATTRS}
-            coords[mapping] = ((), np.asarray(scalar[()]), mapping_attrs)
+            coords[mapping] = ((), np.asarray(scalar[()]), _variable_attrs(scalar))
     attrs.pop("coordinates", None)
     return image.assign_coords(coords).assign_attrs(attrs)
 
