@@ -264,13 +264,10 @@ def _at_model_scale(image: Any, model: Any, args: argparse.Namespace, halo: int)
     ``--level`` nor ``--mpp`` chose one and level 0 is more than ``PIXEL_RATIO`` away from it
     (a slide scanned at 40x given a model of 20x); said on stderr. An image that records no
     pixel size, or has no nearer level, stays as it is (the model then refuses what it must)."""
-    seen = image.attrs.get("source_pixel_size_um")
-    if model.pixel_size is None or seen is None:
+    ratio = model.pixel_ratio(image)
+    if ratio is None or 1 / PIXEL_RATIO <= ratio <= PIXEL_RATIO:
         return image
     wanted = math.sqrt(model.pixel_size[0] * model.pixel_size[1])
-    ratio = math.sqrt(float(seen[0]) * float(seen[1])) / wanted
-    if 1 / PIXEL_RATIO <= ratio <= PIXEL_RATIO:
-        return image
     nearest = open_image(args.input, mpp=wanted, chunks=args.chunks, halo=halo)
     if nearest.attrs.get("source_level") == image.attrs.get("source_level"):
         return image  # no nearer level: the model refuses the image, naming the scale

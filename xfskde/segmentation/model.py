@@ -179,6 +179,15 @@ class TextureModel:
     def n_textures(self) -> int:
         return int(self.endmembers.shape[0])
 
+    def pixel_ratio(self, image: Any) -> float | None:
+        """How many times larger the pixels of ``image`` (a DataArray whose coords are lengths)
+        are than those of the image the model was fitted on: the ratio of the geometric means
+        of their (y, x) sizes; None when either is not known."""
+        seen = _pixel_size_um(image)
+        if self.pixel_size is None or seen is None:
+            return None
+        return math.sqrt(seen[0] * seen[1] / (self.pixel_size[0] * self.pixel_size[1]))
+
     def attrs(self) -> dict[str, Any]:
         """The parameters and the fitted model, for DataArray attrs and Zarr metadata: strings,
         numbers and flat lists of numbers (netCDF stores nothing else; pairs of ranges are
@@ -590,14 +599,11 @@ def _pixel_size_um(source: Any) -> tuple[float, float] | None:
 def _check_pixel_size(model: TextureModel, source: Any) -> None:
     """Refuse an image whose pixels are :data:`PIXEL_RATIO` times larger or smaller than those
     of the image the model was fitted on (:attr:`TextureModel.pixel_size`)."""
-    seen = _pixel_size_um(source)
-    if model.pixel_size is None or seen is None:
-        return
-    ratio = math.sqrt(seen[0] * seen[1] / (model.pixel_size[0] * model.pixel_size[1]))
-    if not 1 / PIXEL_RATIO <= ratio <= PIXEL_RATIO:
+    ratio = model.pixel_ratio(source)
+    if ratio is not None and not 1 / PIXEL_RATIO <= ratio <= PIXEL_RATIO:
         fitted = math.sqrt(model.pixel_size[0] * model.pixel_size[1])
         raise ParameterError(
-            f"the image's pixels are {math.sqrt(seen[0] * seen[1]):.4g} µm, those the model was "
+            f"the image's pixels are {fitted * ratio:.4g} µm, those the model was "
             f"fitted on {fitted:.4g} µm (another magnification): open the image's level nearest "
             f"the model's (open_image(..., mpp={fitted:.4g}), `xfskde segment --mpp "
             f"{fitted:.4g}`), or fit a model on this image"
