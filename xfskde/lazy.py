@@ -54,6 +54,7 @@ __all__ = [
     "dask_view",
     "local_fskde_dask",
     "map_haloed",
+    "oversized",
     "plan_chunks",
     "safe_chunks",
     "sample_chunks",
@@ -65,6 +66,12 @@ DEFAULT_CHUNK = 2048
 #: the coefficient field, segmentation's own) are split by :func:`plan_chunks` first: a chunk
 #: is one task, on one thread.
 LARGE_CHUNK = 2
+
+
+def oversized(image: da.Array, target: int) -> bool:
+    """Whether a Dask image has a spatial chunk more than :data:`LARGE_CHUNK` times ``target``
+    on a side: its consumers cut such chunks by :func:`plan_chunks` first."""
+    return max(max(image.chunks[0]), max(image.chunks[1])) > LARGE_CHUNK * target
 
 
 class ArrayView:
@@ -517,7 +524,7 @@ def local_fskde_dask(
     nan_policy = params.nan_policy
 
     stride = params.stride
-    if max(max(src.chunks[0]), max(src.chunks[1])) > LARGE_CHUNK * DEFAULT_CHUNK:
+    if oversized(src, DEFAULT_CHUNK):
         # one task is one thread: a single 8192² chunk took 3.8 s where 2048² chunks took 1.6 s
         # on 2 cores (16× on 16)
         rows, cols = plan_chunks(src.shape[:2], halo=params.depth, stride=stride)

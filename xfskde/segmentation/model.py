@@ -46,7 +46,7 @@ from .._labels import (
 from ..api import Nodata, check_nodata
 from ..exceptions import DimensionError, ParameterError
 from ..io._location import micrometres
-from ..lazy import LARGE_CHUNK, dask_view, map_haloed, plan_chunks, safe_chunks
+from ..lazy import dask_view, map_haloed, oversized, plan_chunks, safe_chunks
 from ..masks import resolve_mask
 from ..metrics import rand_index
 from ..windows import Window
@@ -670,9 +670,7 @@ def _prepare(image: Any, chunks: int | None, halo: int, nodata: Nodata = "auto")
     # Dask chunks much larger than segmentation's are split (a 4096² chunk is one task, one
     # thread, and its feature planes: 9.6 s and +2.1 GiB to predict a 4096² RGB image, against
     # 1.6 s and +0 at 512²)
-    large = isinstance(image, da.Array) and max(max(image.chunks[0]), max(image.chunks[1])) > (
-        LARGE_CHUNK * FEATURE_CHUNK
-    )
+    large = isinstance(image, da.Array) and oversized(image, FEATURE_CHUNK)
     if not isinstance(image, da.Array) or chunks is not None or large:
         rows, cols = plan_chunks(image.shape[:2], target=chunks or FEATURE_CHUNK, halo=halo)
         if isinstance(image, da.Array):
