@@ -8,7 +8,8 @@ Needs the geo extra (``pip install "xfskde[geo]"``: rioxarray). The script
    FS-KDE of every 8×8 cell (``window="box", size=8, stride=8``): 80 m cells whose
    GeoTransform, resolution and bounds rioxarray reads back, the image's footprint exactly;
 3. compares the cells beside the nodata border with ``nodata=None`` (the 0s used as data) and
-   with the default (read from the file, omitted as NaN): |F_0| against the interior's;
+   with the default (read from the file, omitted as NaN): |F_0| against the interior's; the
+   cells on nodata pixels are NaN (no value);
 4. writes the coefficients (Re/Im bands) and the orientation and coherence maps as COGs with
    ``xfskde.io.geotiff.write_geotiff``, reads them back with rioxarray and reprojects the
    coherence to WGS 84.
@@ -119,7 +120,11 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
         write_geotiff(coherence, folder / "coherence.tif", cog=True)
         bands = rioxarray.open_rasterio(folder / "cells.tif")
         back = np.moveaxis(bands.values[0::2] + 1j * bands.values[1::2], 0, -1)
-        results["geotiff_max_error"] = float(np.abs(back - cells.values).max())
+        # the cells on nodata are NaN (no value) in both: QGIS shows them as nodata
+        results["geotiff_max_error"] = float(np.nanmax(np.abs(back - cells.values)))
+        results["geotiff_same_nodata"] = float(
+            np.array_equal(np.isnan(back), np.isnan(cells.values))
+        )
         results["geotiff_same_transform"] = float(bands.rio.transform() == cells.rio.transform())
         print(f"cells.tif: {bands.sizes['band']} bands ({bands.attrs['long_name'][:2]} ...), "
               f"max |error| {results['geotiff_max_error']:.1g}, same transform: "

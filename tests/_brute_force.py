@@ -20,6 +20,7 @@ __all__ = [
     "direct_kde",
     "gradient_reference",
     "local_fskde_reference",
+    "missing_at_samples",
     "padded",
     "padded_gradient",
 ]
@@ -138,4 +139,18 @@ def local_fskde_reference(
                         continue
                     acc += w * terms[y + dy + d - 1, x + dx + d - 1]
             out[i, j] = H * acc
+    if omit_nan:
+        out[missing_at_samples(image, stride, channel_axis)] = np.nan
     return out
+
+
+def missing_at_samples(image, stride, channel_axis=None):
+    """Whether each sample's own pixel is missing: not finite in any channel (the field is NaN
+    there under ``nan_policy="omit"``: no value, not "no gradients")."""
+    pixels = np.asarray(image, dtype=np.float64)
+    if channel_axis is None:
+        pixels = pixels[..., None]
+    else:
+        pixels = np.moveaxis(pixels, channel_axis, -1)
+    o = sample_offset(stride)
+    return ~np.isfinite(pixels[o::stride, o::stride]).any(axis=-1)

@@ -210,11 +210,14 @@ def test_nodata_is_omitted_as_nan(geotiff):
     # rioxarray's readers give the same: nodata in attrs, or decoded to NaN (masked=True)
     for reader in (_rasterio_image(geotiff), _rasterio_image(geotiff, masked=True)):
         np.testing.assert_array_equal(xfskde.local_fskde(reader, **PARAMS).values, omitted)
-    # cells 0-2 are all nodata: nothing; cell 3 touches the edge: no more than an interior cell
+    # cells 0-2 are all nodata: no value (NaN, not 0: not "no gradient"), exactly where the
+    # cell's pixel is missing; cell 3 touches the edge: no more than an interior cell
     used = xfskde.local_fskde(image, **PARAMS, nodata=None)
     g0 = np.abs(used.values[..., 0])
     interior = f0[:8, 5:].mean()
-    assert np.all(f0[:, :3] == 0) and np.all(f0[-2:] == 0)
+    assert np.isnan(f0[:, :3]).all() and np.isnan(f0[-2:]).all()
+    np.testing.assert_array_equal(np.isnan(f0), ~present_samples(image, field).values)
+    assert np.isnan(field.fskde.coherence().values[:, :3]).all()  # maps too, with no .where
     assert f0[:8, 3].mean() < 1.5 * interior  # 0.89 times
     assert g0[:8, 3].mean() > 10 * interior  # 40 times, with the 0s used as data
     assert used.attrs["input_nodata"] == "none" and used.attrs["nan_policy"] == "raise"
@@ -459,6 +462,7 @@ def test_the_example_shows_what_it_says(tmp_path):
     assert results["cell_metres"] == 80.0 and results["bounds_error_metres"] == 0.0
     assert results["edge_ratio_nodata_as_data"] > 2 and results["edge_ratio_nodata_omitted"] < 1.2
     assert results["geotiff_max_error"] == 0.0 and results["geotiff_same_transform"] == 1.0
+    assert results["geotiff_same_nodata"] == 1.0
     assert results["stripes_coherence"] > 0.5
     assert {p.name for p in tmp_path.glob("*.tif")} == {
         "scene.tif", "cells.tif", "orientation.tif", "coherence.tif"

@@ -12,7 +12,7 @@ import dask.array as da
 import numpy as np
 import pytest
 import xarray as xr
-from _brute_force import padded
+from _brute_force import missing_at_samples, padded
 from scipy import ndimage
 from skimage import data, filters
 
@@ -108,6 +108,8 @@ def reference_field(image, order, window, size, stride, kind, sigma, **gradient_
             y, x = i * stride + o + d, j * stride + o + d
             block = terms[y - b : y + a + 1, x - b : x + a + 1]
             out[i, j] = H * np.tensordot(phi, block, axes=([0, 1], [0, 1]))
+    if gradient_kwargs.get("omit_nan"):
+        out[missing_at_samples(image, stride, gradient_kwargs.get("channel_axis"))] = np.nan
     return out
 
 

@@ -91,10 +91,9 @@ def present_samples(image: xr.DataArray, field: xr.DataArray) -> xr.DataArray:
 
     ``field`` is a result of :func:`local_fskde` on ``image`` (a DataArray with dims ``y, x``
     and maybe a channel dim); a sample's pixel is missing where every channel is NaN or the
-    nodata value the field recorded (``input_nodata``). Where it is, the field's coefficients
-    are those of no data (0 inside a missing area): maps drawn from them (orientation, coherence,
-    energy) should say "no value", e.g. ``coherence(field).where(present_samples(image,
-    field))``.
+    nodata value the field recorded (``input_nodata``). The field is NaN there already (so are
+    the maps drawn from it); this reads only the image's pixels at the samples, not the field,
+    e.g. to count the cells on data or to mask another result on the same grid.
     """
     value = field.attrs.get("input_nodata", "none")
     nodata = None if value == "none" else (math.nan if value == "nan" else value)

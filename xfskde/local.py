@@ -249,6 +249,8 @@ def local_fskde_block(
     Returns
     -------
     numpy.ndarray, (rows, cols, ℓ)
+        Under ``nan_policy="omit"``, NaN at the samples whose pixel is missing (not finite in
+        any channel) and inside ``inside``.
     """
     src = readable(src)
     s, o = params.stride, sample_offset(params.stride)
@@ -339,9 +341,30 @@ def local_fskde_block(
     else:
         for t in tiles:
             run(t)
+    if params.nan_policy == "omit":
+        out[_missing_samples(src, src_origin, s, rows, cols)] = np.nan
     if inside is not None:
         out[~inside] = 0
     return out
+
+
+def _missing_samples(
+    src: np.ndarray, src_origin: tuple[int, int], stride: int, rows: tuple[int, int],
+    cols: tuple[int, int],
+) -> np.ndarray:  # fmt: skip
+    """Whether the pixel of each sample ``rows × cols`` is missing (not finite in any channel).
+
+    The field there is NaN: its window may hold gradients of the pixels around, but the sample
+    itself has no value (as GDAL and rioxarray leave nodata pixels nodata), so every map drawn
+    from it — orientation, coherence, energy, a density — says so instead of reading a missing
+    area as one without gradients (where the coefficients are 0).
+    """
+    if not np.issubdtype(src.dtype, np.floating):  # integers hold no NaN
+        return np.zeros((rows[1] - rows[0], cols[1] - cols[0]), bool)
+    o = sample_offset(stride)
+    r0, c0 = rows[0] * stride + o - src_origin[0], cols[0] * stride + o - src_origin[1]
+    r1, c1 = r0 + (rows[1] - rows[0] - 1) * stride + 1, c0 + (cols[1] - cols[0] - 1) * stride + 1
+    return ~np.isfinite(src[:, r0:r1:stride, c0:c1:stride]).any(axis=0)
 
 
 def local_fskde_numpy(

@@ -173,7 +173,8 @@ def _coherence(F: np.ndarray, ratio: float) -> np.ndarray:
     positive = F0 > 0
     c = np.abs(F[..., 2]) / (ratio * np.where(positive, F0, 1))
     # |Σ φ w e^{2iθ}| <= Σ φ w for a non-negative window: only rounding can exceed 1
-    return np.where(positive, np.minimum(c, 1), 0).astype(F0.dtype)
+    c = np.where(positive, np.minimum(c, 1), 0)
+    return np.where(np.isnan(F0), np.nan, c).astype(F0.dtype)  # a missing pixel: no value
 
 
 # --- the faces: NumPy, Dask, xarray --------------------------------------------------------------
@@ -299,8 +300,8 @@ def coherence(F: Any, kernel: Cos2KKernel | float | None = None) -> Any:
     -------
     numpy.ndarray, dask.array.Array or xarray.DataArray, float
         Values in [0, 1] (rounding above 1 is clipped), shape ``F.shape[:-1]``; 0 where
-        F_0 = 0 (no gradient in the window). A DataArray is named ``"coherence"``
-        (``units="1"``).
+        F_0 = 0 (no gradient in the window), NaN where F is (a missing pixel). A DataArray is
+        named ``"coherence"`` (``units="1"``).
     """
     if kernel is None:
         if not isinstance(F, xr.DataArray):

@@ -48,15 +48,15 @@ def run(args: argparse.Namespace) -> int:
     seconds = time.perf_counter() - start
     record = block_record(args.output)
     if record.size and (record == 2).all():
-        # every coefficient is zero: a constant image, one of a pixel, or all missing (NaN
-        # under --nan-policy omit, or --nodata); a store of zeros would pass for a result, so
-        # it is not kept
+        # no coefficient is a value but 0 or NaN: a constant image, one of a pixel, or all
+        # missing (NaN under --nan-policy omit, or --nodata); such a store would pass for a
+        # result, so it is not kept
         locate(args.output).remove()
         height, width = image.sizes["y"], image.sizes["x"]
         raise ImageReadError(
             f"{args.input} has no gradient anywhere (its {height} x {width} pixels are all "
             "equal, or all NaN under --nan-policy omit, or all nodata): every coefficient is "
-            f"zero, so {args.output} was not kept"
+            f"zero or NaN, so {args.output} was not kept"
         )
     total = record.size
     pixels = image.sizes["y"] * image.sizes["x"]

@@ -17,7 +17,6 @@ import time
 import dask
 import xarray as xr
 
-from ..api import present_samples
 from ..io import write_ome_zarr
 from ..masks import mask_samples
 from ..orientation import coherence, energy, orientation
@@ -56,8 +55,6 @@ def run(args: argparse.Namespace) -> int:
     warn_if_large(args, len(MAPS) * ny * nx * 4 * 4 / 3, "image")  # float32, and its pyramid
     maps = {"orientation": orientation(field), "coherence": coherence(field),
             "energy": energy(field)}  # fmt: skip
-    present = present_samples(image, field)  # at a missing pixel a map has no value either
-    maps = {name: m.where(present) for name, m in maps.items()}
     if mask is not None:  # outside the foreground a map has no value
         stride = field.attrs["stride"]
         shape = (image.sizes["y"], image.sizes["x"])

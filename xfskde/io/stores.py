@@ -8,7 +8,7 @@ is named ``"fskde"``) is a Zarr v3 group holding
 * its coordinates, one array each, and its attributes (``coordinates`` names the non-index
   coordinates),
 * ``xfskde_blocks``: the completion record, a ``uint8`` array of one entry per block (0: not
-  written; 1: written; 2: written, and every value of the block is zero),
+  written; 1: written; 2: written, and the block holds no value but 0 and NaN),
 * the group attributes ``xfskde_status`` (``"incomplete"``, then ``"complete"``) and
   ``xfskde_parameters`` (the shape, dtype, dims, attributes and a digest of the coordinates of
   the data, as JSON), written together with the group, before anything else.
@@ -105,9 +105,10 @@ _COORDS_KEY = "xfskde_coordinates_sha256"
 _GRADIENT_DEFAULTS = {"gradient": "central", "gradient_scale": 1.0}
 #: The completion record: one ``uint8`` entry per block, set once the block is written.
 _BLOCKS = "xfskde_blocks"
-#: Entries of the record: not written; written; written, every value zero (the fill value);
+#: Entries of the record: not written; written; written, no value but 0 or NaN (no gradient
+#: or no data anywhere in the block);
 #: written as the fill of a block with no foreground, which was neither read nor computed.
-_NOT_WRITTEN, _WRITTEN, _WRITTEN_ZERO, _SKIPPED = 0, 1, 2, 3
+_NOT_WRITTEN, _WRITTEN, _WRITTEN_EMPTY, _SKIPPED = 0, 1, 2, 3
 #: The array of a coefficient store.
 _VARIABLE = "fskde"
 
@@ -463,10 +464,14 @@ def _read_record(group: zarr.Group) -> tuple[np.ndarray, np.ndarray]:
 # ------------------------------------------------------------------------------------ write
 
 
-def _nonzero(block: np.ndarray) -> bool:
-    """Whether any value of a block is not zero: its first values, then (rarely) all of them."""
+def _holds_values(block: np.ndarray) -> bool:
+    """Whether any value of a block is neither 0 nor NaN: its first values, then (rarely) all."""
+
+    def valued(values: np.ndarray) -> bool:
+        return bool(np.any((values != 0) & (values == values)))  # NaN != NaN
+
     flat = block.reshape(-1)
-    return bool(flat[:4096].any()) or bool(flat.any())
+    return valued(flat[:4096]) or valued(flat)
 
 
 def _write_block(
@@ -486,7 +491,7 @@ def _write_block(
     rows = slice(by * cy, by * cy + block.shape[iy])
     cols = slice(bx * cx, bx * cx + block.shape[ix])
     target[_region(spatial, block.ndim, rows, cols, slice(None))] = block
-    entry = _SKIPPED if skipped else _WRITTEN if _nonzero(block) else _WRITTEN_ZERO
+    entry = _SKIPPED if skipped else _WRITTEN if _holds_values(block) else _WRITTEN_EMPTY
     zarr.open_array(zarr_like(store), path=_BLOCKS, mode="r+")[by, bx] = entry
     return 1
 
@@ -555,13 +560,14 @@ def block_record(store: Any, *, storage_options: dict | None = None) -> np.ndarr
 
     storage_options : dict, optional
         Options of the fsspec filesystem of a URL ``store`` (credentials, ``endpoint_url``).
+
     Returns
     -------
     numpy.ndarray
         ``uint8``: 0 where the block is not written (or its entry cannot be read), 1 where it
-        is, 2 where it is and every value of the block is zero (for a coefficient field: no
-        gradient anywhere in the block, as in a constant or all-NaN, ``nan_policy="omit"``,
-        region).
+        is, 2 where it is and holds no value but 0 and NaN (for a coefficient field: no
+        gradient or no data anywhere in the block, as in a constant region or one of missing
+        pixels).
 
     Raises
     ------
