@@ -199,6 +199,50 @@ def test_a_model_refuses_images_of_another_magnification(cohort, tmp_path, capsy
     assert fit_textures(image, 3, sample=3000).pixel_size is None
 
 
+def _scene(pixels, crs, x0, y0, step):
+    """A georeferenced DataArray of ``pixels`` (y, x, band) on a ``step`` grid in ``crs``."""
+    rioxarray = pytest.importorskip("rioxarray")
+    del rioxarray  # registers the .rio accessor
+    ny, nx = pixels.shape[:2]
+    coords = {"y": y0 - step * (np.arange(ny) + 0.5), "x": x0 + step * (np.arange(nx) + 0.5)}
+    scene = xr.DataArray(pixels, dims=("y", "x", "band"), coords=coords)
+    return scene.rio.write_crs(crs)
+
+
+def test_a_model_refuses_scenes_of_another_ground_resolution(cohort, tmp_path, capsys):
+    """A scene's pixel size is its size on the ground, from its CRS (pyproj's geodesic
+    lengths, checked here against pyproj.Geod directly): a model of a 10 m UTM scene takes a
+    0.0001-degree scene (8.8 m at 45 N) and refuses a 30 m one, naming the resolution."""
+    pyproj = pytest.importorskip("pyproj")
+    (image, _), _ = cohort
+    utm = _scene(image, "EPSG:32632", 500000.0, 5000000.0, 10.0)
+    model = fit_textures(utm, 3, sample=3000)
+    size = np.sqrt(np.prod(model.pixel_size)) / 1e6  # metres
+    assert 10.0 < size < 10.01  # 10 m of UTM near the central meridian: 10.004 m (k = 0.9996)
+    degrees = _scene(image, "EPSG:4326", 9.0, 45.0, 1e-4)
+    geod = pyproj.Geod(ellps="WGS84")
+    lat = float(degrees.y[SIDE // 2])
+    expected = np.sqrt(geod.inv(9, lat, 9, lat + 1e-4)[2] * geod.inv(9, lat, 9 + 1e-4, lat)[2])
+    np.testing.assert_allclose(model.pixel_ratio(degrees) * size, expected, rtol=1e-3)
+    labels = model.predict(degrees)  # 8.8 m against 10 m: the same textures, taken
+    assert rand_index(labels.values, model.predict(utm).values) == 1.0
+    coarse = _scene(image, "EPSG:32632", 500000.0, 5000000.0, 30.0)
+    with pytest.raises(ParameterError, match=r"30 m on the ground, .* 10 m .*resolution=10\)"):
+        model.predict(coarse)
+    # from GeoTIFFs on the command line: the model recorded, the 30 m scene refused
+    utm.transpose("band", "y", "x").rio.to_raster(tmp_path / "utm.tif")
+    coarse.transpose("band", "y", "x").rio.to_raster(tmp_path / "coarse.tif")
+    argv = ["segment", str(tmp_path / "utm.tif"), str(tmp_path / "one.zarr"), "--textures", "3"]
+    assert main([*argv, "--sample", "3000", "--no-progress"]) == 0
+    stored = read_model(tmp_path / "one.zarr")
+    np.testing.assert_allclose(stored.pixel_size, model.pixel_size, rtol=1e-9)
+    capsys.readouterr()
+    argv = ["segment", str(tmp_path / "coarse.tif"), str(tmp_path / "two.zarr")]
+    assert main([*argv, "--model", str(tmp_path / "one.zarr"), "--no-progress"]) == 2
+    err = capsys.readouterr().err
+    assert "30 m" in err and "gdalwarp -tr 10 10" in err and len(err.strip().splitlines()) == 1
+
+
 def test_matched_levels_take_an_image_of_another_exposure(cohort):
     """A model's colour bins are fixed at fit: the second image 10 % darker lost its textures'
     labels; its levels mapped onto the model's, it gets them back, and another bit depth is

@@ -319,6 +319,54 @@ def pixel_steps(image: xr.DataArray) -> tuple[float, float] | None:
     return steps[0], steps[1]
 
 
+def crs_wkt(image: xr.DataArray) -> str | None:
+    """The WKT of an image's CRS where rioxarray keeps it: the ``crs_wkt`` (or ``spatial_ref``)
+    attr of its grid-mapping coord (named by a ``grid_mapping`` attr or encoding, else
+    ``spatial_ref``); None when it has none."""
+    name = image.attrs.get("grid_mapping") or image.encoding.get("grid_mapping") or "spatial_ref"
+    coord = image.coords.get(name)
+    if coord is None:
+        return None
+    text = coord.attrs.get("crs_wkt") or coord.attrs.get("spatial_ref")
+    return str(text) if text else None
+
+
+def ground_pixel_size(image: xr.DataArray) -> tuple[float, float] | None:
+    """The (y, x) size in metres on the ground of the pixel at the centre of a georeferenced
+    image: the geodesic lengths, on its CRS's ellipsoid, of one step of its ``y`` and ``x``
+    coords from that pixel.
+
+    One rule for every CRS: a UTM scene's 10 m pixels are 10 m (to 0.04 % at the zone's edge),
+    US-survey-foot and Web Mercator grids give their true ground sizes (a Web Mercator "10 m"
+    pixel at 60° N is 5 m), a geographic grid's 0.0001° pixels at 45° N are 11.1 × 7.9 m. None
+    when the image has no CRS (:func:`crs_wkt`), no regular y/x coords (:func:`pixel_steps`), or
+    pyproj (installed with rioxarray, the ``geo`` extra) is missing.
+    """
+    wkt, steps = crs_wkt(image), pixel_steps(image)
+    if wkt is None or steps is None:
+        return None
+    try:
+        import pyproj  # optional: the geo extra
+    except ImportError:
+        return None
+    try:
+        crs = pyproj.CRS.from_user_input(wkt)
+        to_degrees = pyproj.Transformer.from_crs(crs, crs.geodetic_crs, always_xy=True)
+        geod = crs.get_geod()
+    except pyproj.exceptions.CRSError:
+        return None
+    if geod is None:
+        return None
+    ys, xs = image.coords["y"].values, image.coords["x"].values
+    y, x = float(ys[ys.size // 2]), float(xs[xs.size // 2])
+    lon, lat = to_degrees.transform([x, x, x + steps[1]], [y, y + steps[0], y])
+    _, _, along_y = geod.inv(lon[0], lat[0], lon[1], lat[1])
+    _, _, along_x = geod.inv(lon[0], lat[0], lon[2], lat[2])
+    if not (np.isfinite(along_y) and np.isfinite(along_x) and along_y > 0 and along_x > 0):
+        return None
+    return float(along_y), float(along_x)
+
+
 def image_nodata(image: xr.DataArray) -> tuple[int | float | None, str]:
     """The value that marks an image's missing pixels, and where it was read.
 

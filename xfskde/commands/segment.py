@@ -263,9 +263,12 @@ def _at_model_scale(image: Any, model: Any, args: argparse.Namespace, halo: int)
     """The input's level nearest the pixel size the model was fitted at, when neither
     ``--level`` nor ``--mpp`` chose one and level 0 is more than ``PIXEL_RATIO`` away from it
     (a slide scanned at 40x given a model of 20x); said on stderr. An image that records no
-    pixel size, or has no nearer level, stays as it is (the model then refuses what it must)."""
+    pixel size in µm (a GeoTIFF's is on the ground: its overviews are not chosen by size), or
+    has no nearer level, stays as it is (the model then refuses what it must)."""
     ratio = model.pixel_ratio(image)
     if ratio is None or 1 / PIXEL_RATIO <= ratio <= PIXEL_RATIO:
+        return image
+    if "source_pixel_size_um" not in image.attrs:
         return image
     wanted = math.sqrt(model.pixel_size[0] * model.pixel_size[1])
     nearest = open_image(args.input, mpp=wanted, chunks=args.chunks, halo=halo)

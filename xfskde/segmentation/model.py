@@ -36,6 +36,8 @@ from dask.base import tokenize
 
 from .._grid import MaskFootprint, mask_at_samples, sample_count, sample_offset
 from .._labels import (
+    crs_wkt,
+    ground_pixel_size,
     image_layout,
     image_nodata,
     label_result,
@@ -157,8 +159,10 @@ class TextureModel:
     pixel_size : (float, float), optional
         The pixel size (y, x) in µm of the image it was fitted on, when that image's
         coordinates are lengths (an OME-TIFF, SVS or OME-Zarr opened by
-        :func:`xfskde.open_image`): an image whose pixels are :data:`PIXEL_RATIO` times larger
-        or smaller is refused by :meth:`predict` (another magnification).
+        :func:`xfskde.open_image`) or it has a CRS (a GeoTIFF: the size on the ground,
+        :func:`xfskde._labels.ground_pixel_size`, so 10 m is 1e7): an image whose pixels are
+        :data:`PIXEL_RATIO` times larger or smaller is refused by :meth:`predict` (another
+        magnification or resolution).
 
     A model is what its :meth:`attrs` record: :func:`fit_textures` returns the model read back
     from them (:meth:`from_attrs`), so every result carries the model that made it, and
@@ -180,9 +184,9 @@ class TextureModel:
         return int(self.endmembers.shape[0])
 
     def pixel_ratio(self, image: Any) -> float | None:
-        """How many times larger the pixels of ``image`` (a DataArray whose coords are lengths)
-        are than those of the image the model was fitted on: the ratio of the geometric means
-        of their (y, x) sizes; None when either is not known."""
+        """How many times larger the pixels of ``image`` (a DataArray whose coords are lengths,
+        or with a CRS) are than those of the image the model was fitted on: the ratio of the
+        geometric means of their (y, x) sizes; None when either is not known."""
         seen = _pixel_size_um(image)
         if self.pixel_size is None or seen is None:
             return None
@@ -583,10 +587,10 @@ def _pairs(value: Any) -> tuple[tuple[float, float], ...] | None:
     return tuple((float(a), float(b)) for a, b in np.asarray(value, dtype=float).reshape(-1, 2))
 
 
-def _pixel_size_um(source: Any) -> tuple[float, float] | None:
+def _length_pixel_size_um(source: xr.DataArray) -> tuple[float, float] | None:
     """The pixel size (y, x) in µm of an image whose y and x coords are lengths (a ``units``
-    attr such as ``"µm"``, as :func:`xfskde.open_image` gives them), else None."""
-    steps = pixel_steps(source) if isinstance(source, xr.DataArray) else None
+    attr such as ``"µm"``, as :func:`xfskde.open_image` gives a slide's), else None."""
+    steps = pixel_steps(source)
     if steps is None:
         return None
     units = [source.coords[dim].attrs.get("units") for dim in ("y", "x")]
@@ -596,18 +600,47 @@ def _pixel_size_um(source: Any) -> tuple[float, float] | None:
     return sizes[0], sizes[1]
 
 
+def _pixel_size_um(source: Any) -> tuple[float, float] | None:
+    """The pixel size (y, x) in µm of a DataArray: from coords that are lengths (a slide), else
+    on the ground from its CRS (a scene: :func:`xfskde._labels.ground_pixel_size`, m × 10⁶);
+    None for other inputs and for images that record neither."""
+    if not isinstance(source, xr.DataArray):
+        return None
+    sizes = _length_pixel_size_um(source)
+    if sizes is not None:
+        return sizes
+    ground = ground_pixel_size(source)
+    return None if ground is None else (ground[0] * 1e6, ground[1] * 1e6)
+
+
+def _length(um: float) -> str:
+    """A length given in µm, in the unit a reader expects: µm, mm or m."""
+    if um >= 1e5:  # a scene's pixels: their ground size is known to a few parts in 10⁴
+        return f"{um / 1e6:.3g} m"
+    return f"{um / 1e3:.4g} mm" if um >= 1e3 else f"{um:.4g} µm"
+
+
 def _check_pixel_size(model: TextureModel, source: Any) -> None:
     """Refuse an image whose pixels are :data:`PIXEL_RATIO` times larger or smaller than those
     of the image the model was fitted on (:attr:`TextureModel.pixel_size`)."""
     ratio = model.pixel_ratio(source)
-    if ratio is not None and not 1 / PIXEL_RATIO <= ratio <= PIXEL_RATIO:
-        fitted = math.sqrt(model.pixel_size[0] * model.pixel_size[1])
+    if ratio is None or 1 / PIXEL_RATIO <= ratio <= PIXEL_RATIO:
+        return
+    fitted = math.sqrt(model.pixel_size[0] * model.pixel_size[1])
+    seen, modelled = _length(fitted * ratio), _length(fitted)
+    if _length_pixel_size_um(source) is None and crs_wkt(source) is not None:  # a scene
+        metres = f"{fitted / 1e6:.3g}"
         raise ParameterError(
-            f"the image's pixels are {fitted * ratio:.4g} µm, those the model was "
-            f"fitted on {fitted:.4g} µm (another magnification): open the image's level nearest "
-            f"the model's (open_image(..., mpp={fitted:.4g}), `xfskde segment --mpp "
-            f"{fitted:.4g}`), or fit a model on this image"
+            f"the image's pixels are {seen} on the ground, those the model was fitted on "
+            f"{modelled} (another resolution): resample the image to the model's (rioxarray: "
+            f"image.rio.reproject(image.rio.crs, resolution={metres}) in a metre CRS; GDAL: "
+            f"gdalwarp -tr {metres} {metres}), or fit a model on it"
         )
+    raise ParameterError(
+        f"the image's pixels are {seen}, those the model was fitted on {modelled} (another "
+        f"magnification): open the image's level nearest the model's (open_image(..., "
+        f"mpp={fitted:.4g}), `xfskde segment --mpp {fitted:.4g}`), or fit a model on this image"
+    )
 
 
 class _Prepared(NamedTuple):
