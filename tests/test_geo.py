@@ -324,7 +324,16 @@ def test_maps_and_labels_as_geotiff(geotiff, tmp_path):
     path = write_geotiff(coherence, tmp_path / "coherence.tif")
     back = rioxarray.open_rasterio(path).squeeze("band", drop=True)
     assert back.dtype == np.float32 and np.isnan(back.rio.nodata)
+    assert back.attrs["units"] == "1" and back.attrs["long_name"] == "coherence"
     np.testing.assert_array_equal(back.values, coherence.values.astype(np.float32))
+    # a Dataset of maps on one grid: one band each, named by its variable, with its unit
+    maps = xr.Dataset({"orientation": field.fskde.orientation(), "coherence": coherence})
+    back = rioxarray.open_rasterio(write_geotiff(maps, tmp_path / "maps.tif", cog=True))
+    assert back.attrs["long_name"] == ("orientation", "coherence")
+    assert back.attrs["units"] == ("rad", "1") and back.attrs["stride"] == 8
+    np.testing.assert_array_equal(back.values[1], coherence.values.astype(np.float32))
+    with pytest.raises(DimensionError, match="Dataset of \\(y, x\\) maps"):
+        write_geotiff(xr.Dataset({"field": field}), tmp_path / "bad.tif")
     assert back.rio.transform() == TRANSFORM @ Affine.scale(8) and back.rio.bounds() == BOUNDS
     labels = xfskde.segment(image.astype(np.float32), 2, size=2)
     path = write_geotiff(labels, tmp_path / "labels.tif")
@@ -354,7 +363,12 @@ def test_the_command_line_writes_labels_and_maps_as_geotiffs(geotiff, tmp_path, 
     field = ["--order", "4", "--window", "box", "--size", "8", "--stride", "8", "--no-progress"]
     assert main(["maps", str(geotiff), str(tmp_path / "maps.tif"), *field]) == 0
     maps = rioxarray.open_rasterio(tmp_path / "maps.tif")
-    assert maps.attrs["long_name"] == ("map=orientation", "map=coherence", "map=energy")
+    # each band named, with its unit (GDAL's band unit, which QGIS shows) and long name
+    assert maps.attrs["long_name"] == ("orientation", "coherence", "energy")
+    assert maps.attrs["units"] == ("rad", "1", "1/pixel")
+    with rasterio.open(tmp_path / "maps.tif") as src:
+        assert src.units == ("rad", "1", "1/pixel")
+        assert src.tags(2)["long_name"].startswith("coherence of gradient axes")
     assert maps.rio.transform() == TRANSFORM @ Affine.scale(8) and maps.rio.bounds() == BOUNDS
     scene = open_image(geotiff)
     computed = xfskde.local_fskde(scene, **PARAMS)

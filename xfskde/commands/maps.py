@@ -63,11 +63,10 @@ def run(args: argparse.Namespace) -> int:
     start = time.perf_counter()
     config = {"num_workers": args.workers} if args.workers else {}
     if is_geotiff(args.output):  # one band per map
-        bands = xr.concat(list(maps.values()), dim="map", combine_attrs="drop_conflicts")
-        bands = bands.assign_coords(map=list(maps)).transpose("y", "x", "map")
+        bands = xr.Dataset(maps)  # one band per map, each named and with its unit
         with writing(args.output, args.input), dask.config.set(config), scheduler(args), \
                 progress_on_stderr():  # fmt: skip
-            write_tiff_output(bands.rename("maps"), args)
+            write_tiff_output(bands, args)
         seconds = time.perf_counter() - start
         print(
             f"wrote {args.output}: {', '.join(MAPS)} of {ny} x {nx} cells as bands 1-3, in "

@@ -19,6 +19,12 @@ own grid (:mod:`xfskde._labels`), which rioxarray writes as they are.
   one per value of a trailing dim; their nodata is NaN.
 * **Integer maps** keep their dtype; uint8 (segmentation labels) get nodata 255, which labels
   (at most 254 textures) never take. Booleans are written as uint8.
+* **A Dataset of maps** on one grid (``xr.Dataset({"orientation": ..., "coherence": ...})``)
+  becomes one band per variable, in order, described by the variable's name.
+
+Each band carries its unit (GDAL's band unit type, from the ``units`` attr: ``rad`` for
+orientation, ``1`` for coherence, ...), which QGIS shows and rioxarray reads back as
+``attrs["units"]``, and its ``long_name`` as band metadata.
 
 Every attr of the result (kernel, order, window, stride, nodata handling, ...) is written as
 GDAL metadata, so the file says how it was computed. A Dask-backed result is written block by
@@ -44,10 +50,11 @@ from ._location import micrometres
 __all__ = ["write_geotiff"]
 
 #: Attrs that would make rioxarray write something other than the result (value encodings, a
-#: stale rasterio-order transform) and are therefore not passed on as metadata.
+#: stale rasterio-order transform) and are therefore not passed on as metadata; ``long_name``
+#: and ``units`` are each band's own (band descriptions, units and metadata).
 _NOT_WRITTEN = (
     "_FillValue", "missing_value", "scale_factor", "add_offset", "transform", "nodata",
-    "nodatavals", "fill_value", "scales", "offsets", "long_name", "grid_mapping",
+    "nodatavals", "fill_value", "scales", "offsets", "long_name", "grid_mapping", "units",
 )  # fmt: skip
 
 
@@ -60,6 +67,26 @@ def _require_rioxarray() -> Any:
             "write_geotiff needs rioxarray (and rasterio): pip install 'xfskde[geo]'"
         ) from exc
     return rioxarray
+
+
+def _from_dataset(maps: xr.Dataset) -> tuple[xr.DataArray, list[dict[str, str]]]:
+    """A Dataset of 2-D maps on one grid as one ``(y, x, map)`` DataArray (the attrs the maps
+    share, and the Dataset's), and each band's ``units`` and ``long_name``."""
+    names = list(maps.data_vars)
+    if not names or any(maps[n].dims != ("y", "x") for n in names):
+        raise DimensionError(
+            "write_geotiff writes a Dataset of (y, x) maps, one band each; got variables "
+            f"{ {n: maps[n].dims for n in names} }"
+        )
+    bands = xr.concat([maps[n] for n in names], dim="map", combine_attrs="drop_conflicts")
+    bands = bands.assign_coords(map=names).transpose("y", "x", "map")
+    bands.attrs = {**bands.attrs, **maps.attrs}
+    return bands, [_band_tags(maps[n].attrs) for n in names]
+
+
+def _band_tags(attrs: dict[str, Any]) -> dict[str, str]:
+    """A band's own metadata: its unit and long name, where the attrs give them."""
+    return {key: str(attrs[key]) for key in ("units", "long_name") if attrs.get(key) is not None}
 
 
 def _bands(result: xr.DataArray, dtype: Any) -> tuple[Any, list[str], np.dtype, str]:
@@ -168,7 +195,7 @@ def _tiled(data: Any, tile: int) -> Any:
 
 
 def write_geotiff(
-    result: xr.DataArray,
+    result: xr.DataArray | xr.Dataset,
     path: str | os.PathLike,
     *,
     cog: bool = False,
@@ -182,10 +209,11 @@ def write_geotiff(
 
     Parameters
     ----------
-    result : xarray.DataArray
+    result : xarray.DataArray or xarray.Dataset
         A result of xfskde with dims ``(y, x)`` or ``(y, x, dim)`` — a coefficient field
-        ``(y, x, k)``, a map, labels, abundances — NumPy- or Dask-backed. Its CRS is read from
-        its ``spatial_ref`` coord and its grid from its coordinates and GeoTransform, by
+        ``(y, x, k)``, a map, labels, abundances — NumPy- or Dask-backed, or a Dataset of
+        ``(y, x)`` maps on one grid (one band each, named and with its unit). Its CRS is read
+        from its ``spatial_ref`` coord and its grid from its coordinates and GeoTransform, by
         rioxarray (``result.rio.crs``, ``result.rio.transform()``).
     path : str or path-like
         The file to write (replaced if it exists).
@@ -230,6 +258,10 @@ def write_geotiff(
     _require_rioxarray()
     import rasterio.shutil
 
+    per_band = variables = None
+    if isinstance(result, xr.Dataset):
+        variables = [str(name) for name in result.data_vars]
+        result, per_band = _from_dataset(result)
     if not isinstance(result, xr.DataArray) or result.dims[:2] != ("y", "x") or result.ndim > 3:
         dims = getattr(result, "dims", None)
         raise DimensionError(
@@ -239,6 +271,9 @@ def write_geotiff(
     if isinstance(tile, bool) or not isinstance(tile, int) or tile < 16 or tile % 16:
         raise ParameterError(f"tile must be a positive multiple of 16, got {tile!r}")
     data, names, out_dtype, layout = _bands(result, dtype)
+    names = variables or names  # a Dataset's bands are named by its variables
+    if per_band is None:  # one quantity: every band has the result's unit and long name
+        per_band = [_band_tags(result.attrs)] * len(names)
     fill = _nodata(nodata, out_dtype)
     scalars = {name: c for name, c in result.coords.items() if c.ndim == 0}
     out = xr.DataArray(
@@ -268,6 +303,11 @@ def write_geotiff(
             target, driver="GTiff", tiled=True, blockxsize=tile, blockysize=tile,
             recalc_transform=False, lock=lock, BIGTIFF="IF_SAFER", **options,
         )  # fmt: skip
+        with rasterio.open(target, "r+") as written:  # rioxarray writes no band units
+            for band, tags in enumerate(per_band, start=1):
+                if "units" in tags:
+                    written.set_band_unit(band, tags["units"])
+                written.update_tags(band, **tags)
         if cog:
             rasterio.shutil.copy(
                 target, path, driver="COG", blocksize=tile,
