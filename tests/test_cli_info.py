@@ -142,6 +142,7 @@ def test_geotiff_overviews_get_the_geotransform_pixel_size(tmp_path, capsys):
     assert main(["info", str(path)]) == 0
     head, levels = _sections(capsys.readouterr().out)
     assert _rows(head)["format"] == "GeoTIFF"
+    assert _rows(head)["crs"] == "EPSG:32633 (WGS 84 / UTM zone 33N)"
     import rasterio  # a second reader: GDAL's own overviews and their resolution
 
     expected = []
@@ -156,6 +157,15 @@ def test_geotiff_overviews_get_the_geotransform_pixel_size(tmp_path, capsys):
         ["0", "(600, 512)", "float32", "(256, 256)", "(10, 10) m"],
         ["1", "(300, 256)", "float32", "(256, 256)", "(20, 20) m"],
     ]
+    # the CRS of a store of its coefficients, and of the scene written to Zarr by xarray
+    assert main(["coefficients", str(path), str(tmp_path / "c.zarr"), "--stride", "8",
+                 "--no-progress"]) == 0  # fmt: skip
+    image.rio.write_crs("EPSG:32633").to_dataset(name="B04").to_zarr(tmp_path / "s.zarr")
+    capsys.readouterr()
+    for store in ("c.zarr", "s.zarr"):
+        assert main(["info", str(tmp_path / store)]) == 0
+        head = _sections(capsys.readouterr().out)[0]
+        assert _rows(head)["crs"] == "EPSG:32633 (WGS 84 / UTM zone 33N)", store
 
 
 def test_ome_zarr_zarr_png_and_npy_images(tmp_path, capsys):

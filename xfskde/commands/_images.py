@@ -16,8 +16,9 @@ from typing import NamedTuple
 import tifffile
 import zarr
 
+from .._labels import crs_wkt
 from ..exceptions import ImageReadError
-from ..io import locate
+from ..io import locate, open_image
 from ..io.images import ImageLevel, image_levels
 
 #: Files described with tifffile, and files read whole (as :func:`xfskde.io.open_image` does).
@@ -141,7 +142,27 @@ def describe_image(path: str) -> ImageDescription:
     else:
         rows = _describe_zarr(path)
     rows.append(("dims", " ".join(levels[0].dims)))
+    if dict(rows)["format"].startswith(("GeoTIFF", "Zarr")):  # where a CRS can be
+        wkt = crs_wkt(open_image(path))  # lazy: the header and coordinates only
+        if wkt is not None:
+            rows.append(("crs", crs_description(wkt)))
     return ImageDescription(rows, levels)
+
+
+def crs_description(wkt: str) -> str:
+    """A CRS as people name it: ``EPSG:32632 (WGS 84 / UTM zone 32N)``, or its WKT name where
+    it has no authority code (or pyproj, installed with rioxarray, is missing)."""
+    try:
+        import pyproj  # optional: the geo extra
+    except ImportError:
+        start = wkt.find('"')
+        return wkt[start + 1 : wkt.find('"', start + 1)] if start >= 0 else wkt
+    try:
+        crs = pyproj.CRS.from_user_input(wkt)
+    except pyproj.exceptions.CRSError:
+        return " ".join(wkt.split())
+    code = crs.to_authority(min_confidence=70)
+    return f"{code[0]}:{code[1]} ({crs.name})" if code else crs.name
 
 
 def level_table(levels: list[ImageLevel]) -> list[list[str]]:

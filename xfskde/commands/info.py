@@ -19,10 +19,11 @@ from typing import Any
 
 import numpy as np
 
+from .._labels import crs_wkt
 from ..exceptions import ParameterError, StoreCorruptError, StoreIncompleteError
 from ..io import locate, open_blocks, store_status
 from ..io.stores import verify_store
-from ._images import describe_image, is_image, level_table
+from ._images import crs_description, describe_image, is_image, level_table
 
 #: Problems of each kind listed one per line before the rest are counted.
 _LISTED = 50
@@ -109,6 +110,9 @@ def _store_rows(store: str) -> list[tuple[str, str]]:
         ("dtype", str(field.dtype)),
         ("chunks", str(chunks)),
     ]
+    wkt = crs_wkt(field)
+    if wkt is not None:
+        rows.append(("crs", crs_description(wkt)))
     rows += [(str(k), attribute_text(v)) for k, v in field.attrs.items() if k != "coordinates"]
     return rows
 
