@@ -132,7 +132,7 @@ def test_resolve_mask_forms(tmp_path):
 # ------------------------------------------------------------------------- consumers' mask=
 
 
-def test_masked_field_equals_the_unmasked_inside_and_is_zero_outside():
+def test_masked_field_equals_the_unmasked_inside_and_has_no_value_outside():
     import xfskde
 
     rgb, tissue = _slide((512, 768), seed=1)
@@ -146,7 +146,8 @@ def test_masked_field_equals_the_unmasked_inside_and_is_zero_outside():
         :, (np.arange(192) * 4 + 1) * 96 // 768
     ]
     np.testing.assert_array_equal(eager.values[inside], plain.values[inside])
-    assert not eager.values[~inside].any()
+    assert np.isnan(eager.values[~inside]).all()  # not computed: NaN, not "no gradient"
+    assert np.isnan(eager.fskde.energy().values[~inside]).all()  # and so are the maps
     assert eager.attrs["mask"] == "an array" and 0.2 < eager.attrs["mask_foreground"] < 0.6
     for chunks in (64, 128, {"y": 96, "x": 160}):
         lazy = xfskde.local_fskde(image.chunk(chunks), **params, mask=mask)
@@ -158,7 +159,7 @@ def test_masked_field_equals_the_unmasked_inside_and_is_zero_outside():
 
 
 def test_tiles_of_glass_inside_a_computed_block_are_not_computed(monkeypatch):
-    """The core's tiles with no foreground sample are zeros without a call to the core."""
+    """The core's tiles with no foreground sample are NaN without a call to the core."""
     import xfskde
     from xfskde import _core
 
@@ -180,7 +181,8 @@ def test_tiles_of_glass_inside_a_computed_block_are_not_computed(monkeypatch):
     masked = xfskde.local_fskde(grey, **params, mask=mask)
     assert everything >= 4 and 0 < len(calls) < everything
     assert all(a * 8 < 128 and c * 8 < 128 for a, b, c, d in calls)  # only tiles with tissue
-    assert masked[:16, :16].any() and not masked[16:].any() and not masked[:, 16:].any()
+    assert np.isfinite(masked[:16, :16]).all() and masked[:16, :16].any()
+    assert np.isnan(masked[16:]).all() and np.isnan(masked[:, 16:]).all()
 
 
 def test_auto_mask_of_a_slide_skips_its_glass(tmp_path):

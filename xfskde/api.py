@@ -143,7 +143,7 @@ def _resolve_nodata(
 
 def _field(image: Any, params: LocalParameters, channel_axis: int | None, mask: Any) -> Any:
     """The block core on a NumPy image or the engine on a Dask one; with a foreground ``mask``
-    (a labelled (y, x) DataArray) the samples outside it are zero and blocks and tiles of the
+    (a labelled (y, x) DataArray) the samples outside it are NaN and blocks and tiles of the
     core without foreground are not computed."""
     foreground = None if mask is None else np.asarray(mask.values, bool)
     if isinstance(image, da.Array):
@@ -301,7 +301,8 @@ def local_fskde(
         The foreground to compute (:mod:`xfskde.masks`): ``"auto"`` finds tissue or signal with
         :func:`xfskde.masks.tissue_mask` (on a low-resolution level of the image's file when it
         has one), a path or an array gives it (non-zero is foreground), at any resolution: it
-        covers the image's extent. Samples outside it are zero; with a Dask-backed image the
+        covers the image's extent. Samples outside it are NaN (no value: not computed, and
+        so are the maps drawn from them); with a Dask-backed image the
         blocks it does not touch are neither read nor computed. DataArray results record it
         in the ``mask`` and ``mask_foreground`` (the fraction of foreground) attrs. Default:
         everything.

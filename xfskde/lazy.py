@@ -494,8 +494,8 @@ def local_fskde_dask(
     channel_axis : int, optional
     mask : numpy.ndarray of bool, optional
         Foreground covering the image's extent, at any resolution (:class:`~xfskde._grid.
-        MaskFootprint`): blocks it does not touch are zeros read from nothing (``skip`` of
-        :func:`map_haloed`); inside computed blocks, samples outside it are zero and the
+        MaskFootprint`): blocks it does not touch are NaN read from nothing (``skip`` of
+        :func:`map_haloed`); inside computed blocks, samples outside it are NaN and the
         core's tiles without foreground are not computed. Samples inside are unchanged.
 
     Returns
@@ -552,6 +552,6 @@ def local_fskde_dask(
         name="xfskde-coefficients",
         token=(params.attrs(), params.scale(), params.profile(), params.half_widths()),
         skip=None if footprint is None else footprint.background,
-        fill=0,
+        fill=np.nan,  # not computed: no value
         shared=None if footprint is None else footprint.mask,
     )

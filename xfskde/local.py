@@ -241,16 +241,16 @@ def local_fskde_block(
         Tiles are spread over this many threads (numba releases the GIL).
     inside : numpy.ndarray of bool, (rows, cols), optional
         The samples to compute (a foreground mask on the grid,
-        :func:`xfskde._grid.mask_at_samples`): the others are zero — the field of a region
-        without gradients — and a tile of the core without any of them is not computed at all,
-        so glass inside a block costs nothing but its zeros. Samples inside are the same as
-        without ``inside``.
+        :func:`xfskde._grid.mask_at_samples`): the others are NaN — not computed, so no value
+        (0 would claim "no gradient" of an area that may hold many) — and a tile of the core
+        without any of them is not computed at all, so glass inside a block costs nothing but
+        its fill. Samples inside are the same as without ``inside``.
 
     Returns
     -------
     numpy.ndarray, (rows, cols, ℓ)
-        Under ``nan_policy="omit"``, NaN at the samples whose pixel is missing (not finite in
-        any channel) and inside ``inside``.
+        NaN outside ``inside`` and, under ``nan_policy="omit"``, at the samples whose pixel is
+        missing (not finite in any channel).
     """
     src = readable(src)
     s, o = params.stride, sample_offset(params.stride)
@@ -265,7 +265,7 @@ def local_fskde_block(
         if inside.shape != out.shape[:2]:
             raise ValueError(f"inside must have shape {out.shape[:2]}, got {inside.shape}")
         if not inside.any():
-            out[...] = 0
+            out[...] = np.nan
             return out
     # The core's frame starts `frame` pixels before the first sample (the window, plus the
     # central difference's pixel): sample (0, 0) of `out` sits at (frame, frame) there.
@@ -284,10 +284,10 @@ def local_fskde_block(
         for a, b in _tile_ranges(out.shape[0], max(1, TILE_ROWS // s))
         for c, d in _tile_ranges(out.shape[1], max(1, tile_cols // s))
     ]
-    if inside is not None:  # tiles of background only: zeros, not computed
+    if inside is not None:  # tiles of background only: no value, not computed
         for a, b, c, d in tiles:
             if not inside[a:b, c:d].any():
-                out[a:b, c:d] = 0
+                out[a:b, c:d] = np.nan
         tiles = [(a, b, c, d) for a, b, c, d in tiles if inside[a:b, c:d].any()]
     planes = params.gradient.kind != "central"
     if planes:
@@ -344,7 +344,7 @@ def local_fskde_block(
     if params.nan_policy == "omit":
         out[_missing_samples(src, src_origin, s, rows, cols)] = np.nan
     if inside is not None:
-        out[~inside] = 0
+        out[~inside] = np.nan
     return out
 
 
@@ -379,7 +379,7 @@ def local_fskde_numpy(
 
     ``threads`` defaults to every core; code that runs inside Dask tasks passes 1 (Dask owns
     the parallelism there). ``mask`` is a boolean foreground covering the image's extent at any
-    resolution: samples outside it are zero and tiles without foreground are not computed
+    resolution: samples outside it are NaN and tiles without foreground are not computed
     (``inside`` of :func:`local_fskde_block`).
     """
     image = np.asarray(image)

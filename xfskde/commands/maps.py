@@ -18,7 +18,6 @@ import dask
 import xarray as xr
 
 from ..io import write_ome_zarr
-from ..masks import mask_samples
 from ..orientation import coherence, energy, orientation
 from ._options import (
     add_field_options,
@@ -49,17 +48,12 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    image, field, mask = field_from_input(args)
+    image, field, _ = field_from_input(args)  # NaN outside --mask and on missing pixels
     refuse_ome_zarr_grid(image, args, always=True)
     ny, nx = field.sizes["y"], field.sizes["x"]
     warn_if_large(args, len(MAPS) * ny * nx * 4 * 4 / 3, "image")  # float32, and its pyramid
     maps = {"orientation": orientation(field), "coherence": coherence(field),
             "energy": energy(field)}  # fmt: skip
-    if mask is not None:  # outside the foreground a map has no value
-        stride = field.attrs["stride"]
-        shape = (image.sizes["y"], image.sizes["x"])
-        inside = mask_samples(mask, field.data, shape, stride)[..., 0]
-        maps = {name: m.where(inside) for name, m in maps.items()}
     start = time.perf_counter()
     config = {"num_workers": args.workers} if args.workers else {}
     if is_geotiff(args.output):  # one band per map
