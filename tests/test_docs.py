@@ -1,6 +1,7 @@
 """The docs stay true: the site's nav and links resolve, code runs, public names are documented.
 
-mkdocs itself is not needed: the checks read mkdocs.yml and the Markdown directly. The Python
+The checks read mkdocs.yml and the Markdown directly, and one builds the site with mkdocs (the
+docs extra: CI installs it; without it that test skips). The Python
 code blocks of a page run one after the other in one fresh interpreter, like notebook cells; a
 block preceded by ``<!-- no-run -->`` (one that needs a slide or a cluster) is skipped.
 """
@@ -183,6 +184,22 @@ def test_public_names_have_numpydoc_docstrings(name):
     wanted = {p for p in signature.parameters if p not in ("self", "cls", "args", "kwargs")}
     missing = wanted - _documented_parameters(doc)
     assert not missing, f"{name}: parameters {sorted(missing)} are not in its Parameters section"
+
+
+def test_the_site_builds_without_a_warning(tmp_path):
+    """``mkdocs build --strict``: every page and the API reference render, every docstring
+    parsed as numpydoc (a paragraph after a class's Attributes section once stopped the build:
+    mkdocstrings read it as attributes, one with no name)."""
+    for module in ("mkdocs", "material", "mkdocstrings_handlers.python"):
+        pytest.importorskip(module, reason="the docs extra builds the site")
+    site = tmp_path / "site"
+    result = subprocess.run(
+        [sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(site)],
+        cwd=ROOT, capture_output=True, text=True, timeout=600,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr[-3000:]
+    api = (site / "api" / "index.html").read_text()
+    assert "TextureModel" in api and "pixel_size" in api
 
 
 @pytest.mark.parametrize("module", PAPER_MODULES)

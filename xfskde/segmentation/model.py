@@ -132,6 +132,10 @@ _LONG_NAMES = {"labels": "texture label", "abundances": "texture abundances"}
 class TextureModel:
     """Fitted pure texture features and the feature parameters that produced them.
 
+    A model is what its :meth:`attrs` record: :func:`fit_textures` returns the model read back
+    from them (:meth:`from_attrs`), so every result carries the model that made it, and
+    :func:`read_model` rebuilds it from a stored result to segment other images alike.
+
     Attributes
     ----------
     spec : FeatureSpec
@@ -164,9 +168,6 @@ class TextureModel:
         :data:`PIXEL_RATIO` times larger or smaller is refused by :meth:`predict` (another
         magnification or resolution).
 
-    A model is what its :meth:`attrs` record: :func:`fit_textures` returns the model read back
-    from them (:meth:`from_attrs`), so every result carries the model that made it, and
-    :func:`read_model` rebuilds it from a stored result to segment other images alike.
     """
 
     spec: FeatureSpec
