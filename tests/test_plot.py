@@ -107,3 +107,21 @@ def test_orientation_rgb_maps_angle_to_hue_and_coherence_to_brightness():
     np.testing.assert_allclose(hsv[..., 2], [[1.0, 0.5], [1.0, 0.25]], atol=1e-12)
     default = rgb2hsv(orientation_rgb(orientation, coherence))  # white = 99th percentile
     assert default[1, 0, 2] == 1.0 and default[0, 1, 2] < 0.5
+    # a cell with no value (NaN coherence: a missing pixel) is black; the others as before
+    coherence[0, 0] = np.nan
+    rgb = orientation_rgb(orientation, coherence)
+    assert np.isfinite(rgb).all() and (rgb[0, 0] == 0).all()
+    np.testing.assert_allclose(rgb2hsv(rgb)[1, 0], [0.75, 1.0, 1.0], atol=1e-12)
+
+
+def test_glyphs_skip_samples_without_a_value():
+    """A field with nodata is NaN there: no glyph, and the others scaled as without them."""
+    image = np.tile(np.arange(32, dtype=np.float64), (24, 1))
+    F = xfskde.local_fskde(image, order=8, window="box", size=8, stride=8)
+    holes = F.copy()
+    holes[0, :2] = np.nan
+    whole = np.array(plot.glyphs(F, stride=8, n_angles=8).collections[0].get_segments())
+    drawn = np.array(plot.glyphs(holes, stride=8, n_angles=8).collections[0].get_segments())
+    assert drawn.shape == (whole.shape[0] - 2 * 8, 2, 2) and np.isfinite(drawn).all()
+    np.testing.assert_allclose(drawn, whole.reshape(3, 4, 8, 2, 2)[np.isfinite(holes[..., 0])]
+                               .reshape(-1, 2, 2))  # fmt: skip

@@ -185,7 +185,8 @@ def glyphs(
     Like scikit-image's HOG visualisation: the density of each FS-KDE is evaluated (eq. 1) at
     ``n_angles`` angles and a line segment is drawn from the sample's pixel in each direction θ
     (or, with ``edges=True``, perpendicular to it, along the edges as HOG draws them), its length
-    proportional to f(θ) (negative values of a truncated FS-KDE count as zero).
+    proportional to f(θ) (negative values of a truncated FS-KDE count as zero). Samples without
+    a value (NaN: a missing pixel, or outside a mask) get no glyph.
 
     Parameters
     ----------
@@ -231,6 +232,8 @@ def glyphs(
         ax.imshow(np.asarray(image), cmap=cmap)
     theta = np.linspace(-np.pi, np.pi, int(n_angles), endpoint=False)
     f = np.clip(evaluate(F, theta), 0, None)  # (ny, nx, n_angles)
+    drawn = np.isfinite(f).all(axis=-1)  # samples with no value get no glyph
+    f = np.where(drawn[..., None], f, 0.0)
     spacing = min(
         np.min(np.diff(xs)) if xs.size > 1 else np.inf,
         np.min(np.diff(ys)) if ys.size > 1 else np.inf,
@@ -246,7 +249,7 @@ def glyphs(
     start = np.stack([np.broadcast_to(X[..., None], f.shape),
                       np.broadcast_to(Y[..., None], f.shape)], axis=-1)  # fmt: skip
     end = start + np.stack([dx, dy], axis=-1)
-    segments = np.stack([start, end], axis=-2).reshape(-1, 2, 2)
+    segments = np.stack([start, end], axis=-2)[drawn].reshape(-1, 2, 2)
     ax.add_collection(LineCollection(segments, colors=color, linewidths=linewidth))
     if image is None:
         pad = 0.5 * spacing
@@ -310,10 +313,11 @@ def orientation_rgb(orientation: Any, coherence: Any, *, white: float | None = N
         Angles in radians, e.g. ``-arg F_1`` (:meth:`DataArray.fskde.dominant_orientation`,
         section 4.1); NaN (no dominant orientation) is drawn with hue 0.
     coherence : array_like
-        How strongly each pixel is oriented, e.g. ``|F_1| / F_0``; same shape.
+        How strongly each pixel is oriented, e.g. ``|F_1| / F_0``; same shape. NaN (no value:
+        a missing pixel, or outside a mask) is drawn black.
     white : float, optional
-        The coherence drawn at full brightness; default its 99th percentile. Brightness is
-        ``coherence / white`` clipped to [0, 1].
+        The coherence drawn at full brightness; default the 99th percentile of its finite
+        values. Brightness is ``coherence / white`` clipped to [0, 1].
 
     Returns
     -------
@@ -323,10 +327,11 @@ def orientation_rgb(orientation: Any, coherence: Any, *, white: float | None = N
 
     orientation = np.nan_to_num(np.asarray(orientation, dtype=np.float64))
     coherence = np.asarray(coherence, dtype=np.float64)
+    known = np.isfinite(coherence)
     if white is None:
-        white = float(np.quantile(coherence, 0.99))
+        white = float(np.quantile(coherence[known], 0.99)) if known.any() else 1.0
     hue = np.mod(orientation, 2 * np.pi) / (2 * np.pi)
-    value = np.clip(coherence / max(white, 1e-12), 0, 1)
+    value = np.clip(np.where(known, coherence, 0.0) / max(white, 1e-12), 0, 1)
     return hsv2rgb(np.stack([hue, np.ones_like(hue), value], axis=-1))
 
 
