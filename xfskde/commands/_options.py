@@ -271,7 +271,14 @@ def add_field_options(
     parser.add_argument(
         "input", help="image file or Zarr store: a path or URL (s3://, gs://, http://)"
     )
-    also = f"; or a GeoTIFF of {tiff} (a name ending in .tif: CRS and grid kept)" if tiff else ""
+    also = (
+        (
+            f"; or a GeoTIFF of {tiff} (a name ending in .tif: CRS and grid kept), or the "
+            "OME-Zarr image as one pyramidal OME-TIFF (.ome.tif: QuPath, Fiji)"
+        )
+        if tiff
+        else ""
+    )
     parser.add_argument("output", help=f"{output}: a path or URL (s3://, gs://){also}")
     parser.set_defaults(tiff_output=tiff is not None)
     add_fskde_options(parser)
@@ -347,8 +354,10 @@ def warn_if_large(args: argparse.Namespace, output_bytes: float, what: str) -> N
         )
 
 
-#: Output names written as one GeoTIFF file (:func:`write_tiff_output`), not as a Zarr store.
+#: Output names written as one TIFF file, not as a Zarr store: a GeoTIFF
+#: (:func:`write_tiff_output`), or an OME-TIFF when the name ends in :data:`OME_TIFF_SUFFIXES`.
 GEOTIFF_SUFFIXES = (".tif", ".tiff")
+OME_TIFF_SUFFIXES = (".ome.tif", ".ome.tiff")
 
 
 def _named(output: str, suffixes: str | tuple[str, ...]) -> bool:
@@ -356,8 +365,15 @@ def _named(output: str, suffixes: str | tuple[str, ...]) -> bool:
 
 
 def is_geotiff(output: str) -> bool:
-    """Whether ``output`` names a GeoTIFF file (by its suffix)."""
+    """Whether ``output`` names a TIFF file (by its suffix): a GeoTIFF, or an OME-TIFF
+    (:func:`is_ome_tiff`); either is written whole, as a local file."""
     return _named(output, GEOTIFF_SUFFIXES)
+
+
+def is_ome_tiff(output: str) -> bool:
+    """Whether ``output`` names an OME-TIFF (``*.ome.tif``): the OME-Zarr image the command
+    would write, as one pyramidal file (:func:`xfskde.io.write_ome_tiff`)."""
+    return _named(output, OME_TIFF_SUFFIXES)
 
 
 def refuse_tiff_output(args: argparse.Namespace) -> None:
@@ -373,12 +389,12 @@ def refuse_tiff_output(args: argparse.Namespace) -> None:
         )
     if args.resume:
         raise ParameterError(
-            f"{args.output} is a GeoTIFF, written whole: --resume needs a Zarr store (name the "
-            "output *.zarr), or run again with --overwrite"
+            f"{args.output} is a TIFF file, written whole: --resume needs a Zarr store (name "
+            "the output *.zarr), or run again with --overwrite"
         )
     if not locate(args.output).is_local:
         raise ParameterError(
-            f"{args.output}: a GeoTIFF output is a local file; write a Zarr store to a URL "
+            f"{args.output}: a TIFF output is a local file; write a Zarr store to a URL "
             "(name it *.zarr)"
         )
 
@@ -387,8 +403,10 @@ def refuse_ome_zarr_grid(image: Any, args: argparse.Namespace, *, always: bool) 
     """The grid check of the OME-Zarr writer (:func:`xfskde.io.omezarr.check_ome_zarr_grid`:
     a north-up GeoTIFF's decreasing y is refused, with a GeoTIFF output as the way out), made
     before anything is computed (segment fits first). ``always``: every output but a GeoTIFF is
-    OME-Zarr (``maps``); else only a name ending in ``.ome.zarr``."""
-    if not is_geotiff(args.output) if always else is_ome_zarr(args.output):
+    OME-Zarr (``maps``); else only a name ending in ``.ome.zarr``. An OME-TIFF is a copy of the
+    OME-Zarr image: checked alike."""
+    ome = not is_geotiff(args.output) if always else is_ome_zarr(args.output)
+    if ome or is_ome_tiff(args.output):
         check_ome_zarr_grid(image, str(args.input))
 
 

@@ -17,12 +17,13 @@ import time
 import dask
 import xarray as xr
 
-from ..io import write_ome_zarr
+from ..io import write_ome_tiff, write_ome_zarr
 from ..orientation import coherence, energy, orientation
 from ._options import (
     add_field_options,
     field_from_input,
     is_geotiff,
+    is_ome_tiff,
     progress_on_stderr,
     refuse_ome_zarr_grid,
     scheduler,
@@ -56,6 +57,14 @@ def run(args: argparse.Namespace) -> int:
             "energy": energy(field)}  # fmt: skip
     start = time.perf_counter()
     config = {"num_workers": args.workers} if args.workers else {}
+    if is_ome_tiff(args.output):  # the OME-Zarr image, as one pyramidal file
+        with writing(args.output, args.input), dask.config.set(config), progress_on_stderr():
+            write_ome_tiff(maps, args.output, overwrite=args.overwrite, scheduler=args.scheduler,
+                           progress=not args.no_progress)  # fmt: skip
+        seconds = time.perf_counter() - start
+        print(f"wrote {args.output}: {', '.join(MAPS)} of {ny} x {nx} cells as an OME-TIFF "
+              f"pyramid, in {seconds:.1f} s")  # fmt: skip
+        return 0
     if is_geotiff(args.output):  # one band per map
         bands = xr.Dataset(maps)  # one band per map, each named and with its unit
         with writing(args.output, args.input), dask.config.set(config), scheduler(args), \

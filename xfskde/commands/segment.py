@@ -13,7 +13,9 @@ from __future__ import annotations
 import argparse
 import math
 import sys
+import tempfile
 import time
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -21,6 +23,7 @@ import xarray as xr
 
 from ..exceptions import ParameterError
 from ..io import open_image, store_status, write_blocks, write_ome_zarr, write_ome_zarr_labels
+from ..io.ometiff import copy_ome_zarr_to_tiff
 from ..masks import resolve_mask
 from ..segmentation import FEATURE_GROUPS, fit_textures
 from ..segmentation.defaults import FINE_SIZE, auto_features
@@ -41,6 +44,7 @@ from ._options import (
     add_scheduler_option,
     check_scheduler,
     is_geotiff,
+    is_ome_tiff,
     is_ome_zarr,
     output_exists,
     progress_on_stderr,
@@ -196,6 +200,11 @@ def run(args: argparse.Namespace) -> int:
             model = fit_textures(image, args.textures, **options, mask=mask, nodata=args.nodata)
         if is_ome_zarr(out):
             written = _write_ome_zarr(model, image, mask, args)
+        elif is_ome_tiff(out):  # the OME-Zarr image, written beside it, as one file
+            with tempfile.TemporaryDirectory(prefix=".xfskde-", dir=Path(out).parent) as folder:
+                store = Path(folder) / "image.ome.zarr"
+                _write_ome_zarr(model, image, mask, args, store=str(store))
+                copy_ome_zarr_to_tiff(store, out, overwrite=args.overwrite)
         else:
             labels = model.predict(image, mask=mask, nodata=args.nodata,
                                    match_levels=args.match_levels)  # fmt: skip
@@ -209,7 +218,8 @@ def run(args: argparse.Namespace) -> int:
     seconds = time.perf_counter() - start
     shape = (image.sizes["y"], image.sizes["x"])
     if is_geotiff(out):
-        print(f"wrote {out}: labels {shape}, {model.n_textures} textures, in {seconds:.1f} s")
+        what = "abundances and labels as an OME-TIFF pyramid" if is_ome_tiff(out) else "labels"
+        print(f"wrote {out}: {what} {shape}, {model.n_textures} textures, in {seconds:.1f} s")
         return 0
     total = store_status(out)["blocks_total"]
     what = "abundances and labels" if is_ome_zarr(out) else "labels"
@@ -298,29 +308,34 @@ def _auto_or(kind: type) -> Any:
     return parse
 
 
-def _write_ome_zarr(model: Any, image: Any, mask: Any, args: argparse.Namespace) -> int:
+def _write_ome_zarr(
+    model: Any, image: Any, mask: Any, args: argparse.Namespace, store: str | None = None
+) -> int:
     """The abundances as an OME-Zarr image (one channel per texture, NaN outside the mask)
     and the labels as its label image ``labels/textures``: what napari shows as channels
     under a label layer. The labels are the arg-max of the stored abundances (read back, not
-    computed twice); a resume finishes the abundances and writes the labels again."""
+    computed twice); a resume finishes the abundances and writes the labels again. ``store``:
+    another place than ``args.output`` (a temporary image for an OME-TIFF), written anew."""
+    temporary = store is not None
+    store = args.output if store is None else store
+    resume, overwrite = args.resume and not temporary, args.overwrite or temporary
     abundances = model.abundances(image, mask=mask, nodata=args.nodata,
                                   match_levels=args.match_levels)  # fmt: skip
     names = [f"texture {i + 1}" for i in range(model.n_textures)]
     channels = abundances.assign_coords(texture=names).transpose("texture", "y", "x")
     warn_if_large(args, channels.size * 4 * 4 / 3, "image")  # float32, and its pyramid
-    resumed = args.resume and output_exists(args.output)
-    before = store_status(args.output)["blocks_done"] if resumed else 0
+    before = store_status(store)["blocks_done"] if resume and output_exists(store) else 0
     write_ome_zarr(
-        channels.rename("abundances"), args.output, resume=args.resume,
+        channels.rename("abundances"), store, resume=resume,
         name="xfskde segmentation: texture abundances",
-        overwrite=args.overwrite, scheduler=args.scheduler, progress=not args.no_progress,
+        overwrite=overwrite, scheduler=args.scheduler, progress=not args.no_progress,
     )  # fmt: skip
-    stored = open_image(args.output)  # level 0, with its coordinates
+    stored = open_image(store)  # level 0, with its coordinates
     channel = next(d for d in stored.dims if d not in ("y", "x"))
     best = stored.fillna(-1).argmax(channel) + 1
     labels = xr.where(stored.isnull().any(channel), BACKGROUND, best).astype(np.uint8)
     labels = labels.assign_attrs(model.attrs())  # the label image records its model too
-    write_ome_zarr_labels(labels.rename("textures"), args.output, name="textures",
+    write_ome_zarr_labels(labels.rename("textures"), store, name="textures",
                           overwrite=True, scheduler=args.scheduler,
                           progress=not args.no_progress)  # fmt: skip
-    return store_status(args.output)["blocks_done"] - before
+    return store_status(store)["blocks_done"] - before

@@ -1,7 +1,7 @@
-"""Reading images of any size, and writing results to resumable Zarr v3 stores, GeoTIFFs and
-OME-Zarr images.
+"""Reading images of any size, and writing results to resumable Zarr v3 stores, GeoTIFFs,
+OME-Zarr images and OME-TIFFs.
 
-Four modules, independent of each other:
+Five modules:
 
 * :mod:`xfskde.io.images` — :func:`open_image`: a lazy ``(y, x[, c])`` DataArray from a NumPy
   or Dask array, a Zarr array or group (a level of an OME-Zarr multiscale image), a TIFF /
@@ -17,9 +17,12 @@ Four modules, independent of each other:
 * :mod:`xfskde.io.omezarr` — :func:`write_ome_zarr`: real maps (orientation, coherence,
   energy, ...) as the channels of an OME-NGFF 0.5 multiscale image, with label images beside
   them (:func:`write_ome_zarr_labels` adds one later), for napari, OMERO, QuPath and others.
+* :mod:`xfskde.io.ometiff` — :func:`write_ome_tiff`: the same image as one pyramidal OME-TIFF
+  (QuPath, Fiji, OMERO's importer), copied from the OME-Zarr image level by level.
 
 Errors are those of :mod:`xfskde.exceptions` (``ImageReadError``, ``StoreExistsError``, ...),
-and :class:`FileNotFoundError` for a path that does not exist. No module imports another.
+and :class:`FileNotFoundError` for a path that does not exist. A writer builds only on those
+below it: omezarr on stores (level 0 is a block store), ometiff on omezarr.
 """
 
 from __future__ import annotations
@@ -27,6 +30,7 @@ from __future__ import annotations
 from ._location import Location, locate
 from .geotiff import write_geotiff
 from .images import open_image
+from .ometiff import write_ome_tiff
 from .omezarr import write_ome_zarr, write_ome_zarr_labels
 from .stores import (
     finalize_store,
@@ -50,6 +54,7 @@ __all__ = [
     "write_blocks",
     "write_coefficients",
     "write_geotiff",
+    "write_ome_tiff",
     "write_ome_zarr",
     "write_ome_zarr_labels",
 ]

@@ -1,0 +1,258 @@
+"""Writing maps and label images as a pyramidal OME-TIFF: :func:`write_ome_tiff`.
+
+OME-TIFF is what most microscopy software opens without a plug-in — QuPath, Fiji (Bio-Formats),
+OMERO's importer, napari (through tifffile) — so the maps of a slide, and its texture labels,
+go where its microscopists already look. The file is a faithful copy of the OME-Zarr image that
+:func:`xfskde.io.write_ome_zarr` writes of the same maps (one pyramid rule, in one place: 2×2
+means, doubled-angle means for axial channels, modes for labels; see :mod:`xfskde.io.omezarr`):
+that image is written to a temporary store beside the file, then copied level by level with
+tifffile, a strip of tiles at a time, so nothing is held whole in memory.
+
+**Layout.**
+
+* **Series 0**: the maps, float32 ``(c, y, x)``, one channel per map, named by it
+  (``Channel Name`` in the OME-XML); NaN where a map has no value.
+* **Series 1** (when there are labels): each label image, in the dtype the OME-Zarr holds
+  (uint8 for up to 254 textures), named ``labels/<name>``.
+* **Pyramid**: every series has the levels of the OME-Zarr image, as reduced-resolution
+  SubIFDs of its full-resolution page (the layout Bio-Formats 6+, QuPath and tifffile read).
+  Tiles of ``tile`` pixels, ``compression`` (deflate by default), BigTIFF when the levels may
+  pass 2 GiB.
+* **Pixel size**: with a pixel size known (the input's, as the OME-Zarr writer reads it), the
+  OME-XML's ``PhysicalSizeX``/``PhysicalSizeY`` in µm for the level-0 samples (a stride-8 map of
+  a 0.5 µm slide: 4 µm) and the TIFF resolution tags (pixels per centimetre) for software that
+  reads only those.
+
+**Where the samples sit.** OME-TIFF has no translation: a map's pixel (i, j) is drawn over the
+rectangle of its own size at (i, j) of the image's frame. xfskde's stride-``s`` results describe
+the cells ``i*s .. i*s + s - 1`` of the input, anchored at its corner (:mod:`xfskde._labels`),
+so a map opened at the slide's origin with its pixel size lies exactly over the cells it
+describes, as in the OME-Zarr (whose translations say the same thing in the input's frame).
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from collections.abc import Iterator, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import tifffile
+import zarr
+
+from ..exceptions import ParameterError, StoreExistsError
+from .omezarr import COARSEST, write_ome_zarr
+
+__all__ = ["copy_ome_zarr_to_tiff", "write_ome_tiff"]
+
+#: Default tile side of every level (a multiple of 16, as TIFF requires).
+TILE = 256
+#: Above this many bytes of uncompressed levels the file is a BigTIFF (offsets past 4 GiB).
+_CLASSIC_LIMIT = 2**31
+
+
+def write_ome_tiff(
+    maps: Any,
+    path: str | os.PathLike,
+    *,
+    labels: Mapping[str, Any] | None = None,
+    axial: Sequence[str] | None = None,
+    pixel_size: float | Sequence[float] | None = None,
+    coarsest: int = COARSEST,
+    name: str | None = None,
+    tile: int = TILE,
+    compression: str | None = "zlib",
+    overwrite: bool = False,
+    scheduler: Any = None,
+    progress: bool = False,
+) -> Path:
+    """Write real-valued maps (and label images) as a pyramidal OME-TIFF, out of core.
+
+    The maps — e.g. the orientation, coherence and energy of a local FS-KDE field (paper,
+    section 2.3, eq. 1; :mod:`xfskde.orientation`) or the texture abundances of a segmentation —
+    become the channels of series 0, the labels series 1; both keep the pyramid, channel names
+    and pixel size of the OME-Zarr image :func:`xfskde.io.write_ome_zarr` writes of them (the
+    module docstring, :mod:`xfskde.io.ometiff`, gives the layout).
+
+    Parameters
+    ----------
+    maps : xarray.DataArray, xarray.Dataset or mapping of str to DataArray
+        As :func:`xfskde.io.write_ome_zarr` takes them: one ``(y, x)`` map, a ``(c, y, x)``
+        DataArray, or named ``(y, x)`` maps on one grid; NumPy- or Dask-backed.
+    path : str or path-like
+        The file to write, a local path (``*.ome.tif`` by convention).
+    labels : mapping of str to DataArray, optional
+        Integer ``(y, x)`` label images, e.g. ``{"textures": xfskde.segment(...)}``.
+    axial, pixel_size, coarsest, name, scheduler, progress
+        As in :func:`xfskde.io.write_ome_zarr`.
+    tile : int
+        Tile side of every level in pixels, a positive multiple of 16 (default 256).
+    compression : str or None
+        tifffile's compression of the tiles (default ``"zlib"``: deflate, which every TIFF
+        reader decodes); None stores them raw.
+    overwrite : bool
+        Replace a file at ``path``; otherwise an existing file is refused.
+
+    Returns
+    -------
+    pathlib.Path
+        The path written.
+
+    Raises
+    ------
+    StoreExistsError
+        If ``path`` exists and ``overwrite`` is False.
+    ParameterError
+        For a ``tile`` that TIFF cannot hold, and as :func:`xfskde.io.write_ome_zarr` (a
+        georeferenced map, whose place an OME-TIFF cannot record, is refused: write a GeoTIFF).
+    DimensionError
+        As :func:`xfskde.io.write_ome_zarr`.
+
+    Examples
+    --------
+    >>> maps = {"orientation": orientation(field), "coherence": coherence(field)}  # doctest: +SKIP
+    >>> write_ome_tiff(maps, "maps.ome.tif")  # doctest: +SKIP
+    """
+    path = Path(os.fspath(path))
+    _check_tile(tile)
+    if path.exists() and not overwrite:
+        raise StoreExistsError(f"{path} exists; pass overwrite=True to replace it")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix=f".{path.name}.", dir=path.parent) as folder:
+        store = Path(folder) / "image.ome.zarr"
+        write_ome_zarr(
+            maps, store, labels=labels, axial=axial, pixel_size=pixel_size, coarsest=coarsest,
+            name=name, scheduler=scheduler, progress=progress,
+        )  # fmt: skip
+        return copy_ome_zarr_to_tiff(store, path, tile=tile, compression=compression,
+                                     overwrite=overwrite)  # fmt: skip
+
+
+def copy_ome_zarr_to_tiff(
+    store: str | os.PathLike,
+    path: str | os.PathLike,
+    *,
+    tile: int = TILE,
+    compression: str | None = "zlib",
+    overwrite: bool = False,
+) -> Path:
+    """Copy an OME-Zarr image written by xfskde (its maps and label images) to an OME-TIFF.
+
+    What :func:`write_ome_tiff` does after writing the OME-Zarr image; here for a store that
+    exists (e.g. ``xfskde segment SLIDE OUT.ome.zarr``). The file is written as
+    ``PATH.partial`` beside ``path`` and renamed when whole, so a file at ``path`` is never
+    half written.
+
+    Parameters
+    ----------
+    store : str or path-like
+        A local OME-Zarr 0.5 image with the layout of :mod:`xfskde.io.omezarr`.
+    path : str or path-like
+        The OME-TIFF to write.
+    tile, compression, overwrite
+        As in :func:`write_ome_tiff`.
+
+    Returns
+    -------
+    pathlib.Path
+        The path written.
+    """
+    path = Path(os.fspath(path))
+    _check_tile(tile)
+    if path.exists() and not overwrite:
+        raise StoreExistsError(f"{path} exists; pass overwrite=True to replace it")
+    root = zarr.open_group(os.fspath(store), mode="r")
+    series = [(root, str(root.attrs["ome"]["multiscales"][0].get("name", "image")))]
+    if "labels" in root:
+        names = root["labels"].attrs["ome"]["labels"]
+        series += [(root["labels"][n], f"labels/{n}") for n in names]
+    levels = [_levels(group) for group, _ in series]
+    total = sum(a.nbytes for arrays in levels for a in arrays)
+    partial = path.with_name(path.name + ".partial")
+    try:
+        with tifffile.TiffWriter(partial, bigtiff=total > _CLASSIC_LIMIT, ome=True) as tif:
+            for (group, title), arrays in zip(series, levels, strict=True):
+                _write_series(tif, group, title, arrays, tile, compression)
+        os.replace(partial, path)
+    finally:
+        partial.unlink(missing_ok=True)
+    return path
+
+
+def _check_tile(tile: Any) -> None:
+    if isinstance(tile, bool) or not isinstance(tile, int) or tile < 16 or tile % 16:
+        raise ParameterError(f"tile must be a positive multiple of 16, got {tile!r}")
+
+
+def _levels(group: zarr.Group) -> list[zarr.Array]:
+    """A multiscale group's level arrays, full resolution first."""
+    datasets = group.attrs["ome"]["multiscales"][0]["datasets"]
+    return [group[d["path"]] for d in datasets]
+
+
+def _pixel_size(group: zarr.Group) -> tuple[float, float] | None:
+    """Micrometres per level-0 sample (y, x), when the image's axes are in micrometres."""
+    multiscale = group.attrs["ome"]["multiscales"][0]
+    axes = multiscale["axes"]
+    if any(a["name"] in ("y", "x") and a.get("unit") != "micrometer" for a in axes):
+        return None
+    transforms = multiscale["datasets"][0]["coordinateTransformations"]
+    scale = next(t["scale"] for t in transforms if t["type"] == "scale")
+    return float(scale[-2]), float(scale[-1])
+
+
+def _write_series(
+    tif: tifffile.TiffWriter,
+    group: zarr.Group,
+    title: str,
+    arrays: list[zarr.Array],
+    tile: int,
+    compression: str | None,
+) -> None:
+    """One OME series: the full-resolution page with the coarser levels as its SubIFDs."""
+    first = arrays[0]
+    channels = first.ndim == 3
+    metadata: dict[str, Any] = {"axes": "CYX" if channels else "YX", "Name": title}
+    if channels:
+        omero = group.attrs["ome"].get("omero", {}).get("channels", [])
+        names = [c.get("label", f"channel {i}") for i, c in enumerate(omero)]
+        metadata["Channel"] = {"Name": names or [f"channel {i}" for i in range(first.shape[0])]}
+    size = _pixel_size(group)
+    for level, array in enumerate(arrays):
+        options: dict[str, Any] = {
+            "shape": array.shape, "dtype": array.dtype, "tile": (tile, tile),
+            "compression": compression, "photometric": "minisblack",
+        }  # fmt: skip
+        if size is not None:  # pixels per centimetre, for readers of the TIFF tags only
+            factor = 2**level
+            options["resolution"] = (1e4 / (size[1] * factor), 1e4 / (size[0] * factor))
+            options["resolutionunit"] = "CENTIMETER"
+        if level == 0:
+            if size is not None:
+                metadata.update(PhysicalSizeY=size[0], PhysicalSizeYUnit="µm",
+                                PhysicalSizeX=size[1], PhysicalSizeXUnit="µm")  # fmt: skip
+            tif.write(_tiles(array, tile), subifds=len(arrays) - 1, metadata=metadata, **options)
+        else:
+            tif.write(_tiles(array, tile), subfiletype=1, metadata=None, **options)
+
+
+def _tiles(array: zarr.Array, tile: int) -> Iterator[np.ndarray]:
+    """The tiles of a ``(y, x)`` or ``(c, y, x)`` array in TIFF's order (plane by plane, rows of
+    tiles top to bottom), each ``tile × tile``, the edges padded with the fill value; read a
+    strip of one tile's height at a time."""
+    planes = array.shape[0] if array.ndim == 3 else 1
+    height, width = array.shape[-2:]
+    fill = np.nan if np.issubdtype(array.dtype, np.floating) else 0
+    for plane in range(planes):
+        for top in range(0, height, tile):
+            rows = slice(top, min(top + tile, height))
+            strip = np.asarray(array[plane, rows] if array.ndim == 3 else array[rows])
+            for left in range(0, width, tile):
+                block = strip[:, left : left + tile]
+                if block.shape != (tile, tile):
+                    padded = np.full((tile, tile), fill, array.dtype)
+                    padded[: block.shape[0], : block.shape[1]] = block
+                    block = padded
+                yield np.ascontiguousarray(block)
