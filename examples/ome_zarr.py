@@ -11,7 +11,9 @@ with the ground-truth regions as a label image:
    first 8×8 cell's centre is pixel 3.5, i.e. 3.5 × the pixel size in micrometres;
 3. read back with zarr alone, level 0 equals the maps, and the mean orientation of the coherent
    cells in the regions of vertical and of horizontal bars is that of their bars
-   (ome-zarr-models validates the store when it is installed).
+   (ome-zarr-models validates the store when it is installed);
+4. the same image as one pyramidal OME-TIFF (``write_ome_tiff``) for QuPath and Fiji: read back
+   with tifffile, each level equals the store's and the pixel size is the cell's, in µm.
 
     python examples/ome_zarr.py [--size 512] [--pixel-size 0.5] [--coarsest 16] [--out PATH]
 """
@@ -21,12 +23,13 @@ from __future__ import annotations
 import argparse
 
 import numpy as np
+import tifffile
 import xarray as xr
 import zarr
 
 import xfskde
 from xfskde.datasets import dead_leaves
-from xfskde.io import write_ome_zarr
+from xfskde.io import write_ome_tiff, write_ome_zarr
 from xfskde.orientation import coherence, energy, orientation
 
 STRIDE = 8
@@ -115,6 +118,20 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
     else:
         image_model = Image.from_zarr(root)
         print(f"ome-zarr-models: a valid NGFF 0.5 image, labels {image_model.labels.label_paths}")
+
+    # 4. one OME-TIFF of the same image: the store's levels, the cell's size in µm
+    tiff = write_ome_tiff(maps, args.out.removesuffix(".zarr") + ".tif",
+                          labels={"truth": labels}, pixel_size=args.pixel_size,
+                          coarsest=args.coarsest, overwrite=True)  # fmt: skip
+    with tifffile.TiffFile(tiff) as tif:
+        levels = [level.asarray() for level in tif.series[0].levels]
+        same = all(np.array_equal(level, root[d["path"]][...], equal_nan=True)
+                   for level, d in zip(levels, multiscale["datasets"], strict=True))  # fmt: skip
+        results["tiff_levels_equal"] = float(same and len(levels) == len(shapes))
+        size = tif.ome_metadata.split('PhysicalSizeX="')[1].split('"')[0]  # the OME-XML's
+        results["tiff_pixel_um"] = float(size)
+        print(f"{tiff}: series {[s.name for s in tif.series]}, {len(levels)} levels equal to the "
+              f"store's: {same}, pixels of {results['tiff_pixel_um']:g} µm")  # fmt: skip
     return results
 
 

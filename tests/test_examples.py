@@ -168,3 +168,12 @@ def test_cohort_example_labels_every_slide_alike(capsys):
     assert rands[3] < rands[2] - 0.1  # the darker slide without --match-levels: 0.816
     assert "equals the command's labels: True" in captured.out
     assert "--mpp 0.5" in captured.err and "refused (exit status 2)" in captured.out
+
+
+def test_ome_zarr_example_shows_what_it_says(tmp_path):
+    """The store's levels and transforms, its maps, each region's bars, and its OME-TIFF copy."""
+    results = _load("ome_zarr").main(["--size", "256", "--out", str(tmp_path / "m.ome.zarr")])
+    assert results["levels"] >= 2 and results["level0_error"] < 1e-6  # float32 of float64
+    assert results["cell_um"] == 4.0 and results["first_centre_um"] == 1.75  # pixel 3.5 × 0.5
+    assert results["region_0_error_degrees"] < 5 and results["region_1_error_degrees"] < 5
+    assert results["tiff_levels_equal"] == 1.0 and results["tiff_pixel_um"] == 4.0
