@@ -223,6 +223,25 @@ def test_nodata_is_omitted_as_nan(geotiff):
     assert used.attrs["input_nodata"] == "none" and used.attrs["nan_policy"] == "raise"
 
 
+def test_no_value_is_recorded_and_a_store_without_the_record_is_not_resumed(geotiff, tmp_path):
+    """The field says which samples are NaN; a store written before they were (0 there, no
+    record) is refused on resume rather than finished as a mix of 0 and NaN."""
+    from xfskde.exceptions import StoreParametersError
+
+    field = xfskde.local_fskde(open_image(geotiff, chunks=64), **PARAMS)
+    missing = "NaN at the samples whose own pixel is missing (NaN or nodata)"
+    assert field.attrs["no_value"] == missing
+    masked = xfskde.local_fskde(open_image(geotiff), **PARAMS, nodata=None,
+                                mask=np.ones((4, 4), bool))  # fmt: skip
+    assert masked.attrs["no_value"] == "NaN at the samples outside the mask (not computed)"
+    assert "no_value" not in xfskde.local_fskde(open_image(geotiff), **PARAMS, nodata=None).attrs
+    old = field.fillna(0)  # as stores were written before: 0 there, and no record
+    del old.attrs["no_value"]
+    write_coefficients(old, tmp_path / "old.zarr", progress=False)
+    with pytest.raises(StoreParametersError, match="other parameters"):
+        write_coefficients(field, tmp_path / "old.zarr", resume=True, progress=False)
+
+
 def test_nodata_forms_and_errors(geotiff):
     pixels = _pixels()
     expected = xfskde.local_fskde(open_image(geotiff), **PARAMS).values

@@ -123,6 +123,18 @@ def _nodata_attrs(nodata: float | int | None, source: str) -> dict[str, Any]:
     }
 
 
+def _no_value_attrs(params: LocalParameters, foreground: Any) -> dict[str, str]:
+    """Which samples are NaN, when some can be: a record in the result (and its stores and
+    files) that they mean "no value", not "no gradient" (0); a store written before they were
+    NaN lacks it, so it cannot be resumed into a mix of both."""
+    reasons = []
+    if params.nan_policy == "omit":
+        reasons.append("whose own pixel is missing (NaN or nodata)")
+    if foreground is not None:
+        reasons.append("outside the mask (not computed)")
+    return {"no_value": f"NaN at the samples {' or '.join(reasons)}"} if reasons else {}
+
+
 def _resolve_nodata(
     image: Any, nodata: Any, params: LocalParameters
 ) -> tuple[float | int | None, str, LocalParameters]:
@@ -206,6 +218,7 @@ def local_fskde_dataarray(
         **params.attrs(),
         **_nodata_attrs(value, source),
         **_mask_attrs(foreground, mask),
+        **_no_value_attrs(params, foreground),
         "long_name": "local FS-KDE coefficients of gradient angles",
     }
     return label_result(
