@@ -107,6 +107,8 @@ def test_refusals_and_a_failed_write_leave_nothing(tmp_path, monkeypatch):
     path = write_ome_tiff(maps, tmp_path / "a.ome.tif")
     with pytest.raises(StoreExistsError, match="overwrite=True"):
         write_ome_tiff(maps, path)
+    with pytest.raises(ParameterError, match="local file"):
+        write_ome_tiff(maps, "s3://bucket/maps.ome.tif")
     for tile in (8, 20, True):
         with pytest.raises(ParameterError, match="tile"):
             write_ome_tiff(maps, tmp_path / "b.ome.tif", tile=tile)

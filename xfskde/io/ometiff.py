@@ -43,6 +43,7 @@ import tifffile
 import zarr
 
 from ..exceptions import ParameterError, StoreExistsError
+from ._location import locate
 from .omezarr import COARSEST, write_ome_zarr
 
 __all__ = ["copy_ome_zarr_to_tiff", "write_ome_tiff"]
@@ -105,8 +106,9 @@ def write_ome_tiff(
     StoreExistsError
         If ``path`` exists and ``overwrite`` is False.
     ParameterError
-        For a ``tile`` that TIFF cannot hold, and as :func:`xfskde.io.write_ome_zarr` (a
-        georeferenced map, whose place an OME-TIFF cannot record, is refused: write a GeoTIFF).
+        For a URL (the file is local), a ``tile`` that TIFF cannot hold, and as
+        :func:`xfskde.io.write_ome_zarr` (a georeferenced map, whose place an OME-TIFF cannot
+        record, is refused: write a GeoTIFF).
     DimensionError
         As :func:`xfskde.io.write_ome_zarr`.
 
@@ -115,10 +117,7 @@ def write_ome_tiff(
     >>> maps = {"orientation": orientation(field), "coherence": coherence(field)}  # doctest: +SKIP
     >>> write_ome_tiff(maps, "maps.ome.tif")  # doctest: +SKIP
     """
-    path = Path(os.fspath(path))
-    _check_tile(tile)
-    if path.exists() and not overwrite:
-        raise StoreExistsError(f"{path} exists; pass overwrite=True to replace it")
+    path = _target(path, tile, overwrite)
     path.parent.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix=f".{path.name}.", dir=path.parent) as folder:
         store = Path(folder) / "image.ome.zarr"
@@ -159,10 +158,7 @@ def copy_ome_zarr_to_tiff(
     pathlib.Path
         The path written.
     """
-    path = Path(os.fspath(path))
-    _check_tile(tile)
-    if path.exists() and not overwrite:
-        raise StoreExistsError(f"{path} exists; pass overwrite=True to replace it")
+    path = _target(path, tile, overwrite)
     root = zarr.open_group(os.fspath(store), mode="r")
     series = [(root, str(root.attrs["ome"]["multiscales"][0].get("name", "image")))]
     if "labels" in root:
@@ -178,6 +174,20 @@ def copy_ome_zarr_to_tiff(
         os.replace(partial, path)
     finally:
         partial.unlink(missing_ok=True)
+    return path
+
+
+def _target(path: str | os.PathLike, tile: Any, overwrite: bool) -> Path:
+    """The local file to write, checked: not a URL, a valid tile, nothing there to keep."""
+    if not locate(path).is_local:
+        raise ParameterError(
+            f"{path}: an OME-TIFF is written as a local file; write it locally and copy it, or "
+            "write an OME-Zarr image to the URL (write_ome_zarr)"
+        )
+    _check_tile(tile)
+    path = Path(os.fspath(path))
+    if path.exists() and not overwrite:
+        raise StoreExistsError(f"{path} exists; pass overwrite=True to replace it")
     return path
 
 
