@@ -226,8 +226,9 @@ def _axis(array: xr.DataArray, dim: str, what: str) -> tuple[np.ndarray, float, 
     if dim == "y" and step < 0 and regular:
         raise ParameterError(
             f"{what} is north-up (its y coordinate decreases, as a GeoTIFF's does) and an "
-            "OME-Zarr image is an increasing grid, which would show it upside down: write a "
-            "GeoTIFF (xfskde.io.geotiff.write_geotiff; on the command line, name the output *.tif)"
+            "OME-Zarr image (or an OME-TIFF, its copy) is an increasing grid, which would show it "
+            "upside down: write a GeoTIFF (xfskde.io.geotiff.write_geotiff; on the command line, "
+            "name the output *.tif, not *.ome.tif)"
         )
     if step <= 0 or not regular:
         raise ParameterError(
