@@ -166,3 +166,16 @@ def test_an_existing_ome_zarr_image_is_copied(tmp_path, written):
         assert [len(s.levels) for s in tif.series] == [len(group["labels"]["textures"].attrs[
             "ome"]["multiscales"][0]["datasets"])] * 2  # fmt: skip
         np.testing.assert_array_equal(tif.series[1].asarray(), group["labels/textures/0"][:])
+
+
+def test_a_relative_path_is_written_where_it_names(tmp_path, monkeypatch):
+    """The temporary OME-Zarr image goes beside the file by an absolute path (a cluster's
+    workers resolve none of the client's working directory), and is gone afterwards."""
+    from xfskde.io.ometiff import temporary_ome_zarr
+
+    monkeypatch.chdir(tmp_path)
+    with temporary_ome_zarr("out/rel.ome.tif") as store:
+        assert store.is_absolute() and store.parent.parent == tmp_path / "out"
+    maps = {"coherence": coherence(xfskde.local_fskde(_slide((64, 64)), order=4, stride=4))}
+    write_ome_tiff(maps, "out/rel.ome.tif")
+    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == ["rel.ome.tif"]

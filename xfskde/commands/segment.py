@@ -13,9 +13,7 @@ from __future__ import annotations
 import argparse
 import math
 import sys
-import tempfile
 import time
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -23,7 +21,7 @@ import xarray as xr
 
 from ..exceptions import ParameterError
 from ..io import open_image, store_status, write_blocks, write_ome_zarr, write_ome_zarr_labels
-from ..io.ometiff import copy_ome_zarr_to_tiff
+from ..io.ometiff import copy_ome_zarr_to_tiff, temporary_ome_zarr
 from ..masks import resolve_mask
 from ..segmentation import FEATURE_GROUPS, fit_textures
 from ..segmentation.defaults import FINE_SIZE, auto_features
@@ -201,8 +199,7 @@ def run(args: argparse.Namespace) -> int:
         if is_ome_zarr(out):
             written = _write_ome_zarr(model, image, mask, args)
         elif is_ome_tiff(out):  # the OME-Zarr image, written beside it, as one file
-            with tempfile.TemporaryDirectory(prefix=".xfskde-", dir=Path(out).parent) as folder:
-                store = Path(folder) / "image.ome.zarr"
+            with temporary_ome_zarr(out) as store:
                 _write_ome_zarr(model, image, mask, args, store=str(store))
                 copy_ome_zarr_to_tiff(store, out, overwrite=args.overwrite)
         else:

@@ -32,6 +32,7 @@ describes, as in the OME-Zarr (whose translations say the same thing in the inpu
 
 from __future__ import annotations
 
+import contextlib
 import os
 import tempfile
 from collections.abc import Iterator, Mapping, Sequence
@@ -46,7 +47,7 @@ from ..exceptions import ParameterError, StoreExistsError
 from ._location import locate
 from .omezarr import COARSEST, write_ome_zarr
 
-__all__ = ["copy_ome_zarr_to_tiff", "write_ome_tiff"]
+__all__ = ["copy_ome_zarr_to_tiff", "temporary_ome_zarr", "write_ome_tiff"]
 
 #: Default tile side of every level (a multiple of 16, as TIFF requires).
 TILE = 256
@@ -118,15 +119,24 @@ def write_ome_tiff(
     >>> write_ome_tiff(maps, "maps.ome.tif")  # doctest: +SKIP
     """
     path = _target(path, tile, overwrite)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory(prefix=f".{path.name}.", dir=path.parent) as folder:
-        store = Path(folder) / "image.ome.zarr"
+    with temporary_ome_zarr(path) as store:
         write_ome_zarr(
             maps, store, labels=labels, axial=axial, pixel_size=pixel_size, coarsest=coarsest,
             name=name, scheduler=scheduler, progress=progress,
         )  # fmt: skip
         return copy_ome_zarr_to_tiff(store, path, tile=tile, compression=compression,
                                      overwrite=overwrite)  # fmt: skip
+
+
+@contextlib.contextmanager
+def temporary_ome_zarr(path: str | os.PathLike) -> Iterator[Path]:
+    """A place for the OME-Zarr image of the OME-TIFF ``path``: ``image.ome.zarr`` in a hidden
+    folder beside it (on its disk; an absolute path, which a cluster's workers that see the
+    folder write to whatever their working directory), removed with everything in it after."""
+    path = Path(os.fspath(path)).resolve()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix=f".{path.name}.", dir=path.parent) as folder:
+        yield Path(folder) / "image.ome.zarr"
 
 
 def copy_ome_zarr_to_tiff(
