@@ -164,8 +164,10 @@ def test_geotiff_overviews_get_the_geotransform_pixel_size(tmp_path, capsys):
     capsys.readouterr()
     for store in ("c.zarr", "s.zarr"):
         assert main(["info", str(tmp_path / store)]) == 0
-        head = _sections(capsys.readouterr().out)[0]
-        assert _rows(head)["crs"] == "EPSG:32633 (WGS 84 / UTM zone 33N)", store
+        sections = _sections(capsys.readouterr().out)
+        assert _rows(sections[0])["crs"] == "EPSG:32633 (WGS 84 / UTM zone 33N)", store
+    # the scene's pixel size from its coordinate arrays, in its CRS's unit, as the GeoTIFF's
+    assert _table(sections[1])[1] == ["0", "(600, 512)", "float32", "(300, 256)", "(10, 10) m"]
 
 
 def test_ome_zarr_zarr_png_and_npy_images(tmp_path, capsys):

@@ -607,6 +607,45 @@ def _group_coords(image: xr.DataArray, group: zarr.Group, name: str) -> xr.DataA
     return image.assign_coords(coords).assign_attrs(attrs)
 
 
+def _coordinate_pixel_size(
+    group: zarr.Group, name: str
+) -> tuple[tuple[float, float] | None, str | None]:
+    """The (y, x) pixel size of the image ``name`` of a group written by xarray: the steps of
+    its regular 1-D ``y``/``x`` coordinate arrays, in their ``units`` (µm, say) or else in its
+    CRS's axis unit (``"m"``, through pyproj when installed); (None, None) without them."""
+    arrays = dict(group.arrays())
+    steps = []
+    for dim in ("y", "x"):
+        coord = arrays.get(dim)
+        if coord is None or coord.ndim != 1 or coord.shape[0] < 2:
+            return None, None
+        gaps = np.diff(np.asarray(coord[:], dtype=np.float64))
+        if not (gaps[0] != 0 and np.allclose(gaps, gaps[0], rtol=1e-6, atol=0)):
+            return None, None
+        steps.append(abs(float(gaps[0])))
+    unit = _variable_attrs(arrays["x"]).get("units")
+    if unit is None:
+        mapping = str(_variable_attrs(arrays[name]).get("grid_mapping", "spatial_ref"))
+        wkt = _variable_attrs(arrays[mapping]).get("crs_wkt") if mapping in arrays else None
+        unit = _crs_unit(str(wkt)) if wkt else None
+    return (steps[0], steps[1]), str(unit) if unit else "coordinate units"
+
+
+def _crs_unit(wkt: str) -> str | None:
+    """The unit of a CRS's first axis, as a GeoTIFF's is written (``m``, ``°``, ...)."""
+    try:
+        import pyproj  # optional: the geo extra
+    except ImportError:
+        return None
+    try:
+        name = pyproj.CRS.from_user_input(wkt).axis_info[0].unit_name
+    except (pyproj.exceptions.CRSError, IndexError):
+        return None
+    return {"metre": "m", "degree": "°", "US survey foot": "US survey ft", "foot": "ft"}.get(
+        name, name
+    )
+
+
 def _open_zarr(source: Any, level: int, request: _Request) -> xr.DataArray:
     node = _zarr_node(source)
     component = None
@@ -843,8 +882,11 @@ def _zarr_levels(path: Location) -> list[ImageLevel]:
     if isinstance(node, zarr.Group):
         multiscales = node.attrs.get("multiscales") or node.attrs.get("ome", {}).get("multiscales")
     if not multiscales:
+        size: tuple[float, float] | None = None
+        unit = None
         if isinstance(node, zarr.Group):
-            array, _, dims, _, _ = _zarr_image(path, node, 0, None)
+            array, component, dims, _, _ = _zarr_image(path, node, 0, None)
+            size, unit = _coordinate_pixel_size(node, component)
         else:
             array, dims = node, None
         stored = getattr(array.metadata, "dimension_names", None)
@@ -853,7 +895,7 @@ def _zarr_levels(path: Location) -> list[ImageLevel]:
         iy, ix = dims.index("y"), dims.index("x")
         tile = (int(array.chunks[iy]), int(array.chunks[ix]))
         shape = tuple(int(n) for n in array.shape)
-        return [ImageLevel(shape, tuple(dims), np.dtype(array.dtype), tile, None, None)]
+        return [ImageLevel(shape, tuple(dims), np.dtype(array.dtype), tile, size, unit)]
     levels = []
     transforms = _ngff_transforms(multiscales[0])
     for level, transform in enumerate(transforms):
