@@ -21,11 +21,18 @@ from xfskde.exceptions import ParameterError, StoreExistsError
 from xfskde.io import write_ome_tiff, write_ome_zarr
 from xfskde.io.ometiff import copy_ome_zarr_to_tiff
 from xfskde.orientation import coherence, energy, orientation
+from xfskde.segmentation import read_model
 
 ome_types = pytest.importorskip("ome_types")
 
 PIXEL = 0.5  # micrometres per input pixel
 STRIDE = 4
+
+
+def _same_model(a, b) -> None:
+    assert a.spec == b.spec and a.scales == b.scales and a.weights == b.weights
+    assert a.pixel_size == b.pixel_size and a.value_range == b.value_range
+    np.testing.assert_array_equal(a.endmembers, b.endmembers)  # exact floats
 
 
 def _slide(shape=(300, 360), seed=0) -> xr.DataArray:
@@ -153,6 +160,21 @@ def test_the_commands_write_their_ome_zarr_image_as_one_file(tmp_path, capsys):
         assert size.physical_size_x == (8 * PIXEL if command == "maps" else PIXEL)
         assert not [p for p in tmp_path.iterdir() if p.name.startswith(".")]  # no temp left
         out = str(tmp_path / f"{command}-out.ome.tif")
+        ome = ome_types.from_tiff(out)  # the attrs as key-value pairs, the schema's way
+        pairs = {m.k: m.value for a in ome.structured_annotations.map_annotations
+                 for m in a.value.ms}  # fmt: skip
+        if command == "maps":
+            assert pairs["stride"] == "8" and pairs["kernel"] == "cos^2K"
+        else:
+            assert pairs["n_textures"] == "2" and "endmembers" in pairs
+        if command == "segment":  # the model, read back as from the OME-Zarr image
+            model = read_model(out)
+            _same_model(model, read_model(tmp_path / "segment-out.ome.zarr"))
+            again = tmp_path / "again.zarr"
+            assert main(["segment", str(slide), str(again), "--model", out, "--no-progress"]) == 0
+            np.testing.assert_array_equal(xfskde.io.open_blocks(again).values,
+                                          series[1][0])  # fmt: skip
+            capsys.readouterr()
         assert main([command, str(slide), out, *options, "--resume"]) == 2
         assert main([command, str(slide), out, *options]) == 2
         err = capsys.readouterr().err

@@ -18,6 +18,9 @@ tifffile, a strip of tiles at a time, so nothing is held whole in memory.
   SubIFDs of its full-resolution page (the layout Bio-Formats 6+, QuPath and tifffile read).
   Tiles of ``tile`` pixels, ``compression`` (deflate by default, on every core), BigTIFF when
   the levels may pass 2 GiB.
+* **Attrs**: the parameters of the maps and, for labels, the texture model that made them, as
+  the key-value pairs of an OME ``MapAnnotation`` (namespace ``xfskde``) on each series, which
+  OMERO shows and :func:`xfskde.segmentation.read_model` reads back.
 * **Pixel size**: with a pixel size known (the input's, as the OME-Zarr writer reads it), the
   OME-XML's ``PhysicalSizeX``/``PhysicalSizeY`` in µm for the level-0 samples (a stride-8 map of
   a 0.5 µm slide: 4 µm) and the TIFF resolution tags (pixels per centimetre) for software that
@@ -33,6 +36,7 @@ describes, as in the OME-Zarr (whose translations say the same thing in the inpu
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import tempfile
 from collections.abc import Iterator, Mapping, Sequence
@@ -51,6 +55,8 @@ __all__ = ["copy_ome_zarr_to_tiff", "temporary_ome_zarr", "write_ome_tiff"]
 
 #: Default tile side of every level (a multiple of 16, as TIFF requires).
 TILE = 256
+#: The namespace of the key-value pairs (OME ``MapAnnotation``) that hold each series' attrs.
+ANNOTATION_NAMESPACE = "xfskde"
 #: Above this many bytes of uncompressed levels the file is a BigTIFF (offsets past 4 GiB).
 _CLASSIC_LIMIT = 2**31
 
@@ -239,6 +245,11 @@ def _write_series(
         omero = group.attrs["ome"].get("omero", {}).get("channels", [])
         names = [c.get("label", f"channel {i}") for i, c in enumerate(omero)]
         metadata["Channel"] = {"Name": names or [f"channel {i}" for i in range(first.shape[0])]}
+    recorded = group.attrs.get("xfskde", {})
+    attrs = recorded.get("attrs") if isinstance(recorded, Mapping) else None
+    if isinstance(attrs, Mapping) and attrs:  # parameters, a texture model: key-value pairs
+        pairs = {str(k): _text(v) for k, v in attrs.items()}
+        metadata["MapAnnotation"] = {"Namespace": ANNOTATION_NAMESPACE, "Value": pairs}
     size = _pixel_size(group)
     for level, array in enumerate(arrays):
         options: dict[str, Any] = {
@@ -257,6 +268,12 @@ def _write_series(
             tif.write(_tiles(array, tile), subifds=len(arrays) - 1, metadata=metadata, **options)
         else:
             tif.write(_tiles(array, tile), subfiletype=1, metadata=None, **options)
+
+
+def _text(value: Any) -> str:
+    """An attr as the text of a key-value pair: strings as they are, the rest as JSON (exact
+    for floats), which :func:`xfskde.segmentation.read_model` decodes."""
+    return value if isinstance(value, str) else json.dumps(value)
 
 
 def _tiles(array: zarr.Array, tile: int) -> Iterator[np.ndarray]:

@@ -22,6 +22,7 @@ import zarr
 
 from ..exceptions import ParameterError
 from ..io._location import store_target, zarr_like
+from ..io.ometiff import ANNOTATION_NAMESPACE
 from ..io.stores import open_blocks
 from .model import TextureModel
 
@@ -38,7 +39,8 @@ def read_model(source: Any, *, storage_options: Mapping[str, Any] | None = None)
     source : str, pathlib.Path, URL, xarray.DataArray or mapping
         Labels or abundances made by :func:`~xfskde.segmentation.segment` (a DataArray, or
         its attrs), or a result written by ``xfskde segment`` or :func:`xfskde.io.write_blocks`:
-        a Zarr store of labels, an OME-Zarr image of abundances (``*.ome.zarr``) or a GeoTIFF
+        a Zarr store of labels, an OME-Zarr image of abundances (``*.ome.zarr``), an OME-TIFF
+        of them (``*.ome.tif``, whose OME-XML holds the attrs as key-value pairs) or a GeoTIFF
         of labels (``*.tif``, whose metadata hold the attrs as text); a path or URL. A store
         whose write did not finish holds the whole model too (it is written first).
     storage_options : mapping, optional
@@ -81,19 +83,25 @@ def read_model(source: Any, *, storage_options: Mapping[str, Any] | None = None)
 
 
 def _tiff_attrs(where: Any) -> dict[str, str]:
-    """The dataset-level items of a GeoTIFF's GDAL metadata (as GDAL and rioxarray write the
-    attrs of a DataArray): a dict of text values, as GDAL reads them back."""
+    """The attrs a TIFF written by ``xfskde segment`` holds, as text values: an OME-TIFF's
+    key-value pairs (:mod:`xfskde.io.ometiff`), or the dataset-level items of a GeoTIFF's GDAL
+    metadata (as GDAL and rioxarray write the attrs of a DataArray)."""
     if hasattr(where, "filesystem") and not where.is_local:
         filesystem, path = where.filesystem()
         with filesystem.open(path, "rb") as handle, tifffile.TiffFile(handle) as tif:
-            text = _gdal_metadata(tif)
+            ome, text = tif.ome_metadata if tif.is_ome else None, _gdal_metadata(tif)
     else:
         with tifffile.TiffFile(str(where)) as tif:
-            text = _gdal_metadata(tif)
+            ome, text = tif.ome_metadata if tif.is_ome else None, _gdal_metadata(tif)
+    if ome:
+        pairs = _ome_pairs(ome)
+        if pairs:
+            return pairs
     if not text:
         raise ParameterError(
-            f"{where} holds no metadata of a segmentation (no GDAL metadata tag): give the "
-            "GeoTIFF that `xfskde segment` wrote, or its Zarr store"
+            f"{where} holds no metadata of a segmentation (no GDAL metadata tag, no xfskde "
+            "key-value pairs): give the GeoTIFF or OME-TIFF that `xfskde segment` wrote, or "
+            "its Zarr store"
         )
     items = ElementTree.fromstring(text).iter("Item")
     # GDAL escapes each value for XML before the document escapes it again: unescape twice
@@ -102,6 +110,28 @@ def _tiff_attrs(where: Any) -> dict[str, str]:
         for item in items
         if item.get("sample") is None
     }
+
+
+def _ome_pairs(xml: str) -> dict[str, str]:
+    """The xfskde key-value pairs of an OME-XML document: those annotating the label image
+    (``labels/textures``, which records the model), else the first image's; {} if none."""
+
+    def name(element: ElementTree.Element) -> str:  # the tag without its namespace
+        return element.tag.rsplit("}", 1)[-1]
+
+    root = ElementTree.fromstring(xml)
+    pairs = {
+        element.get("ID"): {m.get("K", ""): m.text or "" for m in element.iter() if name(m) == "M"}
+        for element in root.iter()
+        if name(element) == "MapAnnotation" and element.get("Namespace") == ANNOTATION_NAMESPACE
+    }
+    images = sorted((e for e in root if name(e) == "Image"),
+                    key=lambda image: image.get("Name") != "labels/textures")  # fmt: skip
+    for image in images:
+        for ref in image:
+            if name(ref) == "AnnotationRef" and ref.get("ID") in pairs:
+                return pairs[ref.get("ID")]
+    return {}
 
 
 def _gdal_metadata(tif: tifffile.TiffFile) -> str | None:
