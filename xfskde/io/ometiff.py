@@ -30,7 +30,9 @@ tifffile, a strip of tiles at a time, so nothing is held whole in memory.
 rectangle of its own size at (i, j) of the image's frame. xfskde's stride-``s`` results describe
 the cells ``i*s .. i*s + s - 1`` of the input, anchored at its corner (:mod:`xfskde._labels`),
 so a map opened at the slide's origin with its pixel size lies exactly over the cells it
-describes, as in the OME-Zarr (whose translations say the same thing in the input's frame).
+describes in viewers that place pixels by their corners (QuPath, Fiji), as in the OME-Zarr
+(whose translations say the same thing in the input's frame). Viewers that place pixels by
+their centres (napari: index × scale) need the OME-Zarr's translation, (s - 1)/2 input pixels.
 """
 
 from __future__ import annotations
