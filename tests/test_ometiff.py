@@ -201,3 +201,22 @@ def test_a_relative_path_is_written_where_it_names(tmp_path, monkeypatch):
     maps = {"coherence": coherence(xfskde.local_fskde(_slide((64, 64)), order=4, stride=4))}
     write_ome_tiff(maps, "out/rel.ome.tif")
     assert sorted(p.name for p in (tmp_path / "out").iterdir()) == ["rel.ome.tif"]
+
+
+def test_open_image_places_the_cells_where_they_were(written):
+    """OME-TIFF has no translation: the first cell's centre is kept as xfskde.origin pairs,
+    and open_image reads them, so the maps come back on their own coordinates, and each level
+    where the OME-Zarr's transforms put it."""
+    path, group, maps = written
+    level0 = xfskde.open_image(path)
+    for dim in ("y", "x"):
+        np.testing.assert_allclose(level0[dim].values, maps["coherence"][dim].values, rtol=0,
+                                   atol=1e-9)  # fmt: skip
+    assert level0.x.attrs["units"] == "µm"
+    level1 = xfskde.open_image(path, level=1)
+    transforms = group.attrs["ome"]["multiscales"][0]["datasets"][1]["coordinateTransformations"]
+    scale, shift = transforms[0]["scale"][-1], transforms[1]["translation"][-1]
+    np.testing.assert_allclose(level1.x.values, shift + scale * np.arange(level1.sizes["x"]))
+    with tifffile.TiffFile(path) as tif:  # no origin where there is none: the labels
+        pairs = dict(xfskde.io.images.ome_pairs(tif.ome_metadata, "xfskde.origin"))
+    assert set(pairs) == {"xfskde maps"}

@@ -40,6 +40,7 @@ import io
 import json
 import os
 import warnings
+import xml.etree.ElementTree as ElementTree
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -241,6 +242,8 @@ class _TiffInfo(NamedTuple):
     geo_pixel_size: tuple[tuple[float, float], str] | None = None
     #: whether the last sample of each pixel is an alpha (opacity) channel (ExtraSamples)
     alpha: bool = False
+    #: the (y, x) centre of level 0's first pixel in µm (an xfskde OME-TIFF's origin), else 0
+    origin: tuple[float, float] = (0.0, 0.0)
 
 
 #: GeoKey unit names as they are usually written.
@@ -294,6 +297,48 @@ def _tiff_pixel_size(tif: tifffile.TiffFile) -> tuple[float, float] | None:
     return None
 
 
+#: The namespace of the OME key-value pairs (``MapAnnotation``) that hold where the first
+#: pixel's centre is, in µm (``y``, ``x``): :func:`xfskde.io.write_ome_tiff` writes them for
+#: maps on a stride grid, whose first cell's centre is not at 0 (OME-TIFF has no translation).
+ORIGIN_NAMESPACE = "xfskde.origin"
+
+
+def ome_pairs(xml: str, namespace: str) -> list[tuple[str, dict[str, str]]]:
+    """The key-value pairs (OME ``MapAnnotation``) of ``namespace`` that annotate each image of
+    an OME-XML document: ``(image name, pairs)`` in the document's order, for the images that
+    have such pairs."""
+
+    def name(element: ElementTree.Element) -> str:  # the tag without its namespace
+        return element.tag.rsplit("}", 1)[-1]
+
+    root = ElementTree.fromstring(xml)
+    annotations = {
+        element.get("ID"): {m.get("K", ""): m.text or "" for m in element.iter() if name(m) == "M"}
+        for element in root.iter()
+        if name(element) == "MapAnnotation" and element.get("Namespace") == namespace
+    }
+    found = []
+    for image in (e for e in root if name(e) == "Image"):
+        refs = [r.get("ID") for r in image if name(r) == "AnnotationRef"]
+        pairs = next((annotations[r] for r in refs if r in annotations), None)
+        if pairs is not None:
+            found.append((image.get("Name", ""), pairs))
+    return found
+
+
+def _ome_origin(xml: str) -> tuple[float, float]:
+    """The (y, x) centre of the first image's first pixel in µm from its xfskde origin pairs
+    (:data:`ORIGIN_NAMESPACE`), else (0, 0): the centre convention of every OME-TIFF."""
+    images = ome_pairs(xml, ORIGIN_NAMESPACE)
+    first = ElementTree.fromstring(xml).find("{*}Image")
+    if not images or first is None or images[0][0] != first.get("Name", ""):
+        return 0.0, 0.0
+    try:
+        return float(images[0][1]["y"]), float(images[0][1]["x"])
+    except (KeyError, ValueError):
+        return 0.0, 0.0
+
+
 def _tiff_info(path: Location) -> _TiffInfo:
     """The levels of the first series (a stripped level's native chunk is a strip: ``(rows per
     strip, image width)``), whether the first page has GeoTIFF keys, and its GDAL_NODATA text.
@@ -312,7 +357,9 @@ def _tiff_info(path: Location) -> _TiffInfo:
             size = None if first.is_geotiff else _tiff_pixel_size(tif)
             geo = _geo_pixel_size(tif) if first.is_geotiff else None
             alpha = any(int(e) in (1, 2) for e in (first.extrasamples or ()))  # (un)assoc.
-            return _TiffInfo(levels, bool(first.is_geotiff), nodata or None, size, geo, alpha)
+            origin = _ome_origin(tif.ome_metadata) if tif.is_ome and size else (0.0, 0.0)
+            return _TiffInfo(levels, bool(first.is_geotiff), nodata or None, size, geo, alpha,
+                             origin)  # fmt: skip
     except _TIFF_ERRORS as exc:
         raise ImageReadError(f"cannot read {path} as a TIFF image: {exc}") from exc
 
@@ -421,7 +468,8 @@ def _open_tiff(path: Location, level: int, request: _Request) -> xr.DataArray:
             image.encoding["grid_mapping"] = grid_mapping
     elif sizes[level] is not None:  # a level's pixel centre: the mean of the ones it covers
         base = info.pixel_size
-        offset = tuple(0.5 * (size - b) for size, b in zip(sizes[level], base, strict=True))
+        levels = zip(info.origin, sizes[level], base, strict=True)
+        offset = tuple(o + 0.5 * (size - b) for o, size, b in levels)
         image = image.assign_coords(_physical_coords(_yx_shape(axes, shape), sizes[level], offset))
     nodata = None if info.nodata is None else nodata_value(info.nodata, dtype, "GDAL_NODATA")
     if info.alpha and "c" in image.dims and image.sizes["c"] in (2, 4):

@@ -26,7 +26,10 @@ tifffile, a strip of tiles at a time, so nothing is held whole in memory.
   a 0.5 µm slide: 4 µm) and the TIFF resolution tags (pixels per centimetre) for software that
   reads only those.
 
-**Where the samples sit.** OME-TIFF has no translation: a map's pixel (i, j) is drawn over the
+**Where the samples sit.** OME-TIFF has no translation (the centre of the first sample, which
+the OME-Zarr's translation gives, is kept as the key-value pairs ``y``, ``x`` in µm of the
+namespace ``xfskde.origin``, from which :func:`xfskde.open_image` places the samples exactly
+where the maps' own coordinates were): a map's pixel (i, j) is drawn over the
 rectangle of its own size at (i, j) of the image's frame. xfskde's stride-``s`` results describe
 the cells ``i*s .. i*s + s - 1`` of the input, anchored at its corner (:mod:`xfskde._labels`),
 so a map opened at the slide's origin with its pixel size lies exactly over the cells it
@@ -51,6 +54,7 @@ import zarr
 
 from ..exceptions import ParameterError, StoreExistsError
 from ._location import locate
+from .images import ORIGIN_NAMESPACE
 from .omezarr import COARSEST, write_ome_zarr
 
 __all__ = ["copy_ome_zarr_to_tiff", "temporary_ome_zarr", "write_ome_tiff"]
@@ -220,15 +224,18 @@ def _levels(group: zarr.Group) -> list[zarr.Array]:
     return [group[d["path"]] for d in datasets]
 
 
-def _pixel_size(group: zarr.Group) -> tuple[float, float] | None:
-    """Micrometres per level-0 sample (y, x), when the image's axes are in micrometres."""
+def _placement(group: zarr.Group) -> tuple[tuple[float, float], tuple[float, float]] | None:
+    """Micrometres per level-0 sample (y, x) and the centre of its first sample, when the
+    image's axes are in micrometres (its level-0 scale and translation)."""
     multiscale = group.attrs["ome"]["multiscales"][0]
     axes = multiscale["axes"]
     if any(a["name"] in ("y", "x") and a.get("unit") != "micrometer" for a in axes):
         return None
     transforms = multiscale["datasets"][0]["coordinateTransformations"]
     scale = next(t["scale"] for t in transforms if t["type"] == "scale")
-    return float(scale[-2]), float(scale[-1])
+    shift = next((t["translation"] for t in transforms if t["type"] == "translation"),
+                 [0.0] * len(scale))  # fmt: skip
+    return (float(scale[-2]), float(scale[-1])), (float(shift[-2]), float(shift[-1]))
 
 
 def _write_series(
@@ -247,12 +254,19 @@ def _write_series(
         omero = group.attrs["ome"].get("omero", {}).get("channels", [])
         names = [c.get("label", f"channel {i}") for i, c in enumerate(omero)]
         metadata["Channel"] = {"Name": names or [f"channel {i}" for i in range(first.shape[0])]}
+    annotations = []
     recorded = group.attrs.get("xfskde", {})
     attrs = recorded.get("attrs") if isinstance(recorded, Mapping) else None
     if isinstance(attrs, Mapping) and attrs:  # parameters, a texture model: key-value pairs
         pairs = {str(k): _text(v) for k, v in attrs.items()}
-        metadata["MapAnnotation"] = {"Namespace": ANNOTATION_NAMESPACE, "Value": pairs}
-    size = _pixel_size(group)
+        annotations.append({"Namespace": ANNOTATION_NAMESPACE, "Value": pairs})
+    placement = _placement(group)
+    size = None if placement is None else placement[0]
+    if placement is not None and placement[1] != (0.0, 0.0):  # OME-TIFF has no translation
+        origin = {"y": repr(placement[1][0]), "x": repr(placement[1][1])}
+        annotations.append({"Namespace": ORIGIN_NAMESPACE, "Value": origin})
+    if annotations:
+        metadata["MapAnnotation"] = annotations
     for level, array in enumerate(arrays):
         options: dict[str, Any] = {
             "shape": array.shape, "dtype": array.dtype, "tile": (tile, tile),

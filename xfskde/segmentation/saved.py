@@ -22,6 +22,7 @@ import zarr
 
 from ..exceptions import ParameterError
 from ..io._location import store_target, zarr_like
+from ..io.images import ome_pairs
 from ..io.ometiff import ANNOTATION_NAMESPACE
 from ..io.stores import open_blocks
 from .model import TextureModel
@@ -115,23 +116,8 @@ def _tiff_attrs(where: Any) -> dict[str, str]:
 def _ome_pairs(xml: str) -> dict[str, str]:
     """The xfskde key-value pairs of an OME-XML document: those annotating the label image
     (``labels/textures``, which records the model), else the first image's; {} if none."""
-
-    def name(element: ElementTree.Element) -> str:  # the tag without its namespace
-        return element.tag.rsplit("}", 1)[-1]
-
-    root = ElementTree.fromstring(xml)
-    pairs = {
-        element.get("ID"): {m.get("K", ""): m.text or "" for m in element.iter() if name(m) == "M"}
-        for element in root.iter()
-        if name(element) == "MapAnnotation" and element.get("Namespace") == ANNOTATION_NAMESPACE
-    }
-    images = sorted((e for e in root if name(e) == "Image"),
-                    key=lambda image: image.get("Name") != "labels/textures")  # fmt: skip
-    for image in images:
-        for ref in image:
-            if name(ref) == "AnnotationRef" and ref.get("ID") in pairs:
-                return pairs[ref.get("ID")]
-    return {}
+    images = dict(ome_pairs(xml, ANNOTATION_NAMESPACE))
+    return images.get("labels/textures") or next(iter(images.values()), {})
 
 
 def _gdal_metadata(tif: tifffile.TiffFile) -> str | None:
