@@ -43,7 +43,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import tempfile
+import shutil
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -142,13 +142,19 @@ def write_ome_tiff(
 
 @contextlib.contextmanager
 def temporary_ome_zarr(path: str | os.PathLike) -> Iterator[Path]:
-    """A place for the OME-Zarr image of the OME-TIFF ``path``: ``image.ome.zarr`` in a hidden
-    folder beside it (on its disk; an absolute path, which a cluster's workers that see the
-    folder write to whatever their working directory), removed with everything in it after."""
+    """A place for the OME-Zarr image of the OME-TIFF ``path``: the hidden store
+    ``.NAME.ome.zarr`` beside it (on its disk; an absolute path, which a cluster's workers that
+    see the folder write to whatever their working directory), removed after. Its name is
+    fixed, so a run killed before it could remove it (SIGKILL, a power cut) leaves one, which
+    the next write of the same file removes first."""
     path = Path(os.fspath(path)).resolve()
+    store = path.with_name(f".{path.name}.ome.zarr")
     path.parent.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory(prefix=f".{path.name}.", dir=path.parent) as folder:
-        yield Path(folder) / "image.ome.zarr"
+    shutil.rmtree(store, ignore_errors=True)
+    try:
+        yield store
+    finally:
+        shutil.rmtree(store, ignore_errors=True)
 
 
 def copy_ome_zarr_to_tiff(
