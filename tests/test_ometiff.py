@@ -9,6 +9,8 @@ write_ome_zarr writes of the same maps, read with zarr.
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 import tifffile
@@ -167,6 +169,15 @@ def test_the_commands_write_their_ome_zarr_image_as_one_file(tmp_path, capsys):
             assert pairs["stride"] == "8" and pairs["kernel"] == "cos^2K"
         else:
             assert pairs["n_textures"] == "2" and "endmembers" in pairs
+        capsys.readouterr()
+        assert main(["info", out]) == 0  # what the file records, said by xfskde info
+        said = [line.split(None, 1) for line in capsys.readouterr().out.splitlines() if line]
+        recorded = [value for key, *value in said if key == "xfskde"]
+        if command == "maps":
+            assert any(value[0].startswith("xfskde maps: ") for value in recorded), recorded
+        else:
+            model = r"labels/textures: \d+ key-value pairs, the texture model of 2 textures"
+            assert any(re.fullmatch(model, value[0]) for value in recorded), recorded
         if command == "segment":  # the model, read back as from the OME-Zarr image
             model = read_model(out)
             _same_model(model, read_model(tmp_path / "segment-out.ome.zarr"))

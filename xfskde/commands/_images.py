@@ -19,7 +19,8 @@ import zarr
 from .._labels import crs_wkt
 from ..exceptions import ImageReadError
 from ..io import locate, open_image
-from ..io.images import ImageLevel, image_levels
+from ..io.images import ImageLevel, image_levels, ome_pairs
+from ..io.ometiff import ANNOTATION_NAMESPACE
 
 #: Files described with tifffile, and files read whole (as :func:`xfskde.io.open_image` does).
 TIFF_SUFFIXES = (".tif", ".tiff", ".svs", ".ndpi", ".scn", ".btf", ".qptiff")
@@ -78,6 +79,7 @@ def _describe_tiff(path: str, levels: list[ImageLevel]) -> list[tuple[str, str]]
                 source = "ImageJ unit" if tif.is_imagej else "TIFF resolution tags"
             compression = getattr(first.compression, "name", str(first.compression))
             nodata = first.tags.get(_GDAL_NODATA)
+            recorded = ome_pairs(tif.ome_metadata, ANNOTATION_NAMESPACE) if tif.is_ome else []
             rows = [
                 ("format", flavour + (" (BigTIFF)" if tif.is_bigtiff else "")),
                 ("series", f"{len(tif.series)} (xfskde reads the first)"
@@ -90,6 +92,10 @@ def _describe_tiff(path: str, levels: list[ImageLevel]) -> list[tuple[str, str]]
         raise ImageReadError(f"cannot read {path} as a TIFF image: {exc}") from exc
     if nodata is not None:
         rows.append(("nodata", f"{str(nodata.value).strip(chr(0) + ' ')} (GDAL_NODATA tag)"))
+    for name, pairs in recorded:  # an OME-TIFF that xfskde wrote: what each series records
+        model = f", the texture model of {pairs['n_textures']} textures" if (
+            "endmembers" in pairs and "n_textures" in pairs) else ""  # fmt: skip
+        rows.append(("xfskde", f"{name}: {len(pairs)} key-value pairs{model}"))
     known = levels[0].pixel_size is not None
     rows.append(("pixel_size", f"from the {source}" if known else "not recorded"))
     rows.append(("tiles", "tiled" if tiled else "strips"))
