@@ -52,6 +52,7 @@ import numpy as np
 import tifffile
 import zarr
 
+from .._validation import _check_tile
 from ..exceptions import ParameterError, StoreExistsError
 from ._location import locate
 from .images import ORIGIN_NAMESPACE
@@ -217,11 +218,6 @@ def _target(path: str | os.PathLike, tile: Any, overwrite: bool) -> Path:
     if path.exists() and not overwrite:
         raise StoreExistsError(f"{path} exists; pass overwrite=True to replace it")
     return path
-
-
-def _check_tile(tile: Any) -> None:
-    if isinstance(tile, bool) or not isinstance(tile, int) or tile < 16 or tile % 16:
-        raise ParameterError(f"tile must be a positive multiple of 16, got {tile!r}")
 
 
 def _levels(group: zarr.Group) -> list[zarr.Array]:
