@@ -278,6 +278,13 @@ def test_present_samples_are_the_samples_on_data():
     field = xfskde.local_fskde(floats, order=4, window="box", size=4, stride=4,
                                nan_policy="omit")  # fmt: skip
     assert not present_samples(floats, field).values[:4, :2].any()
+    # ±inf is missing too, as the field says (NaN there): one rule for both
+    floats[21, 21] = np.inf  # the pixel of sample (5, 5) at stride 4 (4 i + 1)
+    field = xfskde.local_fskde(floats, order=4, window="box", size=4, stride=4,
+                               nan_policy="omit")  # fmt: skip
+    present = present_samples(floats, field).values
+    assert not present[5, 5] and present[5, 4]
+    np.testing.assert_array_equal(present, ~np.isnan(field.values).all(axis=-1))
     assert present_samples(image, xfskde.local_fskde(image, order=4, nodata=None)).values.all()
 
 

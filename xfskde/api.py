@@ -40,7 +40,7 @@ from .exceptions import ParameterError, PixelAspectWarning, find_stack_level
 from .gradients import Boundary, Operator, result_float_dtype
 from .kernel import Approximation, Cos2KKernel
 from .lazy import local_fskde_dask
-from .local import LocalParameters, local_fskde_numpy
+from .local import LocalParameters, local_fskde_numpy, missing_pixels
 from .masks import resolve_mask
 from .windows import Window
 
@@ -90,8 +90,9 @@ def present_samples(image: xr.DataArray, field: xr.DataArray) -> xr.DataArray:
     DataArray on the field's grid, lazy for a Dask image.
 
     ``field`` is a result of :func:`local_fskde` on ``image`` (a DataArray with dims ``y, x``
-    and maybe a channel dim); a sample's pixel is missing where every channel is NaN or the
-    nodata value the field recorded (``input_nodata``). The field is NaN there already (so are
+    and maybe a channel dim); a sample's pixel is missing where no channel is finite, the
+    nodata value the field recorded (``input_nodata``) counting as NaN
+    (:func:`xfskde.local.missing_pixels`). The field is NaN there already (so are
     the maps drawn from it); this reads only the image's pixels at the samples, not the field,
     e.g. to count the cells on data or to mask another result on the same grid.
     """
@@ -102,11 +103,7 @@ def present_samples(image: xr.DataArray, field: xr.DataArray) -> xr.DataArray:
     pixels = image.transpose("y", "x", ...).data
     picked = pixels[offset::stride, offset::stride][: field.sizes["y"], : field.sizes["x"]]
     kept = mask_nodata(picked, nodata)
-    if not np.issubdtype(kept.dtype, np.floating):  # integers without nodata: all present
-        present = (da.ones if isinstance(kept, da.Array) else np.ones)(kept.shape[:2], bool)
-    else:
-        finite = ~(da.isnan if isinstance(kept, da.Array) else np.isnan)(kept)
-        present = finite if finite.ndim == 2 else finite.any(axis=-1)
+    present = ~missing_pixels(kept if kept.ndim == 3 else kept[..., None], -1)
     return xr.DataArray(present, dims=("y", "x"), coords={"y": field.y, "x": field.x})
 
 

@@ -34,7 +34,7 @@ from __future__ import annotations
 
 import os
 from concurrent.futures import ThreadPoolExecutor
-from typing import Literal
+from typing import Any, Literal
 
 import numpy as np
 
@@ -63,6 +63,7 @@ __all__ = [
     "LocalParameters",
     "local_fskde_block",
     "local_fskde_numpy",
+    "missing_pixels",
     "overlap_depth",
     "sample_count",
     "sample_offset",
@@ -348,23 +349,30 @@ def local_fskde_block(
     return out
 
 
+def missing_pixels(pixels: Any, channel_axis: int) -> Any:
+    """Whether each pixel is missing: not finite in any channel (NaN, ±inf; nodata is NaN by
+    then), ``pixels`` NumPy or Dask with the channels along ``channel_axis``.
+
+    The one rule for a sample's own pixel: the field is NaN there (:func:`local_fskde_block`
+    under ``nan_policy="omit"``), and :func:`xfskde.api.present_samples` says so from the
+    image. Its window may hold gradients of the pixels around, but the sample itself has no
+    value (as GDAL and rioxarray leave nodata pixels nodata), so every map drawn from it —
+    orientation, coherence, energy, a density — says so instead of reading a missing area as
+    one without gradients (where the coefficients are 0).
+    """
+    return ~np.isfinite(pixels).any(axis=channel_axis)
+
+
 def _missing_samples(
     src: np.ndarray, src_origin: tuple[int, int], stride: int, rows: tuple[int, int],
     cols: tuple[int, int],
 ) -> np.ndarray:  # fmt: skip
-    """Whether the pixel of each sample ``rows × cols`` is missing (not finite in any channel).
-
-    The field there is NaN: its window may hold gradients of the pixels around, but the sample
-    itself has no value (as GDAL and rioxarray leave nodata pixels nodata), so every map drawn
-    from it — orientation, coherence, energy, a density — says so instead of reading a missing
-    area as one without gradients (where the coefficients are 0).
-    """
-    if not np.issubdtype(src.dtype, np.floating):  # integers hold no NaN
-        return np.zeros((rows[1] - rows[0], cols[1] - cols[0]), bool)
+    """Whether the pixel of each sample ``rows × cols`` of a block is missing
+    (:func:`missing_pixels`)."""
     o = sample_offset(stride)
     r0, c0 = rows[0] * stride + o - src_origin[0], cols[0] * stride + o - src_origin[1]
     r1, c1 = r0 + (rows[1] - rows[0] - 1) * stride + 1, c0 + (cols[1] - cols[0] - 1) * stride + 1
-    return ~np.isfinite(src[:, r0:r1:stride, c0:c1:stride]).any(axis=0)
+    return missing_pixels(src[:, r0:r1:stride, c0:c1:stride], 0)
 
 
 def local_fskde_numpy(
