@@ -331,6 +331,19 @@ def crs_wkt(image: xr.DataArray) -> str | None:
     return str(text) if text else None
 
 
+def parse_crs(wkt: str) -> Any | None:
+    """The :class:`pyproj.CRS` of a WKT (or any text pyproj reads), None when pyproj (installed
+    with rioxarray, the ``geo`` extra) is missing or cannot read it."""
+    try:
+        import pyproj  # optional: the geo extra
+    except ImportError:
+        return None
+    try:
+        return pyproj.CRS.from_user_input(wkt)
+    except pyproj.exceptions.CRSError:
+        return None
+
+
 def ground_pixel_size(image: xr.DataArray) -> tuple[float, float] | None:
     """The (y, x) size in metres on the ground of the pixel at the centre of a georeferenced
     image: the geodesic lengths, on its CRS's ellipsoid, of one step of its ``y`` and ``x``
@@ -340,23 +353,19 @@ def ground_pixel_size(image: xr.DataArray) -> tuple[float, float] | None:
     US-survey-foot and Web Mercator grids give their true ground sizes (a Web Mercator "10 m"
     pixel at 60° N is 5 m), a geographic grid's 0.0001° pixels at 45° N are 11.1 × 7.9 m. None
     when the image has no CRS (:func:`crs_wkt`), no regular y/x coords (:func:`pixel_steps`), or
-    pyproj (installed with rioxarray, the ``geo`` extra) is missing.
+    pyproj (installed with rioxarray, the ``geo`` extra) is missing (:func:`parse_crs`).
     """
     wkt, steps = crs_wkt(image), pixel_steps(image)
-    if wkt is None or steps is None:
+    crs = None if wkt is None or steps is None else parse_crs(wkt)
+    if crs is None or crs.geodetic_crs is None or crs.get_geod() is None:
         return None
+    import pyproj  # there: parse_crs read the CRS with it
+
     try:
-        import pyproj  # optional: the geo extra
-    except ImportError:
-        return None
-    try:
-        crs = pyproj.CRS.from_user_input(wkt)
         to_degrees = pyproj.Transformer.from_crs(crs, crs.geodetic_crs, always_xy=True)
-        geod = crs.get_geod()
     except pyproj.exceptions.CRSError:
         return None
-    if geod is None:
-        return None
+    geod = crs.get_geod()
     ys, xs = image.coords["y"].values, image.coords["x"].values
     y, x = float(ys[ys.size // 2]), float(xs[xs.size // 2])
     lon, lat = to_degrees.transform([x, x, x + steps[1]], [y, y + steps[0], y])

@@ -16,7 +16,7 @@ from typing import NamedTuple
 import tifffile
 import zarr
 
-from .._labels import crs_wkt
+from .._labels import crs_wkt, parse_crs
 from ..exceptions import ImageReadError
 from ..io import locate, open_image
 from ..io.images import ImageLevel, image_levels, ome_pairs
@@ -156,17 +156,13 @@ def describe_image(path: str) -> ImageDescription:
 
 
 def crs_description(wkt: str) -> str:
-    """A CRS as people name it: ``EPSG:32632 (WGS 84 / UTM zone 32N)``, or its WKT name where
-    it has no authority code (or pyproj, installed with rioxarray, is missing)."""
-    try:
-        import pyproj  # optional: the geo extra
-    except ImportError:
+    """A CRS as people name it: ``EPSG:32632 (WGS 84 / UTM zone 32N)``, or its name where it
+    has no authority code; the WKT's first name (or the text itself) where pyproj, installed
+    with rioxarray, is missing or cannot read it."""
+    crs = parse_crs(wkt)
+    if crs is None:
         start = wkt.find('"')
-        return wkt[start + 1 : wkt.find('"', start + 1)] if start >= 0 else wkt
-    try:
-        crs = pyproj.CRS.from_user_input(wkt)
-    except pyproj.exceptions.CRSError:
-        return " ".join(wkt.split())
+        return wkt[start + 1 : wkt.find('"', start + 1)] if start >= 0 else " ".join(wkt.split())
     code = crs.to_authority(min_confidence=70)
     return f"{code[0]}:{code[1]} ({crs.name})" if code else crs.name
 

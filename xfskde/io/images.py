@@ -52,7 +52,7 @@ import xarray as xr
 import zarr
 from dask.base import tokenize
 
-from .._labels import COLOR_DIMS, image_dims, nodata_value, refuse_dataset
+from .._labels import COLOR_DIMS, image_dims, nodata_value, parse_crs, refuse_dataset
 from ..exceptions import DimensionError, GeoreferencingWarning, ImageReadError, ParameterError
 from ..lazy import DEFAULT_CHUNK, dask_view, plan_chunks
 from ._location import UNITS, Location, locate, micrometres
@@ -681,14 +681,10 @@ def _coordinate_pixel_size(
 
 def _crs_unit(wkt: str) -> str | None:
     """The unit of a CRS's first axis, as a GeoTIFF's is written (``m``, ``°``, ...)."""
-    try:
-        import pyproj  # optional: the geo extra
-    except ImportError:
+    crs = parse_crs(wkt)
+    if crs is None or not crs.axis_info:
         return None
-    try:
-        name = pyproj.CRS.from_user_input(wkt).axis_info[0].unit_name
-    except (pyproj.exceptions.CRSError, IndexError):
-        return None
+    name = crs.axis_info[0].unit_name
     return {"metre": "m", "degree": "°", "US survey foot": "US survey ft", "foot": "ft"}.get(
         name, name
     )
