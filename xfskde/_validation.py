@@ -75,9 +75,3 @@ def _finite_array(name: str, values: Any, *, dtype: Any = np.float64) -> np.ndar
             f"{name} contains NaN or infinite values; drop them or replace them before calling"
         )
     return arr
-
-
-def _check_tile(tile: Any) -> None:
-    """A TIFF tile side: a positive multiple of 16, as TIFF requires (GeoTIFF and OME-TIFF)."""
-    if isinstance(tile, bool) or not isinstance(tile, int) or tile < 16 or tile % 16:
-        raise ParameterError(f"tile must be a positive multiple of 16, got {tile!r}")

@@ -44,7 +44,6 @@ import dask.array as da
 import numpy as np
 import xarray as xr
 
-from .._validation import _check_tile
 from ..exceptions import DimensionError, ParameterError
 from ._location import micrometres
 
@@ -57,6 +56,12 @@ _NOT_WRITTEN = (
     "_FillValue", "missing_value", "scale_factor", "add_offset", "transform", "nodata",
     "nodatavals", "fill_value", "scales", "offsets", "long_name", "grid_mapping", "units",
 )  # fmt: skip
+
+
+def check_tile(tile: Any) -> None:
+    """A TIFF tile side: a positive multiple of 16, as TIFF requires (GeoTIFF and OME-TIFF)."""
+    if isinstance(tile, bool) or not isinstance(tile, int) or tile < 16 or tile % 16:
+        raise ParameterError(f"tile must be a positive multiple of 16, got {tile!r}")
 
 
 def _require_rioxarray() -> Any:
@@ -269,7 +274,7 @@ def write_geotiff(
             f"write_geotiff writes DataArrays with dims (y, x) or (y, x, dim), got {dims}; "
             "results of xfskde have them (transpose other arrays first)"
         )
-    _check_tile(tile)
+    check_tile(tile)
     data, names, out_dtype, layout = _bands(result, dtype)
     names = variables or names  # a Dataset's bands are named by its variables
     if per_band is None:  # one quantity: every band has the result's unit and long name

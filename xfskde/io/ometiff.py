@@ -52,9 +52,9 @@ import numpy as np
 import tifffile
 import zarr
 
-from .._validation import _check_tile
 from ..exceptions import ParameterError, StoreExistsError
 from ._location import locate
+from .geotiff import check_tile
 from .images import ORIGIN_NAMESPACE
 from .omezarr import COARSEST, write_ome_zarr
 
@@ -213,7 +213,7 @@ def _target(path: str | os.PathLike, tile: Any, overwrite: bool) -> Path:
             f"{path}: an OME-TIFF is written as a local file; write it locally and copy it, or "
             "write an OME-Zarr image to the URL (write_ome_zarr)"
         )
-    _check_tile(tile)
+    check_tile(tile)
     path = Path(os.fspath(path))
     if path.exists() and not overwrite:
         raise StoreExistsError(f"{path} exists; pass overwrite=True to replace it")
