@@ -303,20 +303,25 @@ def _gdal(values: tuple[float, ...]) -> str:
     return " ".join(str(float(v)) for v in values)
 
 
+def regular_step(values: Any) -> float | None:
+    """The spacing (absolute) of 1-D numeric coordinate values, None where they are fewer
+    than two, not numbers, or not evenly spaced (to 1e-6 of the step)."""
+    values = np.asarray(values)
+    if values.ndim != 1 or values.size < 2 or values.dtype.kind not in "uif":
+        return None
+    gaps = np.diff(values.astype(np.float64))
+    if not np.allclose(gaps, gaps[0], rtol=1e-6, atol=0) or gaps[0] == 0:
+        return None
+    return abs(float(gaps[0]))
+
+
 def pixel_steps(image: xr.DataArray) -> tuple[float, float] | None:
     """The (y, x) steps of an image's pixel grid in its coordinates' units: the spacing of
-    regular numeric ``y`` and ``x`` coords (absolute values), None where either is missing,
-    shorter than two pixels or irregular."""
-    steps = []
-    for dim in ("y", "x"):
-        coord = image.coords.get(dim)
-        if coord is None or coord.ndim != 1 or coord.size < 2 or coord.dtype.kind not in "uif":
-            return None
-        gaps = np.diff(np.asarray(coord.values, dtype=np.float64))
-        if not np.allclose(gaps, gaps[0], rtol=1e-6, atol=0) or gaps[0] == 0:
-            return None
-        steps.append(abs(float(gaps[0])))
-    return steps[0], steps[1]
+    regular numeric ``y`` and ``x`` coords (:func:`regular_step`), None where either is
+    missing, shorter than two pixels or irregular."""
+    steps = [regular_step(image.coords[d].values) if d in image.coords else None
+             for d in ("y", "x")]  # fmt: skip
+    return None if None in steps else (steps[0], steps[1])
 
 
 def crs_wkt(image: xr.DataArray) -> str | None:

@@ -52,7 +52,14 @@ import xarray as xr
 import zarr
 from dask.base import tokenize
 
-from .._labels import COLOR_DIMS, image_dims, nodata_value, parse_crs, refuse_dataset
+from .._labels import (
+    COLOR_DIMS,
+    image_dims,
+    nodata_value,
+    parse_crs,
+    refuse_dataset,
+    regular_step,
+)
 from ..exceptions import DimensionError, GeoreferencingWarning, ImageReadError, ParameterError
 from ..lazy import DEFAULT_CHUNK, dask_view, plan_chunks
 from ._location import UNITS, Location, locate, micrometres
@@ -662,15 +669,9 @@ def _coordinate_pixel_size(
     its regular 1-D ``y``/``x`` coordinate arrays, in their ``units`` (µm, say) or else in its
     CRS's axis unit (``"m"``, through pyproj when installed); (None, None) without them."""
     arrays = dict(group.arrays())
-    steps = []
-    for dim in ("y", "x"):
-        coord = arrays.get(dim)
-        if coord is None or coord.ndim != 1 or coord.shape[0] < 2:
-            return None, None
-        gaps = np.diff(np.asarray(coord[:], dtype=np.float64))
-        if not (gaps[0] != 0 and np.allclose(gaps, gaps[0], rtol=1e-6, atol=0)):
-            return None, None
-        steps.append(abs(float(gaps[0])))
+    steps = [regular_step(arrays[d][...]) if d in arrays else None for d in ("y", "x")]
+    if None in steps:
+        return None, None
     unit = _variable_attrs(arrays["x"]).get("units")
     if unit is None:
         mapping = str(_variable_attrs(arrays[name]).get("grid_mapping", "spatial_ref"))
