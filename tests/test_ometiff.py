@@ -233,4 +233,5 @@ def test_open_image_places_the_cells_where_they_were(written):
     np.testing.assert_allclose(level1.x.values, shift + scale * np.arange(level1.sizes["x"]))
     with tifffile.TiffFile(path) as tif:  # no origin where there is none: the labels
         pairs = dict(xfskde.io.images.ome_pairs(tif.ome_metadata, "xfskde.origin"))
-    assert set(pairs) == {"xfskde maps"}
+    assert pairs["labels/textures"] == {}  # every image listed, in order
+    assert pairs["xfskde maps"] == {"y": repr(0.75), "x": repr(0.75)}  # pixel 1.5 at stride 4

@@ -92,7 +92,7 @@ def _describe_tiff(path: str, levels: list[ImageLevel]) -> list[tuple[str, str]]
         raise ImageReadError(f"cannot read {path} as a TIFF image: {exc}") from exc
     if nodata is not None:
         rows.append(("nodata", f"{str(nodata.value).strip(chr(0) + ' ')} (GDAL_NODATA tag)"))
-    for name, pairs in recorded:  # an OME-TIFF that xfskde wrote: what each series records
+    for name, pairs in (r for r in recorded if r[1]):  # an OME-TIFF xfskde wrote: its records
         model = f", the texture model of {pairs['n_textures']} textures" if (
             "endmembers" in pairs and "n_textures" in pairs) else ""  # fmt: skip
         rows.append(("xfskde", f"{name}: {len(pairs)} key-value pairs{model}"))

@@ -312,8 +312,8 @@ ORIGIN_NAMESPACE = "xfskde.origin"
 
 def ome_pairs(xml: str, namespace: str) -> list[tuple[str, dict[str, str]]]:
     """The key-value pairs (OME ``MapAnnotation``) of ``namespace`` that annotate each image of
-    an OME-XML document: ``(image name, pairs)`` in the document's order, for the images that
-    have such pairs."""
+    an OME-XML document: ``(image name, pairs)`` for every image, in the document's order
+    (``{}`` for an image without such pairs)."""
 
     def name(element: ElementTree.Element) -> str:  # the tag without its namespace
         return element.tag.rsplit("}", 1)[-1]
@@ -327,9 +327,8 @@ def ome_pairs(xml: str, namespace: str) -> list[tuple[str, dict[str, str]]]:
     found = []
     for image in (e for e in root if name(e) == "Image"):
         refs = [r.get("ID") for r in image if name(r) == "AnnotationRef"]
-        pairs = next((annotations[r] for r in refs if r in annotations), None)
-        if pairs is not None:
-            found.append((image.get("Name", ""), pairs))
+        found.append((image.get("Name", ""), next((annotations[r] for r in refs
+                                                   if r in annotations), {})))  # fmt: skip
     return found
 
 
@@ -337,11 +336,9 @@ def _ome_origin(xml: str) -> tuple[float, float]:
     """The (y, x) centre of the first image's first pixel in µm from its xfskde origin pairs
     (:data:`ORIGIN_NAMESPACE`), else (0, 0): the centre convention of every OME-TIFF."""
     images = ome_pairs(xml, ORIGIN_NAMESPACE)
-    first = ElementTree.fromstring(xml).find("{*}Image")
-    if not images or first is None or images[0][0] != first.get("Name", ""):
-        return 0.0, 0.0
+    pairs = images[0][1] if images else {}
     try:
-        return float(images[0][1]["y"]), float(images[0][1]["x"])
+        return float(pairs["y"]), float(pairs["x"])
     except (KeyError, ValueError):
         return 0.0, 0.0
 

@@ -117,7 +117,7 @@ def _ome_pairs(xml: str) -> dict[str, str]:
     """The xfskde key-value pairs of an OME-XML document: those annotating the label image
     (``labels/textures``, which records the model), else the first image's; {} if none."""
     images = dict(ome_pairs(xml, ANNOTATION_NAMESPACE))
-    return images.get("labels/textures") or next(iter(images.values()), {})
+    return images.get("labels/textures") or next((p for p in images.values() if p), {})
 
 
 def _gdal_metadata(tif: tifffile.TiffFile) -> str | None:
