@@ -84,8 +84,8 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument(
         "--model", default=None, metavar="RESULT",
         help="segment with the model recorded in an earlier result of xfskde segment (its Zarr "
-        "store, OME-Zarr or GeoTIFF: a path or URL) instead of fitting one: the same textures "
-        "under the same labels; the fit's options are then the model's",
+        "store, OME-Zarr, OME-TIFF or GeoTIFF: a path or URL) instead of fitting one: the same "
+        "textures under the same labels; the fit's options are then the model's",
     )  # fmt: skip
     parser.add_argument(
         "--match-levels", action="store_true",
