@@ -1,14 +1,26 @@
-"""The first five minutes: the package imports from anywhere, and running it never writes into
+"""The first five minutes: the package imports from anywhere, every package it imports is one
+``pip install .`` installs (or an extra's, asked for by name), and running it never writes into
 the installed package's folder (numba's cache goes to the user's cache folder)."""
 
+import ast
+import importlib.metadata
 import os
+import re
 import subprocess
 import sys
+import tomllib
 from pathlib import Path
 
 import xfskde
 
 PACKAGE = Path(xfskde.__file__).resolve().parent
+PYPROJECT = PACKAGE.parent / "pyproject.toml"
+
+#: Packages the library imports that only an extra installs (top-level import name -> extra).
+#: Every import of them is guarded: without the extra, the feature that needs one says which
+#: extra to install (``xfskde.plot._pyplot``, ``io.geotiff._require_rioxarray``; without pyproj
+#: a scene's ground pixel size is not recorded, :func:`xfskde._labels.parse_crs`).
+OPTIONAL_IMPORTS = {"matplotlib": "plot", "rioxarray": "geo", "rasterio": "geo", "pyproj": "geo"}
 
 PROBE = """
 import numpy as np
@@ -57,3 +69,56 @@ def test_a_user_cache_dir_wins(tmp_path):
     lines = _run(tmp_path, NUMBA_CACHE_DIR=str(tmp_path / "mine"))
     for path in map(Path, lines[1:]):
         assert path.is_relative_to(tmp_path / "mine"), path
+
+
+def _requirement_names(requirements: list[str]) -> set[str]:
+    """Distribution names of PEP 508 requirements, normalised (PEP 503)."""
+    return {_normalised(re.match(r"[A-Za-z0-9._-]+", r).group()) for r in requirements}
+
+
+def _normalised(name: str) -> str:
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def _third_party_imports() -> dict[str, set[str]]:
+    """Top-level names of the packages the library imports (module and function level), each
+    with the modules that import it."""
+    found: dict[str, set[str]] = {}
+    for path in sorted(PACKAGE.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            if isinstance(node, ast.Import):
+                names = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.level == 0:
+                names = [node.module or ""]
+            else:
+                continue
+            for name in names:
+                top = name.split(".")[0]
+                if top and top != "xfskde" and top not in sys.stdlib_module_names:
+                    found.setdefault(top, set()).add(str(path.relative_to(PACKAGE.parent)))
+    return found
+
+
+def test_every_imported_package_is_a_declared_dependency():
+    """A plain ``pip install .`` must install what the library imports (``xfskde segment``
+    failed with "No module named 'threadpoolctl'": scikit-learn was only in the test and
+    experiments extras, which the tests always had)."""
+    project = tomllib.loads(PYPROJECT.read_text())["project"]
+    core = _requirement_names(project["dependencies"])
+    extras = {k: _requirement_names(v) for k, v in project["optional-dependencies"].items()}
+    distributions = importlib.metadata.packages_distributions()
+    imports = _third_party_imports()
+    assert {"numpy", "sklearn", "matplotlib"} <= set(imports)  # the scan really read the imports
+    problems = []
+    for top, where in sorted(imports.items()):
+        names = {_normalised(d) for d in distributions.get(top, [top])}
+        extra = OPTIONAL_IMPORTS.get(top)
+        if names & core:
+            continue
+        if extra is not None and names & extras.get(extra, set()):
+            continue
+        problems.append(
+            f"{top} (imported by {', '.join(sorted(where))}) is not in pyproject's dependencies"
+            + (f" nor in the {extra!r} extra" if extra else "")
+        )
+    assert not problems, "\n".join(problems)

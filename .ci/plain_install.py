@@ -1,0 +1,67 @@
+"""What a plain ``pip install .`` runs: every command, in an environment with no extra.
+
+``.ci/run`` installs the project into a virtual environment of its own (no extra, so no
+matplotlib, rioxarray or test tools) and runs this script there, in an empty folder. The tests
+always run with the test extra, which installs much more than ``pip install .`` does: a
+package the library imports but does not declare (``xfskde segment`` once failed with "No
+module named 'threadpoolctl'") would pass them and fail every user. ``tests/test_install.py``
+checks the imports against ``pyproject.toml``; this runs them.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import tifffile
+import zarr
+
+import xfskde
+from xfskde.datasets import random_textures
+
+COMMAND = str(Path(sys.executable).with_name("xfskde"))
+
+
+def run(*args: str) -> str:
+    """One ``xfskde`` command, as a user types it; its output, or the failure with its output."""
+    done = subprocess.run([COMMAND, *args, *(("--no-progress",) if args[0] in PROGRESS else ())],
+                          capture_output=True, text=True)  # fmt: skip
+    if done.returncode:
+        sys.exit(f"plain install: xfskde {' '.join(args)} failed:\n{done.stdout}{done.stderr}")
+    print(f"plain install: xfskde {' '.join(args)}: ok")
+    return done.stdout
+
+
+PROGRESS = {"coefficients", "maps", "segment"}
+
+
+def main() -> None:
+    for extra in ("matplotlib", "rioxarray", "pytest"):  # no extra is installed
+        assert importlib.util.find_spec(extra) is None, f"{extra} is installed: not a plain install"
+    image, truth = random_textures((256, 256), seed=3)[:2]
+    tifffile.imwrite("textures.tif", np.round(image * 255).astype(np.uint8), tile=(128, 128))
+
+    run("demo")
+    run("coefficients", "textures.tif", "coefficients.zarr", "--size", "4", "--stride", "4")
+    run("maps", "textures.tif", "maps.zarr")
+    run("maps", "textures.tif", "maps.ome.tif")
+    run("segment", "textures.tif", "labels.zarr", "--textures", "3")
+    run("segment", "textures.tif", "labels.ome.tif", "--textures", "3")
+    assert "complete" in run("info", "labels.zarr")
+    run("info", "labels.ome.tif")
+
+    stored = zarr.open_array("labels.zarr/labels", mode="r")[...]
+    assert stored.shape == (256, 256) and set(np.unique(stored)) == {1, 2, 3}, np.unique(stored)
+    labels = np.asarray(xfskde.segment(image, 3))
+    rand = xfskde.metrics.rand_index(labels, truth)
+    assert rand > 0.8, f"segment scored Rand {rand:.3f} on random textures"
+    maps = xfskde.open_image("maps.ome.tif")  # orientation, coherence, energy
+    assert dict(maps.sizes) == {"c": 3, "y": 256, "x": 256}, dict(maps.sizes)
+    print(f"plain install: every command ran; segment's Rand index {rand:.3f}")
+
+
+if __name__ == "__main__":
+    main()
