@@ -626,3 +626,20 @@ def test_regular_column_pass_is_bit_identical(rng, step, monkeypatch):
             m.setattr(fl, "_columns", None)
             fl._columns_of(src_lattice, profile, shifted, first, step, got)
         np.testing.assert_array_equal(got, expected)
+
+
+def test_the_first_segment_of_a_process_finishes(tmp_path):
+    """The window rule fits two windows side by side, in two threads. In a process that had
+    not imported scikit-learn yet, one thread imported it (holding the GIL in ``dlopen``) while
+    the other set threadpoolctl's limits (holding the loader's lock in ``dl_iterate_phdr``,
+    waiting for the GIL): the first ``segment()`` hung for good in 2 of 3 fresh processes with
+    the oldest versions pyproject.toml allows. Both steps now run under one lock."""
+    script = (
+        "import numpy as np, xfskde\n"
+        "from xfskde.datasets import random_textures\n"
+        "image = random_textures((512, 512), seed=1)[0]\n"
+        "print(sorted(np.unique(np.asarray(xfskde.segment(image, 3))).tolist()))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script], cwd=tmp_path, capture_output=True,
+                          text=True, timeout=300, check=True)  # fmt: skip
+    assert done.stdout.split("\n")[-2] == "[1, 2, 3]", done.stdout

@@ -15,7 +15,11 @@ pixel, so the cost is one matrix product plus O(2^m m²) per pixel for m texture
 
 from __future__ import annotations
 
+import contextlib
 import itertools
+import threading
+from collections.abc import Iterator
+from typing import Any
 
 import numba
 import numpy as np
@@ -33,6 +37,43 @@ __all__ = [
 MAX_TEXTURES = 12
 
 ENDMEMBER_METHODS = ("nmf", "kmeans")
+
+_SKLEARN_LOCK = threading.Lock()
+_sklearn_users = 0
+_sklearn_limits: Any = None
+
+
+@contextlib.contextmanager
+def _sklearn_on_one_thread() -> Iterator[None]:
+    """scikit-learn loaded, and its OpenMP / BLAS pools at one thread while any caller is inside.
+
+    One thread: scikit-learn's threads spin while they wait, and on a machine whose cores are
+    busy (Dask workers, other processes) k-means on 20 000 x 63 took 6.3 s with them and 0.5 s
+    without. threadpoolctl's limits are process-wide, so the first caller sets them and the
+    last restores them, whichever threads they are (the window rule fits two windows side by
+    side). Both steps, and scikit-learn's first import, run under one lock: threadpoolctl finds
+    the pools with ``dl_iterate_phdr``, which holds the dynamic loader's lock and calls back into
+    Python for every library, while an import of an extension module holds the GIL and waits
+    for that lock in ``dlopen`` — the first ``segment()`` of a process hung for good that way
+    (scikit-learn imported in one window's thread while the other's limits were being set).
+    """
+    global _sklearn_users, _sklearn_limits
+    with _SKLEARN_LOCK:
+        import sklearn.cluster
+        import sklearn.decomposition  # noqa: F401
+        from threadpoolctl import threadpool_limits
+
+        if _sklearn_users == 0:
+            _sklearn_limits = threadpool_limits(1)
+        _sklearn_users += 1
+    try:
+        yield
+    finally:
+        with _SKLEARN_LOCK:
+            _sklearn_users -= 1
+            if _sklearn_users == 0:
+                _sklearn_limits.restore_original_limits()
+                _sklearn_limits = None
 
 
 def fit_endmembers(
@@ -63,12 +104,7 @@ def fit_endmembers(
         raise ValueError(
             f"samples must be (n, D) with n >= n_textures = {n_textures}, got shape {X.shape}"
         )
-    from threadpoolctl import threadpool_limits  # scikit-learn's own dependency
-
-    # one OpenMP thread: scikit-learn's threads spin while they wait, and on a machine whose
-    # cores are busy (Dask workers, other processes) k-means on 20 000 x 63 took 6.3 s with
-    # them and 0.5 s without
-    with threadpool_limits(1):
+    with _sklearn_on_one_thread():
         return _fit(X, n_textures, method, seed)
 
 
@@ -129,15 +165,14 @@ def fit_stable_endmembers(
     -------
     numpy.ndarray, shape (m, D), float64
     """
-    from sklearn.cluster import KMeans
-    from threadpoolctl import threadpool_limits
-
     X = np.asarray(samples, dtype=np.float64)
     stable = X[stable_samples(change)]
     if stable.shape[0] < n_textures:
         stable = X
     centred = stable - stable.mean(axis=0)
-    with threadpool_limits(1):
+    with _sklearn_on_one_thread():  # scikit-learn imported in there, under its lock
+        from sklearn.cluster import KMeans
+
         # the principal axes: eigenvectors of the D × D scatter matrix, largest first (an SVD
         # of the n × D samples gives the same axes at 10x the cost)
         _, axes = np.linalg.eigh(centred.T @ centred)
