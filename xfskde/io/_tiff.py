@@ -72,13 +72,15 @@ class _SegmentReader:
 
     def _read_decoded(self, indices: list[int], out: np.ndarray, r0: int, c0: int) -> None:
         page = self._page
+        # without tifffile's ``indices``: before tifffile 2025.12 a single segment was looked up
+        # by its index in the lists given (IndexError); each yields its position in them
         segments = self._tif.filehandle.read_segments(
             [page.dataoffsets[i] for i in indices],
             [page.databytecounts[i] for i in indices],
-            indices,
             lock=self._lock,
         )
-        for data, index in segments:
+        for data, position in segments:
+            index = indices[position]
             segment, _, shape = page.decode(data, index, jpegtables=page.jpegtables)
             if segment is not None:  # a sparse file's missing tile reads as zeros, like tifffile's
                 self._place(out, segment.reshape(shape[1:3] + self._extra), index, r0, c0)
