@@ -27,8 +27,11 @@ COMMAND = str(Path(sys.executable).with_name("xfskde"))
 
 def run(*args: str) -> str:
     """One ``xfskde`` command, as a user types it; its output, or the failure with its output."""
-    done = subprocess.run([COMMAND, *args, *(("--no-progress",) if args[0] in PROGRESS else ())],
-                          capture_output=True, text=True)  # fmt: skip
+    argv = [COMMAND, *args, *(("--no-progress",) if args[0] in PROGRESS else ())]
+    try:  # a fresh process each: the first segment() of a process once hung for good
+        done = subprocess.run(argv, capture_output=True, text=True, timeout=600)
+    except subprocess.TimeoutExpired:
+        sys.exit(f"plain install: xfskde {' '.join(args)} did not finish in 10 minutes")
     if done.returncode:
         sys.exit(f"plain install: xfskde {' '.join(args)} failed:\n{done.stdout}{done.stderr}")
     print(f"plain install: xfskde {' '.join(args)}: ok")
@@ -39,10 +42,17 @@ PROGRESS = {"coefficients", "maps", "segment"}
 
 
 def main() -> None:
+    from importlib.metadata import version
+
+    print("plain install:", ", ".join(
+        f"{name} {version(name)}" for name in ("numpy", "numba", "dask", "xarray", "zarr")
+    ))  # fmt: skip
     for extra in ("matplotlib", "rioxarray", "pytest"):  # no extra is installed
         assert importlib.util.find_spec(extra) is None, f"{extra} is installed: not a plain install"
-    image, truth = random_textures((256, 256), seed=3)[:2]
-    tifffile.imwrite("textures.tif", np.round(image * 255).astype(np.uint8), tile=(128, 128))
+    # 512²: the window rule then fits two windows side by side, in two threads, in a process
+    # that has not imported scikit-learn yet (where the first segment() of a process hung)
+    image, truth = random_textures((512, 512), seed=3)[:2]
+    tifffile.imwrite("textures.tif", np.round(image * 255).astype(np.uint8), tile=(256, 256))
 
     run("demo")
     run("coefficients", "textures.tif", "coefficients.zarr", "--size", "4", "--stride", "4")
@@ -54,12 +64,12 @@ def main() -> None:
     run("info", "labels.ome.tif")
 
     stored = zarr.open_array("labels.zarr/labels", mode="r")[...]
-    assert stored.shape == (256, 256) and set(np.unique(stored)) == {1, 2, 3}, np.unique(stored)
+    assert stored.shape == (512, 512) and set(np.unique(stored)) == {1, 2, 3}, np.unique(stored)
     labels = np.asarray(xfskde.segment(image, 3))
     rand = xfskde.metrics.rand_index(labels, truth)
     assert rand > 0.8, f"segment scored Rand {rand:.3f} on random textures"
     maps = xfskde.open_image("maps.ome.tif")  # orientation, coherence, energy
-    assert dict(maps.sizes) == {"c": 3, "y": 256, "x": 256}, dict(maps.sizes)
+    assert dict(maps.sizes) == {"c": 3, "y": 512, "x": 512}, dict(maps.sizes)
     print(f"plain install: every command ran; segment's Rand index {rand:.3f}")
 
 

@@ -24,9 +24,13 @@ from numba.core import caching, config
 __all__: list[str] = []
 
 _PACKAGE = os.path.dirname(os.path.abspath(__file__)) + os.sep
+# public in recent numba; numba 0.61 (the oldest xfskde supports) names it with an underscore
+_UserWideCacheLocator = getattr(caching, "UserWideCacheLocator", None) or getattr(
+    caching, "_UserWideCacheLocator"
+)
 
 
-class _XfskdeCacheLocator(caching.UserWideCacheLocator):
+class _XfskdeCacheLocator(_UserWideCacheLocator):
     """numba's user-wide cache locator, claiming only the functions of xfskde's own files."""
 
     @classmethod

@@ -72,7 +72,7 @@ class _SegmentReader:
 
     def _read_decoded(self, indices: list[int], out: np.ndarray, r0: int, c0: int) -> None:
         page = self._page
-        # without tifffile's ``indices``: before tifffile 2025.12 a single segment was looked up
+        # without tifffile's ``indices``: tifffile 2025.10 and older looked a single segment up
         # by its index in the lists given (IndexError); each yields its position in them
         segments = self._tif.filehandle.read_segments(
             [page.dataoffsets[i] for i in indices],
