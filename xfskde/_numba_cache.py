@@ -25,8 +25,10 @@ __all__: list[str] = []
 
 _PACKAGE = os.path.dirname(os.path.abspath(__file__)) + os.sep
 # public in recent numba; numba 0.61 (the oldest xfskde supports) names it with an underscore
-_UserWideCacheLocator = getattr(caching, "UserWideCacheLocator", None) or getattr(
-    caching, "_UserWideCacheLocator"
+_UserWideCacheLocator = (
+    caching.UserWideCacheLocator
+    if hasattr(caching, "UserWideCacheLocator")
+    else caching._UserWideCacheLocator
 )
 
 
