@@ -89,11 +89,11 @@ def _tiff_attrs(where: Any) -> dict[str, str]:
     metadata (as GDAL and rioxarray write the attrs of a DataArray)."""
     if hasattr(where, "filesystem") and not where.is_local:
         filesystem, path = where.filesystem()
-        with filesystem.open(path, "rb") as handle, tifffile.TiffFile(handle) as tif:
-            ome, text = tif.ome_metadata if tif.is_ome else None, _gdal_metadata(tif)
+        opened = filesystem.open(path, "rb")
     else:
-        with tifffile.TiffFile(str(where)) as tif:
-            ome, text = tif.ome_metadata if tif.is_ome else None, _gdal_metadata(tif)
+        opened = open(str(where), "rb")  # closed by the with below
+    with opened as handle, tifffile.TiffFile(handle) as tif:
+        ome, text = tif.ome_metadata if tif.is_ome else None, _gdal_metadata(tif)
     if ome:
         pairs = _ome_pairs(ome)
         if pairs:
