@@ -10,20 +10,22 @@ environment.
 
 from __future__ import annotations
 
-import re
 import tomllib
 from pathlib import Path
+
+from packaging.requirements import Requirement
 
 PYPROJECT = Path(__file__).resolve().parents[1] / "pyproject.toml"
 
 
 def oldest(requirements: list[str]) -> list[str]:
-    """``name==minimum`` for each ``name[extras]>=minimum`` requirement (others are skipped)."""
+    """``name==minimum`` for each requirement with a ``>=`` bound (PEP 508, read by packaging;
+    extras dropped), the others skipped."""
     pins = []
-    for requirement in requirements:
-        match = re.fullmatch(r"\s*([A-Za-z0-9._-]+)(\[[^\]]*\])?\s*>=\s*([^,;\s]+)\s*", requirement)
-        if match:
-            pins.append(f"{match.group(1)}=={match.group(3)}")
+    for text in requirements:
+        requirement = Requirement(text)
+        pins += [f"{requirement.name}=={s.version}" for s in requirement.specifier
+                 if s.operator == ">="]  # fmt: skip
     return pins
 
 

@@ -5,11 +5,13 @@ the installed package's folder (numba's cache goes to the user's cache folder)."
 import ast
 import importlib.metadata
 import os
-import re
 import subprocess
 import sys
 import tomllib
 from pathlib import Path
+
+from packaging.requirements import Requirement
+from packaging.utils import canonicalize_name
 
 import xfskde
 
@@ -73,11 +75,7 @@ def test_a_user_cache_dir_wins(tmp_path):
 
 def _requirement_names(requirements: list[str]) -> set[str]:
     """Distribution names of PEP 508 requirements, normalised (PEP 503)."""
-    return {_normalised(re.match(r"[A-Za-z0-9._-]+", r).group()) for r in requirements}
-
-
-def _normalised(name: str) -> str:
-    return re.sub(r"[-_.]+", "-", name).lower()
+    return {canonicalize_name(Requirement(r).name) for r in requirements}
 
 
 def _third_party_imports() -> dict[str, set[str]]:
@@ -111,7 +109,7 @@ def test_every_imported_package_is_a_declared_dependency():
     assert {"numpy", "sklearn", "matplotlib"} <= set(imports)  # the scan really read the imports
     problems = []
     for top, where in sorted(imports.items()):
-        names = {_normalised(d) for d in distributions.get(top, [top])}
+        names = {canonicalize_name(d) for d in distributions.get(top, [top])}
         extra = OPTIONAL_IMPORTS.get(top)
         if names & core:
             continue
