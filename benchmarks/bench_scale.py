@@ -18,6 +18,13 @@ measurements minutes apart would mostly measure the load). Reported: seconds (fi
 Mpx/s and ns/px of the median, peak RSS of the child, the in-memory median rate, the ratio of the
 two medians, and the 1-minute load average.
 
+The CPU columns say what bounds that ratio. "CPU s" is the median CPU time of a run (user and
+system, all threads of the child), "memory" the in-memory run's. The in-memory run keeps the
+cores busy (about 0.97 of 2 cores at 16384²), so an out-of-core run, which does the same compute
+and reads, decodes, encodes and writes besides, can reach at most "CPU bound" = memory CPU / run
+CPU of the in-memory rate on the same cores, however well its tasks overlap: the rest of the gap
+to that bound is idle cores, the rest of the gap to 1 is the work of reading and writing itself.
+
     python benchmarks/bench_scale.py                   # 1k, 4k, 16k, 32k from TIFF, 32k from Zarr
     python benchmarks/bench_scale.py --quick           # 1k and 2k only: checks that it runs
 """
@@ -64,14 +71,16 @@ else:
                 field.data.sum().compute()
             else:
                 xfskde.write_coefficients(field, out, overwrite=True)
-times = []
+times, cpu = [], []
 for _ in range(repeat):
-    start = time.perf_counter()
+    before, start = resource.getrusage(resource.RUSAGE_SELF), time.perf_counter()
     job()
     times.append(time.perf_counter() - start)
+    after = resource.getrusage(resource.RUSAGE_SELF)  # every thread's CPU, user and system
+    cpu.append(after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime)
 pixels = int(np.prod(xfskde.open_image(source).shape[:2]))
 peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20  # KiB -> GiB
-print(json.dumps({"times": times, "pixels": pixels, "peak_rss_gib": peak}))
+print(json.dumps({"times": times, "cpu": cpu, "pixels": pixels, "peak_rss_gib": peak}))
 """
 
 
@@ -104,9 +113,9 @@ def run_child(mode: str, source: Path, out: Path, workers: int, chunks: int, rep
         capture_output=True, text=True, check=True,
     )  # fmt: skip
     r = json.loads(result.stdout.strip().splitlines()[-1])
-    times = r.pop("times")
+    times, cpu = r.pop("times"), r.pop("cpu")
     return {**r, "first_seconds": times[0], "seconds": float(statistics.median(times)),
-            "times": times}  # fmt: skip
+            "times": times, "cpu_seconds": float(statistics.median(cpu)), "cpu": cpu}  # fmt: skip
 
 
 def main(argv: list[str] | None = None) -> list[dict]:
@@ -132,7 +141,8 @@ def main(argv: list[str] | None = None) -> list[dict]:
     try:
         big = max(args.sizes)
         print(f"{'input':<20}{'first s':>9}{'median s':>9}{'Mpx/s':>8}{'ns/px':>8}"
-              f"{'peak RSS':>12}{'memory Mpx/s':>14}{'/ memory':>10}{'load':>6}")  # fmt: skip
+              f"{'peak RSS':>12}{'memory Mpx/s':>14}{'/ memory':>10}{'CPU s':>7}{'memory':>8}"
+              f"{'CPU bound':>10}{'load':>6}")  # fmt: skip
         for size in args.sizes:
             tif, zar = make_inputs(size, folder)
             sources = [("tiff", tif)]
@@ -149,12 +159,16 @@ def main(argv: list[str] | None = None) -> list[dict]:
                 row = {"size": size, "input": kind, **r, "mpx_s": rate,
                        "memory_mpx_s": memory_rate, "memory_times": memory["times"],
                        "ratio_to_memory": rate / memory_rate,
+                       "memory_cpu_seconds": memory["cpu_seconds"],
+                       "cpu_bound": memory["cpu_seconds"] / r["cpu_seconds"],
                        "load": os.getloadavg()[0]}  # fmt: skip
                 rows.append(row)
                 print(f"{f'{size}² {kind}':<20}{r['first_seconds']:>9.2f}{r['seconds']:>9.2f}"
                       f"{rate:>8.0f}{1e9 * r['seconds'] / r['pixels']:>8.2f}"
                       f"{r['peak_rss_gib']:>8.2f} GiB{memory_rate:>14.0f}"
-                      f"{row['ratio_to_memory']:>10.2f}{row['load']:>6.1f}")  # fmt: skip
+                      f"{row['ratio_to_memory']:>10.2f}{r['cpu_seconds']:>7.2f}"
+                      f"{memory['cpu_seconds']:>8.2f}{row['cpu_bound']:>10.2f}"
+                      f"{row['load']:>6.1f}")  # fmt: skip
                 shutil.rmtree(out, ignore_errors=True)
         print(f"\nload {os.getloadavg()[0]:.2f}; parent peak RSS "
               f"{resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20:.2f} GiB")  # fmt: skip
