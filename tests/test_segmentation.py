@@ -211,6 +211,28 @@ def test_bad_arguments(leaves):
         segment(image, 3, color_bins=1)
 
 
+def test_channels_first_is_refused_not_read_as_rows():
+    """tifffile reads a multichannel TIFF as (c, y, x): read as (y, x, c) it was 3 rows of 64
+    "channels", segmented without a word into labels of shape (3, 64)."""
+    image, _ = random_textures((64, 64), seed=1)
+    first = np.moveaxis(image, -1, 0)
+    for refused in (first, da.from_array(first, chunks=32)):
+        with pytest.raises(xfskde.exceptions.DimensionError, match=r"np\.moveaxis\(image, 0, -1\)"):
+            segment(refused, 2, features=PAPER, size=3)
+    model = fit_textures(image, 2, features=PAPER, size=3, seed=0)
+    with pytest.raises(xfskde.exceptions.DimensionError, match="channels come first"):
+        model.predict(first)
+    # the two ways out the message names: the labels of the (y, x, c) image
+    expected = np.asarray(segment(image, 2, features=PAPER, size=3, seed=0))
+    moved = np.asarray(segment(np.moveaxis(first, 0, -1), 2, features=PAPER, size=3, seed=0))
+    named = segment(xr.DataArray(first, dims=("c", "y", "x")), 2, features=PAPER, size=3, seed=0)
+    np.testing.assert_array_equal(moved, expected)
+    np.testing.assert_array_equal(np.asarray(named), expected)
+    assert named.dims == ("y", "x")
+    # a (y, x, c) image with fewer channels than rows and columns is read as it always was
+    assert segment(image[:4, :5], 2, features=PAPER, size=3).shape == (4, 5)
+
+
 def _segment_command(argv):
     import argparse
 

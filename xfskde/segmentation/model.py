@@ -693,6 +693,15 @@ def _prepare(image: Any, chunks: int | None, halo: int, nodata: Nodata = "auto")
         raise DimensionError(f"image must be (y, x) or (y, x, c), got shape {image.shape}")
     if image.dtype.kind not in "uifb":
         raise TypeError(f"image must hold real numbers, got dtype {image.dtype}")
+    if image.ndim == 3 and source is None and image.shape[2] >= min(image.shape[:2]):
+        # (3, 512, 512) read as 3 rows of 512 "channels" segments without a complaint
+        raise DimensionError(
+            f"image of shape {image.shape} would be read as (y, x, c) with {image.shape[2]} "
+            f"channels, no fewer than its {min(image.shape[:2])} rows or columns: if its "
+            "channels come first (as tifffile reads a multichannel TIFF), pass "
+            "np.moveaxis(image, 0, -1); if they are channels, pass an xarray DataArray with dims "
+            "('y', 'x', 'c')"
+        )
     if isinstance(nodata, str):  # "auto": what the image's metadata say
         value, where = image_nodata(source) if source is not None else (None, "none")
     elif nodata is None:
