@@ -248,6 +248,40 @@ def test_coefficients_nodata_auto_number_and_none(tmp_path, capsys):
 # ------------------------------------------------------------------- segment: missing pixels
 
 
+def test_plane_of_a_stack_is_segmented_and_a_resume_keeps_it(tmp_path, capsys):
+    """--plane z=N: a z-stack (OME-TIFF ZCYX) was refused by every command with no way in."""
+    image, truth = random_textures((128, 128), seed=5)
+    rgb = np.moveaxis((image * 255).astype(np.uint8), -1, 0)
+    stack = np.stack([np.roll(rgb, 40 * z, axis=-1) for z in range(3)])  # z c y x
+    path = tmp_path / "stack.ome.tif"
+    tifffile.imwrite(path, stack, ome=True, metadata={"axes": "ZCYX"})
+    out = tmp_path / "labels.zarr"
+    argv = ["segment", str(path), str(out), "--textures", "3", "--no-progress"]
+    assert main(argv) == 2
+    assert "--plane z=0" in capsys.readouterr().err
+    assert main([*argv, "--plane", "z=2", "--mask", "auto"]) == 0
+    stored = xfskde.open_image(out)
+    assert stored.attrs["source_plane"] == "z=2"
+    direct = xfskde.segment(xfskde.open_image(path, plane={"z": 2}), 3, mask="auto")
+    np.testing.assert_array_equal(stored.values, direct.values)
+    shifted = rand_index(np.roll(truth, 80, axis=-1), stored.values)
+    assert shifted > rand_index(truth, stored.values) + 0.2  # plane 2's regions, not plane 0's
+    assert main([*argv, "--plane", "z=1", "--mask", "auto", "--resume"]) == 2  # another plane
+    assert "other parameters" in capsys.readouterr().err
+    assert main([*argv, "--plane", "z=-1", "--mask", "auto", "--resume"]) == 0  # the same one
+    field = ["coefficients", str(path), str(tmp_path / "f.zarr"), "--no-progress"]
+    assert main([*field, "--plane", "t=0"]) == 2
+    assert "not an axis" in capsys.readouterr().err
+    with pytest.raises(SystemExit):  # argparse: exit 2, the expected form named
+        main([*field, "--plane", "z"])
+    assert "AXIS=INDEX" in capsys.readouterr().err
+    assert main([*field, "--plane", "Z=1"]) == 0
+    np.testing.assert_array_equal(
+        xfskde.open_coefficients(tmp_path / "f.zarr").values,
+        xfskde.local_fskde(xfskde.open_image(path, plane={"z": 1}), order=8).values,
+    )
+
+
 def test_segment_labels_missing_pixels_as_background(tmp_path, capsys):
     """NaN pixels (in any channel) and pixels whose every channel is the nodata value get the
     background label 0; --nodata none segments the nodata pixels as data."""

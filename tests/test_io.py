@@ -9,6 +9,7 @@ import sys
 import textwrap
 import time
 
+import dask
 import dask.array as da
 import distributed
 import numpy as np
@@ -406,6 +407,68 @@ def test_unsupported_tiff_axes_and_zarr_dims_are_image_read_errors(tmp_path):
     # every error of the library is both an XfskdeError and the built-in callers expected
     assert issubclass(ImageReadError, XfskdeError) and issubclass(ImageReadError, ValueError)
     assert issubclass(StoreExistsError, FileExistsError)
+
+
+def _stack(shape):
+    """A stack whose planes differ: plane i of axis 0 is the camera shifted by 7 i pixels."""
+    planes = [np.roll(CAMERA[: shape[-2], : shape[-1]], 7 * i, axis=1) for i in range(shape[0])]
+    return np.stack(planes).reshape(shape)
+
+
+def test_a_plane_of_a_z_stack_or_time_series_is_read_alone(tmp_path):
+    """Microscopes write z-stacks and time series (OME-TIFF ZCYX, ImageJ TZYX, OME-Zarr
+    tczyx): they were refused with no way in; plane= reads one plane, and only that plane."""
+    zcyx = _stack((4 * 2, 96, 80)).reshape(4, 2, 96, 80)
+    ome = tmp_path / "stack.ome.tif"
+    sizes = {"PhysicalSizeX": 0.25, "PhysicalSizeY": 0.25}
+    tifffile.imwrite(ome, zcyx, ome=True, tile=(32, 32), metadata={"axes": "ZCYX", **sizes})
+    with pytest.raises(ImageReadError, match=r"z \(4 planes\).*plane=\{'z': 0\}.*--plane z=0"):
+        xfskde.open_image(ome)
+    for z in (0, 2, -1):
+        image = xfskde.open_image(ome, plane={"z": z}, chunks=32)
+        assert image.dims == ("c", "y", "x") and image.attrs["source_plane"] == f"z={z % 4}"
+        np.testing.assert_array_equal(image.values, zcyx[z])
+        assert image.attrs["source_pixel_size_um"] == [0.25, 0.25]
+        # one task per block of the plane: the other planes are culled, never read
+        reads = [k for k in dict(dask.optimize(image.data)[0].__dask_graph__())
+                 if "read-tiff" in str(k[0] if isinstance(k, tuple) else k)]  # fmt: skip
+        assert len(reads) == 3 * 3
+    tzyx = tmp_path / "series.tif"
+    tifffile.imwrite(tzyx, _stack((6, 64, 64)).reshape(2, 3, 64, 64), imagej=True,
+                     metadata={"axes": "TZYX"})  # fmt: skip
+    with pytest.raises(ImageReadError, match=r"t \(2 planes\), z \(3 planes\)"):
+        xfskde.open_image(tzyx)
+    with pytest.raises(ImageReadError, match=r"colour: t \(2 planes\); .*--plane t=0 "):
+        xfskde.open_image(tzyx, plane={"z": 1})
+    image = xfskde.open_image(tzyx, plane={"T": 1, "z": 1})
+    np.testing.assert_array_equal(image.values, _stack((6, 64, 64))[4])
+    assert image.dims == ("y", "x") and image.attrs["source_plane"] == "t=1,z=1"
+    # OME-Zarr (written by ome-zarr-py, the second reader of the format)
+    from ome_zarr.writer import write_image
+
+    tczyx = _stack((3 * 5, 64, 48)).reshape(1, 3, 5, 64, 48)
+    write_image(tczyx, zarr.open_group(tmp_path / "stack.ome.zarr", mode="w"), axes="tczyx",
+                scaler=None)  # fmt: skip
+    image = xfskde.open_image(tmp_path / "stack.ome.zarr", plane={"z": 3})
+    assert image.dims == ("c", "y", "x") and image.attrs["source_plane"] == "z=3"
+    np.testing.assert_array_equal(image.values, tczyx[0, :, 3])
+    # a DataArray is indexed alike, its own attrs untouched
+    named = xr.DataArray(zcyx, dims=("z", "c", "y", "x"), attrs={"name": "cells"})
+    picked = xfskde.open_image(named, plane={"z": 1})
+    np.testing.assert_array_equal(picked.values, zcyx[1])
+    assert (
+        picked.attrs == {"name": "cells", "source_plane": "z=1"}
+        and "source_plane" not in named.attrs
+    )
+    # refused, naming what is wrong
+    with pytest.raises(ParameterError, match=r"'t', which is not an axis .*those it has: z \(4\)"):
+        xfskde.open_image(ome, plane={"t": 0})
+    with pytest.raises(ParameterError, match=r"out of range.*4 planes along z"):
+        xfskde.open_image(ome, plane={"z": 4})
+    with pytest.raises(ParameterError, match="must be an integer"):
+        xfskde.open_image(ome, plane={"z": 1.5})
+    with pytest.raises(ParameterError, match="index it yourself"):
+        xfskde.open_image(zcyx, plane={"z": 0})
 
 
 # ------------------------------------------------------------------------------- stores

@@ -237,8 +237,31 @@ def scheduler(args: argparse.Namespace) -> Iterator[None]:
         yield
 
 
+def plane_option(text: str) -> dict[str, int]:
+    """``--plane z=12,t=0``: the index kept along each named axis (``open_image``'s ``plane``)."""
+    plane: dict[str, int] = {}
+    for item in text.split(","):
+        name, _, index = item.partition("=")
+        try:
+            plane[name.strip().lower()] = int(index)
+        except ValueError:
+            raise argparse.ArgumentTypeError(
+                f"expected AXIS=INDEX[,AXIS=INDEX...] such as z=12 or t=0,z=5, got {text!r}"
+            ) from None
+        if not name.strip():
+            raise argparse.ArgumentTypeError(f"an axis name is missing in {text!r} (z=12)")
+    return plane
+
+
 def add_level_options(parser: argparse.ArgumentParser) -> None:
-    """``--level N`` or ``--mpp MICRONS``: which pyramid level of the input is read."""
+    """``--level N`` or ``--mpp MICRONS``: which pyramid level of the input is read; and
+    ``--plane z=N,...``: which plane of a z-stack, time series, ... (every axis beyond y, x
+    and colour of more than one plane)."""
+    parser.add_argument(
+        "--plane", type=plane_option, default=None, metavar="AXIS=N[,AXIS=N]",
+        help="the plane of an input with axes beyond y, x and colour: a z-stack's z=12, a time "
+        "series' t=0 (negative counts from the end); required for each such axis",
+    )  # fmt: skip
     group = parser.add_mutually_exclusive_group()
     group.add_argument(
         "--level", type=int, default=None, help="pyramid level of the input (default: 0)"
@@ -311,7 +334,7 @@ def field_from_input(args: argparse.Namespace) -> tuple[Any, Any, Any]:
     # the one chunk planner: the file's tiles, the target, the window's halo and the stride
     image = open_image(
         args.input, level=args.level or 0, mpp=args.mpp, chunks=args.chunks, halo=params.depth,
-        stride=params.stride,
+        stride=params.stride, plane=args.plane,
     )  # fmt: skip
     # nodata is no LocalParameters field: local_fskde resolves it ("auto": the image's
     # _FillValue) and records it in the field's attrs, which a resume compares

@@ -120,6 +120,8 @@ class _Request(NamedTuple):
     stride: int
     #: the wanted pixel size in µm, to pick a pyramid level by (None: ``level`` decides)
     mpp: float | None = None
+    #: the index kept along each axis beyond y, x and colour (``open_image``'s ``plane``)
+    plane: Mapping[str, int] | None = None
 
 
 def _plan(
@@ -143,6 +145,92 @@ def _plan(
     planned = {"y": rows, "x": cols}
     out = tuple(planned.get(d, (int(n),)) for d, n in zip(dims, shape, strict=True))
     return out, {"y": tiles[0], "x": tiles[1]}
+
+
+def _is_extra(dim: str) -> bool:
+    """Whether a dim is neither spatial nor colour: a plane of it must be chosen (z, t, ...)."""
+    return dim not in ("y", "x") and dim.lower() not in COLOR_DIMS
+
+
+def _plane_selection(
+    source: Any, dims: Sequence[str], shape: Sequence[int], plane: Mapping[str, int] | None
+) -> tuple[int | None, ...]:
+    """The index kept along each dim (None: the dim stays), from ``open_image``'s ``plane``.
+
+    Every dim beyond y, x and colour loses its axis: ``plane`` names the index kept along it
+    (negative counts from the end), a length-1 dim it does not name keeps its only plane.
+
+    Raises
+    ------
+    ImageReadError
+        For a dim of more than one plane that ``plane`` does not name.
+    ParameterError
+        For a name that is not such a dim of the image, or an index out of its range.
+    """
+    extra = {d.lower(): i for i, d in enumerate(dims) if _is_extra(d)}
+    chosen = {str(name).lower(): index for name, index in (plane or {}).items()}
+    for name, index in chosen.items():
+        if name not in extra:
+            others = ", ".join(f"{dims[i]} ({shape[i]})" for i in extra.values()) or "none"
+            raise ParameterError(
+                f"plane names {name!r}, which is not an axis of {source} beyond y, x and "
+                f"colour (those it has: {others})"
+            )
+        n = int(shape[extra[name]])
+        if not isinstance(index, int | np.integer) or isinstance(index, bool):
+            raise ParameterError(f"plane {name}={index!r}: the index must be an integer")
+        if not -n <= index < n:
+            raise ParameterError(
+                f"plane {name}={index} is out of range: {source} has {n} planes along "
+                f"{name} (0 to {n - 1})"
+            )
+    selection: list[int | None] = [None] * len(dims)
+    unchosen = []
+    for name, i in extra.items():
+        if name in chosen:
+            selection[i] = int(chosen[name]) % int(shape[i])
+        elif shape[i] == 1:
+            selection[i] = 0
+        else:
+            unchosen.append((dims[i], int(shape[i])))
+    if unchosen:
+        axes = ", ".join(f"{d} ({n} planes)" for d, n in unchosen)
+        choice = ", ".join(f"{d.lower()}=0" for d, _ in unchosen)
+        raise ImageReadError(
+            f"{source} has axes beyond y, x and colour: {axes}; choose one plane with "
+            f"plane={{{', '.join(repr(d.lower()) + ': 0' for d, _ in unchosen)}}} "
+            f"(--plane {choice} on the command line)"
+        )
+    return tuple(selection)
+
+
+def _select_plane(
+    data: da.Array, dims: Sequence[str], selection: Sequence[int | None]
+) -> tuple[da.Array, list[str]]:
+    """The plane of ``data`` that ``selection`` keeps, and the dims left (Dask culls the
+    reads of every other plane, whose chunks along those dims are single planes)."""
+    data = data[tuple(slice(None) if s is None else s for s in selection)]
+    return data, [d for d, s in zip(dims, selection, strict=True) if s is None]
+
+
+def _single_planes(
+    planned: tuple[tuple[int, ...], ...], selection: Sequence[int | None]
+) -> tuple[tuple[int, ...], ...]:
+    """Chunks of one plane along the dims a plane is selected from: a task reads that plane."""
+    return tuple(c if s is None else (1,) * sum(c) for c, s in zip(planned, selection, strict=True))
+
+
+def _plane_attrs(
+    image: xr.DataArray, dims: Sequence[str], selection: Sequence[int | None], plane: Any
+) -> xr.DataArray:
+    """Record the plane chosen (``source_plane``, as ``--plane`` writes it: ``"z=3,t=0"``)."""
+    if not plane:
+        return image
+    named = {str(k).lower() for k in plane}
+    chosen = (
+        f"{d.lower()}={s}" for d, s in zip(dims, selection, strict=True) if d.lower() in named
+    )
+    return image.assign_attrs(source_plane=",".join(chosen))  # a copy of the attrs
 
 
 def _choose_level(
@@ -437,17 +525,12 @@ def _open_tiff(path: Location, level: int, request: _Request) -> xr.DataArray:
     sizes = _tiff_level_sizes(info)
     level = _choose_level(path, sizes, level, request.mpp)
     axes, shape, dtype, tile = levels[level]
-    unknown = [a for a, n in zip(axes, shape, strict=True) if a not in _TIFF_AXES and n != 1]
-    if unknown:
-        raise ImageReadError(
-            f"{path} has axes {axes!r}; only Y, X and one colour axis (S or C) are supported: "
-            f"extract a single plane of the {unknown} axes first"
-        )
-    squeeze = tuple(i for i, a in enumerate(axes) if a not in _TIFF_AXES)
     all_dims = [_TIFF_AXES.get(a, a.lower()) for a in axes]
+    selection = _plane_selection(path, all_dims, shape, request.plane)
     native = {"Y": tile[0], "X": tile[1]}
     native_shape = [native.get(a, n) for a, n in zip(axes, shape, strict=True)]
     planned, tiles = _plan(shape, all_dims, native_shape, request)
+    planned = _single_planes(planned, selection)
     version = path.version()
     data = da.map_blocks(
         functools.partial(read_tiff_block, path, level, version),
@@ -456,10 +539,9 @@ def _open_tiff(path: Location, level: int, request: _Request) -> xr.DataArray:
         meta=np.empty((0,) * len(shape), dtype),
         name=f"xfskde-read-tiff-{tokenize(path.token(), level, version)}",
     )
-    if squeeze:
-        data = data.squeeze(axis=squeeze)
-    dims = [d for i, d in enumerate(all_dims) if i not in squeeze]
-    image = _labelled(data, dims, path.stem, tiles)
+    data, dims = _select_plane(data, all_dims, selection)
+    image = _plane_attrs(_labelled(data, dims, path.stem, tiles), all_dims, selection,
+                         request.plane)  # fmt: skip
     geo = None
     if info.is_geotiff:
         ny, nx = _yx_shape(axes, shape)
@@ -704,15 +786,14 @@ def _open_zarr(source: Any, level: int, request: _Request) -> xr.DataArray:
         group = _parent_group(source)
     if dims is None:
         dims = _stored_dims(array) or _dims_for(tuple(array.shape))
-    keep = [i for i, d in enumerate(dims) if d in ("y", "x") or d.lower() in COLOR_DIMS]
-    drop = tuple(i for i in range(len(dims)) if i not in keep)
-    kept = [dims[i] for i in keep]
-    if any(array.shape[i] != 1 for i in drop) or not {"y", "x"} <= set(kept):
+    if not {"y", "x"} <= set(dims):
         raise ImageReadError(
             f"{source} has dims {dims}; only y, x and one colour dim are supported: name its "
-            "spatial dims 'y' and 'x' and select a single plane of the others first"
+            "spatial dims 'y' and 'x'"
         )
+    selection = _plane_selection(source, dims, array.shape, request.plane)
     planned, tiles = _plan(array.shape, dims, array.chunks, request)
+    planned = _single_planes(planned, selection)
     try:
         if isinstance(source, zarr.Array | zarr.Group):
             data = da.from_zarr(array, chunks=planned)
@@ -725,10 +806,10 @@ def _open_zarr(source: Any, level: int, request: _Request) -> xr.DataArray:
             )
     except _ZARR_ERRORS as exc:
         raise ImageReadError(f"cannot read the Zarr array of {source} ({exc})") from exc
-    if drop:
-        data = data.squeeze(axis=drop)
+    data, kept = _select_plane(data, dims, selection)
     name = source.stem if isinstance(source, Location) else Path(source.path or "image").stem
-    image = _labelled(data, kept, name or "image", tiles)
+    image = _plane_attrs(_labelled(data, kept, name or "image", tiles), dims, selection,
+                         request.plane)  # fmt: skip
     if group is not None:
         image = _group_coords(image, *group)
     if transform is not None:
@@ -965,6 +1046,7 @@ def open_image(
     halo: int = 0,
     stride: int = 1,
     storage_options: Mapping[str, Any] | None = None,
+    plane: Mapping[str, int] | None = None,
 ) -> xr.DataArray:
     """Open an image of any size as a lazy ``(y, x)`` or ``(y, x, c)`` DataArray.
 
@@ -998,6 +1080,13 @@ def open_image(
     storage_options : dict, optional
         Options of the fsspec filesystem of a URL (``{"endpoint_url": ..., "anon": True}``,
         credentials); refused with a local path.
+    plane : dict, optional
+        For images with axes beyond y, x and colour — a z-stack, a time series, an OME-Zarr
+        image's ``t`` and ``z`` — the plane to read: ``{"z": 12}``, ``{"t": 0, "z": -1}`` (an
+        index per axis, by its lower-case name; negative counts from the end). Every such axis
+        of more than one plane must be named; only the chosen plane is read (each task reads
+        its blocks of that plane, not the stack). Recorded as ``attrs["source_plane"]``
+        (``"z=12"``). A DataArray is indexed alike (``.isel``).
 
     Returns
     -------
@@ -1023,18 +1112,34 @@ def open_image(
         If a URL's filesystem is not installed (``s3fs``, ``gcsfs``, ``aiohttp``: the ``s3``,
         ``gcs`` and ``http`` extras).
     ImageReadError
-        For formats, files or layouts it cannot read, with what to do instead.
+        For formats, files or layouts it cannot read, with what to do instead (an axis of
+        several planes that ``plane`` does not name among them).
     DimensionError
         For an unlabelled array whose dims cannot be told from its shape.
     ParameterError
         For a ``level`` the image does not have, ``mpp`` with ``level`` or for an image that
-        records no pixel size, or ``chunks`` that are not positive.
+        records no pixel size, ``chunks`` that are not positive, or a ``plane`` that names
+        no axis of the image beyond y, x and colour or an index out of its range.
     """
     refuse_dataset(source)
     _check_chunks(chunks)
-    request = _Request(_target(chunks), int(halo), int(stride), mpp)
+    request = _Request(_target(chunks), int(halo), int(stride), mpp, plane)
     if isinstance(source, xr.DataArray):
+        if plane:
+            dims = [str(d) for d in source.dims]
+            selection = _plane_selection(f"the {dims} DataArray", dims, source.shape, plane)
+            indexer = {d: s for d, s in zip(source.dims, selection, strict=True) if s is not None}
+            source = _plane_attrs(source.isel(indexer), dims, selection, plane)
         return source if chunks is None else _rechunked(source, request)
+    if plane:
+        name = "an array" if isinstance(source, np.ndarray | da.Array) else str(source)
+        if isinstance(source, np.ndarray | da.Array) or str(source).lower().endswith(
+            _PLAIN_SUFFIXES
+        ):
+            raise ParameterError(
+                f"plane selects along the named axes of a TIFF, Zarr or DataArray; {name} has "
+                "none: index it yourself (image[12]) or wrap it in a DataArray with dims"
+            )
     if isinstance(source, np.ndarray | da.Array):
         _choose_level("an array", [None], level, mpp)  # one level, no pixel size
         return _open_array(source, request, "image")

@@ -1471,7 +1471,9 @@ def segment(
     image : numpy.ndarray, dask.array.Array or xarray.DataArray
         ``(y, x)`` or ``(y, x, c)`` (DataArrays by dim name), of any dtype: integers are
         divided by their dtype's maximum, floats read as they are; the features' ranges are
-        measured on the image (``color_ranges``, the filter bank's).
+        measured on the image (``color_ranges``, the filter bank's). An array with no fewer
+        channels than rows or columns is refused (a ``(c, y, x)`` array, as tifffile reads a
+        multichannel TIFF: ``np.moveaxis(image, 0, -1)``, or a DataArray with named dims).
     n_textures : int
         Number of textures (at most 12).
     features : "auto" or tuple of {"color", "bank", "hist", "fskde"}
