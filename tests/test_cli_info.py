@@ -212,6 +212,27 @@ def test_ome_zarr_zarr_png_and_npy_images(tmp_path, capsys):
     assert "--verify checks the chunks of a store" in capsys.readouterr().err
 
 
+def test_stacks_name_their_planes_and_the_option_that_reads_one(tmp_path, capsys):
+    """A Zarr z-stack made ``info`` fail (it opened the image for a CRS, which needs a
+    plane); a stack's rows say which planes there are and how to read one."""
+    stack = zarr.create_array(tmp_path / "stack.zarr", shape=(3, 64, 48), chunks=(1, 32, 32),
+                              dtype="uint16", dimension_names=("z", "y", "x"))  # fmt: skip
+    stack[...] = 7
+    assert main(["info", str(tmp_path / "stack.zarr")]) == 0
+    head, levels = _sections(capsys.readouterr().out)
+    assert _rows(head)["planes"] == "z 3 (one is read: --plane z=N)"
+    assert _table(levels)[1] == ["0", "(3, 64, 48)", "uint16", "(32, 32)", "unknown"]
+    tifffile.imwrite(tmp_path / "series.tif", np.zeros((2, 4, 3, 32, 32), np.uint8),
+                     imagej=True, metadata={"axes": "TZCYX"})  # fmt: skip
+    assert main(["info", str(tmp_path / "series.tif")]) == 0
+    rows = _rows(_sections(capsys.readouterr().out)[0])
+    assert rows["dims"] == "t z c y x"
+    assert rows["planes"] == "t 2, z 4 (one is read: --plane t=N,z=N)"
+    tifffile.imwrite(tmp_path / "rgb.tif", np.zeros((32, 32, 3), np.uint8))
+    assert main(["info", str(tmp_path / "rgb.tif")]) == 0
+    assert "planes" not in _rows(_sections(capsys.readouterr().out)[0])  # colour is no plane
+
+
 # -------------------------------------------------------------------------- a closed pipe
 
 

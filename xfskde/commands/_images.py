@@ -16,7 +16,7 @@ from typing import NamedTuple
 import tifffile
 import zarr
 
-from .._labels import crs_wkt, parse_crs
+from .._labels import COLOR_DIMS, crs_wkt, parse_crs
 from ..exceptions import ImageReadError
 from ..io import locate, open_image
 from ..io.images import ImageLevel, image_levels, ome_pairs
@@ -148,8 +148,18 @@ def describe_image(path: str) -> ImageDescription:
     else:
         rows = _describe_zarr(path)
     rows.append(("dims", " ".join(levels[0].dims)))
+    planes = {
+        d: n
+        for d, n in zip(levels[0].dims, levels[0].shape, strict=True)
+        if d not in ("y", "x") and d.lower() not in COLOR_DIMS and n > 1
+    }
+    if planes:  # a z-stack, a time series: read one plane at a time
+        counts = ", ".join(f"{d} {n}" for d, n in planes.items())
+        choice = ",".join(f"{d.lower()}=N" for d in planes)
+        rows.append(("planes", f"{counts} (one is read: --plane {choice})"))
     if dict(rows)["format"].startswith(("GeoTIFF", "Zarr")):  # where a CRS can be
-        wkt = crs_wkt(open_image(path))  # lazy: the header and coordinates only
+        # lazy: the header and coordinates only (of the first plane: all share them)
+        wkt = crs_wkt(open_image(path, plane=dict.fromkeys(planes, 0) or None))
         if wkt is not None:
             rows.append(("crs", crs_description(wkt)))
     return ImageDescription(rows, levels)
