@@ -212,7 +212,7 @@ def test_ome_zarr_zarr_png_and_npy_images(tmp_path, capsys):
     assert "--verify checks the chunks of a store" in capsys.readouterr().err
 
 
-def test_stacks_name_their_planes_and_the_option_that_reads_one(tmp_path, capsys):
+def test_stacks_and_multi_image_tiffs_name_what_they_hold_and_the_option(tmp_path, capsys):
     """A Zarr z-stack made ``info`` fail (it opened the image for a CRS, which needs a
     plane); a stack's rows say which planes there are and how to read one."""
     stack = zarr.create_array(tmp_path / "stack.zarr", shape=(3, 64, 48), chunks=(1, 32, 32),
@@ -230,7 +230,15 @@ def test_stacks_name_their_planes_and_the_option_that_reads_one(tmp_path, capsys
     assert rows["planes"] == "t 2, z 4 (one is read: --plane t=N,z=N)"
     tifffile.imwrite(tmp_path / "rgb.tif", np.zeros((32, 32, 3), np.uint8))
     assert main(["info", str(tmp_path / "rgb.tif")]) == 0
-    assert "planes" not in _rows(_sections(capsys.readouterr().out)[0])  # colour is no plane
+    rows = _rows(_sections(capsys.readouterr().out)[0])
+    assert "planes" not in rows and rows["series"] == "1"  # colour is no plane
+    with tifffile.TiffWriter(tmp_path / "scenes.ome.tif", ome=True) as tif:
+        tif.write(np.zeros((32, 32), np.uint8), metadata={"Name": "left", "axes": "YX"})
+        tif.write(np.zeros((3, 16, 16), np.uint8), metadata={"Name": "right", "axes": "CYX"})
+    assert main(["info", str(tmp_path / "scenes.ome.tif")]) == 0
+    assert _rows(_sections(capsys.readouterr().out)[0])["series"] == (
+        "2: 0 'left' YX, 1 'right' CYX (the first is read; --series N|NAME reads another)"
+    )
 
 
 # -------------------------------------------------------------------------- a closed pipe

@@ -471,6 +471,37 @@ def test_a_plane_of_a_z_stack_or_time_series_is_read_alone(tmp_path):
         xfskde.open_image(zcyx, plane={"z": 0})
 
 
+def test_an_image_of_a_multi_image_tiff_by_index_or_name(tmp_path):
+    """A multi-scene OME-TIFF (and the OME-TIFF ``xfskde segment`` writes: abundances, then
+    labels) was always read as its first image; series= reads another, with its own pixel
+    size, and only that one."""
+    path = tmp_path / "scenes.ome.tif"
+    first, second = CAMERA[:96, :80], np.ascontiguousarray(CAMERA[100:164, :72].T)
+    with tifffile.TiffWriter(path, ome=True) as tif:
+        fine, coarse = ({"PhysicalSizeX": p, "PhysicalSizeY": p} for p in (0.5, 2.0))
+        tif.write(first, tile=(32, 32), metadata={"Name": "scene A", "axes": "YX", **fine})
+        tif.write(np.stack([second, second // 2]), tile=(32, 32),
+                  metadata={"Name": "scene B", "axes": "CYX", **coarse})  # fmt: skip
+    image = xfskde.open_image(path)
+    np.testing.assert_array_equal(image.values, first)
+    assert "source_series" not in image.attrs and image.attrs["source_pixel_size_um"] == [0.5, 0.5]
+    for series in (1, -1, "scene B"):
+        image = xfskde.open_image(path, series=series, chunks=32)
+        assert image.dims == ("c", "y", "x") and image.attrs["source_series"] == 1
+        np.testing.assert_array_equal(image.values, np.stack([second, second // 2]))
+        assert image.attrs["source_pixel_size_um"] == [2.0, 2.0]
+        np.testing.assert_allclose(image.x.values[:3], [0.0, 2.0, 4.0])  # its own pixel size
+    assert [lv.shape for lv in xfskde.io.images.image_levels(path, series="scene B")] == [
+        (2, 72, 64)
+    ]
+    with pytest.raises(ParameterError, match=r"no image named 'scene C'.*0 'scene A', 1 'scene B'"):
+        xfskde.open_image(path, series="scene C")
+    with pytest.raises(ParameterError, match="no series 2"):
+        xfskde.open_image(path, series=2)
+    with pytest.raises(ParameterError, match="is not a TIFF"):
+        xfskde.open_image(CAMERA, series=1)
+
+
 # ------------------------------------------------------------------------------- stores
 
 

@@ -185,6 +185,11 @@ def test_the_commands_write_their_ome_zarr_image_as_one_file(tmp_path, capsys):
             assert main(["segment", str(slide), str(again), "--model", out, "--no-progress"]) == 0
             np.testing.assert_array_equal(xfskde.io.open_blocks(again).values,
                                           series[1][0])  # fmt: skip
+            # the labels read back by name, with the slide's pixel size and coordinates
+            labels = xfskde.open_image(out, series="labels/textures")
+            np.testing.assert_array_equal(labels.values, series[1][0])
+            assert labels.attrs["source_series"] == 1 and labels.dims == ("y", "x")
+            np.testing.assert_allclose(labels.x.values, xfskde.open_image(slide).x.values)
             capsys.readouterr()
         assert main([command, str(slide), out, *options, "--resume"]) == 2
         assert main([command, str(slide), out, *options]) == 2

@@ -84,11 +84,11 @@ def _small(image: xr.DataArray, max_side: int) -> xr.DataArray:
 def _whole_source(image: xr.DataArray, storage_options: Any) -> Any:
     """The file an opened image came from, when the image is the whole of one of its levels
     (its low-resolution level is then read for the mask); else the image itself (a crop, one
-    plane of a stack, a resampled or computed image: block-averaged in memory, since the
-    file's levels are not the image). The file is reached as it was opened:
-    ``encoding["source"]`` keeps its location and storage options."""
-    if "source_plane" in image.attrs:  # one plane of a stack: its levels are not the image's
-        return image
+    plane of a stack, an image of a multi-image TIFF but the first, a resampled or computed
+    image: block-averaged in memory, since the file's levels are not the image). The file is
+    reached as it was opened: ``encoding["source"]`` keeps its location and storage options."""
+    if {"source_plane", "source_series"} & set(image.attrs):  # a plane, another image: the
+        return image  # file's levels (of every plane, of its first image) are not this image
     recorded = image.encoding.get("source")
     source = recorded if isinstance(recorded, Location) else image.attrs["source"]
     source = locate(source, storage_options)

@@ -62,6 +62,16 @@ def is_image(path: str) -> bool:
 # -------------------------------------------------------------------------------------- TIFF
 
 
+def _series_row(tif: tifffile.TiffFile) -> str:
+    """How many images a TIFF holds; for several, each one's index, name and axes."""
+    if len(tif.series) == 1:
+        return "1"
+    each = ", ".join(
+        f"{i} {s.name!r} {s.axes}" if s.name else f"{i} {s.axes}" for i, s in enumerate(tif.series)
+    )
+    return f"{len(tif.series)}: {each} (the first is read; --series N|NAME reads another)"
+
+
 def _describe_tiff(path: str, levels: list[ImageLevel]) -> list[tuple[str, str]]:
     """The rows of a TIFF: its flavour, series, axes, compression, nodata and where its pixel
     size comes from (the levels themselves come from :func:`xfskde.io.images.image_levels`)."""
@@ -82,8 +92,7 @@ def _describe_tiff(path: str, levels: list[ImageLevel]) -> list[tuple[str, str]]
             recorded = ome_pairs(tif.ome_metadata, ANNOTATION_NAMESPACE) if tif.is_ome else []
             rows = [
                 ("format", flavour + (" (BigTIFF)" if tif.is_bigtiff else "")),
-                ("series", f"{len(tif.series)} (xfskde reads the first)"
-                 if len(tif.series) > 1 else "1"),
+                ("series", _series_row(tif)),
                 ("axes", tif.series[0].axes),
                 ("compression", compression.lower()),
             ]  # fmt: skip

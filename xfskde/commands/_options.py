@@ -253,14 +253,27 @@ def plane_option(text: str) -> dict[str, int]:
     return plane
 
 
+def series_option(text: str) -> int | str:
+    """``--series 1`` (an index) or ``--series labels/textures`` (an image's name)."""
+    try:
+        return int(text)
+    except ValueError:
+        return text
+
+
 def add_level_options(parser: argparse.ArgumentParser) -> None:
-    """``--level N`` or ``--mpp MICRONS``: which pyramid level of the input is read; and
+    """``--level N`` or ``--mpp MICRONS``: which pyramid level of the input is read;
     ``--plane z=N,...``: which plane of a z-stack, time series, ... (every axis beyond y, x
-    and colour of more than one plane)."""
+    and colour of more than one plane); ``--series N|NAME``: which image of a TIFF."""
     parser.add_argument(
         "--plane", type=plane_option, default=None, metavar="AXIS=N[,AXIS=N]",
         help="the plane of an input with axes beyond y, x and colour: a z-stack's z=12, a time "
         "series' t=0 (negative counts from the end); required for each such axis",
+    )  # fmt: skip
+    parser.add_argument(
+        "--series", type=series_option, default=0, metavar="N|NAME",
+        help="the image of a TIFF that holds several (a multi-scene OME-TIFF, the labels of an "
+        "OME-TIFF xfskde wrote: 'labels/textures'): its index or name; 'xfskde info' lists them",
     )  # fmt: skip
     group = parser.add_mutually_exclusive_group()
     group.add_argument(
@@ -334,7 +347,7 @@ def field_from_input(args: argparse.Namespace) -> tuple[Any, Any, Any]:
     # the one chunk planner: the file's tiles, the target, the window's halo and the stride
     image = open_image(
         args.input, level=args.level or 0, mpp=args.mpp, chunks=args.chunks, halo=params.depth,
-        stride=params.stride, plane=args.plane,
+        stride=params.stride, plane=args.plane, series=args.series,
     )  # fmt: skip
     # nodata is no LocalParameters field: local_fskde resolves it ("auto": the image's
     # _FillValue) and records it in the field's attrs, which a resume compares

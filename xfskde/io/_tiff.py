@@ -120,8 +120,9 @@ class _SegmentReader:
 
 
 @functools.lru_cache(maxsize=16)
-def tiff_level(path: Location, level: int, version: str) -> Any:
-    """An indexable reader of one pyramid level, opened once per process and file version.
+def tiff_level(path: Location, level: int, version: str, series: int = 0) -> Any:
+    """An indexable reader of one pyramid level of a series (an image of a multi-image file),
+    opened once per process and file version.
 
     ``version`` (:meth:`Location.version`: the mtime, or a remote file's fsspec key) is part of
     the cache key so that a file rewritten in place is opened again.
@@ -129,24 +130,25 @@ def tiff_level(path: Location, level: int, version: str) -> Any:
     tifffile's Zarr view of the level otherwise; both are indexed with a tuple of slices.
     """
     tif = tifffile.TiffFile(path.url if path.is_local else path.open(), name=path.name)
-    series = tif.series[0].levels[level]
-    page = series.pages[0] if len(series.pages) == 1 else None
+    image = tif.series[series].levels[level]
+    page = image.pages[0] if len(image.pages) == 1 else None
     if (
         page is not None
-        and series.axes in ("YX", "YXS")
-        and tuple(page.shape) == tuple(series.shape)
+        and image.axes in ("YX", "YXS")
+        and tuple(page.shape) == tuple(image.shape)
         and page.imagedepth == 1
         and (page.samplesperpixel == 1 or page.planarconfig == 1)
         and len(page.dataoffsets) > 0
     ):
-        return _SegmentReader(tif, page, has_samples=series.axes == "YXS", mappable=path.is_local)
-    return zarr.open(tif.aszarr(level=level), mode="r")
+        return _SegmentReader(tif, page, has_samples=image.axes == "YXS", mappable=path.is_local)
+    return zarr.open(tif.aszarr(series=series, level=level), mode="r")
 
 
 def read_tiff_block(
-    path: Location, level: int, version: str, block_info: dict | None = None
+    path: Location, level: int, version: str, series: int = 0, block_info: dict | None = None
 ) -> np.ndarray:
-    """The block of a TIFF level that a Dask task covers (its ``array-location``).
+    """The block of a TIFF level (of series ``series``) that a Dask task covers (its
+    ``array-location``).
 
     The block function of ``dask.array.map_blocks``: ``block_info`` is filled in by Dask.
 
@@ -158,7 +160,7 @@ def read_tiff_block(
     """
     loc = block_info[None]["array-location"]
     try:
-        return tiff_level(path, level, version)[tuple(slice(a, b) for a, b in loc)]
+        return tiff_level(path, level, version, series)[tuple(slice(a, b) for a, b in loc)]
     except Exception as exc:  # any failure to produce the pixels is the file's, and says so
         detail = f"{type(exc).__name__}: {' '.join(str(exc).split())}"
         raise ImageReadError(

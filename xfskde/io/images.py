@@ -122,6 +122,8 @@ class _Request(NamedTuple):
     mpp: float | None = None
     #: the index kept along each axis beyond y, x and colour (``open_image``'s ``plane``)
     plane: Mapping[str, int] | None = None
+    #: the image of a multi-image TIFF, by index or name (``open_image``'s ``series``)
+    series: int | str = 0
 
 
 def _plan(
@@ -339,6 +341,8 @@ class _TiffInfo(NamedTuple):
     alpha: bool = False
     #: the (y, x) centre of level 0's first pixel in µm (an xfskde OME-TIFF's origin), else 0
     origin: tuple[float, float] = (0.0, 0.0)
+    #: the index of the series (the image of a multi-image file) described
+    series: int = 0
 
 
 #: GeoKey unit names as they are usually written.
@@ -364,13 +368,15 @@ def _geo_pixel_size(tif: tifffile.TiffFile) -> tuple[tuple[float, float], str] |
     return size, _GEO_UNIT_NAMES.get(name, name)
 
 
-def _tiff_pixel_size(tif: tifffile.TiffFile) -> tuple[float, float] | None:
-    """The (y, x) pixel size of level 0 in µm from OME-XML, an Aperio SVS description (MPP),
-    ImageJ's unit, or resolution tags in centimetres, millimetres or micrometres."""
-    page = tif.pages.first
+def _tiff_pixel_size(tif: tifffile.TiffFile, series: int = 0) -> tuple[float, float] | None:
+    """The (y, x) pixel size of level 0 of a series in µm from OME-XML, an Aperio SVS
+    description (MPP), ImageJ's unit, or resolution tags in centimetres, millimetres or
+    micrometres."""
+    page = tif.series[series].levels[0].keyframe
     if tif.is_ome:
         images = tifffile.xml2dict(tif.ome_metadata).get("OME", {}).get("Image", {})
-        pixels = (images[0] if isinstance(images, list) else images).get("Pixels", {})
+        images = images if isinstance(images, list) else [images]
+        pixels = images[min(series, len(images) - 1)].get("Pixels", {})
         y = micrometres(pixels.get("PhysicalSizeY"), pixels.get("PhysicalSizeYUnit"))
         x = micrometres(pixels.get("PhysicalSizeX"), pixels.get("PhysicalSizeXUnit"))
         if y and x:
@@ -420,38 +426,61 @@ def ome_pairs(xml: str, namespace: str) -> list[tuple[str, dict[str, str]]]:
     return found
 
 
-def _ome_origin(xml: str) -> tuple[float, float]:
-    """The (y, x) centre of the first image's first pixel in µm from its xfskde origin pairs
+def _ome_origin(xml: str, series: int = 0) -> tuple[float, float]:
+    """The (y, x) centre of an image's first pixel in µm from its xfskde origin pairs
     (:data:`ORIGIN_NAMESPACE`), else (0, 0): the centre convention of every OME-TIFF."""
     images = ome_pairs(xml, ORIGIN_NAMESPACE)
-    pairs = images[0][1] if images else {}
+    pairs = images[series][1] if series < len(images) else {}
     try:
         return float(pairs["y"]), float(pairs["x"])
     except (KeyError, ValueError):
         return 0.0, 0.0
 
 
-def _tiff_info(path: Location) -> _TiffInfo:
-    """The levels of the first series (a stripped level's native chunk is a strip: ``(rows per
-    strip, image width)``), whether the first page has GeoTIFF keys, and its GDAL_NODATA text.
+def _series_index(tif: tifffile.TiffFile, series: int | str, path: Any) -> int:
+    """The index of the series ``series`` names: an index, or an image's name (OME ``Name``).
+
+    Raises
+    ------
+    ParameterError
+        For an index the file does not have or a name none of its images has, listing them.
+    """
+    names = [s.name or "" for s in tif.series]
+    listed = ", ".join(f"{i} {n!r}" if n else str(i) for i, n in enumerate(names))
+    if isinstance(series, str):
+        if series in names:
+            return names.index(series)
+        raise ParameterError(f"{path} has no image named {series!r}; its series are {listed}")
+    if isinstance(series, bool) or not isinstance(series, int | np.integer):
+        raise ParameterError(f"series must be an index or an image's name, got {series!r}")
+    if not -len(names) <= series < len(names):
+        raise ParameterError(f"{path} has no series {series}; its series are {listed}")
+    return int(series) % len(names)
+
+
+def _tiff_info(path: Location, series: int | str = 0) -> _TiffInfo:
+    """The levels of a series (a stripped level's native chunk is a strip: ``(rows per strip,
+    image width)``), whether its first page has GeoTIFF keys, and its GDAL_NODATA text.
     """
     try:
         with path.open() as file, tifffile.TiffFile(file, name=path.name) as tif:
+            index = _series_index(tif, series, path)
             levels = []
-            for level in tif.series[0].levels:
+            for level in tif.series[index].levels:
                 key = level.keyframe
                 rows = key.tilelength or min(key.rowsperstrip or key.imagelength, key.imagelength)
                 cols = key.tilewidth or key.imagewidth
                 levels.append((level.axes, tuple(level.shape), level.dtype, (rows, cols)))
-            first = tif.series[0].levels[0].keyframe
+            first = tif.series[index].levels[0].keyframe
             tag = first.tags.get(_GDAL_NODATA)
             nodata = str(tag.value).strip("\x00 ") if tag is not None else None
-            size = None if first.is_geotiff else _tiff_pixel_size(tif)
-            geo = _geo_pixel_size(tif) if first.is_geotiff else None
+            geotiff = bool(first.is_geotiff) and index == 0  # GDAL reads the first image
+            size = None if geotiff else _tiff_pixel_size(tif, index)
+            geo = _geo_pixel_size(tif) if geotiff else None
             alpha = any(int(e) in (1, 2) for e in (first.extrasamples or ()))  # (un)assoc.
-            origin = _ome_origin(tif.ome_metadata) if tif.is_ome and size else (0.0, 0.0)
-            return _TiffInfo(levels, bool(first.is_geotiff), nodata or None, size, geo, alpha,
-                             origin)  # fmt: skip
+            xml = tif.ome_metadata if tif.is_ome and size else None
+            origin = _ome_origin(xml, index) if xml else (0.0, 0.0)
+            return _TiffInfo(levels, geotiff, nodata or None, size, geo, alpha, origin, index)
     except _TIFF_ERRORS as exc:
         raise ImageReadError(f"cannot read {path} as a TIFF image: {exc}") from exc
 
@@ -520,7 +549,7 @@ def _tiff_level_sizes(info: _TiffInfo) -> list[tuple[float, float] | None]:
 
 
 def _open_tiff(path: Location, level: int, request: _Request) -> xr.DataArray:
-    info = _tiff_info(path)
+    info = _tiff_info(path, request.series)
     levels = info.levels
     sizes = _tiff_level_sizes(info)
     level = _choose_level(path, sizes, level, request.mpp)
@@ -533,15 +562,17 @@ def _open_tiff(path: Location, level: int, request: _Request) -> xr.DataArray:
     planned = _single_planes(planned, selection)
     version = path.version()
     data = da.map_blocks(
-        functools.partial(read_tiff_block, path, level, version),
+        functools.partial(read_tiff_block, path, level, version, info.series),
         chunks=planned,
         dtype=dtype,
         meta=np.empty((0,) * len(shape), dtype),
-        name=f"xfskde-read-tiff-{tokenize(path.token(), level, version)}",
+        name=f"xfskde-read-tiff-{tokenize(path.token(), level, version, info.series)}",
     )
     data, dims = _select_plane(data, all_dims, selection)
     image = _plane_attrs(_labelled(data, dims, path.stem, tiles), all_dims, selection,
                          request.plane)  # fmt: skip
+    if info.series:  # another image than the first: say which
+        image.attrs["source_series"] = info.series
     geo = None
     if info.is_geotiff:
         ny, nx = _yx_shape(axes, shape)
@@ -933,7 +964,7 @@ class ImageLevel(NamedTuple):
 
 
 def image_levels(
-    source: Any, *, storage_options: Mapping[str, Any] | None = None
+    source: Any, *, storage_options: Mapping[str, Any] | None = None, series: int | str = 0
 ) -> list[ImageLevel]:
     """The pyramid levels of an image file or store, from its metadata only.
 
@@ -948,6 +979,8 @@ def image_levels(
         As :func:`open_image` takes it.
     storage_options : dict, optional
         Options of a URL's filesystem.
+    series : int or str
+        The image of a TIFF that holds several (as :func:`open_image` takes it).
 
     Raises
     ------
@@ -962,7 +995,7 @@ def image_levels(
     if name.endswith(".zarr") or path.is_dir():
         return _zarr_levels(path)
     if name.endswith(_TIFF_SUFFIXES):
-        return _tiff_levels(path)
+        return _tiff_levels(path, series)
     if name.endswith(_PLAIN_SUFFIXES):
         image = _open_plain(path, _Request((DEFAULT_CHUNK, DEFAULT_CHUNK), 0, 1))
         shape = tuple(int(n) for n in image.shape)
@@ -973,8 +1006,8 @@ def image_levels(
     )
 
 
-def _tiff_levels(path: Location) -> list[ImageLevel]:
-    info = _tiff_info(path)
+def _tiff_levels(path: Location, series: int | str = 0) -> list[ImageLevel]:
+    info = _tiff_info(path, series)
     if info.geo_pixel_size is not None:
         (gy, gx), units = info.geo_pixel_size
         fy, fx = _yx_shape(info.levels[0][0], info.levels[0][1])
@@ -1047,6 +1080,7 @@ def open_image(
     stride: int = 1,
     storage_options: Mapping[str, Any] | None = None,
     plane: Mapping[str, int] | None = None,
+    series: int | str = 0,
 ) -> xr.DataArray:
     """Open an image of any size as a lazy ``(y, x)`` or ``(y, x, c)`` DataArray.
 
@@ -1087,6 +1121,11 @@ def open_image(
         of more than one plane must be named; only the chosen plane is read (each task reads
         its blocks of that plane, not the stack). Recorded as ``attrs["source_plane"]``
         (``"z=12"``). A DataArray is indexed alike (``.isel``).
+    series : int or str
+        The image of a TIFF that holds several (a multi-scene OME-TIFF, the labels of an
+        OME-TIFF written by ``xfskde segment``): its index, or its name (the OME ``Name``,
+        e.g. ``"labels/textures"``); default the first. Another than the first is recorded as
+        ``attrs["source_series"]`` (its index). ``xfskde info`` lists a file's series.
 
     Returns
     -------
@@ -1118,12 +1157,13 @@ def open_image(
         For an unlabelled array whose dims cannot be told from its shape.
     ParameterError
         For a ``level`` the image does not have, ``mpp`` with ``level`` or for an image that
-        records no pixel size, ``chunks`` that are not positive, or a ``plane`` that names
-        no axis of the image beyond y, x and colour or an index out of its range.
+        records no pixel size, ``chunks`` that are not positive, a ``plane`` that names
+        no axis of the image beyond y, x and colour or an index out of its range, or a
+        ``series`` the TIFF does not have (or given for another format).
     """
     refuse_dataset(source)
     _check_chunks(chunks)
-    request = _Request(_target(chunks), int(halo), int(stride), mpp, plane)
+    request = _Request(_target(chunks), int(halo), int(stride), mpp, plane, series)
     if isinstance(source, xr.DataArray):
         if plane:
             dims = [str(d) for d in source.dims]
@@ -1139,6 +1179,14 @@ def open_image(
             raise ParameterError(
                 f"plane selects along the named axes of a TIFF, Zarr or DataArray; {name} has "
                 "none: index it yourself (image[12]) or wrap it in a DataArray with dims"
+            )
+    if not (isinstance(series, int | np.integer) and not isinstance(series, bool) and series == 0):
+        tiff = isinstance(source, str | os.PathLike) and str(source).lower().endswith(
+            _TIFF_SUFFIXES
+        )
+        if not tiff:
+            raise ParameterError(
+                f"series picks an image of a TIFF that holds several; {source!r} is not a TIFF"
             )
     if isinstance(source, np.ndarray | da.Array):
         _choose_level("an array", [None], level, mpp)  # one level, no pixel size
