@@ -498,8 +498,9 @@ def test_an_image_of_a_multi_image_tiff_by_index_or_name(tmp_path):
         xfskde.open_image(path, series="scene C")
     with pytest.raises(ParameterError, match="no series 2"):
         xfskde.open_image(path, series=2)
-    with pytest.raises(ParameterError, match="is not a TIFF"):
-        xfskde.open_image(CAMERA, series=1)
+    for other in (CAMERA, xr.DataArray(CAMERA, dims=("y", "x")), tmp_path / "none.zarr"):
+        with pytest.raises(ParameterError, match="is not a TIFF"):
+            xfskde.open_image(other, series=1)
 
 
 # ------------------------------------------------------------------------------- stores

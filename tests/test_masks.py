@@ -51,6 +51,39 @@ def test_brightfield_mask_finds_the_tissue(tmp_path):
     np.testing.assert_array_equal(again.values, mask.values)
 
 
+def test_the_mask_of_a_plane_or_a_later_image_is_read_from_its_own_low_level(tmp_path):
+    """A plane of a pyramidal z-stack, or the second image of a multi-scene OME-TIFF, gets its
+    mask from the low-resolution level of that plane / image — not from the first image's
+    pyramid, and not by reading the full-resolution plane whole."""
+    from xfskde import open_image
+
+    (first, tissue_a), (second, tissue_b) = _slide(seed=0), _slide(seed=1)
+    second, tissue_b = second[::-1], tissue_b[::-1]  # the other plane's tissue elsewhere
+    stack, scenes = tmp_path / "stack.ome.tif", tmp_path / "scenes.ome.tif"
+    meta = {"PhysicalSizeX": 0.5, "PhysicalSizeY": 0.5}
+    with tifffile.TiffWriter(stack) as tif:
+        planes = np.stack([first, second])
+        tif.write(planes, tile=(256, 256), subifds=2, photometric="rgb",
+                  metadata={"axes": "ZYXS", **meta})  # fmt: skip
+        for step in (2, 4):
+            tif.write(planes[:, ::step, ::step], tile=(256, 256), subfiletype=1,
+                      photometric="rgb")  # fmt: skip
+    with tifffile.TiffWriter(scenes, ome=True) as tif:
+        tif.write(first[:64, :64], photometric="rgb", metadata={"Name": "label", **meta})
+        tif.write(second, tile=(256, 256), subifds=2, photometric="rgb",
+                  metadata={"Name": "slide", **meta})  # fmt: skip
+        for step in (2, 4):
+            tif.write(second[::step, ::step], tile=(256, 256), subfiletype=1, photometric="rgb")
+    for image in (open_image(stack, plane={"z": 1}), open_image(scenes, series="slide")):
+        mask = tissue_mask(image, max_side=512, margin=0)
+        assert mask.attrs["source_level"] == 2 and "downsampled_by" not in mask.attrs
+        assert mask.shape == (256, 384) and mask.attrs["mask_of"] == [1024, 1536]
+        assert (mask.values == tissue_b[::4, ::4]).mean() > 0.99  # this plane's tissue
+        assert (mask.values == tissue_a[::4, ::4]).mean() < 0.9  # not the first one's
+    plane0 = tissue_mask(open_image(stack, plane={"z": 0}), max_side=512, margin=0)
+    assert (plane0.values == tissue_a[::4, ::4]).mean() > 0.99
+
+
 def test_nonzero_mask_of_a_scene_with_nodata():
     values = np.zeros((300, 400), np.uint16)
     values[50:250, 100:380] = 1000 + np.arange(280, dtype=np.uint16)

@@ -61,9 +61,9 @@ MAX_SIDE = 2048
 _BLACK = 0.08
 
 
-def _level_for(source: Any, max_side: int, storage_options: Any) -> int:
+def _level_for(source: Any, max_side: int, storage_options: Any, series: Any = 0) -> int:
     """The finest pyramid level whose longer side is at most ``max_side`` (else the coarsest)."""
-    levels = image_levels(source, storage_options=storage_options)
+    levels = image_levels(source, storage_options=storage_options, series=series)
     sides = [max(lv.shape[lv.dims.index("y")], lv.shape[lv.dims.index("x")]) for lv in levels]
     fitting = [i for i, side in enumerate(sides) if side <= max_side]
     return fitting[0] if fitting else len(levels) - 1
@@ -81,24 +81,35 @@ def _small(image: xr.DataArray, max_side: int) -> xr.DataArray:
     return image.compute()
 
 
-def _whole_source(image: xr.DataArray, storage_options: Any) -> Any:
+def _opened_as(image: xr.DataArray) -> dict[str, Any]:
+    """The ``plane`` and ``series`` an opened image was read with (from its attrs), as
+    :func:`xfskde.open_image` takes them: its file's other levels are read alike."""
+    opening: dict[str, Any] = {}
+    if "source_plane" in image.attrs:
+        pairs = (item.split("=") for item in str(image.attrs["source_plane"]).split(","))
+        opening["plane"] = {name: int(index) for name, index in pairs}
+    if "source_series" in image.attrs:
+        opening["series"] = int(image.attrs["source_series"])
+    return opening
+
+
+def _whole_source(image: xr.DataArray, storage_options: Any) -> tuple[Any, dict[str, Any]]:
     """The file an opened image came from, when the image is the whole of one of its levels
-    (its low-resolution level is then read for the mask); else the image itself (a crop, one
-    plane of a stack, an image of a multi-image TIFF but the first, a resampled or computed
-    image: block-averaged in memory, since the file's levels are not the image). The file is
-    reached as it was opened: ``encoding["source"]`` keeps its location and storage options."""
-    if {"source_plane", "source_series"} & set(image.attrs):  # a plane, another image: the
-        return image  # file's levels (of every plane, of its first image) are not this image
+    (its low-resolution level is then read for the mask, of the same plane and series), and
+    how to open it; else the image itself (a crop, a resampled or computed image:
+    block-averaged in memory, since the file's extent is not its extent). The file is reached
+    as it was opened: ``encoding["source"]`` keeps its location and storage options."""
     recorded = image.encoding.get("source")
     source = recorded if isinstance(recorded, Location) else image.attrs["source"]
     source = locate(source, storage_options)
+    opening = _opened_as(image)
     try:
-        levels = image_levels(source)
+        levels = image_levels(source, series=opening.get("series", 0))
         level = levels[int(image.attrs.get("source_level", 0))]
     except (OSError, IndexError, ValueError, XfskdeError):
-        return image
+        return image, {}
     shape = (level.shape[level.dims.index("y")], level.shape[level.dims.index("x")])
-    return source if shape == (image.sizes["y"], image.sizes["x"]) else image
+    return (source, opening) if shape == (image.sizes["y"], image.sizes["x"]) else (image, {})
 
 
 def _brightfield(values: np.ndarray, nodata: Any) -> tuple[np.ndarray, float]:
@@ -201,16 +212,18 @@ def tissue_mask(
         raise ParameterError(f"max_side must be a positive number of pixels, got {max_side!r}")
     if not (isinstance(margin, int) and margin >= 0):
         raise ParameterError(f"margin must be a whole number of mask pixels >= 0, got {margin!r}")
+    opening: dict[str, Any] = {}  # the plane and series of a stack or multi-image file
     if isinstance(image, xr.DataArray) and "source" in image.attrs:
-        image = _whole_source(image, storage_options)  # its file's low-resolution level
+        image, opening = _whole_source(image, storage_options)  # its file's low resolution
     if isinstance(image, xr.DataArray):
         full = (image.sizes["y"], image.sizes["x"])
         small = _small(image, max_side)
     else:
+        series = opening.get("series", 0)
         if level is None:
-            level = _level_for(image, max_side, storage_options)
-        opened = open_image(image, level=level, storage_options=storage_options)
-        first = image_levels(image, storage_options=storage_options)[0]
+            level = _level_for(image, max_side, storage_options, series)
+        opened = open_image(image, level=level, storage_options=storage_options, **opening)
+        first = image_levels(image, storage_options=storage_options, series=series)[0]
         full = (first.shape[first.dims.index("y")], first.shape[first.dims.index("x")])
         small = _small(opened, max_side)
     values = np.asarray(small.values)

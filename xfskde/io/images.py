@@ -1164,6 +1164,16 @@ def open_image(
     refuse_dataset(source)
     _check_chunks(chunks)
     request = _Request(_target(chunks), int(halo), int(stride), mpp, plane, series)
+    first = isinstance(series, int | np.integer) and not isinstance(series, bool) and series == 0
+
+    def refuse_series(what: Any) -> None:
+        if not first:
+            raise ParameterError(
+                f"series picks an image of a TIFF that holds several; {what} is not a TIFF"
+            )
+
+    if not isinstance(source, str | os.PathLike | Location):  # arrays, stores, DataArrays
+        refuse_series(f"a {type(source).__name__}")
     if isinstance(source, xr.DataArray):
         if plane:
             dims = [str(d) for d in source.dims]
@@ -1180,14 +1190,6 @@ def open_image(
                 f"plane selects along the named axes of a TIFF, Zarr or DataArray; {name} has "
                 "none: index it yourself (image[12]) or wrap it in a DataArray with dims"
             )
-    if not (isinstance(series, int | np.integer) and not isinstance(series, bool) and series == 0):
-        tiff = isinstance(source, str | os.PathLike) and str(source).lower().endswith(
-            _TIFF_SUFFIXES
-        )
-        if not tiff:
-            raise ParameterError(
-                f"series picks an image of a TIFF that holds several; {source!r} is not a TIFF"
-            )
     if isinstance(source, np.ndarray | da.Array):
         _choose_level("an array", [None], level, mpp)  # one level, no pixel size
         return _open_array(source, request, "image")
@@ -1195,6 +1197,8 @@ def open_image(
         return _open_zarr(source, level, request)
     path = locate(source, storage_options)
     name = path.name.lower()
+    if not name.endswith(_TIFF_SUFFIXES):
+        refuse_series(path)
     if name.endswith(".zarr"):  # a store: zarr says whether it is there (http lists no dirs)
         if path.is_local and not path.exists():
             raise FileNotFoundError(f"no such image: {path}")
