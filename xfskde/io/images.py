@@ -197,7 +197,7 @@ def _plane_selection(
             unchosen.append((dims[i], int(shape[i])))
     if unchosen:
         axes = ", ".join(f"{d} ({n} planes)" for d, n in unchosen)
-        choice = ", ".join(f"{d.lower()}=0" for d, _ in unchosen)
+        choice = ",".join(f"{d.lower()}=0" for d, _ in unchosen)
         raise ImageReadError(
             f"{source} has axes beyond y, x and colour: {axes}; choose one plane with "
             f"plane={{{', '.join(repr(d.lower()) + ': 0' for d, _ in unchosen)}}} "
