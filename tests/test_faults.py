@@ -451,6 +451,28 @@ def _damaged_tiff(path: Path, compression: str | None, damage: str) -> Path:
     return path
 
 
+def test_a_stack_cut_short_is_refused_not_read_as_its_first_page(tmp_path, capsys):
+    """A z-stack OME-TIFF cut short loses its OME-XML and its page chain: tifffile only logs
+    that and reads on with the pages it found, so it opened as one (256, 256) grey page — the
+    first channel of the first plane, pixel size gone — and computed without a word."""
+    stack = np.stack([np.roll(CAMERA[:128, :128], 9 * i, axis=1) for i in range(6)])
+    path = tmp_path / "stack.ome.tif"
+    sizes = {"PhysicalSizeX": 0.5, "PhysicalSizeY": 0.5}
+    tifffile.imwrite(path, stack.reshape(3, 2, 128, 128), ome=True,
+                     metadata={"axes": "ZCYX", **sizes})  # fmt: skip
+    assert xfskde.open_image(path, plane={"z": 2}).shape == (2, 128, 128)  # whole, it reads
+    raw = path.read_bytes()
+    path.write_bytes(raw[: len(raw) * 2 // 3])
+    for plane in (None, {"z": 0}):
+        with pytest.raises(xfskde.exceptions.ImageReadError, match="damaged or truncated"):
+            xfskde.open_image(path, plane=plane)
+    assert main(["info", str(path)]) == 2
+    assert main(["segment", str(path), str(tmp_path / "l.zarr"), "--textures", "2"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("is damaged or truncated (tifffile: ") == 2, err
+    assert not (tmp_path / "l.zarr").exists()
+
+
 @pytest.mark.parametrize(("compression", "damage"), [(None, "truncated"), ("zlib", "overwritten")])
 def test_damaged_tiffs_raise_image_read_errors_through_the_api(tmp_path, compression, damage):
     """The reading task itself says which file failed (not only the CLI): ImageReadError, with

@@ -35,13 +35,16 @@ caller that knows its halo and stride can plan again with ``plan_chunks(..., til
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import io
 import json
+import logging
 import os
+import threading
 import warnings
 import xml.etree.ElementTree as ElementTree
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -458,12 +461,54 @@ def _series_index(tif: tifffile.TiffFile, series: int | str, path: Any) -> int:
     return int(series) % len(names)
 
 
+#: What tifffile logs when a TIFF's structure points beyond its end or into nothing: a page
+#: chain or a tag value cut off. It then goes on with the pages it found, so a z-stack cut
+#: short reads as the single grey page before the cut.
+_DAMAGE_MESSAGES = ("invalid page offset", "invalid value offset", "invalid tag value offset")
+
+
+class _DamageLog(logging.Handler):
+    """Collects, for the thread that opens a TIFF, what tifffile logs of a damaged structure."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.WARNING)
+        self.thread = threading.get_ident()
+        self.found: list[str] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        message = record.getMessage()
+        if record.thread == self.thread and any(m in message for m in _DAMAGE_MESSAGES):
+            self.found.append(message)
+
+
+@contextlib.contextmanager
+def _refusing_damage(path: Any) -> Iterator[None]:
+    """Raise :class:`ImageReadError` if tifffile found the structure of ``path`` damaged while
+    the block ran (it only logs it, and reads on with what it found)."""
+    log = _DamageLog()
+    logger = logging.getLogger("tifffile")
+    logger.addHandler(log)
+    try:
+        yield
+    finally:
+        logger.removeHandler(log)
+    if log.found:
+        raise ImageReadError(
+            f"{path} is damaged or truncated (tifffile: {log.found[-1]}): its images cannot be "
+            "told apart from what is left of it; copy or export it again"
+        )
+
+
 def _tiff_info(path: Location, series: int | str = 0) -> _TiffInfo:
     """The levels of a series (a stripped level's native chunk is a strip: ``(rows per strip,
     image width)``), whether its first page has GeoTIFF keys, and its GDAL_NODATA text.
     """
     try:
-        with path.open() as file, tifffile.TiffFile(file, name=path.name) as tif:
+        with (
+            _refusing_damage(path),
+            path.open() as file,
+            tifffile.TiffFile(file, name=path.name) as tif,
+        ):
             index = _series_index(tif, series, path)
             levels = []
             for level in tif.series[index].levels:
