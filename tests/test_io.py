@@ -501,6 +501,9 @@ def test_an_image_of_a_multi_image_tiff_by_index_or_name(tmp_path):
     for other in (CAMERA, xr.DataArray(CAMERA, dims=("y", "x")), tmp_path / "none.zarr"):
         with pytest.raises(ParameterError, match="is not a TIFF"):
             xfskde.open_image(other, series=1)
+    zarr.create_array(tmp_path / "plain.zarr", shape=(8, 8), dtype="uint8")
+    with pytest.raises(ParameterError, match="is not a TIFF"):
+        xfskde.io.images.image_levels(tmp_path / "plain.zarr", series="scene B")
 
 
 # ------------------------------------------------------------------------------- stores

@@ -440,6 +440,11 @@ def _ome_origin(xml: str, series: int = 0) -> tuple[float, float]:
         return 0.0, 0.0
 
 
+def _is_first(series: Any) -> bool:
+    """Whether ``series`` is the default, the first image (what every format but TIFF has)."""
+    return isinstance(series, int | np.integer) and not isinstance(series, bool) and series == 0
+
+
 def _series_index(tif: tifffile.TiffFile, series: int | str, path: Any) -> int:
     """The index of the series ``series`` names: an index, or an image's name (OME ``Name``).
 
@@ -1037,6 +1042,10 @@ def image_levels(
     remote_store = name.endswith(".zarr") and not path.is_local  # zarr says if it is there
     if not remote_store and not path.exists():
         raise FileNotFoundError(f"no such image: {path}")
+    if not name.endswith(_TIFF_SUFFIXES) and not _is_first(series):
+        raise ParameterError(
+            f"series picks an image of a TIFF that holds several; {path} is not a TIFF"
+        )
     if name.endswith(".zarr") or path.is_dir():
         return _zarr_levels(path)
     if name.endswith(_TIFF_SUFFIXES):
@@ -1209,10 +1218,9 @@ def open_image(
     refuse_dataset(source)
     _check_chunks(chunks)
     request = _Request(_target(chunks), int(halo), int(stride), mpp, plane, series)
-    first = isinstance(series, int | np.integer) and not isinstance(series, bool) and series == 0
 
     def refuse_series(what: Any) -> None:
-        if not first:
+        if not _is_first(series):
             raise ParameterError(
                 f"series picks an image of a TIFF that holds several; {what} is not a TIFF"
             )
