@@ -49,7 +49,7 @@ from ._labels import image_nodata
 from ._validation import _check_choice
 from .exceptions import DimensionError, ParameterError, XfskdeError
 from .io import Location, locate, open_image
-from .io.images import image_levels
+from .io.images import image_levels, parse_plane
 
 __all__ = ["METHODS", "background_blocks", "mask_samples", "resolve_mask", "tissue_mask"]
 
@@ -86,8 +86,7 @@ def _opened_as(image: xr.DataArray) -> dict[str, Any]:
     :func:`xfskde.open_image` takes them: its file's other levels are read alike."""
     opening: dict[str, Any] = {}
     if "source_plane" in image.attrs:
-        pairs = (item.split("=") for item in str(image.attrs["source_plane"]).split(","))
-        opening["plane"] = {name: int(index) for name, index in pairs}
+        opening["plane"] = parse_plane(str(image.attrs["source_plane"]))
     if "source_series" in image.attrs:
         opening["series"] = int(image.attrs["source_series"])
     return opening

@@ -16,10 +16,10 @@ from typing import NamedTuple
 import tifffile
 import zarr
 
-from .._labels import COLOR_DIMS, crs_wkt, parse_crs
+from .._labels import crs_wkt, parse_crs
 from ..exceptions import ImageReadError
 from ..io import locate, open_image
-from ..io.images import ImageLevel, image_levels, ome_pairs
+from ..io.images import ImageLevel, image_levels, is_plane_axis, ome_pairs
 from ..io.ometiff import ANNOTATION_NAMESPACE
 
 #: Files described with tifffile, and files read whole (as :func:`xfskde.io.open_image` does).
@@ -160,7 +160,7 @@ def describe_image(path: str) -> ImageDescription:
     planes = {
         d: n
         for d, n in zip(levels[0].dims, levels[0].shape, strict=True)
-        if d not in ("y", "x") and d.lower() not in COLOR_DIMS and n > 1
+        if is_plane_axis(d) and n > 1
     }
     if planes:  # a z-stack, a time series: read one plane at a time
         counts = ", ".join(f"{d} {n}" for d, n in planes.items())

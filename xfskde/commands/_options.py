@@ -25,6 +25,7 @@ from ..exceptions import (
 )
 from ..gradients import BOUNDARY_MODES, GRADIENT_OPERATORS, NAN_POLICIES
 from ..io import locate, open_image, store_status
+from ..io.images import parse_plane
 from ..io.omezarr import check_ome_zarr_grid
 from ..lazy import DEFAULT_CHUNK
 from ..local import LocalParameters
@@ -239,18 +240,10 @@ def scheduler(args: argparse.Namespace) -> Iterator[None]:
 
 def plane_option(text: str) -> dict[str, int]:
     """``--plane z=12,t=0``: the index kept along each named axis (``open_image``'s ``plane``)."""
-    plane: dict[str, int] = {}
-    for item in text.split(","):
-        name, _, index = item.partition("=")
-        try:
-            plane[name.strip().lower()] = int(index)
-        except ValueError:
-            raise argparse.ArgumentTypeError(
-                f"expected AXIS=INDEX[,AXIS=INDEX...] such as z=12 or t=0,z=5, got {text!r}"
-            ) from None
-        if not name.strip():
-            raise argparse.ArgumentTypeError(f"an axis name is missing in {text!r} (z=12)")
-    return plane
+    try:
+        return parse_plane(text)
+    except ParameterError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def series_option(text: str) -> int | str:

@@ -152,9 +152,32 @@ def _plan(
     return out, {"y": tiles[0], "x": tiles[1]}
 
 
-def _is_extra(dim: str) -> bool:
-    """Whether a dim is neither spatial nor colour: a plane of it must be chosen (z, t, ...)."""
+def is_plane_axis(dim: str) -> bool:
+    """Whether a dim is neither spatial nor colour: one plane of it is read (z, t, ...)."""
     return dim not in ("y", "x") and dim.lower() not in COLOR_DIMS
+
+
+def parse_plane(text: str) -> dict[str, int]:
+    """The ``plane`` that ``"z=12,t=0"`` names: how ``--plane`` and ``attrs["source_plane"]``
+    write it (:func:`_plane_attrs`).
+
+    Raises
+    ------
+    ParameterError
+        For text that is not ``AXIS=INDEX[,AXIS=INDEX...]``.
+    """
+    plane: dict[str, int] = {}
+    for item in text.split(","):
+        name, _, index = item.partition("=")
+        try:
+            plane[name.strip().lower()] = int(index)
+        except ValueError:
+            raise ParameterError(
+                f"expected AXIS=INDEX[,AXIS=INDEX...] such as z=12 or t=0,z=5, got {text!r}"
+            ) from None
+        if not name.strip():
+            raise ParameterError(f"an axis name is missing in {text!r} (z=12)")
+    return plane
 
 
 def _plane_selection(
@@ -172,7 +195,7 @@ def _plane_selection(
     ParameterError
         For a name that is not such a dim of the image, or an index out of its range.
     """
-    extra = {d.lower(): i for i, d in enumerate(dims) if _is_extra(d)}
+    extra = {d.lower(): i for i, d in enumerate(dims) if is_plane_axis(d)}
     chosen = {str(name).lower(): index for name, index in (plane or {}).items()}
     for name, index in chosen.items():
         if name not in extra:
@@ -440,9 +463,13 @@ def _ome_origin(xml: str, series: int = 0) -> tuple[float, float]:
         return 0.0, 0.0
 
 
-def _is_first(series: Any) -> bool:
-    """Whether ``series`` is the default, the first image (what every format but TIFF has)."""
-    return isinstance(series, int | np.integer) and not isinstance(series, bool) and series == 0
+def _refuse_series(series: Any, what: Any) -> None:
+    """Refuse a ``series`` other than the first (the default) for ``what``, which is no TIFF."""
+    first = isinstance(series, int | np.integer) and not isinstance(series, bool) and series == 0
+    if not first:
+        raise ParameterError(
+            f"series picks an image of a TIFF that holds several; {what} is not a TIFF"
+        )
 
 
 def _series_index(tif: tifffile.TiffFile, series: int | str, path: Any) -> int:
@@ -1042,10 +1069,8 @@ def image_levels(
     remote_store = name.endswith(".zarr") and not path.is_local  # zarr says if it is there
     if not remote_store and not path.exists():
         raise FileNotFoundError(f"no such image: {path}")
-    if not name.endswith(_TIFF_SUFFIXES) and not _is_first(series):
-        raise ParameterError(
-            f"series picks an image of a TIFF that holds several; {path} is not a TIFF"
-        )
+    if not name.endswith(_TIFF_SUFFIXES):
+        _refuse_series(series, path)
     if name.endswith(".zarr") or path.is_dir():
         return _zarr_levels(path)
     if name.endswith(_TIFF_SUFFIXES):
@@ -1219,14 +1244,8 @@ def open_image(
     _check_chunks(chunks)
     request = _Request(_target(chunks), int(halo), int(stride), mpp, plane, series)
 
-    def refuse_series(what: Any) -> None:
-        if not _is_first(series):
-            raise ParameterError(
-                f"series picks an image of a TIFF that holds several; {what} is not a TIFF"
-            )
-
     if not isinstance(source, str | os.PathLike | Location):  # arrays, stores, DataArrays
-        refuse_series(f"a {type(source).__name__}")
+        _refuse_series(series, f"a {type(source).__name__}")
     if isinstance(source, xr.DataArray):
         if plane:
             dims = [str(d) for d in source.dims]
@@ -1251,7 +1270,7 @@ def open_image(
     path = locate(source, storage_options)
     name = path.name.lower()
     if not name.endswith(_TIFF_SUFFIXES):
-        refuse_series(path)
+        _refuse_series(series, path)
     if name.endswith(".zarr"):  # a store: zarr says whether it is there (http lists no dirs)
         if path.is_local and not path.exists():
             raise FileNotFoundError(f"no such image: {path}")
