@@ -13,7 +13,7 @@ Sets (every image has three textures and a per-pixel ground truth):
 * ``random_textures`` — :func:`xfskde.datasets.random_textures`, 512² (``--quick``: 256²).
 * ``mosaics`` — :func:`xfskde.datasets.texture_mosaic` of scikit-image's brick, grass and
   gravel at their native resolution, mean and std matched per texture: the *held-out* split of
-  :data:`xfskde.datasets.mosaics.MOSAIC_CONFIGS` (3 layouts × 4 transforms × 2 seeds), 512²
+  :data:`xfskde.datasets.mosaics.MOSAIC_CONFIGS` (3 layouts × 5 transforms × 2 seeds), 512²
   (``--quick``: one seed of three layout/transform pairs). Peers' parameters were chosen on the
   ``"tuning"`` split, which shares no seed with it.
 * ``histology`` — H&E mosaics (only with ``--histology DIR``):

@@ -72,7 +72,7 @@ def test_layout_does_not_depend_on_size():
     assert np.mean(large[2::4, 2::4] == small) > 0.97
 
 
-@pytest.mark.parametrize("transform", ["rotate", "rescale", "both"])
+@pytest.mark.parametrize("transform", ["rotate", "rescale", "both", "perspective"])
 def test_transform_changes_pixels_not_layout(transform):
     plain, labels = texture_mosaic((96, 96), seed=7)
     moved, labels2 = texture_mosaic((96, 96), transform=transform, seed=7)
@@ -80,6 +80,39 @@ def test_transform_changes_pixels_not_layout(transform):
     for k in range(3):
         inside = labels == k
         assert np.mean(np.abs(plain[inside] - moved[inside]) > 0.02) > 0.5, k
+
+
+@pytest.mark.parametrize("transform", [None, "rotate", "perspective"])
+def test_perspective_changes_the_texture_scale_across_the_image(transform):
+    """An isotropic texture's scale — the 1/e lag of its autocorrelation, measured on 36
+    patches of 64² and fitted by a plane — is the same across a plain or rotated canvas and
+    changes by PERSPECTIVE_RATIO or more (foreshortened along the tilt, more in the corners)
+    across a perspective one, whatever the tilt's direction."""
+    from scipy import ndimage as ndi
+
+    from xfskde.datasets.mosaics import PERSPECTIVE_RATIO, _canvas
+    from xfskde.segmentation.defaults import texture_scale
+
+    noise = np.random.default_rng(0).standard_normal((512, 512))
+    grain = ndi.gaussian_filter(noise, 3.0, mode="wrap").astype(np.float32)
+    centres = np.arange(0, 384, 64) + 32
+    yy, xx = np.meshgrid(centres, centres, indexing="ij")
+    design = np.stack([np.ones(yy.size), yy.ravel(), xx.ravel()], axis=1)
+    ratios = []
+    for seed in range(4):
+        canvas = _canvas(grain, (384, 384), np.random.default_rng(seed), transform)
+        scales = [
+            texture_scale([canvas[i : i + 64, j : j + 64]])
+            for i in range(0, 384, 64)
+            for j in range(0, 384, 64)
+        ]
+        plane = design @ np.linalg.lstsq(design, np.array(scales), rcond=None)[0]
+        ratios.append(plane.max() / plane.min())
+    if transform == "perspective":
+        assert 0.9 * PERSPECTIVE_RATIO < min(ratios), ratios
+        assert max(ratios) < 2.0 * PERSPECTIVE_RATIO, ratios
+    else:
+        assert max(ratios) < 1.25, ratios
 
 
 def test_rotation_turns_the_brick_edges():

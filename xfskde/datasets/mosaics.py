@@ -22,7 +22,12 @@ Transforms
     Per region, the texture is rotated by a random angle in [0°, 180°) (``"rotate"``), rescaled
     by a random factor in [0.7, 1.4] (``"rescale"``; blurred first when shrunk, against
     aliasing), or both (``"both"``), about a random position of the mirrored tiling
-    (:func:`skimage.transform.warp`, bilinear). Without a transform the texture is only shifted.
+    (:func:`skimage.transform.warp`, bilinear). ``"perspective"`` rotates it and shows it as a
+    plane seen at an angle, tilted in a random direction (a homography): its elements are
+    :data:`PERSPECTIVE_RATIO` times larger on one edge of the image than on the opposite one
+    and foreshortened along the tilt, a texture whose look drifts across its region, which a
+    segmentation must not split (sampled 2 × 2 per pixel against aliasing). Without a
+    transform the texture is only shifted.
     ``scale`` zooms every texture on top (default 1: the photographs' native resolution, where
     a brick is about 30 × 100 px and a gravel stone 20–30 px across).
 Grey levels
@@ -59,6 +64,7 @@ from .synthetic import _check_shape
 __all__ = [
     "LAYOUTS",
     "MOSAIC_CONFIGS",
+    "PERSPECTIVE_RATIO",
     "TEXTURES",
     "TRANSFORMS",
     "MosaicConfig",
@@ -73,9 +79,12 @@ TEXTURES: tuple[str, ...] = ("brick", "grass", "gravel")
 #: Region layouts of :func:`texture_mosaic`.
 LAYOUTS: tuple[str, ...] = ("voronoi", "stripes", "blobs")
 #: Per-region texture transforms of :func:`texture_mosaic`.
-TRANSFORMS: tuple[str | None, ...] = (None, "rotate", "rescale", "both")
+TRANSFORMS: tuple[str | None, ...] = (None, "rotate", "rescale", "both", "perspective")
 
 _SCALE_RANGE = (0.7, 1.4)
+#: "perspective": the texture's elements on the near edge of the image's shorter side are this
+#: many times as large as on the far edge (across the tilt; along it, foreshortened further).
+PERSPECTIVE_RATIO = 2.0
 _TARGET_MEAN, _TARGET_STD = 0.5, 0.15
 _MODES = 16  # random Fourier modes per smooth field
 _WARP_LENGTH = 0.08  # correlation length of the boundary displacement, in units of the short side
@@ -283,30 +292,45 @@ def _canvas(
     transform: str | None,
     zoom: float = 1.0,
 ) -> np.ndarray:
-    """The texture, mirrored-tiled, rotated and/or rescaled (times ``zoom``), over ``shape``
-    (a (h, w, c) texture gives (*shape, c), every channel moved alike)."""
+    """The texture, mirrored-tiled, rotated, rescaled or seen in perspective (times ``zoom``),
+    over ``shape`` (a (h, w, c) texture gives (*shape, c), every channel moved alike)."""
     from skimage.filters import gaussian
     from skimage.transform import AffineTransform, warp
 
-    angle = rng.uniform(0.0, np.pi) if transform in ("rotate", "both") else 0.0
+    turned = transform in ("rotate", "both", "perspective")
+    angle = rng.uniform(0.0, np.pi) if turned else 0.0
     scale = rng.uniform(*_SCALE_RANGE) if transform in ("rescale", "both") else 1.0
     scale *= zoom
     h, w = texture.shape[:2]
     shift = rng.uniform(0, 2 * (h - 1)), rng.uniform(0, 2 * (w - 1))
-    if scale < 1.0:  # shrinking: blur first, as skimage.transform.rescale's anti-aliasing does
+    tilt = None
+    if transform == "perspective":
+        # a plane seen at an angle: output (col, row) v about the centre maps to v / (1 + p·v),
+        # a homography whose magnification 1 + p·v runs from 1 - a/2 to 1 + a/2 across the
+        # shorter side along p (and falls faster along it: foreshortening)
+        a = 2.0 * (PERSPECTIVE_RATIO - 1.0) / (PERSPECTIVE_RATIO + 1.0)
+        direction = rng.uniform(0.0, 2.0 * np.pi)
+        tilt = a * np.array([math.cos(direction), math.sin(direction)]) / min(shape)
+    elif scale < 1.0:  # shrinking: blur first, as skimage.transform.rescale's anti-aliasing does
         channels = -1 if texture.ndim == 3 else None
         sigma = (1.0 / scale - 1.0) / 2.0
         texture = gaussian(texture, sigma=sigma, mode="reflect", channel_axis=channels)
     # output (col, row) -> about the centre, rotate, divide by the scale, move to the shift
-    centre = AffineTransform(translation=(-(shape[1] - 1) / 2, -(shape[0] - 1) / 2))
+    centre = np.array([(shape[1] - 1) / 2, (shape[0] - 1) / 2])
     turn = AffineTransform(rotation=angle, scale=1.0 / scale, translation=(shift[1], shift[0]))
-    inverse = AffineTransform(matrix=turn.params @ centre.params)
+    step = 1 if tilt is None else 2  # perspective shrinks parts: sampled 2 x 2 per pixel
 
     def folded(cr: np.ndarray) -> np.ndarray:
-        src = inverse(cr)
+        v = (cr + 0.5) / step - 0.5 - centre
+        if tilt is not None:
+            v = v / (1.0 + v @ tilt)[:, None]
+        src = turn(v)
         return np.stack([_fold(src[:, 0], w), _fold(src[:, 1], h)], axis=1)
 
-    out = warp(texture, folded, output_shape=shape, order=1, mode="reflect", preserve_range=True)
+    fine = (shape[0] * step, shape[1] * step)
+    out = warp(texture, folded, output_shape=fine, order=1, mode="reflect", preserve_range=True)
+    if step > 1:
+        out = out.reshape(shape[0], step, shape[1], step, *out.shape[2:]).mean(axis=(1, 3))
     return out.astype(np.float32)
 
 
@@ -350,9 +374,11 @@ def texture_mosaic(
         Number of regions (2 .. ``len(textures)``); region ``k`` shows ``textures[k]``.
     layout : {"voronoi", "stripes", "blobs"}
         How the image is split into regions.
-    transform : {None, "rotate", "rescale", "both"}
+    transform : {None, "rotate", "rescale", "both", "perspective"}
         Per-region transform of the texture: a random rotation in [0°, 180°), a random scale
-        factor in [0.7, 1.4], or both. ``None`` only shifts each texture by a random offset.
+        factor in [0.7, 1.4], both, or a rotation and a perspective view whose magnification
+        changes :data:`PERSPECTIVE_RATIO` times across the image. ``None`` only shifts each
+        texture by a random offset.
     textures : tuple of str or array
         Names among :data:`TEXTURES` (scikit-image's local photographs) or 2-D arrays (grey or
         RGB, converted to grey unless ``color``); at least ``n_regions`` of them.
