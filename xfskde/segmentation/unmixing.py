@@ -148,6 +148,11 @@ def fit_stable_endmembers(
     one for the drift a texture carries), cluster them there with k-means (k-means++
     initialisation, seeded, 10 starts) and take each cluster's mean of the *full* features.
 
+    A texture whose look drifts by more than the textures differ (gravel whose stones grow
+    2x across a region in perspective) is still split: its features run along a curve that
+    no single mean stands for, and the true regions' means score no better there
+    (docs/segmentation.md, "A texture whose look drifts").
+
     The median is global: a texture whose features fluctuate more than the others' everywhere
     can lose most of its pixels to it and be merged (dead leaves of 160-256² at σ = 12:
     Rand 0.70-0.73 against 0.96 for k-means on every pixel; keeping the steadier half of each
