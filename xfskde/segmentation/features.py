@@ -72,8 +72,10 @@ __all__ = [
     "feature_depth",
     "grid_features",
     "grid_projections",
+    "pixel_projections",
     "vote_reach",
     "vote_step",
+    "windowed_projections",
 ]
 
 #: The feature groups, in the order their planes are stacked.
@@ -477,7 +479,7 @@ def grid_features(
         valid = present_pixels(block)
     for name, vote in block_votes(block, spec, valid):
         pieces.setdefault(name, []).append(_windowed(vote, window, rows, cols, lattice))
-    scale = _coverage_scale(block, window, rows, cols, lattice, valid)
+    scale = _coverage_scale(valid, window, rows, cols, lattice)
     return {
         name: (np.concatenate(p, axis=-1) if len(p) > 1 else p[0]) * scale
         for name, p in pieces.items()
@@ -497,7 +499,10 @@ def grid_projections(
 
     Each group's vote is projected on its rows of ``tables`` *before* the window (the window is
     linear), so only m planes are filtered, however many features there are: the unmixing
-    needs nothing else (:func:`.unmixing.abundances_from_projections`).
+    needs nothing else (:func:`.unmixing.abundances_from_projections`). The composition of
+    :func:`pixel_projections` and :func:`windowed_projections`, which a caller may also run on
+    different blocks (the votes need only :func:`vote_reach` around a pixel, the window its own
+    radius).
 
     Parameters
     ----------
@@ -510,6 +515,30 @@ def grid_projections(
     -------
     numpy.ndarray, shape (len(rows), len(cols), m), float32
     """
+    if valid is None:
+        valid = present_pixels(block)
+    u = pixel_projections(block, spec, tables, valid)
+    return windowed_projections(u, valid, spec, rows, cols, origin)
+
+
+def pixel_projections(
+    block: np.ndarray,
+    spec: FeatureSpec,
+    tables: dict[str, np.ndarray],
+    valid: np.ndarray | None = None,
+) -> np.ndarray:
+    """Every pixel's votes projected on m vectors, before the window: (h, w, m) float32.
+
+    A pixel's value is exact when the block holds the :func:`vote_reach` pixels around it
+    (the bank's filters and the gradients' stencils); missing pixels project to 0.
+
+    Parameters
+    ----------
+    block, spec, valid
+        As in :func:`grid_features`.
+    tables : dict
+        As in :func:`grid_projections`.
+    """
     m = next(iter(tables.values())).shape[1]
     u = np.zeros((*block.shape[:2], m), np.float32)
     start: dict[str, int] = {}
@@ -519,25 +548,36 @@ def grid_projections(
         offset = start.get(name, 0)
         vote.project(tables[name][offset : offset + vote.length], u)
         start[name] = offset + vote.length
+    return u
+
+
+def windowed_projections(
+    projections: np.ndarray,
+    valid: np.ndarray,
+    spec: FeatureSpec,
+    rows: np.ndarray,
+    cols: np.ndarray,
+    origin: tuple[int, int] = (0, 0),
+) -> np.ndarray:
+    """:func:`pixel_projections` through the window at the samples centred on ``rows × cols``:
+    (len(rows), len(cols), m) float32, each sample's window renormalised to the pixels
+    present (``valid``) where it reaches a missing one, as the features are."""
     window, lattice = spec.window_obj, Lattice(vote_step(spec), origin)
-    scale = _coverage_scale(block, window, rows, cols, lattice, valid)
-    return _windowed(u, window, rows, cols, lattice) * scale
+    scale = _coverage_scale(valid, window, rows, cols, lattice)
+    return _windowed(projections, window, rows, cols, lattice) * scale
 
 
 def _coverage_scale(
-    block: np.ndarray,
+    valid: np.ndarray,
     window: Window,
     rows: np.ndarray,
     cols: np.ndarray,
     lattice: Lattice,
-    valid: np.ndarray | None = None,
 ) -> np.ndarray | np.float32:
-    """1 / the window's weight on the pixels present, at each sample whose window reaches a
-    missing pixel (or beyond the image's edge); 1 elsewhere. The features there are the
-    window's mean over the pixels present: a mixture of the textures present, as the
+    """1 / the window's weight on the pixels present (``valid``), at each sample whose window
+    reaches a missing pixel (or beyond the image's edge); 1 elsewhere. The features there are
+    the window's mean over the pixels present: a mixture of the textures present, as the
     unmixing model needs. Windows that miss nothing are left exactly as they are."""
-    if valid is None:
-        valid = present_pixels(block)
     if valid.all():
         return np.float32(1)
     coverage = _windowed(valid.astype(np.float32)[..., None], window, rows, cols, lattice)
