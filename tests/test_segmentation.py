@@ -665,3 +665,43 @@ def test_the_first_segment_of_a_process_finishes(tmp_path):
     done = subprocess.run([sys.executable, "-c", script], cwd=tmp_path, capture_output=True,
                           text=True, timeout=300, check=True)  # fmt: skip
     assert done.stdout.split("\n")[-2] == "[1, 2, 3]", done.stdout
+
+
+def test_two_passes_equal_one(monkeypatch):
+    """A wide window over small blocks runs in two passes (the votes' projections with the
+    votes' halo, then the window with its own); forced into one task per block, the same
+    model gives the same labels and abundances — with missing pixels, a mask whose background
+    blocks border the foreground, and chunks that do not divide the image."""
+    import xfskde.segmentation.model as model_module
+    from xfskde.lazy import skipped_blocks
+
+    image, _ = random_textures((320, 352), seed=4)
+    image = image.astype(np.float32)
+    image[150:170, 120:160] = np.nan  # a hole across the mask's edge
+    model = fit_textures(
+        image, 3, features=("color", "bank", "fskde"), size=12, stride=3, method="kmeans"
+    )
+    outer = model_module._window_halo(model.spec)
+    assert outer > 40 and model_module._two_passes(((96,), (104,)), 34, outer)
+    mask = np.zeros((20, 22), bool)  # cells of 16 px
+    mask[:12, 5:] = True  # rows 0..191, columns 80..351
+    lazy = da.from_array(image, chunks=(96, 104, 3))
+    runs = []
+    for area in (model_module.TWO_PASS_AREA, np.inf):  # two passes, then one
+        monkeypatch.setattr(model_module, "TWO_PASS_AREA", area)
+        graph = model.predict(lazy, mask=mask)
+        names = {str(k[0] if isinstance(k, tuple) else k) for k in graph.__dask_graph__()}
+        passes = any(name.startswith("xfskde-segment-projections") for name in names)
+        runs.append((graph.compute(), model.abundances(lazy, mask=mask).compute(), passes, graph))
+    (two, two_a, two_passes, graph), (one, one_a, one_pass, _) = runs
+    assert two_passes and not one_pass
+    # blocks of rows (96, 96, 128): the last row has no foreground and is skipped, but its
+    # projections are computed, for the windows of the row above (whose labels change if not)
+    assert skipped_blocks(graph) == {(2, 0), (2, 1), (2, 2)}
+    assert set(np.unique(two[:150, 80:])) == {1, 2, 3} and (two[150:192, 160:] > 0).all()
+    assert not two[150:170, 120:160].any()  # the hole
+    assert not two[192:].any() and not two[:, :80].any()  # outside the mask
+    np.testing.assert_array_equal(two, one)
+    np.testing.assert_allclose(two_a, one_a, atol=1e-4, equal_nan=True)  # float32 FFTs
+    assert np.isnan(two_a[150:170, 120:160]).all() and np.isfinite(two_a[:150, 80:]).all()
+    assert np.isnan(two_a[192:]).all()
