@@ -420,11 +420,13 @@ def _tables(model: TextureModel, channels: int) -> dict[str, np.ndarray]:
 
 
 def _project_block(block: np.ndarray, model: TextureModel, reach: int) -> np.ndarray:
-    """The first of a prediction's two passes: a block with ``reach`` pixels of halo on every
-    side (:func:`.features.vote_reach`: the filter bank's and the gradients' stencils) →
-    (h, w, m + 1) float32 planes of its own pixels: their votes projected on the m endmembers
+    """The first step of a prediction: a padded block → (h, w, m + 1) float32 planes of its
+    pixels but the ``reach`` (:func:`.features.vote_reach`: the filter bank's and the
+    gradients' stencils) on every side: their votes projected on the m endmembers
     (:func:`.features.pixel_projections`, before the window), and last 1 where a pixel is
-    present, 0 where it is missing."""
+    present, 0 where it is missing. A block with ``reach`` pixels of halo gives the planes of
+    its own pixels (the first of two passes); one with the whole halo, those of its pixels and
+    of the window's halo (one pass)."""
     valid = present_pixels(block)
     u = pixel_projections(block, model.spec, _tables(model, block.shape[-1]), valid)
     inner = (slice(reach, block.shape[0] - reach), slice(reach, block.shape[1] - reach))
