@@ -705,3 +705,22 @@ def test_two_passes_equal_one(monkeypatch):
     np.testing.assert_allclose(two_a, one_a, atol=1e-4, equal_nan=True)  # float32 FFTs
     assert np.isnan(two_a[150:170, 120:160]).all() and np.isfinite(two_a[:150, 80:]).all()
     assert np.isnan(two_a[192:]).all()
+
+
+@pytest.mark.parametrize("stride", [1, 2, 3, 4, 7])
+def test_the_samples_a_block_reads_stay_within_its_halo(stride):
+    """The grid samples a block's pixels are interpolated from lie within ``stride`` pixels of
+    the block (what :func:`halo_of` adds for them), and at stride 1 they are the block's own
+    pixels: one sample beyond made every window read one row past the planes of the window's
+    halo (a segmentation fault, once the votes' halo no longer padded it)."""
+    from xfskde._grid import sample_offset
+    from xfskde.segmentation.model import _axis_samples
+
+    for a, b, n in [(0, 64, 200), (64, 128, 200), (128, 200, 200), (3, 4, 10), (0, 1, 1)]:
+        samples, before, after, weight = _axis_samples(a, b, n, stride)
+        centres = samples * stride + sample_offset(stride)
+        if stride == 1:
+            np.testing.assert_array_equal(samples, np.arange(a, b))
+        assert centres.min() >= a - stride and centres.max() <= b - 1 + stride
+        assert (weight[after == before] == 0).all() and (after >= before).all()
+        assert after.max() == len(samples) - 1 and before.min() == 0

@@ -399,11 +399,13 @@ def _axis_samples(a: int, b: int, n_pixels: int, stride: int) -> tuple[np.ndarra
     """The grid samples that pixels ``a .. b-1`` of an axis of ``n_pixels`` are interpolated
     from: their global indices, and per pixel the positions (in that list) of the samples
     before and after it and the weight of the one after (0 at stride 1: the pixel's own).
-    Pixels before the first sample or after the last take that sample (no extrapolation)."""
+    Pixels before the first sample or after the last take that sample (no extrapolation). A
+    pixel on a sample has that sample as both: the list reaches no further than the pixels
+    need (a block's halo holds the windows of these samples, not of one beyond them)."""
     n = sample_count(n_pixels, stride)
     t = np.clip((np.arange(a, b) - sample_offset(stride)) / stride, 0, n - 1)
     before = np.floor(t).astype(np.int64)
-    after = np.minimum(before + 1, n - 1)
+    after = np.where(t > before, np.minimum(before + 1, n - 1), before)
     first = int(before.min())
     samples = np.arange(first, int(after.max()) + 1)
     return samples, before - first, after - first, (t - before).astype(np.float32)
