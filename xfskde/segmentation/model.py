@@ -371,7 +371,7 @@ def _padded(
     value: float = np.nan,
 ) -> np.ndarray:
     """The block with a full halo on every side: beyond the true image edges, missing pixels
-    (``value``: NaN for pixel values, 0 for the projection planes of :func:`_project_block`).
+    (``value``: NaN for pixel values, 0 for the projection planes of the first of two passes).
 
     The engine gives a block its neighbours' pixels only where it has neighbours; beyond the
     image edge there is nothing, and the features treat it as missing (NaN): the window is
@@ -421,25 +421,24 @@ def _tables(model: TextureModel, channels: int) -> dict[str, np.ndarray]:
     }
 
 
-def _project_block(block: np.ndarray, model: TextureModel, reach: int) -> np.ndarray:
-    """The first step of a prediction: a padded block → (h, w, m + 1) float32 planes of its
-    pixels but the ``reach`` (:func:`.features.vote_reach`: the filter bank's and the
-    gradients' stencils) on every side: their votes projected on the m endmembers
-    (:func:`.features.pixel_projections`, before the window), and last 1 where a pixel is
-    present, 0 where it is missing. A block with ``reach`` pixels of halo gives the planes of
-    its own pixels (the first of two passes); one with the whole halo, those of its pixels and
-    of the window's halo (one pass)."""
+def _project_block(
+    block: np.ndarray, model: TextureModel, reach: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """The first step of a prediction: a padded block → the (h, w, m) float32 projections of
+    its votes on the m endmembers (:func:`.features.pixel_projections`, before the window) and
+    the (h, w) pixels present, for its pixels but the ``reach`` (:func:`.features.vote_reach`:
+    the filter bank's and the gradients' stencils) on every side. A block with ``reach``
+    pixels of halo gives those of its own pixels (the first of two passes); one with the whole
+    halo, those of its pixels and of the window's halo (one pass)."""
     valid = present_pixels(block)
     u = pixel_projections(block, model.spec, _tables(model, block.shape[-1]), valid)
     inner = (slice(reach, block.shape[0] - reach), slice(reach, block.shape[1] - reach))
-    out = np.empty((*valid[inner].shape, u.shape[-1] + 1), np.float32)
-    out[..., :-1] = u[inner]
-    out[..., -1] = valid[inner]
-    return out
+    return np.ascontiguousarray(u[inner]), valid[inner]
 
 
 def _unmix_block(
-    planes: np.ndarray,
+    projections: np.ndarray,
+    valid: np.ndarray,
     model: TextureModel,
     what: str,
     origin: tuple[int, int],
@@ -447,9 +446,9 @@ def _unmix_block(
     image_shape: tuple[int, int],
     mask: np.ndarray | None = None,
 ) -> np.ndarray:
-    """The second pass: the planes of :func:`_project_block` of a block and its halo
-    (:func:`_window_halo`; zero beyond the image) → abundances or labels of its ``shape``
-    pixels at global ``origin``.
+    """The second step: :func:`_project_block`'s projections and pixels present of a block and
+    its halo (:func:`_window_halo`; none beyond the image) → abundances or labels of its
+    ``shape`` pixels at global ``origin``.
 
     1. The projections through the window at the stride grid's samples around the block
        (:func:`.features.windowed_projections`: m windowed planes, whatever the number of
@@ -470,9 +469,7 @@ def _unmix_block(
     rows = ys * s + o - (origin[0] - halo)  # the samples' centres in the padded block
     cols = xs * s + o - (origin[1] - halo)
     corner = (origin[0] - halo, origin[1] - halo)  # the image position of the block's (0, 0)
-    valid = planes[..., -1] > 0
-    u = np.ascontiguousarray(planes[..., :-1])
-    b = windowed_projections(u, valid, spec, rows, cols, corner)
+    b = windowed_projections(projections, valid, spec, rows, cols, corner)
     a = abundances_from_projections(b.reshape(-1, E.shape[0]).astype(np.float64), E @ E.T)
     a = a.reshape(len(ys), len(xs), -1)
     out = interpolate(a, (y0, y1, fy), (x0, x1, fx), labels=what == "labels")
@@ -846,20 +843,25 @@ def _apply(
             values = values * np.float32(gain) + np.float32(offset)
         return values
 
-    def unmix(planes: np.ndarray, rows, cols, image_shape, shared) -> np.ndarray:
+    def unmix(u: np.ndarray, valid: np.ndarray, rows, cols, image_shape, shared) -> np.ndarray:
         shape = (rows[1] - rows[0], cols[1] - cols[0])
-        return _unmix_block(planes, model, output, (rows[0], cols[0]), shape, image_shape, shared)
+        return _unmix_block(u, valid, model, output, (rows[0], cols[0]), shape, image_shape,
+                            shared)  # fmt: skip
 
     def project(x: np.ndarray, *, src_origin, rows, cols, **_: Any) -> np.ndarray:
-        return _project_block(_padded(values_of(x), reach, src_origin, rows, cols), model, reach)
+        """The first of two passes: the projections and, last, 1 where a pixel is present."""
+        padded = _padded(values_of(x), reach, src_origin, rows, cols)
+        u, valid = _project_block(padded, model, reach)
+        return np.concatenate([u, valid[..., None].astype(np.float32)], axis=-1)
 
     def windowed(x: np.ndarray, *, src_origin, rows, cols, image_shape, shared=None, **_: Any):
-        planes = _padded(x, outer, src_origin, rows, cols, value=0.0)
-        return unmix(planes, rows, cols, image_shape, shared)
+        planes = _padded(x, outer, src_origin, rows, cols, value=0.0)  # none beyond the image
+        u, valid = np.ascontiguousarray(planes[..., :-1]), planes[..., -1] > 0
+        return unmix(u, valid, rows, cols, image_shape, shared)
 
     def both(x: np.ndarray, *, src_origin, rows, cols, image_shape, shared=None, **_: Any):
         padded = _padded(values_of(x), halo, src_origin, rows, cols)
-        return unmix(_project_block(padded, model, reach), rows, cols, image_shape, shared)
+        return unmix(*_project_block(padded, model, reach), rows, cols, image_shape, shared)
 
     def unread(rows: tuple[int, int], cols: tuple[int, int]) -> bool:
         """True (skip) for a block of projections that no computed block reads: no foreground
