@@ -241,7 +241,9 @@ def test_coefficients_nodata_auto_number_and_none(tmp_path, capsys):
     capsys.readouterr()
     resumed = ["coefficients", str(plain), str(tmp_path / "zero.zarr"), *argv, "--resume"]
     assert main([*resumed, "--nodata", "none"]) == 2
-    assert "other parameters" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert "other parameters" in err and 'input_nodata 0 in the store, "none" now' in err
+    assert "use --overwrite to start again" in err and "=True" not in err  # the flag, not the API
     assert main([*resumed, "--nodata", "0"]) == 0
 
 

@@ -287,8 +287,11 @@ def test_existing_store_and_mismatched_resume(tmp_path):
     with pytest.raises(StoreExistsError, match="resume"):
         xfskde.write_coefficients(F, tmp_path / "f.zarr")
     other = xfskde.local_fskde(image, order=4, window="box", size=3)
-    with pytest.raises(StoreParametersError, match="other parameters"):
+    with pytest.raises(StoreParametersError, match="other parameters") as refused:
         xfskde.write_coefficients(other, tmp_path / "f.zarr", resume=True)
+    # the refusal says what differs: the layout first, then the parameters a user gave
+    assert "(shape [64, 64, 4] in the store, [64, 64, 5] now; coordinates;" in str(refused.value)
+    assert "order 3 in the store, 4 now" in str(refused.value)
     assert xfskde.write_coefficients(other, tmp_path / "f.zarr", overwrite=True) == 1
     with pytest.raises(DimensionError, match="dims"):
         xfskde.write_coefficients(F.transpose("k", "y", "x"), tmp_path / "g.zarr")

@@ -82,13 +82,22 @@ def _sigterm_interrupts() -> Iterator[None]:
         signal.signal(signal.SIGTERM, previous)
 
 
+#: The library's keywords that its messages name, as the command line spells them: a
+#: refusal tells the user what to pass, and on the command line that is a flag.
+_FLAGS = {"resume=True": "--resume", "overwrite=True": "--overwrite"}
+
+
 def _one_line(exc: BaseException) -> str:
-    """The message of an error, and its notes (what a write left behind), on one line."""
+    """The message of an error, and its notes (what a write left behind), on one line, the
+    keywords it names as the command's flags (:data:`_FLAGS`)."""
     message = " ".join(str(exc).split()) or type(exc).__name__
     if isinstance(exc, KeyError):
         message = f"missing key {message}"
     notes = [" ".join(str(n).split()) for n in getattr(exc, "__notes__", ())]
-    return "; ".join([message, *notes])
+    line = "; ".join([message, *notes])
+    for keyword, flag in _FLAGS.items():
+        line = line.replace(keyword, flag)
+    return line
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -298,12 +298,13 @@ def _parameters(data: xr.DataArray) -> str:
     return json.dumps({**keep, **shaped}, sort_keys=True, default=str)
 
 
-def _same_parameters(stored: Any, params: str) -> bool:
-    """Whether a store's recorded parameters are ``params`` (keys it predates are not compared)."""
+def _compared_parameters(stored: Any, params: str) -> tuple[Any, dict[str, Any]]:
+    """A store's recorded parameters (None where unreadable) and ``params``, made comparable:
+    keys the store predates are not compared."""
     try:
         old = json.loads(stored)
     except (TypeError, ValueError):
-        return False
+        return None, json.loads(params)
     new = json.loads(params)
     for key in (_DIMS_KEY, _COORDS_KEY):
         if isinstance(old, dict) and key not in old:
@@ -311,7 +312,46 @@ def _same_parameters(stored: Any, params: str) -> bool:
     if isinstance(old, dict) and "kernel" in old:  # a field written before gradient= existed:
         for key, value in _GRADIENT_DEFAULTS.items():  # it was computed with the defaults
             old.setdefault(key, value)
+    return old, new
+
+
+def _same_parameters(stored: Any, params: str) -> bool:
+    """Whether a store's recorded parameters are ``params`` (keys it predates are not compared)."""
+    old, new = _compared_parameters(stored, params)
     return old == new
+
+
+#: Values longer than this are named, not shown, in :func:`_parameter_differences`.
+_SHOWN_VALUE = 40
+
+
+def _parameter_differences(stored: Any, params: str, shown: int = 4) -> str:
+    """What differs between a store's recorded parameters and ``params``, for a refusal: the
+    first ``shown`` keys, each with the store's value and the new one where they are short
+    (``seed 0 in the store, 3 now``)."""
+    old, new = _compared_parameters(stored, params)
+    if not isinstance(old, dict):
+        return "its recorded parameters cannot be read"
+    names = {_DIMS_KEY: "dims", _COORDS_KEY: "coordinates", "shape": "shape", "dtype": "dtype"}
+    values = {
+        k: (json.dumps(old.get(k)), json.dumps(new.get(k)))
+        for k in old.keys() | new.keys()
+        if old.get(k) != new.get(k)
+    }
+
+    def short(key: str) -> bool:
+        return key != _COORDS_KEY and sum(map(len, values[key])) <= 2 * _SHOWN_VALUE
+
+    # the data's own layout first, then the values a user gives (short: a seed, a size), then
+    # what was derived from them (an attr "chose_*" saying why, fitted arrays)
+    keys = sorted(values, key=lambda k: (k not in names, k.startswith("chose_"), not short(k), k))
+    parts = []
+    for key in keys[:shown]:
+        a, b = values[key]
+        parts.append(f"{names.get(key, key)} {a} in the store, {b} now" if short(key)
+                     else names.get(key, key))  # fmt: skip
+    more = f" and {len(keys) - shown} more" if len(keys) > shown else ""
+    return "; ".join(parts) + more
 
 
 # ----------------------------------------------------------------------------------- layout
@@ -435,7 +475,7 @@ def _refuse_cut_layout(store: Any, group: zarr.Group) -> None:
     if _BLOCKS not in group and group.attrs.get(_STATUS_ATTR) == "incomplete":
         raise StoreIncompleteError(
             f"{store} was cut short while it was laid out: no block was written; run the write "
-            "again with resume=True (or --resume), which starts it afresh"
+            "again with resume=True, which starts it afresh"
         )
 
 
@@ -783,7 +823,8 @@ def write_blocks(
         elif not _same_parameters(group.attrs.get(_PARAMETERS_ATTR), params):
             raise StoreParametersError(
                 f"cannot resume {store}: it was written with other parameters, shape, dims or "
-                "coordinates; use overwrite=True to start again"
+                f"coordinates ({_parameter_differences(group.attrs.get(_PARAMETERS_ATTR), params)}"
+                "); resume with the store's, or use overwrite=True to start again"
             )
     if fresh:
         cy, cx = _store_chunks(data, chunks)
