@@ -34,6 +34,7 @@ def _same_model(a: TextureModel, b: TextureModel) -> None:
     assert a.spec == b.spec and a.scales == b.scales and a.weights == b.weights
     assert a.fit_method == b.fit_method and a.resolution == b.resolution
     assert a.value_range == b.value_range and a.pixel_size == b.pixel_size
+    assert (a.seed, a.sample) == (b.seed, b.sample)
     assert a.choices == b.choices
     np.testing.assert_array_equal(a.endmembers, b.endmembers)  # exact floats
 
@@ -52,9 +53,12 @@ def _ome_tiff(path, pixels, size_um):
 )  # fmt: skip
 def test_a_model_is_what_its_attrs_record(cohort, options):
     (image, _), _ = cohort
-    model = fit_textures(image, 3, sample=4000, **options)
+    model = fit_textures(image, 3, sample=4000, seed=5, **options)
     rebuilt = TextureModel.from_attrs(model.attrs())
     _same_model(rebuilt, model)
+    # the fit's seed and sample are recorded: with the image they reproduce it
+    assert (model.attrs()["fit_seed"], model.attrs()["fit_sample"]) == (5, 4000)
+    _same_model(fit_textures(image, 3, sample=rebuilt.sample, seed=rebuilt.seed, **options), model)
     assert {f"chose_{k}" for k in model.choices} <= set(model.attrs())
     assert ("size" in model.choices) == ("size" not in options)  # the choices keep their names
     np.testing.assert_array_equal(rebuilt.predict(image), model.predict(image))
@@ -87,7 +91,7 @@ def test_every_stored_result_gives_back_its_model(cohort, tmp_path, output):
     opened = xfskde.open_image(tmp_path / "first.ome.tif")
     model = read_model(out)
     _same_model(model, fit_textures(opened, 3, sample=4000))
-    assert model.pixel_size == (0.5, 0.5)
+    assert model.pixel_size == (0.5, 0.5) and (model.seed, model.sample) == (0, 4000)
     if output.endswith(".ome.zarr"):
         stored = xfskde.open_image(out / "labels" / "textures")
         _same_model(read_model(out / "labels" / "textures"), model)  # the label image's own

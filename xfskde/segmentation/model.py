@@ -180,6 +180,11 @@ class TextureModel:
         :func:`xfskde._labels.ground_pixel_size`, so 10 m is 1e7): an image whose pixels are
         :data:`PIXEL_RATIO` times larger or smaller is refused by :meth:`predict` (another
         magnification or resolution).
+    seed, sample : int, optional
+        The ``seed`` and ``sample`` of the fit that made it (:func:`fit_textures`): with the
+        image and the other parameters they reproduce the fit (``fit_seed``, ``fit_sample`` in
+        the results' attrs; None for a model built otherwise, or read from a result that
+        predates them).
 
     """
 
@@ -192,6 +197,8 @@ class TextureModel:
     choices: dict[str, Any] = field(default_factory=dict, compare=False)
     value_range: tuple[float, float] | None = None
     pixel_size: tuple[float, float] | None = None
+    seed: int | None = None
+    sample: int | None = None
 
     @property
     def n_textures(self) -> int:
@@ -226,6 +233,8 @@ class TextureModel:
             **self._range_attrs(),
             "resolution": self.resolution,
             "fit_method": self.fit_method,
+            **({"fit_seed": self.seed} if self.seed is not None else {}),
+            **({"fit_sample": self.sample} if self.sample is not None else {}),
             **{f"weight_{k}": float(v) for k, v in self.weights.items()},
             **{f"scale_{k}": float(v) for k, v in self.scales.items()},
             **{f"chose_{k}": v for k, v in self.choices.items()},
@@ -293,6 +302,8 @@ class TextureModel:
                 choices={k[6:]: v for k, v in values.items() if k.startswith("chose_")},
                 value_range=_pair(values.get("value_range")),
                 pixel_size=_pair(values.get("fit_pixel_size_um")),
+                seed=_integer(values.get("fit_seed")),
+                sample=_integer(values.get("fit_sample")),
             )
         except (KeyError, TypeError, ValueError) as error:
             raise ParameterError(f"{what} records a damaged texture model: {error}") from None
@@ -631,6 +642,11 @@ def _decoded(value: Any) -> Any:
         except ValueError:
             return value
     return value
+
+
+def _integer(value: Any) -> int | None:
+    """An optional integer attr (a GeoTIFF's metadata gives it as text)."""
+    return None if value is None else int(value)
 
 
 def _pair(value: Any) -> tuple[float, float] | None:
@@ -1371,7 +1387,8 @@ def fit_textures(
                           signal=signal)  # fmt: skip
     model = dataclasses.replace(model, choices={**choices, **model.choices}, resolution=f,
                                 value_range=_value_range(tiles),
-                                pixel_size=_pixel_size_um(first.source))  # fmt: skip
+                                pixel_size=_pixel_size_um(first.source), seed=int(seed),
+                                sample=int(sample))  # fmt: skip
     return TextureModel.from_attrs(model.attrs())  # the model its results record, exactly
 
 
