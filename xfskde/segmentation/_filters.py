@@ -106,29 +106,32 @@ def _columns(src, profile, starts, first, step, out):
 def _columns_regular(src, profile, x0, spacing, first, step, out):
     """:func:`_columns` for a few planes when every sample's first tap is ``first`` and sample
     j reads from lattice column ``x0 + j · spacing``: the same products and sums, in the same
-    order (each tap's float32 product added to a float64 sum), with the samples of a row in
-    the innermost loop, which vectorises (one sum per sample, where a sum over the taps of one
-    sample waits on each addition). Each row of ``src`` is transposed to (n, w) first, so the
-    samples of a plane are read from contiguous memory at spacing 1."""
+    order (each tap's float32 product added to a float64 sum), but a whole column of the block
+    at a time. ``src`` is transposed to (w, ny · n) first, so that a tap of sample j adds one
+    contiguous column — every row and plane — to j's accumulator: a loop over contiguous
+    memory, which vectorises (over the rows and planes of one column, where a loop over the
+    samples of a row reads every ``spacing``-th value, and one over a sample's taps waits on
+    each addition)."""
     ny, nx, n = out.shape
     taps = profile.shape[0]
-    planes = np.empty((n, src.shape[1]), np.float32)
-    total = np.empty(nx)
+    columns = np.empty((src.shape[1], ny * n), np.float32)
     for i in range(ny):
         for x in range(src.shape[1]):
             for c in range(n):
-                planes[c, x] = src[i, x, c]
-        for c in range(n):
-            plane = planes[c]
-            total[:] = 0
-            x = x0
-            for t in range(first, taps, step):
-                p = profile[t]
-                for j in range(nx):
-                    total[j] += p * plane[x + j * spacing]
-                x += 1
-            for j in range(nx):
-                out[i, j, c] = total[j] * step
+                columns[x, i * n + c] = src[i, x, c]
+    total = np.empty(ny * n)
+    for j in range(nx):
+        total[:] = 0
+        x = x0 + j * spacing
+        for t in range(first, taps, step):
+            p = profile[t]
+            column = columns[x]
+            for k in range(total.shape[0]):
+                total[k] += p * column[k]
+            x += 1
+        for i in range(ny):
+            for c in range(n):
+                out[i, j, c] = total[i * n + c] * step
 
 
 class Lattice:
@@ -214,7 +217,8 @@ def _columns_of(
     """The horizontal pass (:func:`_columns`), by :func:`_columns_regular` for a few planes
     on a regular grid of samples whose windows all start on the lattice alike (segmentation's
     projections: 6 ms of a 730² block's 7, and most of a stride-1 window's time, went to sums
-    over the taps of one sample at a time)."""
+    over the taps of one sample at a time; a σ = 6, stride-2 window over a 632² block's three
+    projections took 6.0 ms with the samples in the inner loop, 2.0 ms a column at a time)."""
     n = out.shape[2]
     spacing = np.diff(starts)
     if (
