@@ -627,13 +627,15 @@ def test_project_phasors_equals_the_powers_times_coefficients(rng):
     assert np.all(out[::4, ::3] == 0)
 
 
+@pytest.mark.parametrize("planes", [3, 11])
 @pytest.mark.parametrize("step", [1, 2, 3])
-def test_regular_column_pass_is_bit_identical(rng, step, monkeypatch):
-    """The horizontal pass on a regular grid (samples in the inner loop) gives exactly the
-    values of the pass that sums one sample's taps at a time, on and off the lattice."""
+def test_regular_column_pass_is_bit_identical(rng, step, planes, monkeypatch):
+    """The horizontal pass on a regular grid (a column of the block at a time) gives exactly
+    the values of the pass that sums one sample's taps at a time, on and off the lattice, for
+    a few planes (projections, float64 sums) and many (features, float32 sums)."""
     from xfskde.segmentation import _filters as fl
 
-    src = rng.random((7, 90, 3)).astype(np.float32)
+    src = rng.random((7, 90, planes)).astype(np.float32)
     profile = rng.random(25).astype(np.float32)
     one_at_a_time = fl._columns
     for spacing, origin in ((step, 0), (step * 2, 5), (step * 3, 1)):
@@ -641,7 +643,7 @@ def test_regular_column_pass_is_bit_identical(rng, step, monkeypatch):
         starts = np.arange(0, 90 * step - 25 * step, spacing)
         _, _, shifted, _, first = fl._prepared(profile, starts[:1], starts, lattice)
         src_lattice = np.ascontiguousarray(src[:, : (shifted.max() + 25) // step + 1])
-        expected = np.empty((7, starts.size, 3), np.float32)
+        expected = np.empty((7, starts.size, planes), np.float32)
         one_at_a_time(src_lattice, profile, shifted, first, step, expected)
         got = np.full_like(expected, np.nan)
         with monkeypatch.context() as m:  # the regular pass, not the fallback, must run

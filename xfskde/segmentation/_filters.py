@@ -104,14 +104,15 @@ def _columns(src, profile, starts, first, step, out):
 
 @numba.njit(nogil=True, cache=True, error_model="numpy")
 def _columns_regular(src, profile, x0, spacing, first, step, out):
-    """:func:`_columns` for a few planes when every sample's first tap is ``first`` and sample
-    j reads from lattice column ``x0 + j · spacing``: the same products and sums, in the same
-    order (each tap's float32 product added to a float64 sum), but a whole column of the block
-    at a time. ``src`` is transposed to (w, ny · n) first, so that a tap of sample j adds one
-    contiguous column — every row and plane — to j's accumulator: a loop over contiguous
-    memory, which vectorises (over the rows and planes of one column, where a loop over the
-    samples of a row reads every ``spacing``-th value, and one over a sample's taps waits on
-    each addition)."""
+    """:func:`_columns` when every sample's first tap is ``first`` and sample j reads from
+    lattice column ``x0 + j · spacing``: the same products and sums, in the same order (for a
+    few planes each tap's float32 product added to a float64 sum, for many a float32 sum of
+    the taps' weights times ``step``), but a whole column of the block at a time. ``src`` is
+    transposed to (w, ny · n) first, so that a tap of sample j adds one contiguous column —
+    every row and plane — to j's accumulator: a loop over contiguous memory, which vectorises
+    (over the rows and planes of one column, where a loop over the samples of a row reads every
+    ``spacing``-th value, and one over a sample's taps, or over a few planes, waits on each
+    addition)."""
     ny, nx, n = out.shape
     taps = profile.shape[0]
     columns = np.empty((src.shape[1], ny * n), np.float32)
@@ -119,19 +120,34 @@ def _columns_regular(src, profile, x0, spacing, first, step, out):
         for x in range(src.shape[1]):
             for c in range(n):
                 columns[x, i * n + c] = src[i, x, c]
-    total = np.empty(ny * n)
-    for j in range(nx):
-        total[:] = 0
-        x = x0 + j * spacing
-        for t in range(first, taps, step):
-            p = profile[t]
-            column = columns[x]
-            for k in range(total.shape[0]):
-                total[k] += p * column[k]
-            x += 1
-        for i in range(ny):
-            for c in range(n):
-                out[i, j, c] = total[i * n + c] * step
+    if n <= 8:  # a few planes (projections): each sum in float64, times step at the end
+        total = np.empty(ny * n)
+        for j in range(nx):
+            total[:] = 0
+            x = x0 + j * spacing
+            for t in range(first, taps, step):
+                p = profile[t]
+                column = columns[x]
+                for k in range(total.shape[0]):
+                    total[k] += p * column[k]
+                x += 1
+            for i in range(ny):
+                for c in range(n):
+                    out[i, j, c] = total[i * n + c] * step
+    else:  # many planes (features): in float32, each tap's weight times step first
+        acc = np.empty(ny * n, np.float32)
+        for j in range(nx):
+            acc[:] = 0
+            x = x0 + j * spacing
+            for t in range(first, taps, step):
+                p = np.float32(profile[t] * step)
+                column = columns[x]
+                for k in range(acc.shape[0]):
+                    acc[k] += p * column[k]
+                x += 1
+            for i in range(ny):
+                for c in range(n):
+                    out[i, j, c] = acc[i * n + c]
 
 
 class Lattice:
@@ -214,16 +230,14 @@ def _columns_of(
     step: int,
     out: np.ndarray,
 ) -> None:
-    """The horizontal pass (:func:`_columns`), by :func:`_columns_regular` for a few planes
-    on a regular grid of samples whose windows all start on the lattice alike (segmentation's
+    """The horizontal pass (:func:`_columns`), by :func:`_columns_regular` on a regular grid
+    of samples whose windows all start on the lattice alike (segmentation's
     projections: 6 ms of a 730² block's 7, and most of a stride-1 window's time, went to sums
     over the taps of one sample at a time; a σ = 6, stride-2 window over a 632² block's three
     projections took 6.0 ms with the samples in the inner loop, 2.0 ms a column at a time)."""
-    n = out.shape[2]
     spacing = np.diff(starts)
     if (
-        n <= 8
-        and starts.size > 1
+        starts.size > 1
         and np.all(spacing == spacing[0])
         and np.all(first == first[0])
         and spacing[0] % step == 0
