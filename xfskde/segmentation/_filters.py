@@ -113,7 +113,7 @@ def _columns_regular(src, profile, x0, spacing, first, step, out):
     (over the rows and planes of one column, where a loop over the samples of a row reads every
     ``spacing``-th value, and one over a sample's taps, or over a few planes, waits on each
     addition)."""
-    ny, nx, n = out.shape
+    ny, _, n = out.shape
     taps = profile.shape[0]
     columns = np.empty((src.shape[1], ny * n), np.float32)
     for i in range(ny):
@@ -121,33 +121,34 @@ def _columns_regular(src, profile, x0, spacing, first, step, out):
             for c in range(n):
                 columns[x, i * n + c] = src[i, x, c]
     if n <= 8:  # a few planes (projections): each sum in float64, times step at the end
-        total = np.empty(ny * n)
-        for j in range(nx):
-            total[:] = 0
-            x = x0 + j * spacing
-            for t in range(first, taps, step):
-                p = profile[t]
-                column = columns[x]
-                for k in range(total.shape[0]):
-                    total[k] += p * column[k]
-                x += 1
-            for i in range(ny):
-                for c in range(n):
-                    out[i, j, c] = total[i * n + c] * step
+        _sum_columns(columns, profile, x0, spacing, first, step, np.empty(ny * n), step, out)
     else:  # many planes (features): in float32, each tap's weight times step first
+        weights = np.empty(taps, np.float32)
+        for t in range(taps):
+            weights[t] = np.float32(profile[t] * step)
         acc = np.empty(ny * n, np.float32)
-        for j in range(nx):
-            acc[:] = 0
-            x = x0 + j * spacing
-            for t in range(first, taps, step):
-                p = np.float32(profile[t] * step)
-                column = columns[x]
-                for k in range(acc.shape[0]):
-                    acc[k] += p * column[k]
-                x += 1
-            for i in range(ny):
-                for c in range(n):
-                    out[i, j, c] = acc[i * n + c]
+        _sum_columns(columns, weights, x0, spacing, first, step, acc, np.float32(1), out)
+
+
+@numba.njit(nogil=True, cache=True, error_model="numpy")
+def _sum_columns(columns, weights, x0, spacing, first, step, total, scale, out):
+    """The sums of :func:`_columns_regular`: ``out[i, j, c] = scale · Σ_t weights[t] ·
+    columns[x_j(t), i · n + c]`` over the taps ``t = first, first + step, ...``, sample j's
+    first column ``x0 + j · spacing`` and one column per tap, each product added to ``total``
+    (a row of ny · n sums in its own dtype)."""
+    ny, nx, n = out.shape
+    for j in range(nx):
+        total[:] = 0
+        x = x0 + j * spacing
+        for t in range(first, weights.shape[0], step):
+            p = weights[t]
+            column = columns[x]
+            for k in range(total.shape[0]):
+                total[k] += p * column[k]
+            x += 1
+        for i in range(ny):
+            for c in range(n):
+                out[i, j, c] = total[i * n + c] * scale
 
 
 class Lattice:
