@@ -28,6 +28,7 @@ from xfskde.local import LocalParameters
 rioxarray = pytest.importorskip("rioxarray")
 rasterio = pytest.importorskip("rasterio")
 from affine import Affine  # noqa: E402  (rasterio's dependency)
+from rasterio.enums import ColorInterp  # noqa: E402
 
 NY, NX = 96, 128
 TRANSFORM = Affine(10.0, 0.0, 300000.0, 0.0, -10.0, 5000000.0)
@@ -364,9 +365,25 @@ def test_maps_and_labels_as_geotiff(geotiff, tmp_path):
     labels = xfskde.segment(image.astype(np.float32), 2, size=2)
     path = write_geotiff(labels, tmp_path / "labels.tif")
     back = rioxarray.open_rasterio(path).squeeze("band", drop=True)
-    assert back.dtype == np.uint8 and back.rio.nodata == 255
+    # the background label (0: the scene's nodata border, no texture) is the file's nodata
+    assert back.dtype == np.uint8 and back.rio.nodata == 0 and not back.values[:, :24].any()
     np.testing.assert_array_equal(back.values, labels.values)
     assert back.rio.transform() == TRANSFORM and back.rio.crs == image.rio.crs
+    # a colour table: matplotlib's tab10 as in the library's pictures, the background (the
+    # pictures' light grey) clear as nodata; kept by the COG copy; none on request or for maps
+    write_geotiff(labels, tmp_path / "labels-cog.tif", cog=True)
+    write_geotiff(labels, tmp_path / "plain.tif", colors=None)
+    for name in ("labels.tif", "labels-cog.tif"):
+        with rasterio.open(tmp_path / name) as src:
+            table = src.colormap(1)
+            assert src.colorinterp == (ColorInterp.palette,)
+        assert [table[i] for i in range(3)] == [
+            (217, 217, 217, 0), (31, 119, 180, 255), (255, 127, 14, 255)]  # fmt: skip
+    for name in ("plain.tif", "coherence.tif"):
+        with rasterio.open(tmp_path / name) as src, pytest.raises(ValueError, match="NULL"):
+            src.colormap(1)
+    with pytest.raises(ParameterError, match='colors must be "auto" or None'):
+        write_geotiff(labels, tmp_path / "bad.tif", colors="tab10")
 
 
 def test_the_command_line_writes_labels_and_maps_as_geotiffs(geotiff, tmp_path, monkeypatch):
@@ -385,6 +402,8 @@ def test_the_command_line_writes_labels_and_maps_as_geotiffs(geotiff, tmp_path, 
     np.testing.assert_array_equal(back.values, expected)
     assert not back.values[:, :24].any() and (back.values[:-16, 24:] > 0).all()
     assert back.attrs["n_textures"] == 2  # the parameters, as GDAL metadata
+    with rasterio.open(tmp_path / "labels.tif") as src:  # QGIS shows the textures' colours
+        assert src.colormap(1)[2] == (255, 127, 14, 255)
 
     field = ["--order", "4", "--window", "box", "--size", "8", "--stride", "8", "--no-progress"]
     assert main(["maps", str(geotiff), str(tmp_path / "maps.tif"), *field]) == 0

@@ -1,9 +1,10 @@
-"""napari opens the maps stores as docs/ome-zarr.md and docs/tissue.md say, and draws them.
+"""napari opens the maps stores as docs/ome-zarr.md and docs/tissue.md say, and the
+segmentation's as docs/segmentation.md says, and draws them.
 
-The Python blocks of the two pages' "Open it in napari" sections run in a child process (this
-file, run as a script) against stores written here; the child hands back what napari made of
-them (layers, scales, positions, data, contrast limits, colour maps, pixels drawn), and the test
-compares that with the stores read with zarr and with matplotlib's ``twilight`` colour map.
+The Python blocks of the three pages' napari sections run in a child process (this file, run as
+a script) against stores written here; the child hands back what napari made of them (layers,
+scales, positions, data, contrast limits, colour maps, pixels drawn), and the test compares
+that with the stores read with zarr and with matplotlib's ``twilight`` and ``tab10``.
 
 napari draws with OpenGL, so the child needs an X server: a private Xvfb, started here, or the
 ``$DISPLAY`` there is. It uses Qt's ``xcb`` platform: Qt's ``offscreen`` platform has no OpenGL
@@ -37,10 +38,10 @@ SCREENSHOT = (240, 320)  # (height, width) of the canvas screenshot
 SLIDE_LEVELS = 3
 
 
-def _napari_block(page: str) -> str:
-    """The Python block of a docs page's "Open it in napari" section."""
+def _napari_block(page: str, heading: str = "Open it in napari") -> str:
+    """The Python block of a docs page's section ``heading`` (a ``##`` section)."""
     text = (ROOT / "docs" / page).read_text()
-    section = text.split("\n## Open it in napari\n", 1)[1].split("\n## ", 1)[0]
+    section = text.split(f"\n## {heading}\n", 1)[1].split("\n## ", 1)[0]
     return re.search(r"```python\n(.*?)```", section, re.S).group(1)
 
 
@@ -87,6 +88,16 @@ def folder(tmp_path_factory) -> Path:
         for level in range(1, SLIDE_LEVELS):
             step = 2**level
             tif.write(rgb[::step, ::step], tile=(64, 64), subfiletype=1, photometric="rgb")
+    # docs/segmentation.md's: `xfskde segment` of three random textures to an OME-Zarr image
+    from xfskde.cli import main
+    from xfskde.datasets import random_textures
+
+    textures, _ = random_textures((96, 128), seed=3)
+    np.save(folder / "textures.npy", (textures * 255).astype(np.uint8))
+    argv = [str(folder / "textures.npy"), str(folder / "textures.ome.zarr"), "--textures", "3",
+            "--size", "4", "--sample", "3000", "--no-progress"]  # fmt: skip
+    assert main(["segment", *argv]) == 0
+
     slide = xfskde.open_image(folder / "slide.ome.tif")  # coordinates in µm
     field = xfskde.local_fskde(slide, order=8, window="gaussian", size=6, stride=STRIDE)
     xfskde.write_ome_zarr({"orientation": orientation(field), "coherence": coherence(field),
@@ -172,6 +183,16 @@ def _child(folder: str, out: str) -> None:
     viewer = namespace["viewer"]
     record["tissue"] = _layers(viewer)
     record["grid"] = bool(viewer.canvas.grid.enabled)
+    viewer.close()
+
+    namespace = {}
+    block = _napari_block("segmentation.md", "To napari and other NGFF viewers")
+    exec(compile(block, "docs/segmentation.md", "exec"), namespace)
+    viewer, labels = namespace["viewer"], namespace["labels"]
+    record["segmentation"] = _layers(viewer)
+    record["label colours"] = {i: labels.get_color(i) for i in range(1, 4)}
+    record["label opacity"] = float(labels.opacity)
+    record["segmentation figure"] = viewer.export_figure()  # a screen pixel per label pixel
     viewer.close()
     Path(out).write_bytes(pickle.dumps(record))
 
@@ -295,6 +316,30 @@ def test_the_tissue_page_block_shows_the_slide_under_its_maps(folder, shown):
         assert layer["units"] == ["micrometer"] * 2
     assert [layer["colormap"] for layer in layers[1:]] == ["twilight", "gray", "magenta"]
     assert shown["grid"]
+
+
+def test_a_segmentation_opens_with_the_textures_colours(folder, shown):
+    """docs/segmentation.md's block: the abundances, one image layer per texture, and the
+    labels drawn in the library's label colours (matplotlib's tab10, as in its pictures and a
+    labels GeoTIFF's colour table), each pixel the colour of its label in the store."""
+    import matplotlib
+    import zarr
+
+    layers = shown["segmentation"]
+    assert [layer["type"] for layer in layers] == ["Image"] * 3 + ["Labels"]
+    assert [layer["name"].rsplit(": ", 1)[-1] for layer in layers[:3]] == [
+        "texture 1", "texture 2", "texture 3"]  # fmt: skip
+    tab10 = matplotlib.colormaps["tab10"].colors
+    for label, colour in shown["label colours"].items():
+        np.testing.assert_allclose(colour, (*tab10[label - 1], 1.0), atol=1 / 255)
+    stored = zarr.open_group(folder / "textures.ome.zarr", mode="r")["labels/textures/0"][...]
+    assert set(np.unique(stored)) == {1, 2, 3}
+    np.testing.assert_array_equal(layers[3]["levels"][0], stored)
+    figure = shown["segmentation figure"]
+    assert figure.shape == (*stored.shape, 4)
+    # over the canvas's black, at the layer's opacity
+    expected = shown["label opacity"] * np.asarray(tab10)[stored - 1] * 255
+    assert np.abs(figure[..., :3] - expected).max() <= 2
 
 
 if __name__ == "__main__":

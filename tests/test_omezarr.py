@@ -214,6 +214,9 @@ def test_stride8_maps_and_labels_two_readers(tmp_path, field, maps, segmentation
     ]
     ome = zarr.open_group(path / "labels" / "segmentation", mode="r").attrs["ome"]
     assert ome["image-label"]["source"]["image"] == "../../"
+    # labels that are not a segmentation's (no n_textures attr) name no colours: the
+    # viewer's own; a segmentation's are in test_segmentation's OME-Zarr command test
+    assert "colors" not in ome["image-label"] and not label_node.metadata["color"]
 
 
 def test_transforms_follow_the_coordinates(tmp_path):

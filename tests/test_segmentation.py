@@ -294,6 +294,7 @@ def test_segment_command_writes_an_ome_zarr_image_with_its_labels(tmp_path, leav
     and the labels as its label image, accepted by ome-zarr-models and read by ome-zarr-py;
     the labels are the model's."""
     import tifffile
+    from ome_zarr_models.v05.image_label import ImageLabel
     from test_omezarr import _nodes, _validate
 
     image, truth = leaves
@@ -317,6 +318,17 @@ def test_segment_command_writes_an_ome_zarr_image_with_its_labels(tmp_path, leav
     stored = np.asarray(labels["textures"].data[0])
     np.testing.assert_array_equal(stored, abundances.argmax(axis=0) + 1)
     assert rand_index(truth, stored) > 0.9
+    # each texture in matplotlib's tab10 colours (as in the library's pictures and GeoTIFF
+    # colour tables), named; the background transparent: what napari's label layer shows
+    tab10 = [(31, 119, 180), (255, 127, 14), (44, 160, 44)]
+    expected = {0: [0.0] * 4, **{i + 1: [c / 255 for c in (*rgb, 255)]
+                                 for i, rgb in enumerate(tab10)}}  # fmt: skip
+    assert labels["textures"].metadata["color"] == pytest.approx(expected)
+    assert labels["textures"].metadata["properties"] == {
+        0: {"name": "background"}, 1: {"name": "texture 1"}, 2: {"name": "texture 2"},
+        3: {"name": "texture 3"},
+    }  # fmt: skip
+    ImageLabel.from_zarr(zarr.open_group(out / "labels" / "textures", mode="r"))
     axes = zarr.open_group(out).attrs["ome"]["multiscales"][0]["axes"]
     assert [a.get("unit") for a in axes if a["type"] == "space"] == ["micrometer"] * 2
     assert store_status(out)["complete"]

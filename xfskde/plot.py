@@ -35,6 +35,7 @@ import numpy as np
 
 from . import orientation as _orientation
 from ._grid import sample_offset
+from ._palette import BACKGROUND_COLOUR, label_palette
 from .density import evaluate
 from .exceptions import DimensionError, ParameterError
 from .fields import check_field
@@ -952,16 +953,8 @@ def rose(
 
 # --- segmentations: label colours, the input beside its labels and their boundaries ----------
 
-#: Colours of labels 1, 2, ...: matplotlib's "tab10" without its grey, then the light halves of
-#: "tab20" without theirs (greys would read as the background); further labels get hues spaced
-#: by the golden angle (:func:`_label_palette`).
-_LABEL_COLOURS = (
-    "#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#bcbd22",
-    "#17becf", "#aec7e8", "#ffbb78", "#98df8a", "#ff9896", "#c5b0d5", "#c49c94", "#f7b6d2",
-    "#dbdb8d", "#9edae5",
-)  # fmt: skip
 #: The neutral colour of the background (label 0): a light grey no texture colour is close to.
-_BACKGROUND_COLOUR = (0.85, 0.85, 0.85)
+_BACKGROUND_COLOUR = BACKGROUND_COLOUR
 #: Most textures the legend names one by one; more are summed up in one entry.
 _LEGEND_TEXTURES = 12
 
@@ -1006,21 +999,14 @@ def _rgb(colour: Any, name: str) -> np.ndarray:
 
 
 def _label_palette(n: int, colors: Any = None) -> np.ndarray:
-    """RGB ``(n + 1, 3)``: row i is the colour of label i (row 0, the background, unused)."""
+    """RGB ``(n + 1, 3)``: row i is the colour of label i (row 0, the background, unused): the
+    library's label colours (:func:`xfskde._palette.label_palette`, as in GeoTIFF colour tables
+    and NGFF label images), or ``colors`` cycled."""
     if colors is None:
-        hex_digits = [(c[1:3], c[3:5], c[5:7]) for c in _LABEL_COLOURS]  # no matplotlib needed
-        palette = [np.array([int(h, 16) / 255 for h in rgb]) for rgb in hex_digits]
-        extra = max(n - len(palette), 0)
-        if extra:  # hues round the circle by the golden angle: neighbours stay far apart
-            from skimage.color import hsv2rgb
-
-            hue = np.mod(0.1 + np.arange(extra) * 0.618033988749895, 1.0)
-            value = np.where(np.arange(extra) % 2, 0.65, 0.9)
-            palette += list(hsv2rgb(np.stack([hue, np.full(extra, 0.75), value], -1)[None])[0])
-    else:
-        if isinstance(colors, str) or len(colors) == 0:
-            raise ParameterError(f"colors must be a sequence of colours, got {colors!r}")
-        palette = [_rgb(c, "colors") for c in colors]
+        return label_palette(n)
+    if isinstance(colors, str) or len(colors) == 0:
+        raise ParameterError(f"colors must be a sequence of colours, got {colors!r}")
+    palette = [_rgb(c, "colors") for c in colors]
     cycle = np.arange(max(n, 0)) % len(palette)  # given colours cycle, as in scikit-image
     return np.concatenate([np.zeros((1, 3)), np.asarray(palette)[cycle].reshape(-1, 3)])
 

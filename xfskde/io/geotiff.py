@@ -17,8 +17,13 @@ own grid (:mod:`xfskde._labels`), which rioxarray writes as they are.
   back.
 * **Real maps** (orientation, coherence, energy, density, abundances) become float32 bands,
   one per value of a trailing dim; their nodata is NaN.
-* **Integer maps** keep their dtype; uint8 (segmentation labels) get nodata 255, which labels
-  (at most 254 textures) never take. Booleans are written as uint8.
+* **Integer maps** keep their dtype; uint8 maps get nodata 255 and booleans are written as
+  uint8. **Segmentation labels** (an integer result with a ``background_label`` attr, as
+  :func:`xfskde.segment` returns them) get that label, 0, as their nodata: no texture was
+  found there. With an ``n_textures`` attr too, 8- and 16-bit labels get a colour table: the
+  library's label colours (:mod:`xfskde._palette`, those of :func:`xfskde.plot.segmentation`
+  and of the NGFF label image), so that QGIS and GDAL show each texture in the colour it has
+  in the library's pictures and in napari (the background, being nodata, is not drawn).
 * **A Dataset of maps** on one grid (``xr.Dataset({"orientation": ..., "coherence": ...})``)
   becomes one band per variable, in order, described by the variable's name.
 
@@ -44,6 +49,7 @@ import dask.array as da
 import numpy as np
 import xarray as xr
 
+from .._palette import BACKGROUND_COLOUR_8BIT, label_palette_8bit
 from ..exceptions import DimensionError, ParameterError
 from ._location import micrometres
 
@@ -130,13 +136,17 @@ def _bands(result: xr.DataArray, dtype: Any) -> tuple[Any, list[str], np.dtype, 
     return data.astype(out, copy=False), names, out, "one band per " + (trailing or "map")
 
 
-def _nodata(nodata: Any, dtype: np.dtype) -> float | int | None:
-    """The nodata value written: ``"auto"`` is NaN for floats, 255 for uint8, none otherwise."""
+def _nodata(nodata: Any, dtype: np.dtype, background: Any = None) -> float | int | None:
+    """The nodata value written: ``"auto"`` is NaN for floats, the ``background`` label of
+    integer labels that name one (a segmentation's 0: no texture there), else 255 for uint8,
+    none otherwise."""
     if isinstance(nodata, str):
         if nodata != "auto":
             raise ParameterError(f"nodata must be 'auto', a number or None, got {nodata!r}")
         if dtype.kind == "f":
             return float("nan")
+        if background is not None:
+            return int(background)
         return 255 if dtype == np.uint8 else None
     if nodata is None:
         return None
@@ -175,6 +185,22 @@ def _resolution_tags(result: xr.DataArray) -> dict[str, str]:
     return {**tags, "TIFFTAG_RESOLUTIONUNIT": "3 (pixels/cm)"}
 
 
+def _colour_table(result: xr.DataArray, dtype: np.dtype, colors: Any) -> dict[int, tuple]:
+    """The GDAL colour table (value: RGBA, 0-255) of a labels result: one entry per texture
+    and the background (0) transparent; empty for anything else or with ``colors=None``."""
+    if colors is None:
+        return {}
+    if colors != "auto":
+        raise ParameterError(f'colors must be "auto" or None, got {colors!r}')
+    textures = result.attrs.get("n_textures")
+    if result.ndim != 2 or np.dtype(dtype) not in (np.uint8, np.uint16) or textures is None:
+        return {}
+    palette = label_palette_8bit(int(textures))
+    table = {int(i): (*map(int, rgb), 255) for i, rgb in enumerate(palette)}
+    table[0] = (*BACKGROUND_COLOUR_8BIT, 0)  # TIFF keeps no alpha: GDAL reads 0 where nodata
+    return table
+
+
 def _write_lock(path: Path) -> Any:
     """The lock the writing tasks share: a :class:`distributed.Lock` when the current Dask
     scheduler is a distributed client (its workers are other processes, which a thread lock
@@ -210,6 +236,7 @@ def write_geotiff(
     compress: str = "deflate",
     tile: int = 256,
     overview_resampling: str = "nearest",
+    colors: Literal["auto"] | None = "auto",
 ) -> Path:
     """Write a labelled result as a (Cloud-Optimised) GeoTIFF with its CRS and grid.
 
@@ -229,7 +256,8 @@ def write_geotiff(
         copied.
     nodata : "auto", number or None
         The value marking missing samples, written as the file's nodata. ``"auto"``: NaN for
-        float bands, 255 for uint8 (labels), none for other integers.
+        float bands, the background label of segmentation labels (their ``background_label``
+        attr, 0), 255 for other uint8 maps, none for other integers.
     dtype : dtype, optional
         The bands' dtype; default float32 for real maps, the field's precision for the parts of
         complex coefficients, the dtype itself for integers.
@@ -240,6 +268,11 @@ def write_geotiff(
     overview_resampling : str
         How a COG's overviews are computed (``"nearest"``, safe for labels and angles;
         ``"average"`` for smooth maps).
+    colors : "auto" or None
+        ``"auto"``: segmentation labels (an 8- or 16-bit integer ``(y, x)`` result with an
+        ``n_textures`` attr) get a colour table, the library's label colours with label 0
+        transparent (QGIS shows them as categories); other results none. None: no colour
+        table.
 
     Returns
     -------
@@ -276,10 +309,11 @@ def write_geotiff(
         )
     check_tile(tile)
     data, names, out_dtype, layout = _bands(result, dtype)
+    table = _colour_table(result, out_dtype, colors)
     names = variables or names  # a Dataset's bands are named by its variables
     if per_band is None:  # one quantity: every band has the result's unit and long name
         per_band = [_band_tags(result.attrs)] * len(names)
-    fill = _nodata(nodata, out_dtype)
+    fill = _nodata(nodata, out_dtype, result.attrs.get("background_label"))
     scalars = {name: c for name, c in result.coords.items() if c.ndim == 0}
     out = xr.DataArray(
         _tiled(data, tile),
@@ -313,6 +347,8 @@ def write_geotiff(
                 if "units" in tags:
                     written.set_band_unit(band, tags["units"])
                 written.update_tags(band, **tags)
+            if table:  # palette-coloured: GDAL and QGIS show the labels as categories
+                written.write_colormap(1, table)
         if cog:
             rasterio.shutil.copy(
                 target, path, driver="COG", blocksize=tile,

@@ -23,7 +23,9 @@ the perpendicular axis π/2. A side of odd length gives a last row/column that a
 sample it has. Levels are added until the longer side is at most ``coarsest`` (512) pixels.
 Label images have as many levels as the image (NGFF readers expect it), each the **mode** of
 the 2×2 block (ties go to the first of top-left, top-right, bottom-left, bottom-right): labels
-are never averaged.
+are never averaged. A segmentation's label image (labels with an ``n_textures`` attr) lists
+each texture's colour and name in ``image-label`` (``colors``, ``properties``): the library's
+label colours, which napari shows, the background transparent.
 
 **Which channels are axial.** Given ``axial=`` (channel names), exactly those. By default, a
 channel whose map carries the attr ``orientation_convention`` (set by
@@ -75,6 +77,7 @@ import xarray as xr
 import zarr
 from zarr.codecs import Crc32cCodec
 
+from .._palette import label_palette_8bit
 from .._scheduling import compute as compute_collections
 from .._scheduling import connect, is_address
 from .._version import __version__
@@ -552,6 +555,23 @@ def _label_data(labels: Any, name: str) -> xr.DataArray:
     return array
 
 
+def _label_display(attrs: Mapping[str, Any]) -> dict[str, Any]:
+    """The ``colors`` and ``properties`` of a segmentation's label image (labels carrying an
+    ``n_textures`` attr): each texture in the library's label colour (:mod:`xfskde._palette`,
+    as in its pictures and GeoTIFF colour tables) and named ``"texture i"``, the background (0)
+    transparent; nothing for other label images (viewers colour them as they like)."""
+    textures = attrs.get("n_textures")
+    if textures is None:
+        return {}
+    palette = label_palette_8bit(int(textures))
+    colors = [{"label-value": 0, "rgba": [0, 0, 0, 0]}]
+    colors += [{"label-value": i, "rgba": [*map(int, palette[i]), 255]}
+               for i in range(1, len(palette))]  # fmt: skip
+    names = ["background"] + [f"texture {i}" for i in range(1, len(palette))]
+    properties = [{"label-value": i, "name": name} for i, name in enumerate(names)]
+    return {"colors": colors, "properties": properties}
+
+
 def _write_label_image(
     root: zarr.Group,
     name: str,
@@ -598,7 +618,11 @@ def _write_label_image(
             "ome": {
                 "version": NGFF_VERSION,
                 "multiscales": [multiscale],
-                "image-label": {"version": NGFF_VERSION, "source": {"image": "../../"}},
+                "image-label": {
+                    "version": NGFF_VERSION,
+                    "source": {"image": "../../"},
+                    **_label_display(labels.attrs),
+                },
             },
             "xfskde": {"attrs": _jsonable(dict(labels.attrs))},
         }
