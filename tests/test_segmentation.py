@@ -55,6 +55,56 @@ def test_abundances_are_exact_fcls(m, rng):
         np.testing.assert_allclose(a, ref, atol=2e-4)
 
 
+@pytest.mark.parametrize("m", [2, 3])
+def test_abundances_in_a_metric_are_exact(m, rng):
+    """With unmixing vectors V = E M the abundances minimise (x - aE) M (x - aE)ᵀ on the
+    simplex (SLSQP on that cost as the reference), for a random positive definite M."""
+    D = 6
+    E = rng.random((m, D))
+    root = rng.normal(size=(D, D))
+    M = root @ root.T + 0.1 * np.eye(D)
+    X = np.concatenate([rng.random((15, D)), rng.dirichlet(np.ones(m), 5) @ E])
+    A = abundances(X, E, E @ M).astype(np.float64)
+    assert np.all(A >= 0) and np.allclose(A.sum(axis=1), 1, atol=1e-6)
+    for x, a in zip(X, A, strict=True):
+        cost = lambda b, x=x: (x - b @ E) @ M @ (x - b @ E)  # noqa: E731
+        ref = minimize(
+            cost, np.full(m, 1 / m), method="SLSQP", bounds=[(0, 1)] * m,
+            constraints=[{"type": "eq", "fun": lambda b: b.sum() - 1}],
+            options={"ftol": 1e-14, "maxiter": 500},
+        ).x  # fmt: skip
+        assert cost(a) <= cost(ref) + 1e-5 * max(cost(ref), 1)
+        np.testing.assert_allclose(a, ref, atol=3e-4)
+    # M = I is the Euclidean unmixing, exactly
+    np.testing.assert_array_equal(abundances(X, E, E), abundances(X, E))
+
+
+def test_the_within_metric_separates_textures_whose_look_drifts(rng):
+    """Three textures whose features drift within each texture along a direction oblique to
+    the one their means differ along (light or scale changing across a photograph): the
+    Euclidean unmixing with the textures' own means takes the drift's share along that line
+    for a difference of texture; in the metric fit_within_metric estimates from the same
+    samples (none labelled) the drift is discounted."""
+    from xfskde.segmentation.unmixing import fit_within_metric
+
+    D, per = 8, 1500
+    means = np.zeros((3, D))
+    means[:, 0] = [0.0, 1.0, 0.5]  # the textures differ in axes 0 and 2 ...
+    means[:, 2] = [0.0, 0.0, 0.9]
+    drift = np.zeros(D)
+    drift[:2] = np.sqrt(0.5)  # ... and drift along (1, 1, 0, ...)
+    truth = np.repeat(np.arange(3), per)
+    X = means[truth] + 0.1 * rng.normal(size=(3 * per, D))
+    X += rng.normal(size=(3 * per, 1)) * drift
+    euclidean = abundances(X, means).argmax(axis=1)
+    V = fit_within_metric(X, None, means, axes=D)
+    within = abundances(X, means, V).argmax(axis=1)
+    assert rand_index(truth, euclidean) < 0.8
+    assert rand_index(truth, within) > 0.97
+    # too few samples for the axes asked: no metric (the fit then keeps the Euclidean one)
+    assert fit_within_metric(X[:10], None, means, axes=D) is None
+
+
 def block_features(image, spec):
     """The features at every pixel a block's halo leaves exact (the rest zero-filled)."""
     image = np.asarray(image, np.float32)

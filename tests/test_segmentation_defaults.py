@@ -274,7 +274,9 @@ def test_grey_textures_take_the_window_from_their_scale():
     expected = bounded_window(scale_window(scale, (256, 256)), region)
     assert model.spec.size == expected > 6
     assert "size_agreement" not in model.choices
-    assert rand_index(truth, labels) > 0.9  # measured 0.944
+    # measured 0.887 (0.928 with metric="euclidean": this image is one the within-texture
+    # metric loses on; the 30 held-out 256² mosaics gain, 0.832 -> 0.845)
+    assert model.metric == "within" and rand_index(truth, labels) > 0.85
 
 
 def test_chroma_ratio_is_the_colour_beyond_an_affine_function_of_grey():
@@ -308,7 +310,7 @@ def test_a_grey_image_in_colour_channels_is_segmented_as_grey():
         assert as_rgb.weights == model.weights
         assert as_rgb.choices["features"].startswith("bank, fskde: the image is grey in 3")
         assert rand_index(np.asarray(got), labels) > 0.99
-    assert rand_index(truth, labels) > 0.9
+    assert rand_index(truth, labels) > 0.85  # 0.887, as in the test above
     # colour weighted by the caller is kept
     kept = fit_textures(np.repeat(grey[..., None], 3, axis=-1), 3, weights={"color": 1.0})
     assert kept.spec.features == ("color", "bank", "fskde") and "features" not in kept.choices
@@ -390,7 +392,8 @@ def test_explicit_settings_are_the_papers_ortseg():
     image, _ = dead_leaves((96, 96), seed=2)
     model = fit_textures(image, 3, features=("color", "fskde"), size=6, stride=1,
                          method="kmeans", sample=3000)  # fmt: skip
-    assert model.endmembers.shape == (3, 16 * 3 + 15) and model.choices == {}
+    assert model.endmembers.shape == (3, 16 * 3 + 15) and set(model.choices) == {"metric"}
+    assert model.metric == "euclidean"  # left at auto: the paper's, with k-means
     assert model.spec.gradient_scales == (0.0,) and model.spec.bank_ranges is None
     with pytest.raises(xfskde.exceptions.ParameterError, match="method"):
         fit_textures(image, 3, method="farthest")

@@ -37,6 +37,9 @@ def _same_model(a: TextureModel, b: TextureModel) -> None:
     assert (a.seed, a.sample) == (b.seed, b.sample)
     assert a.choices == b.choices
     np.testing.assert_array_equal(a.endmembers, b.endmembers)  # exact floats
+    assert a.metric == b.metric
+    if a.metric == "within":
+        np.testing.assert_array_equal(a.unmixing_vectors, b.unmixing_vectors)
 
 
 def _ome_tiff(path, pixels, size_um):
@@ -48,8 +51,8 @@ def _ome_tiff(path, pixels, size_um):
 @pytest.mark.parametrize(
     "options",
     [{}, {"features": ("color", "fskde"), "size": 6, "stride": 1, "method": "kmeans"},
-     {"resolution": 2, "size": 10}],
-    ids=["auto", "paper", "cells"],
+     {"resolution": 2, "size": 10}, {"size": 12}],
+    ids=["auto", "paper", "cells", "within"],
 )  # fmt: skip
 def test_a_model_is_what_its_attrs_record(cohort, options):
     (image, _), _ = cohort
@@ -61,6 +64,10 @@ def test_a_model_is_what_its_attrs_record(cohort, options):
     _same_model(fit_textures(image, 3, sample=rebuilt.sample, seed=rebuilt.seed, **options), model)
     assert {f"chose_{k}" for k in model.choices} <= set(model.attrs())
     assert ("size" in model.choices) == ("size" not in options)  # the choices keep their names
+    # the stable fit (σ > 6) unmixes in the within-texture metric, k-means in the paper's
+    assert model.metric == ("within" if model.fit_method == "stable" else "euclidean")
+    assert model.attrs()["metric"] == model.metric and "metric" in model.choices
+    assert ("unmixing_vectors" in model.attrs()) == (model.metric == "within")
     np.testing.assert_array_equal(rebuilt.predict(image), model.predict(image))
     # attrs netCDF stores: strings, numbers and flat lists (nested lists are refused by it)
     for value in model.attrs().values():
@@ -87,11 +94,13 @@ def test_every_stored_result_gives_back_its_model(cohort, tmp_path, output):
     _ome_tiff(tmp_path / "first.ome.tif", image, 0.5)
     out = tmp_path / output
     argv = ["segment", str(tmp_path / "first.ome.tif"), str(out), "--textures", "3"]
-    assert main([*argv, "--sample", "4000", "--no-progress"]) == 0
+    # σ = 12: the stable fit, whose within-texture metric (its unmixing vectors) is stored too
+    assert main([*argv, "--sample", "4000", "--size", "12", "--no-progress"]) == 0
     opened = xfskde.open_image(tmp_path / "first.ome.tif")
     model = read_model(out)
-    _same_model(model, fit_textures(opened, 3, sample=4000))
+    _same_model(model, fit_textures(opened, 3, sample=4000, size=12))
     assert model.pixel_size == (0.5, 0.5) and (model.seed, model.sample) == (0, 4000)
+    assert model.metric == "within"
     if output.endswith(".ome.zarr"):
         stored = xfskde.open_image(out / "labels" / "textures")
         _same_model(read_model(out / "labels" / "textures"), model)  # the label image's own
@@ -134,6 +143,7 @@ def test_a_second_image_gets_the_first_ones_labels(cohort, tmp_path, capsys):
     [
         (["--size", "8"], "--size cannot be given with --model"),
         (["--seed", "1", "--features", "color"], "--features, --seed cannot be given"),
+        (["--metric", "euclidean"], "--metric cannot be given with --model"),
         (["--textures", "4"], "has 3 textures: drop --textures"),
     ],
 )
@@ -173,12 +183,37 @@ def test_a_result_without_a_model_is_refused(tmp_path, capsys):
         read_model({"long_name": "texture label"})
 
 
+def test_a_metric_the_sample_cannot_estimate(cohort):
+    """Too few samples for the within-texture covariance: asked for, it is refused, naming
+    what to do; chosen automatically (the stable fit), the fit keeps the Euclidean metric and
+    says why."""
+    (image, _), _ = cohort
+    with pytest.raises(ParameterError, match=r"metric='within'.*larger sample= or metric="):
+        fit_textures(image, 3, sample=30, metric="within")
+    model = fit_textures(image, 3, sample=30, size=12)
+    assert model.fit_method == "stable" and model.metric == "euclidean"
+    assert model.choices["metric"].startswith("euclidean: the sample cannot estimate")
+    with pytest.raises(ParameterError, match="metric must be one of"):
+        fit_textures(image, 3, metric="mahalanobis")
+
+
 def test_damaged_attrs_are_refused(cohort):
     (image, _), _ = cohort
     attrs = fit_textures(image, 3, sample=3000).attrs()
     attrs["endmembers"] = attrs["endmembers"][:-1]  # one number lost
     with pytest.raises(ParameterError, match="damaged texture model"):
         TextureModel.from_attrs(attrs)
+    within = fit_textures(image, 3, sample=3000, metric="within").attrs()
+    assert within["metric"] == "within"
+    for damage in ({"unmixing_vectors": None}, {"metric": "euclidean"},
+                   {"unmixing_vectors": within["unmixing_vectors"][:-1]}):  # fmt: skip
+        damaged = {k: v for k, v in {**within, **damage}.items() if v is not None}
+        with pytest.raises(ParameterError, match="damaged texture model"):
+            TextureModel.from_attrs(damaged)
+    # a result written before the metric was recorded: the Euclidean unmixing it was made with
+    older = {k: v for k, v in attrs.items() if k != "metric"}
+    older["endmembers"] = fit_textures(image, 3, sample=3000).attrs()["endmembers"]
+    assert TextureModel.from_attrs(older).metric == "euclidean"
 
 
 def test_a_model_refuses_images_of_another_magnification(cohort, tmp_path, capsys):

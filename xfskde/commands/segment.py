@@ -31,6 +31,7 @@ from ..segmentation.model import (
     COLOR_RANGES,
     FEATURE_CHUNK,
     FIT_METHODS,
+    METRICS,
     PIXEL_RATIO,
 )
 from ..segmentation.saved import read_model
@@ -119,6 +120,12 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         "than the paper's sigma 6, k-means at 6)",
     )  # fmt: skip
     parser.add_argument(
+        "--metric", choices=METRICS, default="auto",
+        help="the metric the abundances are solved in: within: the textures' within-texture "
+        "covariance, estimated on the fit's sample; euclidean: the paper's; auto: within with "
+        "the fit away from boundaries, euclidean with k-means",
+    )  # fmt: skip
+    parser.add_argument(
         "--resolution", type=_auto_or(int), default="auto",
         help="average the image over RESOLUTION x RESOLUTION pixel cells before the features "
         "(1: every pixel); auto: coarse textures (texture scale / 4, at most sigma / 8) when "
@@ -167,6 +174,7 @@ def run(args: argparse.Namespace) -> int:
         "size": int(size) if args.window == "box" and size != "auto" else size,
         "stride": args.stride,
         "method": args.method,
+        "metric": args.metric,
         "resolution": args.resolution,
         "color_bins": args.color_bins,
         "color_ranges": args.color_ranges,
@@ -228,8 +236,9 @@ def run(args: argparse.Namespace) -> int:
 
 
 #: The fit's options: with ``--model`` they are the model's, and giving one is refused.
-_FIT_OPTIONS = ("features", "window", "size", "stride", "method", "resolution", "color_bins",
-                "color_ranges", "angle_bins", "coefficients", "sample", "seed")  # fmt: skip
+_FIT_OPTIONS = ("features", "window", "size", "stride", "method", "metric", "resolution",
+                "color_bins", "color_ranges", "angle_bins", "coefficients", "sample",
+                "seed")  # fmt: skip
 
 
 def _given_model(args: argparse.Namespace) -> Any:

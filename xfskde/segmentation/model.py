@@ -6,8 +6,11 @@ The pipeline for an image of any size:
 2. Feature groups scaled: colour histograms sum to one per pixel; gradient groups ("hist",
    "fskde") are divided by their mean mass on the sample (the mean local |g|), then every group is
    multiplied by its weight.
-3. Pure texture features (endmembers) fitted on the sample (:func:`.unmixing.fit_endmembers`).
-4. Every block: :func:`_project_block` projects each pixel's votes on the endmembers (with
+3. Pure texture features (endmembers) fitted on the sample (:func:`.unmixing.fit_endmembers`),
+   and with the stable fit the within-texture metric the abundances are solved in
+   (:func:`.unmixing.fit_within_metric`: the unmixing vectors ``E M``).
+4. Every block: :func:`_project_block` projects each pixel's votes on the endmembers (on the
+   unmixing vectors, in the within-texture metric; with
    the short halo the votes read: the filter bank's 34 px), then :func:`_unmix_block` windows
    those m planes (with the window's halo), solves the exact fully-constrained abundances
    (:func:`.unmixing.abundances_from_projections`) on the stride grid and labels every pixel
@@ -103,7 +106,9 @@ from .unmixing import (
     abundances_from_projections,
     fit_endmembers,
     fit_stable_endmembers,
+    fit_within_metric,
     stable_samples,
+    unmixing_gram,
 )
 
 __all__ = ["BACKGROUND", "DEFAULT_WEIGHTS", "TextureModel", "fit_textures", "segment"]
@@ -117,6 +122,10 @@ FIT_METHODS = (*ENDMEMBER_METHODS, "stable", "auto")
 AUTO = "auto"
 #: The ``color_ranges`` choices: measured on the image, or [0, 1] (the paper's).
 COLOR_RANGES = (AUTO, "unit")
+#: The metrics the abundances are solved in: Euclidean (the paper's), the within-texture
+#: covariance's (:func:`.unmixing.fit_within_metric`), or "auto": within-texture with the
+#: stable fit, Euclidean with k-means or NMF.
+METRICS = (AUTO, "euclidean", "within")
 
 #: Target chunk side of segmentation, in pixels: smaller than the coefficient field's because a
 #: block holds a few dozen float32 feature planes per pixel while it is unmixed.
@@ -185,6 +194,10 @@ class TextureModel:
         image and the other parameters they reproduce the fit (``fit_seed``, ``fit_sample`` in
         the results' attrs; None for a model built otherwise, or read from a result that
         predates them).
+    unmixing_vectors : numpy.ndarray, shape (n_textures, D), optional
+        ``E M``, the endmembers in the within-texture metric M the abundances are solved in
+        (:func:`.unmixing.fit_within_metric`; the attrs' ``unmixing_vectors``, with
+        ``metric = "within"``); None: the Euclidean metric, the paper's.
 
     """
 
@@ -199,10 +212,16 @@ class TextureModel:
     pixel_size: tuple[float, float] | None = None
     seed: int | None = None
     sample: int | None = None
+    unmixing_vectors: np.ndarray | None = field(default=None, repr=False)
 
     @property
     def n_textures(self) -> int:
         return int(self.endmembers.shape[0])
+
+    @property
+    def metric(self) -> str:
+        """``"within"`` (abundances in the within-texture metric) or ``"euclidean"``."""
+        return "euclidean" if self.unmixing_vectors is None else "within"
 
     def pixel_ratio(self, image: Any) -> float | None:
         """How many times larger the pixels of ``image`` (a DataArray whose coords are lengths,
@@ -242,7 +261,15 @@ class TextureModel:
             # parameters above they are the model (exact floats: from_attrs rebuilds it), and a
             # resumed write checks them
             "endmembers": np.asarray(self.endmembers, dtype=float).ravel().tolist(),
+            "metric": self.metric,
+            **self._metric_attrs(),
         }
+
+    def _metric_attrs(self) -> dict[str, Any]:
+        """The unmixing vectors ``E M`` of a within-texture metric, row after row."""
+        if self.unmixing_vectors is None:
+            return {}
+        return {"unmixing_vectors": np.asarray(self.unmixing_vectors, float).ravel().tolist()}
 
     @classmethod
     def from_attrs(cls, attrs: Mapping[str, Any], *, source: Any = None) -> TextureModel:
@@ -304,6 +331,7 @@ class TextureModel:
                 pixel_size=_pair(values.get("fit_pixel_size_um")),
                 seed=_integer(values.get("fit_seed")),
                 sample=_integer(values.get("fit_sample")),
+                unmixing_vectors=_vectors(values, endmembers.shape),
             )
         except (KeyError, TypeError, ValueError) as error:
             raise ParameterError(f"{what} records a damaged texture model: {error}") from None
@@ -423,9 +451,11 @@ def _axis_samples(a: int, b: int, n_pixels: int, stride: int) -> tuple[np.ndarra
 
 
 def _tables(model: TextureModel, channels: int) -> dict[str, np.ndarray]:
-    """Group name -> (D_group, m) rows of the endmembers, the group's scale folded in: what
-    each group's votes are projected on (:func:`.features.pixel_projections`)."""
-    E = np.asarray(model.endmembers, dtype=np.float64)
+    """Group name -> (D_group, m) rows of the endmembers (of the unmixing vectors, in a
+    within-texture metric), the group's scale folded in: what each group's votes are projected
+    on (:func:`.features.pixel_projections`)."""
+    V = model.endmembers if model.unmixing_vectors is None else model.unmixing_vectors
+    E = np.asarray(V, dtype=np.float64)
     return {
         name: (E[:, columns] * model.scales[name]).T
         for name, columns in _group_slices(model.spec, channels).items()
@@ -481,7 +511,8 @@ def _unmix_block(
     cols = xs * s + o - (origin[1] - halo)
     corner = (origin[0] - halo, origin[1] - halo)  # the image position of the block's (0, 0)
     b = windowed_projections(projections, valid, spec, rows, cols, corner)
-    a = abundances_from_projections(b.reshape(-1, E.shape[0]).astype(np.float64), E @ E.T)
+    gram = unmixing_gram(E, model.unmixing_vectors)
+    a = abundances_from_projections(b.reshape(-1, E.shape[0]).astype(np.float64), gram)
     a = a.reshape(len(ys), len(xs), -1)
     out = interpolate(a, (y0, y1, fy), (x0, x1, fx), labels=what == "labels")
     missing = ~valid[halo : halo + shape[0], halo : halo + shape[1]]
@@ -642,6 +673,18 @@ def _decoded(value: Any) -> Any:
         except ValueError:
             return value
     return value
+
+
+def _vectors(values: Mapping[str, Any], shape: tuple[int, int]) -> np.ndarray | None:
+    """The unmixing vectors of a within-texture metric from the attrs (None: the Euclidean
+    metric, as in results that predate the attr), checked against their ``metric``."""
+    metric, vectors = str(values.get("metric", "euclidean")), values.get("unmixing_vectors")
+    if metric == "euclidean" and vectors is None:
+        return None
+    if metric != "within" or vectors is None:
+        given = "without" if vectors is None else "with"
+        raise ValueError(f"metric {metric!r} {given} unmixing_vectors")
+    return np.asarray(vectors, dtype=np.float64).reshape(shape)
 
 
 def _integer(value: Any) -> int | None:
@@ -1138,11 +1181,12 @@ def _crop(arr: da.Array, foreground: np.ndarray | None, side: int = 512) -> np.n
     return arr[top : top + hy, left : left + hx].compute()
 
 
-def _shift(spec: FeatureSpec, method: str, signal: bool = False) -> int:
+def _shift(spec: FeatureSpec, method: str, signal: bool = False, metric: str = "euclidean") -> int:
     """How far a fit looks before and after each sample: 1.5 window sigmas for the stable fit,
-    and for k-means when the groups are weighed by their signal (which needs each sample's
-    change); 0 otherwise. The fit's blocks need this much more halo."""
-    looks = method == "stable" or (signal and method == "kmeans")
+    for the within-texture metric, and for k-means when the groups are weighed by their signal
+    (which needs each sample's change); 0 otherwise. The fit's blocks need this much more
+    halo."""
+    looks = method == "stable" or metric == "within" or (signal and method == "kmeans")
     return max(1, round(1.5 * spec.window_obj.sigma)) if looks else 0
 
 
@@ -1158,6 +1202,7 @@ def _fit_prepared(
     nodata: float | int | None,
     signal: bool = False,
     flat_ok: bool = False,
+    metric: str = "euclidean",
 ) -> TextureModel:
     """The fit of :func:`fit_textures` on an image already prepared (:func:`_prepare`, with the
     halo of the features and the fit's :func:`_shift`), whose blocks :func:`_unit_float` turns
@@ -1165,8 +1210,11 @@ def _fit_prepared(
     fit or k-means, each group's weight is scaled by :func:`.defaults.signal_weights`, and
     the groups' S / N are recorded in the model's ``choices``. A sample whose features are the
     same everywhere (a flat image) is refused, unless ``flat_ok`` (the window check's crop,
-    which may fall in a blank part of an image)."""
-    shift = _shift(spec, method, signal)
+    which may fall in a blank part of an image). With ``metric="within"`` the model's
+    abundances are solved in the within-texture metric (:func:`.unmixing.fit_within_metric`);
+    when the sample cannot estimate it the fit keeps the Euclidean one and says why in its
+    ``choices``."""
+    shift = _shift(spec, method, signal, metric)
     fit_halo = feature_depth(spec) + shift
     groups = _group_slices(spec, arr.shape[2])
     n_groups = len(groups)
@@ -1258,9 +1306,17 @@ def _fit_prepared(
         endmembers = fit_endmembers(X, int(n_textures), method=method, seed=seed)
     else:
         endmembers = fit_stable_endmembers(X, change, int(n_textures), seed=seed)
+    vectors = None
+    if metric == "within":
+        vectors = fit_within_metric(X, change, endmembers, seed=seed)
+        if vectors is None:
+            choices["metric"] = (
+                "euclidean: the sample cannot estimate the within-texture covariance (too few "
+                "pure samples)"
+            )
     return TextureModel(spec=spec, scales=scales, endmembers=endmembers, fit_method=method,
                         weights={name: float(weights[name]) for name in groups},
-                        choices=choices)  # fmt: skip
+                        choices=choices, unmixing_vectors=vectors)  # fmt: skip
 
 
 def fit_textures(
@@ -1285,6 +1341,7 @@ def fit_textures(
     chunks: int | None = None,
     mask: Any = None,
     nodata: Nodata = "auto",
+    metric: str = AUTO,
 ) -> TextureModel:
     """Fit the pure texture features of an image on a sample of its pixels.
 
@@ -1304,6 +1361,8 @@ def fit_textures(
         raise ParameterError(f"sample must be an integer >= n_textures, got {sample!r}")
     if method not in FIT_METHODS:
         raise ParameterError(f"method must be one of {FIT_METHODS}, got {method!r}")
+    if metric not in METRICS:
+        raise ParameterError(f"metric must be one of {METRICS}, got {metric!r}")
     auto_groups = isinstance(features, str) and features == AUTO
     signal = auto_groups and not weights  # automatic weights follow each group's signal
     # a first view of the image, to measure it: chunked for the paper's window
@@ -1377,14 +1436,27 @@ def fit_textures(
             f"{method}: the window is {'wider than' if wide else 'as narrow as'} the paper's "
             f"(sigma {FINE_SIZE:g})"
         )
+    if metric == AUTO:
+        metric = "within" if method == "stable" else "euclidean"
+        choices["metric"] = (
+            "within: the stable fit's samples give the textures' within-texture covariance"
+            if metric == "within"
+            else f"euclidean: the {method} fit (the within-texture metric lost Rand at sigma 6)"
+        )
     spec = FeatureSpec(size=size, stride=stride, **spec_args)
-    halo = (feature_depth(spec) + _shift(spec, method, signal)) * f
+    halo = (feature_depth(spec) + _shift(spec, method, signal, metric)) * f
     prepared = _prepare(image, chunks, halo, nodata)
     arr, value = prepared.raw, prepared.nodata
     if f > 1:
         arr, value = _coarse(prepared.unit, f, chunks), None
     model = _fit_prepared(arr, foreground, spec, int(n_textures), w, method, sample, seed, value,
-                          signal=signal)  # fmt: skip
+                          signal=signal, metric=metric)  # fmt: skip
+    if metric == "within" and model.metric != "within" and "metric" not in choices:
+        raise ParameterError(
+            "metric='within' needs the within-texture covariance, which this image's sample "
+            "cannot estimate (too few pixels inside one texture): give a larger sample= or "
+            "metric='euclidean'"
+        )
     model = dataclasses.replace(model, choices={**choices, **model.choices}, resolution=f,
                                 value_range=_value_range(tiles),
                                 pixel_size=_pixel_size_um(first.source), seed=int(seed),
@@ -1570,6 +1642,7 @@ def segment(
     mask: Any = None,
     nodata: Nodata = "auto",
     match_levels: bool = False,
+    metric: str = AUTO,
 ) -> Any:
     """Segment an image into textures by unmixing local features (ORTSEG, section 5.3).
 
@@ -1670,6 +1743,12 @@ def segment(
     match_levels : bool
         With ``model``: map the image's black and white levels onto the model's first
         (:meth:`TextureModel.predict`), for an image of another exposure or stain intensity.
+    metric : {"auto", "within", "euclidean"}
+        The metric of the least-squares unmixing: ``"euclidean"`` the paper's; ``"within"``
+        the textures' within-texture covariance, estimated on the fit's sample
+        (:func:`.unmixing.fit_within_metric`: directions in which a texture's features vary
+        within it count less); ``"auto"`` within-texture with the stable fit, Euclidean with
+        k-means or NMF (the rule of :mod:`xfskde.segmentation.defaults`).
 
     Returns
     -------
@@ -1694,7 +1773,7 @@ def segment(
             n_coefficients=n_coefficients,
             stride=stride, gradient_scales=gradient_scales, bank_bins=bank_bins, weights=weights,
             method=method, resolution=resolution, sample=sample, seed=seed, chunks=chunks,
-            mask=mask, nodata=nodata,
+            mask=mask, nodata=nodata, metric=metric,
         )  # fmt: skip
     elif model.n_textures != n_textures:
         raise ParameterError(f"model has {model.n_textures} textures, n_textures is {n_textures}")

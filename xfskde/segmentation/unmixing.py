@@ -11,6 +11,19 @@ The solution is exact: for every non-empty set S of active textures the equality
 problem has a closed form (its KKT system depends on E only, so it is inverted once), and the
 answer is the feasible candidate of lowest cost. Only the projections ``x Eᵀ`` are needed per
 pixel, so the cost is one matrix product plus O(2^m m²) per pixel for m textures.
+
+**The within-texture metric.** The Euclidean norm weighs every direction of feature space
+alike, while a texture's features vary within it far more along some directions (neighbouring
+bins, filters of one scale, light and scale drifting across a photograph) than along others.
+With the textures' common within-texture covariance W the least-squares problem becomes
+
+.. math:: \\min_a (x - a E)\\, M\\, (x - a E)^\\top, \\qquad M = W^{-1},
+
+the maximum-likelihood unmixing under Gaussian within-texture variation. It needs per pixel
+only the projections ``x (E M)ᵀ`` on the *unmixing vectors* ``V = E M`` and the Gram matrix
+``E M Eᵀ = V Eᵀ``: as fast as the Euclidean problem (``M = I``, ``V = E``).
+:func:`fit_within_metric` estimates M from the sampled pixels (a Gaussian mixture with one
+covariance shared by the textures, in the samples' principal subspace).
 """
 
 from __future__ import annotations
@@ -27,16 +40,30 @@ import numpy as np
 __all__ = [
     "ENDMEMBER_METHODS",
     "MAX_TEXTURES",
+    "METRIC_AXES",
+    "METRIC_SHRINKAGE",
     "abundances",
     "fit_endmembers",
     "fit_stable_endmembers",
+    "fit_within_metric",
     "stable_samples",
+    "unmixing_gram",
 ]
 
 #: The exact active-set solver enumerates 2^m - 1 supports; beyond this it is refused.
 MAX_TEXTURES = 12
 
 ENDMEMBER_METHODS = ("nmf", "kmeans")
+
+#: The within-texture metric (:func:`fit_within_metric`) is estimated in this many principal
+#: axes of the stable samples (measured on 29 tuning mosaics, features every 4 px: 20 axes
+#: Rand 0.903, 30 0.904, 50 0.898, 80 0.892; Euclidean 0.885) ...
+METRIC_AXES = 30
+#: ... and its covariance's eigenvalues are drawn this far toward their mean (0: none, 1: the
+#: Euclidean metric in those axes).
+METRIC_SHRINKAGE = 0.1
+#: The pure samples the starting covariance is read from: abundance of one texture at least this.
+_PURE = 0.9
 
 _SKLEARN_LOCK = threading.Lock()
 _sklearn_users = 0
@@ -187,17 +214,103 @@ def fit_stable_endmembers(
     return np.stack([m.mean(axis=0) if len(m) else stable.mean(axis=0) for m in members])
 
 
+def fit_within_metric(
+    samples: np.ndarray,
+    change: np.ndarray | None,
+    endmembers: np.ndarray,
+    *,
+    axes: int = METRIC_AXES,
+    shrinkage: float = METRIC_SHRINKAGE,
+    seed: int = 0,
+) -> np.ndarray | None:
+    """The unmixing vectors ``V = E M`` of the within-texture metric M (module docstring).
+
+    1. The stable samples (:func:`stable_samples` of ``change``; all without it) and their
+       first ``axes`` principal axes P (D × k): the directions in which the image's features
+       vary at all; the metric ignores the others (in them every texture looks alike).
+    2. A start: each sample's texture by its abundances under the Euclidean metric, and the
+       covariance of the pure samples (abundance ≥ 0.9) about their endmember, in P's axes
+       (Ledoit-Wolf shrinkage).
+    3. A Gaussian mixture of the stable samples with one covariance W shared by the textures
+       (:class:`sklearn.mixture.GaussianMixture`, ``covariance_type="tied"``), started at the
+       endmembers and that covariance. Its E-M steps re-weigh every stable sample, the
+       textures' harder parts included — what the pure samples alone lack: on 29 tuning
+       mosaics their covariance alone gave Rand 0.891 against Euclidean 0.885, the mixture's
+       0.903 (the truth's own within-texture covariance: 0.943).
+    4. W's eigenvalues drawn ``shrinkage`` of the way toward their mean, then
+       ``M = P W⁻¹ Pᵀ`` and ``V = E M``. The endmembers are kept: the mixture's means gave
+       the same labels (0.904).
+
+    Parameters
+    ----------
+    samples : numpy.ndarray, shape (n, D)
+        The sampled feature vectors, scaled as the endmembers are.
+    change : numpy.ndarray, shape (n,), or None
+        How much each sample's features change across it (:func:`stable_samples`).
+    endmembers : numpy.ndarray, shape (m, D)
+    axes : int
+        Principal axes the metric is estimated in (at most the stable samples' rank).
+    shrinkage : float in [0, 1]
+    seed : int
+        Random state of the mixture (its start is given: it only breaks ties).
+
+    Returns
+    -------
+    numpy.ndarray, shape (m, D), float64, or None
+        ``E M``; None when the samples cannot estimate a covariance in ``axes`` axes (fewer
+        than twice as many pure samples as axes).
+    """
+    X = np.asarray(samples, dtype=np.float64)
+    E = np.asarray(endmembers, dtype=np.float64)
+    m = E.shape[0]
+    stable = X[stable_samples(change)] if change is not None else X
+    mean = stable.mean(axis=0)
+    centred = stable - mean
+    values, vectors = np.linalg.eigh(centred.T @ centred)  # principal axes, smallest first
+    k = int(min(axes, np.count_nonzero(values > values[-1] * 1e-12)))
+    P = vectors[:, ::-1][:, :k]
+    Z, Ez = centred @ P, (E - mean) @ P
+    a = abundances(stable, E)  # the fit's own labels, in the Euclidean metric
+    pure = a.max(axis=1) >= _PURE
+    labels = a.argmax(axis=1)
+    residuals = Z[pure] - Ez[labels[pure]]
+    if k < 1 or residuals.shape[0] < 2 * k:
+        return None
+    with _sklearn_on_one_thread():
+        from sklearn.covariance import LedoitWolf
+        from sklearn.mixture import GaussianMixture
+
+        start = LedoitWolf().fit(residuals).covariance_
+        scale = float(np.trace(start)) / k
+        mixture = GaussianMixture(
+            m, covariance_type="tied", means_init=Ez, precisions_init=np.linalg.inv(start),
+            reg_covar=1e-6 * scale, max_iter=100, random_state=seed,
+        ).fit(Z)  # fmt: skip
+    w, U = np.linalg.eigh(mixture.covariances_)
+    w = np.maximum(w, 0.0)
+    w = (1.0 - shrinkage) * w + shrinkage * w.mean()
+    if w.min() <= 0:  # every stable sample the same: no variation to weigh
+        return None
+    root = P @ (U / np.sqrt(w))  # D × k: M = root rootᵀ
+    return (E @ root) @ root.T
+
+
 def _supports(m: int) -> list[tuple[int, ...]]:
     return [s for r in range(1, m + 1) for s in itertools.combinations(range(m), r)]
 
 
-def abundances(features: np.ndarray, endmembers: np.ndarray) -> np.ndarray:
+def abundances(
+    features: np.ndarray, endmembers: np.ndarray, vectors: np.ndarray | None = None
+) -> np.ndarray:
     """Fully constrained least-squares abundances of every pixel (exact, vectorised).
 
     Parameters
     ----------
     features : numpy.ndarray, shape (..., D)
     endmembers : numpy.ndarray, shape (m, D)
+    vectors : numpy.ndarray, shape (m, D), optional
+        The unmixing vectors ``E M`` of a metric M (:func:`fit_within_metric`); default the
+        Euclidean metric (``E``).
 
     Returns
     -------
@@ -205,10 +318,21 @@ def abundances(features: np.ndarray, endmembers: np.ndarray) -> np.ndarray:
         Non-negative, summing to one along the last axis.
     """
     E = np.asarray(endmembers, dtype=np.float64)
+    V = E if vectors is None else np.asarray(vectors, dtype=np.float64)
     shape = features.shape[:-1]
     flat = features.reshape(-1, features.shape[-1])
-    b = flat @ E.T.astype(flat.dtype)  # (n, m): the only per-pixel data the solution needs
-    return abundances_from_projections(b, E @ E.T).reshape(*shape, E.shape[0])
+    b = flat @ V.T.astype(flat.dtype)  # (n, m): the only per-pixel data the solution needs
+    return abundances_from_projections(b, unmixing_gram(E, V)).reshape(*shape, E.shape[0])
+
+
+def unmixing_gram(endmembers: np.ndarray, vectors: np.ndarray | None = None) -> np.ndarray:
+    """The Gram matrix ``E M Eᵀ = V Eᵀ`` of the unmixing (symmetric: ``E Eᵀ`` without a
+    metric)."""
+    E = np.asarray(endmembers, dtype=np.float64)
+    if vectors is None:
+        return E @ E.T
+    gram = np.asarray(vectors, dtype=np.float64) @ E.T
+    return (gram + gram.T) / 2
 
 
 @numba.njit(nogil=True, cache=True, error_model="numpy")
@@ -251,7 +375,8 @@ def _best_supports(b, members, sizes, inverse, offset, gram, out):
 
 
 def abundances_from_projections(b: np.ndarray, gram: np.ndarray) -> np.ndarray:
-    """:func:`abundances` from the projections ``b = X Eᵀ`` (n, m) and the Gram matrix ``E Eᵀ``.
+    """:func:`abundances` from the projections ``b = X Eᵀ`` (n, m) and the Gram matrix ``E Eᵀ``
+    (in a metric M: ``b = X (E M)ᵀ`` and ``E M Eᵀ``, :func:`unmixing_gram`).
 
     The exact solution depends on a pixel's features only through ``b``: for each of the
     2^m - 1 supports the KKT system of min ‖x - aE‖² subject to a ≥ 0, Σa = 1 involves only
