@@ -21,10 +21,9 @@ import numpy as np
 
 __all__ = [
     "BACKGROUND_COLOUR",
-    "BACKGROUND_COLOUR_8BIT",
     "LABEL_COLOURS",
     "label_palette",
-    "label_palette_8bit",
+    "label_rgba_8bit",
 ]
 
 #: Colours of labels 1, 2, ... (hex RGB), before the golden-angle hues.
@@ -35,9 +34,8 @@ LABEL_COLOURS = (
 )  # fmt: skip
 
 #: The neutral colour of the background (label 0) in pictures: a light grey no texture colour is
-#: close to; and as 0-255 values (the entry of label 0 in a GeoTIFF's colour table).
+#: close to.
 BACKGROUND_COLOUR = (0.85, 0.85, 0.85)
-BACKGROUND_COLOUR_8BIT = (217, 217, 217)
 
 #: The golden angle as a fraction of the hue circle: successive hues as far apart as can be.
 _GOLDEN = 0.618033988749895
@@ -58,7 +56,12 @@ def label_palette(n: int) -> np.ndarray:
     return np.concatenate([np.zeros((1, 3)), colours.reshape(-1, 3)])
 
 
-def label_palette_8bit(n: int) -> np.ndarray:
-    """:func:`label_palette` as uint8 RGB ``(n + 1, 3)`` (rounded), as GDAL colour tables and
-    NGFF ``colors`` hold them; the listed colours are their hex values exactly."""
-    return np.round(label_palette(n) * 255).astype(np.uint8)
+def label_rgba_8bit(n: int, background: tuple[float, float, float] = (0.0, 0.0, 0.0)) -> np.ndarray:
+    """:func:`label_palette` as 0-255 RGBA ``(n + 1, 4)`` ints, as GDAL colour tables and NGFF
+    ``colors`` hold them (the listed colours are their hex values exactly): the labels opaque,
+    label 0 ``background`` (RGB in [0, 1]) and transparent."""
+    rgb = label_palette(n)
+    rgb[0] = background
+    alpha = np.full((n + 1, 1), 255)
+    alpha[0] = 0
+    return np.concatenate([np.round(rgb * 255).astype(int), alpha], axis=1)

@@ -953,8 +953,6 @@ def rose(
 
 # --- segmentations: label colours, the input beside its labels and their boundaries ----------
 
-#: The neutral colour of the background (label 0): a light grey no texture colour is close to.
-_BACKGROUND_COLOUR = BACKGROUND_COLOUR
 #: Most textures the legend names one by one; more are summed up in one entry.
 _LEGEND_TEXTURES = 12
 
@@ -1030,7 +1028,7 @@ def label_rgb(
     labels: Any,
     *,
     colors: Sequence[Any] | None = None,
-    background: Any = _BACKGROUND_COLOUR,
+    background: Any = BACKGROUND_COLOUR,
     alpha: float = 1.0,
 ) -> np.ndarray:
     """Labels as a categorical RGBA picture: a colour per label, label 0 the background.
@@ -1152,7 +1150,7 @@ def segmentation(
     alpha: float = 0.3,
     mode: Literal["thick", "inner", "outer"] = "thick",
     colors: Sequence[Any] | None = None,
-    background: Any = _BACKGROUND_COLOUR,
+    background: Any = BACKGROUND_COLOUR,
     legend: Any = True,
     image_cmap: str = "gray",
 ) -> SegmentationAxes:

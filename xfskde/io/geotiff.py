@@ -49,7 +49,7 @@ import dask.array as da
 import numpy as np
 import xarray as xr
 
-from .._palette import BACKGROUND_COLOUR_8BIT, label_palette_8bit
+from .._palette import BACKGROUND_COLOUR, label_rgba_8bit
 from ..exceptions import DimensionError, ParameterError
 from ._location import micrometres
 
@@ -195,10 +195,9 @@ def _colour_table(result: xr.DataArray, dtype: np.dtype, colors: Any) -> dict[in
     textures = result.attrs.get("n_textures")
     if result.ndim != 2 or np.dtype(dtype) not in (np.uint8, np.uint16) or textures is None:
         return {}
-    palette = label_palette_8bit(int(textures))
-    table = {int(i): (*map(int, rgb), 255) for i, rgb in enumerate(palette)}
-    table[0] = (*BACKGROUND_COLOUR_8BIT, 0)  # TIFF keeps no alpha: GDAL reads 0 where nodata
-    return table
+    # label 0 the pictures' background grey; TIFF keeps no alpha: GDAL reads 0 where nodata
+    rgba = label_rgba_8bit(int(textures), BACKGROUND_COLOUR)
+    return {i: tuple(map(int, row)) for i, row in enumerate(rgba)}
 
 
 def _write_lock(path: Path) -> Any:

@@ -77,7 +77,7 @@ import xarray as xr
 import zarr
 from zarr.codecs import Crc32cCodec
 
-from .._palette import label_palette_8bit
+from .._palette import label_rgba_8bit
 from .._scheduling import compute as compute_collections
 from .._scheduling import connect, is_address
 from .._version import __version__
@@ -563,11 +563,9 @@ def _label_display(attrs: Mapping[str, Any]) -> dict[str, Any]:
     textures = attrs.get("n_textures")
     if textures is None:
         return {}
-    palette = label_palette_8bit(int(textures))
-    colors = [{"label-value": 0, "rgba": [0, 0, 0, 0]}]
-    colors += [{"label-value": i, "rgba": [*map(int, palette[i]), 255]}
-               for i in range(1, len(palette))]  # fmt: skip
-    names = ["background"] + [f"texture {i}" for i in range(1, len(palette))]
+    rgba = label_rgba_8bit(int(textures))
+    colors = [{"label-value": i, "rgba": list(map(int, row))} for i, row in enumerate(rgba)]
+    names = ["background"] + [f"texture {i}" for i in range(1, len(rgba))]
     properties = [{"label-value": i, "name": name} for i, name in enumerate(names)]
     return {"colors": colors, "properties": properties}
 
