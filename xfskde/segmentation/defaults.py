@@ -77,6 +77,11 @@ Endmembers
     0.91 against 0.75 Rand). At σ = 6 the bands are narrow and the features noisier than
     their change across a region, so plain k-means on every sampled pixel is kept (dead
     leaves 256²: 0.95-0.97 against 0.73-0.90 for the stable fit).
+Metric (``metric``)
+    With the stable fit the abundances are solved in the within-texture metric
+    (:func:`.unmixing.fit_within_metric`), with k-means in the paper's Euclidean one: held-out
+    mosaics 0.904 -> 0.917 Rand; with k-means at σ = 6 the metric lost (Table 1's random
+    textures 0.965 -> 0.950, dead leaves of 32-px bars 0.981 -> 0.970).
 """
 
 from __future__ import annotations

@@ -1363,6 +1363,7 @@ def fit_textures(
         raise ParameterError(f"method must be one of {FIT_METHODS}, got {method!r}")
     if metric not in METRICS:
         raise ParameterError(f"metric must be one of {METRICS}, got {metric!r}")
+    asked = metric
     auto_groups = isinstance(features, str) and features == AUTO
     signal = auto_groups and not weights  # automatic weights follow each group's signal
     # a first view of the image, to measure it: chunked for the paper's window
@@ -1451,7 +1452,7 @@ def fit_textures(
         arr, value = _coarse(prepared.unit, f, chunks), None
     model = _fit_prepared(arr, foreground, spec, int(n_textures), w, method, sample, seed, value,
                           signal=signal, metric=metric)  # fmt: skip
-    if metric == "within" and model.metric != "within" and "metric" not in choices:
+    if asked == "within" and model.metric != "within":
         raise ParameterError(
             "metric='within' needs the within-texture covariance, which this image's sample "
             "cannot estimate (too few pixels inside one texture): give a larger sample= or "
