@@ -1,4 +1,4 @@
-"""The four tile routines of :mod:`xfskde._core`, each reached by the windows documented for it.
+"""The five tile routines of :mod:`xfskde._core`, each reached by the windows documented for it.
 
 :func:`xfskde._core.fskde_tile` hands every tile to one routine, chosen by
 :func:`xfskde._core.tile_path`. Here each routine is called on its own (in place of the
@@ -24,7 +24,8 @@ CASES = [
     ("box", 5, 1, "box_running"),
     ("box", 4, 3, "box_running"),  # strided, still overlapping; an even side
     ("gaussian", 1.3, 1, "separable"),
-    ("gaussian", 0.6, 6, "separable"),  # 7 taps > stride 6
+    ("gaussian", 0.6, 6, "separable_strided"),  # 7 taps > stride 6
+    ("gaussian", 3.0, 2, "separable_strided"),  # 25 taps: four at a time, and one alone
     ("disk", 2.5, 1, "disk"),
     ("disk", 1, 8, "disk"),  # no row shared, still the disk routine
 ]
@@ -43,6 +44,8 @@ def _run_routine(routine, args):
         _core._tile_box_running(*tile, scale, planes)
     elif routine == "separable":
         _core._tile_separable(*tile, profile, scale, planes)
+    elif routine == "separable_strided":
+        _core._tile_separable_strided(*tile, profile, scale, planes)
     else:
         _core._tile_disk(*tile, half_widths, scale, planes)
 
@@ -87,7 +90,7 @@ def test_where_a_tile_starts(rng, window, size, stride, routine, dtype):
     whole = local_fskde_block(image[None], params, rows=(0, ny), cols=(0, nx), **block)
     i0, j0 = ny // 3, nx // 2  # a tile that starts inside the image
     part = local_fskde_block(image[None], params, rows=(i0, ny), cols=(j0, nx), **block)
-    if routine in ("cells", "separable"):
+    if routine in ("cells", "separable", "separable_strided"):
         np.testing.assert_array_equal(part, whole[i0:, j0:])
     else:
         scale = float(np.abs(whole).max())

@@ -282,12 +282,13 @@ def test_a_band_missing_at_a_pixel_does_not_erase_the_others(rng, kind, sigma):
 # ----------------------------------------------------------------------------- the fields
 
 
-#: (window, size, stride): each of the core's four routines (cells, running box, separable
-#: Gaussian, disk), reading gradient planes instead of differencing the image
+#: (window, size, stride): each of the core's five routines (cells, running box, separable
+#: Gaussian at stride 1 and strided, disk), reading gradient planes instead of differencing the
+#: image
 ROUTINES = [
     ("box", 4, 4), ("gaussian", 0.6, 8),  # cells
     ("box", 5, 1), ("box", 4, 3),  # running box
-    ("gaussian", 1.3, 1), ("gaussian", 0.6, 3),  # separable Gaussian
+    ("gaussian", 1.3, 1), ("gaussian", 0.6, 3),  # separable Gaussian, at stride 1 and strided
     ("disk", 2.5, 1), ("disk", 1, 8),  # disk
 ]  # fmt: skip
 

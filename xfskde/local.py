@@ -69,10 +69,14 @@ __all__ = [
     "sample_offset",
 ]
 
-#: Output rows of a tile, in image pixels (amortises filling the ring of phasor rows).
+#: Least output rows of a tile, in image pixels (amortises filling the ring of phasor rows).
 TILE_ROWS = 256
-#: Tiles are as wide as lets their ring of phasor rows fit in this many bytes (about half an L2).
-RING_BYTES = 1 << 19
+#: Least and most columns of a tile, in image pixels.
+MIN_TILE_COLS, MAX_TILE_COLS = 64, 1024
+#: Tiles are this many windows tall and wide where the ring allows (:func:`_tile_shape`).
+HALO_SHARE = 4
+#: The ring of phasor rows of a tile is kept within this many bytes (:func:`_tile_shape`).
+RING_BYTES = 1 << 25
 
 
 def overlap_depth(
@@ -205,6 +209,32 @@ class LocalParameters:
         }
 
 
+def _tile_shape(path: int, n_taps: int, stride: int, length: int, itemsize: int) -> tuple[int, int]:
+    """Samples (rows, columns) of one tile of the core's routine ``path`` (``_core.PATHS``)
+    for a window ``n_taps`` pixels wide.
+
+    A tile reads its samples' pixels plus the window's ``n_taps - 1`` around them, so narrow
+    tiles of a wide window compute the same phasor rows many times over. Tiles are therefore
+    at least :data:`HALO_SHARE` windows tall, and as wide where the rows the routine holds,
+    each of the tile's width (its own columns and the window's) in ``length`` complex planes,
+    stay within :data:`RING_BYTES` (unless even :data:`MIN_TILE_COLS` columns need more): the
+    running box, the stride-1 Gaussian and the disk (float64 prefix sums) hold
+    ``n_taps + stride`` rows, the strided Gaussian ``ceil(n_taps / stride)`` sums and four
+    phasor rows, cells one row. A tile's height costs no memory.
+    """
+    if path == _core.PATH_SEPARABLE_STRIDED:
+        held = -(-n_taps // stride) + 4
+    elif path == _core.PATH_CELLS:
+        held = 1
+    else:
+        held, itemsize = n_taps + stride, 8 if path == _core.PATH_DISK else itemsize
+    column_bytes = held * length * 2 * itemsize
+    cols = min(MAX_TILE_COLS, max(HALO_SHARE * n_taps, MIN_TILE_COLS))
+    cols = max(MIN_TILE_COLS, min(cols, RING_BYTES // column_bytes - n_taps))
+    rows = max(TILE_ROWS, HALO_SHARE * n_taps)
+    return max(1, -(-rows // stride)), max(1, cols // stride)
+
+
 def _tile_ranges(n: int, step: int) -> list[tuple[int, int]]:
     return [(a, min(a + step, n)) for a in range(0, n, step)]
 
@@ -277,13 +307,13 @@ def local_fskde_block(
     kind, before, after = params.kind_code(), params.window.before, params.window.after
     profile, half_widths, scale = params.profile(), params.half_widths(), params.scale()
     work = np.zeros(0, dtype=np.float32 if out.dtype == np.complex64 else np.float64)
-    ring_rows = params.window.before + params.window.after + 1 + s
-    column_bytes = ring_rows * params.length * 2 * work.itemsize
-    tile_cols = min(1024, max(64, RING_BYTES // column_bytes))
+    n_taps = params.window.before + params.window.after + 1
+    path = _core.tile_path(kind, n_taps, s)
+    tile_rows, tile_cols = _tile_shape(path, n_taps, s, params.length, work.itemsize)
     tiles = [
         (a, b, c, d)
-        for a, b in _tile_ranges(out.shape[0], max(1, TILE_ROWS // s))
-        for c, d in _tile_ranges(out.shape[1], max(1, tile_cols // s))
+        for a, b in _tile_ranges(out.shape[0], tile_rows)
+        for c, d in _tile_ranges(out.shape[1], tile_cols)
     ]
     if inside is not None:  # tiles of background only: no value, not computed
         for a, b, c, d in tiles:
