@@ -73,9 +73,11 @@ __all__ = [
 TILE_ROWS = 256
 #: Least and most columns of a tile, in image pixels.
 MIN_TILE_COLS, MAX_TILE_COLS = 64, 1024
-#: Tiles are this many windows tall and wide where the ring allows (:func:`_tile_shape`).
+#: The rows a tile holds are kept within this many bytes where they can be (about half an L2).
+CACHE_BYTES = 1 << 19
+#: Tiles are this many windows tall, and as wide where :data:`RING_BYTES` allows.
 HALO_SHARE = 4
-#: The ring of phasor rows of a tile is kept within this many bytes (:func:`_tile_shape`).
+#: The most bytes a tile's rows are given to make a wide window's tile that wide.
 RING_BYTES = 1 << 25
 
 
@@ -213,26 +215,29 @@ def _tile_shape(path: int, n_taps: int, stride: int, length: int, itemsize: int)
     """Samples (rows, columns) of one tile of the core's routine ``path`` (``_core.PATHS``)
     for a window ``n_taps`` pixels wide.
 
-    A tile reads its samples' pixels plus the window's ``n_taps - 1`` around them, so narrow
-    tiles of a wide window compute the same phasor rows many times over. Tiles are therefore
-    at least :data:`HALO_SHARE` windows tall, and as wide where the rows the routine holds,
-    each of the tile's width (its own columns and the window's) in ``length`` complex planes,
-    stay within :data:`RING_BYTES` (unless even :data:`MIN_TILE_COLS` columns need more): the
-    running box, the stride-1 Gaussian and the disk (float64 prefix sums) hold
+    The rows a routine holds, each of the tile's width (its own columns and the window's) in
+    ``length`` complex planes, are kept in cache where they can be: tiles are as wide as keeps
+    them within :data:`CACHE_BYTES` (between :data:`MIN_TILE_COLS` and :data:`MAX_TILE_COLS`
+    columns). The running box, the stride-1 Gaussian and the disk hold
     ``n_taps + stride`` rows, the strided Gaussian ``ceil(n_taps / stride)`` sums and four
-    phasor rows, cells one row. A tile's height costs no memory.
+    phasor rows, cells one row. But a tile also reads the window's ``n_taps - 1`` pixels
+    around its samples, so narrow tiles of a wide window compute the same phasor rows many
+    times over: a tile narrower than :data:`HALO_SHARE` windows is widened towards that as far
+    as :data:`RING_BYTES` allows, and tiles are at least as many windows tall (a tile's height
+    costs no memory).
     """
     if path == _core.PATH_SEPARABLE_STRIDED:
         held = -(-n_taps // stride) + 4
     elif path == _core.PATH_CELLS:
         held = 1
     else:
-        held, itemsize = n_taps + stride, 8 if path == _core.PATH_DISK else itemsize
+        held = n_taps + stride
     column_bytes = held * length * 2 * itemsize
-    cols = min(MAX_TILE_COLS, max(HALO_SHARE * n_taps, MIN_TILE_COLS))
-    cols = max(MIN_TILE_COLS, min(cols, RING_BYTES // column_bytes - n_taps))
+    cols = min(MAX_TILE_COLS, max(MIN_TILE_COLS, CACHE_BYTES // column_bytes))
+    if cols < HALO_SHARE * n_taps:
+        cols = max(cols, min(HALO_SHARE * n_taps, RING_BYTES // column_bytes - n_taps))
     rows = max(TILE_ROWS, HALO_SHARE * n_taps)
-    return max(1, -(-rows // stride)), max(1, cols // stride)
+    return max(1, -(-rows // stride)), max(1, min(cols, MAX_TILE_COLS) // stride)
 
 
 def _tile_ranges(n: int, step: int) -> list[tuple[int, int]]:
