@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 from _brute_force import local_fskde_reference
 
+import xfskde.local
 from xfskde import _core, local_fskde
 from xfskde.local import LocalParameters, local_fskde_block, sample_count
 
@@ -96,3 +97,53 @@ def test_where_a_tile_starts(rng, window, size, stride, routine, dtype):
         scale = float(np.abs(whole).max())
         atol = (1e-6 if dtype == np.float32 else 1e-13) * scale
         np.testing.assert_allclose(part, whole[i0:, j0:], rtol=0, atol=atol)
+
+
+# ------------------------------------------------------------------------- tiles of the core
+
+
+def _tiles(window, size, stride, shape=(2048, 2048)):
+    """The window's taps and its tiles' (rows, columns) in samples, as local.py sizes them for
+    a float32 image at K = 8."""
+    params = LocalParameters(order=8, window=window, size=size, stride=stride)
+    n_taps = params.window.before + params.window.after + 1
+    path = _core.tile_path(params.kind_code(), n_taps, stride)
+    rows, cols = xfskde.local._tile_shape(path, n_taps, stride, params.length, 4)
+    return n_taps, rows, cols
+
+
+def test_narrow_windows_keep_cache_sized_tiles():
+    """A box of 15 holds 16 phasor rows of 9 complex float32 planes (1152 bytes a column): as
+    many columns as fit 512 KiB, 256 rows."""
+    assert _tiles("box", 15, 1)[1:] == (256, (1 << 19) // 1152)
+    assert _tiles("box", 8, 8)[1:] == (32, 1024 // 8)  # cells hold one row: the widest tiles
+
+
+@pytest.mark.parametrize(("size", "stride"), [(17.6, 1), (17.6, 4), (60, 15), (121.8, 30)])
+def test_wide_windows_get_tiles_several_windows_across(size, stride):
+    """A tile reads the window around its samples: a wide window's tiles are four windows tall
+    and are widened beyond the cache-sized width towards four windows (up to 1024 columns) as
+    far as 32 MiB of held rows allow, so that the rows read twice are a minority."""
+    n_taps, rows, cols = _tiles("gaussian", size, stride)
+    assert rows * stride >= 4 * n_taps
+    width = cols * stride
+    assert width >= min(4 * n_taps, 1024 - stride)
+    held = -(-n_taps // stride) + 4 if stride > 1 else n_taps + stride
+    assert held * 9 * 2 * 4 * (width + n_taps) <= 1 << 25
+
+
+def test_a_wide_strided_window_is_the_brute_force_kde(rng):
+    """σ = 12 at stride 5 (97 taps, 20 open sums): the strided routine with widened tiles, and
+    with tiles of 64 columns and as few rows as the rule allows, against the brute force."""
+    image = rng.random((130, 150))
+    kwargs = {"order": 4, "window": "gaussian", "size": 12.0, "stride": 5, "boundary": "reflect"}
+    expected = local_fskde_reference(image, 4, "gaussian", 12.0, 5, "reflect")
+    wide = local_fskde(image, **kwargs)
+    np.testing.assert_allclose(wide, expected, rtol=0, atol=1e-12)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(xfskde.local, "CACHE_BYTES", 1)
+        mp.setattr(xfskde.local, "RING_BYTES", 1)
+        mp.setattr(xfskde.local, "HALO_SHARE", 0)
+        mp.setattr(xfskde.local, "TILE_ROWS", 16)
+        narrow = local_fskde(image, **kwargs)
+    np.testing.assert_array_equal(narrow, wide)

@@ -430,7 +430,8 @@ def test_tiles_do_not_change_the_result(monkeypatch, kind, sigma):
     cases = [("gaussian", 2.0, 1), ("gaussian", 1.0, 3), ("box", 4, 4), ("box", 7, 1)]
     wide = {case: local_fskde(image, window=case[0], size=case[1], stride=case[2], **kwargs)
             for case in cases}  # fmt: skip
-    monkeypatch.setattr(xfskde.local, "TILE_ROWS", 16)
+    monkeypatch.setattr(xfskde.local, "TILE_ROWS", 16)  # four windows tall at least
+    monkeypatch.setattr(xfskde.local, "CACHE_BYTES", 1)
     monkeypatch.setattr(xfskde.local, "RING_BYTES", 1)  # 64 columns per tile
     for (window, size, stride), expected in wide.items():
         got = local_fskde(image, window=window, size=size, stride=stride, **kwargs)
