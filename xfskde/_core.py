@@ -537,6 +537,22 @@ def _tile_columns(colmap, pcol0, oj0, oj1, stride, before, after):
 
 
 @numba.njit(nogil=True, cache=True, error_model="numpy", inline="always")
+def _tile_scratch(src, colmap, work, pcol0, oj0, oj1, stride, before, after):
+    """What stages 1 and 2 of every routine need for a tile: its columns (:func:`_tile_columns`),
+    the 3-row ring of input rows with the row each slot holds, and the gradient and unit-phasor
+    rows, in the work dtype: (cols, width, first_x, rows, row_of, gx, gy, ure, uim)."""
+    dt = work.dtype
+    cols, width, first_x = _tile_columns(colmap, pcol0, oj0, oj1, stride, before, after)
+    rows = np.empty((3, src.shape[0], width + 2), dt)
+    row_of = np.full(3, _FAR, np.int64)
+    gx = np.empty(width, dt)
+    gy = np.empty(width, dt)
+    ure = np.empty(width, dt)
+    uim = np.empty(width, dt)
+    return cols, width, first_x, rows, row_of, gx, gy, ure, uim
+
+
+@numba.njit(nogil=True, cache=True, error_model="numpy", inline="always")
 def _tile_cells(src, rowmap, colmap, cval, work, out, oi0, oi1, oj0, oj1, prow0, pcol0, stride,
                 before, after, profile, scale, planes):  # fmt: skip
     """Box or Gaussian window with ``stride >= n_taps``: windows that share no row (cells).
@@ -550,14 +566,10 @@ def _tile_cells(src, rowmap, colmap, cval, work, out, oi0, oi1, oj0, oj1, prow0,
     dt = work.dtype
     length = scale.shape[0]
     n_taps = before + after + 1
-    cols, width, first_x = _tile_columns(colmap, pcol0, oj0, oj1, stride, before, after)
-    rows = np.empty((3, src.shape[0], width + 2), dt)
-    row_of = np.full(3, _FAR, np.int64)
-    gx = np.empty(width, dt)
-    gy = np.empty(width, dt)
+    cols, width, first_x, rows, row_of, gx, gy, ure, uim = _tile_scratch(
+        src, colmap, work, pcol0, oj0, oj1, stride, before, after
+    )
     w0 = np.empty(width, dt)
-    ure = np.empty(width, dt)
-    uim = np.empty(width, dt)
     pr = np.empty(width, dt)
     pi = np.empty(width, dt)
     vre = np.empty((length, width), dt)  # V_k of one sample row
@@ -594,13 +606,9 @@ def _tile_box_running(src, rowmap, colmap, cval, work, out, oi0, oi1, oj0, oj1, 
     dt = work.dtype
     length = scale.shape[0]
     n_taps = before + after + 1
-    cols, width, first_x = _tile_columns(colmap, pcol0, oj0, oj1, stride, before, after)
-    rows = np.empty((3, src.shape[0], width + 2), dt)
-    row_of = np.full(3, _FAR, np.int64)
-    gx = np.empty(width, dt)
-    gy = np.empty(width, dt)
-    ure = np.empty(width, dt)
-    uim = np.empty(width, dt)
+    cols, width, first_x, rows, row_of, gx, gy, ure, uim = _tile_scratch(
+        src, colmap, work, pcol0, oj0, oj1, stride, before, after
+    )
     n_ring = n_taps + stride  # the box's rows and the `stride` rows that have just left it
     ring_of = np.full(n_ring, _FAR, np.int64)
     ring_re = np.empty((n_ring, length, width), dt)
@@ -666,13 +674,9 @@ def _tile_separable(src, rowmap, colmap, cval, work, out, oi0, oi1, oj0, oj1, pr
     dt = work.dtype
     length = scale.shape[0]
     n_taps = before + after + 1
-    cols, width, first_x = _tile_columns(colmap, pcol0, oj0, oj1, stride, before, after)
-    rows = np.empty((3, src.shape[0], width + 2), dt)
-    row_of = np.full(3, _FAR, np.int64)
-    gx = np.empty(width, dt)
-    gy = np.empty(width, dt)
-    ure = np.empty(width, dt)
-    uim = np.empty(width, dt)
+    cols, width, first_x, rows, row_of, gx, gy, ure, uim = _tile_scratch(
+        src, colmap, work, pcol0, oj0, oj1, stride, before, after
+    )
     n_ring = n_taps + stride  # as for the running box; the extra `stride` slots go unread
     ring_of = np.full(n_ring, _FAR, np.int64)
     ring_re = np.empty((n_ring, length, width), dt)
@@ -722,13 +726,9 @@ def _tile_separable_strided(src, rowmap, colmap, cval, work, out, oi0, oi1, oj0,
     length = scale.shape[0]
     n_taps = before + after + 1
     n_fours = n_taps - n_taps % 4  # taps added four at a time; the rest one at a time
-    cols, width, first_x = _tile_columns(colmap, pcol0, oj0, oj1, stride, before, after)
-    rows = np.empty((3, src.shape[0], width + 2), dt)
-    row_of = np.full(3, _FAR, np.int64)
-    gx = np.empty(width, dt)
-    gy = np.empty(width, dt)
-    ure = np.empty(width, dt)
-    uim = np.empty(width, dt)
+    cols, width, first_x, rows, row_of, gx, gy, ure, uim = _tile_scratch(
+        src, colmap, work, pcol0, oj0, oj1, stride, before, after
+    )
     p_re = np.empty((4, length, width), dt)  # the last four image rows' powers, by rho % 4
     p_im = np.empty((4, length, width), dt)
     n_open = (n_taps + stride - 1) // stride  # sample rows one image row can serve
@@ -797,13 +797,9 @@ def _tile_disk(src, rowmap, colmap, cval, work, out, oi0, oi1, oj0, oj1, prow0, 
     dt = work.dtype
     length = scale.shape[0]
     n_taps = before + after + 1
-    cols, width, first_x = _tile_columns(colmap, pcol0, oj0, oj1, stride, before, after)
-    rows = np.empty((3, src.shape[0], width + 2), dt)
-    row_of = np.full(3, _FAR, np.int64)
-    gx = np.empty(width, dt)
-    gy = np.empty(width, dt)
-    ure = np.empty(width, dt)
-    uim = np.empty(width, dt)
+    cols, width, first_x, rows, row_of, gx, gy, ure, uim = _tile_scratch(
+        src, colmap, work, pcol0, oj0, oj1, stride, before, after
+    )
     p_re = np.empty((length, width), dt)  # one row's powers, before their prefix sums
     p_im = np.empty((length, width), dt)
     n_ring = n_taps + stride  # as for the running box; the extra `stride` slots go unread
