@@ -22,7 +22,16 @@ from scipy import ndimage
 
 from xfskde import Cos2KKernel
 
-__all__ = ["naive_dense"]
+__all__ = ["gradient_polar", "naive_dense"]
+
+
+def gradient_polar(image: np.ndarray, pad: int) -> tuple[np.ndarray, np.ndarray]:
+    """Angle Θ (``arctan2``) and weight W = |g| (``hypot``) of the central differences
+    (``np.gradient``) of the image padded by ``pad`` in scipy's ``"reflect"`` mode; y along rows,
+    x along columns. The planes are the padded image's shape."""
+    padded = np.pad(image, pad, mode="symmetric")
+    gy, gx = np.gradient(padded)  # central differences / 2
+    return np.arctan2(gy, gx), np.hypot(gx, gy)
 
 
 def naive_dense(image: np.ndarray, *, order: int, size: int) -> np.ndarray:
@@ -46,10 +55,7 @@ def naive_dense(image: np.ndarray, *, order: int, size: int) -> np.ndarray:
     if size % 2 != 1:
         raise ValueError(f"size must be odd so the box is centred on its pixel, got {size}")
     pad = size // 2 + 1
-    padded = np.pad(image, pad, mode="symmetric")
-    gy, gx = np.gradient(padded)  # central differences / 2; y along rows, x along columns
-    theta = np.arctan2(gy, gx)
-    weight = np.hypot(gx, gy)
+    theta, weight = gradient_polar(image, pad)
     inner = np.s_[pad:-pad, pad:-pad]
     coefficients = Cos2KKernel(order).coefficients
     out = np.empty((*image.shape, order + 1), dtype=np.complex64)

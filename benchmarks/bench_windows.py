@@ -39,6 +39,9 @@ import xfskde
 from xfskde import Cos2KKernel
 from xfskde.windows import make_window
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _naive import gradient_polar
+
 ORDER = 8
 SIGMAS = (6.0, 17.6, 60.0, 121.8)
 DIRECT_MAX_SIGMA = 20.0
@@ -53,9 +56,7 @@ def _image(size: int) -> np.ndarray:
 
 def _planes(image: np.ndarray, pad: int) -> tuple[np.ndarray, np.ndarray]:
     """The padded image's W cos kΘ and -W sin kΘ planes, k = 0 .. ORDER (float32)."""
-    padded = np.pad(image, pad, mode="symmetric")
-    gy, gx = np.gradient(padded)
-    theta, weight = np.arctan2(gy, gx), np.hypot(gx, gy)
+    theta, weight = gradient_polar(image, pad)
     k = np.arange(ORDER + 1, dtype=np.float32)[:, None, None]
     return weight * np.cos(k * theta), -weight * np.sin(k * theta)
 

@@ -312,7 +312,7 @@ def local_fskde_block(
     kind, before, after = params.kind_code(), params.window.before, params.window.after
     profile, half_widths, scale = params.profile(), params.half_widths(), params.scale()
     work = np.zeros(0, dtype=np.float32 if out.dtype == np.complex64 else np.float64)
-    n_taps = params.window.before + params.window.after + 1
+    n_taps = before + after + 1
     path = _core.tile_path(kind, n_taps, s)
     tile_rows, tile_cols = _tile_shape(path, n_taps, s, params.length, work.itemsize)
     tiles = [
