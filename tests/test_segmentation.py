@@ -17,7 +17,7 @@ from xfskde.exceptions import ParameterError
 from xfskde.io import store_status
 from xfskde.metrics import rand_index
 from xfskde.segmentation import FeatureSpec, abundances, fit_textures, segment
-from xfskde.segmentation.features import grid_features, grid_projections
+from xfskde.segmentation.features import color_bins, grid_features, grid_projections
 from xfskde.segmentation.model import halo_of
 
 
@@ -154,6 +154,35 @@ def test_color_histogram_against_numpy(rng):
             ref, _ = np.histogram(patch[..., c], bins=4, range=(0, 1))
             np.testing.assert_allclose(hist[y, x, 4 * c : 4 * c + 4], ref / 25 / 3, atol=1e-6)
     np.testing.assert_allclose(hist[3:-3, 3:-3].sum(axis=-1), 1, atol=1e-5)
+
+
+def test_color_bins_equal_the_numpy_rule(rng):
+    """The compiled colour binning gives NumPy's float32 arithmetic bit for bit: values on bin
+    edges, NaN (bin 0), ±inf (the ends), per-channel ranges, and more than 256 bins (int64)."""
+    for trial in range(40):
+        channels, (h, w) = int(rng.integers(1, 5)), rng.integers(1, 30, 2)
+        block = (rng.random((h, w, channels)) * (1.3 if trial % 2 else 4095) - 0.1).astype(
+            np.float32
+        )
+        block.reshape(-1)[::7] = rng.integers(0, 17, block.reshape(-1)[::7].size) / 16
+        block.reshape(-1)[::11], block.reshape(-1)[::13] = np.nan, np.inf
+        block.reshape(-1)[::17] = -np.inf
+        n_bins = int(rng.choice([1, 3, 16, 300]))
+        ranges = None
+        values = np.moveaxis(np.nan_to_num(block), -1, 0)
+        if trial % 2 == 0:
+            ranges = tuple((float(-0.1 * rng.random()), float(1 + 4000 * rng.random()))
+                           for _ in range(channels))  # fmt: skip
+            low = np.array([r[0] for r in ranges], np.float32)[:, None, None]
+            span = np.array([r[1] - r[0] for r in ranges], np.float32)[:, None, None]
+            values = (values - low) / span
+        with np.errstate(over="ignore", invalid="ignore"):
+            expected = np.clip(np.floor(values * n_bins), 0, n_bins - 1)
+        got = color_bins(block, n_bins, ranges)
+        assert got.dtype == (np.uint8 if n_bins <= 256 else np.int64)
+        np.testing.assert_array_equal(got, expected.astype(got.dtype))
+    with pytest.raises(ValueError, match="color_ranges"):
+        color_bins(block, 4, ((0.0, 1.0),) * (channels + 1))
 
 
 def test_angle_histogram_and_fskde_share_mass(rng):

@@ -191,6 +191,30 @@ def test_bank_bins_ends_outside_and_nan():
         bank_bins(block, ranges[:11], 4)
 
 
+def test_responses_reuse_one_plane_and_equal_2d_transforms(image):
+    """The responses are computed into buffers held for the block (no allocation per filter:
+    every filtered plane is the same memory) and equal SciPy's 2-D transforms of the same
+    padded block to float32 rounding."""
+    import scipy.fft
+
+    from xfskde.segmentation._bank import _filtered, _spectra
+
+    planes, first = [], None
+    for i, plane in enumerate(_filtered(image, 0.25)):
+        if i == 1:
+            first = plane
+        elif i > 1:
+            assert np.shares_memory(plane, first)
+        planes.append(plane[: image.shape[0], : image.shape[1]].copy())
+    shape = (scipy.fft.next_fast_len(96, real=True), scipy.fft.next_fast_len(128, real=True))
+    padded = np.full(shape, 0.25 - image.mean(dtype=np.float64), np.float32)
+    padded[:96, :128] = image - np.float32(image.mean(dtype=np.float64))
+    transform = scipy.fft.rfft2(padded)
+    for plane, spectrum in zip(planes[1:], _spectra(shape), strict=True):
+        expected = scipy.fft.irfft2(transform * spectrum, s=shape)[:96, :128]
+        np.testing.assert_allclose(plane, expected, rtol=0, atol=2e-7)
+
+
 def test_bin_planes_equal_bins_of_the_responses(image):
     """The segmentation path (each response binned as it comes, uint8 planes) gives the bins of
     the public responses exactly, NaN pixels and values beyond the ranges included."""
