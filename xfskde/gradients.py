@@ -386,8 +386,8 @@ def gradient(
     r = operator.radius
     rowmap = boundary_index_map(h, -r, h + r, boundary)
     colmap = boundary_index_map(w, -r, w + r, boundary)
-    if operator.kind == "central":
-        out = np.empty((h, w), dtype=np.complex128)
+    if operator.kind == "central":  # differenced in float64, stored in the result's precision
+        out = np.empty((h, w), dtype=np.result_type(ftype, np.complex64))
         _core.gradient_image(src, rowmap, colmap, 1, float(cval), out)
     else:
         gx, gy = stencil_gradient(gather(src, rowmap, colmap, float(cval)), operator)
