@@ -63,7 +63,7 @@ def on_cluster(labels, reference: np.ndarray, workers: int, environ: dict, repea
     key = "distributed.nanny.pre-spawn-environ"
     with (
         dask.config.set({key: {**dask.config.get(key), **environ}}),
-        LocalCluster(n_workers=workers, threads_per_worker=1, dashboard_address=None) as cluster,
+        LocalCluster(n_workers=workers, threads_per_worker=1, dashboard_address=":0") as cluster,
         Client(cluster) as client,
     ):
         seen = client.run(lambda: os.environ.get("MALLOC_MMAP_THRESHOLD_"))
