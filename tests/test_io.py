@@ -21,6 +21,7 @@ from skimage import data
 
 import xfskde
 import xfskde.io
+from xfskde import cli
 import xfskde.lazy
 from xfskde.exceptions import (
     DimensionError,
@@ -136,14 +137,77 @@ def test_arrays_are_wrapped_with_named_dims_and_aligned_chunks():
     rgb = data.astronaut()
     image = xfskde.open_image(rgb, chunks=200)
     assert image.dims == ("y", "x", "c") and image.data.chunks == ((200, 200, 112),) * 2 + ((3,),)
-    planar = xfskde.open_image(
-        da.from_array(rgb.transpose(2, 0, 1), chunks=(1, 100, 100)), chunks=260
-    )
+    chw = da.from_array(rgb.transpose(2, 0, 1), chunks=(1, 100, 100))
+    planar = xfskde.open_image(chw, chunks=260, dims=("c", "y", "x"))
     assert planar.dims == ("c", "y", "x")  # 260 rounds to 3 of the array's 100-pixel chunks
     assert planar.data.chunks == ((3,), (300, 212), (300, 212))
+    assert planar.attrs["source_axes"] == "c y x"
     np.testing.assert_array_equal(planar.values, rgb.transpose(2, 0, 1))
     with pytest.raises(DimensionError, match="dims"):
         xfskde.open_image(np.zeros((2, 30, 30, 5)))
+
+
+def test_a_first_axis_of_two_to_four_planes_must_be_named():
+    """(3, y, x) is planar colour or a three-plane stack (stacks are stored (z, y, x)): read as
+    colour, a stack's planes were mixed into one image; now the reader asks, and reads either."""
+    stack = np.stack([np.full((40, 50), v, np.uint8) for v in (10, 20, 30)])
+    for shape in ((2, 40, 50), (3, 40, 50), (4, 40, 50)):
+        with pytest.raises(DimensionError, match=r"dims=\('c', 'y', 'x'\).*--dims c,y,x"):
+            xfskde.open_image(np.zeros(shape))
+    # one plane first, or at most four channels last: the shape tells
+    assert xfskde.open_image(np.zeros((1, 40, 50))).dims == ("c", "y", "x")
+    assert xfskde.open_image(np.zeros((40, 50, 3))).dims == ("y", "x", "c")
+    plane = xfskde.open_image(stack, dims=("z", "y", "x"), plane={"z": -1})
+    assert plane.dims == ("y", "x") and plane.attrs["source_plane"] == "z=2"
+    assert (plane.values == 30).all()
+    with pytest.raises(ImageReadError, match=r"z \(3 planes\)"):
+        xfskde.open_image(stack, dims=("z", "y", "x"))
+    with pytest.raises(ParameterError, match="names 2 axes"):
+        xfskde.open_image(stack, dims=("y", "x"))
+    with pytest.raises(ParameterError, match="each axis once"):
+        xfskde.open_image(stack, dims=("c", "y", "y"))
+    with pytest.raises(ParameterError, match="sequence of axis names"):
+        xfskde.open_image(stack, dims="cyx")
+    with pytest.raises(ParameterError, match="dims="):
+        xfskde.open_image(stack, plane={"z": 0})
+    named = xr.DataArray(stack, dims=("c", "y", "x"))
+    assert xfskde.open_image(named, dims=("c", "y", "x")).attrs == {"source_axes": "c y x"}
+    assert named.attrs == {}  # the caller's DataArray is not changed
+    with pytest.raises(ParameterError, match="records its own"):
+        xfskde.open_image(named, dims=("z", "y", "x"))
+
+
+def test_a_zarr_array_without_dimension_names_is_named_on_the_command_line(tmp_path, capsys):
+    """A plain Zarr (3, y, x) array: refused without --dims by info and the commands; with
+    --dims z,y,x --plane z=N the plane is computed (equal to that plane's own field) and a
+    resume with other names is refused; a store that records its dims refuses other names."""
+    stack = np.random.default_rng(0).random((3, 64, 72)).astype(np.float32)
+    path = tmp_path / "stack.zarr"
+    zarr.create_array(path, shape=stack.shape, chunks=(1, 32, 32), dtype="f4")[:] = stack
+    out = tmp_path / "field.zarr"
+    assert cli.main(["info", str(path)]) == 2
+    assert "--dims c,y,x" in capsys.readouterr().err
+    assert cli.main(["info", str(path), "--dims", "z,y,x"]) == 0
+    assert "z y x" in capsys.readouterr().out
+    argv = ["coefficients", str(path), str(out), "--window", "box", "--size", "4"]
+    assert cli.main(argv) == 2
+    assert cli.main([*argv, "--dims", "z,y,x", "--plane", "z=1"]) == 0
+    field = xr.open_zarr(out)["fskde"]
+    assert field.attrs["source_axes"] == "z y x" and field.attrs["source_plane"] == "z=1"
+    expected = xfskde.local_fskde(stack[1], order=8, window="box", size=4)
+    np.testing.assert_allclose(field.values, expected, rtol=1e-5, atol=1e-6)
+    capsys.readouterr()
+    assert cli.main([*argv, "--dims", "c,y,x", "--resume"]) == 2
+    assert 'source_axes "z y x" in the store' in capsys.readouterr().err
+    with pytest.raises(SystemExit) as stopped:  # argparse's refusal
+        cli.main([*argv, "--dims", "a,b", "--overwrite"])
+    assert stopped.value.code == 2 and "argument --dims" in capsys.readouterr().err
+    named = tmp_path / "named.zarr"
+    array = zarr.create_array(named, shape=stack.shape, dtype="f4", dimension_names="zyx")
+    array[:] = stack
+    assert xfskde.open_image(named, plane={"z": 0}).dims == ("y", "x")
+    with pytest.raises(ParameterError, match="records its own"):
+        xfskde.open_image(named, dims=("c", "y", "x"))
 
 
 def test_transparent_pixels_of_a_png_are_missing(tmp_path):

@@ -61,9 +61,10 @@ MAX_SIDE = 2048
 _BLACK = 0.08
 
 
-def _level_for(source: Any, max_side: int, storage_options: Any, series: Any = 0) -> int:
-    """The finest pyramid level whose longer side is at most ``max_side`` (else the coarsest)."""
-    levels = image_levels(source, storage_options=storage_options, series=series)
+def _level_for(source: Any, max_side: int, storage_options: Any, opening: dict[str, Any]) -> int:
+    """The finest pyramid level whose longer side is at most ``max_side`` (else the coarsest)
+    of the image opened as ``opening`` says (its ``series`` and ``dims``)."""
+    levels = image_levels(source, storage_options=storage_options, **_describing(opening))
     sides = [max(lv.shape[lv.dims.index("y")], lv.shape[lv.dims.index("x")]) for lv in levels]
     fitting = [i for i, side in enumerate(sides) if side <= max_side]
     return fitting[0] if fitting else len(levels) - 1
@@ -82,14 +83,21 @@ def _small(image: xr.DataArray, max_side: int) -> xr.DataArray:
 
 
 def _opened_as(image: xr.DataArray) -> dict[str, Any]:
-    """The ``plane`` and ``series`` an opened image was read with (from its attrs), as
-    :func:`xfskde.open_image` takes them: its file's other levels are read alike."""
+    """The ``plane``, ``series`` and ``dims`` an opened image was read with (from its attrs),
+    as :func:`xfskde.open_image` takes them: its file's other levels are read alike."""
     opening: dict[str, Any] = {}
     if "source_plane" in image.attrs:
         opening["plane"] = parse_plane(str(image.attrs["source_plane"]))
     if "source_series" in image.attrs:
         opening["series"] = int(image.attrs["source_series"])
+    if "source_axes" in image.attrs:
+        opening["dims"] = tuple(str(image.attrs["source_axes"]).split())
     return opening
+
+
+def _describing(opening: dict[str, Any]) -> dict[str, Any]:
+    """The arguments of :func:`xfskde.io.images.image_levels` among ``open_image``'s."""
+    return {k: v for k, v in opening.items() if k in ("series", "dims")}
 
 
 def _whole_source(image: xr.DataArray, storage_options: Any) -> tuple[Any, dict[str, Any]]:
@@ -103,7 +111,7 @@ def _whole_source(image: xr.DataArray, storage_options: Any) -> tuple[Any, dict[
     source = locate(source, storage_options)
     opening = _opened_as(image)
     try:
-        levels = image_levels(source, series=opening.get("series", 0))
+        levels = image_levels(source, **_describing(opening))
         level = levels[int(image.attrs.get("source_level", 0))]
     except (OSError, IndexError, ValueError, XfskdeError):
         return image, {}
@@ -218,11 +226,10 @@ def tissue_mask(
         full = (image.sizes["y"], image.sizes["x"])
         small = _small(image, max_side)
     else:
-        series = opening.get("series", 0)
         if level is None:
-            level = _level_for(image, max_side, storage_options, series)
+            level = _level_for(image, max_side, storage_options, opening)
         opened = open_image(image, level=level, storage_options=storage_options, **opening)
-        first = image_levels(image, storage_options=storage_options, series=series)[0]
+        first = image_levels(image, storage_options=storage_options, **_describing(opening))[0]
         full = (first.shape[first.dims.index("y")], first.shape[first.dims.index("x")])
         small = _small(opened, max_side)
     values = np.asarray(small.values)

@@ -139,16 +139,17 @@ def _describe_plain(path: str) -> list[tuple[str, str]]:
     return [("format", f"{Path(path).suffix[1:].upper()} (read into memory)")]
 
 
-def describe_image(path: str) -> ImageDescription:
+def describe_image(path: str, dims: tuple[str, ...] | None = None) -> ImageDescription:
     """The description of the image at ``path`` (TIFF family, Zarr, PNG/JPEG/..., NPY): rows
-    about its format, and its levels as :func:`xfskde.io.images.image_levels` reads them.
+    about its format, and its levels as :func:`xfskde.io.images.image_levels` reads them
+    (``dims``: the names of the axes of an image that records none).
 
     Raises
     ------
     ImageReadError
         For a file in another format, or one that cannot be read.
     """
-    levels = image_levels(path)
+    levels = image_levels(path, dims=dims)
     name = Path(os.fspath(path)).name.lower()
     if name.endswith(TIFF_SUFFIXES):
         rows = _describe_tiff(path, levels)
@@ -168,7 +169,7 @@ def describe_image(path: str) -> ImageDescription:
         rows.append(("planes", f"{counts} (one is read: --plane {choice})"))
     if dict(rows)["format"].startswith(("GeoTIFF", "Zarr")):  # where a CRS can be
         # lazy: the header and coordinates only (of the first plane: all share them)
-        wkt = crs_wkt(open_image(path, plane=dict.fromkeys(planes, 0) or None))
+        wkt = crs_wkt(open_image(path, plane=dict.fromkeys(planes, 0) or None, dims=dims))
         if wkt is not None:
             rows.append(("crs", crs_description(wkt)))
     return ImageDescription(rows, levels)

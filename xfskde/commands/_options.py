@@ -246,6 +246,27 @@ def plane_option(text: str) -> dict[str, int]:
         raise argparse.ArgumentTypeError(str(exc)) from None
 
 
+def dims_option(text: str) -> tuple[str, ...]:
+    """``--dims c,y,x``: the names of an unlabelled input's axes (``open_image``'s ``dims``)."""
+    names = tuple(name.strip() for name in text.split(","))
+    if not all(names) or len(set(names)) != len(names) or not {"y", "x"} <= set(names):
+        raise argparse.ArgumentTypeError(
+            f"expected the input's axis names in order, each once, y and x among them (c,y,x "
+            f"or z,y,x), got {text!r}"
+        )
+    return names
+
+
+def add_dims_option(parser: argparse.ArgumentParser) -> None:
+    """``--dims c,y,x``: the names of the axes of an input that records none."""
+    parser.add_argument(
+        "--dims", type=dims_option, default=None, metavar="AXIS,AXIS,...",
+        help="the names of the axes of an input that records none (an NPY file, a Zarr array "
+        "without dimension names), in order: c,y,x for planar colour, z,y,x for a stack (with "
+        "--plane z=N); needed where its shape cannot tell (a first axis of 2 to 4)",
+    )  # fmt: skip
+
+
 def series_option(text: str) -> int | str:
     """``--series 1`` (an index) or ``--series labels/textures`` (an image's name)."""
     try:
@@ -257,7 +278,8 @@ def series_option(text: str) -> int | str:
 def add_level_options(parser: argparse.ArgumentParser) -> None:
     """``--level N`` or ``--mpp MICRONS``: which pyramid level of the input is read;
     ``--plane z=N,...``: which plane of a z-stack, time series, ... (every axis beyond y, x
-    and colour of more than one plane); ``--series N|NAME``: which image of a TIFF."""
+    and colour of more than one plane); ``--series N|NAME``: which image of a TIFF;
+    ``--dims c,y,x``: the axes of an input that records none."""
     parser.add_argument(
         "--plane", type=plane_option, default=None, metavar="AXIS=N[,AXIS=N]",
         help="the plane of an input with axes beyond y, x and colour: a z-stack's z=12, a time "
@@ -268,6 +290,7 @@ def add_level_options(parser: argparse.ArgumentParser) -> None:
         help="the image of a TIFF that holds several (a multi-scene OME-TIFF, the labels of an "
         "OME-TIFF xfskde wrote: 'labels/textures'): its index or name; 'xfskde info' lists them",
     )  # fmt: skip
+    add_dims_option(parser)
     group = parser.add_mutually_exclusive_group()
     group.add_argument(
         "--level", type=int, default=None, help="pyramid level of the input (default: 0)"
@@ -340,7 +363,7 @@ def field_from_input(args: argparse.Namespace) -> tuple[Any, Any, Any]:
     # the one chunk planner: the file's tiles, the target, the window's halo and the stride
     image = open_image(
         args.input, level=args.level or 0, mpp=args.mpp, chunks=args.chunks, halo=params.depth,
-        stride=params.stride, plane=args.plane, series=args.series,
+        stride=params.stride, plane=args.plane, series=args.series, dims=args.dims,
     )  # fmt: skip
     # nodata is no LocalParameters field: local_fskde resolves it ("auto": the image's
     # _FillValue) and records it in the field's attrs, which a resume compares

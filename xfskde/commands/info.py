@@ -24,6 +24,7 @@ from ..exceptions import ParameterError, StoreCorruptError, StoreIncompleteError
 from ..io import locate, open_blocks, store_status
 from ..io.stores import verify_store
 from ._images import crs_description, describe_image, is_image, level_table
+from ._options import add_dims_option
 
 #: Problems of each kind listed one per line before the rest are counted.
 _LISTED = 50
@@ -61,6 +62,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument(
         "--workers", type=int, default=4, help="chunks read at the same time by --verify"
     )
+    add_dims_option(parser)
     parser.set_defaults(func=run)
 
 
@@ -154,8 +156,8 @@ def _verify(store: str, workers: int) -> bool:
     return report.whole
 
 
-def _describe_image(path: str) -> None:
-    description = describe_image(path)
+def _describe_image(path: str, dims: tuple[str, ...] | None) -> None:
+    description = describe_image(path, dims)
     rows = [("image", path), *description.rows, ("levels", str(len(description.levels)))]
     _print_rows(rows)
     print()
@@ -171,7 +173,7 @@ def run(args: argparse.Namespace) -> int:
                 f"--verify checks the chunks of a store written by xfskde; {args.store} is an "
                 "input image: run xfskde info without --verify"
             )
-        _describe_image(args.store)
+        _describe_image(args.store, args.dims)
         return 0
     status = store_status(args.store)
     state = "complete" if status["complete"] else "INCOMPLETE"

@@ -193,7 +193,8 @@ def run(args: argparse.Namespace) -> int:
     window = model.spec.window if model is not None else args.window
     halo = Window(window, FINE_SIZE if size == "auto" else size).halo(reach)
     image = open_image(args.input, level=args.level or 0, mpp=args.mpp, chunks=args.chunks,
-                       halo=halo, plane=args.plane, series=args.series)  # fmt: skip
+                       halo=halo, plane=args.plane, series=args.series,
+                       dims=args.dims)  # fmt: skip
     if model is not None and args.level is None and args.mpp is None:
         image = _at_model_scale(image, model, args, halo)
     refuse_ome_zarr_grid(image, args, always=False)
@@ -289,7 +290,7 @@ def _at_model_scale(image: Any, model: Any, args: argparse.Namespace, halo: int)
     wanted = math.sqrt(model.pixel_size[0] * model.pixel_size[1])
     nearest = open_image(
         args.input, mpp=wanted, chunks=args.chunks, halo=halo, plane=args.plane,
-        series=args.series,
+        series=args.series, dims=args.dims,
     )  # fmt: skip
     if nearest.attrs.get("source_level") == image.attrs.get("source_level"):
         return image  # no nearer level: the model refuses the image, naming the scale

@@ -127,6 +127,8 @@ class _Request(NamedTuple):
     plane: Mapping[str, int] | None = None
     #: the image of a multi-image TIFF, by index or name (``open_image``'s ``series``)
     series: int | str = 0
+    #: the names of an unlabelled source's axes (``open_image``'s ``dims``), checked
+    dims: tuple[str, ...] | None = None
 
 
 def _plan(
@@ -309,18 +311,65 @@ def _labelled(
 # ----------------------------------------------------------------------------------- arrays
 
 
-def _dims_for(shape: tuple[int, ...]) -> tuple[str, ...]:
-    """Dims of an unlabelled array: (y, x), (y, x, c) or (c, y, x) with at most 4 channels."""
+def _dims_for(shape: tuple[int, ...], what: Any = "an array") -> tuple[str, ...]:
+    """Dims of an unlabelled array, told from its shape where the shape can tell: (y, x);
+    (y, x, c) with at most 4 channels last; (c, y, x) with one plane first. A first axis of
+    2 to 4 planes is refused: it may hold colour channels (a planar RGB array) or the planes of
+    a z-stack or time series (``(z, y, x)`` is how stacks are stored), and reading a stack as
+    colour mixes its planes into one image."""
     if len(shape) == 2:
         return ("y", "x")
     if len(shape) == 3 and shape[-1] <= 4:
         return ("y", "x", "c")
-    if len(shape) == 3 and shape[0] <= 4:
+    if len(shape) == 3 and shape[0] == 1:
         return ("c", "y", "x")
+    if len(shape) == 3 and shape[0] <= 4:
+        raise DimensionError(
+            f"cannot tell whether the first axis of {what} (shape {shape}) holds colour "
+            "channels or the planes of a stack: name its axes, dims=('c', 'y', 'x') for colour "
+            "or dims=('z', 'y', 'x') with plane={'z': 0} for a stack (--dims c,y,x, or --dims "
+            "z,y,x --plane z=0, on the command line)"
+        )
     raise DimensionError(
-        f"cannot tell the dims of an array of shape {shape}: pass a DataArray with dims "
-        "('y', 'x') or ('y', 'x', 'c'), or select a 2-D plane first"
+        f"cannot tell the dims of {what} of shape {shape}: name its axes with dims= (a "
+        "DataArray with dims ('y', 'x') or ('y', 'x', 'c') also works), or select a 2-D plane "
+        "first"
     )
+
+
+def _checked_dims(dims: Sequence[str]) -> tuple[str, ...]:
+    """``open_image``'s ``dims``: distinct axis names, ``y`` and ``x`` among them."""
+    if isinstance(dims, str) or not all(isinstance(d, str) and d for d in dims):
+        raise ParameterError(
+            f"dims must be a sequence of axis names such as ('c', 'y', 'x'), got {dims!r}"
+        )
+    names = tuple(dims)
+    if len(set(names)) != len(names) or not {"y", "x"} <= set(names):
+        raise ParameterError(f"dims must name each axis once, 'y' and 'x' among them, got {names}")
+    return names
+
+
+def _axes_of(
+    recorded: Sequence[str] | None,
+    shape: tuple[int, ...],
+    given: tuple[str, ...] | None,
+    what: Any,
+) -> tuple[str, ...]:
+    """The dims of a source: those it records, else those the caller named (``dims``), else
+    those its shape tells (:func:`_dims_for`). Names given for a source that records others are
+    refused (they would relabel it)."""
+    if given is None:
+        return tuple(recorded) if recorded is not None else _dims_for(shape, what)
+    if len(given) != len(shape):
+        raise ParameterError(
+            f"dims={given} names {len(given)} axes; {what} has {len(shape)} (shape {shape})"
+        )
+    if recorded is not None and tuple(recorded) != given:
+        raise ParameterError(
+            f"dims={given} names the axes of an unlabelled array; {what} records its own, "
+            f"{tuple(recorded)}: leave dims out"
+        )
+    return given
 
 
 def _rechunked(image: xr.DataArray, request: _Request) -> xr.DataArray:
@@ -336,17 +385,24 @@ def _rechunked(image: xr.DataArray, request: _Request) -> xr.DataArray:
     return image.copy(data=dask_view(np.asarray(image.data), planned))
 
 
-def _open_array(source: Any, request: _Request, name: str) -> xr.DataArray:
-    """Wrap a NumPy or Dask array (or a :class:`_NpyFile`), not copied; a Dask array's chunks
-    count as its native tiles."""
-    dims = _dims_for(tuple(source.shape))
+def _open_array(source: Any, request: _Request, name: str, what: Any = "the array") -> xr.DataArray:
+    """Wrap a NumPy or Dask array (or a :class:`_NpyFile`), not copied, reading the ``plane``
+    of a stack; a Dask array's chunks count as its native tiles. ``what``: the source, as
+    messages name it."""
+    shape = tuple(source.shape)
+    dims = _axes_of(None, shape, request.dims, what)
+    selection = _plane_selection(what, dims, shape, request.plane)
+    native = source.chunksize if isinstance(source, da.Array) else (1,) * source.ndim
+    planned, tiles = _plan(shape, dims, native, request)
+    planned = _single_planes(planned, selection)
     if isinstance(source, da.Array):
-        planned, tiles = _plan(source.shape, dims, source.chunksize, request)
         data = source if source.chunks == planned else source.rechunk(planned)
-        return _labelled(data, dims, name, tiles)
-    planned, _ = _plan(source.shape, dims, (1,) * source.ndim, request)
-    data = dask_view(source, planned, name=getattr(source, "token", None))
-    return _labelled(data, dims, name, None)
+    else:
+        tiles = None
+        data = dask_view(source, planned, name=getattr(source, "token", None))
+    data, kept = _select_plane(data, dims, selection)
+    image = _labelled(data, kept, name, tiles)
+    return _plane_attrs(image, dims, selection, request.plane) if request.plane else image
 
 
 # ------------------------------------------------------------------------------------- TIFF
@@ -625,13 +681,18 @@ def _tiff_level_sizes(info: _TiffInfo) -> list[tuple[float, float] | None]:
     return sizes
 
 
+def _tiff_dims(axes: str) -> tuple[str, ...]:
+    """The dims of a TIFF series' axes (tifffile's letters: ``YXS`` -> ``(y, x, c)``)."""
+    return tuple(_TIFF_AXES.get(a, a.lower()) for a in axes)
+
+
 def _open_tiff(path: Location, level: int, request: _Request) -> xr.DataArray:
     info = _tiff_info(path, request.series)
     levels = info.levels
     sizes = _tiff_level_sizes(info)
     level = _choose_level(path, sizes, level, request.mpp)
     axes, shape, dtype, tile = levels[level]
-    all_dims = [_TIFF_AXES.get(a, a.lower()) for a in axes]
+    all_dims = list(_axes_of(_tiff_dims(axes), tuple(shape), request.dims, path))
     selection = _plane_selection(path, all_dims, shape, request.plane)
     native = {"Y": tile[0], "X": tile[1]}
     native_shape = [native.get(a, n) for a, n in zip(axes, shape, strict=True)]
@@ -892,8 +953,7 @@ def _open_zarr(source: Any, level: int, request: _Request) -> xr.DataArray:
         array = node
         level = _choose_level(source, [None], level, request.mpp)
         group = _parent_group(source)
-    if dims is None:
-        dims = _stored_dims(array) or _dims_for(tuple(array.shape))
+    dims = _axes_of(dims or _stored_dims(array), tuple(array.shape), request.dims, source)
     if not {"y", "x"} <= set(dims):
         raise ImageReadError(
             f"{source} has dims {dims}; only y, x and one colour dim are supported: name its "
@@ -969,7 +1029,7 @@ def _open_plain(path: Location, request: _Request) -> xr.DataArray:
             with path.open() as file:
                 source = io.BytesIO(file.read())
         if path.name.lower().endswith(".npy") and path.is_local:  # read in the tasks
-            return _open_array(_NpyFile(path.url), request, path.stem)
+            return _open_array(_NpyFile(path.url), request, path.stem, path)
         if path.name.lower().endswith(".npy"):
             array = np.load(source)
         else:
@@ -983,7 +1043,7 @@ def _open_plain(path: Location, request: _Request) -> xr.DataArray:
             array = skio.imread(source)
     except (OSError, ValueError) as exc:  # numpy's and the image plugins' own errors
         raise ImageReadError(f"cannot read {path} as an image: {exc}") from exc
-    image = _open_array(np.asarray(array), request, path.stem)
+    image = _open_array(np.asarray(array), request, path.stem, path)
     if alpha and image.ndim == 3 and image.sizes["c"] in (2, 4):
         image = _alpha_dropped(image, None)
     return image
@@ -1041,7 +1101,11 @@ class ImageLevel(NamedTuple):
 
 
 def image_levels(
-    source: Any, *, storage_options: Mapping[str, Any] | None = None, series: int | str = 0
+    source: Any,
+    *,
+    storage_options: Mapping[str, Any] | None = None,
+    series: int | str = 0,
+    dims: Sequence[str] | None = None,
 ) -> list[ImageLevel]:
     """The pyramid levels of an image file or store, from its metadata only.
 
@@ -1058,12 +1122,15 @@ def image_levels(
         Options of a URL's filesystem.
     series : int or str
         The image of a TIFF that holds several (as :func:`open_image` takes it).
+    dims : sequence of str, optional
+        The names of an unlabelled source's axes (as :func:`open_image` takes them).
 
     Raises
     ------
-    FileNotFoundError, ImageReadError, ImportError, ParameterError
+    FileNotFoundError, ImageReadError, ImportError, ParameterError, DimensionError
         As :func:`open_image`.
     """
+    given = None if dims is None else _checked_dims(dims)
     path = locate(source, storage_options)
     name = path.name.lower()
     remote_store = name.endswith(".zarr") and not path.is_local  # zarr says if it is there
@@ -1072,11 +1139,11 @@ def image_levels(
     if not name.endswith(_TIFF_SUFFIXES):
         _refuse_series(series, path)
     if name.endswith(".zarr") or path.is_dir():
-        return _zarr_levels(path)
+        return _zarr_levels(path, given)
     if name.endswith(_TIFF_SUFFIXES):
-        return _tiff_levels(path, series)
+        return _tiff_levels(path, series, given)
     if name.endswith(_PLAIN_SUFFIXES):
-        image = _open_plain(path, _Request((DEFAULT_CHUNK, DEFAULT_CHUNK), 0, 1))
+        image = _open_plain(path, _Request((DEFAULT_CHUNK, DEFAULT_CHUNK), 0, 1, dims=given))
         shape = tuple(int(n) for n in image.shape)
         yx = (image.sizes["y"], image.sizes["x"])
         return [ImageLevel(shape, tuple(map(str, image.dims)), image.dtype, yx, None, None)]
@@ -1085,7 +1152,9 @@ def image_levels(
     )
 
 
-def _tiff_levels(path: Location, series: int | str = 0) -> list[ImageLevel]:
+def _tiff_levels(
+    path: Location, series: int | str = 0, given: tuple[str, ...] | None = None
+) -> list[ImageLevel]:
     info = _tiff_info(path, series)
     if info.geo_pixel_size is not None:
         (gy, gx), units = info.geo_pixel_size
@@ -1098,7 +1167,7 @@ def _tiff_levels(path: Location, series: int | str = 0) -> list[ImageLevel]:
         sizes, units = _tiff_level_sizes(info), UNITS
     levels = []
     for (axes, shape, dtype, tile), size in zip(info.levels, sizes, strict=True):
-        dims = tuple(_TIFF_AXES.get(a, a.lower()) for a in axes)
+        dims = _axes_of(_tiff_dims(axes), tuple(shape), given, path)
         shape = tuple(map(int, shape))
         if info.alpha and "c" in dims and shape[dims.index("c")] in (2, 4):  # as opened
             i = dims.index("c")
@@ -1111,7 +1180,7 @@ def _tiff_levels(path: Location, series: int | str = 0) -> list[ImageLevel]:
     return levels
 
 
-def _zarr_levels(path: Location) -> list[ImageLevel]:
+def _zarr_levels(path: Location, given: tuple[str, ...] | None = None) -> list[ImageLevel]:
     node = _zarr_node(path)
     multiscales = None
     if isinstance(node, zarr.Group):
@@ -1124,9 +1193,7 @@ def _zarr_levels(path: Location) -> list[ImageLevel]:
             size, unit = _coordinate_pixel_size(node, component)
         else:
             array, dims = node, None
-        stored = getattr(array.metadata, "dimension_names", None)
-        dims = dims or (tuple(map(str, stored)) if stored and None not in stored else None)
-        dims = dims or _dims_for(tuple(array.shape))
+        dims = _axes_of(dims or _stored_dims(array), tuple(array.shape), given, path)
         iy, ix = dims.index("y"), dims.index("x")
         tile = (int(array.chunks[iy]), int(array.chunks[ix]))
         shape = tuple(int(n) for n in array.shape)
@@ -1135,7 +1202,7 @@ def _zarr_levels(path: Location) -> list[ImageLevel]:
     transforms = _ngff_transforms(multiscales[0])
     for level, transform in enumerate(transforms):
         array, _, dims, _, _ = _zarr_image(path, node, level, None)
-        dims = dims or _dims_for(tuple(array.shape))
+        dims = _axes_of(dims, tuple(array.shape), given, path)
         iy, ix = dims.index("y"), dims.index("x")
         size = None if transform is None else transform.scale
         levels.append(ImageLevel(
@@ -1160,6 +1227,7 @@ def open_image(
     storage_options: Mapping[str, Any] | None = None,
     plane: Mapping[str, int] | None = None,
     series: int | str = 0,
+    dims: Sequence[str] | None = None,
 ) -> xr.DataArray:
     """Open an image of any size as a lazy ``(y, x)`` or ``(y, x, c)`` DataArray.
 
@@ -1205,6 +1273,16 @@ def open_image(
         OME-TIFF written by ``xfskde segment``): its index, or its name (the OME ``Name``,
         e.g. ``"labels/textures"``); default the first. Another than the first is recorded as
         ``attrs["source_series"]`` (its index). ``xfskde info`` lists a file's series.
+    dims : sequence of str, optional
+        The names of the axes of a source that records none — a NumPy or Dask array, an
+        ``.npy`` file, a Zarr array without ``dimension_names`` — in its order, ``y`` and
+        ``x`` among them: ``("c", "y", "x")`` for planar colour, ``("z", "y", "x")`` for a
+        stack (with ``plane``). Without it such a source's dims are told from its shape where
+        the shape can tell: ``(y, x)``, ``(y, x, c)`` with at most 4 channels last, ``(c, y,
+        x)`` with one plane first; a first axis of 2 to 4 planes is refused (colour or a
+        stack?). Names that differ from those a source records (a TIFF's axes, a DataArray's
+        or a Zarr array's dims) are refused. Recorded as ``attrs["source_axes"]``
+        (``"c y x"``).
 
     Returns
     -------
@@ -1233,34 +1311,52 @@ def open_image(
         For formats, files or layouts it cannot read, with what to do instead (an axis of
         several planes that ``plane`` does not name among them).
     DimensionError
-        For an unlabelled array whose dims cannot be told from its shape.
+        For an unlabelled array whose dims cannot be told from its shape (pass ``dims``).
     ParameterError
         For a ``level`` the image does not have, ``mpp`` with ``level`` or for an image that
         records no pixel size, ``chunks`` that are not positive, a ``plane`` that names
         no axis of the image beyond y, x and colour or an index out of its range, or a
-        ``series`` the TIFF does not have (or given for another format).
+        ``series`` the TIFF does not have (or given for another format), or ``dims`` that do
+        not name each axis once, ``y`` and ``x`` among them, or differ from the source's own.
     """
     refuse_dataset(source)
     _check_chunks(chunks)
-    request = _Request(_target(chunks), int(halo), int(stride), mpp, plane, series)
+    given = None if dims is None else _checked_dims(dims)
+    request = _Request(_target(chunks), int(halo), int(stride), mpp, plane, series, given)
+    image = _opened(source, level, chunks, storage_options, request)
+    if given is not None:  # a new object: a DataArray passed in keeps its attrs
+        image = image.assign_attrs(source_axes=" ".join(given))
+    return image
+
+
+def _opened(
+    source: Any,
+    level: int,
+    chunks: _Chunks,
+    storage_options: Mapping[str, Any] | None,
+    request: _Request,
+) -> xr.DataArray:
+    """:func:`open_image` of a source, its arguments checked."""
+    plane, series, mpp = request.plane, request.series, request.mpp
 
     if not isinstance(source, str | os.PathLike | Location):  # arrays, stores, DataArrays
         _refuse_series(series, f"a {type(source).__name__}")
     if isinstance(source, xr.DataArray):
+        _axes_of(tuple(map(str, source.dims)), source.shape, request.dims, "the DataArray")
         if plane:
             dims = [str(d) for d in source.dims]
             selection = _plane_selection(f"the {dims} DataArray", dims, source.shape, plane)
             indexer = {d: s for d, s in zip(source.dims, selection, strict=True) if s is not None}
             source = _plane_attrs(source.isel(indexer), dims, selection, plane)
         return source if chunks is None else _rechunked(source, request)
-    if plane:
+    if plane and request.dims is None:
         name = "an array" if isinstance(source, np.ndarray | da.Array) else str(source)
         if isinstance(source, np.ndarray | da.Array) or str(source).lower().endswith(
             _PLAIN_SUFFIXES
         ):
             raise ParameterError(
                 f"plane selects along the named axes of a TIFF, Zarr or DataArray; {name} has "
-                "none: index it yourself (image[12]) or wrap it in a DataArray with dims"
+                "none: name them, dims=('z', 'y', 'x'), or index it yourself (image[12])"
             )
     if isinstance(source, np.ndarray | da.Array):
         _choose_level("an array", [None], level, mpp)  # one level, no pixel size
