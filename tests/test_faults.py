@@ -33,6 +33,7 @@ from skimage import data
 import xfskde
 import xfskde._scheduling
 from xfskde.cli import main
+from xfskde.datasets import random_textures
 from xfskde.exceptions import (
     StoreCorruptError,
     StoreExistsError,
@@ -830,3 +831,80 @@ def test_segment_names_a_damaged_input_too(tmp_path, capsys):
     )
     assert main([*argv[:-1], "--scheduler", "tcp://127.0.0.1:1"]) == 2
     assert "cannot reach the Dask scheduler" in capsys.readouterr().err
+
+
+#: A ``segment`` to an OME-Zarr image that SIGKILLs itself at one step after its abundances'
+#: blocks: the abundances' pyramid, the labels' pyramid, the labels listed, the finalization.
+KILLED_SEGMENT = """
+import os, signal, sys
+import xfskde.commands.segment as command
+import xfskde.io.omezarr as omezarr
+from xfskde.cli import main
+
+step, argv = sys.argv[1], sys.argv[2:]
+calls = {"pyramid": 0}
+
+def die():
+    os.kill(os.getpid(), signal.SIGKILL)
+
+pyramid, register = omezarr._write_pyramid, omezarr._register_labels
+finalize = getattr(command, "finalize_store", None)
+
+def pyramid_then(*args, **kwargs):
+    calls["pyramid"] += 1
+    if step == f"pyramid {calls['pyramid']}":
+        die()
+    return pyramid(*args, **kwargs)
+
+def register_then(*args, **kwargs):
+    register(*args, **kwargs)
+    if step == "listed":
+        die()
+
+def finalize_then(*args, **kwargs):
+    if step == "finalization":
+        die()
+    return finalize(*args, **kwargs)
+
+omezarr._write_pyramid, omezarr._register_labels = pyramid_then, register_then
+command.finalize_store = finalize_then
+sys.exit(main(argv))
+"""
+
+
+def test_a_segmentation_image_cut_short_after_its_blocks_never_says_it_is_complete(tmp_path):
+    """`xfskde segment IN OUT.ome.zarr` writes the abundances' blocks, their pyramid, then the
+    labels computed from them: the image was marked complete before its labels, so a write
+    killed while they were written said "complete" with no label image (or half of one), and
+    killed in the pyramid, `xfskde info` refused it as "not a store written by xfskde". Killed
+    at each step after the blocks, the image now says it is incomplete (info: exit status 1,
+    naming what is unfinished), and a resume makes it the clean run's, file for file."""
+    image, _ = random_textures((192, 192), seed=3)
+    tiff = tmp_path / "in.tif"
+    tifffile.imwrite(tiff, (image * 255).astype(np.uint8), tile=(64, 64))
+    argv = ["segment", str(tiff), "OUT", "--textures", "3", "--size", "6", "--method", "kmeans",
+            "--sample", "2000", "--chunks", "64", "--no-progress"]  # fmt: skip
+    clean = tmp_path / "clean.ome.zarr"
+    assert main([a if a != "OUT" else str(clean) for a in argv]) == 0
+    expected = _files(clean)
+    assert any(name.startswith("labels/textures/") for name in expected)
+    # pyramid 1: the abundances' coarser levels; pyramid 2: the labels' levels
+    for step in ("pyramid 1", "pyramid 2", "listed", "finalization"):
+        store = tmp_path / f"{step.replace(' ', '-')}.ome.zarr"
+        child = subprocess.run(
+            [sys.executable, "-c", textwrap.dedent(KILLED_SEGMENT), step,
+             *[a if a != "OUT" else str(store) for a in argv]],
+            capture_output=True, text=True,
+        )  # fmt: skip
+        assert child.returncode == -signal.SIGKILL, (step, child.stderr[-500:])
+        status = store_status(store)
+        assert not status["complete"] and status["blocks_done"] == status["blocks_total"], step
+        info = subprocess.run([sys.executable, "-m", "xfskde.cli", "info", str(store)],
+                              capture_output=True, text=True)  # fmt: skip
+        assert info.returncode == 1 and "INCOMPLETE (9/9 blocks)" in info.stdout, step
+        assert "resume the write to finish it" in info.stdout, step
+        assert main([a if a != "OUT" else str(store) for a in argv] + ["--resume"]) == 0
+        assert _files(store) == expected, step
+    # a resume of a complete image changes nothing
+    assert main([a if a != "OUT" else str(clean) for a in argv] + ["--resume"]) == 0
+    assert _files(clean) == expected

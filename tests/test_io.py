@@ -21,8 +21,8 @@ from skimage import data
 
 import xfskde
 import xfskde.io
-from xfskde import cli
 import xfskde.lazy
+from xfskde import cli
 from xfskde.exceptions import (
     DimensionError,
     ImageReadError,

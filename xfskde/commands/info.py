@@ -181,6 +181,11 @@ def run(args: argparse.Namespace) -> int:
         ("store", str(args.store)),
         ("status", f"{state} ({status['blocks_done']}/{status['blocks_total']} blocks)"),
     ]
+    if not status["complete"] and status["blocks_done"] == status["blocks_total"] > 0:
+        rows.append(
+            ("unfinished", "every block is written, but not what follows them (an OME-Zarr "
+             "image's pyramid, labels and metadata): resume the write to finish it")
+        )  # fmt: skip
     if status["blocks_skipped"]:
         computed = status["blocks_done"] - status["blocks_skipped"]
         rows.append(

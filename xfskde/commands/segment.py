@@ -20,7 +20,14 @@ import numpy as np
 import xarray as xr
 
 from ..exceptions import ParameterError
-from ..io import open_image, store_status, write_blocks, write_ome_zarr, write_ome_zarr_labels
+from ..io import (
+    finalize_store,
+    open_image,
+    store_status,
+    write_blocks,
+    write_ome_zarr,
+    write_ome_zarr_labels,
+)
 from ..io.ometiff import copy_ome_zarr_to_tiff, temporary_ome_zarr
 from ..masks import resolve_mask
 from ..segmentation import FEATURE_GROUPS, fit_textures
@@ -324,21 +331,26 @@ def _write_ome_zarr(
     """The abundances as an OME-Zarr image (one channel per texture, NaN outside the mask)
     and the labels as its label image ``labels/textures``: what napari shows as channels
     under a label layer. The labels are the arg-max of the stored abundances (read back, not
-    computed twice); a resume finishes the abundances and writes the labels again. ``store``:
-    another place than ``args.output`` (a temporary image for an OME-TIFF), written anew."""
+    computed twice); the image says it is complete only once they are written too, so a
+    resume of one cut short (in the abundances, their pyramid or the labels) finishes the
+    abundances and writes the rest again. ``store``: another place than ``args.output`` (a
+    temporary image for an OME-TIFF), written anew."""
     temporary = store is not None
     store = args.output if store is None else store
     resume, overwrite = args.resume and not temporary, args.overwrite or temporary
+    exists = resume and output_exists(store)
+    if exists and store_status(store)["complete"]:
+        return 0  # nothing to finish: the image and its labels are written
     abundances = model.abundances(image, mask=mask, nodata=args.nodata,
                                   match_levels=args.match_levels)  # fmt: skip
     names = [f"texture {i + 1}" for i in range(model.n_textures)]
     channels = abundances.assign_coords(texture=names).transpose("texture", "y", "x")
     warn_if_large(args, channels.size * 4 * 4 / 3, "image")  # float32, and its pyramid
-    before = store_status(store)["blocks_done"] if resume and output_exists(store) else 0
+    before = store_status(store)["blocks_done"] if exists else 0
     write_ome_zarr(
         channels.rename("abundances"), store, resume=resume,
-        name="xfskde segmentation: texture abundances",
-        overwrite=overwrite, scheduler=args.scheduler, progress=not args.no_progress,
+        name="xfskde segmentation: texture abundances", overwrite=overwrite,
+        scheduler=args.scheduler, progress=not args.no_progress, finalize=False,
     )  # fmt: skip
     stored = open_image(store)  # level 0, with its coordinates
     channel = next(d for d in stored.dims if d not in ("y", "x"))
@@ -348,4 +360,5 @@ def _write_ome_zarr(
     write_ome_zarr_labels(labels.rename("textures"), store, name="textures",
                           overwrite=True, scheduler=args.scheduler,
                           progress=not args.no_progress)  # fmt: skip
+    finalize_store(store)  # last: complete only with its labels
     return store_status(store)["blocks_done"] - before

@@ -590,7 +590,8 @@ def _write_label_image(
     if not isinstance(data, da.Array):
         data = dask_view(np.asarray(data), sides)
     labels_group = root.require_group("labels")
-    if name in labels_group:
+    if name in labels_group:  # unlisted first: a rewrite cut short leaves no listed half-image
+        _register_labels(root, [], drop=[name])
         del labels_group[name]
     group = labels_group.create_group(name)
     shapes = [grid.shape]
@@ -627,11 +628,12 @@ def _write_label_image(
     )
 
 
-def _register_labels(root: zarr.Group, names: Sequence[str]) -> None:
-    """Add ``names`` to the ``labels`` group's list (written after the label images)."""
+def _register_labels(root: zarr.Group, names: Sequence[str], drop: Sequence[str] = ()) -> None:
+    """Add ``names`` to the ``labels`` group's list (written after the label images), less
+    ``drop`` (a label image about to be written again)."""
     group = root.require_group("labels")
     ome = dict(group.attrs.get("ome", {}))
-    listed = [n for n in ome.get("labels", []) if n not in names]
+    listed = [n for n in ome.get("labels", []) if n not in (*names, *drop)]
     group.update_attributes({"ome": {"version": NGFF_VERSION, "labels": [*listed, *names]}})
 
 
@@ -650,6 +652,7 @@ def write_ome_zarr(
     scheduler: Any = None,
     progress: bool = False,
     storage_options: dict | None = None,
+    finalize: bool = True,
 ) -> zarr.Group:
     """Write real-valued maps as an OME-NGFF 0.5 multiscale image (Zarr v3), out of core.
 
@@ -707,6 +710,13 @@ def write_ome_zarr(
         Show a progress bar per level.
     storage_options : dict, optional
         Options of a URL's fsspec filesystem (credentials, ``endpoint_url``).
+    finalize : bool
+        Mark the image complete once it is written (:func:`xfskde.io.finalize_store`: its
+        metadata consolidated, then its status ``"complete"``). False leaves it incomplete, for
+        a caller that adds to it what it must hold — a label image computed from the stored
+        maps (:func:`write_ome_zarr_labels`) — and then calls
+        :func:`~xfskde.io.finalize_store` itself: an image cut short before that never says
+        it is complete, and a resume writes everything after level 0 again.
 
     Returns
     -------
@@ -741,6 +751,7 @@ def write_ome_zarr(
                 maps, store, labels=labels, axial=axial, pixel_size=pixel_size, chunks=chunks,
                 coarsest=coarsest, name=name, overwrite=overwrite, resume=resume,
                 scheduler=client, progress=progress, storage_options=storage_options,
+                finalize=finalize,
             )  # fmt: skip
     coarsest = _check_int("coarsest", coarsest, 1)
     items, shared = _maps(maps)
@@ -838,7 +849,8 @@ def write_ome_zarr(
             },
         }
     )
-    finalize_store(target)  # last: the status says complete only once everything is there
+    if finalize:  # last: the status says complete only once everything is there
+        finalize_store(target)
     return zarr.open_group(zarr_like(target), mode="r", zarr_format=3)
 
 

@@ -9,9 +9,10 @@ is named ``"fskde"``) is a Zarr v3 group holding
   coordinates),
 * ``xfskde_blocks``: the completion record, a ``uint8`` array of one entry per block (0: not
   written; 1: written; 2: written, and the block holds no value but 0 and NaN),
-* the group attributes ``xfskde_status`` (``"incomplete"``, then ``"complete"``) and
+* the group attributes ``xfskde_status`` (``"incomplete"``, then ``"complete"``),
   ``xfskde_parameters`` (the shape, dtype, dims, attributes and a digest of the coordinates of
-  the data, as JSON), written together with the group, before anything else.
+  the data, as JSON) and ``xfskde_data`` (the data array's name), written together with the
+  group, before anything else.
 
 **Checksums.** Every chunk of every array xfskde writes ends with a CRC-32C checksum (Zarr v3's
 ``crc32c`` codec, the last bytes-to-bytes codec, after compression). Reading a chunk whose bytes
@@ -97,6 +98,9 @@ __all__ = [
 _STATUS_ATTR = "xfskde_status"
 #: Group attribute: the JSON of what shapes the data (checked on resume).
 _PARAMETERS_ATTR = "xfskde_parameters"
+#: Group attribute: the name of the data array the completion record is of (an OME-Zarr
+#: image's level 0, "0", has arrays beside it before its metadata says which is the data).
+_DATA_ATTR = "xfskde_data"
 #: Keys of the parameters' JSON added after the first stores were written: a store written
 #: without them is compared without them.
 _DIMS_KEY = "xfskde_dims"
@@ -378,7 +382,7 @@ def _create_store(
         zarr_like(store),
         overwrite=True,
         zarr_format=3,
-        attributes={_STATUS_ATTR: "incomplete", _PARAMETERS_ATTR: params},
+        attributes={_STATUS_ATTR: "incomplete", _PARAMETERS_ATTR: params, _DATA_ATTR: name},
     )
     extra = []
     for coord_name, coord in field.coords.items():
@@ -457,6 +461,9 @@ def _data_name(store: Any, group: zarr.Group, verb: str) -> str:
     if multiscales and _BLOCKS in group:  # an OME-Zarr image: its full resolution is the data
         return str(multiscales[0]["datasets"][0]["path"])
     arrays = dict(group.arrays())
+    recorded = group.attrs.get(_DATA_ATTR)
+    if _BLOCKS in group and isinstance(recorded, str) and recorded in arrays:
+        return recorded  # the array laid out with the record (an image cut short: level 0)
     dims = {d for arr in arrays.values() for d in (arr.metadata.dimension_names or ())}
     data = [n for n in arrays if n != _BLOCKS and n not in dims]
     named = {c for n in data for c in str(arrays[n].attrs.get("coordinates", "")).split()}
