@@ -905,6 +905,9 @@ def test_a_segmentation_image_cut_short_after_its_blocks_never_says_it_is_comple
         assert "resume the write to finish it" in info.stdout, step
         assert main([a if a != "OUT" else str(store) for a in argv] + ["--resume"]) == 0
         assert _files(store) == expected, step
-    # a resume of a complete image changes nothing
+    # a resume of a complete image changes nothing; with other parameters it is refused (it
+    # said "wrote ... 4 textures" of an image of 3)
     assert main([a if a != "OUT" else str(clean) for a in argv] + ["--resume"]) == 0
+    other = [a if a != "3" else "4" for a in argv]
+    assert main([a if a != "OUT" else str(clean) for a in other] + ["--resume"]) == 2
     assert _files(clean) == expected

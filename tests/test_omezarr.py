@@ -504,10 +504,17 @@ def test_an_interrupted_write_resumes_only_its_missing_blocks(tmp_path, monkeypa
     np.testing.assert_allclose(level1[0], ref_mean2(values), rtol=1e-6)
     assert xfskde.io.store_status(store)["complete"]
     assert xfskde.verify_store(store).whole
-    # resuming a complete store does nothing
+    # resuming a complete store does nothing; with other maps it is refused, not kept as
+    # if they were these (it returned the old image, and `segment --resume` said it wrote)
     written.clear()
     write_ome_zarr(_maps_of(values), store, chunks=32, coarsest=32, resume=True)
     assert written == []
+    other = _maps_of(values).assign_attrs(window="box")  # maps of another window
+    with pytest.raises(xfskde.exceptions.StoreParametersError, match="window"):
+        write_ome_zarr(other, store, chunks=32, coarsest=32, resume=True)
+    with pytest.raises(xfskde.exceptions.StoreParametersError, match="shape"):
+        write_ome_zarr(_maps_of(values[:64]), store, chunks=32, coarsest=32, resume=True)
+    assert written == [] and xfskde.io.store_status(store)["complete"]
 
 
 def test_maps_written_to_a_url():

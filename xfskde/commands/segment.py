@@ -339,19 +339,22 @@ def _write_ome_zarr(
     store = args.output if store is None else store
     resume, overwrite = args.resume and not temporary, args.overwrite or temporary
     exists = resume and output_exists(store)
-    if exists and store_status(store)["complete"]:
-        return 0  # nothing to finish: the image and its labels are written
+    complete = exists and store_status(store)["complete"]
     abundances = model.abundances(image, mask=mask, nodata=args.nodata,
                                   match_levels=args.match_levels)  # fmt: skip
     names = [f"texture {i + 1}" for i in range(model.n_textures)]
     channels = abundances.assign_coords(texture=names).transpose("texture", "y", "x")
-    warn_if_large(args, channels.size * 4 * 4 / 3, "image")  # float32, and its pyramid
+    if not complete:
+        warn_if_large(args, channels.size * 4 * 4 / 3, "image")  # float32, and its pyramid
     before = store_status(store)["blocks_done"] if exists else 0
+    # a complete image is left as it is (its labels too), once its parameters are these
     write_ome_zarr(
         channels.rename("abundances"), store, resume=resume,
         name="xfskde segmentation: texture abundances", overwrite=overwrite,
         scheduler=args.scheduler, progress=not args.no_progress, finalize=False,
     )  # fmt: skip
+    if complete:
+        return 0
     stored = open_image(store)  # level 0, with its coordinates
     channel = next(d for d in stored.dims if d not in ("y", "x"))
     best = stored.fillna(-1).argmax(channel) + 1

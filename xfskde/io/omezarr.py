@@ -89,7 +89,7 @@ from ..exceptions import (
 )
 from ..lazy import dask_view
 from ._location import Location, micrometres, store_target, zarr_like
-from .stores import finalize_store, store_status, write_blocks
+from .stores import finalize_store, refuse_other_parameters, store_status, write_blocks
 
 __all__ = ["check_ome_zarr_grid", "write_ome_zarr", "write_ome_zarr_labels"]
 
@@ -788,8 +788,6 @@ def write_ome_zarr(
         raise ParameterError(f"overwrite must be True or False, got {overwrite!r}")
 
     target = store_target(store, storage_options)
-    if resume and _complete(target):
-        return zarr.open_group(zarr_like(target), mode="r", zarr_format=3)
     channels = []
     for _, m in items:
         data = m.data
@@ -802,6 +800,9 @@ def write_ome_zarr(
         coords={"c": names, **{d: first.coords[d] for d in ("y", "x") if d in first.coords}},
         attrs=_jsonable(attrs),
     )
+    if resume and _complete(target):  # left as it is, if it holds these maps
+        refuse_other_parameters(level0, target)
+        return zarr.open_group(zarr_like(target), mode="r", zarr_format=3)
     shapes = _level_shapes(grid.shape, coarsest)
     reducers = [_axial_mean2 if n in axial_names else _mean2 for n in names]
     # level 0 through the block store: a completion record per block, checksums, resume, and a

@@ -88,6 +88,7 @@ __all__ = [
     "finalize_store",
     "open_blocks",
     "open_coefficients",
+    "refuse_other_parameters",
     "store_status",
     "verify_store",
     "write_blocks",
@@ -476,6 +477,35 @@ def _data_name(store: Any, group: zarr.Group, verb: str) -> str:
     return data[0]
 
 
+def _refuse_other_parameters(store: Any, group: zarr.Group, params: str) -> None:
+    """Refuse to resume a store written with other parameters than ``params``
+    (:func:`_parameters`), naming what differs."""
+    recorded = group.attrs.get(_PARAMETERS_ATTR)
+    if not _same_parameters(recorded, params):
+        raise StoreParametersError(
+            f"cannot resume {store}: it was written with other parameters, shape, dims or "
+            f"coordinates ({_parameter_differences(recorded, params)}); resume with the "
+            "store's, or use overwrite=True to start again"
+        )
+
+
+def refuse_other_parameters(data: xr.DataArray, store: Any) -> None:
+    """Refuse to resume ``store`` with ``data`` when the store was written with other
+    parameters, shape, dims, coordinates or attributes — what :func:`write_blocks` checks on
+    resume — for a writer that leaves a complete store as it is without calling it (an
+    OME-Zarr image: :func:`xfskde.io.write_ome_zarr`).
+
+    Raises
+    ------
+    StoreParametersError
+        Naming what differs.
+    FileNotFoundError, StoreFormatError
+        As :func:`store_status`.
+    """
+    store = store_target(store)
+    _refuse_other_parameters(store, _open_group(store, "store"), _parameters(data))
+
+
 def _refuse_cut_layout(store: Any, group: zarr.Group) -> None:
     """A store whose layout was cut short (its group says "incomplete", its record is not
     there yet) holds no block: say so, and how to start it again."""
@@ -827,12 +857,8 @@ def write_blocks(
             )
         elif not _read_record(group)[0].any():
             fresh = True  # nothing was written: start again, with whatever parameters
-        elif not _same_parameters(group.attrs.get(_PARAMETERS_ATTR), params):
-            raise StoreParametersError(
-                f"cannot resume {store}: it was written with other parameters, shape, dims or "
-                f"coordinates ({_parameter_differences(group.attrs.get(_PARAMETERS_ATTR), params)}"
-                "); resume with the store's, or use overwrite=True to start again"
-            )
+        else:
+            _refuse_other_parameters(store, group, params)
     if fresh:
         cy, cx = _store_chunks(data, chunks)
     else:
