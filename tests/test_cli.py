@@ -266,6 +266,9 @@ def test_plane_of_a_stack_is_segmented_and_a_resume_keeps_it(tmp_path, capsys):
     assert stored.attrs["source_plane"] == "z=2"
     direct = xfskde.segment(xfskde.open_image(path, plane={"z": 2}), 3, mask="auto")
     np.testing.assert_array_equal(stored.values, direct.values)
+    # the command and the API record the mask alike (the command's was "an array")
+    assert stored.attrs["mask"] == direct.attrs["mask"]
+    assert direct.attrs["mask"].startswith("auto: tissue_mask, ")
     shifted = rand_index(np.roll(truth, 80, axis=-1), stored.values)
     assert shifted > rand_index(truth, stored.values) + 0.2  # plane 2's regions, not plane 0's
     assert main([*argv, "--plane", "z=1", "--mask", "auto", "--resume"]) == 2  # another plane

@@ -41,7 +41,7 @@ from .gradients import Boundary, Operator, result_float_dtype
 from .kernel import Approximation, Cos2KKernel
 from .lazy import local_fskde_dask
 from .local import LocalParameters, local_fskde_numpy, missing_pixels
-from .masks import resolve_mask
+from .masks import _mask_attrs, resolve_mask
 from .windows import Window
 
 __all__ = [
@@ -158,15 +158,6 @@ def _field(image: Any, params: LocalParameters, channel_axis: int | None, mask: 
     if isinstance(image, da.Array):
         return local_fskde_dask(image, params, channel_axis=channel_axis, mask=foreground)
     return local_fskde_numpy(image, params, channel_axis=channel_axis, mask=foreground)
-
-
-def _mask_attrs(mask: Any, given: Any) -> dict[str, Any]:
-    if mask is None:
-        return {}
-    what = given if isinstance(given, str) else "an array"
-    if "method" in mask.attrs:  # made by tissue_mask, here ("auto") or by the caller
-        what = f"auto: tissue_mask, {mask.attrs['method']} (xfskde.masks)"
-    return {"mask": str(what), "mask_foreground": float(np.asarray(mask.values).mean())}
 
 
 #: Pixels whose y and x steps differ by more than this fraction are not square.

@@ -297,6 +297,19 @@ def resolve_mask(mask: Any, image: xr.DataArray) -> xr.DataArray | None:
     return _over_extent(result, image)
 
 
+def _mask_attrs(resolved: xr.DataArray | None, given: Any) -> dict[str, Any]:
+    """What a result records of its mask: ``mask``, how it was given — ``"auto: tissue_mask,
+    METHOD (xfskde.masks)"`` for a mask :func:`tissue_mask` made (from ``"auto"``, or by the
+    caller, or by the command line's ``--mask auto``), a path as it was given, else ``"an
+    array"`` — and ``mask_foreground``, its share of foreground; nothing without a mask."""
+    if resolved is None:
+        return {}
+    what = given if isinstance(given, str) else "an array"
+    if "method" in resolved.attrs:
+        what = f"auto: tissue_mask, {resolved.attrs['method']} (xfskde.masks)"
+    return {"mask": str(what), "mask_foreground": float(np.asarray(resolved.values).mean())}
+
+
 def _over_extent(mask: xr.DataArray, image: xr.DataArray) -> xr.DataArray:
     """The part of ``mask`` over ``image``'s extent.
 

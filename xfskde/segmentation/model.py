@@ -58,7 +58,7 @@ from ..api import Nodata, check_nodata
 from ..exceptions import DimensionError, ParameterError
 from ..io._location import micrometres
 from ..lazy import dask_view, map_haloed, oversized, plan_chunks, safe_chunks
-from ..masks import resolve_mask
+from ..masks import _mask_attrs, resolve_mask
 from ..metrics import rand_index
 from ..windows import Window
 from ._bank import BANK_FILTERS, BANK_RADIUS, bank_ranges, bank_responses
@@ -841,20 +841,14 @@ def _prepare(image: Any, chunks: int | None, halo: int, nodata: Nodata = "auto")
     return _Prepared(image, kind, source, attrs, value)
 
 
-def _mask_attrs(foreground: np.ndarray | None, mask: Any) -> dict[str, Any]:
-    if foreground is None:
-        return {"background_label": BACKGROUND}
-    what = mask if isinstance(mask, str) else "an array"
-    return {"mask": what, "mask_foreground": float(foreground.mean()),
-            "background_label": BACKGROUND}  # fmt: skip
-
-
-def _foreground(arr: da.Array, source: Any, mask: Any) -> np.ndarray | None:
+def _foreground(arr: da.Array, source: Any, mask: Any) -> tuple[np.ndarray | None, dict]:
     """The mask a caller gave, resolved against the image (:func:`xfskde.masks.resolve_mask`),
-    as a boolean array covering the image's extent; None for no mask."""
+    as a boolean array covering the image's extent (None for no mask), and what the labels
+    record of it (:func:`xfskde.masks._mask_attrs`, and the background label)."""
     view = source if source is not None else xr.DataArray(arr, dims=("y", "x", "c"))
-    foreground = resolve_mask(mask, view)
-    return None if foreground is None else np.asarray(foreground.values, bool)
+    resolved = resolve_mask(mask, view)
+    attrs = {**_mask_attrs(resolved, mask), "background_label": BACKGROUND}
+    return (None if resolved is None else np.asarray(resolved.values, bool)), attrs
 
 
 def _apply(
@@ -877,7 +871,7 @@ def _apply(
         )
     kind, source = prepared.kind, prepared.source
     full, f = prepared.unit, model.resolution
-    foreground = _foreground(full, source, mask)
+    foreground, mask_attrs = _foreground(full, source, mask)
     _check_pixel_size(model, source)
     measured = _image_levels(full, foreground) if model.value_range or match_levels else None
     gain, offset = _level_map(model, measured) if match_levels else (1.0, 0.0)
@@ -970,7 +964,7 @@ def _apply(
         name=output,
         attrs={
             **model.attrs(),
-            **_mask_attrs(foreground, mask),
+            **mask_attrs,
             **prepared.attrs,
             **({"matched_levels": list(measured or model.value_range)} if match_levels else {}),
             "long_name": _LONG_NAMES[output],
@@ -1369,7 +1363,7 @@ def fit_textures(
     # a first view of the image, to measure it: chunked for the paper's window
     first = _prepare(image, chunks, Window(window, FINE_SIZE).depth, nodata)
     arr = first.unit
-    foreground = _foreground(arr, first.source, mask)
+    foreground = _foreground(arr, first.source, mask)[0]
     feats = auto_features(arr.shape[2]) if auto_groups else features
     if isinstance(gradient_scales, str):
         if gradient_scales != AUTO:
