@@ -76,6 +76,15 @@ def test_open_image_keeps_crs_coordinates_and_nodata(geotiff):
     assert image.rio.crs == reference.rio.crs == rasterio.crs.CRS.from_string(CRS)
     assert image.rio.transform() == TRANSFORM and image.rio.bounds() == BOUNDS
     assert image.attrs["_FillValue"] == 0 and image.rio.nodata == 0
+    # the axes say what they are, in CF's words (rioxarray's open_rasterio leaves them bare)
+    assert image.x.attrs == {
+        "axis": "X",
+        "long_name": "x coordinate of projection",
+        "standard_name": "projection_x_coordinate",
+        "units": "metre",
+    }
+    assert image.y.attrs["standard_name"] == "projection_y_coordinate"
+    assert image.y.attrs["units"] == "metre"
     # the pixels are still read by xfskde's own tasks, which hold a path and no open file
     assert all(str(key[0]).startswith("xfskde-read-tiff") for key in image.data.dask)
     pickle.dumps(dict(image.data.dask))
@@ -317,6 +326,10 @@ def test_crs_and_grid_survive_a_store(geotiff, tmp_path):
     assert stored.spatial_ref.attrs == field.spatial_ref.attrs
     assert stored.attrs["input_nodata"] == 0
     np.testing.assert_array_equal(stored.values, field.values)
+    # opened by xarray alone, the store's axes carry their units
+    plain = xr.open_zarr(tmp_path / "cells.zarr")["fskde"]
+    assert plain.x.attrs["units"] == plain.y.attrs["units"] == "metre"
+    assert plain.x.attrs["standard_name"] == "projection_x_coordinate"
 
 
 # --- GeoTIFF out -------------------------------------------------------------------------------

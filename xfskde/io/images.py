@@ -622,7 +622,8 @@ def _geo_labels(
     path: Location, level: int, shape: dict[str, int]
 ) -> tuple[dict[str, Any], dict[str, Any], str | None] | None:
     """The coords (``x``, ``y``, ``spatial_ref``), attrs and grid-mapping name that
-    ``rioxarray.open_rasterio`` gives.
+    ``rioxarray.open_rasterio`` gives, the axes' CF attrs added (``standard_name``,
+    ``long_name``, ``units``, ``axis``: ``rio.write_coordinate_system``).
 
     Only the header is read; the DataArray rioxarray opens is closed at once and none of it but
     NumPy coords and attrs is kept. None, with a :class:`GeoreferencingWarning`, when rioxarray
@@ -654,6 +655,10 @@ def _geo_labels(
                 stacklevel=4,
             )
             return None
+        # CF's names and units of the axes (projection_x_coordinate in metre; longitude in
+        # degrees_east), which rioxarray leaves off: xarray, cf-xarray and GDAL's netCDF reader
+        # then know what the coordinates are, and the results and stores keep them
+        geo = geo.rio.write_coordinate_system()
         coords = {
             str(name): (coord.dims, np.asarray(coord.values), dict(coord.attrs))
             for name, coord in geo.coords.items()
@@ -914,17 +919,16 @@ def _coordinate_pixel_size(
     group: zarr.Group, name: str
 ) -> tuple[tuple[float, float] | None, str | None]:
     """The (y, x) pixel size of the image ``name`` of a group written by xarray: the steps of
-    its regular 1-D ``y``/``x`` coordinate arrays, in their ``units`` (µm, say) or else in its
-    CRS's axis unit (``"m"``, through pyproj when installed); (None, None) without them."""
+    its regular 1-D ``y``/``x`` coordinate arrays, in its CRS's axis unit (``"m"``, through
+    pyproj when installed) or else in their ``units`` (µm, say); (None, None) without them."""
     arrays = dict(group.arrays())
     steps = [regular_step(arrays[d][...]) if d in arrays else None for d in ("y", "x")]
     if None in steps:
         return None, None
-    unit = _variable_attrs(arrays["x"]).get("units")
-    if unit is None:
-        mapping = str(_variable_attrs(arrays[name]).get("grid_mapping", "spatial_ref"))
-        wkt = _variable_attrs(arrays[mapping]).get("crs_wkt") if mapping in arrays else None
-        unit = _crs_unit(str(wkt)) if wkt else None
+    mapping = str(_variable_attrs(arrays[name]).get("grid_mapping", "spatial_ref"))
+    wkt = _variable_attrs(arrays[mapping]).get("crs_wkt") if mapping in arrays else None
+    # a map's unit as a GeoTIFF's is named (its axes' CF "metre", "degrees_east" say the same)
+    unit = (_crs_unit(str(wkt)) if wkt else None) or _variable_attrs(arrays["x"]).get("units")
     return (steps[0], steps[1]), str(unit) if unit else "coordinate units"
 
 

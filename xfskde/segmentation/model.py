@@ -707,7 +707,11 @@ def _pairs(value: Any) -> tuple[tuple[float, float], ...] | None:
 
 def _length_pixel_size_um(source: xr.DataArray) -> tuple[float, float] | None:
     """The pixel size (y, x) in µm of an image whose y and x coords are lengths (a ``units``
-    attr such as ``"µm"``, as :func:`xfskde.open_image` gives a slide's), else None."""
+    attr such as ``"µm"``, as :func:`xfskde.open_image` gives a slide's), else None. None for
+    an image with a CRS too: its coords in ``metre`` are a map projection's, and its pixel size
+    is measured on the ground (:func:`_pixel_size_um`)."""
+    if crs_wkt(source) is not None:
+        return None
     steps = pixel_steps(source)
     if steps is None:
         return None
@@ -746,7 +750,7 @@ def _check_pixel_size(model: TextureModel, source: Any) -> None:
         return
     fitted = math.sqrt(model.pixel_size[0] * model.pixel_size[1])
     seen, modelled = _length(fitted * ratio), _length(fitted)
-    if _length_pixel_size_um(source) is None and crs_wkt(source) is not None:  # a scene
+    if crs_wkt(source) is not None:  # a scene
         metres = f"{fitted / 1e6:.3g}"
         raise ParameterError(
             f"the image's pixels are {seen} on the ground, those the model was fitted on "
