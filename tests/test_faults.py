@@ -911,3 +911,35 @@ def test_a_segmentation_image_cut_short_after_its_blocks_never_says_it_is_comple
     other = [a if a != "3" else "4" for a in argv]
     assert main([a if a != "OUT" else str(clean) for a in other] + ["--resume"]) == 2
     assert _files(clean) == expected
+
+
+def test_a_store_with_unwritten_blocks_is_not_read_as_an_image(tmp_path, monkeypatch):
+    """open_image read an unfinished labels store, its unwritten blocks as 0 (background): as
+    `--mask` it silently dropped their tissue. Now it is refused, naming the blocks written;
+    once every block is written (an OME-Zarr image before its labels) it reads whole."""
+    import xfskde.io.stores as stores
+
+    labels = xr.DataArray(np.ones((64, 64), np.uint8), dims=("y", "x"), name="labels")
+    store = tmp_path / "labels.zarr"
+    real, written = stores._write_block, []
+
+    def dies_after_two(*args, **kwargs):
+        if len(written) == 2:
+            raise RuntimeError("killed")
+        written.append(1)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(stores, "_write_block", dies_after_two)
+    with pytest.raises(RuntimeError, match="killed"):
+        xfskde.io.write_blocks(labels, store, name="labels", chunks=32, scheduler="synchronous")
+    monkeypatch.undo()
+    for source in (store, f"{store}/labels"):
+        with pytest.raises(StoreIncompleteError, match="2 of 4 blocks written"):
+            xfskde.open_image(source)
+    tiff = tmp_path / "in.tif"
+    tifffile.imwrite(tiff, CAMERA[:64, :64])
+    argv = ["coefficients", str(tiff), str(tmp_path / "f.zarr"), "--mask", str(store)]
+    assert main([*argv, "--no-progress"]) == 2
+    xfskde.io.write_blocks(labels, store, name="labels", resume=True)
+    assert (xfskde.open_image(store).values == 1).all()
+    assert main([*argv, "--no-progress"]) == 0

@@ -66,6 +66,7 @@ from .._labels import (
 from ..exceptions import DimensionError, GeoreferencingWarning, ImageReadError, ParameterError
 from ..lazy import DEFAULT_CHUNK, dask_view, plan_chunks
 from ._location import UNITS, Location, locate, micrometres
+from ._record import _refuse_holes
 from ._tiff import read_tiff_block
 
 __all__ = ["GeoreferencingWarning", "ImageLevel", "image_levels", "open_image"]
@@ -950,6 +951,7 @@ def _open_zarr(source: Any, level: int, request: _Request) -> xr.DataArray:
     transform = None
     group: tuple[zarr.Group, str] | None = None
     if isinstance(node, zarr.Group):
+        _refuse_holes(node, source)
         array, component, dims, level, transform = _zarr_image(source, node, level, request.mpp)
         if transform is None:
             group = (node, component)
@@ -957,6 +959,8 @@ def _open_zarr(source: Any, level: int, request: _Request) -> xr.DataArray:
         array = node
         level = _choose_level(source, [None], level, request.mpp)
         group = _parent_group(source)
+        if group is not None:
+            _refuse_holes(group[0], source)
     dims = _axes_of(dims or _stored_dims(array), tuple(array.shape), request.dims, source)
     if not {"y", "x"} <= set(dims):
         raise ImageReadError(
@@ -1316,6 +1320,9 @@ def open_image(
         several planes that ``plane`` does not name among them).
     DimensionError
         For an unlabelled array whose dims cannot be told from its shape (pass ``dims``).
+    StoreIncompleteError
+        For a store xfskde is writing, or whose write did not finish, with blocks not yet
+        written (they would read as 0: a labels store as background, a mask as no foreground).
     ParameterError
         For a ``level`` the image does not have, ``mpp`` with ``level`` or for an image that
         records no pixel size, ``chunks`` that are not positive, a ``plane`` that names

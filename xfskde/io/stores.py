@@ -80,6 +80,7 @@ from ..exceptions import (
 )
 from ..lazy import dask_view, plan_chunks, skipped_blocks
 from ._location import Location, store_target, zarr_like
+from ._record import _BLOCKS, _STATUS_ATTR, _read_record
 
 __all__ = [
     "StoreProblem",
@@ -95,8 +96,6 @@ __all__ = [
     "write_coefficients",
 ]
 
-#: Group attribute: ``"incomplete"`` until :func:`finalize_store`, then ``"complete"``.
-_STATUS_ATTR = "xfskde_status"
 #: Group attribute: the JSON of what shapes the data (checked on resume).
 _PARAMETERS_ATTR = "xfskde_parameters"
 #: Group attribute: the name of the data array the completion record is of (an OME-Zarr
@@ -108,8 +107,6 @@ _DIMS_KEY = "xfskde_dims"
 _COORDS_KEY = "xfskde_coordinates_sha256"
 #: The attrs of a field's gradient operator, and their values before they were recorded.
 _GRADIENT_DEFAULTS = {"gradient": "central", "gradient_scale": 1.0}
-#: The completion record: one ``uint8`` entry per block, set once the block is written.
-_BLOCKS = "xfskde_blocks"
 #: Entries of the record: not written; written; written, no value but 0 or NaN (no gradient
 #: or no data anywhere in the block);
 #: written as the fill of a block with no foreground, which was neither read nor computed.
@@ -514,28 +511,6 @@ def _refuse_cut_layout(store: Any, group: zarr.Group) -> None:
             f"{store} was cut short while it was laid out: no block was written; run the write "
             "again with resume=True, which starts it afresh"
         )
-
-
-def _read_record(group: zarr.Group) -> tuple[np.ndarray, np.ndarray]:
-    """The completion record, and which of its entries could not be read.
-
-    An entry that cannot be read (its checksum fails) counts as not written, so that a resume
-    writes its block again; only when no entry at all can be read is the error raised.
-    """
-    record = group[_BLOCKS]
-    try:
-        return np.asarray(record[...]), np.zeros(record.shape, bool)
-    except Exception as first:
-        values = np.zeros(record.shape, np.uint8)
-        damaged = np.zeros(record.shape, bool)
-        for index in np.ndindex(*record.shape):
-            try:
-                values[index] = record[index]
-            except Exception:
-                damaged[index] = True
-        if damaged.all():
-            raise first
-        return values, damaged
 
 
 # ------------------------------------------------------------------------------------ write
