@@ -147,7 +147,7 @@ def test_arrays_are_wrapped_with_named_dims_and_aligned_chunks():
         xfskde.open_image(np.zeros((2, 30, 30, 5)))
 
 
-def test_a_first_axis_of_two_to_four_planes_must_be_named():
+def test_a_first_axis_of_two_to_four_planes_must_be_named(tmp_path):
     """(3, y, x) is planar colour or a three-plane stack (stacks are stored (z, y, x)): read as
     colour, a stack's planes were mixed into one image; now the reader asks, and reads either."""
     stack = np.stack([np.full((40, 50), v, np.uint8) for v in (10, 20, 30)])
@@ -172,6 +172,11 @@ def test_a_first_axis_of_two_to_four_planes_must_be_named():
         xfskde.open_image(stack, plane={"z": 0})
     named = xr.DataArray(stack, dims=("c", "y", "x"))
     assert xfskde.open_image(named, dims=("c", "y", "x")).attrs == {"source_axes": "c y x"}
+    np.save(tmp_path / "stack.npy", stack)  # an .npy file alike, read in the tasks
+    with pytest.raises(DimensionError, match="--dims c,y,x"):
+        xfskde.open_image(tmp_path / "stack.npy")
+    plane = xfskde.open_image(tmp_path / "stack.npy", dims=("z", "y", "x"), plane={"z": 1})
+    assert plane.attrs["source_plane"] == "z=1" and (plane.values == 20).all()
     assert named.attrs == {}  # the caller's DataArray is not changed
     with pytest.raises(ParameterError, match="records its own"):
         xfskde.open_image(named, dims=("z", "y", "x"))

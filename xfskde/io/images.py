@@ -63,7 +63,13 @@ from .._labels import (
     refuse_dataset,
     regular_step,
 )
-from ..exceptions import DimensionError, GeoreferencingWarning, ImageReadError, ParameterError
+from ..exceptions import (
+    DimensionError,
+    GeoreferencingWarning,
+    ImageReadError,
+    ParameterError,
+    XfskdeError,
+)
 from ..lazy import DEFAULT_CHUNK, dask_view, plan_chunks
 from ._location import UNITS, Location, locate, micrometres
 from ._record import _refuse_holes
@@ -1049,6 +1055,8 @@ def _open_plain(path: Location, request: _Request) -> xr.DataArray:
             if isinstance(source, io.BytesIO):
                 source.seek(0)
             array = skio.imread(source)
+    except XfskdeError:  # the file read, its axes or a plane refused: said as it is
+        raise
     except (OSError, ValueError) as exc:  # numpy's and the image plugins' own errors
         raise ImageReadError(f"cannot read {path} as an image: {exc}") from exc
     image = _open_array(np.asarray(array), request, path.stem, path)
