@@ -338,15 +338,15 @@ def _write_ome_zarr(
     temporary = store is not None
     store = args.output if store is None else store
     resume, overwrite = args.resume and not temporary, args.overwrite or temporary
-    exists = resume and output_exists(store)
-    complete = exists and store_status(store)["complete"]
+    status = store_status(store) if resume and output_exists(store) else None
+    complete = status is not None and status["complete"]
     abundances = model.abundances(image, mask=mask, nodata=args.nodata,
                                   match_levels=args.match_levels)  # fmt: skip
     names = [f"texture {i + 1}" for i in range(model.n_textures)]
     channels = abundances.assign_coords(texture=names).transpose("texture", "y", "x")
     if not complete:
         warn_if_large(args, channels.size * 4 * 4 / 3, "image")  # float32, and its pyramid
-    before = store_status(store)["blocks_done"] if exists else 0
+    before = status["blocks_done"] if status is not None else 0
     # a complete image is left as it is (its labels too), once its parameters are these
     write_ome_zarr(
         channels.rename("abundances"), store, resume=resume,
