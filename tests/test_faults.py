@@ -943,3 +943,110 @@ def test_a_store_with_unwritten_blocks_is_not_read_as_an_image(tmp_path, monkeyp
     xfskde.io.write_blocks(labels, store, name="labels", resume=True)
     assert (xfskde.open_image(store).values == 1).all()
     assert main([*argv, "--no-progress"]) == 0
+
+
+# ----------------------------------------------------------- an input replaced between runs
+
+
+def _dies_after(monkeypatch, blocks: int) -> None:
+    """Make the block writer fail (a full disk) once ``blocks`` blocks are written."""
+    import xfskde.io.stores as stores
+
+    real, calls = stores._write_block, []
+
+    def dies(*args, **kwargs):
+        if len(calls) == blocks:
+            raise OSError(errno.ENOSPC, "No space left on device")
+        calls.append(1)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(stores, "_write_block", dies)
+
+
+def _rewritten(path: Path, pixels: np.ndarray, **options) -> None:
+    """Write ``path`` again with other pixels of the same shape, its time visibly later."""
+    before = path.stat().st_mtime_ns
+    tifffile.imwrite(path, pixels, **options)
+    os.utime(path, ns=(before + 10**9, before + 10**9))
+
+
+def test_a_resume_after_the_input_was_replaced_computes_every_block_again(
+    tmp_path, capsys, monkeypatch
+):
+    """The input file rewritten between the failed run and its resume — a new export under
+    the same name, the same shape — was mixed in: the blocks written before held the old
+    pixels, the rest the new ones, and the store said it was complete. The store now records
+    the input's version (size and modification time) and a resume from another one warns and
+    writes every block again; the same file resumes only its missing blocks."""
+    tiff, store = tmp_path / "in.tif", tmp_path / "out.zarr"
+    tifffile.imwrite(tiff, CAMERA[:256, :256], tile=(32, 32))
+    argv = ["coefficients", str(tiff), str(store), *ARGS, "--scheduler", "synchronous"]
+    _dies_after(monkeypatch, 5)
+    assert main(argv) == 2
+    monkeypatch.undo()
+    assert store_status(store)["blocks_done"] == 5
+    capsys.readouterr()
+    new = np.ascontiguousarray(CAMERA[256:, 256:])
+    _rewritten(tiff, new, tile=(32, 32))
+    assert main([*argv, "--resume"]) == 0
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("xfskde coefficients: warning: ")
+    assert "was begun from another version of its image (" in err[0], err
+    assert "its 5 written blocks are computed again" in err[0], err
+    expected = xfskde.local_fskde(new, order=4, window="box", size=5)
+    stored = xfskde.open_coefficients(store)
+    np.testing.assert_array_equal(stored.values, expected)
+    assert stored.attrs["source_version"] == xfskde.open_image(tiff).attrs["source_version"]
+    # complete, and the file replaced again: a resume writes it again too, not "nothing to do"
+    _rewritten(tiff, CAMERA[:256, :256], tile=(32, 32))
+    assert main([*argv, "--resume"]) == 0
+    assert "its 64 written blocks are computed again" in capsys.readouterr().err
+    expected = xfskde.local_fskde(CAMERA[:256, :256], order=4, window="box", size=5)
+    np.testing.assert_array_equal(xfskde.open_coefficients(store).values, expected)
+    # the same file: nothing to say, nothing computed
+    assert main([*argv, "--resume"]) == 0
+    assert capsys.readouterr().err == ""
+
+
+def test_a_zarr_input_with_a_chunk_rewritten_is_another_version(tmp_path):
+    """A Zarr store's version covers its chunks: one chunk written again (a store being
+    corrected in place) is seen, and the API resume warns and writes every block again."""
+    source = zarr.create_array(tmp_path / "in.zarr", shape=(128, 128), chunks=(32, 32),
+                               dtype="uint8", dimension_names=("y", "x"))  # fmt: skip
+    source[...] = CAMERA[:128, :128]
+    store = tmp_path / "out.zarr"
+    field = xfskde.local_fskde(xfskde.open_image(tmp_path / "in.zarr"), order=4)
+    xfskde.write_coefficients(field, store, chunks=64)
+    before = xfskde.open_image(tmp_path / "in.zarr").attrs["source_version"]
+    source[32:64, 32:64] = 255 - CAMERA[32:64, 32:64]
+    image = xfskde.open_image(tmp_path / "in.zarr")
+    assert image.attrs["source_version"] != before
+    field = xfskde.local_fskde(image, order=4)
+    assert xfskde.io.stores.input_changed(field, store).startswith("its image (")
+    with pytest.warns(xfskde.exceptions.InputChangedWarning, match="4 written blocks"):
+        assert xfskde.write_coefficients(field, store, resume=True) == 4
+    np.testing.assert_array_equal(xfskde.open_coefficients(store).values, field.values)
+
+
+def test_a_segmentation_resumed_after_its_mask_file_changed_is_written_again(tmp_path, capsys):
+    """A complete OME-Zarr segmentation is left as it is on resume — unless its input or its
+    mask file changed since: then it is written again, with the new mask's background."""
+    image, _ = random_textures((128, 128), seed=3)
+    tiff, mask, out = tmp_path / "in.tif", tmp_path / "mask.tif", tmp_path / "s.ome.zarr"
+    tifffile.imwrite(tiff, (image * 255).astype(np.uint8))
+    foreground = np.ones((128, 128), np.uint8)
+    tifffile.imwrite(mask, foreground)
+    argv = ["segment", str(tiff), str(out), "--textures", "2", "--mask", str(mask),
+            "--no-progress"]  # fmt: skip
+    assert main(argv) == 0
+    assert (zarr.open_array(out / "labels/textures/0", mode="r")[...] > 0).all()
+    foreground[:, :40] = 0
+    _rewritten(mask, foreground)
+    capsys.readouterr()
+    assert main([*argv, "--resume"]) == 0
+    said = capsys.readouterr()
+    assert "was begun from another version of its mask (" in said.err, said.err
+    assert "1 of 1 blocks computed" in said.out, said.out
+    labels = zarr.open_array(out / "labels/textures/0", mode="r")[...]
+    assert (labels[:, :40] == 0).all() and (labels[:, 40:] > 0).all()
+    assert store_status(out)["complete"]

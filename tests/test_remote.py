@@ -368,3 +368,35 @@ def test_auto_mask_of_an_s3_image_reads_it_as_it_was_opened(s3, inputs):
     local = tissue_mask(xfskde.open_image(inputs / "slide.tif"), max_side=192)
     assert remote.attrs["source"] == "s3://data/slide.tif" and remote.shape == (160, 192)
     np.testing.assert_array_equal(remote.values, local.values)
+
+
+def test_remote_inputs_record_a_version_that_a_rewrite_changes(s3, served, tmp_path):
+    """What a resume compares (``source_version``): an S3 object's size and ETag, an S3 Zarr
+    store's listing (each chunk's ETag) — both changed by a rewrite, the same when read
+    again — and an HTTP store's listing."""
+    fs = s3fs.S3FileSystem(**s3)
+    tifffile.imwrite(tmp_path / "a.tif", IMAGE)
+    tifffile.imwrite(tmp_path / "b.tif", IMAGE[::-1].copy())
+    source = zarr.create_array(tmp_path / "c.zarr", shape=IMAGE.shape, chunks=(64, 64),
+                               dtype=IMAGE.dtype, dimension_names=("y", "x"))  # fmt: skip
+    source[...] = IMAGE
+
+    def version(url):
+        return xfskde.open_image(url, storage_options=s3).attrs["source_version"]
+
+    fs.put(str(tmp_path / "a.tif"), "data/changing.tif")
+    first = version("s3://data/changing.tif")
+    assert first.startswith(f"{(tmp_path / 'a.tif').stat().st_size} bytes, ")
+    assert version("s3://data/changing.tif") == first
+    fs.put(str(tmp_path / "b.tif"), "data/changing.tif")  # the same size, other pixels
+    assert version("s3://data/changing.tif") != first
+
+    fs.put(str(tmp_path / "c.zarr"), "data/changing.zarr", recursive=True)
+    first = version("s3://data/changing.zarr")
+    assert first == version("s3://data/changing.zarr") and " files, sha256 " in first
+    source[64:128, 0:64] = 255 - IMAGE[64:128, 0:64]  # one chunk, the same size on disk
+    fs.put(str(tmp_path / "c.zarr/c/1/0"), "data/changing.zarr/c/1/0")
+    assert version("s3://data/changing.zarr") != first
+
+    over_http = xfskde.open_image(f"{served}/image.zarr").attrs["source_version"]
+    assert " files, sha256 " in over_http

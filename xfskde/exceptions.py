@@ -21,6 +21,7 @@ class                           raised when
 :class:`ChunkSizeWarning`       chunks smaller than the halo were merged with a neighbour
 :class:`GeoreferencingWarning`  a GeoTIFF opens without its CRS (rioxarray missing, mismatch)
 :class:`PixelAspectWarning`     angles are measured on a grid of pixels that are not square
+:class:`InputChangedWarning`    a store resumed was begun from another version of its input
 ==============================  ==========================================================
 """
 
@@ -34,6 +35,7 @@ __all__ = [
     "DimensionError",
     "GeoreferencingWarning",
     "ImageReadError",
+    "InputChangedWarning",
     "ParameterError",
     "PixelAspectWarning",
     "StoreCorruptError",
@@ -112,6 +114,12 @@ class GeoreferencingWarning(UserWarning):
 class PixelAspectWarning(UserWarning):
     """The image's pixels are not square (its y and x coordinate steps differ): gradient angles
     are measured on the pixel grid, so they are not the angles in the image's units."""
+
+
+class InputChangedWarning(UserWarning):
+    """A store being resumed was begun from another version of its input file (its size and
+    modification time, or its ETag, differ): the blocks it holds came from other pixels, so
+    every block is computed again."""
 
 
 def find_stack_level() -> int:

@@ -301,13 +301,18 @@ def _mask_attrs(resolved: xr.DataArray | None, given: Any) -> dict[str, Any]:
     """What a result records of its mask: ``mask``, how it was given — ``"auto: tissue_mask,
     METHOD (xfskde.masks)"`` for a mask :func:`tissue_mask` made (from ``"auto"``, or by the
     caller, or by the command line's ``--mask auto``), a path as it was given, else ``"an
-    array"`` — and ``mask_foreground``, its share of foreground; nothing without a mask."""
+    array"`` — and ``mask_foreground``, its share of foreground; nothing without a mask. A
+    mask read from a file records its ``mask_version`` (its ``source_version``: a resumed
+    write begun with another version of the mask starts again)."""
     if resolved is None:
         return {}
     what = given if isinstance(given, str) else "an array"
+    version = resolved.attrs.get("source_version")
     if "method" in resolved.attrs:
         what = f"auto: tissue_mask, {resolved.attrs['method']} (xfskde.masks)"
-    return {"mask": str(what), "mask_foreground": float(np.asarray(resolved.values).mean())}
+        version = None  # made from the image: its version is the image's
+    attrs = {"mask": str(what), "mask_foreground": float(np.asarray(resolved.values).mean())}
+    return attrs if version is None else {**attrs, "mask_version": str(version)}
 
 
 def _over_extent(mask: xr.DataArray, image: xr.DataArray) -> xr.DataArray:

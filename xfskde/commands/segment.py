@@ -29,6 +29,7 @@ from ..io import (
     write_ome_zarr_labels,
 )
 from ..io.ometiff import copy_ome_zarr_to_tiff, temporary_ome_zarr
+from ..io.stores import input_changed
 from ..masks import resolve_mask
 from ..segmentation import FEATURE_GROUPS, fit_textures
 from ..segmentation.defaults import FINE_SIZE, auto_features
@@ -339,11 +340,14 @@ def _write_ome_zarr(
     store = args.output if store is None else store
     resume, overwrite = args.resume and not temporary, args.overwrite or temporary
     status = store_status(store) if resume and output_exists(store) else None
-    complete = status is not None and status["complete"]
     abundances = model.abundances(image, mask=mask, nodata=args.nodata,
                                   match_levels=args.match_levels)  # fmt: skip
     names = [f"texture {i + 1}" for i in range(model.n_textures)]
     channels = abundances.assign_coords(texture=names).transpose("texture", "y", "x")
+    # begun from other versions of the image or the mask: written again (write_blocks warns)
+    if status is not None and input_changed(channels, store) is not None:
+        status = None
+    complete = status is not None and status["complete"]
     if not complete:
         warn_if_large(args, channels.size * 4 * 4 / 3, "image")  # float32, and its pyramid
     before = status["blocks_done"] if status is not None else 0

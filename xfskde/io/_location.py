@@ -18,6 +18,7 @@ the threaded scheduler, not with processes or a cluster.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 import os
@@ -178,11 +179,43 @@ class Location:
         return fs.open(path, mode)
 
     def version(self) -> str:
-        """What changes when the file is rewritten (its mtime, or fsspec's key of its info)."""
+        """What changes when the data here is rewritten: a file's size and modification time
+        (at a URL, its size and fsspec's key of its info — an S3 object's ETag); for a
+        directory (a Zarr store), a SHA-256 of the same over every file in it (at a URL, of
+        what the listing says of each: sizes, ETags, times).
+
+        Recorded by :func:`xfskde.open_image` (``attrs["source_version"]``) and compared by a
+        resumed write, whose blocks must all come from the same pixels. A URL directory that
+        cannot be listed (an HTTP server without index pages) is known by its ``zarr.json``
+        only, and one listed with names and sizes only (HTTP) by those: there, a chunk
+        rewritten in place at the same size goes unseen.
+        """
         if self.is_local:
-            return repr(os.path.getmtime(self.url))
+            if not os.path.isdir(self.url):
+                stat = os.stat(self.url)
+                return f"{stat.st_size} bytes, modified {stat.st_mtime_ns} ns"
+            files = []
+            for root, dirs, names in os.walk(self.url):
+                dirs.sort()
+                for name in sorted(names):
+                    stat = os.stat(os.path.join(root, name))
+                    files.append((os.path.relpath(os.path.join(root, name), self.url),
+                                  stat.st_size, stat.st_mtime_ns))  # fmt: skip
+            return _files_version(files)
         fs, path = self.filesystem()
-        return str(fs.ukey(path))
+        if not fs.isdir(path):
+            return f"{fs.size(path)} bytes, {fs.ukey(path)}"
+        try:
+            listing = fs.find(path, detail=True)
+        except (OSError, NotImplementedError, ValueError):
+            listing = {}
+        if not listing:  # not listable: its root metadata stands for it
+            meta = f"{path.rstrip('/')}/zarr.json"
+            listing = {meta: fs.info(meta)} if fs.exists(meta) else {}
+        # each entry as the filesystem lists it: its size and whatever names its content or
+        # time there (an S3 ETag, GCS's md5Hash and generation, ...)
+        files = [(name, sorted(info.items())) for name, info in sorted(listing.items())]
+        return _files_version(files)
 
     # ------------------------------------------------------------------------------ zarr
 
@@ -195,6 +228,12 @@ class Location:
         return zarr.storage.FsspecStore.from_url(
             self.url, storage_options=self.storage_options or None, read_only=read_only
         )
+
+
+def _files_version(files: list[tuple[Any, ...]]) -> str:
+    """A directory's version: how many files, and a SHA-256 of their names, sizes and times."""
+    digest = hashlib.sha256(json.dumps(files, default=str).encode()).hexdigest()
+    return f"{len(files)} files, sha256 {digest[:16]}"
 
 
 def _check_protocol(protocol: str, url: str) -> None:

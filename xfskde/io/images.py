@@ -743,20 +743,27 @@ def _open_tiff(path: Location, level: int, request: _Request) -> xr.DataArray:
         image = _alpha_dropped(image, nodata)
     elif nodata is not None:
         image.attrs["_FillValue"] = nodata
-    return _recorded(image, path, level, sizes[level])
+    return _recorded(image, path, level, sizes[level], version)
 
 
 def _recorded(
-    image: xr.DataArray, source: Any, level: int, size: tuple[float, float] | None
+    image: xr.DataArray,
+    source: Any,
+    level: int,
+    size: tuple[float, float] | None,
+    version: str | None = None,
 ) -> xr.DataArray:
-    """Record where the pixels come from: the ``source``, its ``source_level`` and, when
-    known, ``source_pixel_size_um`` ((y, x), µm) — true of every result computed from them.
+    """Record where the pixels come from: the ``source``, its ``source_level``, its
+    ``source_version`` (:meth:`Location.version`: what a resumed write compares, so that its
+    blocks all come from the same pixels; ``version`` when already read) and, when known,
+    ``source_pixel_size_um`` ((y, x), µm) — true of every result computed from them.
     ``encoding["source"]`` keeps the :class:`Location` itself, storage options included (never
     written to a store), so that the file can be read again (a low-resolution level for a
     tissue mask) as it was first read."""
+    image.attrs["source"] = str(source)
     if isinstance(source, Location):
         image.encoding["source"] = source
-    image.attrs["source"] = str(source)
+        image.attrs["source_version"] = version or source.version()
     image.attrs["source_level"] = int(level)
     if size is not None:
         image.attrs["source_pixel_size_um"] = [float(size[0]), float(size[1])]
@@ -919,6 +926,7 @@ def _group_coords(image: xr.DataArray, group: zarr.Group, name: str) -> xr.DataA
             scalar = arrays[mapping]
             coords[mapping] = ((), np.asarray(scalar[()]), _variable_attrs(scalar))
     attrs.pop("coordinates", None)
+    attrs.pop("source_version", None)  # its input's, not its own (set when read from a path)
     return image.assign_coords(coords).assign_attrs(attrs)
 
 
@@ -1310,8 +1318,10 @@ def open_image(
         photograph's "dpi" is a printing hint), OME-Zarr (its scale and translation) — gets
         ``y``/``x`` coords in µm (``units: "µm"``) at the centres of its pixels, a level's
         pixel at the mean of the level-0 pixels it covers; a GeoTIFF gets its CRS coords. A
-        file's attrs record ``source`` (the path or URL), ``source_level`` and, when known,
-        ``source_pixel_size_um`` ((y, x) of the level read): every result keeps them. For files and
+        file's attrs record ``source`` (the path or URL), ``source_level``, ``source_version``
+        (its size and modification time, or its ETag: a resumed write whose store was begun
+        from another version starts again) and, when known, ``source_pixel_size_um`` ((y, x)
+        of the level read): every result keeps them. For files and
         Dask arrays, ``encoding["preferred_chunks"]`` holds the native tile shape
         ``{"y": rows, "x": columns}``, for callers that plan their chunks again with
         ``plan_chunks(..., tiles=...)``.

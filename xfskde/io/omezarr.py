@@ -89,7 +89,13 @@ from ..exceptions import (
 )
 from ..lazy import dask_view
 from ._location import Location, micrometres, store_target, zarr_like
-from .stores import finalize_store, refuse_other_parameters, store_status, write_blocks
+from .stores import (
+    finalize_store,
+    input_changed,
+    refuse_other_parameters,
+    store_status,
+    write_blocks,
+)
 
 __all__ = ["check_ome_zarr_grid", "write_ome_zarr", "write_ome_zarr_labels"]
 
@@ -701,7 +707,9 @@ def write_ome_zarr(
         store (:func:`xfskde.io.write_blocks`: a completion record per block, CRC-32C checksums),
         so only its missing blocks are computed; the coarser levels, the labels and the
         metadata are then written again (they are small). The maps must be the same (shape,
-        coordinates, attrs), as for any resume; a complete store is left as it is.
+        coordinates, attrs), as for any resume; a complete store is left as it is. A store
+        begun from another version of the maps' input file (``source_version``) is written
+        again whole (:func:`xfskde.io.input_changed`).
     scheduler : str or distributed.Client, optional
         Where the levels are computed (each level one Dask computation): None for Dask's
         current scheduler, ``"threads"``, ``"processes"``, ``"synchronous"``, a Client or an
@@ -800,8 +808,8 @@ def write_ome_zarr(
         coords={"c": names, **{d: first.coords[d] for d in ("y", "x") if d in first.coords}},
         attrs=_jsonable(attrs),
     )
-    if resume and _complete(target):  # left as it is, if it holds these maps
-        refuse_other_parameters(level0, target)
+    if resume and _complete(target) and input_changed(level0, target) is None:
+        refuse_other_parameters(level0, target)  # left as it is, if it holds these maps
         return zarr.open_group(zarr_like(target), mode="r", zarr_format=3)
     shapes = _level_shapes(grid.shape, coarsest)
     reducers = [_axial_mean2 if n in axial_names else _mean2 for n in names]

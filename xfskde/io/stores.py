@@ -71,12 +71,14 @@ from .._scheduling import compute as compute_collections
 from .._scheduling import connect, is_address, runs_on_cluster
 from ..exceptions import (
     DimensionError,
+    InputChangedWarning,
     ParameterError,
     StoreCorruptError,
     StoreExistsError,
     StoreFormatError,
     StoreIncompleteError,
     StoreParametersError,
+    find_stack_level,
 )
 from ..lazy import dask_view, plan_chunks, skipped_blocks
 from ._location import Location, store_target, zarr_like
@@ -87,6 +89,7 @@ __all__ = [
     "StoreReport",
     "block_record",
     "finalize_store",
+    "input_changed",
     "open_blocks",
     "open_coefficients",
     "refuse_other_parameters",
@@ -107,6 +110,10 @@ _DIMS_KEY = "xfskde_dims"
 _COORDS_KEY = "xfskde_coordinates_sha256"
 #: The attrs of a field's gradient operator, and their values before they were recorded.
 _GRADIENT_DEFAULTS = {"gradient": "central", "gradient_scale": 1.0}
+#: Attrs naming the version of an input file (:meth:`Location.version`), and what the input
+#: is: compared apart from the parameters, since blocks computed from another version of the
+#: input are not wrong parameters but other pixels — a resume then writes every block again.
+_INPUT_VERSIONS = {"source_version": "its image", "mask_version": "its mask"}
 #: Entries of the record: not written; written; written, no value but 0 or NaN (no gradient
 #: or no data anywhere in the block);
 #: written as the fill of a block with no foreground, which was neither read nor computed.
@@ -308,6 +315,10 @@ def _compared_parameters(stored: Any, params: str) -> tuple[Any, dict[str, Any]]
     except (TypeError, ValueError):
         return None, json.loads(params)
     new = json.loads(params)
+    for key in _INPUT_VERSIONS:  # compared by _changed_input
+        new.pop(key, None)
+        if isinstance(old, dict):
+            old.pop(key, None)
     for key in (_DIMS_KEY, _COORDS_KEY):
         if isinstance(old, dict) and key not in old:
             new.pop(key, None)
@@ -315,6 +326,45 @@ def _compared_parameters(stored: Any, params: str) -> tuple[Any, dict[str, Any]]
         for key, value in _GRADIENT_DEFAULTS.items():  # it was computed with the defaults
             old.setdefault(key, value)
     return old, new
+
+
+def _changed_input(stored: Any, params: str) -> str | None:
+    """Which input (:data:`_INPUT_VERSIONS`) is of another version than the one a store's
+    recorded parameters name, with both versions; None when every input recorded on both
+    sides is the same (an array in memory records none: it is the caller's to keep)."""
+    try:
+        old = json.loads(stored)
+    except (TypeError, ValueError):
+        return None
+    new = json.loads(params)
+    if not isinstance(old, dict):
+        return None
+    changed = [
+        f"{what} ({old[key]} then, {new[key]} now)"
+        for key, what in _INPUT_VERSIONS.items()
+        if key in old and key in new and old[key] != new[key]
+    ]
+    return " and ".join(changed) or None
+
+
+def input_changed(data: xr.DataArray, store: Any) -> str | None:
+    """Whether ``store`` was begun from another version of ``data``'s input files than the
+    one ``data`` is computed from (``attrs["source_version"]``, ``attrs["mask_version"]``:
+    a file's size and modification time, or its ETag), saying which; None when they are the
+    same or not recorded.
+
+    A resumed :func:`write_blocks` writes such a store again whole (with an
+    :class:`~xfskde.exceptions.InputChangedWarning`): its blocks came from other pixels. For
+    a writer that leaves a complete store as it is without calling it (an OME-Zarr image).
+
+    Raises
+    ------
+    FileNotFoundError, StoreFormatError
+        As :func:`store_status`.
+    """
+    store = store_target(store)
+    group = _open_group(store, "store")
+    return _changed_input(group.attrs.get(_PARAMETERS_ATTR), _parameters(data))
 
 
 def _same_parameters(stored: Any, params: str) -> bool:
@@ -821,6 +871,7 @@ def write_blocks(
             "overwrite=True to replace it"
         )
     fresh = not exists or overwrite
+    kept: zarr.Array | None = None  # a store written again from a new input keeps its layout
     if not fresh:
         group = _open_group(store, "store")
         if _BLOCKS not in group and group.attrs.get(_STATUS_ATTR) == "incomplete":
@@ -830,11 +881,26 @@ def write_blocks(
                 f"cannot resume {store}: it is not a store written by xfskde (no array {name!r} "
                 f"or no completion record {_BLOCKS!r}); use overwrite=True to replace it"
             )
-        elif not _read_record(group)[0].any():
+        elif not (written := _read_record(group)[0] > 0).any():
             fresh = True  # nothing was written: start again, with whatever parameters
+        elif (changed := _changed_input(group.attrs.get(_PARAMETERS_ATTR), params)) is not None:
+            # its blocks came from other pixels: none of them is kept (the input was replaced,
+            # or repaired after a failed read: either way, only a whole new write is sure)
+            warnings.warn(
+                f"{store} was begun from another version of {changed}: its "
+                f"{int(written.sum())} written blocks are computed again",
+                InputChangedWarning,
+                stacklevel=find_stack_level(),
+            )
+            fresh, kept = True, group[name]
         else:
             _refuse_other_parameters(store, group, params)
-    if fresh:
+    if kept is not None and chunks is None:  # the chunks and codecs it was begun with
+        stored_y, stored_x = _array_spatial(kept)
+        cy, cx = int(kept.chunks[stored_y]), int(kept.chunks[stored_x])
+        if isinstance(compressors, _Default):
+            codecs = tuple(kept.compressors)
+    elif fresh:
         cy, cx = _store_chunks(data, chunks)
     else:
         # the blocks already written, and their records, are on the store's own grid: the
