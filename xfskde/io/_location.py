@@ -18,6 +18,7 @@ the threaded scheduler, not with processes or a cluster.
 
 from __future__ import annotations
 
+import datetime
 import hashlib
 import json
 import math
@@ -193,7 +194,7 @@ class Location:
         if self.is_local:
             if not os.path.isdir(self.url):
                 stat = os.stat(self.url)
-                return f"{stat.st_size} bytes, modified {stat.st_mtime_ns} ns"
+                return f"{stat.st_size} bytes, modified {_utc(stat.st_mtime_ns)}"
             files = []
             for root, dirs, names in os.walk(self.url):
                 dirs.sort()
@@ -228,6 +229,12 @@ class Location:
         return zarr.storage.FsspecStore.from_url(
             self.url, storage_options=self.storage_options or None, read_only=read_only
         )
+
+
+def _utc(ns: int) -> str:
+    """A time in nanoseconds since the epoch as UTC, to the nanosecond (ISO 8601)."""
+    seconds = datetime.datetime.fromtimestamp(ns // 10**9, datetime.UTC)
+    return f"{seconds:%Y-%m-%dT%H:%M:%S}.{ns % 10**9:09d}Z"
 
 
 def _files_version(files: list[tuple[Any, ...]]) -> str:

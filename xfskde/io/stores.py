@@ -887,8 +887,13 @@ def write_blocks(
             # its blocks came from other pixels: none of them is kept (the input was replaced,
             # or repaired after a failed read: either way, only a whole new write is sure)
             warnings.warn(
-                f"{store} was begun from another version of {changed}: its "
-                f"{int(written.sum())} written blocks are computed again",
+                f"{store} was begun from another version of {changed}: "
+                + (
+                    "its one written block is"
+                    if written.sum() == 1
+                    else f"its {int(written.sum())} written blocks are"
+                )
+                + " computed again",
                 InputChangedWarning,
                 stacklevel=find_stack_level(),
             )
