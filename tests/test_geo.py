@@ -545,3 +545,27 @@ def test_the_example_without_rioxarray_is_a_note(monkeypatch, capsys):
     monkeypatch.setitem(sys.modules, "rioxarray", None)
     assert _example().main(["--size", "128"]) == {}
     assert "xfskde[geo]" in capsys.readouterr().out
+
+
+def test_pixels_are_square_or_not_on_the_ground():
+    """A geographic grid of equal degree steps was taken for square pixels (its coordinate
+    steps are equal): at 45° N its 0.0001° pixels are 11.1 m tall and 7.9 m wide, so gradient
+    angles on the grid are not those on the ground. The warning measures pixels on the ground:
+    there, and for a 10 × 20 m UTM grid, it warns; at the equator and for 10 m UTM it does not."""
+    import warnings
+
+    from xfskde.exceptions import PixelAspectWarning
+
+    def scene(crs, y0, x0, dy, dx):
+        y, x = y0 - dy * (np.arange(64) + 0.5), x0 + dx * (np.arange(64) + 0.5)
+        image = xr.DataArray(data.camera()[:64, :64], dims=("y", "x"), coords={"y": y, "x": x})
+        return image.rio.write_crs(crs)
+
+    with pytest.warns(PixelAspectWarning, match=r"11\.11 x 7\.88\d m on the ground \(y x\)"):
+        xfskde.local_fskde(scene("EPSG:4326", 45.0, 7.0, 1e-4, 1e-4), order=4, stride=8)
+    with pytest.warns(PixelAspectWarning, match=r"10 x 20.01 m on the ground.*reproject"):
+        xfskde.local_fskde(scene(CRS, 5e6, 4e5, 10.0, 20.0), order=4, stride=8)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", PixelAspectWarning)
+        xfskde.local_fskde(scene("EPSG:4326", 0.0032, 7.0, 1e-4, 1e-4), order=4, stride=8)
+        xfskde.local_fskde(scene(CRS, 5e6, 4e5, 10.0, 10.0), order=4, stride=8)

@@ -29,6 +29,7 @@ import xarray as xr
 
 from ._grid import sample_offset
 from ._labels import (
+    ground_pixel_size,
     image_layout,
     image_nodata,
     label_result,
@@ -167,16 +168,28 @@ ASPECT_TOLERANCE = 0.01
 def _warn_if_not_square(image: xr.DataArray) -> None:
     """A :class:`~xfskde.exceptions.PixelAspectWarning` when the image's coordinates say its
     pixels are not square: the angles are then those of the pixel grid (eq. 1's θ =
-    arg(Ix + i Iy) with Ix, Iy per pixel), not those of the image's units."""
-    steps = pixel_steps(image)
+    arg(Ix + i Iy) with Ix, Iy per pixel), not those of the image's units. A georeferenced
+    image's pixels are measured on the ground (:func:`~xfskde._labels.ground_pixel_size`):
+    a geographic grid of equal degree steps is not square away from the equator (0.0001° at
+    45° N: 11.1 × 7.9 m), nor is a UTM grid of 10 × 20 m pixels."""
+    ground = ground_pixel_size(image)
+    steps = ground if ground is not None else pixel_steps(image)
     if steps is None or abs(steps[0] / steps[1] - 1) <= ASPECT_TOLERANCE:
         return
-    unit = image.coords["x"].attrs.get("units") or "coordinate units"
+    unit = "m on the ground" if ground is not None else (
+        image.coords["x"].attrs.get("units") or "coordinate units")  # fmt: skip
     warnings.warn(
         f"the image's pixels are {steps[0]:.4g} x {steps[1]:.4g} {unit} (y x), not square: "
         "gradient angles are measured on the pixel grid, so orientations and densities are "
-        "not those of the image's units; resample it to square pixels first (e.g. "
-        "image.coarsen or image.interp) where the physical angles matter",
+        + (
+            "not those on the ground; reproject it to square pixels first (rioxarray's "
+            "image.rio.reproject with one resolution, to a projected CRS such as its UTM zone "
+            "for a geographic grid)"
+            if ground is not None
+            else "not those of the image's units; resample it to square pixels first (e.g. "
+            "image.coarsen or image.interp)"
+        )
+        + " where the physical angles matter",
         PixelAspectWarning,
         stacklevel=find_stack_level(),
     )
