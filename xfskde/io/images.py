@@ -270,6 +270,35 @@ def _plane_attrs(
     return image.assign_attrs(source_plane=",".join(chosen))  # a copy of the attrs
 
 
+def _read_plan(
+    what: Any,
+    dims: Sequence[str],
+    shape: tuple[int, ...],
+    native: Sequence[int],
+    request: _Request,
+) -> tuple[tuple[int | None, ...], tuple[tuple[int, ...], ...], tuple[int, int] | None]:
+    """How a source of ``dims`` and ``shape`` is read, whatever its format: the ``plane`` of
+    the request chosen among its axes (:func:`_plane_selection`), the Dask chunks planned on
+    its ``native`` tiles (:func:`_plan`, a task reading one plane) and those tiles."""
+    selection = _plane_selection(what, dims, shape, request.plane)
+    planned, tiles = _plan(shape, dims, native, request)
+    return selection, _single_planes(planned, selection), tiles
+
+
+def _plane_image(
+    data: da.Array,
+    dims: Sequence[str],
+    selection: Sequence[int | None],
+    name: str,
+    tiles: tuple[int, int] | None,
+    request: _Request,
+) -> xr.DataArray:
+    """The labelled image of the chosen plane of ``data`` (read as :func:`_read_plan` planned
+    it), recording the plane chosen."""
+    data, kept = _select_plane(data, dims, selection)
+    return _plane_attrs(_labelled(data, kept, name, tiles), dims, selection, request.plane)
+
+
 def _choose_level(
     source: Any, sizes: Sequence[tuple[float, float] | None], level: int, mpp: float | None
 ) -> int:
@@ -398,18 +427,14 @@ def _open_array(source: Any, request: _Request, name: str, what: Any = "the arra
     messages name it."""
     shape = tuple(source.shape)
     dims = _axes_of(None, shape, request.dims, what)
-    selection = _plane_selection(what, dims, shape, request.plane)
     native = source.chunksize if isinstance(source, da.Array) else (1,) * source.ndim
-    planned, tiles = _plan(shape, dims, native, request)
-    planned = _single_planes(planned, selection)
+    selection, planned, tiles = _read_plan(what, dims, shape, native, request)
     if isinstance(source, da.Array):
         data = source if source.chunks == planned else source.rechunk(planned)
     else:
         tiles = None
         data = dask_view(source, planned, name=getattr(source, "token", None))
-    data, kept = _select_plane(data, dims, selection)
-    image = _labelled(data, kept, name, tiles)
-    return _plane_attrs(image, dims, selection, request.plane) if request.plane else image
+    return _plane_image(data, dims, selection, name, tiles, request)
 
 
 # ------------------------------------------------------------------------------------- TIFF
@@ -705,11 +730,9 @@ def _open_tiff(path: Location, level: int, request: _Request) -> xr.DataArray:
     level = _choose_level(path, sizes, level, request.mpp)
     axes, shape, dtype, tile = levels[level]
     all_dims = list(_axes_of(_tiff_dims(axes), tuple(shape), request.dims, path))
-    selection = _plane_selection(path, all_dims, shape, request.plane)
     native = {"Y": tile[0], "X": tile[1]}
     native_shape = [native.get(a, n) for a, n in zip(axes, shape, strict=True)]
-    planned, tiles = _plan(shape, all_dims, native_shape, request)
-    planned = _single_planes(planned, selection)
+    selection, planned, tiles = _read_plan(path, all_dims, tuple(shape), native_shape, request)
     version = path.version()
     data = da.map_blocks(
         functools.partial(read_tiff_block, path, level, version, info.series),
@@ -718,9 +741,7 @@ def _open_tiff(path: Location, level: int, request: _Request) -> xr.DataArray:
         meta=np.empty((0,) * len(shape), dtype),
         name=f"xfskde-read-tiff-{tokenize(path.token(), level, version, info.series)}",
     )
-    data, dims = _select_plane(data, all_dims, selection)
-    image = _plane_attrs(_labelled(data, dims, path.stem, tiles), all_dims, selection,
-                         request.plane)  # fmt: skip
+    image = _plane_image(data, all_dims, selection, path.stem, tiles, request)
     if info.series:  # another image than the first: say which
         image.attrs["source_series"] = info.series
     geo = None
@@ -981,9 +1002,7 @@ def _open_zarr(source: Any, level: int, request: _Request) -> xr.DataArray:
             f"{source} has dims {dims}; only y, x and one colour dim are supported: name its "
             "spatial dims 'y' and 'x'"
         )
-    selection = _plane_selection(source, dims, array.shape, request.plane)
-    planned, tiles = _plan(array.shape, dims, array.chunks, request)
-    planned = _single_planes(planned, selection)
+    selection, planned, tiles = _read_plan(source, dims, array.shape, array.chunks, request)
     try:
         if isinstance(source, zarr.Array | zarr.Group):
             data = da.from_zarr(array, chunks=planned)
@@ -996,10 +1015,8 @@ def _open_zarr(source: Any, level: int, request: _Request) -> xr.DataArray:
             )
     except _ZARR_ERRORS as exc:
         raise ImageReadError(f"cannot read the Zarr array of {source} ({exc})") from exc
-    data, kept = _select_plane(data, dims, selection)
     name = source.stem if isinstance(source, Location) else Path(source.path or "image").stem
-    image = _plane_attrs(_labelled(data, kept, name or "image", tiles), dims, selection,
-                         request.plane)  # fmt: skip
+    image = _plane_image(data, dims, selection, name or "image", tiles, request)
     if group is not None:
         image = _group_coords(image, *group)
     if transform is not None:
