@@ -18,6 +18,7 @@ import xarray as xr
 import zarr
 
 import xfskde
+from xfskde._palette import label_rgba_8bit
 from xfskde.cli import main
 from xfskde.exceptions import ParameterError, StoreExistsError
 from xfskde.io import write_ome_tiff, write_ome_zarr
@@ -151,6 +152,13 @@ def test_the_commands_write_their_ome_zarr_image_as_one_file(tmp_path, capsys):
         group = zarr.open_group(tmp_path / f"{command}-out.ome.zarr", mode="r")
         with tifffile.TiffFile(tmp_path / f"{command}-out.ome.tif") as tif:
             series = [[level.asarray() for level in s.levels] for s in tif.series]
+            # the textures in their colours (the OME-Zarr image's, napari's), every level
+            pages = [level.pages[0] for s in tif.series for level in s.levels]
+            maps = [page.colormap for page in pages if page.photometric == 3]  # palette
+            assert len(maps) == (len(tif.series[1].levels) if command == "segment" else 0)
+            for colormap in maps:
+                np.testing.assert_array_equal(colormap[:, :3].T, label_rgba_8bit(2)[:, :3] * 257)
+                assert colormap.shape == (3, 256) and not colormap[:, 3:].any()
         stored = [[g[d["path"]][:] for d in g.attrs["ome"]["multiscales"][0]["datasets"]]
                   for g in ([group] + ([group["labels"]["textures"]] if "labels" in group
                                        else []))]  # fmt: skip
