@@ -559,6 +559,30 @@ def test_images_with_nothing_or_little_to_segment():
     assert set(np.unique(np.asarray(segment(blank, 3)))) == {1, 2, 3}
 
 
+def test_a_fit_needs_as_many_distinct_samples_as_textures():
+    """A 2 x 2 image was fitted as two textures of one endmember, all zeros (its FS-KDE group
+    had no spread and no noise, which read as an infinite S/N and weighed the bank to 0), with
+    only scikit-learn's warning; samples with fewer distinct values than textures are now
+    refused in one line, and a group whose features do not spread has no signal."""
+    import warnings
+
+    from xfskde.segmentation.defaults import group_signal
+    from xfskde.segmentation.model import _refuse_too_few_distinct
+
+    assert group_signal(np.zeros((50, 4)), np.zeros(50)) == 0.0
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        _, model = segment(np.array([[162, 68], [10, 4]], np.uint8), 2, return_model=True)
+    assert np.abs(model.endmembers[0] - model.endmembers[1]).max() > 0
+    two = np.repeat(np.eye(2, 5), 50, axis=0)
+    fewer = r"only 2 distinct values at the 100 sampled.*n_textures = 3"
+    with pytest.raises(xfskde.exceptions.ParameterError, match=fewer):
+        _refuse_too_few_distinct(two, 3)
+    _refuse_too_few_distinct(two, 2)
+    with pytest.raises(xfskde.exceptions.ParameterError, match="the same at all 100"):
+        _refuse_too_few_distinct(np.full((100, 5), 0.3) + 1e-9 * two[:, :1], 2)
+
+
 def test_large_dask_chunks_are_split_for_segmentation():
     """A Dask image in 2048² chunks (a Zarr store's, open_image's default) is segmented in
     ~512² blocks: one 2048² block was one thread and +1 GiB (4096² RGB: 3.0 s against 1.7 s),

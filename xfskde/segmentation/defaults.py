@@ -259,6 +259,8 @@ def group_signal(features: np.ndarray, change: np.ndarray) -> float:
         return float("inf")
     noise = (float(np.median(c)) / (2.0 * math.sqrt(2.0))) ** 2
     spread = float(((F - F.mean(axis=0)) ** 2).sum(axis=1).mean())
+    if spread <= 0:  # the same at every sample (a group of zeros: no gradient anywhere)
+        return 0.0
     if noise <= 0:
         return float("inf")
     return max(spread - noise, 0.0) / noise

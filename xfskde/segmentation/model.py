@@ -1289,17 +1289,14 @@ def _fit_prepared(
                 + ", ".join(f"{name} {v:.2f}" for name, v in signals.items())
                 + ": each weight times min(1, S/N)², over the largest of them"
             )
-    if not flat_ok and np.ptp(X, axis=0).max() <= 1e-6 * max(float(np.abs(X).max()), 1e-30):
-        raise ParameterError(
-            f"the image's features are the same at all {X.shape[0]} sampled pixels (a flat "
-            "image?): there are no textures to tell apart"
-        )
     scales: dict[str, float] = {}
     for name, columns in groups.items():
         part = X[:, columns]
         mass = 1.0 if name in ("color", "bank") else float(part.sum(axis=1).mean())
         scales[name] = weights[name] / mass if mass > 0 else weights[name]
         X[:, columns] = part * np.float32(scales[name])
+    if not flat_ok:
+        _refuse_too_few_distinct(X, int(n_textures))
     if method != "stable":
         endmembers = fit_endmembers(X, int(n_textures), method=method, seed=seed)
     else:
@@ -1315,6 +1312,30 @@ def _fit_prepared(
     return TextureModel(spec=spec, scales=scales, endmembers=endmembers, fit_method=method,
                         weights={name: float(weights[name]) for name in groups},
                         choices=choices, unmixing_vectors=vectors)  # fmt: skip
+
+
+def _refuse_too_few_distinct(X: np.ndarray, n_textures: int) -> None:
+    """Refuse a fit whose weighed samples take fewer distinct values than ``n_textures``:
+    some endmembers would be the same vector, the textures they stand for told apart by
+    nothing (k-means only warns). One value where no feature spreads over more than a
+    millionth of the largest; else the values on a grid of a thousandth of it."""
+    largest = max(float(np.abs(X).max()), 1e-30)
+    if np.ptp(X, axis=0).max() <= 1e-6 * largest:
+        distinct = 1
+    else:
+        distinct = np.unique(np.round(X / (1e-3 * largest)), axis=0).shape[0]
+    if distinct >= n_textures:
+        return
+    if distinct == 1:
+        raise ParameterError(
+            f"the image's features are the same at all {X.shape[0]} sampled pixels (a flat "
+            "image, or one too small for the window?): there are no textures to tell apart"
+        )
+    raise ParameterError(
+        f"the image's features take only {distinct} distinct values at the {X.shape[0]} "
+        f"sampled pixels, fewer than n_textures = {n_textures}: ask for at most {distinct} "
+        "textures, or give a larger image"
+    )
 
 
 def fit_textures(
