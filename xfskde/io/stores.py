@@ -718,7 +718,9 @@ def write_coefficients(
         attributes); the chunks and the codecs are the store's own (``chunks`` and
         ``compressors`` may be left out, and others are refused), whatever the field's Dask
         chunks. A store in which no block was written yet is started again, with any
-        parameters.
+        parameters; one begun from another version of the field's input file (its
+        ``source_version``, :func:`input_changed`) is written again whole, with an
+        :class:`~xfskde.exceptions.InputChangedWarning`.
     overwrite : bool
         Replace an existing store (otherwise an existing store is an error unless ``resume``).
     compute : bool
@@ -842,6 +844,13 @@ def write_blocks(
         coordinates, or is given chunks or compressors other than the store's.
     StoreFormatError
         If ``resume`` meets something that is not a Zarr store.
+
+    Warns
+    -----
+    InputChangedWarning
+        If ``resume`` meets a store begun from another version of the data's input file or
+        mask file (:func:`input_changed`): every block is written again, in the store's chunks
+        and codecs.
     """
     if data.ndim < 2:
         raise DimensionError(
