@@ -270,3 +270,57 @@ def test_a_mask_made_for_the_whole_slide_is_cut_to_a_crop(tmp_path):
     bare = xr.DataArray(np.asarray(crop.values), dims=crop.dims)  # no coordinates
     with pytest.raises(ParameterError, match="mask made for this image"):
         resolve_mask(whole, bare)
+
+
+def test_a_mask_of_another_aspect_or_extent_is_refused_not_stretched(tmp_path):
+    """A mask of its own pixels was stretched over the image whatever its shape: a 24 x 12
+    mask over a 384 x 384 image (another image's, or another extent's) skipped the wrong
+    half. A mask must be the image at one scale (a side one pixel off, from rounding a
+    downsample, is fine); one with coordinates in the image's CRS and unit is placed by them
+    (a land mask of a larger area, at half the resolution, cut to the scene), and refused if it
+    covers only part of the image or is in another CRS."""
+    import rioxarray  # noqa: F401  (the rio accessor: the test extra installs it)
+
+    import xfskde
+
+    image = xr.DataArray(np.zeros((384, 384), np.uint8), dims=("y", "x"))
+    for shape in ((12, 12), (13, 12), (768, 768), (384, 384)):
+        resolve_mask(np.ones(shape, bool), image)
+    wide = xr.DataArray(np.zeros((1000, 1500), np.uint8), dims=("y", "x"))
+    resolve_mask(np.ones((31, 47), bool), wide)  # 1000 / 32 and 1500 / 32, rounded
+    for shape in ((24, 12), (12, 24), (12, 13 + 2)):
+        with pytest.raises(ParameterError, match=r"not this image's 384 x 384 at one scale"):
+            resolve_mask(np.ones(shape, bool), image)
+    with pytest.raises(ParameterError, match="at one scale"):
+        xfskde.local_fskde(image, order=2, mask=np.ones((24, 12), bool))
+
+    def scene(shape, y0, x0, step, crs="EPSG:32632"):
+        y, x = y0 - step * (np.arange(shape[0]) + 0.5), x0 + step * (np.arange(shape[1]) + 0.5)
+        grid = xr.DataArray(np.zeros(shape, np.uint8), dims=("y", "x"), coords={"y": y, "x": x})
+        return grid.rio.write_crs(crs)
+
+    field = scene((128, 192), 5.0e6, 4.0e5, 10.0)  # 1280 x 1920 m
+    land = scene((200, 300), 5.0e6 + 200, 4.0e5 - 400, 20.0)  # larger, 20 m pixels
+    land.values[:, : 20 + 48] = 1  # land west of x = 4e5 + 960, the scene's middle
+    cut = resolve_mask(land, field)
+    assert cut.shape == (64, 96) and cut.values[:, :48].all() and not cut.values[:, 48:].any()
+    half = scene((100, 48), 5.0e6, 4.0e5, 20.0)  # the western half only
+    with pytest.raises(ParameterError, match="covers the whole image"):
+        resolve_mask(half, field)
+    elsewhere = scene((200, 300), 5.0e6 + 200, 4.0e5 - 400, 20.0, crs="EPSG:32633")
+    with pytest.raises(ParameterError, match="another CRS"):
+        resolve_mask(elsewhere, field)
+
+
+def test_a_mask_in_microns_is_placed_on_an_image_in_micrometres():
+    """Units are compared as lengths: "um" is "µm" (placed), "mm" is not (refused)."""
+    centres = np.arange(64) * 0.5 + 0.25
+    image = xr.DataArray(np.zeros((64, 64)), dims=("y", "x"), coords={"y": centres, "x": centres})
+    image.x.attrs["units"] = "µm"
+    mask = xr.DataArray(np.ones((32, 32), bool), dims=("y", "x"),
+                        coords={"y": np.arange(32) + 0.5, "x": np.arange(32) + 0.5})  # fmt: skip
+    mask.x.attrs["units"] = "um"
+    assert resolve_mask(mask, image).shape == (32, 32)
+    mask.x.attrs["units"] = "mm"
+    with pytest.raises(ParameterError, match="in mm and the image's in µm"):
+        resolve_mask(mask, image)

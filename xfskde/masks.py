@@ -14,7 +14,9 @@ of the image), and every out-of-core consumer that takes ``mask=`` (:func:`xfskd
 **A mask covers the image's extent**, at any resolution: pixel ``(i, j)`` of an ``(my, mx)``
 mask covers the image pixels ``[i ny / my, (i + 1) ny / my) × [j nx / mx, (j + 1) nx / mx)`` of
 an ``(ny, nx)`` image, whatever level the image was opened at. Masks from :func:`tissue_mask`,
-from another pyramid level of the same slide or from a thumbnail all qualify.
+from another pyramid level of the same slide or from a thumbnail all qualify; one of another
+aspect (not the image at one scale) is refused, and one with coordinates in the image's unit
+and CRS is placed by them (cut to the image, refused if it covers only part of it).
 
 **Methods.**
 
@@ -45,10 +47,11 @@ from scipy import ndimage
 from skimage import filters, morphology
 
 from ._grid import MaskFootprint, mask_at_samples
-from ._labels import image_nodata
+from ._labels import crs_wkt, image_nodata, parse_crs, pixel_steps
 from ._validation import _check_choice
 from .exceptions import DimensionError, ParameterError, XfskdeError
 from .io import Location, locate, open_image
+from .io._location import micrometres
 from .io.images import image_levels, parse_plane
 
 __all__ = ["METHODS", "background_blocks", "mask_samples", "resolve_mask", "tissue_mask"]
@@ -292,6 +295,7 @@ def resolve_mask(mask: Any, image: xr.DataArray) -> xr.DataArray | None:
         array = array.reshape(*array.shape[:2], -1).any(axis=-1)
     foreground = np.isfinite(array) & (array != 0) if array.dtype.kind == "f" else array != 0
     coords = {d: values.coords[d] for d in ("y", "x") if d in values.coords}
+    coords.update({k: c for k, c in values.coords.items() if c.ndim == 0})  # its CRS, if any
     result = xr.DataArray(foreground, dims=("y", "x"), coords=coords, name="mask",
                           attrs=dict(values.attrs))  # fmt: skip
     return _over_extent(result, image)
@@ -316,24 +320,71 @@ def _mask_attrs(resolved: xr.DataArray | None, given: Any) -> dict[str, Any]:
 
 
 def _over_extent(mask: xr.DataArray, image: xr.DataArray) -> xr.DataArray:
-    """The part of ``mask`` over ``image``'s extent.
+    """The part of ``mask`` over ``image``'s extent, refused where it cannot be placed on it.
 
-    A mask records the full-resolution shape it covers (``mask_of``, from
-    :func:`tissue_mask`); one made for another extent — the whole slide, applied to a crop of
-    it — is cut to the image by their coordinates (the mask pixels whose centres fall on the
-    image's pixels), and refused when either has none: a mask laid over the wrong extent
-    would silently skip tissue.
+    * A mask recording the full-resolution shape it covers (``mask_of``, from
+      :func:`tissue_mask`) and made for another extent — the whole slide, applied to a crop of
+      it — is cut to the image by their coordinates, and refused when either has none.
+    * A mask of its own pixels (a file, an array) whose shape is not the image's: when both
+      carry coordinates in one CRS and one unit (a GeoTIFF mask of a scene, an OME-TIFF mask
+      in µm) it is cut to the image by them, and refused if it does not cover the image; then
+      it must be the image at one scale along y and x (each side the image's over one factor,
+      to a pixel): a mask of another aspect (24 × 12 for a 384 × 384 image) belongs to another
+      image or extent, and stretched over this one it would silently skip tissue or compute
+      background.
     """
     covers = mask.attrs.get("mask_of")
     shape = (image.sizes["y"], image.sizes["x"])
-    if covers is None or tuple(int(n) for n in covers) == shape:
+    if covers is not None:
+        if tuple(int(n) for n in covers) == shape:
+            return mask
+        if not all(d in mask.coords and d in image.coords for d in ("y", "x")):
+            raise ParameterError(
+                f"the mask covers an image of {tuple(covers)} pixels and this image has "
+                f"{shape}, and they have no coordinates to place one on the other: pass a mask "
+                "made for this image (e.g. xfskde.tissue_mask(image))"
+            )
+        cut = _cut_to(mask, image, whole=False)
+        cut.attrs["mask_of"] = [int(shape[0]), int(shape[1])]
+        return cut
+    if (mask.sizes["y"], mask.sizes["x"]) == shape:
         return mask
-    if not all(d in mask.coords and d in image.coords for d in ("y", "x")):
+    if _placeable(mask, image):
+        mask = _cut_to(mask, image, whole=True)
+    _refuse_other_aspect((mask.sizes["y"], mask.sizes["x"]), shape)
+    return mask
+
+
+def _placeable(mask: xr.DataArray, image: xr.DataArray) -> bool:
+    """Whether ``mask`` can be placed on ``image`` by their coordinates: both have regular
+    numeric y and x coords, in the same CRS (refused when both have one and they differ) and
+    the same unit (refused when both name one and they differ)."""
+    if pixel_steps(mask) is None or pixel_steps(image) is None:
+        return False
+    ours, theirs = crs_wkt(image), crs_wkt(mask)
+    if (ours is None) != (theirs is None):
+        return False
+    if ours is not None and theirs is not None and ours != theirs:
+        a, b = parse_crs(ours), parse_crs(theirs)
+        if a is None or b is None or a != b:
+            raise ParameterError(
+                "the mask is in another CRS than the image: reproject it onto the image's "
+                "grid first (rioxarray: mask.rio.reproject_match(image, resampling=nearest))"
+            )
+    units = [str(a.coords["x"].attrs.get("units", "")) for a in (mask, image)]
+    lengths = [micrometres(1.0, u) for u in units]  # "um" and "µm", "m" and "metre" alike
+    same = units[0] == units[1] or (None not in lengths and lengths[0] == lengths[1])
+    if all(units) and not same:
         raise ParameterError(
-            f"the mask covers an image of {tuple(covers)} pixels and this image has {shape}, "
-            "and they have no coordinates to place one on the other: pass a mask made for "
-            "this image (e.g. xfskde.tissue_mask(image))"
+            f"the mask's coordinates are in {units[0]} and the image's in {units[1]}: give "
+            "the mask coordinates in the image's unit"
         )
+    return True
+
+
+def _cut_to(mask: xr.DataArray, image: xr.DataArray, whole: bool) -> xr.DataArray:
+    """The mask pixels whose centres fall on ``image``'s pixels; with ``whole``, refused
+    unless they reach, along each dim, to within one mask pixel of the image's edges."""
     picked = {}
     for d in ("y", "x"):
         centres = np.asarray(image[d].values, float)
@@ -345,9 +396,32 @@ def _over_extent(mask: xr.DataArray, image: xr.DataArray) -> xr.DataArray:
             raise ParameterError(
                 f"the mask does not overlap this image along {d}: pass a mask of this image"
             )
-    cut = mask.isel(y=picked["y"], x=picked["x"])
-    cut.attrs["mask_of"] = [int(shape[0]), int(shape[1])]
-    return cut
+        if whole:
+            near = where[picked[d]]
+            reach = abs(where[1] - where[0]) if where.size > 1 else step
+            if near.min() - low > reach or high - near.max() > reach:
+                raise ParameterError(
+                    f"the mask covers {d} {near.min():g} to {near.max():g} of this image's "
+                    f"{low:g} to {high:g}: pass a mask that covers the whole image (0 where "
+                    "there is nothing to compute)"
+                )
+    return mask.isel(y=picked["y"], x=picked["x"])
+
+
+def _refuse_other_aspect(mask_shape: tuple[int, int], shape: tuple[int, int]) -> None:
+    """Refuse a mask that is not the image at one scale: each mask side must be the image's
+    side over one common factor f, rounded either way (``n / f`` within one pixel of it)."""
+    low = max(n / (m + 1) for n, m in zip(shape, mask_shape, strict=True))
+    high = min(n / (m - 1) if m > 1 else math.inf for n, m in zip(shape, mask_shape, strict=True))
+    if low < high:
+        return
+    (my, mx), (ny, nx) = mask_shape, shape
+    raise ParameterError(
+        f"the mask's {my} x {mx} pixels are not this image's {ny} x {nx} at one scale "
+        f"({ny / my:.3g}x smaller along y, {nx / mx:.3g}x along x): it was made for another "
+        "image or extent; "
+        "pass a mask of this image, downsampled alike along y and x"
+    )
 
 
 def background_blocks(
