@@ -559,6 +559,20 @@ def test_images_with_nothing_or_little_to_segment():
     assert set(np.unique(np.asarray(segment(blank, 3)))) == {1, 2, 3}
 
 
+def test_an_undeclared_nodata_marker_is_named_not_overflowed():
+    """A float raster whose missing pixels hold -3.4e38 (float32's lowest: ArcGIS's default)
+    without a nodata tag failed with the filters' own "fill must be finite, got -inf". The
+    value is named, with how to give it; given, those pixels are background."""
+    image, _ = random_textures((128, 128), seed=2)
+    grey = image.mean(axis=-1).astype(np.float32)
+    grey[:40, :60] = np.float32(-3.4e38)
+    with pytest.raises(xfskde.exceptions.ParameterError,
+                       match=r"as large as -3\.4e\+38 .*nodata=-3\.4e\+38"):  # fmt: skip
+        segment(grey, 2)
+    labels = np.asarray(segment(grey, 2, nodata=-3.4e38))
+    assert (labels[:40, :60] == 0).all() and (labels[40:] > 0).all()
+
+
 def test_a_fit_needs_as_many_distinct_samples_as_textures():
     """A 2 x 2 image was fitted as two textures of one endmember, all zeros (its FS-KDE group
     had no spread and no noise, which read as an infinite S/N and weighed the bank to 0), with

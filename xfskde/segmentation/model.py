@@ -1031,6 +1031,7 @@ def _probe_tiles(
     those pixels. When none of them holds a present pixel (an image mostly missing), 16 times
     as many are drawn; when none of those does either, the image is refused."""
     tiles = _draw_tiles(arr, foreground, seed, count)
+    _refuse_extreme(tiles)
     if tiles and not any(np.isfinite(t).any() for t in tiles):
         more = _draw_tiles(arr, foreground, seed + 1, 16 * count)
         tiles = [t for t in more if np.isfinite(t).any()]
@@ -1042,6 +1043,27 @@ def _probe_tiles(
                 "where the data are"
             )
     return tiles
+
+
+#: Values beyond this are no image's: the filters' float32 sums overflow near 3.4e38.
+_EXTREME = 1e30
+
+
+def _refuse_extreme(tiles: list[np.ndarray]) -> None:
+    """Refuse an image whose tiles hold values beyond :data:`_EXTREME`: a float raster's
+    nodata marker that its metadata do not name (-3.4028235e38, float32's lowest, is a common
+    one), which would overflow the filters (it was "fill must be finite, got -inf")."""
+    for tile in tiles:
+        finite = tile[np.isfinite(tile)]
+        if finite.size and float(np.abs(finite).max()) > _EXTREME:
+            value = float(finite[np.argmax(np.abs(finite))])
+            single = np.float32(value)  # as a float32 raster holds it, if it does: -3.4e+38
+            text = str(single) if float(single) == value else repr(value)
+            raise ParameterError(
+                f"the image holds values as large as {text} (most likely a nodata marker "
+                f"that its metadata do not name): give it as nodata={text} "
+                f"(--nodata={text}) if it marks missing pixels, or scale the image"
+            )
 
 
 def _draw_tiles(
