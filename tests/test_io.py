@@ -960,3 +960,21 @@ def test_a_dataarray_given_chunks_is_planned_as_a_file_and_not_copied():
     assert int(planned[0, 0, 0]) == 9
     lazy = xfskde.open_image(image.chunk({"y": 500}), chunks=2048)
     assert lazy.chunks[0] == (2000, 2000, 1000)  # whole chunks of the input, near the target
+
+
+def test_a_coefficients_store_given_as_an_image_is_named_not_cut_into_planes(tmp_path, capsys):
+    """``xfskde maps fskde.zarr ...`` (the coefficients store instead of the image) was told
+    to choose a plane of its k axis, and then that the plane was complex. A source of complex
+    numbers is now refused first, saying how to open a coefficients store."""
+    from xfskde.cli import main
+
+    field = xfskde.local_fskde(xr.DataArray(CAMERA[:64, :64], dims=("y", "x")), order=4)
+    store = tmp_path / "fskde.zarr"
+    xfskde.write_coefficients(field, store)
+    with pytest.raises(xfskde.exceptions.ImageReadError, match="open_coefficients"):
+        xfskde.open_image(store)
+    with pytest.raises(xfskde.exceptions.ImageReadError, match=r"complex numbers \(complex128\)"):
+        xfskde.open_image(np.zeros((8, 8), complex))
+    assert main(["maps", str(store), str(tmp_path / "m.ome.zarr"), "--no-progress"]) == 2
+    err = capsys.readouterr().err
+    assert "holds complex numbers (complex" in err and "--plane" not in err

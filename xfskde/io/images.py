@@ -276,10 +276,19 @@ def _read_plan(
     shape: tuple[int, ...],
     native: Sequence[int],
     request: _Request,
+    dtype: Any,
 ) -> tuple[tuple[int | None, ...], tuple[tuple[int, ...], ...], tuple[int, int] | None]:
-    """How a source of ``dims`` and ``shape`` is read, whatever its format: the ``plane`` of
-    the request chosen among its axes (:func:`_plane_selection`), the Dask chunks planned on
-    its ``native`` tiles (:func:`_plan`, a task reading one plane) and those tiles."""
+    """How a source of ``dims``, ``shape`` and ``dtype`` is read, whatever its format: the
+    ``plane`` of the request chosen among its axes (:func:`_plane_selection`), the Dask chunks
+    planned on its ``native`` tiles (:func:`_plan`, a task reading one plane) and those tiles.
+    A source of complex numbers is refused first: no image holds them, and an xfskde
+    coefficients store given as an image was told to choose a plane of its ``k`` axis."""
+    if np.dtype(dtype).kind == "c":
+        raise ImageReadError(
+            f"{what} holds complex numbers ({np.dtype(dtype)}), not an image's pixels: a store "
+            "of FS-KDE coefficients opens with xfskde.open_coefficients (its maps: "
+            "xfskde.orientation.orientation, coherence, energy); give the image itself here"
+        )
     selection = _plane_selection(what, dims, shape, request.plane)
     planned, tiles = _plan(shape, dims, native, request)
     return selection, _single_planes(planned, selection), tiles
@@ -428,7 +437,7 @@ def _open_array(source: Any, request: _Request, name: str, what: Any = "the arra
     shape = tuple(source.shape)
     dims = _axes_of(None, shape, request.dims, what)
     native = source.chunksize if isinstance(source, da.Array) else (1,) * source.ndim
-    selection, planned, tiles = _read_plan(what, dims, shape, native, request)
+    selection, planned, tiles = _read_plan(what, dims, shape, native, request, source.dtype)
     if isinstance(source, da.Array):
         data = source if source.chunks == planned else source.rechunk(planned)
     else:
@@ -732,7 +741,8 @@ def _open_tiff(path: Location, level: int, request: _Request) -> xr.DataArray:
     all_dims = list(_axes_of(_tiff_dims(axes), tuple(shape), request.dims, path))
     native = {"Y": tile[0], "X": tile[1]}
     native_shape = [native.get(a, n) for a, n in zip(axes, shape, strict=True)]
-    selection, planned, tiles = _read_plan(path, all_dims, tuple(shape), native_shape, request)
+    selection, planned, tiles = _read_plan(path, all_dims, tuple(shape), native_shape, request,
+                                           dtype)  # fmt: skip
     version = path.version()
     data = da.map_blocks(
         functools.partial(read_tiff_block, path, level, version, info.series),
@@ -1002,7 +1012,8 @@ def _open_zarr(source: Any, level: int, request: _Request) -> xr.DataArray:
             f"{source} has dims {dims}; only y, x and one colour dim are supported: name its "
             "spatial dims 'y' and 'x'"
         )
-    selection, planned, tiles = _read_plan(source, dims, array.shape, array.chunks, request)
+    selection, planned, tiles = _read_plan(source, dims, array.shape, array.chunks, request,
+                                           array.dtype)  # fmt: skip
     try:
         if isinstance(source, zarr.Array | zarr.Group):
             data = da.from_zarr(array, chunks=planned)
