@@ -1050,3 +1050,20 @@ def test_a_segmentation_resumed_after_its_mask_file_changed_is_written_again(tmp
     labels = zarr.open_array(out / "labels/textures/0", mode="r")[...]
     assert (labels[:, :40] == 0).all() and (labels[:, 40:] > 0).all()
     assert store_status(out)["complete"]
+
+
+def test_a_tiff_rewritten_after_it_was_opened_is_refused_not_read(tmp_path):
+    """An image opened, then its file rewritten (a new export) before the computation read
+    it: the tiles were read from the new file at the old layout's offsets, or another image's
+    pixels mixed in. The reading task now refuses a file of another version than the one
+    opened, naming both."""
+    tiff = tmp_path / "in.tif"
+    tifffile.imwrite(tiff, CAMERA[:128, :128], tile=(32, 32))
+    image = xfskde.open_image(tiff, chunks=64)
+    field = xfskde.local_fskde(image, order=4)
+    _rewritten(tiff, CAMERA[128:256, 128:256].copy(), tile=(32, 32))
+    with pytest.raises(xfskde.exceptions.ImageReadError, match="changed since it was opened"):
+        field.compute(scheduler="synchronous")
+    again = xfskde.local_fskde(xfskde.open_image(tiff, chunks=64), order=4)
+    expected = xfskde.local_fskde(CAMERA[128:256, 128:256], order=4)
+    np.testing.assert_array_equal(again.values, expected)

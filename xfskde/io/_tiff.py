@@ -119,17 +119,31 @@ class _SegmentReader:
         return out[(slice(None), slice(None), *region[2:])]
 
 
+def _refuse_changed(path: Location, version: str) -> None:
+    """Refuse to read a file that is not the version its image was opened on
+    (:meth:`Location.version`): rewritten since, its tiles would be read at the old layout's
+    offsets, or give another image's pixels among the first one's."""
+    now = path.version()
+    if now != version:
+        raise ImageReadError(
+            f"{path} changed since it was opened ({version} then, {now} now): open it again "
+            "(xfskde.open_image) and compute again"
+        )
+
+
 @functools.lru_cache(maxsize=16)
 def tiff_level(path: Location, level: int, version: str, series: int = 0) -> Any:
     """An indexable reader of one pyramid level of a series (an image of a multi-image file),
     opened once per process and file version.
 
-    ``version`` (:meth:`Location.version`: the mtime, or a remote file's fsspec key) is part of
-    the cache key so that a file rewritten in place is opened again.
+    ``version`` (:meth:`Location.version`: the size and mtime, or a remote file's size and
+    fsspec key) is part of the cache key, and the file opened must be of that version
+    (:func:`_refuse_changed`; a local file's is checked at every block too).
     The reader is :class:`_SegmentReader` for a single-page, chunk-interleaved level and
     tifffile's Zarr view of the level otherwise; both are indexed with a tuple of slices.
     """
     tif = tifffile.TiffFile(path.url if path.is_local else path.open(), name=path.name)
+    _refuse_changed(path, version)  # the file opened is the one the image was planned on
     image = tif.series[series].levels[level]
     page = image.pages[0] if len(image.pages) == 1 else None
     if (
@@ -159,8 +173,12 @@ def read_tiff_block(
         decode it — naming the file, with the reader's own error as its cause.
     """
     loc = block_info[None]["array-location"]
+    if path.is_local:  # a stat per block: a file replaced mid-run is not read in part
+        _refuse_changed(path, version)
     try:
         return tiff_level(path, level, version, series)[tuple(slice(a, b) for a, b in loc)]
+    except ImageReadError:
+        raise
     except Exception as exc:  # any failure to produce the pixels is the file's, and says so
         detail = f"{type(exc).__name__}: {' '.join(str(exc).split())}"
         raise ImageReadError(
