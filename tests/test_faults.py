@@ -1067,3 +1067,10 @@ def test_a_tiff_rewritten_after_it_was_opened_is_refused_not_read(tmp_path):
     again = xfskde.local_fskde(xfskde.open_image(tiff, chunks=64), order=4)
     expected = xfskde.local_fskde(CAMERA[128:256, 128:256], order=4)
     np.testing.assert_array_equal(again.values, expected)
+    array = tmp_path / "in.npy"  # a .npy file, memory-mapped by the tasks: the same
+    np.save(array, CAMERA[:64, :64])
+    image = xfskde.open_image(array)
+    np.save(array, CAMERA[64:128, :64])
+    os.utime(array, ns=(array.stat().st_mtime_ns + 10**9,) * 2)
+    with pytest.raises(xfskde.exceptions.ImageReadError, match="changed since it was opened"):
+        image.compute()

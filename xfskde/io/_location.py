@@ -30,7 +30,7 @@ from typing import Any
 import fsspec
 from fsspec.core import split_protocol
 
-from ..exceptions import ParameterError
+from ..exceptions import ImageReadError, ParameterError
 
 __all__ = ["UNITS", "Location", "locate", "micrometres", "store_target", "zarr_like"]
 
@@ -217,6 +217,23 @@ class Location:
         # time there (an S3 ETag, GCS's md5Hash and generation, ...)
         files = [(name, sorted(info.items())) for name, info in sorted(listing.items())]
         return _files_version(files)
+
+    def refuse_changed(self, version: str) -> None:
+        """Refuse to read a file that is not the ``version`` (:meth:`version`) its image was
+        opened on: rewritten since, its tiles would be read at the old layout's offsets, or
+        another image's pixels mixed with the first one's.
+
+        Raises
+        ------
+        ImageReadError
+            Naming both versions.
+        """
+        now = self.version()
+        if now != version:
+            raise ImageReadError(
+                f"{self} changed since it was opened ({version} then, {now} now): open it "
+                "again (xfskde.open_image) and compute again"
+            )
 
     # ------------------------------------------------------------------------------ zarr
 

@@ -119,18 +119,6 @@ class _SegmentReader:
         return out[(slice(None), slice(None), *region[2:])]
 
 
-def _refuse_changed(path: Location, version: str) -> None:
-    """Refuse to read a file that is not the version its image was opened on
-    (:meth:`Location.version`): rewritten since, its tiles would be read at the old layout's
-    offsets, or give another image's pixels among the first one's."""
-    now = path.version()
-    if now != version:
-        raise ImageReadError(
-            f"{path} changed since it was opened ({version} then, {now} now): open it again "
-            "(xfskde.open_image) and compute again"
-        )
-
-
 @functools.lru_cache(maxsize=16)
 def tiff_level(path: Location, level: int, version: str, series: int = 0) -> Any:
     """An indexable reader of one pyramid level of a series (an image of a multi-image file),
@@ -138,12 +126,12 @@ def tiff_level(path: Location, level: int, version: str, series: int = 0) -> Any
 
     ``version`` (:meth:`Location.version`: the size and mtime, or a remote file's size and
     fsspec key) is part of the cache key, and the file opened must be of that version
-    (:func:`_refuse_changed`; a local file's is checked at every block too).
+    (:meth:`Location.refuse_changed`; a local file's is checked at every block too).
     The reader is :class:`_SegmentReader` for a single-page, chunk-interleaved level and
     tifffile's Zarr view of the level otherwise; both are indexed with a tuple of slices.
     """
     tif = tifffile.TiffFile(path.url if path.is_local else path.open(), name=path.name)
-    _refuse_changed(path, version)  # the file opened is the one the image was planned on
+    path.refuse_changed(version)  # the file opened is the one the image was planned on
     image = tif.series[series].levels[level]
     page = image.pages[0] if len(image.pages) == 1 else None
     if (
@@ -174,7 +162,7 @@ def read_tiff_block(
     """
     loc = block_info[None]["array-location"]
     if path.is_local:  # a stat per block: a file replaced mid-run is not read in part
-        _refuse_changed(path, version)
+        path.refuse_changed(version)
     try:
         return tiff_level(path, level, version, series)[tuple(slice(a, b) for a, b in loc)]
     except ImageReadError:

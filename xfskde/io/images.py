@@ -1050,15 +1050,16 @@ class _NpyFile:
     so the graph holds the path (a worker process elsewhere opens the file itself) and nothing
     is read until a block is computed."""
 
-    __slots__ = ("dtype", "ndim", "path", "shape", "token")
+    __slots__ = ("dtype", "ndim", "path", "shape", "token", "version")
 
     def __init__(self, path: str) -> None:
         header = np.load(path, mmap_mode="r")
         self.path, self.shape, self.dtype, self.ndim = path, header.shape, header.dtype, header.ndim
-        stat = os.stat(path)
-        self.token = f"xfskde-read-npy-{tokenize(path, stat.st_size, stat.st_mtime_ns)}"
+        self.version = Location(path).version()
+        self.token = f"xfskde-read-npy-{tokenize(path, self.version)}"
 
     def __getitem__(self, key: Any) -> np.ndarray:
+        Location(self.path).refuse_changed(self.version)  # not another array's values
         return np.array(np.load(self.path, mmap_mode="r")[key])
 
 
