@@ -569,3 +569,25 @@ def test_pixels_are_square_or_not_on_the_ground():
         warnings.simplefilter("error", PixelAspectWarning)
         xfskde.local_fskde(scene("EPSG:4326", 0.0032, 7.0, 1e-4, 1e-4), order=4, stride=8)
         xfskde.local_fskde(scene(CRS, 5e6, 4e5, 10.0, 10.0), order=4, stride=8)
+
+
+def test_a_rotated_grid_is_flagged(geotiff, tmp_path):
+    """A GeoTIFF whose GeoTransform is rotated 17° from its CRS's axes: its gradient angles
+    are the pixel grid's, not from east, which a map of orientations in a GIS would read as
+    compass angles. local_fskde (and xfskde maps) now say so; a north-up scene does not."""
+    import warnings
+
+    from rasterio.transform import Affine
+
+    from xfskde.exceptions import PixelAspectWarning
+
+    path = tmp_path / "rotated.tif"
+    transform = Affine.translation(4e5, 5e6) * Affine.rotation(17) * Affine.scale(10, -10)
+    with rasterio.open(path, "w", driver="GTiff", height=64, width=64, count=1, dtype="uint8",
+                       crs=CRS, transform=transform) as out:  # fmt: skip
+        out.write(data.camera()[:64, :64], 1)
+    with pytest.warns(PixelAspectWarning, match="rotated 17° from its CRS's x axis"):
+        xfskde.local_fskde(open_image(path), order=4, stride=8)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", PixelAspectWarning)
+        xfskde.local_fskde(open_image(geotiff), order=4, stride=8)

@@ -165,6 +165,20 @@ def _field(image: Any, params: LocalParameters, channel_axis: int | None, mask: 
 ASPECT_TOLERANCE = 0.01
 
 
+def _grid_rotation(image: xr.DataArray) -> float | None:
+    """The angle in degrees from a georeferenced image's CRS x axis (east) to its pixel
+    columns' axis, from a rotated GDAL GeoTransform ``x0 a b y0 d e`` (columns along (a, d));
+    None when the grid is not rotated or has no GeoTransform."""
+    name = image.encoding.get("grid_mapping") or image.attrs.get("grid_mapping") or "spatial_ref"
+    ref = image.coords.get(name)
+    text = ref.attrs.get("GeoTransform") if ref is not None else None
+    try:
+        _, a, b, _, d, _ = (float(v) for v in str(text).split())
+    except ValueError:
+        return None
+    return None if b == 0 and d == 0 else math.degrees(math.atan2(d, a))
+
+
 def _warn_if_not_square(image: xr.DataArray) -> None:
     """A :class:`~xfskde.exceptions.PixelAspectWarning` when the image's coordinates say its
     pixels are not square: the angles are then those of the pixel grid (eq. 1's θ =
@@ -172,6 +186,16 @@ def _warn_if_not_square(image: xr.DataArray) -> None:
     image's pixels are measured on the ground (:func:`~xfskde._labels.ground_pixel_size`):
     a geographic grid of equal degree steps is not square away from the equator (0.0001° at
     45° N: 11.1 × 7.9 m), nor is a UTM grid of 10 × 20 m pixels."""
+    rotation = _grid_rotation(image)
+    if rotation is not None and abs(rotation) > 0.1:
+        warnings.warn(
+            f"the image's pixel grid is rotated {rotation:.3g}° from its CRS's x axis (a "
+            "rotated GeoTransform): gradient angles are measured on the pixel grid (x along "
+            "its columns), not from east; warp it north-up first (gdalwarp, or rioxarray's "
+            "rio.reproject) where the physical angles matter",
+            PixelAspectWarning,
+            stacklevel=find_stack_level(),
+        )
     ground = ground_pixel_size(image)
     steps = ground if ground is not None else pixel_steps(image)
     if steps is None or abs(steps[0] / steps[1] - 1) <= ASPECT_TOLERANCE:

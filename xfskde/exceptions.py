@@ -112,8 +112,9 @@ class GeoreferencingWarning(UserWarning):
 
 
 class PixelAspectWarning(UserWarning):
-    """The image's pixels are not square (its y and x coordinate steps differ): gradient angles
-    are measured on the pixel grid, so they are not the angles in the image's units."""
+    """The image's pixels are not square (its y and x coordinate steps differ, on the ground
+    for a scene), or its grid is rotated from its CRS's axes: gradient angles are measured on
+    the pixel grid, so they are not the angles in the image's units."""
 
 
 class InputChangedWarning(UserWarning):
