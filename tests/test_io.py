@@ -273,6 +273,9 @@ def test_small_formats_and_errors(tmp_path):
     (tmp_path / "notes.txt").write_text("hello")
     with pytest.raises(ImageReadError, match="unknown format"):
         xfskde.open_image(tmp_path / "notes.txt")
+    (tmp_path / "store.zarr.zip").write_bytes(b"PK\x05\x06" + bytes(18))  # an empty zip
+    with pytest.raises(ImageReadError, match="zip file is not read in place; unzip it"):
+        xfskde.open_image(tmp_path / "store.zarr.zip")
     (tmp_path / "broken.tif").write_bytes(b"not a tiff at all")
     with pytest.raises(ImageReadError, match="cannot read"):
         xfskde.open_image(tmp_path / "broken.tif")

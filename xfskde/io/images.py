@@ -1200,6 +1200,11 @@ def image_levels(
         shape = tuple(int(n) for n in image.shape)
         yx = (image.sizes["y"], image.sizes["x"])
         return [ImageLevel(shape, tuple(map(str, image.dims)), image.dtype, yx, None, None)]
+    if name.endswith((".zip", ".ozx")):
+        raise ImageReadError(
+            f"cannot read {path}: a zip file is not read in place; unzip it and give the image "
+            "(a zipped Zarr store: the folder it unzips to, e.g. NAME.zarr)"
+        )
     raise ImageReadError(
         f"cannot read {path}: unknown format (expected TIFF/OME-TIFF/SVS, Zarr, PNG, JPEG or NPY)"
     )
@@ -1438,6 +1443,11 @@ def _opened(
     if name.endswith(_PLAIN_SUFFIXES):
         _choose_level(path, [None], level, mpp)
         return _recorded(_open_plain(path, request), path, 0, None)
+    if name.endswith((".zip", ".ozx")):
+        raise ImageReadError(
+            f"cannot read {path}: a zip file is not read in place; unzip it and give the image "
+            "(a zipped Zarr store: the folder it unzips to, e.g. NAME.zarr)"
+        )
     raise ImageReadError(
         f"cannot read {path}: unknown format (expected TIFF/OME-TIFF/SVS, Zarr, PNG, JPEG or NPY)"
     )
