@@ -591,3 +591,33 @@ def test_a_rotated_grid_is_flagged(geotiff, tmp_path):
     with warnings.catch_warnings():
         warnings.simplefilter("error", PixelAspectWarning)
         xfskde.local_fskde(open_image(geotiff), order=4, stride=8)
+
+
+def test_a_grid_in_degrees_without_a_crs_is_measured_on_the_ground():
+    """A NetCDF grid in degrees (dims lat/lon, or coords in degrees_north/degrees_east, as CF
+    names them) has no CRS coordinate, so its pixels were taken for square: at 60° N equal
+    degree steps are 2x taller than wide on the ground. They are measured on WGS84 now; and a
+    grid whose dims are not named y and x was not checked at all."""
+    import warnings
+
+    from xfskde._labels import ground_pixel_size
+    from xfskde.exceptions import PixelAspectWarning
+
+    pixels = data.camera()[:128, :128].astype(float)
+    degrees = {"lat": np.linspace(60, 59, 128), "lon": np.linspace(10, 11, 128)}
+    north = xr.DataArray(pixels, dims=("lat", "lon"), coords=degrees)
+    size = ground_pixel_size(north)
+    assert size is not None and abs(size[0] / size[1] - 1.97) < 0.01 and 870 < size[0] < 880
+    with pytest.warns(PixelAspectWarning, match=r"87\d\.\d x 44\d(\.\d)? m on the ground"):
+        xfskde.local_fskde(north, order=4, stride=16)
+    by_units = north.rename(lat="row", lon="col")
+    by_units.row.attrs["units"], by_units.col.attrs["units"] = "degrees_north", "degrees_east"
+    assert ground_pixel_size(by_units) == pytest.approx(size)
+    steps = {"row": np.arange(128) * 2.0, "col": np.arange(128) * 1.0}
+    stretched = xr.DataArray(pixels, dims=("row", "col"), coords=steps)
+    with pytest.warns(PixelAspectWarning, match=r"2 x 1 coordinate units"):
+        xfskde.local_fskde(stretched, order=4, stride=16)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", PixelAspectWarning)
+        xfskde.local_fskde(north.assign_coords(lat=np.linspace(0.5, -0.5, 128)), order=4,
+                           stride=16)  # fmt: skip

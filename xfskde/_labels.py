@@ -49,6 +49,7 @@ here, so each result carries the same labels:
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from typing import Any
 
@@ -315,12 +316,14 @@ def regular_step(values: Any) -> float | None:
     return abs(float(gaps[0]))
 
 
-def pixel_steps(image: xr.DataArray) -> tuple[float, float] | None:
+def pixel_steps(
+    image: xr.DataArray, dims: tuple[str, str] = ("y", "x")
+) -> tuple[float, float] | None:
     """The (y, x) steps of an image's pixel grid in its coordinates' units: the spacing of
-    regular numeric ``y`` and ``x`` coords (:func:`regular_step`), None where either is
+    regular numeric coords of its ``dims`` (:func:`regular_step`), None where either is
     missing, shorter than two pixels or irregular."""
     steps = [regular_step(image.coords[d].values) if d in image.coords else None
-             for d in ("y", "x")]  # fmt: skip
+             for d in dims]  # fmt: skip
     return None if None in steps else (steps[0], steps[1])
 
 
@@ -361,7 +364,9 @@ def ground_pixel_size(image: xr.DataArray) -> tuple[float, float] | None:
     pyproj (installed with rioxarray, the ``geo`` extra) is missing (:func:`parse_crs`).
     """
     wkt, steps = crs_wkt(image), pixel_steps(image)
-    crs = None if wkt is None or steps is None else parse_crs(wkt)
+    if wkt is None:
+        return _degrees_on_the_ground(image)
+    crs = None if steps is None else parse_crs(wkt)
     if crs is None or crs.geodetic_crs is None or crs.get_geod() is None:
         return None
     import pyproj  # there: parse_crs read the CRS with it
@@ -378,6 +383,48 @@ def ground_pixel_size(image: xr.DataArray) -> tuple[float, float] | None:
     _, _, along_x = geod.inv(lon[0], lat[0], lon[2], lat[2])
     if not (np.isfinite(along_y) and np.isfinite(along_x) and along_y > 0 and along_x > 0):
         return None
+    return float(along_y), float(along_x)
+
+
+#: CF's names and units of latitude and longitude axes: a grid in degrees without a CRS.
+_LATITUDE = ({"lat", "latitude"}, {"degrees_north", "degree_north", "degrees_n", "degree_n"})
+_LONGITUDE = ({"lon", "long", "longitude"}, {"degrees_east", "degree_east", "degrees_e",
+                                             "degree_e"})  # fmt: skip
+#: WGS84's mean radius, in metres, for a grid in degrees when pyproj is missing.
+_EARTH_RADIUS = 6_371_008.8
+
+
+def _degrees_on_the_ground(image: xr.DataArray) -> tuple[float, float] | None:
+    """The (y, x) ground size in metres at the centre of a grid in degrees that has no CRS but
+    says, as CF does, that it is one: spatial dims named ``lat``/``latitude`` and
+    ``lon``/``longitude``, or coords in ``degrees_north``/``degrees_east`` (a NetCDF climate or
+    ocean grid). On WGS84 (pyproj's geodesic lengths; a sphere without pyproj). None for other
+    images."""
+    try:
+        y, x, _ = image_dims(image)
+    except DimensionError:
+        return None
+
+    def says(dim: str, names: set[str], units: set[str]) -> bool:
+        unit = str(image.coords[dim].attrs.get("units", "")) if dim in image.coords else ""
+        return dim.lower() in names or unit.lower() in units
+
+    steps = pixel_steps(image, (y, x))
+    if steps is None or not (says(y, *_LATITUDE) and says(x, *_LONGITUDE)):
+        return None
+    ys, xs = np.asarray(image.coords[y].values, float), np.asarray(image.coords[x].values, float)
+    lat, lon = float(ys[ys.size // 2]), float(xs[xs.size // 2])
+    if not -90 < lat < 90:
+        return None
+    try:
+        import pyproj  # optional: the geo extra
+    except ImportError:
+        along_y = _EARTH_RADIUS * math.radians(abs(steps[0]))
+        along_x = _EARTH_RADIUS * math.cos(math.radians(lat)) * math.radians(abs(steps[1]))
+        return along_y, along_x
+    geod = pyproj.Geod(ellps="WGS84")
+    along_y = geod.inv(lon, lat, lon, lat + steps[0])[2]
+    along_x = geod.inv(lon, lat, lon + steps[1], lat)[2]
     return float(along_y), float(along_x)
 
 

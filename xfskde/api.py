@@ -30,6 +30,7 @@ import xarray as xr
 from ._grid import sample_offset
 from ._labels import (
     ground_pixel_size,
+    image_dims,
     image_layout,
     image_nodata,
     label_result,
@@ -197,11 +198,12 @@ def _warn_if_not_square(image: xr.DataArray) -> None:
             stacklevel=find_stack_level(),
         )
     ground = ground_pixel_size(image)
-    steps = ground if ground is not None else pixel_steps(image)
+    y, x, _ = image_dims(image)
+    steps = ground if ground is not None else pixel_steps(image, (y, x))
     if steps is None or abs(steps[0] / steps[1] - 1) <= ASPECT_TOLERANCE:
         return
     unit = "m on the ground" if ground is not None else (
-        image.coords["x"].attrs.get("units") or "coordinate units")  # fmt: skip
+        image.coords[x].attrs.get("units") or "coordinate units")  # fmt: skip
     warnings.warn(
         f"the image's pixels are {steps[0]:.4g} x {steps[1]:.4g} {unit} (y x), not square: "
         "gradient angles are measured on the pixel grid, so orientations and densities are "
