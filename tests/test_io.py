@@ -274,7 +274,7 @@ def test_small_formats_and_errors(tmp_path):
     with pytest.raises(ImageReadError, match="unknown format"):
         xfskde.open_image(tmp_path / "notes.txt")
     (tmp_path / "store.zarr.zip").write_bytes(b"PK\x05\x06" + bytes(18))  # an empty zip
-    with pytest.raises(ImageReadError, match="zip file is not read in place; unzip it"):
+    with pytest.raises(ImageReadError, match=r"store\.zarr\.zip is not a readable Zarr"):
         xfskde.open_image(tmp_path / "store.zarr.zip")
     (tmp_path / "broken.tif").write_bytes(b"not a tiff at all")
     with pytest.raises(ImageReadError, match="cannot read"):
@@ -981,3 +981,36 @@ def test_a_coefficients_store_given_as_an_image_is_named_not_cut_into_planes(tmp
     assert main(["maps", str(store), str(tmp_path / "m.ome.zarr"), "--no-progress"]) == 2
     err = capsys.readouterr().err
     assert "holds complex numbers (complex" in err and "--plane" not in err
+
+
+def test_a_zipped_zarr_store_is_read_in_place(tmp_path, capsys):
+    """A Zarr store zipped (``.zip``), or a single-file OME-Zarr (``.ozx``, NGFF RFC-9), was
+    "unknown format"; it is read in place through zarr's ZipStore, as its folder is — levels,
+    coordinates, a version of its own — and by worker processes too (the store pickles)."""
+    import shutil
+
+    from xfskde.io.images import _refuse_remote_zip, image_levels
+
+    image = xr.DataArray(CAMERA[:128, :96], dims=("y", "x"),
+                         coords={"y": np.arange(128) * 0.5, "x": np.arange(96) * 0.5})  # fmt: skip
+    image.x.attrs["units"] = image.y.attrs["units"] = "µm"
+    field = xfskde.local_fskde(image, order=4, stride=4)
+    maps = {"energy": xfskde.orientation.energy(field)}
+    xfskde.io.write_ome_zarr(maps, tmp_path / "m.ome.zarr")
+    plain = zarr.create_array(tmp_path / "p.zarr", shape=(64, 64), chunks=(32, 32),
+                              dtype="uint8", dimension_names=("y", "x"))  # fmt: skip
+    plain[...] = CAMERA[:64, :64]
+    for folder, zipped in (("m.ome.zarr", "m.ozx"), ("p.zarr", "p.zarr.zip")):
+        archive = shutil.make_archive(str(tmp_path / "z"), "zip", tmp_path / folder)
+        os.replace(archive, tmp_path / zipped)
+        inside, outside = xfskde.open_image(tmp_path / zipped), xfskde.open_image(tmp_path / folder)
+        xr.testing.assert_identical(inside.drop_attrs().rename(None),
+                                    outside.drop_attrs().rename(None))  # fmt: skip
+        assert inside.attrs["source_version"].endswith("Z")  # a file's: size and time
+        assert image_levels(tmp_path / zipped) == image_levels(tmp_path / folder)
+        np.testing.assert_array_equal(inside.compute(scheduler="processes"), outside.values)
+    assert float(xfskde.open_image(tmp_path / "m.ozx").x[1]) == 2.75  # the cells' µm centres
+    assert cli.main(["info", str(tmp_path / "m.ozx")]) == 0
+    assert "(Zarr v3, zipped)" in capsys.readouterr().out
+    with pytest.raises(ImageReadError, match="only from a local file"):
+        _refuse_remote_zip(xfskde.io.Location("s3://bucket/m.ozx"))

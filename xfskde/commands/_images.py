@@ -115,11 +115,12 @@ def _describe_tiff(path: str, levels: list[ImageLevel]) -> list[tuple[str, str]]
 
 
 def _describe_zarr(path: str) -> list[tuple[str, str]]:
+    location = locate(path)
     try:
-        node = zarr.open(path, mode="r")
+        node = zarr.open(location.zarr_store(read_only=True), mode="r")
     except (OSError, KeyError, ValueError, zarr.errors.BaseZarrError) as exc:
         raise ImageReadError(f"{path} is not a readable Zarr array or group ({exc})") from exc
-    version = f"Zarr v{node.metadata.zarr_format}"
+    version = f"Zarr v{node.metadata.zarr_format}{', zipped' if location.is_zip else ''}"
     if isinstance(node, zarr.Array):
         return [("format", f"{version} array")]
     attrs = dict(node.attrs)

@@ -40,6 +40,8 @@ _READ_ONLY = ("http", "https")
 _EXTRAS = {"s3": "s3", "s3a": "s3", "gs": "gcs", "gcs": "gcs", "http": "http", "https": "http"}
 
 
+#: Names of zip files that hold a Zarr store (``.ozx``: a single-file OME-Zarr, NGFF RFC-9).
+ZIP_SUFFIXES = (".zip", ".ozx")
 #: The unit of physical coordinates: micrometres.
 UNITS = "µm"
 #: Lengths of the units that OME, OME-Zarr (UDUNITS names), ImageJ and TIFF tags use, in µm.
@@ -237,8 +239,19 @@ class Location:
 
     # ------------------------------------------------------------------------------ zarr
 
+    @property
+    def is_zip(self) -> bool:
+        """A zip file (``.zip``, or ``.ozx``: a single-file OME-Zarr): a Zarr store read in
+        place, locally, through zarr's ``ZipStore``."""
+        return self.name.lower().endswith(ZIP_SUFFIXES)
+
     def zarr_store(self, *, read_only: bool = False) -> Any:
-        """What ``zarr.open_*`` takes: the path itself when local, else an ``FsspecStore``."""
+        """What ``zarr.open_*`` takes: the path itself when local (a local zip file, read
+        only: a ``ZipStore``), else an ``FsspecStore``."""
+        if self.is_local and read_only and self.is_zip:
+            import zarr.storage
+
+            return zarr.storage.ZipStore(self.url, mode="r")
         if self.is_local:
             return self.url
         import zarr.storage

@@ -989,6 +989,15 @@ def _crs_unit(wkt: str) -> str | None:
     )
 
 
+def _refuse_remote_zip(path: Location) -> None:
+    """A zip file is read in place only locally (zarr's ``ZipStore``)."""
+    if path.is_zip and not path.is_local:
+        raise ImageReadError(
+            f"cannot read {path}: a zipped Zarr store is read in place only from a local file; "
+            "download it first"
+        )
+
+
 def _open_zarr(source: Any, level: int, request: _Request) -> xr.DataArray:
     node = _zarr_node(source)
     component = None
@@ -1015,8 +1024,8 @@ def _open_zarr(source: Any, level: int, request: _Request) -> xr.DataArray:
     selection, planned, tiles = _read_plan(source, dims, array.shape, array.chunks, request,
                                            array.dtype)  # fmt: skip
     try:
-        if isinstance(source, zarr.Array | zarr.Group):
-            data = da.from_zarr(array, chunks=planned)
+        if isinstance(source, zarr.Array | zarr.Group) or source.is_zip:
+            data = da.from_zarr(array, chunks=planned)  # a zip's ZipStore pickles to the tasks
         else:  # from the path or URL: the tasks open the store themselves
             data = da.from_zarr(
                 source.url,
@@ -1191,7 +1200,8 @@ def image_levels(
         raise FileNotFoundError(f"no such image: {path}")
     if not name.endswith(_TIFF_SUFFIXES):
         _refuse_series(series, path)
-    if name.endswith(".zarr") or path.is_dir():
+    if name.endswith(".zarr") or path.is_dir() or path.is_zip:
+        _refuse_remote_zip(path)
         return _zarr_levels(path, given)
     if name.endswith(_TIFF_SUFFIXES):
         return _tiff_levels(path, series, given)
@@ -1200,11 +1210,6 @@ def image_levels(
         shape = tuple(int(n) for n in image.shape)
         yx = (image.sizes["y"], image.sizes["x"])
         return [ImageLevel(shape, tuple(map(str, image.dims)), image.dtype, yx, None, None)]
-    if name.endswith((".zip", ".ozx")):
-        raise ImageReadError(
-            f"cannot read {path}: a zip file is not read in place; unzip it and give the image "
-            "(a zipped Zarr store: the folder it unzips to, e.g. NAME.zarr)"
-        )
     raise ImageReadError(
         f"cannot read {path}: unknown format (expected TIFF/OME-TIFF/SVS, Zarr, PNG, JPEG or NPY)"
     )
@@ -1293,7 +1298,8 @@ def open_image(
     ----------
     source : path, URL, zarr.Array, zarr.Group, numpy.ndarray, dask.array.Array or DataArray
         TIFF / OME-TIFF / SVS (``.tif``, ``.tiff``, ``.svs``, ...), a Zarr array or group (an
-        OME-Zarr multiscale group picks ``level``), or a PNG/JPEG/NPY file for small images.
+        OME-Zarr multiscale group picks ``level``; a local zip of one, ``.zip`` or ``.ozx``, is
+        read in place), or a PNG/JPEG/NPY file for small images.
         A path or an fsspec URL (``s3://``, ``gs://``, ``http(s)://``, ``memory://``,
         ``file://``): a relative path is made absolute here, so that workers started in
         another directory read the same file; remote TIFFs are read by byte ranges, tile by
@@ -1436,18 +1442,14 @@ def _opened(
         return _open_zarr(path, level, request)
     if not path.exists():
         raise FileNotFoundError(f"no such image: {path}")
-    if path.is_dir():
+    if path.is_dir() or path.is_zip:
+        _refuse_remote_zip(path)
         return _open_zarr(path, level, request)
     if name.endswith(_TIFF_SUFFIXES):
         return _open_tiff(path, level, request)
     if name.endswith(_PLAIN_SUFFIXES):
         _choose_level(path, [None], level, mpp)
         return _recorded(_open_plain(path, request), path, 0, None)
-    if name.endswith((".zip", ".ozx")):
-        raise ImageReadError(
-            f"cannot read {path}: a zip file is not read in place; unzip it and give the image "
-            "(a zipped Zarr store: the folder it unzips to, e.g. NAME.zarr)"
-        )
     raise ImageReadError(
         f"cannot read {path}: unknown format (expected TIFF/OME-TIFF/SVS, Zarr, PNG, JPEG or NPY)"
     )
