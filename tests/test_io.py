@@ -1010,7 +1010,13 @@ def test_a_zipped_zarr_store_is_read_in_place(tmp_path, capsys):
         assert image_levels(tmp_path / zipped) == image_levels(tmp_path / folder)
         np.testing.assert_array_equal(inside.compute(scheduler="processes"), outside.values)
     assert float(xfskde.open_image(tmp_path / "m.ozx").x[1]) == 2.75  # the cells' µm centres
-    assert cli.main(["info", str(tmp_path / "m.ozx")]) == 0
-    assert "(Zarr v3, zipped)" in capsys.readouterr().out
+    assert cli.main(["info", str(tmp_path / "p.zarr.zip")]) == 0  # an image
+    assert "format    Zarr v3, zipped array" in capsys.readouterr().out
+    assert cli.main(["info", str(tmp_path / "m.ozx")]) == 0  # a store xfskde wrote
+    assert "status                 complete (1/1 blocks)" in capsys.readouterr().out
+    stored = [xfskde.io.open_blocks(tmp_path / name).values for name in ("m.ozx", "m.ome.zarr")]
+    np.testing.assert_array_equal(*stored)
+    with pytest.raises(xfskde.exceptions.ParameterError, match="a zip file is read, not written"):
+        xfskde.write_coefficients(field, tmp_path / "out.zarr.zip")
     with pytest.raises(ImageReadError, match="only from a local file"):
         _refuse_remote_zip(xfskde.io.Location("s3://bucket/m.ozx"))

@@ -41,16 +41,17 @@ class ImageDescription(NamedTuple):
 def is_image(path: str) -> bool:
     """Whether ``path`` is an input image rather than a store xfskde wrote.
 
-    Files are images; a directory (or a URL's prefix) is one when it is a Zarr array, or a
-    Zarr group without xfskde's store attrs. Paths that do not exist and directories that are
-    no Zarr node are left to the store's reader, which says what is wrong with them.
+    Files are images; a directory (or a URL's prefix, or a zip file) is one when it is a Zarr
+    array, or a Zarr group without xfskde's store attrs. Paths that do not exist and
+    directories that are no Zarr node are left to the store's reader, which says what is
+    wrong with them.
     """
     location = locate(path)
     if location.name.lower().endswith(TIFF_SUFFIXES + PLAIN_SUFFIXES):
         return True
     if location.is_local and not location.exists():
         return False
-    if location.is_local and location.is_file():
+    if location.is_local and location.is_file() and not location.is_zip:
         return True
     try:
         node = zarr.open(location.zarr_store(read_only=True), mode="r")

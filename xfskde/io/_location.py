@@ -246,9 +246,9 @@ class Location:
         return self.name.lower().endswith(ZIP_SUFFIXES)
 
     def zarr_store(self, *, read_only: bool = False) -> Any:
-        """What ``zarr.open_*`` takes: the path itself when local (a local zip file, read
-        only: a ``ZipStore``), else an ``FsspecStore``."""
-        if self.is_local and read_only and self.is_zip:
+        """What ``zarr.open_*`` takes: the path itself when local (a local zip file: a
+        ``ZipStore``, read only: writers refuse zip files), else an ``FsspecStore``."""
+        if self.is_local and self.is_zip:
             import zarr.storage
 
             return zarr.storage.ZipStore(self.url, mode="r")

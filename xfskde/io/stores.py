@@ -858,6 +858,11 @@ def write_blocks(
             "DataArray"
         )
     store = store_target(store, storage_options)
+    if isinstance(store, Location) and store.is_zip:
+        raise ParameterError(
+            f"cannot write a store at {store}: a zip file is read, not written; write the "
+            "store to a folder (NAME.zarr) and zip it afterwards"
+        )
     if isinstance(store, Location) and store.read_only:
         raise ParameterError(
             f"cannot write a store at {store}: {store.protocol}:// is read-only; write to a "
