@@ -189,9 +189,10 @@ class Location:
 
         Recorded by :func:`xfskde.open_image` (``attrs["source_version"]``) and compared by a
         resumed write, whose blocks must all come from the same pixels. A URL directory that
-        cannot be listed (an HTTP server without index pages) is known by its ``zarr.json``
-        only, and one listed with names and sizes only (HTTP) by those: there, a chunk
-        rewritten in place at the same size goes unseen.
+        cannot be listed (an HTTP server without index pages) is known by its root metadata
+        only (``zarr.json``, or Zarr v2's ``.zgroup``, ``.zattrs``, ``.zarray``), and one
+        listed with names and sizes only (HTTP) by those: there, a chunk rewritten in place at
+        the same size goes unseen.
         """
         if self.is_local:
             if not os.path.isdir(self.url):
@@ -212,9 +213,11 @@ class Location:
             listing = fs.find(path, detail=True)
         except (OSError, NotImplementedError, ValueError):
             listing = {}
-        if not listing:  # not listable: its root metadata stands for it
-            meta = f"{path.rstrip('/')}/zarr.json"
-            listing = {meta: fs.info(meta)} if fs.exists(meta) else {}
+        if not listing:  # not listable: its root metadata (Zarr v3's, or v2's) stands for it
+            names = (
+                f"{path.rstrip('/')}/{m}" for m in ("zarr.json", ".zgroup", ".zattrs", ".zarray")
+            )
+            listing = {meta: fs.info(meta) for meta in names if fs.exists(meta)}
         # each entry as the filesystem lists it: its size and whatever names its content or
         # time there (an S3 ETag, GCS's md5Hash and generation, ...)
         files = [(name, sorted(info.items())) for name, info in sorted(listing.items())]
