@@ -1342,10 +1342,16 @@ def _refuse_too_few_distinct(X: np.ndarray, n_textures: int) -> None:
     nothing (k-means only warns). One value where no feature spreads over more than a
     millionth of the largest; else the values on a grid of a thousandth of it."""
     largest = max(float(np.abs(X).max()), 1e-30)
-    if np.ptp(X, axis=0).max() <= 1e-6 * largest:
-        distinct = 1
-    else:
-        distinct = np.unique(np.round(X / (1e-3 * largest)), axis=0).shape[0]
+    distinct = 1
+    if np.ptp(X, axis=0).max() > 1e-6 * largest:
+        grid = np.round(X * np.float32(1e3 / largest))
+        others = np.ones(len(grid), bool)
+        first = grid[0]
+        while distinct < n_textures:  # a value per pass, up to n_textures (not a sort of all)
+            others &= (grid != first).any(axis=1)
+            if not others.any():
+                break
+            first, distinct = grid[np.argmax(others)], distinct + 1
     if distinct >= n_textures:
         return
     if distinct == 1:
