@@ -709,7 +709,7 @@ def write_ome_zarr(
         metadata are then written again (they are small). The maps must be the same (shape,
         coordinates, attrs), as for any resume; a complete store is left as it is. A store
         begun from another version of the maps' input file (``source_version``) is written
-        again whole (:func:`xfskde.io.input_changed`).
+        again whole (:func:`xfskde.io.stores.input_changed`).
     scheduler : str or distributed.Client, optional
         Where the levels are computed (each level one Dask computation): None for Dask's
         current scheduler, ``"threads"``, ``"processes"``, ``"synchronous"``, a Client or an
