@@ -270,3 +270,24 @@ def test_info_survives_a_reader_that_went_away(tmp_path, what):
     )  # fmt: skip
     key = "store" if what == "store" else "image"
     assert head.stdout.split() == [key, str(target)] and head.stderr == ""
+
+
+def test_a_store_whose_input_changed_since_says_it_is_stale(tmp_path, capsys):
+    """A store computed from a file that has changed since (a new export under the same name)
+    looked like the file's results; info now says so, with both versions. The same file, a
+    moved one and a remote one say nothing."""
+    tiff = tmp_path / "in.tif"
+    tifffile.imwrite(tiff, data.camera()[:64, :64])
+    store = tmp_path / "out.zarr"
+    assert main(["coefficients", str(tiff), str(store), "--order", "4", "--no-progress"]) == 0
+    capsys.readouterr()
+    assert main(["info", str(store)]) == 0
+    assert "STALE" not in capsys.readouterr().out
+    tifffile.imwrite(tiff, data.camera()[64:128, :64])
+    os.utime(tiff, ns=(tiff.stat().st_mtime_ns + 10**9,) * 2)
+    assert main(["info", str(store)]) == 0
+    stale = [line for line in capsys.readouterr().out.splitlines() if line.startswith("STALE")]
+    assert len(stale) == 1 and f"{tiff} has changed since this store was computed" in stale[0]
+    tiff.unlink()
+    assert main(["info", str(store)]) == 0
+    assert "STALE" not in capsys.readouterr().out

@@ -116,7 +116,29 @@ def _store_rows(store: str) -> list[tuple[str, str]]:
     if wkt is not None:
         rows.append(("crs", crs_description(wkt)))
     rows += [(str(k), attribute_text(v)) for k, v in field.attrs.items() if k != "coordinates"]
+    stale = _changed_source(field.attrs)
+    if stale:
+        rows.append(("STALE", stale))
     return rows
+
+
+def _changed_source(attrs: dict) -> str | None:
+    """What changed about a local input file since the store was computed from it (its
+    ``source_version`` now differs), for a row saying the store no longer matches it; None
+    when it is the same, gone, remote (its storage options are not recorded) or unrecorded."""
+    source, then = attrs.get("source"), attrs.get("source_version")
+    if not isinstance(source, str) or not isinstance(then, str):
+        return None
+    location = locate(source)
+    if not location.is_local or not location.exists():
+        return None
+    now = location.version()
+    if now == then:
+        return None
+    return (
+        f"{source} has changed since this store was computed from it ({then} then, {now} "
+        "now): a resume writes it again; compute it again for results of the file as it is"
+    )
 
 
 def _verify(store: str, workers: int) -> bool:
