@@ -207,6 +207,7 @@ class Location:
                                   stat.st_size, stat.st_mtime_ns))  # fmt: skip
             return _files_version(files)
         fs, path = self.filesystem()
+        fs.invalidate_cache(path)  # what is there now, not what a listing cached before
         if not fs.isdir(path):
             return f"{fs.size(path)} bytes, {fs.ukey(path)}"
         try:
