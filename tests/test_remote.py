@@ -400,4 +400,3 @@ def test_remote_inputs_record_a_version_that_a_rewrite_changes(s3, served, tmp_p
 
     over_http = xfskde.open_image(f"{served}/image.zarr").attrs["source_version"]
     assert " files, sha256 " in over_http
-
