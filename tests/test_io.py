@@ -1020,3 +1020,24 @@ def test_a_zipped_zarr_store_is_read_in_place(tmp_path, capsys):
         xfskde.write_coefficients(field, tmp_path / "out.zarr.zip")
     with pytest.raises(ImageReadError, match="only from a local file"):
         _refuse_remote_zip(xfskde.io.Location("s3://bucket/m.ozx"))
+
+
+def test_a_store_that_cannot_be_listed_still_has_a_version(monkeypatch):
+    """A public bucket grants reading objects, not listing them: the version of a Zarr store
+    there (and of a TIFF, whose is_dir lists its prefix) raised PermissionError and
+    open_image with it. The store is known by its metadata, the file by its own info."""
+    from fsspec.implementations.memory import MemoryFileSystem
+
+    fs = MemoryFileSystem()
+    fs.pipe("/public/x.zarr/zarr.json", b"{}")
+    fs.pipe("/public/x.zarr/c/0/0", b"chunk")
+    fs.pipe("/public/a.tif", b"tiff")
+
+    def denied(*args, **kwargs):
+        raise PermissionError("ListBucket denied")
+
+    monkeypatch.setattr(MemoryFileSystem, "isdir", denied)
+    monkeypatch.setattr(MemoryFileSystem, "find", denied)
+    store = xfskde.io.Location("memory://public/x.zarr").version()
+    assert store.startswith("1 files, sha256 ")  # its zarr.json
+    assert xfskde.io.Location("memory://public/a.tif").version().startswith("4 bytes, ")

@@ -208,7 +208,14 @@ class Location:
             return _files_version(files)
         fs, path = self.filesystem()
         fs.invalidate_cache(path)  # what is there now, not what a listing cached before
-        if not fs.isdir(path):
+        try:
+            is_dir = fs.isdir(path)
+        except OSError:  # no right to list (a public bucket): a file answers info, a store not
+            try:
+                is_dir = fs.info(path).get("type") == "directory"
+            except OSError:
+                is_dir = True
+        if not is_dir:
             return f"{fs.size(path)} bytes, {fs.ukey(path)}"
         try:
             listing = fs.find(path, detail=True)
