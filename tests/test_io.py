@@ -1038,6 +1038,10 @@ def test_a_store_that_cannot_be_listed_still_has_a_version(monkeypatch):
 
     monkeypatch.setattr(MemoryFileSystem, "isdir", denied)
     monkeypatch.setattr(MemoryFileSystem, "find", denied)
-    store = xfskde.io.Location("memory://public/x.zarr").version()
-    assert store.startswith("1 files, sha256 ")  # its zarr.json
-    assert xfskde.io.Location("memory://public/a.tif").version().startswith("4 bytes, ")
+    try:
+        store = xfskde.io.Location("memory://public/x.zarr").version()
+        assert store.startswith("1 files, sha256 ")  # its zarr.json
+        assert xfskde.io.Location("memory://public/a.tif").version().startswith("4 bytes, ")
+    finally:
+        monkeypatch.undo()
+        fs.rm("/public", recursive=True)  # the memory filesystem is the process's
