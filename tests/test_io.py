@@ -1045,3 +1045,33 @@ def test_a_store_that_cannot_be_listed_still_has_a_version(monkeypatch):
     finally:
         monkeypatch.undo()
         fs.rm("/public", recursive=True)  # the memory filesystem is the process's
+
+
+def test_a_photo_shown_turned_is_read_as_stored_and_says_so(tmp_path):
+    """A phone's JPEG stores its pixels as the sensor saw them and an EXIF orientation that
+    viewers apply: read as stored (as scikit-image reads it), its maps and labels were of a
+    picture turned 90° from the one the user looks at, without a word. They still are (the
+    library does not guess which one is meant), but the reader now says so; a photo without
+    the tag, or with orientation 1, is quiet."""
+    import warnings
+
+    from PIL import Image
+
+    from xfskde.exceptions import ExifOrientationWarning
+
+    picture = Image.fromarray(data.astronaut()[:64, :96])
+    for orientation, turned in ((6, "turned 90° clockwise"), (3, "turned 180°")):
+        exif = Image.Exif()
+        exif[0x0112] = orientation
+        picture.save(tmp_path / "photo.jpg", exif=exif)
+        with pytest.warns(ExifOrientationWarning, match=f"viewers show it {turned}"):
+            image = xfskde.open_image(tmp_path / "photo.jpg")
+        assert image.sizes["y"] == 64 and image.sizes["x"] == 96  # as stored
+    for exif_orientation in (None, 1):
+        exif = Image.Exif()
+        if exif_orientation:
+            exif[0x0112] = exif_orientation
+        picture.save(tmp_path / "plain.jpg", exif=exif)
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", ExifOrientationWarning)
+            xfskde.open_image(tmp_path / "plain.jpg")

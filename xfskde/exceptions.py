@@ -22,6 +22,7 @@ class                           raised when
 :class:`GeoreferencingWarning`  a GeoTIFF opens without its CRS (rioxarray missing, mismatch)
 :class:`PixelAspectWarning`     angles are measured on a grid of pixels that are not square
 :class:`InputChangedWarning`    a store resumed was begun from another version of its input
+:class:`ExifOrientationWarning` a photo's EXIF orientation (shown turned) is not applied
 ==============================  ==========================================================
 """
 
@@ -33,6 +34,7 @@ import os
 __all__ = [
     "ChunkSizeWarning",
     "DimensionError",
+    "ExifOrientationWarning",
     "GeoreferencingWarning",
     "ImageReadError",
     "InputChangedWarning",
@@ -115,6 +117,12 @@ class PixelAspectWarning(UserWarning):
     """The image's pixels are not square (its y and x coordinate steps differ, on the ground
     for a scene), or its grid is rotated from its CRS's axes: gradient angles are measured on
     the pixel grid, so they are not the angles in the image's units."""
+
+
+class ExifOrientationWarning(UserWarning):
+    """A JPEG/PNG/TIFF photo's EXIF orientation says viewers show it turned or mirrored; its
+    pixels are read as stored (as scikit-image reads them), so results and angles are those of
+    the stored grid, not of the picture as it is shown."""
 
 
 class InputChangedWarning(UserWarning):

@@ -65,10 +65,12 @@ from .._labels import (
 )
 from ..exceptions import (
     DimensionError,
+    ExifOrientationWarning,
     GeoreferencingWarning,
     ImageReadError,
     ParameterError,
     XfskdeError,
+    find_stack_level,
 )
 from ..lazy import DEFAULT_CHUNK, dask_view, plan_chunks
 from ._location import UNITS, Location, locate, micrometres
@@ -1072,6 +1074,15 @@ class _NpyFile:
         return np.array(np.load(self.path, mmap_mode="r")[key])
 
 
+#: The EXIF tag of a photo's orientation, and what its values other than 1 ask a viewer to do.
+_EXIF_ORIENTATION = 0x0112
+_TURNS = {
+    2: "mirrored left to right", 3: "turned 180°", 4: "mirrored top to bottom",
+    5: "mirrored along its main diagonal", 6: "turned 90° clockwise",
+    7: "mirrored along its other diagonal", 8: "turned 90° counter-clockwise",
+}  # fmt: skip
+
+
 def _open_plain(path: Location, request: _Request) -> xr.DataArray:
     """A small PNG/JPEG/NPY/... image, read into memory and wrapped.
 
@@ -1081,7 +1092,7 @@ def _open_plain(path: Location, request: _Request) -> xr.DataArray:
     not there are missing, as GDAL reads an alpha band as a mask; every consumer then omits
     them (``nodata="auto"``), where they would have been black or white texture.
     """
-    alpha = False
+    alpha, turned = False, 1
     try:
         if path.is_local:
             source: Any = path.url
@@ -1098,6 +1109,7 @@ def _open_plain(path: Location, request: _Request) -> xr.DataArray:
 
             with Image.open(source) as header:
                 alpha = header.mode in _ALPHA_MODES
+                turned = int(header.getexif().get(_EXIF_ORIENTATION, 1) or 1)
             if isinstance(source, io.BytesIO):
                 source.seek(0)
             array = skio.imread(source)
@@ -1105,6 +1117,15 @@ def _open_plain(path: Location, request: _Request) -> xr.DataArray:
         raise
     except (OSError, ValueError) as exc:  # numpy's and the image plugins' own errors
         raise ImageReadError(f"cannot read {path} as an image: {exc}") from exc
+    if turned in _TURNS:
+        warnings.warn(
+            f"{path} says viewers show it {_TURNS[turned]} (EXIF orientation {turned}); its "
+            "pixels are read as stored, as scikit-image reads them, so results and angles "
+            "are those of the stored grid: to work on the picture as it is shown, turn it "
+            "first (PIL.ImageOps.exif_transpose) and save it",
+            ExifOrientationWarning,
+            stacklevel=find_stack_level(),
+        )
     image = _open_array(np.asarray(array), request, path.stem, path)
     if alpha and image.ndim == 3 and image.sizes["c"] in (2, 4):
         image = _alpha_dropped(image, None)
