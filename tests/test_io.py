@@ -1067,6 +1067,10 @@ def test_a_photo_shown_turned_is_read_as_stored_and_says_so(tmp_path):
         with pytest.warns(ExifOrientationWarning, match=f"viewers show it {turned}"):
             image = xfskde.open_image(tmp_path / "photo.jpg")
         assert image.sizes["y"] == 64 and image.sizes["x"] == 96  # as stored
+    tiff = tmp_path / "turned.tif"  # a TIFF's own Orientation tag: the same
+    tifffile.imwrite(tiff, data.camera()[:32, :48], extratags=[(274, 3, 1, 8, True)])
+    with pytest.warns(ExifOrientationWarning, match=r"turned 90° counter-clockwise \(TIFF"):
+        assert xfskde.open_image(tiff).shape == (32, 48)
     for exif_orientation in (None, 1):
         exif = Image.Exif()
         if exif_orientation:

@@ -120,9 +120,9 @@ class PixelAspectWarning(UserWarning):
 
 
 class ExifOrientationWarning(UserWarning):
-    """A JPEG/PNG/TIFF photo's EXIF orientation says viewers show it turned or mirrored; its
-    pixels are read as stored (as scikit-image reads them), so results and angles are those of
-    the stored grid, not of the picture as it is shown."""
+    """A photo's EXIF orientation (or a TIFF's Orientation tag) says viewers show it turned or
+    mirrored; its pixels are read as stored (as scikit-image and tifffile read them), so
+    results and angles are those of the stored grid, not of the picture as it is shown."""
 
 
 class InputChangedWarning(UserWarning):

@@ -468,6 +468,8 @@ class _TiffInfo(NamedTuple):
     origin: tuple[float, float] = (0.0, 0.0)
     #: the index of the series (the image of a multi-image file) described
     series: int = 0
+    #: the first page's Orientation tag (1: rows top to bottom, columns left to right)
+    orientation: int = 1
 
 
 #: GeoKey unit names as they are usually written.
@@ -656,7 +658,10 @@ def _tiff_info(path: Location, series: int | str = 0) -> _TiffInfo:
             alpha = any(int(e) in (1, 2) for e in (first.extrasamples or ()))  # (un)assoc.
             xml = tif.ome_metadata if tif.is_ome and size else None
             origin = _ome_origin(xml, index) if xml else (0.0, 0.0)
-            return _TiffInfo(levels, geotiff, nodata or None, size, geo, alpha, origin, index)
+            turned = first.tags.get(_TIFF_ORIENTATION)
+            orientation = int(turned.value) if turned is not None else 1
+            return _TiffInfo(levels, geotiff, nodata or None, size, geo, alpha, origin, index,
+                             orientation)  # fmt: skip
     except _TIFF_ERRORS as exc:
         raise ImageReadError(f"cannot read {path} as a TIFF image: {exc}") from exc
 
@@ -736,6 +741,7 @@ def _tiff_dims(axes: str) -> tuple[str, ...]:
 
 def _open_tiff(path: Location, level: int, request: _Request) -> xr.DataArray:
     info = _tiff_info(path, request.series)
+    _warn_if_turned(path, info.orientation, "TIFF Orientation")
     levels = info.levels
     sizes = _tiff_level_sizes(info)
     level = _choose_level(path, sizes, level, request.mpp)
@@ -1074,13 +1080,29 @@ class _NpyFile:
         return np.array(np.load(self.path, mmap_mode="r")[key])
 
 
-#: The EXIF tag of a photo's orientation, and what its values other than 1 ask a viewer to do.
-_EXIF_ORIENTATION = 0x0112
+#: The EXIF (and TIFF) tag of a picture's orientation, and what its values other than 1 ask a
+#: viewer to do.
+_EXIF_ORIENTATION = _TIFF_ORIENTATION = 0x0112
 _TURNS = {
     2: "mirrored left to right", 3: "turned 180°", 4: "mirrored top to bottom",
     5: "mirrored along its main diagonal", 6: "turned 90° clockwise",
     7: "mirrored along its other diagonal", 8: "turned 90° counter-clockwise",
 }  # fmt: skip
+
+
+def _warn_if_turned(path: Location, turned: int, tag: str) -> None:
+    """Say that a file whose orientation tag asks viewers to turn or mirror it is read as
+    stored (:class:`~xfskde.exceptions.ExifOrientationWarning`)."""
+    if turned not in _TURNS:
+        return
+    warnings.warn(
+        f"{path} says viewers show it {_TURNS[turned]} ({tag} {turned}); its pixels are read "
+        "as stored, as scikit-image and tifffile read them, so results and angles are those "
+        "of the stored grid: to work on the picture as it is shown, turn it first "
+        "(PIL.ImageOps.exif_transpose) and save it",
+        ExifOrientationWarning,
+        stacklevel=find_stack_level(),
+    )
 
 
 def _open_plain(path: Location, request: _Request) -> xr.DataArray:
@@ -1117,15 +1139,7 @@ def _open_plain(path: Location, request: _Request) -> xr.DataArray:
         raise
     except (OSError, ValueError) as exc:  # numpy's and the image plugins' own errors
         raise ImageReadError(f"cannot read {path} as an image: {exc}") from exc
-    if turned in _TURNS:
-        warnings.warn(
-            f"{path} says viewers show it {_TURNS[turned]} (EXIF orientation {turned}); its "
-            "pixels are read as stored, as scikit-image reads them, so results and angles "
-            "are those of the stored grid: to work on the picture as it is shown, turn it "
-            "first (PIL.ImageOps.exif_transpose) and save it",
-            ExifOrientationWarning,
-            stacklevel=find_stack_level(),
-        )
+    _warn_if_turned(path, turned, "EXIF orientation")
     image = _open_array(np.asarray(array), request, path.stem, path)
     if alpha and image.ndim == 3 and image.sizes["c"] in (2, 4):
         image = _alpha_dropped(image, None)
