@@ -23,7 +23,7 @@ import hashlib
 import json
 import math
 import os
-from collections.abc import Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -198,7 +198,7 @@ class Location:
             if not os.path.isdir(self.url):
                 stat = os.stat(self.url)
                 return f"{stat.st_size} bytes, modified {_utc(stat.st_mtime_ns)}"
-            return _local_tree_version(self.url)
+            return _tree_version(_local_files(self.url, len(self.url.rstrip(os.sep)) + 1))
         fs, path = self.filesystem()
         fs.invalidate_cache(path)  # what is there now, not what a listing cached before
         try:
@@ -221,8 +221,9 @@ class Location:
             listing = {meta: fs.info(meta) for meta in names if fs.exists(meta)}
         # each entry as the filesystem lists it: its size and whatever names its content or
         # time there (an S3 ETag, GCS's md5Hash and generation, ...)
-        files = [(name, sorted(info.items())) for name, info in sorted(listing.items())]
-        return _files_version(files)
+        return _tree_version(
+            f"{name}\0{sorted(info.items())}" for name, info in sorted(listing.items())
+        )
 
     def refuse_changed(self, version: str) -> None:
         """Refuse to read a file that is not the ``version`` (:meth:`version`) its image was
@@ -271,32 +272,28 @@ def _utc(ns: int) -> str:
     return f"{seconds:%Y-%m-%dT%H:%M:%S}.{ns % 10**9:09d}Z"
 
 
-def _local_tree_version(top: str) -> str:
-    """:func:`_files_version` of a local directory, every file's relative name, size and
-    modification time fed to the digest as they are found (one ``stat`` per file: 50 000
-    files in 0.12 s on a local disk)."""
-    digest, count, skip = hashlib.sha256(), 0, len(top.rstrip(os.sep)) + 1
-
-    def walk(folder: str) -> None:
-        nonlocal count
-        with os.scandir(folder) as listing:
-            entries = sorted(listing, key=lambda e: e.name)
-        for entry in entries:
-            if entry.is_dir(follow_symlinks=False):
-                walk(entry.path)
-                continue
+def _local_files(folder: str, skip: int) -> Iterator[str]:
+    """Every file under a local directory, in name order, as ``name, size, modification
+    time`` with the first ``skip`` characters of its path left out (one ``stat`` per file:
+    50 000 files in 0.11 s on a local disk)."""
+    with os.scandir(folder) as listing:
+        entries = sorted(listing, key=lambda e: e.name)
+    for entry in entries:
+        if entry.is_dir(follow_symlinks=False):
+            yield from _local_files(entry.path, skip)
+        else:
             stat = entry.stat()
-            digest.update(f"{entry.path[skip:]}\0{stat.st_size}\0{stat.st_mtime_ns}\n".encode())
-            count += 1
+            yield f"{entry.path[skip:]}\0{stat.st_size}\0{stat.st_mtime_ns}"
 
-    walk(top)
+
+def _tree_version(files: Iterable[str]) -> str:
+    """A directory's version: how many files, and a SHA-256 of what is known of each (one
+    line per file, in a fixed order)."""
+    digest, count = hashlib.sha256(), 0
+    for line in files:
+        digest.update(f"{line}\n".encode())
+        count += 1
     return f"{count} files, sha256 {digest.hexdigest()[:16]}"
-
-
-def _files_version(files: list[tuple[Any, ...]]) -> str:
-    """A directory's version: how many files, and a SHA-256 of their names, sizes and times."""
-    digest = hashlib.sha256(json.dumps(files, default=str).encode()).hexdigest()
-    return f"{len(files)} files, sha256 {digest[:16]}"
 
 
 def _check_protocol(protocol: str, url: str) -> None:
