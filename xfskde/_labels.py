@@ -360,12 +360,18 @@ def ground_pixel_size(image: xr.DataArray) -> tuple[float, float] | None:
     One rule for every CRS: a UTM scene's 10 m pixels are 10 m (to 0.04 % at the zone's edge),
     US-survey-foot and Web Mercator grids give their true ground sizes (a Web Mercator "10 m"
     pixel at 60° N is 5 m), a geographic grid's 0.0001° pixels at 45° N are 11.1 × 7.9 m. None
-    when the image has no CRS (:func:`crs_wkt`), no regular y/x coords (:func:`pixel_steps`), or
-    pyproj (installed with rioxarray, the ``geo`` extra) is missing (:func:`parse_crs`).
+    when the image has no CRS (:func:`crs_wkt`; a grid in degrees that CF names so is measured
+    on WGS84, :func:`_degrees_on_the_ground`), no regular coords on its spatial dims
+    (:func:`pixel_steps`), or pyproj (installed with rioxarray, the ``geo`` extra) is missing
+    (:func:`parse_crs`).
     """
-    wkt, steps = crs_wkt(image), pixel_steps(image)
+    try:
+        dims = image_dims(image)[:2]
+    except DimensionError:
+        dims = ("y", "x")
+    wkt, steps = crs_wkt(image), pixel_steps(image, dims)
     if wkt is None:
-        return _degrees_on_the_ground(image)
+        return None if steps is None else _degrees_on_the_ground(image, dims, steps)
     crs = None if steps is None else parse_crs(wkt)
     if crs is None or crs.geodetic_crs is None or crs.get_geod() is None:
         return None
@@ -376,7 +382,7 @@ def ground_pixel_size(image: xr.DataArray) -> tuple[float, float] | None:
     except pyproj.exceptions.CRSError:
         return None
     geod = crs.get_geod()
-    ys, xs = image.coords["y"].values, image.coords["x"].values
+    ys, xs = (image.coords[d].values for d in dims)
     y, x = float(ys[ys.size // 2]), float(xs[xs.size // 2])
     lon, lat = to_degrees.transform([x, x, x + steps[1]], [y, y + steps[0], y])
     _, _, along_y = geod.inv(lon[0], lat[0], lon[1], lat[1])
@@ -394,23 +400,21 @@ _LONGITUDE = ({"lon", "long", "longitude"}, {"degrees_east", "degree_east", "deg
 _EARTH_RADIUS = 6_371_008.8
 
 
-def _degrees_on_the_ground(image: xr.DataArray) -> tuple[float, float] | None:
-    """The (y, x) ground size in metres at the centre of a grid in degrees that has no CRS but
-    says, as CF does, that it is one: spatial dims named ``lat``/``latitude`` and
-    ``lon``/``longitude``, or coords in ``degrees_north``/``degrees_east`` (a NetCDF climate or
-    ocean grid). On WGS84 (pyproj's geodesic lengths; a sphere without pyproj). None for other
-    images."""
-    try:
-        y, x, _ = image_dims(image)
-    except DimensionError:
-        return None
+def _degrees_on_the_ground(
+    image: xr.DataArray, dims: tuple[str, str], steps: tuple[float, float]
+) -> tuple[float, float] | None:
+    """The (y, x) ground size in metres at the centre of a grid (spatial ``dims``, coordinate
+    ``steps``) in degrees that has no CRS but says, as CF does, that it is one: spatial dims
+    named ``lat``/``latitude`` and ``lon``/``longitude``, or coords in
+    ``degrees_north``/``degrees_east`` (a NetCDF climate or ocean grid). On WGS84 (pyproj's
+    geodesic lengths; a sphere without pyproj). None for other images."""
+    y, x = dims
 
     def says(dim: str, names: set[str], units: set[str]) -> bool:
         unit = str(image.coords[dim].attrs.get("units", "")) if dim in image.coords else ""
         return dim.lower() in names or unit.lower() in units
 
-    steps = pixel_steps(image, (y, x))
-    if steps is None or not (says(y, *_LATITUDE) and says(x, *_LONGITUDE)):
+    if not (says(y, *_LATITUDE) and says(x, *_LONGITUDE)):
         return None
     ys, xs = np.asarray(image.coords[y].values, float), np.asarray(image.coords[x].values, float)
     lat, lon = float(ys[ys.size // 2]), float(xs[xs.size // 2])

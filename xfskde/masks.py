@@ -419,8 +419,7 @@ def _refuse_other_aspect(mask_shape: tuple[int, int], shape: tuple[int, int]) ->
     raise ParameterError(
         f"the mask's {my} x {mx} pixels are not this image's {ny} x {nx} at one scale "
         f"({ny / my:.3g}x smaller along y, {nx / mx:.3g}x along x): it was made for another "
-        "image or extent; "
-        "pass a mask of this image, downsampled alike along y and x"
+        "image or extent; pass a mask of this image, downsampled alike along y and x"
     )
 
 
