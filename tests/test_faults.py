@@ -1028,6 +1028,44 @@ def test_a_zarr_input_with_a_chunk_rewritten_is_another_version(tmp_path):
     np.testing.assert_array_equal(xfskde.open_coefficients(store).values, field.values)
 
 
+def test_a_zarr_input_rewritten_during_the_write_is_never_marked_complete(
+    tmp_path, capsys, monkeypatch
+):
+    """A Zarr input is not checked block by block (a TIFF is): a chunk rewritten in place while
+    the coefficients were written (a store being corrected by another job) left blocks of both
+    versions in a store that said "complete". Its version is now compared once more before the
+    store is marked complete: the write fails in one line, the store stays incomplete, and the
+    resume writes it again from the input as it is."""
+    import xfskde.io.stores as stores
+
+    source = zarr.create_array(tmp_path / "in.zarr", shape=(128, 128), chunks=(32, 32),
+                               dtype="uint8", dimension_names=("y", "x"))  # fmt: skip
+    source[...] = CAMERA[:128, :128]
+    store = tmp_path / "out.zarr"
+    argv = ["coefficients", str(tmp_path / "in.zarr"), str(store), *ARGS, "--chunks", "64",
+            "--scheduler", "synchronous"]  # fmt: skip
+    real, written = stores._write_block, []
+
+    def rewrites_the_input(*args, **kwargs):
+        written.append(1)
+        if len(written) == 2:  # after the first block: a chunk the last block reads
+            source[96:128, 96:128] = 255 - CAMERA[96:128, 96:128]
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(stores, "_write_block", rewrites_the_input)
+    assert main(argv) == 2
+    monkeypatch.undo()
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "changed while it was written (" in err[0], err
+    status = store_status(store)
+    assert not status["complete"] and status["blocks_done"] == status["blocks_total"] == 4
+    assert main([*argv, "--resume"]) == 0
+    assert "its 4 written blocks are computed again" in capsys.readouterr().err
+    expected = xfskde.local_fskde(source[...], order=4, window="box", size=5)
+    np.testing.assert_array_equal(xfskde.open_coefficients(store).values, expected)
+    assert store_status(store)["complete"]
+
+
 def test_a_segmentation_resumed_after_its_mask_file_changed_is_written_again(tmp_path, capsys):
     """A complete OME-Zarr segmentation is left as it is on resume — unless its input or its
     mask file changed since: then it is written again, with the new mask's background."""

@@ -22,7 +22,7 @@ import numpy as np
 from .._labels import crs_wkt
 from ..exceptions import ParameterError, StoreCorruptError, StoreIncompleteError
 from ..io import locate, open_blocks, store_status
-from ..io.stores import verify_store
+from ..io.stores import source_changed, verify_store
 from ._images import crs_description, describe_image, is_image, level_table
 from ._options import add_dims_option
 
@@ -123,18 +123,13 @@ def _store_rows(store: str) -> list[tuple[str, str]]:
 
 
 def _changed_source(attrs: dict) -> str | None:
-    """What changed about a local input file since the store was computed from it (its
-    ``source_version`` now differs), for a row saying the store no longer matches it; None
-    when it is the same, gone, remote (its storage options are not recorded) or unrecorded."""
-    source, then = attrs.get("source"), attrs.get("source_version")
-    if not isinstance(source, str) or not isinstance(then, str):
+    """What changed about a local input since the store was computed from it
+    (:func:`xfskde.io.stores.source_changed`), for a row saying the store no longer matches
+    it; None when it is the same, gone, remote or unrecorded."""
+    changed = source_changed(attrs)
+    if changed is None:
         return None
-    location = locate(source)
-    if not location.is_local or not location.exists():
-        return None
-    now = location.version()
-    if now == then:
-        return None
+    source, then, now = changed
     return (
         f"{source} has changed since this store was computed from it ({then} then, {now} "
         "now): a resume writes it again; compute it again for results of the file as it is"

@@ -63,6 +63,7 @@ import xarray as xr
 import zarr
 from dask.base import tokenize
 from dask.highlevelgraph import HighLevelGraph
+from fsspec.core import split_protocol
 from zarr.codecs import Crc32cCodec
 from zarr.core.buffer import default_buffer_prototype
 from zarr.core.sync import sync
@@ -81,7 +82,7 @@ from ..exceptions import (
     find_stack_level,
 )
 from ..lazy import dask_view, plan_chunks, skipped_blocks
-from ._location import Location, store_target, zarr_like
+from ._location import Location, locate, store_target, zarr_like
 from ._record import _BLOCKS, _STATUS_ATTR, _read_record
 
 __all__ = [
@@ -93,6 +94,7 @@ __all__ = [
     "open_blocks",
     "open_coefficients",
     "refuse_other_parameters",
+    "source_changed",
     "store_status",
     "verify_store",
     "write_blocks",
@@ -345,6 +347,36 @@ def _changed_input(stored: Any, params: str) -> str | None:
         if key in old and key in new and old[key] != new[key]
     ]
     return " and ".join(changed) or None
+
+
+def source_changed(attrs: Any) -> tuple[str, str, str] | None:
+    """``(source, then, now)`` when the local input file or Zarr store a result was computed
+    from (its recorded ``source`` and ``source_version``) is of another version now
+    (:meth:`Location.version`); None when it is the same, gone, remote (its storage options
+    are not recorded), or not recorded.
+
+    ``attrs`` is a result's attributes, or a store's recorded parameters (a JSON text).
+    :func:`finalize_store` refuses to mark complete a store whose input changed while it was
+    written (a Zarr input is not checked block by block, a TIFF is), and ``xfskde info``
+    flags a store whose input changed since."""
+    if isinstance(attrs, str):
+        try:
+            attrs = json.loads(attrs)
+        except ValueError:
+            return None
+    if not isinstance(attrs, dict):
+        return None
+    source, then = attrs.get("source"), attrs.get("source_version")
+    if not isinstance(source, str) or not isinstance(then, str):
+        return None
+    if split_protocol(source)[0] not in (None, "file", "local"):
+        return None
+    location = locate(source)
+    try:
+        now = location.version()
+    except OSError:  # gone (or unreadable): every block was read before, nothing to compare
+        return None
+    return None if now == then else (source, then, now)
 
 
 def input_changed(data: xr.DataArray, store: Any) -> str | None:
@@ -1048,7 +1080,10 @@ def finalize_store(store: Any, *, storage_options: dict | None = None) -> None:
     Raises
     ------
     StoreIncompleteError
-        If some block's record is missing: finish the write with ``resume=True``.
+        If some block's record is missing: finish the write with ``resume=True``. Or if the
+        local input file or Zarr store it was computed from (its recorded ``source``) is of
+        another version than the one it was opened at (:func:`source_changed`): its blocks
+        may hold both.
     """
     store = store_target(store, storage_options)
     status = store_status(store)
@@ -1056,6 +1091,14 @@ def finalize_store(store: Any, *, storage_options: dict | None = None) -> None:
         raise StoreIncompleteError(
             f"{store}: only {status['blocks_done']} of {status['blocks_total']} blocks were "
             "written; run the write again with resume=True"
+        )
+    changed = source_changed(_open_group(store, "store").attrs.get(_PARAMETERS_ATTR))
+    if changed is not None:
+        source, then, now = changed
+        raise StoreIncompleteError(
+            f"{store}: {source} changed while it was written ({then} then, {now} now), so its "
+            "blocks may hold both versions; open the input again and resume the write "
+            "(resume=True): it is written again, from the input as it is now"
         )
     with warnings.catch_warnings():  # consolidated metadata is a zarr-python v3 extension
         warnings.filterwarnings("ignore", category=zarr.errors.ZarrUserWarning)
