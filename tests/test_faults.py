@@ -1066,6 +1066,34 @@ def test_a_zarr_input_rewritten_during_the_write_is_never_marked_complete(
     assert store_status(store)["complete"]
 
 
+@pytest.mark.parametrize("where", ["local", "memory"])
+def test_a_result_written_inside_its_zarr_input_is_not_part_of_it(tmp_path, where, capsys):
+    """A store written inside the Zarr store it is computed from (``in.zarr/fskde.zarr``, next
+    to the pixels) changed its own input's version: the write was refused as "changed while
+    it was written", and every resume computed it again. xfskde's own stores nested in a
+    directory are no part of its version (locally and at a URL); any other file still is."""
+    import fsspec
+
+    root = (
+        str(tmp_path / "in.zarr") if where == "local" else f"memory://faults-{id(tmp_path)}/in.zarr"
+    )
+    source = zarr.create_array(root, shape=(128, 128), chunks=(32, 32), dtype="uint8",
+                               dimension_names=("y", "x"))  # fmt: skip
+    source[...] = CAMERA[:128, :128]
+    version = xfskde.open_image(root).attrs["source_version"]
+    out = f"{root}/fskde.zarr"
+    argv = ["coefficients", root, out, *ARGS, "--scheduler", "threads"]
+    assert main(argv) == 0
+    assert xfskde.open_image(root).attrs["source_version"] == version
+    capsys.readouterr()
+    assert main([*argv, "--resume"]) == 0
+    said = capsys.readouterr()
+    assert said.err == "" and "0 of 16 blocks computed" in said.out, said
+    with fsspec.open(f"{root}/notes.txt", "w") as notes:  # a file that is not a result: counted
+        notes.write("exported by the scanner")
+    assert xfskde.open_image(root).attrs["source_version"] != version
+
+
 def test_a_segmentation_resumed_after_its_mask_file_changed_is_written_again(tmp_path, capsys):
     """A complete OME-Zarr segmentation is left as it is on resume — unless its input or its
     mask file changed since: then it is written again, with the new mask's background."""

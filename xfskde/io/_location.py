@@ -31,6 +31,7 @@ import fsspec
 from fsspec.core import split_protocol
 
 from ..exceptions import ImageReadError, ParameterError
+from ._record import _STATUS_ATTR
 
 __all__ = ["UNITS", "Location", "locate", "micrometres", "store_target", "zarr_like"]
 
@@ -193,6 +194,11 @@ class Location:
         only (``zarr.json``, or Zarr v2's ``.zgroup``, ``.zattrs``, ``.zarray``), and one
         listed with names and sizes only (HTTP) by those: there, a chunk rewritten in place at
         the same size goes unseen.
+
+        A store xfskde wrote inside the directory (a nested Zarr group whose ``zarr.json``
+        holds the ``xfskde_status`` attribute: a result written next to the pixels it was
+        computed from, ``image.zarr/fskde.zarr``) is not part of it: else writing the result
+        would change its own input's version, and a resume would compute it again every time.
         """
         if self.is_local:
             if not os.path.isdir(self.url):
@@ -219,10 +225,19 @@ class Location:
                 f"{path.rstrip('/')}/{m}" for m in ("zarr.json", ".zgroup", ".zattrs", ".zarray")
             )
             listing = {meta: fs.info(meta) for meta in names if fs.exists(meta)}
+        results = [
+            name[: -len("/zarr.json")] + "/"
+            for name in listing
+            if name.endswith("/zarr.json")
+            and name.rstrip("/").count("/") > path.rstrip("/").count("/") + 1
+            and _is_result(fs.cat_file(name))
+        ]  # xfskde's stores nested in it: not part of it
         # each entry as the filesystem lists it: its size and whatever names its content or
         # time there (an S3 ETag, GCS's md5Hash and generation, ...)
         return _tree_version(
-            f"{name}\0{sorted(info.items())}" for name, info in sorted(listing.items())
+            f"{name}\0{sorted(info.items())}"
+            for name, info in sorted(listing.items())
+            if not name.startswith(tuple(results))
         )
 
     def refuse_changed(self, version: str) -> None:
@@ -272,15 +287,29 @@ def _utc(ns: int) -> str:
     return f"{seconds:%Y-%m-%dT%H:%M:%S}.{ns % 10**9:09d}Z"
 
 
-def _local_files(folder: str, skip: int) -> Iterator[str]:
+def _is_result(metadata: bytes) -> bool:
+    """Whether a nested Zarr group's ``zarr.json`` is that of a store xfskde wrote (its
+    attributes hold ``xfskde_status``)."""
+    try:
+        attributes = json.loads(metadata).get("attributes")
+    except (ValueError, AttributeError):
+        return False
+    return isinstance(attributes, dict) and _STATUS_ATTR in attributes
+
+
+def _local_files(folder: str, skip: int, top: bool = True) -> Iterator[str]:
     """Every file under a local directory, in name order, as ``name, size, modification
     time`` with the first ``skip`` characters of its path left out (one ``stat`` per file:
-    50 000 files in 0.11 s on a local disk)."""
+    50 000 files in 0.11 s on a local disk), but those of xfskde's stores nested in it."""
     with os.scandir(folder) as listing:
         entries = sorted(listing, key=lambda e: e.name)
+    if not top and any(e.name == "zarr.json" for e in entries):
+        with open(os.path.join(folder, "zarr.json"), "rb") as metadata:
+            if _is_result(metadata.read()):
+                return
     for entry in entries:
         if entry.is_dir(follow_symlinks=False):
-            yield from _local_files(entry.path, skip)
+            yield from _local_files(entry.path, skip, top=False)
         else:
             stat = entry.stat()
             yield f"{entry.path[skip:]}\0{stat.st_size}\0{stat.st_mtime_ns}"
