@@ -119,6 +119,30 @@ def test_a_far_larger_output_is_warned_of(tmp_path, capsys):
     assert capsys.readouterr().err == ""
 
 
+def test_a_far_larger_segmentation_image_names_what_makes_it_smaller(
+    tmp_path, capsys, monkeypatch
+):
+    """An OME-Zarr segmentation holds float32 abundances per texture: far larger than a
+    JPEG slide. The warning told the user to pass --order (segment has none) or a larger
+    --stride (the abundances are written at every pixel whatever the stride); it now says what
+    the labels alone take, and how to write only them."""
+    import xfskde.commands._options as options
+    from xfskde.datasets import random_textures
+
+    image, _ = random_textures((96, 96), seed=2)
+    source = tmp_path / "small.tif"
+    tifffile.imwrite(source, (image * 255).astype(np.uint8), compression="zlib")
+    monkeypatch.setattr(options, "LARGE_BYTES", 1e3)  # as if it were a slide
+    monkeypatch.setattr(options, "LARGE_RATIO", 1)
+    argv = ["segment", str(source), str(tmp_path / "s.ome.zarr"), "--textures", "2",
+            "--no-progress"]  # fmt: skip
+    assert main(argv) == 0
+    err = capsys.readouterr().err
+    assert "the image will hold about 98.3 kB before compression" in err, err
+    assert "the labels alone take 9.2 kB (an output named .zarr" in err, err
+    assert "--order" not in err and "--stride" not in err
+
+
 def test_maps_of_the_tissue_only(tmp_path, capsys):
     """--mask auto: the glass of a brightfield slide is not computed, its maps are NaN."""
     from test_masks import _slide

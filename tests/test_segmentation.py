@@ -2,6 +2,7 @@
 
 import subprocess
 import sys
+import warnings
 
 import dask.array as da
 import numpy as np
@@ -13,7 +14,7 @@ from scipy.optimize import minimize
 import xfskde
 import xfskde.io
 from xfskde.datasets import dead_leaves, random_textures
-from xfskde.exceptions import ParameterError
+from xfskde.exceptions import ChunkSizeWarning, ParameterError
 from xfskde.io import store_status
 from xfskde.metrics import rand_index
 from xfskde.segmentation import FeatureSpec, abundances, fit_textures, segment
@@ -553,6 +554,26 @@ def test_chunks_smaller_than_the_halo_are_merged_with_a_warning(leaves):
     with pytest.warns(ChunkSizeWarning, match="overlap depth"):
         lazy = segment(da.from_array(image, chunks=(128, 5, 3)), 3, model=model)
     np.testing.assert_array_equal(lazy.compute(), labels)
+
+
+def test_an_image_remainder_shorter_than_the_chosen_halo_is_merged_without_a_warning():
+    """The halo is known only once the window is chosen: a 2967-row slide read in chunks of
+    480 rows ends in 87, and the engine merged it with a warning asking for chunks of at
+    least 140 pixels, which the user's chunks (480) were. Such a remainder is merged as the
+    chunk planner merges it, silently; the labels are those of the image in one piece."""
+    image, _ = random_textures((300, 300), seed=5)
+    labels, model = segment(image, 3, return_model=True, size=10, stride=1,
+                            features=("color", "bank"))  # fmt: skip
+    halo = halo_of(model.spec)
+    assert 44 < halo <= 128  # the last of the chunks (128, 128, 44) is too short for it
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ChunkSizeWarning)
+        lazy = segment(da.from_array(image, chunks=(128, 128, 3)), 3, model=model)
+        fitted = segment(da.from_array(image, chunks=(128, 128, 3)), 3, size=10, stride=1,
+                         features=("color", "bank"))  # fmt: skip
+    assert lazy.chunks[:2] == ((128, 172), (128, 172))
+    np.testing.assert_array_equal(lazy.compute(), labels)
+    assert rand_index(fitted.compute(), labels) > 0.99
 
 
 def test_angle_histograms_use_the_one_angle_bin_rule():

@@ -377,7 +377,8 @@ LARGE_RATIO = 10
 LARGE_BYTES = 100e6
 
 
-def _size(n: float) -> str:
+def byte_size(n: float) -> str:
+    """A number of bytes as people read it: ``"105.4 MB"``, ``"9.2 kB"``."""
     for unit in ("B", "kB", "MB", "GB", "TB"):
         if n < 1000 or unit == "TB":
             return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
@@ -385,9 +386,18 @@ def _size(n: float) -> str:
     return f"{n:.1f} TB"
 
 
-def warn_if_large(args: argparse.Namespace, output_bytes: float, what: str) -> None:
+#: What makes a coefficient field or its maps smaller.
+SMALLER_FIELD = (
+    "a larger --stride (each doubling divides it by 4) or a smaller --order makes it smaller"
+)
+
+
+def warn_if_large(
+    args: argparse.Namespace, output_bytes: float, what: str, remedy: str = SMALLER_FIELD
+) -> None:
     """Say on stderr, before a long run, when the output will be far larger than the input
-    (a 21 MB JPEG slide at stride 1 and order 8 is a 1.3 GB coefficient store)."""
+    (a 21 MB JPEG slide at stride 1 and order 8 is a 1.3 GB coefficient store), and the
+    ``remedy``: what makes it smaller."""
     location = locate(args.input)
     try:
         fs, path = location.filesystem()
@@ -397,10 +407,9 @@ def warn_if_large(args: argparse.Namespace, output_bytes: float, what: str) -> N
     if output_bytes >= LARGE_BYTES and output_bytes > LARGE_RATIO * max(input_bytes, 1.0):
         print(
             f"xfskde {args.command}: warning: the {what} will hold about "
-            f"{_size(output_bytes)} before compression, "
+            f"{byte_size(output_bytes)} before compression, "
             f"{output_bytes / max(input_bytes, 1.0):.0f} times the "
-            f"{_size(input_bytes)} of {args.input}; a larger --stride (each doubling divides "
-            "it by 4) or a smaller --order makes it smaller",
+            f"{byte_size(input_bytes)} of {args.input}; {remedy}",
             file=sys.stderr,
             flush=True,
         )

@@ -49,6 +49,7 @@ from ._options import (
     add_mask_option,
     add_nodata_option,
     add_scheduler_option,
+    byte_size,
     check_scheduler,
     is_geotiff,
     is_ome_tiff,
@@ -349,7 +350,12 @@ def _write_ome_zarr(
         status = None
     complete = status is not None and status["complete"]
     if not complete:
-        warn_if_large(args, channels.size * 4 * 4 / 3, "image")  # float32, and its pyramid
+        pixels = channels.sizes["y"] * channels.sizes["x"]
+        warn_if_large(  # float32 abundances, and their pyramid
+            args, channels.size * 4 * 4 / 3, "image",
+            f"the labels alone take {byte_size(pixels)} (an output named .zarr, not "
+            ".ome.zarr, or .tif)",
+        )  # fmt: skip
     before = status["blocks_done"] if status is not None else 0
     # a complete image is left as it is (its labels too), once its parameters are these
     write_ome_zarr(

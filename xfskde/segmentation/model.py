@@ -841,8 +841,25 @@ def _prepare(image: Any, chunks: int | None, halo: int, nodata: Nodata = "auto")
             image = image.rechunk((rows, cols, -1))
         else:  # in place: neither copied nor hashed (dask_view)
             image = dask_view(image, (rows, cols, -1))
+    else:
+        image = _remainder_merged(image, halo)
     attrs = {"input_nodata": "none" if value is None else value, "input_nodata_source": where}
     return _Prepared(image, kind, source, attrs, value)
+
+
+def _remainder_merged(image: da.Array, halo: int) -> da.Array:
+    """``image`` with a last chunk shorter than ``halo`` along y or x (the image's remainder
+    after chunks that are wide enough) merged with the one before, as :func:`plan_chunks`
+    plans it. The halo is known only once the window is chosen, after the image was chunked
+    (the command line chunks it for the paper's window): the engine would merge it with a
+    :class:`~xfskde.exceptions.ChunkSizeWarning` asking for chunks the image already has.
+    Chunks narrower than the halo elsewhere are the caller's, and still warned of."""
+    chunks = list(image.chunks)
+    for axis in (0, 1):
+        c = chunks[axis]
+        if len(c) > 1 and c[-1] < halo and min(c[:-1]) >= halo:
+            chunks[axis] = (*c[:-2], c[-2] + c[-1])
+    return image if tuple(chunks) == image.chunks else image.rechunk(tuple(chunks))
 
 
 def _foreground(arr: da.Array, source: Any, mask: Any) -> tuple[np.ndarray | None, dict]:
