@@ -119,9 +119,7 @@ def test_a_far_larger_output_is_warned_of(tmp_path, capsys):
     assert capsys.readouterr().err == ""
 
 
-def test_a_far_larger_segmentation_image_names_what_makes_it_smaller(
-    tmp_path, capsys, monkeypatch
-):
+def test_a_far_larger_segmentation_image_names_what_makes_it_smaller(tmp_path, capsys, monkeypatch):
     """An OME-Zarr segmentation holds float32 abundances per texture: far larger than a
     JPEG slide. The warning told the user to pass --order (segment has none) or a larger
     --stride (the abundances are written at every pixel whatever the stride); it now says what
