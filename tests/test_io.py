@@ -816,6 +816,75 @@ def test_mpp_picks_the_nearest_level(tmp_path):
         xfskde.open_image(plain, mpp=0.5)
 
 
+def _cell_means(pixels: np.ndarray, f: int) -> np.ndarray:
+    """The rounded means of f x f cells of a (y, x, ...) array, its partial cells dropped."""
+    ny, nx = pixels.shape[0] // f * f, pixels.shape[1] // f * f
+    cut = pixels[:ny, :nx].astype(np.float64)
+    return np.rint(cut.reshape(ny // f, f, nx // f, f, *pixels.shape[2:]).mean(axis=(1, 3)))
+
+
+def test_mpp_between_levels_averages_cells_of_a_finer_one(tmp_path):
+    """A slide of one level (a region exported from a scanner, CMU-1-Small-Region.svs) read
+    at mpp=2 gave its 0.5 µm pixels, and an Aperio pyramid of 0.5 / 2 / 8 µm at mpp=1 its
+    0.5 µm level, without a word: the nearest level, 4 and 2 times finer than asked, so the
+    analysis ran at another scale. A finer level is now averaged over whole cells of pixels,
+    as its file would hold a level of that size."""
+    rng = np.random.default_rng(4)
+    pixels = rng.integers(0, 256, (130, 90, 3), dtype=np.uint8)
+    single = tmp_path / "region.ome.tif"
+    meta = {"axes": "YXS", "PhysicalSizeX": 0.5, "PhysicalSizeY": 0.5}
+    tifffile.imwrite(single, pixels, tile=(32, 32), photometric="rgb", metadata=meta)
+    image = xfskde.open_image(single, mpp=2)
+    assert image.shape == (32, 22, 3) and image.dtype == np.uint8
+    np.testing.assert_array_equal(image.values, _cell_means(pixels, 4))
+    np.testing.assert_allclose(image.x.values[:2], [0.75, 2.75])  # the means of 0, .5, 1, 1.5
+    assert image.attrs["source_pixel_size_um"] == [2.0, 2.0]
+    assert (image.attrs["source_level"], image.attrs["source_binning"]) == (0, 4)
+    field = xfskde.local_fskde(image.mean("c"), order=3, window="box", size=5)
+    assert field.attrs["source_binning"] == 4  # and every result keeps it
+    # the chunks are whole cells of the file's tiles, planned for the halo asked
+    chunked = xfskde.open_image(single, mpp=1, chunks=16, halo=6)
+    assert min(chunked.chunks[0]) >= 6 and chunked.shape == (65, 45, 3)
+    np.testing.assert_array_equal(chunked.values, _cell_means(pixels, 2))
+    # a level within 10 % is read as it is; finer than the finest level is refused
+    assert "source_binning" not in xfskde.open_image(single, mpp=0.53).attrs
+    with pytest.raises(ParameterError, match=r"mpp=0.25 µm is finer than the finest level"):
+        xfskde.open_image(single, mpp=0.25)
+    # a Zarr store (an OME-Zarr image of one level), NaN: a cell with a missing pixel is missing
+    values = rng.random((40, 30)).astype(np.float32)
+    values[5, 7] = np.nan
+    maps = xr.DataArray(values, dims=("y", "x"), name="energy")
+    xfskde.write_ome_zarr(maps, tmp_path / "maps.ome.zarr", pixel_size=0.5, coarsest=64)
+    image = xfskde.open_image(tmp_path / "maps.ome.zarr", mpp=1.5).squeeze(drop=True)
+    assert image.shape == (13, 10) and image.attrs["source_binning"] == 3
+    expected = values[:39, :30].reshape(13, 3, 10, 3).mean(axis=(1, 3))
+    np.testing.assert_allclose(image.values, expected, rtol=1e-6)
+    assert np.isnan(image.values[1, 2]) and np.isnan(image.values).sum() == 1
+
+
+def test_mpp_between_the_levels_of_a_pyramid_averages_the_finer_one(tmp_path):
+    """An Aperio pyramid of 0.5 / 2 / 8 µm: mpp=1 was its 0.5 µm level (nearest by ratio, tied
+    with 2 µm); now that level in 2 x 2 cells. mpp=2 is its level 1 as it is."""
+    pixels = np.random.default_rng(5).integers(0, 256, (256, 192), dtype=np.uint8)
+    path = tmp_path / "aperio.ome.tif"
+    with tifffile.TiffWriter(path) as tif:
+        tif.write(pixels, tile=(64, 64), subifds=2,
+                  metadata={"PhysicalSizeX": 0.5, "PhysicalSizeY": 0.5})  # fmt: skip
+        tif.write(pixels[::4, ::4], tile=(64, 64), subfiletype=1)
+        tif.write(pixels[::16, ::16], tile=(64, 64), subfiletype=1)
+    one = xfskde.open_image(path, mpp=1)
+    assert (one.attrs["source_level"], one.attrs["source_binning"]) == (0, 2)
+    np.testing.assert_array_equal(one.values, _cell_means(pixels, 2))
+    two = xfskde.open_image(path, mpp=2)
+    assert two.attrs["source_level"] == 1 and "source_binning" not in two.attrs
+    three = xfskde.open_image(path, mpp=4)  # level 1 (2 µm) in 2 x 2 cells, not level 2 (8 µm)
+    assert (three.attrs["source_level"], three.attrs["source_binning"]) == (1, 2)
+    # the tissue mask of a binned image is made from the file's smallest level, as for a level
+    from xfskde.masks import _whole_source
+
+    assert _whole_source(one, None)[0] == one.encoding["source"]
+
+
 @pytest.mark.parametrize(
     ("options", "expected"),
     [

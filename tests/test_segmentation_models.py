@@ -232,8 +232,16 @@ def test_a_model_refuses_images_of_another_magnification(cohort, tmp_path, capsy
     assert main([*argv, "--sample", "3000", "--no-progress"]) == 0
     capsys.readouterr()
     argv = ["segment", str(tmp_path / "quarter.ome.tif"), str(tmp_path / "two.zarr")]
-    assert main([*argv, "--model", str(one)]) == 2
+    assert main([*argv, "--model", str(one), "--level", "0"]) == 2
     assert "--mpp 0.5" in capsys.readouterr().err
+    # a slide of one level at 0.25 µm: read in 2 x 2 cells, at the model's 0.5 µm (it was
+    # refused: its only level was the nearest)
+    assert main([*argv, "--model", str(one), "--no-progress"]) == 0
+    said = capsys.readouterr().err
+    assert "reading level 0 of" in said and "averaged over 2 x 2 pixels (0.5 µm)" in said, said
+    labels = xfskde.io.open_blocks(tmp_path / "two.zarr")
+    assert labels.shape == (image.shape[0] // 2, image.shape[1] // 2)
+    assert labels.attrs["source_binning"] == 2
     # an image without a pixel size makes a model without one
     assert fit_textures(image, 3, sample=3000).pixel_size is None
 

@@ -118,7 +118,8 @@ def _whole_source(image: xr.DataArray, storage_options: Any) -> tuple[Any, dict[
         level = levels[int(image.attrs.get("source_level", 0))]
     except (OSError, IndexError, ValueError, XfskdeError):
         return image, {}
-    shape = (level.shape[level.dims.index("y")], level.shape[level.dims.index("x")])
+    cells = int(image.attrs.get("source_binning", 1))  # read at mpp= in cells of pixels
+    shape = tuple(level.shape[level.dims.index(d)] // cells for d in ("y", "x"))
     return (source, opening) if shape == (image.sizes["y"], image.sizes["x"]) else (image, {})
 
 

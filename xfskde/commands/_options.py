@@ -297,8 +297,9 @@ def add_level_options(parser: argparse.ArgumentParser) -> None:
     )
     group.add_argument(
         "--mpp", type=float, default=None,
-        help="instead of --level: the pixel size wanted, in µm; the level nearest to it is read "
-        "(the input must record its pixel size: OME-TIFF, SVS, OME-Zarr, ...)",
+        help="instead of --level: the pixel size wanted, in µm; a level within 10%% of it is "
+        "read, else a finer level averaged over cells of whole pixels, nearest to it (the input "
+        "must record its pixel size: OME-TIFF, SVS, OME-Zarr, ...)",
     )  # fmt: skip
 
 

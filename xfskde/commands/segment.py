@@ -286,9 +286,10 @@ def _given_model(args: argparse.Namespace) -> Any:
 
 
 def _at_model_scale(image: Any, model: Any, args: argparse.Namespace, halo: int) -> Any:
-    """The input's level nearest the pixel size the model was fitted at, when neither
-    ``--level`` nor ``--mpp`` chose one and level 0 is more than ``PIXEL_RATIO`` away from it
-    (a slide scanned at 40x given a model of 20x); said on stderr. An image that records no
+    """The input at the pixel size the model was fitted at (``open_image(mpp=)``: its nearest
+    level, averaged over cells of pixels when none is near), when neither ``--level`` nor
+    ``--mpp`` chose one and level 0 is more than ``PIXEL_RATIO`` away from it (a slide scanned
+    at 40x given a model of 20x); said on stderr. An image that records no
     pixel size in µm (a GeoTIFF's is on the ground: its overviews are not chosen by size), or
     has no nearer level, stays as it is (the model then refuses what it must)."""
     ratio = model.pixel_ratio(image)
@@ -301,11 +302,16 @@ def _at_model_scale(image: Any, model: Any, args: argparse.Namespace, halo: int)
         args.input, mpp=wanted, chunks=args.chunks, halo=halo, plane=args.plane,
         series=args.series, dims=args.dims,
     )  # fmt: skip
-    if nearest.attrs.get("source_level") == image.attrs.get("source_level"):
-        return image  # no nearer level: the model refuses the image, naming the scale
+    read = [
+        (i.attrs.get("source_level"), i.attrs.get("source_binning", 1)) for i in (nearest, image)
+    ]
+    if read[0] == read[1]:
+        return image  # no nearer pixel size: the model refuses the image, naming the scale
+    cells = read[0][1]
+    how = f" averaged over {cells} x {cells} pixels" if cells > 1 else ""
     print(
-        f"xfskde segment: reading level {nearest.attrs['source_level']} of {args.input} "
-        f"({nearest.attrs['source_pixel_size_um'][1]:.4g} µm), the level nearest the model's "
+        f"xfskde segment: reading level {nearest.attrs['source_level']} of {args.input}{how} "
+        f"({nearest.attrs['source_pixel_size_um'][1]:.4g} µm), nearest the model's "
         f"{wanted:.4g} µm (--level or --mpp choose another)",
         file=sys.stderr,
     )

@@ -310,6 +310,128 @@ def _plane_image(
     return _plane_attrs(_labelled(data, kept, name, tiles), dims, selection, request.plane)
 
 
+#: A level whose pixel size is within this ratio of ``mpp`` is read as it is; otherwise a
+#: finer level is averaged over whole cells of pixels to come nearer.
+MPP_TOLERANCE = 1.1
+#: ``mpp`` finer than the finest level by more than this ratio is refused (nothing is made up).
+MPP_FINEST = 1.25
+
+
+def _level_and_cells(
+    source: Any, sizes: Sequence[tuple[float, float] | None], level: int, mpp: float | None
+) -> tuple[int, int]:
+    """The level to read and the side f of the f × f cells of its pixels averaged into one
+    (:func:`_binned`), so that the pixel size comes nearest ``mpp`` µm.
+
+    ``level`` (f = 1) without ``mpp``. With it, a level within :data:`MPP_TOLERANCE` of
+    ``mpp`` is read as it is (the nearest of them); else the coarsest level finer than
+    ``mpp``, averaged over the whole number of pixels f that comes nearest (by ratio): a
+    single-level 0.5 µm slide at ``mpp=2`` is read in 4 × 4 cells, an Aperio pyramid of 0.5 /
+    2 / 8 µm at ``mpp=1`` is its first level in 2 × 2 cells (the nearest level was 2 times off
+    either way). ``mpp`` finer than the finest level by more than :data:`MPP_FINEST` is
+    refused."""
+    chosen = _choose_level(source, sizes, level, mpp)
+    if mpp is None:
+        return chosen, 1
+    means = [float(np.sqrt(s[0] * s[1])) if s else np.inf for s in sizes]
+    if means[chosen] <= mpp * MPP_TOLERANCE and means[chosen] * MPP_TOLERANCE >= mpp:
+        return chosen, 1
+    finer = [i for i, m in enumerate(means) if m < mpp]
+    if not finer:
+        if means[chosen] > mpp * MPP_FINEST:
+            raise ParameterError(
+                f"mpp={mpp:g} µm is finer than the finest level of {source} "
+                f"({means[chosen]:.4g} µm): read that level with level={chosen} (--level "
+                f"{chosen}), or ask for mpp={means[chosen]:.4g} or more"
+            )
+        return chosen, 1
+    coarsest = max(finer, key=lambda i: means[i])
+    ratio = mpp / means[coarsest]
+    cells = min((max(1, int(np.floor(ratio))), int(np.ceil(ratio))),
+                key=lambda f: abs(np.log(f / ratio)))  # fmt: skip
+    if abs(np.log(cells / ratio)) >= abs(np.log(means[chosen] / mpp)):
+        return chosen, 1  # the nearest level is no further off
+    return coarsest, cells
+
+
+def _for_cells(request: _Request, cells: int) -> _Request:
+    """The request of a level read to be averaged over ``cells`` × ``cells`` pixels: its chunks
+    whole cells (the stride times ``cells``), the target and the halo (one cell more: the
+    image's last partial cell is dropped) in the level's pixels."""
+    if cells == 1:
+        return request
+    target = (request.target[0] * cells, request.target[1] * cells)
+    return request._replace(target=target, halo=(request.halo + 1) * cells,
+                            stride=request.stride * cells)  # fmt: skip
+
+
+def _binned(image: xr.DataArray, cells: int, request: _Request) -> xr.DataArray:
+    """``image`` averaged over ``cells`` × ``cells`` pixels (the last partial row and column
+    of cells dropped), lazily and block by block: the mean of each cell in its dtype (integers
+    rounded), a cell holding a missing pixel missing (NaN, or the ``_FillValue`` a pixel
+    equals in every channel); coordinates along y and x averaged alike (a cell's centre is the
+    mean of its pixels' centres), then chunked as ``request`` asks of the binned image."""
+    if cells == 1:
+        return image
+    ny, nx = image.sizes["y"] // cells * cells, image.sizes["x"] // cells * cells
+    if ny == 0 or nx == 0:
+        raise ParameterError(
+            f"the image ({image.sizes['y']} x {image.sizes['x']} pixels) is smaller than one "
+            f"cell of the {cells} x {cells} pixels that the mpp asked for averages: ask for a "
+            "smaller mpp"
+        )
+    image = image.isel(y=slice(0, ny), x=slice(0, nx))
+    dims = list(image.dims)
+    iy, ix = dims.index("y"), dims.index("x")
+    channel = next((i for i, d in enumerate(dims) if d not in ("y", "x")), None)
+    fill = image.attrs.get("_FillValue")
+    dtype = image.dtype
+
+    # a cell's pixels along their own axes, after the cells' (y before x in either order)
+    cell_axes = (iy + 1, ix + 2) if iy < ix else (iy + 2, ix + 1)
+
+    def mean(block: np.ndarray) -> np.ndarray:
+        out = block.reshape(_split(block.shape, iy, ix, cells)).mean(cell_axes, dtype=np.float64)
+        if fill is not None:  # a pixel equal to it in every channel is missing, and its cell
+            missing = block == fill
+            if channel is not None:
+                missing = missing.all(axis=channel, keepdims=True)
+            hole = missing.reshape(_split(missing.shape, iy, ix, cells)).any(cell_axes)
+            out = np.where(hole, fill, out)
+        if np.dtype(dtype).kind in "iub":
+            out = np.rint(out)
+        return out.astype(dtype)
+
+    reduced = tuple(c if a not in (iy, ix) else tuple(n // cells for n in c)
+                    for a, c in enumerate(image.data.chunks))  # fmt: skip
+    data = image.data.map_blocks(mean, chunks=reduced, dtype=dtype)
+    coords = {}
+    for name, coord in image.coords.items():
+        along = {d: cells for d in coord.dims if d in ("y", "x")}
+        if along:
+            coords[name] = coord.coarsen(along).mean().variable
+        else:
+            coords[name] = coord.variable
+    binned = xr.DataArray(data, dims=image.dims, coords=coords, name=image.name,
+                          attrs=dict(image.attrs))  # fmt: skip
+    binned.encoding = {k: v for k, v in image.encoding.items() if k != "preferred_chunks"}
+    rows, cols = plan_chunks((binned.sizes["y"], binned.sizes["x"]),
+                             tiles=(max(binned.data.chunks[iy]), max(binned.data.chunks[ix])),
+                             target=request.target, halo=request.halo,
+                             stride=request.stride)  # fmt: skip
+    binned = binned.chunk({"y": rows, "x": cols})
+    binned.encoding["preferred_chunks"] = {"y": max(rows), "x": max(cols)}
+    return binned.assign_attrs(source_binning=cells)
+
+
+def _split(shape: Sequence[int], iy: int, ix: int, cells: int) -> list[int]:
+    """``shape`` with its y and x axes each split into (cells of ``cells``, ``cells``)."""
+    split: list[int] = []
+    for axis, n in enumerate(shape):
+        split += [n // cells, cells] if axis in (iy, ix) else [n]
+    return split
+
+
 def _choose_level(
     source: Any, sizes: Sequence[tuple[float, float] | None], level: int, mpp: float | None
 ) -> int:
@@ -744,13 +866,13 @@ def _open_tiff(path: Location, level: int, request: _Request) -> xr.DataArray:
     _warn_if_turned(path, info.orientation, "TIFF Orientation")
     levels = info.levels
     sizes = _tiff_level_sizes(info)
-    level = _choose_level(path, sizes, level, request.mpp)
+    level, cells = _level_and_cells(path, sizes, level, request.mpp)
     axes, shape, dtype, tile = levels[level]
     all_dims = list(_axes_of(_tiff_dims(axes), tuple(shape), request.dims, path))
     native = {"Y": tile[0], "X": tile[1]}
     native_shape = [native.get(a, n) for a, n in zip(axes, shape, strict=True)]
-    selection, planned, tiles = _read_plan(path, all_dims, tuple(shape), native_shape, request,
-                                           dtype)  # fmt: skip
+    selection, planned, tiles = _read_plan(path, all_dims, tuple(shape), native_shape,
+                                           _for_cells(request, cells), dtype)  # fmt: skip
     version = path.version()
     data = da.map_blocks(
         functools.partial(read_tiff_block, path, level, version, info.series),
@@ -782,7 +904,13 @@ def _open_tiff(path: Location, level: int, request: _Request) -> xr.DataArray:
         image = _alpha_dropped(image, nodata)
     elif nodata is not None:
         image.attrs["_FillValue"] = nodata
-    return _recorded(image, path, level, sizes[level], version)
+    image = _binned(image, cells, request)
+    return _recorded(image, path, level, _cell_size(sizes[level], cells), version)
+
+
+def _cell_size(size: tuple[float, float] | None, cells: int) -> tuple[float, float] | None:
+    """The (y, x) pixel size of a level's pixels averaged over ``cells`` × ``cells``."""
+    return None if size is None else (size[0] * cells, size[1] * cells)
 
 
 def _recorded(
@@ -889,7 +1017,7 @@ def _zarr_image(
         datasets = multiscales[0].get("datasets", [])
         transforms = _ngff_transforms(multiscales[0])
         sizes = [t.scale if t is not None else None for t in transforms]
-        level = _choose_level(source, sizes, level, mpp)
+        level, cells = _level_and_cells(source, sizes, level, mpp)
         component = str(datasets[level].get("path"))
         axes = [a["name"] if isinstance(a, dict) else a for a in multiscales[0].get("axes", [])]
         dims = tuple(str(a).lower() for a in axes) or None
@@ -903,14 +1031,14 @@ def _zarr_image(
                 "itself (e.g. 'store.zarr/name') or use an OME-Zarr multiscale group"
             )
         component, dims = images[0], None
-        level = _choose_level(source, [None], level, mpp)
+        level, cells = _choose_level(source, [None], level, mpp), 1
     try:
         array = node[component]
     except _ZARR_ERRORS as exc:
         raise ImageReadError(f"{source} lists {component!r} but cannot open it ({exc})") from exc
     if not isinstance(array, zarr.Array):
         raise ImageReadError(f"{source}: {component!r} is a Zarr group, not an image array")
-    return array, component, dims, level, transform
+    return array, component, dims, level, transform, cells
 
 
 def _stored_dims(array: Any) -> tuple[str, ...] | None:
@@ -1014,11 +1142,12 @@ def _open_zarr(source: Any, level: int, request: _Request) -> xr.DataArray:
     group: tuple[zarr.Group, str] | None = None
     if isinstance(node, zarr.Group):
         _refuse_holes(node, source)
-        array, component, dims, level, transform = _zarr_image(source, node, level, request.mpp)
+        array, component, dims, level, transform, cells = _zarr_image(source, node, level,
+                                                                       request.mpp)  # fmt: skip
         if transform is None:
             group = (node, component)
     else:
-        array = node
+        array, cells = node, 1
         level = _choose_level(source, [None], level, request.mpp)
         group = _parent_group(source)
         if group is not None:
@@ -1029,8 +1158,8 @@ def _open_zarr(source: Any, level: int, request: _Request) -> xr.DataArray:
             f"{source} has dims {dims}; only y, x and one colour dim are supported: name its "
             "spatial dims 'y' and 'x'"
         )
-    selection, planned, tiles = _read_plan(source, dims, array.shape, array.chunks, request,
-                                           array.dtype)  # fmt: skip
+    selection, planned, tiles = _read_plan(source, dims, array.shape, array.chunks,
+                                           _for_cells(request, cells), array.dtype)  # fmt: skip
     try:
         if isinstance(source, zarr.Array | zarr.Group) or source.is_zip:
             data = da.from_zarr(array, chunks=planned)  # a zip's ZipStore pickles to the tasks
@@ -1050,9 +1179,11 @@ def _open_zarr(source: Any, level: int, request: _Request) -> xr.DataArray:
     if transform is not None:
         shape = (image.sizes["y"], image.sizes["x"])
         image = image.assign_coords(_physical_coords(shape, transform.scale, transform.translation))
+    image = _binned(image, cells, request)
     if not isinstance(source, Location):
         return image
-    return _recorded(image, source, level, None if transform is None else transform.scale)
+    size = None if transform is None else _cell_size(transform.scale, cells)
+    return _recorded(image, source, level, size)
 
 
 # ------------------------------------------------------------------------------ plain files
@@ -1287,7 +1418,7 @@ def _zarr_levels(path: Location, given: tuple[str, ...] | None = None) -> list[I
         size: tuple[float, float] | None = None
         unit = None
         if isinstance(node, zarr.Group):
-            array, component, dims, _, _ = _zarr_image(path, node, 0, None)
+            array, component, dims, _, _, _ = _zarr_image(path, node, 0, None)
             size, unit = _coordinate_pixel_size(node, component)
         else:
             array, dims = node, None
@@ -1299,7 +1430,7 @@ def _zarr_levels(path: Location, given: tuple[str, ...] | None = None) -> list[I
     levels = []
     transforms = _ngff_transforms(multiscales[0])
     for level, transform in enumerate(transforms):
-        array, _, dims, _, _ = _zarr_image(path, node, level, None)
+        array, _, dims, _, _, _ = _zarr_image(path, node, level, None)
         dims = _axes_of(dims, tuple(array.shape), given, path)
         iy, ix = dims.index("y"), dims.index("x")
         size = None if transform is None else transform.scale
@@ -1343,9 +1474,16 @@ def open_image(
     level : int
         Pyramid level of a multiscale TIFF or OME-Zarr image (0 = full resolution).
     mpp : float, optional
-        Instead of ``level``: the pixel size wanted, in µm (micrometres per pixel); the level
-        whose pixel size is nearest (by ratio) is read, as whole-slide tools such as TIAToolbox
-        pick one. Needs an image that records its pixel size.
+        Instead of ``level``: the pixel size wanted, in µm (micrometres per pixel). A level
+        within 10 % of it is read as it is (the nearest); else the coarsest level finer than
+        ``mpp`` is averaged over f × f cells of its pixels, f the whole number that comes
+        nearest (a single-level 0.5 µm slide at ``mpp=2``: 4 × 4 cells; an Aperio pyramid of
+        0.5 / 2 / 8 µm at ``mpp=1``: its first level in 2 × 2 cells), lazily, block by block,
+        in the image's dtype (a cell with a missing pixel is missing), the last partial row
+        and column of cells dropped; recorded as ``attrs["source_binning"]`` (f), and the
+        coords and ``source_pixel_size_um`` are the cells'. ``mpp`` finer than the finest
+        level (by more than 1.25 times) is refused. Needs an image that records its pixel
+        size.
     chunks : int or dict, optional
         Target Dask chunk side in pixels, an int or ``{"y": rows, "x": columns}`` (default
         :data:`xfskde.lazy.DEFAULT_CHUNK`, 2048). Chunks are planned by

@@ -760,7 +760,7 @@ def _check_pixel_size(model: TextureModel, source: Any) -> None:
         )
     raise ParameterError(
         f"the image's pixels are {seen}, those the model was fitted on {modelled} (another "
-        f"magnification): open the image's level nearest the model's (open_image(..., "
+        f"magnification): open the image at the model's pixel size (open_image(..., "
         f"mpp={fitted:.4g}), `xfskde segment --mpp {fitted:.4g}`), or fit a model on this image"
     )
 
