@@ -841,19 +841,18 @@ def _prepare(image: Any, chunks: int | None, halo: int, nodata: Nodata = "auto")
             image = image.rechunk((rows, cols, -1))
         else:  # in place: neither copied nor hashed (dask_view)
             image = dask_view(image, (rows, cols, -1))
-    else:
-        image = _remainder_merged(image, halo)
     attrs = {"input_nodata": "none" if value is None else value, "input_nodata_source": where}
     return _Prepared(image, kind, source, attrs, value)
 
 
 def _remainder_merged(image: da.Array, halo: int) -> da.Array:
-    """``image`` with a last chunk shorter than ``halo`` along y or x (the image's remainder
-    after chunks that are wide enough) merged with the one before, as :func:`plan_chunks`
-    plans it. The halo is known only once the window is chosen, after the image was chunked
-    (the command line chunks it for the paper's window): the engine would merge it with a
-    :class:`~xfskde.exceptions.ChunkSizeWarning` asking for chunks the image already has.
-    Chunks narrower than the halo elsewhere are the caller's, and still warned of."""
+    """``image`` (the blocks the engine runs on) with a last chunk shorter than ``halo`` along
+    y or x (the image's remainder after chunks that are wide enough) merged with the one
+    before, as :func:`plan_chunks` plans it. The halo is known only once the window is chosen,
+    after the image was chunked (the command line chunks it for the paper's window): the
+    engine would merge it with a :class:`~xfskde.exceptions.ChunkSizeWarning` asking for
+    chunks the image already has. Chunks narrower than the halo elsewhere are the caller's,
+    and still warned of."""
     chunks = list(image.chunks)
     for axis in (0, 1):
         c = chunks[axis]
@@ -901,6 +900,7 @@ def _apply(
     arr, value = prepared.raw, prepared.nodata
     if f > 1:  # the features of coarse textures, on the image averaged over f × f cells
         arr, value = _coarse(full, f, chunks), None
+    arr = _remainder_merged(arr, halo)
     footprint = None if foreground is None else MaskFootprint(foreground, arr.shape[:2])
 
     # the votes' projections need only the votes' reach around a pixel, the window its own
@@ -1253,6 +1253,7 @@ def _fit_prepared(
     ``choices``."""
     shift = _shift(spec, method, signal, metric)
     fit_halo = feature_depth(spec) + shift
+    arr = _remainder_merged(arr, fit_halo)
     groups = _group_slices(spec, arr.shape[2])
     n_groups = len(groups)
     n_features = list(groups.values())[-1].stop + (n_groups + 1 if shift else 0)
