@@ -354,15 +354,19 @@ def _level_and_cells(
     return coarsest, cells
 
 
+#: The largest side a level is read in to be averaged over cells (4096² RGB bytes: 50 MB).
+_CELL_READ = 4096
+
+
 def _for_cells(request: _Request, cells: int) -> _Request:
-    """The request of a level read to be averaged over ``cells`` × ``cells`` pixels: its chunks
-    whole cells (the stride times ``cells``), the target and the halo (one cell more: the
-    image's last partial cell is dropped) in the level's pixels."""
+    """The request of a level read to be averaged over ``cells`` × ``cells`` pixels: chunks of
+    whole cells, ``cells`` times the target but at most :data:`_CELL_READ` (or the target) on a
+    side, so that a task reads a bounded part of the level; :func:`_binned` then chunks the
+    averaged image as ``request`` asks (its halo and stride are the averaged image's)."""
     if cells == 1:
         return request
-    target = (request.target[0] * cells, request.target[1] * cells)
-    return request._replace(target=target, halo=(request.halo + 1) * cells,
-                            stride=request.stride * cells)  # fmt: skip
+    target = tuple(min(t * cells, max(t, _CELL_READ)) for t in request.target)
+    return request._replace(target=target, halo=0, stride=cells)
 
 
 def _binned(image: xr.DataArray, cells: int, request: _Request) -> xr.DataArray:
