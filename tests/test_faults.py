@@ -1094,6 +1094,31 @@ def test_a_result_written_inside_its_zarr_input_is_not_part_of_it(tmp_path, wher
     assert xfskde.open_image(root).attrs["source_version"] != version
 
 
+@pytest.mark.parametrize("where", ["local", "memory"])
+def test_labels_added_to_an_ome_zarr_input_leave_its_version(tmp_path, where, capsys):
+    """Label images added to an OME-Zarr image (``labels/``: by xfskde, napari or QuPath)
+    changed its version, so a result computed from it before looked stale and its resume
+    computed every block again; its pixels are the same. Its levels still count."""
+    root = (str(tmp_path / "in.ome.zarr") if where == "local"
+            else f"memory://labels-{id(tmp_path)}/in.ome.zarr")  # fmt: skip
+    pixels = xr.DataArray(CAMERA[:96, :96], dims=("y", "x"), name="camera")
+    xfskde.write_ome_zarr(pixels, root, pixel_size=0.5, coarsest=48)
+    version = xfskde.open_image(root).attrs["source_version"]
+    out = str(tmp_path / f"{where}-field.zarr")
+    argv = ["coefficients", root, out, *ARGS, "--scheduler", "threads"]
+    assert main(argv) == 0
+    labels = xr.DataArray((CAMERA[:96, :96] > 128).astype(np.uint8), dims=("y", "x"))
+    xfskde.io.write_ome_zarr_labels(labels, root, name="cells")
+    assert xfskde.open_image(root).attrs["source_version"] == version
+    capsys.readouterr()
+    assert main([*argv, "--resume"]) == 0
+    said = capsys.readouterr()
+    assert said.err == "" and "0 of 1 blocks computed" in said.out, said
+    level = zarr.open_array(f"{root}/0", mode="r+")  # a pixel of the image itself: counted
+    level[0, 0] = 255 - level[0, 0]
+    assert xfskde.open_image(root).attrs["source_version"] != version
+
+
 def test_a_segmentation_resumed_after_its_mask_file_changed_is_written_again(tmp_path, capsys):
     """A complete OME-Zarr segmentation is left as it is on resume — unless its input or its
     mask file changed since: then it is written again, with the new mask's background."""

@@ -199,6 +199,9 @@ class Location:
         holds the ``xfskde_status`` attribute: a result written next to the pixels it was
         computed from, ``image.zarr/fskde.zarr``) is not part of it: else writing the result
         would change its own input's version, and a resume would compute it again every time.
+        Nor is an OME-Zarr image's ``labels`` group (label images added to it, by ``xfskde
+        segment``, napari or QuPath: its pixels are the same); its ``zarr.json`` counts by its
+        content less the consolidated metadata that such an addition rewrites.
         """
         if self.is_local:
             if not os.path.isdir(self.url):
@@ -232,12 +235,20 @@ class Location:
             and name.rstrip("/").count("/") > path.rstrip("/").count("/") + 1
             and _is_result(fs.cat_file(name))
         ]  # xfskde's stores nested in it: not part of it
+        root, lines = f"{path.rstrip('/')}/zarr.json", []
+        if root in listing and _is_ome_image(metadata := fs.cat_file(root)):
+            # an image's labels are not its pixels, nor their consolidated metadata
+            results += [f"{path.rstrip('/')}/labels/", root]
+            lines.append(_image_metadata(metadata))
         # each entry as the filesystem lists it: its size and whatever names its content or
         # time there (an S3 ETag, GCS's md5Hash and generation, ...)
         return _tree_version(
-            f"{name}\0{sorted(info.items())}"
-            for name, info in sorted(listing.items())
-            if not name.startswith(tuple(results))
+            lines
+            + [
+                f"{name}\0{sorted(info.items())}"
+                for name, info in sorted(listing.items())
+                if not name.startswith(tuple(results))
+            ]
         )
 
     def refuse_changed(self, version: str) -> None:
@@ -287,14 +298,36 @@ def _utc(ns: int) -> str:
     return f"{seconds:%Y-%m-%dT%H:%M:%S}.{ns % 10**9:09d}Z"
 
 
-def _is_result(metadata: bytes) -> bool:
-    """Whether a nested Zarr group's ``zarr.json`` is that of a store xfskde wrote (its
-    attributes hold ``xfskde_status``)."""
+def _attributes(metadata: bytes) -> dict[str, Any]:
+    """The attributes of a Zarr v3 node's ``zarr.json`` (empty when it cannot be read)."""
     try:
         attributes = json.loads(metadata).get("attributes")
     except (ValueError, AttributeError):
-        return False
-    return isinstance(attributes, dict) and _STATUS_ATTR in attributes
+        return {}
+    return attributes if isinstance(attributes, dict) else {}
+
+
+def _is_result(metadata: bytes) -> bool:
+    """Whether a nested Zarr group's ``zarr.json`` is that of a store xfskde wrote (its
+    attributes hold ``xfskde_status``)."""
+    return _STATUS_ATTR in _attributes(metadata)
+
+
+def _image_metadata(metadata: bytes) -> str:
+    """An OME-Zarr image's ``zarr.json`` as its version counts it: its content, less the
+    consolidated metadata of the nodes under it (which a label image added rewrites)."""
+    node = json.loads(metadata)
+    node.pop("consolidated_metadata", None)
+    text = json.dumps(node, sort_keys=True)
+    return f"zarr.json\0{hashlib.sha256(text.encode()).hexdigest()}"
+
+
+def _is_ome_image(metadata: bytes) -> bool:
+    """Whether a Zarr group's ``zarr.json`` is an OME-Zarr image's (multiscales), whose
+    ``labels`` group holds label images made from it (OME-NGFF), not its pixels."""
+    attributes = _attributes(metadata)
+    ome = attributes.get("ome")
+    return bool(attributes.get("multiscales") or (isinstance(ome, dict) and ome.get("multiscales")))
 
 
 def _local_files(folder: str, skip: int, top: bool = True) -> Iterator[str]:
@@ -303,11 +336,18 @@ def _local_files(folder: str, skip: int, top: bool = True) -> Iterator[str]:
     50 000 files in 0.11 s on a local disk), but those of xfskde's stores nested in it."""
     with os.scandir(folder) as listing:
         entries = sorted(listing, key=lambda e: e.name)
-    if not top and any(e.name == "zarr.json" for e in entries):
-        with open(os.path.join(folder, "zarr.json"), "rb") as metadata:
-            if _is_result(metadata.read()):
-                return
+    skipped: tuple[str, ...] = ()
+    if any(e.name == "zarr.json" for e in entries):
+        with open(os.path.join(folder, "zarr.json"), "rb") as file:
+            metadata = file.read()
+        if not top and _is_result(metadata):
+            return
+        if top and _is_ome_image(metadata):  # its labels, and their consolidated metadata
+            skipped = ("labels", "zarr.json")
+            yield _image_metadata(metadata)
     for entry in entries:
+        if entry.name in skipped:
+            continue
         if entry.is_dir(follow_symlinks=False):
             yield from _local_files(entry.path, skip, top=False)
         else:
