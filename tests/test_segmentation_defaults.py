@@ -273,6 +273,7 @@ def test_grey_textures_take_the_window_from_their_scale():
     scale, region = model.choices["texture_scale_px"], model.choices["region_scale_px"]
     expected = bounded_window(scale_window(scale, (256, 256)), region)
     assert model.spec.size == expected > 6
+    assert "(crop 256x256 px)" in model.choices["size"]  # the image, not the 512 px asked
     assert "size_agreement" not in model.choices
     # measured 0.887 (0.928 with metric="euclidean": this image is one the within-texture
     # metric loses on; the 30 held-out 256² mosaics gain, 0.832 -> 0.845)

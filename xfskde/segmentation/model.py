@@ -1582,16 +1582,17 @@ def _bounded(
             break
         side *= 2
     choices["region_scale_px"] = round(region, 1) if np.isfinite(region) else "inf"
+    crop = "x".join(str(min(side, n)) for n in arr.shape[:2])  # the crop is within the image
     if region < REGION_FLOOR * sigma and side < max(arr.shape[:2]):
         rule = (
-            f"{rule}; no region boundary in a {side} px crop (region scale {region:.0f} px "
+            f"{rule}; no region boundary in a {crop} px crop (region scale {region:.0f} px "
             f"< {REGION_FLOOR:g} sigma): not bounded"
         )
         return sigma, rule
     bounded = bounded_window(sigma, region)
     if bounded < sigma:
         rule = (
-            f"{rule}, bounded by the region scale {region:.0f} px (crop {side} px) / "
+            f"{rule}, bounded by the region scale {region:.0f} px (crop {crop} px) / "
             f"{REGION_FRACTION:g}: sigma {bounded:g}"
         )
     return bounded, rule
