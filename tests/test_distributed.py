@@ -76,6 +76,53 @@ def test_cli_on_an_existing_cluster(client, camera_zarr, tmp_path):
     )
 
 
+def _private_mounts() -> bool:
+    """Whether this process may run a command in a mount namespace of its own (root, or
+    unprivileged user namespaces): how a test gives the client a folder the workers lack."""
+    import shutil
+    import subprocess
+
+    if shutil.which("unshare") is None:
+        return False
+    probe = ["unshare", "--mount", "--propagation", "private", "sh", "-c",
+             "mount -t tmpfs none /mnt 2>/dev/null || mount -t tmpfs none /tmp"]  # fmt: skip
+    return subprocess.run(probe, capture_output=True).returncode == 0
+
+
+def test_a_folder_the_workers_do_not_share_is_refused(client, camera_zarr, tmp_path):
+    """Workers started on other machines write the blocks (a Zarr store's, a GeoTIFF's tiles)
+    themselves: where they did not share the output's folder, a store failed with "[Errno None]
+    ... does not exist" and the advice to resume (which did the same again), a GeoTIFF with
+    an internal error. The client now leaves a file in the folder for a moment and every
+    worker must see it; here the command runs in a mount namespace of its own whose folder
+    is a memory filesystem that the cluster's workers (started outside it) cannot see."""
+    import subprocess
+    import sys
+
+    from xfskde._scheduling import refuse_unshared_folder
+
+    shared = tmp_path / "shared"
+    refuse_unshared_folder(shared, client)  # seen by every worker: nothing to say
+    assert shared.is_dir() and not any(shared.iterdir())
+    if not _private_mounts():
+        pytest.skip("no mount namespace for a folder the workers lack (needs unshare)")
+    private = tmp_path / "private"
+    private.mkdir()
+    address = client.scheduler.address
+    for output in ("out.zarr", "maps.tif"):
+        command = "maps" if output.endswith(".tif") else "coefficients"
+        line = (f"mount -t tmpfs none {private} && exec {sys.executable} -m xfskde.cli "
+                f"{command} {camera_zarr} {private / output} --scheduler {address} "
+                "--no-progress")  # fmt: skip
+        done = subprocess.run(["unshare", "--mount", "--propagation", "private", "sh", "-c",
+                               line], capture_output=True, text=True)  # fmt: skip
+        assert done.returncode == 2, done.stderr
+        said = done.stderr.strip().splitlines()
+        assert len(said) == 1 and "the cluster's workers at tcp://" in said[0], said
+        assert f"do not see {private} (they run on machines that do not share it)" in said[0]
+    assert not any(private.iterdir())  # nothing reached the workers' side of the folder
+
+
 def test_geotiffs_are_written_by_the_cluster(client, camera_zarr, tmp_path):
     """write_geotiff on a cluster (the workers write their tiles under a distributed lock: a
     thread lock cannot even be sent to them), and the CLI's GeoTIFF output by address."""

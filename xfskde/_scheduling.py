@@ -17,10 +17,12 @@ neither a local scheduler nor an address (``"thread"``) is a
 from __future__ import annotations
 
 import asyncio
+import os
 import re
 import socket
 import sys
 import threading
+import uuid
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
@@ -151,6 +153,40 @@ def _cluster_client(scheduler: Any) -> Any:
     get = dask.base.get_scheduler(scheduler=scheduler)
     owner = getattr(get, "__self__", scheduler)
     return owner if hasattr(owner, "gather") and hasattr(owner, "compute") else None
+
+
+def refuse_unshared_folder(folder: str | os.PathLike, scheduler: Any = None) -> None:
+    """Refuse a local ``folder`` to write in that some worker of the cluster running
+    ``scheduler`` (a Client, or None for the active one) does not share: workers started on
+    other machines write their blocks themselves and found no file or store there. A file the
+    client puts in the folder for a moment must be seen by every worker (the folder's name
+    alone could be another folder on their machine). Nothing for local schedulers.
+
+    Raises
+    ------
+    ParameterError
+        Naming the workers (at most three) and what to do.
+    """
+    client = _cluster_client(scheduler)
+    if client is None:
+        return
+    os.makedirs(folder, exist_ok=True)
+    marker = os.path.join(os.fspath(folder), f".xfskde-shared-{uuid.uuid4().hex}")
+    with open(marker, "w"):
+        pass
+    try:
+        seen = client.run(os.path.exists, marker)
+    finally:
+        os.remove(marker)
+    missing = sorted(address for address, exists in seen.items() if not exists)
+    if missing:
+        more = len(missing) - 3
+        shown = ", ".join(missing[:3]) + (f" and {more} more" if more > 0 else "")
+        raise ParameterError(
+            f"the cluster's workers at {shown} do not see {os.fspath(folder)} (they run on "
+            "machines that do not share it), where they would write: write to a folder every "
+            "worker shares, or to a URL (s3://, gs://)"
+        )
 
 
 def runs_on_cluster(scheduler: Any = None) -> bool:

@@ -50,6 +50,7 @@ import numpy as np
 import xarray as xr
 
 from .._palette import BACKGROUND_COLOUR, label_rgba_8bit
+from .._scheduling import refuse_unshared_folder
 from ..exceptions import DimensionError, ParameterError
 from ._location import micrometres
 
@@ -334,6 +335,8 @@ def write_geotiff(
     target = path.with_name(path.name + ".gtiff.tmp") if cog else path
     options = {"compress": compress} if compress.lower() != "none" else {}
     lock = _write_lock(path) if isinstance(out.data, da.Array) else None
+    if lock is not None:  # the tasks write their tiles themselves
+        refuse_unshared_folder(path.resolve().parent)
     try:
         # BigTIFF where the uncompressed bands could pass 4 GB (GDAL's default, IF_NEEDED,
         # cannot tell for a compressed file, and fails when it does pass)

@@ -50,6 +50,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import warnings
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -69,7 +70,7 @@ from zarr.core.buffer import default_buffer_prototype
 from zarr.core.sync import sync
 
 from .._scheduling import compute as compute_collections
-from .._scheduling import connect, is_address, runs_on_cluster
+from .._scheduling import connect, is_address, refuse_unshared_folder, runs_on_cluster
 from ..exceptions import (
     DimensionError,
     InputChangedWarning,
@@ -908,6 +909,8 @@ def write_blocks(
             )  # fmt: skip
     if compute and isinstance(store, Location) and store.protocol == "memory":
         _refuse_other_processes(store, scheduler)
+    if compute and isinstance(store, Location) and store.is_local:  # the tasks write its blocks
+        refuse_unshared_folder(os.path.dirname(store.url.rstrip(os.sep)), scheduler)
     codecs = _codecs(compressors, data.dtype)
     params = _parameters(data)
     exists = _store_exists(store)
