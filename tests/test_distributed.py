@@ -7,6 +7,7 @@ import time
 import cloudpickle
 import numpy as np
 import pytest
+import tifffile
 import xarray as xr
 import zarr
 from _xr_checks import assert_keeps_labels
@@ -121,6 +122,21 @@ def test_a_folder_the_workers_do_not_share_is_refused(client, camera_zarr, tmp_p
         assert len(said) == 1 and "the cluster's workers at tcp://" in said[0], said
         assert f"do not see {private} (they run on machines that do not share it)" in said[0]
     assert not any(private.iterdir())  # nothing reached the workers' side of the folder
+    # inputs there: a TIFF failed with "[Errno 2] No such file", and a Zarr store was read as
+    # its fill value (zeros: refused here only for having no gradient, silently wrong else)
+    tifffile.imwrite(tmp_path / "camera.tif", CAMERA, tile=(64, 64))
+    for source in ("camera.tif", "camera.zarr"):
+        out = tmp_path / f"{source}.out.zarr"
+        line = (f"mount -t tmpfs none {private} && cp -r {tmp_path / source} {private} && "
+                f"exec {sys.executable} -m xfskde.cli coefficients {private / source} {out} "
+                f"--scheduler {address} --no-progress")  # fmt: skip
+        done = subprocess.run(["unshare", "--mount", "--propagation", "private", "sh", "-c",
+                               line], capture_output=True, text=True)  # fmt: skip
+        assert done.returncode == 2, done.stderr
+        said = done.stderr.strip().splitlines()
+        assert len(said) == 1, said
+        assert f"{private / source} is not there for the task that reads it, on " in said[0]
+        assert "does not share its folder (read it from a folder every worker" in said[0]
 
 
 def test_geotiffs_are_written_by_the_cluster(client, camera_zarr, tmp_path):

@@ -1143,6 +1143,29 @@ def test_a_segmentation_resumed_after_its_mask_file_changed_is_written_again(tmp
     assert store_status(out)["complete"]
 
 
+def test_a_zarr_input_gone_or_replaced_under_the_tasks_is_refused_not_read_as_zeros(tmp_path):
+    """Zarr reads a chunk it cannot find as the array's fill value: a store removed after it
+    was opened (or on a worker that does not share its folder) was read as zeros, without an
+    error, and a store of the same name put in its place was read instead. Each task now
+    checks the array's metadata file first (one stat)."""
+    import shutil
+
+    root = tmp_path / "in.zarr"
+    source = zarr.create_array(root, shape=(128, 128), chunks=(64, 64), dtype="uint8",
+                               dimension_names=("y", "x"))  # fmt: skip
+    source[...] = CAMERA[:128, :128]
+    field = xfskde.local_fskde(xfskde.open_image(root, chunks=64), order=4)
+    np.testing.assert_array_equal(field.values, xfskde.local_fskde(CAMERA[:128, :128], order=4))
+    shutil.move(root, tmp_path / "elsewhere.zarr")
+    with pytest.raises(xfskde.exceptions.ImageReadError, match="is not there for the task"):
+        field.compute(scheduler="synchronous")
+    other = zarr.create_array(root, shape=(128, 128), chunks=(64, 64), dtype="uint8",
+                              dimension_names=("y", "x"))  # fmt: skip
+    other[...] = CAMERA[128:256, :128]
+    with pytest.raises(xfskde.exceptions.ImageReadError, match="changed since it was opened"):
+        field.compute(scheduler="synchronous")
+
+
 def test_a_tiff_rewritten_after_it_was_opened_is_refused_not_read(tmp_path):
     """An image opened, then its file rewritten (a new export) before the computation read
     it: the tiles were read from the new file at the old layout's offsets, or another image's

@@ -23,6 +23,7 @@ import hashlib
 import json
 import math
 import os
+import socket
 from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
@@ -261,7 +262,10 @@ class Location:
         ImageReadError
             Naming both versions.
         """
-        now = self.version()
+        try:
+            now = self.version()
+        except FileNotFoundError:
+            raise ImageReadError(_unseen(self)) from None
         if now != version:
             raise ImageReadError(
                 f"{self} changed since it was opened ({version} then, {now} now): open it "
@@ -296,6 +300,47 @@ def _utc(ns: int) -> str:
     """A time in nanoseconds since the epoch as UTC, to the nanosecond (ISO 8601)."""
     seconds = datetime.datetime.fromtimestamp(ns // 10**9, datetime.UTC)
     return f"{seconds:%Y-%m-%dT%H:%M:%S}.{ns % 10**9:09d}Z"
+
+
+def _unseen(location: Location) -> str:
+    """Why a task cannot find a local input the client opened: it is gone, or the task runs on
+    a worker of a cluster on a machine that does not share its folder."""
+    return (
+        f"{location} is not there for the task that reads it, on {socket.gethostname()}: it was "
+        "removed since it was opened, or a cluster's worker runs on a machine that does not "
+        "share its folder (read it from a folder every worker shares, or from a URL)"
+    )
+
+
+def metadata_stamp(location: Location) -> str:
+    """The size and modification time of a local Zarr array's metadata file (``zarr.json``,
+    or Zarr v2's ``.zarray``): what a task reading the array checks first
+    (:func:`check_stamp`), one stat."""
+    for name in ("zarr.json", ".zarray"):
+        try:
+            stat = os.stat(os.path.join(location.url, name))
+        except FileNotFoundError:
+            continue
+        return f"{name} {stat.st_size} bytes, modified {_utc(stat.st_mtime_ns)}"
+    raise FileNotFoundError(f"no Zarr array metadata in {location}")
+
+
+def check_stamp(block: Any, location: Location, stamp: str) -> Any:
+    """``block``, read from the local Zarr array at ``location``, once its metadata file is
+    still the one the client saw (:func:`metadata_stamp`): a worker that does not share the
+    folder reads no chunk there, and a Zarr array reads a missing chunk as its fill value
+    (zeros, without an error). A block function of ``dask.array.map_blocks``."""
+    try:
+        now = metadata_stamp(location)
+    except FileNotFoundError:
+        raise ImageReadError(_unseen(location)) from None
+    if now != stamp:
+        raise ImageReadError(
+            f"{location} changed since it was opened ({stamp} then, {now} now), or this task's "
+            f"machine ({socket.gethostname()}) has another store under its name: open it again "
+            "(xfskde.open_image) from a folder every worker shares"
+        )
+    return block
 
 
 def _attributes(metadata: bytes) -> dict[str, Any]:

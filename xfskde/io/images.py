@@ -73,7 +73,7 @@ from ..exceptions import (
     find_stack_level,
 )
 from ..lazy import DEFAULT_CHUNK, dask_view, plan_chunks
-from ._location import UNITS, Location, locate, micrometres
+from ._location import UNITS, Location, check_stamp, locate, metadata_stamp, micrometres
 from ._record import _refuse_holes
 from ._tiff import read_tiff_block
 
@@ -1129,6 +1129,23 @@ def _crs_unit(wkt: str) -> str | None:
     )
 
 
+def _checked_blocks(data: da.Array, source: Location, component: str | None) -> da.Array:
+    """The blocks of a local Zarr array, each read by a task that first checks the array's
+    metadata file is the one the client opened (:func:`._location.check_stamp`): a worker on
+    a machine that does not share the folder would read every chunk as missing, that is as
+    the fill value, zeros, without an error."""
+    array = Location(os.path.join(source.url, component) if component else source.url)
+    stamp = metadata_stamp(array)
+    return data.map_blocks(
+        check_stamp,
+        location=array,
+        stamp=stamp,
+        dtype=data.dtype,
+        meta=data._meta,
+        name=f"xfskde-read-zarr-{tokenize(data.name, array.url, stamp)}",
+    )
+
+
 def _refuse_remote_zip(path: Location) -> None:
     """A zip file is read in place only locally (zarr's ``ZipStore``)."""
     if path.is_zip and not path.is_local:
@@ -1174,6 +1191,8 @@ def _open_zarr(source: Any, level: int, request: _Request) -> xr.DataArray:
                 chunks=planned,
                 storage_options=source.storage_options or None,
             )
+            if source.is_local:  # a task first checks the store is the one opened (a stat)
+                data = _checked_blocks(data, source, component)
     except _ZARR_ERRORS as exc:
         raise ImageReadError(f"cannot read the Zarr array of {source} ({exc})") from exc
     name = source.stem if isinstance(source, Location) else Path(source.path or "image").stem
