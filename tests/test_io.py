@@ -862,6 +862,30 @@ def test_mpp_between_levels_averages_cells_of_a_finer_one(tmp_path):
     assert np.isnan(image.values[1, 2]) and np.isnan(image.values).sum() == 1
 
 
+def test_mpp_of_a_dataarray_averages_its_pixels_by_their_coords(tmp_path):
+    """open_image(dataarray, mpp=2) gave the DataArray back at its own 0.5 µm, and level=1
+    was ignored, both without a word. mpp now averages it as a file's level would be (its
+    pixel size from its coords' units); level is refused, and so is mpp without lengths."""
+    pixels = np.random.default_rng(6).integers(0, 256, (130, 90, 3), dtype=np.uint8)
+    path = tmp_path / "region.ome.tif"
+    meta = {"axes": "YXS", "PhysicalSizeX": 0.5, "PhysicalSizeY": 0.5}
+    tifffile.imwrite(path, pixels, tile=(32, 32), photometric="rgb", metadata=meta)
+    opened = xfskde.open_image(path)
+    direct = xfskde.open_image(path, mpp=2)
+    for image in (opened, opened.compute()):  # lazy and in memory
+        binned = xfskde.open_image(image, mpp=2)
+        assert isinstance(binned.data, type(image.data))
+        np.testing.assert_array_equal(binned.values, direct.values)
+        np.testing.assert_allclose(binned.x.values, direct.x.values)
+        assert binned.attrs["source_binning"] == 4
+        np.testing.assert_allclose(binned.attrs["source_pixel_size_um"], [2.0, 2.0])
+    with pytest.raises(ParameterError, match="a DataArray is one image"):
+        xfskde.open_image(opened, level=1)
+    plain = xr.DataArray(pixels[..., 0], dims=("y", "x"))  # no coords: no pixel size
+    with pytest.raises(ParameterError, match="needs the DataArray's pixel size"):
+        xfskde.open_image(plain, mpp=2)
+
+
 def test_mpp_between_the_levels_of_a_pyramid_averages_the_finer_one(tmp_path):
     """An Aperio pyramid of 0.5 / 2 / 8 µm: mpp=1 was its 0.5 µm level (nearest by ratio, tied
     with 2 µm); now that level in 2 x 2 cells. mpp=2 is its level 1 as it is."""

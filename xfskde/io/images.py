@@ -57,9 +57,11 @@ from dask.base import tokenize
 
 from .._labels import (
     COLOR_DIMS,
+    crs_wkt,
     image_dims,
     nodata_value,
     parse_crs,
+    pixel_steps,
     refuse_dataset,
     regular_step,
 )
@@ -543,6 +545,42 @@ def _axes_of(
             f"{tuple(recorded)}: leave dims out"
         )
     return given
+
+
+def _length_size_um(image: xr.DataArray) -> tuple[float, float] | None:
+    """The (y, x) pixel size in µm of a DataArray whose regular ``y`` and ``x`` coords are
+    lengths (a ``units`` attr: µm, nm, mm, ...), None otherwise (coords without units, or a
+    CRS's: its metres are on the ground, not under a microscope)."""
+    if crs_wkt(image) is not None or not {"y", "x"} <= set(map(str, image.dims)):
+        return None
+    steps = pixel_steps(image)
+    if steps is None:
+        return None
+    units = [image.coords[d].attrs.get("units") for d in ("y", "x")]
+    if None in units:
+        return None
+    sizes = [micrometres(step, unit) for step, unit in zip(steps, units, strict=True)]
+    return None if None in sizes else (sizes[0], sizes[1])
+
+
+def _dataarray_at(image: xr.DataArray, mpp: float, request: _Request) -> xr.DataArray:
+    """A DataArray at ``mpp`` µm per pixel, as :func:`open_image` reads a file's level
+    (:func:`_level_and_cells`: as it is within 10 %, else averaged over f × f cells by
+    :func:`_binned`); its pixel size comes from its coords."""
+    size = _length_size_um(image)
+    if size is None:
+        raise ParameterError(
+            f"mpp={mpp} needs the DataArray's pixel size: regular y and x coords with a "
+            "length as their units attr (\"µm\"), as open_image gives a slide's; a CRS's are "
+            "on the ground"
+        )
+    _, cells = _level_and_cells("the DataArray", [size], 0, mpp)
+    if cells == 1:
+        return image
+    lazy = isinstance(image.data, da.Array)
+    binned = _binned(image if lazy else image.chunk(), cells, request)
+    binned = binned.assign_attrs(source_pixel_size_um=[size[0] * cells, size[1] * cells])
+    return binned if lazy else binned.compute()
 
 
 def _rechunked(image: xr.DataArray, request: _Request) -> xr.DataArray:
@@ -1495,7 +1533,8 @@ def open_image(
         tile, inside the tasks. A DataArray is returned as it is (rechunked with ``chunks``
         when given).
     level : int
-        Pyramid level of a multiscale TIFF or OME-Zarr image (0 = full resolution).
+        Pyramid level of a multiscale TIFF or OME-Zarr image (0 = full resolution); a
+        DataArray is one level (another is refused).
     mpp : float, optional
         Instead of ``level``: the pixel size wanted, in µm (micrometres per pixel). A level
         within 10 % of it is read as it is (the nearest); else the coarsest level finer than
@@ -1506,7 +1545,8 @@ def open_image(
         and column of cells dropped; recorded as ``attrs["source_binning"]`` (f), and the
         coords and ``source_pixel_size_um`` are the cells'. ``mpp`` finer than the finest
         level (by more than 1.25 times) is refused. Needs an image that records its pixel
-        size.
+        size: a DataArray's comes from its y and x coords and their ``units`` (µm, nm, ...),
+        and it is averaged alike.
     chunks : int or dict, optional
         Target Dask chunk side in pixels, an int or ``{"y": rows, "x": columns}`` (default
         :data:`xfskde.lazy.DEFAULT_CHUNK`, 2048). Chunks are planned by
@@ -1613,6 +1653,13 @@ def _opened(
             selection = _plane_selection(f"the {dims} DataArray", dims, source.shape, plane)
             indexer = {d: s for d, s in zip(source.dims, selection, strict=True) if s is not None}
             source = _plane_attrs(source.isel(indexer), dims, selection, plane)
+        if level != 0:
+            raise ParameterError(
+                f"level={level} picks a pyramid level of a file; a DataArray is one image: "
+                "open the file with level=, or pass mpp= to average the DataArray's pixels"
+            )
+        if mpp is not None:
+            source = _dataarray_at(source, mpp, request)
         return source if chunks is None else _rechunked(source, request)
     if plane and request.dims is None:
         name = "an array" if isinstance(source, np.ndarray | da.Array) else str(source)
