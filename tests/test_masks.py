@@ -102,6 +102,22 @@ def test_large_images_are_averaged_down():
     assert mask.shape == (1000, 600) and mask.values.all()
 
 
+def test_a_numpy_or_dask_image_has_a_tissue_mask():
+    """tissue_mask(numpy_image) failed with "expected str, bytes or os.PathLike object, not
+    ndarray" (and resolve_mask("auto", array) with it): an array is read as open_image labels
+    it, (y, x) or (y, x, c)."""
+    noise = np.random.default_rng(1).normal(0, 12, (96, 128, 3))
+    slide = np.full((200, 300, 3), 235, np.uint8)  # glass
+    slide[50:146, 100:228] = np.clip(np.array([200, 110, 170]) + noise, 0, 255)  # eosin pink
+    expected = np.zeros((200, 300), bool)
+    expected[50:146, 100:228] = True
+    for image in (slide, da.from_array(slide, chunks=100)):
+        mask = tissue_mask(image, margin=0)
+        assert mask.shape == (200, 300) and mask.attrs["method"] == "brightfield"
+        assert (mask.values == expected).mean() > 0.98
+    assert resolve_mask("auto", slide).shape == (200, 300)
+
+
 def test_bad_arguments():
     with pytest.raises(ParameterError, match="method"):
         tissue_mask(np.zeros((4, 4)), method="otsu")

@@ -186,11 +186,12 @@ def tissue_mask(
 
     Parameters
     ----------
-    image : path, URL or xarray.DataArray
+    image : path, URL, xarray.DataArray or array
         A slide or scene as :func:`xfskde.open_image` reads it (the mask is computed on the
         pyramid level chosen below), or an image already opened (a DataArray whose ``source``
-        attr names its file is read from that file's low-resolution level; any other is
-        block-averaged in memory down to ``max_side``).
+        attr names its file is read from that file's low-resolution level; any other, and a
+        NumPy or Dask ``(y, x)`` or ``(y, x, c)`` array, is block-averaged in memory down to
+        ``max_side``).
     method : {"auto", "brightfield", "nonzero"}
         See the module docstring.
     level : int, optional
@@ -224,6 +225,8 @@ def tissue_mask(
     if not (isinstance(margin, int) and margin >= 0):
         raise ParameterError(f"margin must be a whole number of mask pixels >= 0, got {margin!r}")
     opening: dict[str, Any] = {}  # the plane and series of a stack or multi-image file
+    if isinstance(image, np.ndarray | da.Array):  # labelled as open_image labels an array
+        image = open_image(image)
     if isinstance(image, xr.DataArray) and "source" in image.attrs:
         image, opening = _whole_source(image, storage_options)  # its file's low resolution
     if isinstance(image, xr.DataArray):
@@ -269,7 +272,7 @@ def tissue_mask(
 # ------------------------------------------------------------------------- using a mask
 
 
-def resolve_mask(mask: Any, image: xr.DataArray) -> xr.DataArray | None:
+def resolve_mask(mask: Any, image: Any) -> xr.DataArray | None:
     """The mask a consumer was given, as a small boolean ``(y, x)`` DataArray (or None).
 
     ``mask`` is None (no mask), ``"auto"`` (:func:`tissue_mask` of ``image``), a path or URL
