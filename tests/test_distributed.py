@@ -110,8 +110,12 @@ def test_a_folder_the_workers_do_not_share_is_refused(client, camera_zarr, tmp_p
     private = tmp_path / "private"
     private.mkdir()
     address = client.scheduler.address
-    for output in ("out.zarr", "maps.tif"):
-        command = "maps" if output.endswith(".tif") else "coefficients"
+    commands = {
+        "out.zarr": "coefficients",
+        "maps.tif": "maps",
+        "labels.zarr": "segment --textures 2",
+    }  # segment: refused before its fit
+    for output, command in commands.items():
         line = (f"mount -t tmpfs none {private} && exec {sys.executable} -m xfskde.cli "
                 f"{command} {camera_zarr} {private / output} --scheduler {address} "
                 "--no-progress")  # fmt: skip

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import math
+import os
 import sys
 import time
 from typing import Any
@@ -19,9 +20,11 @@ from typing import Any
 import numpy as np
 import xarray as xr
 
+from .._scheduling import refuse_unshared_folder
 from ..exceptions import ParameterError
 from ..io import (
     finalize_store,
+    locate,
     open_image,
     store_status,
     write_blocks,
@@ -209,6 +212,9 @@ def run(args: argparse.Namespace) -> int:
     refuse_ome_zarr_grid(image, args, always=False)
     start = time.perf_counter()
     with writing(str(out), args.input), scheduler(args), progress_on_stderr():
+        output = locate(out)
+        if output.is_local:  # before the fit: the cluster's workers must see where they write
+            refuse_unshared_folder(os.path.dirname(output.url.rstrip(os.sep)))
         # the fit is seeded, so a resumed run fits the same endmembers; they are in the
         # labels' attrs, and write_blocks refuses to resume a store written with others
         mask = resolve_mask(args.mask, image)
