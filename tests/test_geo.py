@@ -91,6 +91,13 @@ def test_open_image_keeps_crs_coordinates_and_nodata(geotiff):
     np.testing.assert_array_equal(image.values, reference.values)
 
 
+def test_mpp_of_a_geotiff_says_it_is_measured_on_the_ground(geotiff):
+    """mpp= on a GeoTIFF said it "does not record" its pixel size, which it does, in metres of
+    its CRS: a microscope's µm do not pick a scene's overviews, and the message says so."""
+    with pytest.raises(ParameterError, match=r"is a GeoTIFF, whose pixels are measured on the"):
+        open_image(geotiff, mpp=10e6)
+
+
 @pytest.mark.parametrize("path", ["scene.zarr", "scene.zarr/B04"])
 def test_a_zarr_written_by_xarray_keeps_crs_coordinates_and_nodata(geotiff, tmp_path, path):
     """A scene saved with ``to_zarr`` (its coordinate variables and ``spatial_ref`` beside

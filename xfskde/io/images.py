@@ -908,6 +908,12 @@ def _open_tiff(path: Location, level: int, request: _Request) -> xr.DataArray:
     _warn_if_turned(path, info.orientation, "TIFF Orientation")
     levels = info.levels
     sizes = _tiff_level_sizes(info)
+    if request.mpp is not None and info.is_geotiff and sizes[0] is None:
+        raise ParameterError(
+            f"mpp is a pixel size under a microscope, in µm; {path.name} is a GeoTIFF, whose "
+            "pixels are measured on the ground in its CRS: pick one of its overviews with level= "
+            "(--level; xfskde info lists them)"
+        )
     level, cells = _level_and_cells(path, sizes, level, request.mpp)
     axes, shape, dtype, tile = levels[level]
     all_dims = list(_axes_of(_tiff_dims(axes), tuple(shape), request.dims, path))
@@ -1597,7 +1603,8 @@ def open_image(
         file's attrs record ``source`` (the path or URL), ``source_level``, ``source_version``
         (its size and modification time, or its ETag: a resumed write whose store was begun
         from another version starts again) and, when known, ``source_pixel_size_um`` ((y, x)
-        of the level read): every result keeps them. For files and
+        of the level read, or of its cells with ``mpp``, then also ``source_binning``): every
+        result keeps them. For files and
         Dask arrays, ``encoding["preferred_chunks"]`` holds the native tile shape
         ``{"y": rows, "x": columns}``, for callers that plan their chunks again with
         ``plan_chunks(..., tiles=...)``.
