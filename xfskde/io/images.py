@@ -547,27 +547,28 @@ def _axes_of(
     return given
 
 
-def _length_size_um(image: xr.DataArray) -> tuple[float, float] | None:
-    """The (y, x) pixel size in µm of a DataArray whose regular ``y`` and ``x`` coords are
-    lengths (a ``units`` attr: µm, nm, mm, ...), None otherwise (coords without units, or a
-    CRS's: its metres are on the ground, not under a microscope)."""
-    if crs_wkt(image) is not None or not {"y", "x"} <= set(map(str, image.dims)):
+def length_pixel_size_um(image: xr.DataArray) -> tuple[float, float] | None:
+    """The pixel size (y, x) in µm of an image whose regular y and x coords are lengths (a
+    ``units`` attr such as ``"µm"``, as :func:`open_image` gives a slide's), else None. None
+    for an image with a CRS too: its coords in ``metre`` are a map projection's, and its pixel
+    size is measured on the ground."""
+    if crs_wkt(image) is not None:
         return None
     steps = pixel_steps(image)
     if steps is None:
         return None
-    units = [image.coords[d].attrs.get("units") for d in ("y", "x")]
-    if None in units:
-        return None
+    units = [image.coords[dim].attrs.get("units") for dim in ("y", "x")]
     sizes = [micrometres(step, unit) for step, unit in zip(steps, units, strict=True)]
-    return None if None in sizes else (sizes[0], sizes[1])
+    if None in units or None in sizes:
+        return None
+    return sizes[0], sizes[1]
 
 
 def _dataarray_at(image: xr.DataArray, mpp: float, request: _Request) -> xr.DataArray:
     """A DataArray at ``mpp`` µm per pixel, as :func:`open_image` reads a file's level
     (:func:`_level_and_cells`: as it is within 10 %, else averaged over f × f cells by
     :func:`_binned`); its pixel size comes from its coords."""
-    size = _length_size_um(image)
+    size = length_pixel_size_um(image) if {"y", "x"} <= set(map(str, image.dims)) else None
     if size is None:
         raise ParameterError(
             f"mpp={mpp} needs the DataArray's pixel size: regular y and x coords with a "

@@ -51,12 +51,11 @@ from .._labels import (
     image_nodata,
     label_result,
     nodata_value,
-    pixel_steps,
     refuse_dataset,
 )
 from ..api import Nodata, check_nodata
 from ..exceptions import DimensionError, ParameterError
-from ..io._location import micrometres
+from ..io.images import length_pixel_size_um
 from ..lazy import dask_view, map_haloed, oversized, plan_chunks, safe_chunks
 from ..masks import _mask_attrs, resolve_mask
 from ..metrics import rand_index
@@ -705,30 +704,13 @@ def _pairs(value: Any) -> tuple[tuple[float, float], ...] | None:
     return tuple((float(a), float(b)) for a, b in np.asarray(value, dtype=float).reshape(-1, 2))
 
 
-def _length_pixel_size_um(source: xr.DataArray) -> tuple[float, float] | None:
-    """The pixel size (y, x) in µm of an image whose y and x coords are lengths (a ``units``
-    attr such as ``"µm"``, as :func:`xfskde.open_image` gives a slide's), else None. None for
-    an image with a CRS too: its coords in ``metre`` are a map projection's, and its pixel size
-    is measured on the ground (:func:`_pixel_size_um`)."""
-    if crs_wkt(source) is not None:
-        return None
-    steps = pixel_steps(source)
-    if steps is None:
-        return None
-    units = [source.coords[dim].attrs.get("units") for dim in ("y", "x")]
-    sizes = [micrometres(step, unit) for step, unit in zip(steps, units, strict=True)]
-    if None in units or None in sizes:
-        return None
-    return sizes[0], sizes[1]
-
-
 def _pixel_size_um(source: Any) -> tuple[float, float] | None:
     """The pixel size (y, x) in µm of a DataArray: from coords that are lengths (a slide), else
     on the ground from its CRS (a scene: :func:`xfskde._labels.ground_pixel_size`, m × 10⁶);
     None for other inputs and for images that record neither."""
     if not isinstance(source, xr.DataArray):
         return None
-    sizes = _length_pixel_size_um(source)
+    sizes = length_pixel_size_um(source)
     if sizes is not None:
         return sizes
     ground = ground_pixel_size(source)
