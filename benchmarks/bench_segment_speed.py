@@ -310,7 +310,8 @@ def print_targets(rows: list[dict], size: int) -> None:
 def main(argv: list[str] | None = None) -> list[dict]:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--size", type=int, help="in-memory image side (default 2048; quick 512)")
-    parser.add_argument("--slide", type=int, default=16384, help="slide side (multiple of 512)")
+    parser.add_argument("--slide", type=int, default=16384,
+                        help="slide side (a multiple of 512; 0: no slide)")  # fmt: skip
     parser.add_argument("--threads", type=int, default=2, help="Dask workers and numba threads")
     parser.add_argument("--quick", action="store_true", help="512² and no slide: checks it runs")
     parser.add_argument("--json", help="also write the rows to this file")
@@ -329,7 +330,7 @@ def main(argv: list[str] | None = None) -> list[dict]:
         print(f"load {os.getloadavg()[0]:.2f}; {args.threads} threads, {os.cpu_count()} cores")
         for name, paths in make_images(size, folder).items():
             rows += measure_image(name, paths, size, args.threads)
-        if not args.quick:
+        if not args.quick and args.slide:
             rows.append(measure_slide(args.slide, folder, args.threads))
     finally:
         shutil.rmtree(folder, ignore_errors=True)

@@ -231,6 +231,7 @@ def test_transparent_pixels_of_a_png_are_missing(tmp_path):
     image = xfskde.open_image(tmp_path / "cut.png")
     assert image.dims == ("y", "x", "c") and image.shape == (64, 80, 3)
     assert image.dtype == np.float32 and np.isnan(image.attrs["_FillValue"])
+    assert image.attrs["source_dtype"] == "uint8"  # segmentation reads it as 8-bit values
     expected = rgb.astype(np.float32)
     expected[:, :20] = np.nan
     np.testing.assert_array_equal(image.values, expected)

@@ -365,3 +365,50 @@ def test_the_command_reads_the_level_at_the_model_scale(tmp_path, capsys):
     capsys.readouterr()
     assert main([*base[:2], str(tmp_path / "l0.zarr"), *base[2:], "--level", "0"]) == 2
     assert "--mpp 0.5" in capsys.readouterr().err
+
+
+def test_floats_that_hold_stored_integers_are_read_as_those_integers(cohort, tmp_path):
+    """An 8-bit RGBA PNG opens as float32 (its transparent pixels NaN) holding 0..255: it was
+    segmented as floats in those units (its colour bins over its own percentiles, not [0, 1]),
+    so an opaque RGBA PNG got other labels than its RGB version, and a model fitted on the RGB
+    refused the RGBA as "another bit depth or unit". Read in uint8's range, it gets the RGB's
+    labels bit for bit; so does a uint16 GeoTIFF that rioxarray decodes to floats
+    (``masked=True``) against the same file read as integers."""
+    from PIL import Image
+
+    (first, _), (second, truth) = cohort
+    rgba = np.dstack([second, np.full(second.shape[:2], 255, np.uint8)])
+    Image.fromarray(second).save(tmp_path / "rgb.png")
+    Image.fromarray(rgba).save(tmp_path / "opaque.png")
+    rgb, opaque = (xfskde.open_image(tmp_path / f"{n}.png") for n in ("rgb", "opaque"))
+    assert opaque.dtype == np.float32 and opaque.attrs["source_dtype"] == "uint8"
+    options = {"sample": 4000, "size": 8}
+    reference = xfskde.segment(rgb, 3, **options)
+    labels = xfskde.segment(opaque, 3, **options)
+    np.testing.assert_array_equal(labels.values, reference.values)
+    assert rand_index(truth, reference.values) > 0.9
+    assert labels.attrs["input_integer_dtype"] == "uint8" and "source_dtype" not in labels.attrs
+    # a model fitted on an RGB image takes the RGBA tiles of the same scanner
+    rgba[:, :40, 3] = 0  # a transparent margin
+    Image.fromarray(rgba).save(tmp_path / "cut.png")
+    model = fit_textures(first, 3, **options)
+    cut = model.predict(xfskde.open_image(tmp_path / "cut.png"))
+    assert not cut.values[:, :40].any()
+    kept = model.predict(rgb).values[:, 80:]  # beyond the margin's windows
+    np.testing.assert_array_equal(cut.values[:, 80:], kept)
+    # rioxarray's decoded integers, with a nodata value
+    rioxarray = pytest.importorskip("rioxarray")
+    scene = np.moveaxis(second.astype(np.uint16) * 257, -1, 0)
+    scene[:, :, :30] = 0
+    plain = xr.DataArray(scene, dims=("band", "y", "x"),
+                         coords={"band": [1, 2, 3], "y": np.arange(SIDE)[::-1] * 10.0 + 5,
+                                 "x": np.arange(SIDE) * 10.0 + 5})  # fmt: skip
+    plain = plain.rio.write_crs("EPSG:32633").rio.write_nodata(0)
+    plain.rio.to_raster(tmp_path / "scene.tif")
+    as_integers = rioxarray.open_rasterio(tmp_path / "scene.tif")
+    as_floats = rioxarray.open_rasterio(tmp_path / "scene.tif", masked=True)
+    assert as_integers.dtype == np.uint16 and as_floats.dtype.kind == "f"
+    a = xfskde.segment(as_integers, 3, **options)
+    b = xfskde.segment(as_floats, 3, **options)
+    np.testing.assert_array_equal(a.values, b.values)
+    assert not a.values[:, :30].any() and a.values[:, 40:].all()

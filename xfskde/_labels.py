@@ -73,6 +73,7 @@ __all__ = [
     "pixel_steps",
     "refuse_dataset",
     "sampled_coords",
+    "stored_integer_dtype",
 ]
 
 #: Names recognised as a colour / spectral axis (compared case-insensitively).
@@ -96,6 +97,7 @@ VALUE_ATTRS = (
     "_Unsigned",
     "scales",
     "offsets",
+    "source_dtype",
 )
 
 #: Attrs that hold an image's nodata value, in the order rioxarray reads them.
@@ -430,6 +432,24 @@ def _degrees_on_the_ground(
     along_y = geod.inv(lon, lat, lon, lat + steps[0])[2]
     along_x = geod.inv(lon, lat, lon + steps[1], lat)[2]
     return float(along_y), float(along_x)
+
+
+def stored_integer_dtype(image: xr.DataArray) -> np.dtype | None:
+    """The integer dtype a float image's values were stored in, when they are still those
+    integers: ``attrs["source_dtype"]`` (an RGBA image whose alpha :func:`xfskde.open_image`
+    turned into NaN), or the ``encoding["dtype"]`` of an image xarray or rioxarray decoded to
+    floats to hold NaN (``masked=True``) without a ``scale_factor`` or ``add_offset``. None for
+    any other image (an integer one included: its dtype says it)."""
+    if image.dtype.kind != "f":
+        return None
+    named = image.attrs.get("source_dtype")
+    if named is None and not {"scale_factor", "add_offset"} & set(image.encoding):
+        named = image.encoding.get("dtype")
+    try:
+        dtype = np.dtype(named) if named is not None else None
+    except TypeError:
+        return None
+    return dtype if dtype is not None and dtype.kind in "ui" else None
 
 
 def image_nodata(image: xr.DataArray) -> tuple[int | float | None, str]:

@@ -1360,7 +1360,10 @@ def _transparent_as_nan(block: np.ndarray, axis: int, nodata: float | int | None
 def _alpha_dropped(image: xr.DataArray, nodata: float | int | None) -> xr.DataArray:
     """An image whose last channel is alpha, without it: float32 colour (or grey) with NaN
     at its transparent pixels, and at its ``nodata`` pixels, recorded as ``_FillValue`` NaN (as
-    GDAL reads an alpha band as a mask), block by block for a lazy image."""
+    GDAL reads an alpha band as a mask), block by block for a lazy image. The values stay those
+    stored; an integer image's dtype is recorded as ``attrs["source_dtype"]``, so that
+    segmentation reads them in that dtype's range as it reads the integers (an 8-bit RGBA PNG
+    as its RGB version)."""
     axis = image.dims.index("c")
     data = image.data
     chunks = tuple((c[0] - 1,) if i == axis else c for i, c in enumerate(data.chunks))
@@ -1374,6 +1377,8 @@ def _alpha_dropped(image: xr.DataArray, nodata: float | int | None) -> xr.DataAr
         out = out.squeeze("c", drop=True)
     out.attrs["_FillValue"] = float("nan")
     out.attrs["alpha"] = "the alpha channel was dropped; its transparent pixels are NaN"
+    if image.dtype.kind in "ui":  # the values are still the stored integers'
+        out.attrs["source_dtype"] = image.dtype.name
     return out
 
 

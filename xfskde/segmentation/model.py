@@ -52,6 +52,7 @@ from .._labels import (
     label_result,
     nodata_value,
     refuse_dataset,
+    stored_integer_dtype,
 )
 from ..api import Nodata, check_nodata
 from ..exceptions import DimensionError, ParameterError
@@ -824,6 +825,13 @@ def _prepare(image: Any, chunks: int | None, halo: int, nodata: Nodata = "auto")
         else:  # in place: neither copied nor hashed (dask_view)
             image = dask_view(image, (rows, cols, -1))
     attrs = {"input_nodata": "none" if value is None else value, "input_nodata_source": where}
+    stored = None if source is None else stored_integer_dtype(source)
+    if stored is not None:  # floats that hold stored integers: read as those integers are
+        top = np.float32(np.iinfo(stored).max)
+        image = image.map_blocks(np.divide, top, dtype=np.result_type(image.dtype, np.float32))
+        if value is not None and np.isfinite(value):  # compared with the divided blocks
+            value = (np.asarray(value, image.dtype) / top).item()
+        attrs["input_integer_dtype"] = stored.name
     return _Prepared(image, kind, source, attrs, value)
 
 
@@ -1713,7 +1721,10 @@ def segment(
     ----------
     image : numpy.ndarray, dask.array.Array or xarray.DataArray
         ``(y, x)`` or ``(y, x, c)`` (DataArrays by dim name), of any dtype: integers are
-        divided by their dtype's maximum, floats read as they are; the features' ranges are
+        divided by their dtype's maximum, floats read as they are, but for DataArrays of floats
+        that still hold stored integers (an RGBA image's colour as
+        :func:`xfskde.open_image` reads it, rioxarray's ``masked=True``), divided by that
+        integer dtype's maximum (recorded as ``input_integer_dtype``); the features' ranges are
         measured on the image (``color_ranges``, the filter bank's). An array with no fewer
         channels than rows or columns is refused (a ``(c, y, x)`` array, as tifffile reads a
         multichannel TIFF: ``np.moveaxis(image, 0, -1)``, or a DataArray with named dims).
