@@ -41,6 +41,27 @@ def test_contingency_table_counts():
     np.testing.assert_array_equal(table, [[1, 1], [1, 2]])
 
 
+@pytest.mark.parametrize(
+    "dtype, low, high",
+    [("uint8", 0, 4), ("uint16", 3, 9), ("int32", 0, 3), ("int64", -2, 3), ("bool", 0, 2),
+     ("uint64", 2**40, 2**40 + 3), ("int64", 0, 2**21)],
+)  # fmt: skip
+def test_counting_by_value_is_the_sorted_table(dtype, low, high):
+    """Small non-negative labels are counted by value (no sort); the table is that of the
+    sorted distinct values whatever the dtype, gaps between values, negative or huge labels."""
+    rng = np.random.default_rng(3)
+    a = rng.integers(low, high, (70, 90)).astype(dtype)
+    b = rng.choice([0, 2, 5], (70, 90)).astype("uint8")  # a gap in the values
+    _, ia = np.unique(a, return_inverse=True)
+    _, ib = np.unique(b, return_inverse=True)
+    expected = np.zeros((ia.max() + 1, ib.max() + 1), np.int64)
+    np.add.at(expected, (ia.ravel(), ib.ravel()), 1)
+    table = contingency_table(a, b)
+    assert table.dtype == np.int64
+    np.testing.assert_array_equal(table, expected)
+    np.testing.assert_array_equal(contingency_table(b, a), expected.T)
+
+
 def test_large_image_is_linear_time():
     n = 4_000_000  # 8e12 pairs: only a contingency table makes this instant
     truth = np.repeat(np.arange(4), n // 4)
