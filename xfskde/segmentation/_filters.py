@@ -42,34 +42,38 @@ __all__ = [
 
 
 @numba.njit(nogil=True, cache=True, error_model="numpy")
-def _rows_dense(src, profile, starts, first, step, out):
-    """``out[i, x, c] = Σ_t step · profile[t] · src[starts[i] + t, x, c]`` over the taps
-    ``t = first[i], first[i] + step, ...``: (h, w, n) → (ny, w, n)."""
+def _rows_dense(src, profile, row0, first, step, out):
+    """``out[i, x, c] = Σ_t step · profile[t] · src[row0[i] + (t - first[i]) / step, x, c]``
+    over the taps ``t = first[i], first[i] + step, ...``: (h', w, n) → (ny, w, n), ``src``
+    holding the lattice's rows only (every row for step 1)."""
     for i in range(out.shape[0]):
         row = out[i].reshape(-1)
         row[:] = 0
+        g = row0[i]
         for t in range(first[i], profile.shape[0], step):
             p = np.float32(profile[t] * step)
-            source = src[starts[i] + t].reshape(-1)
+            source = src[g].reshape(-1)
             for j in range(row.shape[0]):
                 row[j] += p * source[j]
+            g += 1
 
 
 @numba.njit(nogil=True, cache=True, error_model="numpy")
-def _rows_binned(bins, weight, uniform, profile, starts, first, step, out):
+def _rows_binned(bins, weight, uniform, profile, row0, first, step, out):
     """The vertical pass of one-hot planes from their bin indices:
-    ``out[i, x, bins[g, x]] += step · profile[t] · weight[g, x]`` for the rows
-    ``g = starts[i] + t``, ``t = first[i], first[i] + step, ...``; with an empty ``weight``,
-    every pixel's weight is ``uniform`` (a float32 value, in float64), whose product with a
-    tap is then formed once per row: the same sums, a third faster (the fit's blocks without
-    missing pixels)."""
+    ``out[i, x, bins[g, x]] += step · profile[t] · weight[g, x]`` for the lattice rows
+    ``g = row0[i], row0[i] + 1, ...`` of the taps ``t = first[i], first[i] + step, ...``; with
+    an empty ``weight``, every pixel's weight is ``uniform`` (a float32 value, in float64),
+    whose product with a tap is then formed once per row: the same sums, a third faster (the
+    fit's blocks without missing pixels)."""
     same = weight.size == 0
     for i in range(out.shape[0]):
         row = out[i]
         row[:, :] = 0
+        g = row0[i] - 1
         for t in range(first[i], profile.shape[0], step):
             p = profile[t] * step
-            g = starts[i] + t
+            g += 1
             if same:
                 pw = p * uniform
                 for x in range(row.shape[0]):
@@ -174,28 +178,38 @@ class Lattice:
         self.origin = (int(origin[0]), int(origin[1]))
 
     @property
+    def first_row(self) -> int:
+        """The block's first row on the lattice."""
+        return (-self.origin[0]) % self.step
+
+    @property
     def first_column(self) -> int:
         """The block's first column on the lattice."""
         return (-self.origin[1]) % self.step
+
+    def sites(self, block: np.ndarray) -> np.ndarray:
+        """The block's pixels on the lattice, as a (strided) view of its first two axes (the
+        block itself for step 1): the windows copy only these."""
+        if self.step == 1:
+            return block
+        return block[self.first_row :: self.step, self.first_column :: self.step]
 
     def first_taps(self, starts: np.ndarray, axis: int) -> np.ndarray:
         """Per window starting at block position ``starts``, its first tap on the lattice."""
         return ((-(starts + self.origin[axis])) % self.step).astype(np.int64)
 
-    def columns(self, width: int) -> slice:
-        """The block's columns on the lattice."""
-        return slice(self.first_column, width, self.step)
-
 
 def _prepared(profile: np.ndarray, rows: np.ndarray, cols: np.ndarray, lattice: Lattice):
-    """Contiguous arguments; the column starts shifted so that ``(start + t) // step`` indexes
-    the lattice's columns."""
+    """Contiguous arguments: the lattice row of each sample's first tap (an index into the
+    lattice's rows), and the column starts shifted so that ``(start + t) // step`` indexes the
+    lattice's columns."""
     profile = np.ascontiguousarray(profile, dtype=np.float32)
     rows = np.ascontiguousarray(rows, dtype=np.int64)
     cols = np.ascontiguousarray(cols, dtype=np.int64)
     first_rows, first_cols = lattice.first_taps(rows, 0), lattice.first_taps(cols, 1)
+    row0 = (rows + first_rows - lattice.first_row) // lattice.step
     shifted = cols - lattice.first_column
-    return profile, rows, shifted, first_rows, first_cols
+    return profile, row0, shifted, first_rows, first_cols
 
 
 def separable_dense(
@@ -224,7 +238,7 @@ def separable_dense(
     """
     lattice = lattice or Lattice()
     profile, rows, cols, first_rows, first_cols = _prepared(profile, rows, cols, lattice)
-    planes = np.ascontiguousarray(planes[:, lattice.columns(planes.shape[1])], dtype=np.float32)
+    planes = np.ascontiguousarray(lattice.sites(planes), dtype=np.float32)
     vertical = np.empty((rows.size, planes.shape[1], planes.shape[2]), np.float32)
     _rows_dense(planes, profile, rows, first_rows, lattice.step, vertical)
     out = np.empty((rows.size, cols.size, planes.shape[2]), np.float32)
@@ -265,12 +279,12 @@ def _indices(bins: np.ndarray) -> np.ndarray:
     return np.ascontiguousarray(bins if bins.dtype.kind in "ui" else bins.astype(np.int64))
 
 
-def _weights(weight: np.ndarray | float, shape: tuple[int, ...], keep: slice) -> np.ndarray:
-    """Per-pixel float32 votes of the columns ``keep``; a scalar is broadcast without being
-    written out (a read-only array of zero strides)."""
+def _weights(weight: np.ndarray | float, shape: tuple[int, ...]) -> np.ndarray:
+    """Per-pixel float32 votes; a scalar is broadcast without being written out (a read-only
+    array of zero strides)."""
     if np.ndim(weight) == 0:
         return np.broadcast_to(np.float32(weight), shape)
-    return np.ascontiguousarray(np.asarray(weight)[:, keep], dtype=np.float32)
+    return np.ascontiguousarray(weight, dtype=np.float32)
 
 
 def separable_binned(
@@ -303,12 +317,12 @@ def separable_binned(
     """
     lattice = lattice or Lattice()
     profile, rows, cols, first_rows, first_cols = _prepared(profile, rows, cols, lattice)
-    keep = lattice.columns(bins.shape[1])
-    bins = _indices(bins[:, keep])
+    bins = _indices(lattice.sites(bins))
     if np.ndim(weight) == 0:  # one weight for every pixel: the kernel's uniform path
         uniform, weight = float(np.float32(weight)), np.empty((0, 0), np.float32)
     else:
-        uniform, weight = 0.0, _weights(weight, bins.shape, keep)
+        sites = lattice.sites(np.asarray(weight))
+        uniform, weight = 0.0, np.ascontiguousarray(sites, dtype=np.float32)
     vertical = np.empty((rows.size, bins.shape[1], n_bins), np.float32)
     _rows_binned(bins, weight, uniform, profile, rows, first_rows, lattice.step, vertical)
     out = np.empty((rows.size, cols.size, n_bins), np.float32)
@@ -487,7 +501,7 @@ def project_binned(
     paired = planes // 2 if n <= _PAIRED_BINS else 0
     pairs = tables[0 : 2 * paired : 2, :, None] + tables[1 : 2 * paired : 2, None, :]
     pairs = pairs.reshape(paired, n * n, tables.shape[-1])
-    weight = _weights(weight, bins.shape[1:], slice(None))
+    weight = _weights(weight, bins.shape[1:])
     _project_binned(bins, weight, tables, pairs, out)
 
 
