@@ -274,3 +274,39 @@ def test_in_memory_arrays_are_read_in_place_not_copied(tmp_path):
     assert len(graph) < 100_000  # 16 MB of pixels, not in the graph
     assert all("xfskde-read-npy" in str(key) for key in opened.data.dask)
     assert int(opened[100, 200]) == 7 and int(opened.sum()) == 7
+
+
+def test_map_regions_reads_each_region_with_its_halo_only():
+    """The engine's sparse map: each region's function gets the region and the halo that lies
+    in the image (cut at the edges), its global origin and ranges, its own ``extra`` and the
+    shared value; only the chunks that hold a region and its halo are read."""
+    from xfskde.lazy import map_regions
+
+    image = np.arange(100 * 120 * 2, dtype=np.float32).reshape(100, 120, 2)
+    lazy = da.from_array(image, chunks=(20, 30, 2))
+    read = []
+    counted = lazy.map_blocks(lambda x, block_info=None: read.append(
+        tuple(block_info[0]["chunk-location"][:2])) or x, dtype=lazy.dtype)  # fmt: skip
+    regions = [((0, 10), (5, 25)), ((45, 55), (60, 64)), ((90, 100), (100, 120))]
+
+    def region(block, *, image_shape, src_origin, rows, cols, extra, shared):
+        (a, b), (c, d) = rows, cols
+        top, left = src_origin
+        assert image_shape == (100, 120) and shared == "mask"
+        assert block.shape[:2] == (min(100, b + 3) - top, min(120, d + 3) - left)
+        np.testing.assert_array_equal(block, image[top : min(100, b + 3), left : min(120, d + 3)])
+        return np.array([top, left, a, b, c, d, extra], np.int64)
+
+    out = map_regions(region, counted, regions, halo=3, trailing=(7,), dtype=np.int64,
+                      name="t", shared="mask", extra=[7, 8, 9])  # fmt: skip
+    assert out.shape == (3, 7) and out.chunks[0] == (1, 1, 1)
+    np.testing.assert_array_equal(
+        out.compute(scheduler="sync"),
+        [[0, 2, 0, 10, 5, 25, 7], [42, 57, 45, 55, 60, 64, 8], [87, 97, 90, 100, 100, 120, 9]],
+    )
+    # the first region with its halo lies in chunk (0, 0); the second in chunk row 2, columns
+    # 1 and 2; the last in chunk (4, 3): 4 of the 20 chunks are read
+    assert sorted(read) == [(0, 0), (2, 1), (2, 2), (4, 3)]
+    with pytest.raises(ValueError, match="not inside"):
+        map_regions(region, lazy, [((0, 101), (0, 5))], halo=1, trailing=(7,), dtype=int,
+                    name="t")  # fmt: skip

@@ -841,3 +841,35 @@ def test_the_samples_a_block_reads_stay_within_its_halo(stride):
         assert centres.min() >= a - stride and centres.max() <= b - 1 + stride
         assert (weight[after == before] == 0).all() and (after >= before).all()
         assert after.max() == len(samples) - 1 and before.min() == 0
+
+
+def test_large_images_are_segmented_in_larger_blocks(tmp_path):
+    """Images of at least 64 blocks of 1024² are cut into them (a block's halo is then a
+    smaller share of it: an 8192² slide took 29.8 s in 512² blocks, 23.3 s in 1024²); smaller
+    ones into 512², which keeps every core busy; a chunk size given is kept. The command reads
+    a large image in whole multiples of the blocks it first read (the file's tiles)."""
+    from xfskde.commands.segment import _in_large_blocks
+    from xfskde.segmentation.model import _prepare, feature_chunk
+
+    assert feature_chunk((8192, 8192)) == 1024 and feature_chunk((4096, 16384)) == 1024
+    assert feature_chunk((8191, 8192)) == 512 and feature_chunk((2048, 2048, 3)) == 512
+    for side, expected in ((8192, 1024), (6000, 512)):
+        lazy = da.zeros((side, side, 3), np.uint8, chunks=(4096, 4096, 3))
+        prepared = _prepare(lazy, None, 58)
+        assert max(prepared.raw.chunks[0]) == expected and max(prepared.raw.chunks[1]) == expected
+    given = _prepare(da.zeros((8192, 8192), np.uint8, chunks=4096), 256, 58)
+    assert max(given.raw.chunks[0]) == 256
+    # the command: a Zarr store of 480² chunks (none written: read as zeros), read at 512 first
+    store = zarr.create_array(tmp_path / "big.zarr", shape=(9600, 8640, 3), dtype="uint8",
+                              chunks=(480, 480, 3), fill_value=0)  # fmt: skip
+    assert store.nchunks_initialized == 0  # nothing on disk but its metadata
+    image = xfskde.open_image(tmp_path / "big.zarr", chunks=512, halo=58)
+    assert image.chunksizes["y"][0] == 480
+    large = _in_large_blocks(image, 58)
+    rows, cols = large.chunksizes["y"], large.chunksizes["x"]
+    assert rows[0] == cols[0] == 960 and sum(rows) == 9600 and sum(cols) == 8640
+    small = xfskde.open_image(tmp_path / "big.zarr", chunks=512, halo=58)[:4800]
+    assert _in_large_blocks(small, 58) is small
+    with pytest.raises(SystemExit):  # not a number nor auto
+        _segment_command([str(tmp_path / "big.zarr"), str(tmp_path / "o.zarr"), "--textures",
+                          "3", "--chunks", "big"])  # fmt: skip

@@ -350,15 +350,12 @@ def test_a_large_image_is_fitted_on_a_tile_of_each_drawn_block(monkeypatch):
     the segment took 1.44-2.24 s instead of 2.01-2.58 s, Rand within 0.0002."""
     import xfskde.segmentation.model as model_module
 
-    block = np.arange(40 * 50, dtype=np.float32).reshape(40, 50, 1)
-    part, origin = model_module._fit_tile(block, 5, (100, 200), seed=3)
-    th, tw = min(model_module.FIT_TILE, 30), min(model_module.FIT_TILE, 40)
-    assert part.shape == (th + 10, tw + 10, 1) and origin == (100, 200)  # the whole interior
+    block = ((100, 130), (200, 240))  # a 30 x 40 block: its whole interior
+    assert model_module._fit_tile(*block, seed=3) == block
     monkeypatch.setattr(model_module, "FIT_TILE", 16)
-    part, origin = model_module._fit_tile(block, 5, (100, 200), seed=3)
-    top, left = origin[0] - 100, origin[1] - 200
-    assert part.shape == (26, 26, 1) and 0 <= top <= 14 and 0 <= left <= 24
-    np.testing.assert_array_equal(part, block[top : top + 26, left : left + 26])
+    (top, bottom), (left, right) = model_module._fit_tile(*block, seed=3)
+    assert bottom - top == 16 == right - left and 100 <= top <= 114 and 200 <= left <= 224
+    assert model_module._fit_tile(*block, seed=3) == ((top, bottom), (left, right))
     monkeypatch.setattr(model_module, "FIT_TILE", 128)
     seen = []
     sample_block = model_module._sample_block

@@ -54,6 +54,7 @@ __all__ = [
     "dask_view",
     "local_fskde_dask",
     "map_haloed",
+    "map_regions",
     "oversized",
     "plan_chunks",
     "safe_chunks",
@@ -386,6 +387,93 @@ def map_haloed(
         )
     }
     return _skipping(computed, skipped, fill, f"{name}{_SKIPPING}")
+
+
+def map_regions(
+    region_function: Callable[..., np.ndarray],
+    image: da.Array,
+    regions: Sequence[tuple[tuple[int, int], tuple[int, int]]],
+    *,
+    halo: int,
+    trailing: Sequence[int],
+    dtype: Any,
+    name: str,
+    token: Any = None,
+    shared: Any = None,
+    extra: Sequence[Any] | None = None,
+) -> da.Array:
+    """Map a haloed function over a few regions of ``image``, each read with its halo only:
+    the engine's sparse counterpart of :func:`map_haloed`, for consumers that look at parts of
+    an image (a fit's sample of tiles). A task reads the chunks that hold its region and halo,
+    where :func:`map_haloed` of a block reads its neighbours' whole chunks too (nine chunks
+    for one block inside the image).
+
+    Parameters
+    ----------
+    region_function : callable
+        ``region_function(block, *, image_shape, src_origin, rows, cols, extra)`` returning an
+        array of shape ``trailing``, called as :func:`map_haloed` calls its block function
+        (stride 1): ``block`` holds the region and the ``halo`` pixels around it that lie in
+        the image, ``src_origin`` the global (row, column) of ``block[0, 0]``, ``rows`` and
+        ``cols`` the region's half-open pixel ranges; ``extra`` the region's own item of
+        ``extra`` (None without); with ``shared``, the keyword ``shared``. It runs
+        single-threaded.
+    image : dask.array.Array
+        ``(y, x, *rest)``.
+    regions : sequence of ((int, int), (int, int))
+        Each region's half-open row and column ranges, inside the image.
+    halo : int
+        Pixels around each region that its function reads (cut at the image's edges).
+    trailing : sequence of int
+        The shape of each region's output.
+    dtype : dtype
+        The output's dtype.
+    name, token
+        As in :func:`map_haloed`.
+    shared : object, optional
+        As in :func:`map_haloed`: one node of the graph, given to every task.
+    extra : sequence, optional
+        One value per region (a seed), hashed into its task's key.
+
+    Returns
+    -------
+    dask.array.Array
+        ``(len(regions), *trailing)``, one chunk per region.
+    """
+    height, width = image.shape[:2]
+    node = None if shared is None else dask.delayed(shared, pure=True)
+    extra = [None] * len(regions) if extra is None else list(extra)
+    if len(extra) != len(regions):
+        raise ValueError(f"extra has {len(extra)} values for {len(regions)} regions")
+
+    def call(block: np.ndarray, origin, rows, cols, value, shared_value=None) -> np.ndarray:
+        out = region_function(
+            block,
+            image_shape=(height, width),
+            src_origin=origin,
+            rows=rows,
+            cols=cols,
+            extra=value,
+            **({} if node is None else {"shared": shared_value}),
+        )
+        return out[None]
+
+    parts = []
+    for ((a, b), (c, d)), value in zip(regions, extra, strict=True):
+        if not (0 <= a < b <= height and 0 <= c < d <= width):
+            raise ValueError(f"region rows {a}..{b}, columns {c}..{d} is not inside the image")
+        top, left = max(0, a - halo), max(0, c - halo)
+        piece = image[top : min(height, b + halo), left : min(width, d + halo)]
+        node_key = None if node is None else node.key
+        key = f"{name}-" + tokenize(
+            piece.name, (a, b), (c, d), halo, token, value, tuple(trailing), node_key
+        )
+        task = dask.delayed(call, pure=True)(
+            piece, (top, left), (a, b), (c, d), value, *(() if node is None else (node,)),
+            dask_key_name=key,
+        )  # fmt: skip
+        parts.append(da.from_delayed(task, shape=(1, *trailing), dtype=dtype, name=f"{key}-out"))
+    return da.concatenate(parts) if parts else da.empty((0, *trailing), dtype=dtype)
 
 
 #: Name part of the layers that put a skipped block's fill in place of its computation.

@@ -33,6 +33,7 @@ from ..io import (
 )
 from ..io.ometiff import copy_ome_zarr_to_tiff, temporary_ome_zarr
 from ..io.stores import input_changed
+from ..lazy import plan_chunks
 from ..masks import resolve_mask
 from ..segmentation import FEATURE_GROUPS, fit_textures
 from ..segmentation.defaults import FINE_SIZE, auto_features
@@ -42,8 +43,11 @@ from ..segmentation.model import (
     COLOR_RANGES,
     FEATURE_CHUNK,
     FIT_METHODS,
+    LARGE_FEATURE_CHUNK,
+    LARGE_IMAGE_BLOCKS,
     METRICS,
     PIXEL_RATIO,
+    feature_chunk,
 )
 from ..segmentation.saved import read_model
 from ..windows import WINDOW_KINDS, Window
@@ -161,8 +165,10 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         "background label 0, like the pixels outside --mask",
     )
     parser.add_argument(
-        "--chunks", type=int, default=FEATURE_CHUNK, help="target block side in pixels"
-    )
+        "--chunks", type=_auto_or(int), default="auto",
+        help=f"target block side in pixels; auto: {LARGE_FEATURE_CHUNK} for images of at "
+        f"least {LARGE_IMAGE_BLOCKS} such blocks (8192² and larger), else {FEATURE_CHUNK}",
+    )  # fmt: skip
     parser.add_argument("--overwrite", action="store_true", help="replace an existing store")
     parser.add_argument(
         "--resume", action="store_true",
@@ -173,8 +179,11 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    if args.chunks < 1:
+    if args.chunks != "auto" and args.chunks < 1:
         raise ParameterError(f"--chunks must be a positive number of pixels, got {args.chunks}")
+    auto_chunks = args.chunks == "auto"
+    if auto_chunks:  # read in blocks of the smaller side first; larger ones once it is known
+        args.chunks = FEATURE_CHUNK
     refuse_existing(args)
     model = _given_model(args)
     out = args.output
@@ -209,6 +218,8 @@ def run(args: argparse.Namespace) -> int:
                        dims=args.dims)  # fmt: skip
     if model is not None and args.level is None and args.mpp is None:
         image = _at_model_scale(image, model, args, halo)
+    if auto_chunks:
+        image = _in_large_blocks(image, halo)
     refuse_ome_zarr_grid(image, args, always=False)
     start = time.perf_counter()
     with writing(str(out), args.input), scheduler(args), progress_on_stderr():
@@ -322,6 +333,19 @@ def _at_model_scale(image: Any, model: Any, args: argparse.Namespace, halo: int)
         file=sys.stderr,
     )
     return nearest
+
+
+def _in_large_blocks(image: xr.DataArray, halo: int) -> xr.DataArray:
+    """The image read in blocks of :func:`.segmentation.model.feature_chunk` (those of a large
+    image, each a whole number of the blocks it was read in, so of the file's tiles), when
+    that is not the side it was read at (:data:`.segmentation.model.FEATURE_CHUNK`)."""
+    shape = (image.sizes["y"], image.sizes["x"])
+    target = feature_chunk(shape)
+    if target == FEATURE_CHUNK or image.chunks is None:
+        return image
+    tiles = (image.chunksizes["y"][0], image.chunksizes["x"][0])
+    rows, cols = plan_chunks(shape, tiles=tiles, target=target, halo=halo)
+    return image.chunk({"y": rows, "x": cols})
 
 
 def _auto_or(kind: type) -> Any:
