@@ -438,6 +438,17 @@ def test_interrupted_segment_resumes_to_the_same_labels(tmp_path, leaves, capsys
     assert "3 of 9 blocks computed" in capsys.readouterr().out
     np.testing.assert_array_equal(xr.open_zarr(out)["labels"].values, complete)
     assert store_status(out)["complete"]
+    # resumed without --chunks (auto): in the store's blocks, as the fit drew its sample from
+    # them (a run begun with another version's default, 512, was refused for its fit)
+    group["xfskde_blocks"][0, :] = 0
+    group["labels"][:48, :] = 7
+    group.attrs["xfskde_status"] = "incomplete"
+    auto = [str(source), str(out), "--textures", "3", *PAPER_CLI, "--size", "3", "--resume"]
+    assert _segment_command(auto) == 0
+    assert "3 of 9 blocks computed" in capsys.readouterr().out
+    np.testing.assert_array_equal(xr.open_zarr(out)["labels"].values, complete)
+    with pytest.raises(ParameterError, match="written in blocks of 48 x 48 pixels, --chunks 64"):
+        _segment_command([*auto, "--chunks", "64"])
     with pytest.raises(ValueError, match="cannot resume"):  # other parameters: refused
         _segment_command([*argv, "--resume", "--size", "4"])
     labels = xfskde.io.open_blocks(out)  # the store's one data array, lazily

@@ -21,10 +21,11 @@ import numpy as np
 import xarray as xr
 
 from .._scheduling import refuse_unshared_folder
-from ..exceptions import ParameterError
+from ..exceptions import ParameterError, XfskdeError
 from ..io import (
     finalize_store,
     locate,
+    open_blocks,
     open_image,
     store_status,
     write_blocks,
@@ -218,8 +219,7 @@ def run(args: argparse.Namespace) -> int:
                        dims=args.dims)  # fmt: skip
     if model is not None and args.level is None and args.mpp is None:
         image = _at_model_scale(image, model, args, halo)
-    if auto_chunks:
-        image = _in_large_blocks(image, halo)
+    image = _in_blocks(image, args, halo, auto_chunks)
     refuse_ome_zarr_grid(image, args, always=False)
     start = time.perf_counter()
     with writing(str(out), args.input), scheduler(args), progress_on_stderr():
@@ -333,6 +333,48 @@ def _at_model_scale(image: Any, model: Any, args: argparse.Namespace, halo: int)
         file=sys.stderr,
     )
     return nearest
+
+
+def _in_blocks(
+    image: xr.DataArray, args: argparse.Namespace, halo: int, auto: bool
+) -> xr.DataArray:
+    """The image in the blocks it is segmented in: those of the store that ``--resume``
+    finishes (with ``--chunks auto``: the fit draws its sample from the blocks, so other
+    blocks fit another model, which the store refuses), else :func:`_in_large_blocks` for
+    ``--chunks auto``. A resume with a ``--chunks`` that gives other blocks than the store's
+    is refused, naming them."""
+    written = _resumed_blocks(args)
+    shape = (image.sizes["y"], image.sizes["x"])
+    if written is None or tuple(map(sum, written)) != shape:  # the writer refuses a new shape
+        return _in_large_blocks(image, halo) if auto else image
+    if auto:
+        return image.chunk({"y": written[0], "x": written[1]})
+    ours = (image.chunksizes["y"], image.chunksizes["x"])
+    if ours != written:
+        raise ParameterError(
+            f"cannot resume {args.output}: it was written in blocks of {written[0][0]} x "
+            f"{written[1][0]} pixels, --chunks {args.chunks} reads blocks of {ours[0][0]} x "
+            f"{ours[1][0]}: resume with --chunks auto (the store's blocks)"
+        )
+    return image
+
+
+def _resumed_blocks(args: argparse.Namespace) -> tuple[tuple[int, ...], ...] | None:
+    """The (row, column) chunks of the store that ``--resume`` finishes, if it is one of
+    xfskde's Zarr or OME-Zarr stores; None otherwise (nothing to resume, or a store the
+    writer refuses with its own message)."""
+    if not args.resume or is_geotiff(args.output) or is_ome_tiff(args.output):
+        return None
+    if not output_exists(args.output):
+        return None
+    try:
+        written = open_blocks(args.output, allow_incomplete=True)
+    except (OSError, ValueError, KeyError, XfskdeError):
+        return None
+    if "y" not in written.dims or "x" not in written.dims:
+        return None
+    chunks = dict(zip(written.dims, written.data.chunks, strict=True))
+    return chunks["y"], chunks["x"]
 
 
 def _in_large_blocks(image: xr.DataArray, halo: int) -> xr.DataArray:
