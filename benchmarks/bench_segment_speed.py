@@ -32,6 +32,7 @@ timed run each. Dask's threaded scheduler runs on ``--threads`` workers and numb
     python benchmarks/bench_segment_speed.py --quick     # 512², no slide: checks it runs (~40 s)
     python benchmarks/bench_segment_speed.py             # 2048² and a 16384² slide (~10 min)
     python benchmarks/bench_segment_speed.py --size 1024 --slide 4096 --json speed.json
+    python benchmarks/bench_segment_speed.py --size 2048 --slide 0   # no slide
 """
 
 from __future__ import annotations
