@@ -168,7 +168,8 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument(
         "--chunks", type=_auto_or(int), default="auto",
         help=f"target block side in pixels; auto: {LARGE_FEATURE_CHUNK} for images of at "
-        f"least {LARGE_IMAGE_BLOCKS} such blocks (8192² and larger), else {FEATURE_CHUNK}",
+        f"least {LARGE_IMAGE_BLOCKS} such blocks (8192² and larger), else {FEATURE_CHUNK}; "
+        "with --resume, the blocks of the store it finishes",
     )  # fmt: skip
     parser.add_argument("--overwrite", action="store_true", help="replace an existing store")
     parser.add_argument(
