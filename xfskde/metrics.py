@@ -63,7 +63,7 @@ def contingency_table(labels_true: Any, labels_pred: Any) -> np.ndarray:
     _, ia = np.unique(a, return_inverse=True)
     _, ib = np.unique(b, return_inverse=True)
     na, nb = int(ia.max()) + 1, int(ib.max()) + 1
-    counts = np.bincount(ia.astype(np.int64).ravel() * nb + ib.ravel(), minlength=na * nb)
+    counts = np.bincount(ia.astype(np.int64) * nb + ib, minlength=na * nb)
     return counts.reshape(na, nb).astype(np.int64)
 
 

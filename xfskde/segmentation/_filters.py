@@ -321,8 +321,7 @@ def separable_binned(
     if np.ndim(weight) == 0:  # one weight for every pixel: the kernel's uniform path
         uniform, weight = float(np.float32(weight)), np.empty((0, 0), np.float32)
     else:
-        sites = lattice.sites(np.asarray(weight))
-        uniform, weight = 0.0, np.ascontiguousarray(sites, dtype=np.float32)
+        uniform, weight = 0.0, _weights(lattice.sites(np.asarray(weight)), bins.shape)
     vertical = np.empty((rows.size, bins.shape[1], n_bins), np.float32)
     _rows_binned(bins, weight, uniform, profile, rows, first_rows, lattice.step, vertical)
     out = np.empty((rows.size, cols.size, n_bins), np.float32)

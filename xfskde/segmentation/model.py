@@ -1282,9 +1282,9 @@ def _fit_prepared(
     rng = np.random.default_rng(seed)
     row_chunks, col_chunks = (safe_chunks(c, fit_halo) for c in arr.chunks[:2])
     grid = list(np.ndindex(len(row_chunks), len(col_chunks)))
+    starts = [np.concatenate([[0], np.cumsum(c)]) for c in (row_chunks, col_chunks)]
     if foreground is not None:
         footprint = MaskFootprint(foreground, arr.shape[:2])
-        starts = [np.concatenate([[0], np.cumsum(c)]) for c in (row_chunks, col_chunks)]
         grid = [
             (i, j)
             for i, j in grid
@@ -1321,7 +1321,6 @@ def _fit_prepared(
     token = (spec, seed, int(sample), shift)
     picks = sorted(seed_of)
     if tiled:  # each task reads its tile and halo only, not the block's neighbours' chunks
-        starts = [np.concatenate([[0], np.cumsum(c)]) for c in (row_chunks, col_chunks)]
         regions = [
             _fit_tile((starts[0][i], starts[0][i + 1]), (starts[1][j], starts[1][j + 1]),
                       seed_of[(i, j)])
