@@ -1,6 +1,7 @@
 """The first five minutes: the package imports from anywhere, every package it imports is one
 ``pip install .`` installs (or an extra's, asked for by name), and running it never writes into
-the installed package's folder (numba's cache goes to the user's cache folder)."""
+the installed package's folder (numba's cache goes to the user's cache folder); and the suite
+itself starts as many processes as the machine can run."""
 
 import ast
 import importlib.metadata
@@ -10,6 +11,7 @@ import sys
 import tomllib
 from pathlib import Path
 
+import pytest
 from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 
@@ -120,3 +122,30 @@ def test_every_imported_package_is_a_declared_dependency():
             + (f" nor in the {extra!r} extra" if extra else "")
         )
     assert not problems, "\n".join(problems)
+
+
+def test_the_suite_starts_a_process_per_usable_cpu_within_memory(monkeypatch):
+    """``-n auto`` (pyproject's addopts) asks ``tests/conftest.py`` how many test processes to
+    start: the CPUs this process may run on, not the machine's (a container limited to 2 of 64
+    visible CPUs started 64 with pytest-xdist's own count), and no more than the available
+    memory holds at ``WORKER_MEMORY`` each; at least one."""
+    import psutil
+    from conftest import WORKER_MEMORY, pytest_xdist_auto_num_workers
+
+    if not hasattr(os, "sched_getaffinity"):
+        pytest.skip("os.sched_getaffinity is Linux's")
+
+    class Memory:
+        available = 0
+
+    def machine(cpus: int, memory: int) -> int:
+        monkeypatch.setattr(os, "sched_getaffinity", lambda pid: set(range(cpus)))
+        Memory.available = memory
+        monkeypatch.setattr(psutil, "virtual_memory", lambda: Memory)
+        return pytest_xdist_auto_num_workers(None)
+
+    assert machine(2, 24 * 2**30) == 2  # CI: 2 cores, 24 GiB
+    assert machine(64, 24 * 2**30) == 24 // 3  # memory bounds it
+    assert machine(16, int(7.9 * 2**30)) == 2
+    assert machine(4, WORKER_MEMORY - 1) == 1  # never none
+    assert machine(1, 128 * 2**30) == 1
