@@ -106,6 +106,41 @@ def test_the_within_metric_separates_textures_whose_look_drifts(rng):
     assert fit_within_metric(X[:10], None, means, axes=D) is None
 
 
+def test_refinement_by_the_samples_own_labels_moves_biased_endmembers_to_the_textures(rng):
+    """Endmembers pulled toward the samples' mean (as a fit on the steady cores of textures of
+    unequal sizes leaves them) are moved to the textures' means by refine_by_labels: each
+    round labels every sample by its abundances in the current metric, takes each texture's
+    mean and the pooled covariance about them; it stops once no label changes."""
+    from xfskde.segmentation.unmixing import fit_within_metric, refine_by_labels
+
+    D, sizes = 8, (3000, 600, 1500)
+    means = np.zeros((3, D))
+    means[:, 0] = [0.0, 1.0, 0.5]
+    means[:, 2] = [0.0, 0.0, 0.9]
+    truth = np.repeat(np.arange(3), sizes)
+    X = means[truth] + 0.15 * rng.normal(size=(len(truth), D))
+    drift = np.zeros(D)
+    drift[:2] = np.sqrt(0.5)
+    X += 0.3 * rng.normal(size=(len(truth), 1)) * drift
+    start = 0.6 * means + 0.4 * X.mean(axis=0)
+    V0 = fit_within_metric(X, None, start, axes=D)
+    E, V, rounds = refine_by_labels(X, start, V0, axes=D)
+    assert 1 < rounds < 5  # converged: a further round would change no label
+    assert np.abs(start - means).max() > 0.25 and np.abs(E - means).max() < 0.03
+    before = rand_index(truth, abundances(X, start, V0).argmax(axis=1))
+    after = rand_index(truth, abundances(X, E, V).argmax(axis=1))
+    assert before < 0.986 and after > 0.993
+    again = refine_by_labels(X, E, V, axes=D)
+    assert again[2] == 0 or np.array_equal(
+        abundances(X, again[0], again[1]).argmax(axis=1), abundances(X, E, V).argmax(axis=1)
+    )
+    # a texture the labels leave (almost) empty keeps the start: its mean would be noise
+    far = means.copy()
+    far[1, 5] = 10.0
+    E2, _, none = refine_by_labels(X, far, fit_within_metric(X, None, far, axes=D), axes=D)
+    assert none == 0 and np.array_equal(E2, far)
+
+
 def block_features(image, spec):
     """The features at every pixel a block's halo leaves exact (the rest zero-filled)."""
     image = np.asarray(image, np.float32)

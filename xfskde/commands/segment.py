@@ -139,7 +139,8 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument(
         "--metric", choices=METRICS, default="auto",
         help="the metric the abundances are solved in: within: the textures' within-texture "
-        "covariance, estimated on the fit's sample; euclidean: the paper's; auto: within with "
+        "covariance, estimated on the fit's sample (with the endmembers, until the labels it "
+        "gives the sample stop changing); euclidean: the paper's; auto: within with "
         "the fit away from boundaries, euclidean with k-means",
     )  # fmt: skip
     parser.add_argument(

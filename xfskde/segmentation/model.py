@@ -8,7 +8,8 @@ The pipeline for an image of any size:
    multiplied by its weight.
 3. Pure texture features (endmembers) fitted on the sample (:func:`.unmixing.fit_endmembers`),
    and with the stable fit the within-texture metric the abundances are solved in
-   (:func:`.unmixing.fit_within_metric`: the unmixing vectors ``E M``).
+   (:func:`.unmixing.fit_within_metric`: the unmixing vectors ``E M``), both then re-estimated
+   from the labels they give the sample (:func:`.unmixing.refine_by_labels`).
 4. Every block: :func:`_project_block` projects each pixel's votes on the endmembers (on the
    unmixing vectors, in the within-texture metric; with
    the short halo the votes read: the filter bank's 34 px), then :func:`_unmix_block` windows
@@ -103,10 +104,12 @@ from .features import (
 from .unmixing import (
     ENDMEMBER_METHODS,
     MAX_TEXTURES,
+    REFINE_ROUNDS,
     abundances_from_projections,
     fit_endmembers,
     fit_stable_endmembers,
     fit_within_metric,
+    refine_by_labels,
     stable_samples,
     unmixing_gram,
 )
@@ -1268,8 +1271,10 @@ def _fit_prepared(
     the groups' S / N are recorded in the model's ``choices``. A sample whose features are the
     same everywhere (a flat image) is refused, unless ``flat_ok`` (the window check's crop,
     which may fall in a blank part of an image). With ``metric="within"`` the model's
-    abundances are solved in the within-texture metric (:func:`.unmixing.fit_within_metric`);
-    when the sample cannot estimate it the fit keeps the Euclidean one and says why in its
+    abundances are solved in the within-texture metric (:func:`.unmixing.fit_within_metric`),
+    and it and the endmembers are re-estimated from the labels they give the sample
+    (:func:`.unmixing.refine_by_labels`, its rounds recorded in ``choices``); when the sample
+    cannot estimate the metric the fit keeps the Euclidean one and says why in its
     ``choices``."""
     shift = _shift(spec, method, signal, metric)
     fit_halo = feature_depth(spec) + shift
@@ -1384,6 +1389,12 @@ def _fit_prepared(
     vectors = None
     if metric == "within":
         vectors = fit_within_metric(X, change, endmembers, seed=seed)
+        if vectors is not None:
+            endmembers, vectors, rounds = refine_by_labels(X, endmembers, vectors)
+            choices["refine"] = (
+                f"{rounds} rounds: endmembers and metric re-estimated from the labels of every "
+                f"sample, until none changes (at most {REFINE_ROUNDS})"
+            )
         if vectors is None:
             choices["metric"] = (
                 "euclidean: the sample cannot estimate the within-texture covariance (too few "
@@ -1857,8 +1868,10 @@ def segment(
         The metric of the least-squares unmixing: ``"euclidean"`` the paper's; ``"within"``
         the textures' within-texture covariance, estimated on the fit's sample
         (:func:`.unmixing.fit_within_metric`: directions in which a texture's features vary
-        within it count less); ``"auto"`` within-texture with the stable fit, Euclidean with
-        k-means or NMF (the rule of :mod:`xfskde.segmentation.defaults`).
+        within it count less), it and the endmembers then re-estimated from the labels they
+        give the sample (:func:`.unmixing.refine_by_labels`); ``"auto"`` within-texture with
+        the stable fit, Euclidean with k-means or NMF (the rule of
+        :mod:`xfskde.segmentation.defaults`).
 
     Returns
     -------

@@ -23,7 +23,9 @@ the maximum-likelihood unmixing under Gaussian within-texture variation. It need
 only the projections ``x (E M)ᵀ`` on the *unmixing vectors* ``V = E M`` and the Gram matrix
 ``E M Eᵀ = V Eᵀ``: as fast as the Euclidean problem (``M = I``, ``V = E``).
 :func:`fit_within_metric` estimates M from the sampled pixels (a Gaussian mixture with one
-covariance shared by the textures, in the samples' principal subspace).
+covariance shared by the textures, in the samples' principal subspace), and
+:func:`refine_by_labels` then re-estimates E and M from the labels the unmixing gives the same
+samples, until those labels stop changing.
 """
 
 from __future__ import annotations
@@ -42,10 +44,12 @@ __all__ = [
     "MAX_TEXTURES",
     "METRIC_AXES",
     "METRIC_SHRINKAGE",
+    "REFINE_ROUNDS",
     "abundances",
     "fit_endmembers",
     "fit_stable_endmembers",
     "fit_within_metric",
+    "refine_by_labels",
     "stable_samples",
     "unmixing_gram",
 ]
@@ -64,6 +68,12 @@ METRIC_AXES = 30
 METRIC_SHRINKAGE = 0.1
 #: The pure samples the starting covariance is read from: abundance of one texture at least this.
 _PURE = 0.9
+#: At most this many rounds of :func:`refine_by_labels` (it stops earlier once no sample's label
+#: changes) ...
+REFINE_ROUNDS = 5
+#: ... and it stops before a texture is left with fewer samples than this (its mean would be
+#: noise).
+_REFINE_MEMBERS = 10
 
 _SKLEARN_LOCK = threading.Lock()
 _sklearn_users = 0
@@ -293,6 +303,88 @@ def fit_within_metric(
         return None
     root = P @ (U / np.sqrt(w))  # D × k: M = root rootᵀ
     return (E @ root) @ root.T
+
+
+def refine_by_labels(
+    samples: np.ndarray,
+    endmembers: np.ndarray,
+    vectors: np.ndarray,
+    *,
+    rounds: int = REFINE_ROUNDS,
+    axes: int = METRIC_AXES,
+    shrinkage: float = METRIC_SHRINKAGE,
+) -> tuple[np.ndarray, np.ndarray, int]:
+    """Endmembers and within-texture metric re-estimated from the labels they give the samples.
+
+    The endmembers come from the steadier half of the samples, the metric from a mixture fitted
+    to that half (:func:`fit_stable_endmembers`, :func:`fit_within_metric`): both miss the
+    textures' harder parts, and a texture whose steady core is small is pulled toward the
+    others. Here *every* sample is labelled by the arg-max of its abundances (:func:`abundances`
+    in the metric of ``vectors``, which weighs a sample that mixes two textures as such); each
+    texture's endmember becomes the mean of its samples and W the covariance of all samples
+    about their texture's mean, in the samples' first ``axes`` principal axes, its eigenvalues
+    drawn ``shrinkage`` of the way toward their mean (as in :func:`fit_within_metric`); then
+    ``V = E W⁻¹`` and again, until no label changes, at most ``rounds`` times — classification
+    E-M steps of a mixture with one covariance, whose E-step is the unmixing itself.
+
+    Measured (2026-11-27, 512² mosaics of scikit-image's brick, grass and gravel; 20 000
+    samples): the 30 tuning mosaics Rand 0.901 → 0.911 / 0.914 after at most 2 / 5 rounds (23
+    up, 5 down by at most 0.005; the largest gain 0.814 → 0.875); the 30 held-out ones 0.917 →
+    0.924 / 0.925 (19 up, 8 down by at most 0.004). The same from the labels of the whole
+    image's pixels, each texture's features taken only beyond σ / 2 of another label: 0.911
+    on the tuning mosaics after 2 rounds, as from the samples alone (the image's layout adds
+    nothing the samples' own unmixing lacks).
+
+    Parameters
+    ----------
+    samples : numpy.ndarray, shape (n, D)
+        Every sampled feature vector, scaled as the endmembers are.
+    endmembers : numpy.ndarray, shape (m, D)
+    vectors : numpy.ndarray, shape (m, D)
+        The unmixing vectors ``E M`` of the start (:func:`fit_within_metric`).
+    rounds : int
+        At most this many re-estimates.
+    axes : int
+        Principal axes of all the samples the covariance is estimated in.
+    shrinkage : float in [0, 1]
+
+    Returns
+    -------
+    endmembers : numpy.ndarray, shape (m, D), float64
+    vectors : numpy.ndarray, shape (m, D), float64
+    rounds : int
+        The re-estimates made (0: the start kept, when a texture would have fewer than
+        :data:`_REFINE_MEMBERS` samples or the samples too few for the axes).
+    """
+    X = np.asarray(samples, dtype=np.float64)
+    E = np.asarray(endmembers, dtype=np.float64)
+    V = np.asarray(vectors, dtype=np.float64)
+    m = E.shape[0]
+    centred = X - X.mean(axis=0)
+    values, axes_ = np.linalg.eigh(centred.T @ centred)  # principal axes, smallest first
+    k = int(min(axes, np.count_nonzero(values > values[-1] * 1e-12)))
+    if k < 1 or X.shape[0] < 2 * k:
+        return E, V, 0
+    P = axes_[:, ::-1][:, :k]
+    done, labels = 0, None
+    for _ in range(int(rounds)):
+        new = abundances(X, E, V).argmax(axis=1)
+        if labels is not None and np.array_equal(new, labels):
+            break
+        labels = new
+        counts = np.bincount(labels, minlength=m)
+        if counts.min() < _REFINE_MEMBERS:
+            break
+        means = (np.eye(m)[:, labels] @ X) / counts[:, None]
+        residuals = (X - means[labels]) @ P
+        w, U = np.linalg.eigh(residuals.T @ residuals / X.shape[0])
+        w = np.maximum(w, 0.0)
+        w = (1.0 - shrinkage) * w + shrinkage * w.mean()
+        if w.min() <= 0:
+            break
+        root = P @ (U / np.sqrt(w))
+        E, V, done = means, (means @ root) @ root.T, done + 1
+    return E, V, done
 
 
 def _supports(m: int) -> list[tuple[int, ...]]:
