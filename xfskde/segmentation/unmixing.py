@@ -318,17 +318,18 @@ def refine_by_labels(
 
     The endmembers come from the steadier half of the samples, the metric from a mixture fitted
     to that half (:func:`fit_stable_endmembers`, :func:`fit_within_metric`): both miss the
-    textures' harder parts, and a texture whose steady core is small is pulled toward the
+    textures' harder parts, and a texture whose steady core is small can be pulled toward the
     others. Here *every* sample is labelled by the arg-max of its abundances (:func:`abundances`
     in the metric of ``vectors``, which weighs a sample that mixes two textures as such); each
     texture's endmember becomes the mean of its samples and W the covariance of all samples
     about their texture's mean, in the samples' first ``axes`` principal axes, its eigenvalues
     drawn ``shrinkage`` of the way toward their mean (as in :func:`fit_within_metric`); then
-    ``V = E W⁻¹`` and again, until no label changes, at most ``rounds`` times — classification
-    E-M steps of a mixture with one covariance, whose E-step is the unmixing itself.
+    ``M = P W⁻¹ Pᵀ`` (P those axes), ``V = E M``, and again, until no label changes, at most
+    ``rounds`` times: classification E-M steps of a mixture with one covariance, whose E-step
+    is the unmixing itself.
 
-    Measured (2026-11-27, 512² mosaics of scikit-image's brick, grass and gravel; 20 000
-    samples): the 30 tuning mosaics Rand 0.901 → 0.911 / 0.914 after at most 2 / 5 rounds (23
+    Measured (2026-11-27, 512² mosaics of scikit-image's brick, grass and gravel, about 7 000
+    samples each): the 30 tuning mosaics Rand 0.901 → 0.911 / 0.914 after at most 2 / 5 rounds (23
     up, 5 down by at most 0.005; the largest gain 0.814 → 0.875); the 30 held-out ones 0.917 →
     0.924 / 0.925 (19 up, 8 down by at most 0.004). The same from the labels of the whole
     image's pixels, each texture's features taken only beyond σ / 2 of another label: 0.911
@@ -353,8 +354,9 @@ def refine_by_labels(
     endmembers : numpy.ndarray, shape (m, D), float64
     vectors : numpy.ndarray, shape (m, D), float64
     rounds : int
-        The re-estimates made (0: the start kept, when a texture would have fewer than
-        :data:`_REFINE_MEMBERS` samples or the samples too few for the axes).
+        The re-estimates made. 0: the start is kept, when its labels leave a texture fewer than
+        :data:`_REFINE_MEMBERS` samples or the samples are too few for the axes; a later round
+        whose labels would do so keeps the estimate before it.
     """
     X = np.asarray(samples, dtype=np.float64)
     E = np.asarray(endmembers, dtype=np.float64)
