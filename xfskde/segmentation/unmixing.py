@@ -276,9 +276,8 @@ def fit_within_metric(
     stable = X[stable_samples(change)] if change is not None else X
     mean = stable.mean(axis=0)
     centred = stable - mean
-    values, vectors = np.linalg.eigh(centred.T @ centred)  # principal axes, smallest first
-    k = int(min(axes, np.count_nonzero(values > values[-1] * 1e-12)))
-    P = vectors[:, ::-1][:, :k]
+    P = _principal_axes(centred, axes)
+    k = P.shape[1]
     Z, Ez = centred @ P, (E - mean) @ P
     a = abundances(stable, E)  # the fit's own labels, in the Euclidean metric
     pure = a.max(axis=1) >= _PURE
@@ -296,10 +295,28 @@ def fit_within_metric(
             m, covariance_type="tied", means_init=Ez, precisions_init=np.linalg.inv(start),
             reg_covar=1e-6 * scale, max_iter=100, random_state=seed,
         ).fit(Z)  # fmt: skip
-    w, U = np.linalg.eigh(mixture.covariances_)
+    return _unmixing_vectors(E, P, mixture.covariances_, shrinkage)
+
+
+def _principal_axes(centred: np.ndarray, axes: int) -> np.ndarray:
+    """The first ``axes`` principal axes (D × k, largest first) of centred samples: the
+    eigenvectors of their D × D scatter matrix (an SVD of the n × D samples gives the same at
+    10x the cost), no more than the scatter's rank (eigenvalues above 1e-12 of the largest)."""
+    values, vectors = np.linalg.eigh(centred.T @ centred)  # smallest first
+    k = int(min(axes, np.count_nonzero(values > values[-1] * 1e-12)))
+    return vectors[:, ::-1][:, :k]
+
+
+def _unmixing_vectors(
+    E: np.ndarray, P: np.ndarray, covariance: np.ndarray, shrinkage: float
+) -> np.ndarray | None:
+    """``V = E M`` for the within-texture covariance W (k × k, in the axes P): W's eigenvalues
+    drawn ``shrinkage`` of the way toward their mean, ``M = P W⁻¹ Pᵀ``. None when W is zero
+    (every sample the same: no variation to weigh)."""
+    w, U = np.linalg.eigh(covariance)
     w = np.maximum(w, 0.0)
     w = (1.0 - shrinkage) * w + shrinkage * w.mean()
-    if w.min() <= 0:  # every stable sample the same: no variation to weigh
+    if w.min() <= 0:
         return None
     root = P @ (U / np.sqrt(w))  # D × k: M = root rootᵀ
     return (E @ root) @ root.T
@@ -362,12 +379,9 @@ def refine_by_labels(
     E = np.asarray(endmembers, dtype=np.float64)
     V = np.asarray(vectors, dtype=np.float64)
     m = E.shape[0]
-    centred = X - X.mean(axis=0)
-    values, axes_ = np.linalg.eigh(centred.T @ centred)  # principal axes, smallest first
-    k = int(min(axes, np.count_nonzero(values > values[-1] * 1e-12)))
-    if k < 1 or X.shape[0] < 2 * k:
+    P = _principal_axes(X - X.mean(axis=0), axes)
+    if P.shape[1] < 1 or X.shape[0] < 2 * P.shape[1]:
         return E, V, 0
-    P = axes_[:, ::-1][:, :k]
     done, labels = 0, None
     for _ in range(int(rounds)):
         new = abundances(X, E, V).argmax(axis=1)
@@ -379,13 +393,10 @@ def refine_by_labels(
             break
         means = (np.eye(m)[:, labels] @ X) / counts[:, None]
         residuals = (X - means[labels]) @ P
-        w, U = np.linalg.eigh(residuals.T @ residuals / X.shape[0])
-        w = np.maximum(w, 0.0)
-        w = (1.0 - shrinkage) * w + shrinkage * w.mean()
-        if w.min() <= 0:
+        refined = _unmixing_vectors(means, P, residuals.T @ residuals / X.shape[0], shrinkage)
+        if refined is None:
             break
-        root = P @ (U / np.sqrt(w))
-        E, V, done = means, (means @ root) @ root.T, done + 1
+        E, V, done = means, refined, done + 1
     return E, V, done
 
 
