@@ -22,8 +22,11 @@ command line, ``python -m xfskde.cli segment SLIDE OUT.zarr --textures 3``: its 
 its peak RSS.
 
 Every measurement runs in a fresh child process (this script with ``--child``), so that its
-peak RSS is its own; each child first runs its stage on a 256² crop, untimed (numba compiles on
-first use, or loads its cache), and the command line is run once on a 256² TIFF first. One
+peak RSS is its own; each child first runs its stage on a contiguous copy of a 256² crop,
+untimed (numba compiles on first use, or loads its cache; a view of the image would compile
+numba's loops for another memory layout than the image's, and the image's own compilation,
+13–16 s on a cold cache, would be timed), and the command line is run once on a 256² TIFF
+first. One
 timed run each. Dask's threaded scheduler runs on ``--threads`` workers and numba on as many
 (``NUMBA_NUM_THREADS``); the field of a NumPy image spreads its tiles over every core whatever
 ``--threads``, as ``local_fskde`` does. Mpx/s counts pixels (y × x), whatever the channels;
@@ -130,7 +133,7 @@ def measure_stage(task: dict) -> dict:
         image = (image.mean(axis=-1) if image.ndim == 3 else image).astype(np.float32)
     with dask.config.set(scheduler="threads", num_workers=task["threads"]):
         call = stage_call(task)
-        call(image[:WARM, :WARM])
+        call(np.ascontiguousarray(image[:WARM, :WARM]))  # the image's memory layout: see above
         start = time.perf_counter()
         result = call(image)
         seconds = time.perf_counter() - start
