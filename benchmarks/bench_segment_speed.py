@@ -4,15 +4,15 @@ In memory, on an RGB image (:func:`xfskde.datasets.random_textures`) and a grey 
 channel mean of :func:`xfskde.datasets.dead_leaves`), seed 100, three textures, ``--size``²:
 
 * ``field`` — ``xfskde.local_fskde(grey, order=8, window="gaussian", size=σ, stride=s)`` on the
-  image as float32 (an RGB image's channel mean) at the σ and stride the automatic fit chose:
-  the speed anchor;
+  image as float32 (an RGB image's channel mean) at the σ and stride the automatic fit chose
+  for the labels: the speed anchor;
 * ``choose+fit`` — ``fit_textures(image, 3)``, every setting automatic;
 * ``fit`` — ``fit_textures(image, 3, ...)`` given what the automatic fit chose (the feature
-  groups, window, size, stride and gradient scales of ``model.spec``, its ``fit_method``,
-  ``weights`` and ``resolution``): the same model without the choosing,
-  checked by its endmembers; ``choose`` is choose+fit minus fit;
-* ``predict`` — ``model.predict(image)`` with the model of ``fit`` (handed over as a pickle):
-  the labels, as a NumPy array;
+  groups, window, fit's size, stride and gradient scales of the model, its ``fit_method``,
+  ``weights`` and ``resolution``): the same endmembers without the choosing (checked);
+  ``choose`` is choose+fit minus fit;
+* ``predict`` — ``model.predict(image)`` with the model of ``choose+fit`` (handed over as a
+  pickle): the labels, as a NumPy array;
 * ``segment`` — ``xfskde.segment(image, 3)`` end to end, with its Rand index against the truth.
 
 Whole slide (not with ``--quick``): a 1024² ``random_textures`` image as uint8, repeated to a
@@ -82,7 +82,8 @@ def chosen(model: Any) -> dict[str, Any]:
     return {
         "features": list(spec.features),
         "window": spec.window,
-        "size": spec.size * f,  # in pixels (a Gaussian's sigma: this script's windows)
+        "size": spec.size * f,  # the labels', in pixels (a Gaussian's sigma: this script's)
+        "fit_size": (spec.size if model.fit_size is None else model.fit_size) * f,
         "stride": spec.stride * f,
         "resolution": f,
         "gradient_scales": list(spec.gradient_scales),
@@ -92,9 +93,11 @@ def chosen(model: Any) -> dict[str, Any]:
 
 
 def explicit(settings: dict[str, Any]) -> dict[str, Any]:
-    """``fit_textures`` keywords from :func:`chosen`'s (JSON-friendly) settings."""
+    """``fit_textures`` keywords from :func:`chosen`'s (JSON-friendly) settings: the fit's
+    window (the labels of such a model are drawn through it too)."""
     return {
-        **settings,
+        **{k: v for k, v in settings.items() if k != "fit_size"},
+        "size": settings["fit_size"],
         "features": tuple(settings["features"]),
         "gradient_scales": tuple(settings["gradient_scales"]),
     }
@@ -114,7 +117,7 @@ def stage_call(task: dict) -> Callable[[np.ndarray], Any]:
         return lambda im: fit_textures(im, N_TEXTURES)
     if stage == "fit":
         return lambda im: fit_textures(im, N_TEXTURES, **explicit(settings))
-    if stage == "predict":  # the model of the "fit" child
+    if stage == "predict":  # the model of the "choose+fit" child
         model = pickle.loads(Path(task["model"]).read_bytes())
         return lambda im: np.asarray(model.predict(im))
     if stage == "segment":
@@ -144,9 +147,8 @@ def measure_stage(task: dict) -> dict:
         out["settings"] = chosen(model)
     elif task["stage"] in ("choose+fit", "fit"):
         out["endmembers"] = np.asarray(result.endmembers).tolist()
-        if task["stage"] == "choose+fit":
+        if task["stage"] == "choose+fit":  # what it chose, and the model for "predict"
             out["settings"] = chosen(result)
-        else:  # for the "predict" child
             Path(task["model"]).write_bytes(pickle.dumps(result))
     return out
 
@@ -232,8 +234,8 @@ def measure_image(name: str, paths: tuple[Path, Path], size: int, threads: int) 
     same_choice = r["segment"].pop("settings") == settings
     r["choose"] = {"seconds": auto["seconds"] - r["fit"]["seconds"], "pixels": auto["pixels"]}
     print(f"{name} {size}²: chose {','.join(settings['features'])}, {settings['window']} "
-          f"{settings['size']:g}, stride {settings['stride']}, resolution "
-          f"{settings['resolution']}, {settings['method']} fit; "
+          f"{settings['size']:g} (fit {settings['fit_size']:g}), stride {settings['stride']}, "
+          f"resolution {settings['resolution']}, {settings['method']} fit; "
           f"explicit fit gives the same endmembers: {'yes' if same_fit else 'NO'}; segment "
           f"chose the same: {'yes' if same_choice else 'NO'}")  # fmt: skip
     field_rate = r["field"]["pixels"] / r["field"]["seconds"] / 1e6

@@ -53,8 +53,10 @@ def main(argv: list[str] | None = None) -> int:
     results["automatic"] = labels
     print(f"{'automatic':16} Rand index {xfskde.rand_index(truth, labels):.3f}")
     spec, f = model.spec, model.resolution  # the window and stride are in cells of f × f px
-    print(f"  chose features {','.join(spec.features)}, window sigma {spec.size * f:g} px, "
-          f"stride {spec.stride * f} px, resolution {f}; {model.choices['size']}")  # fmt: skip
+    fit = spec.size if model.fit_size is None else model.fit_size  # the labels' is spec.size
+    print(f"  chose features {','.join(spec.features)}, window sigma {fit * f:g} px (labels "
+          f"{spec.size * f:g} px), stride {spec.stride * f} px, resolution {f}; "
+          f"{model.choices['size']}")  # fmt: skip
     if args.out:
         import matplotlib
 

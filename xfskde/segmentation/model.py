@@ -71,6 +71,7 @@ from .defaults import (
     CHECK_SIZE,
     FINE_SIZE,
     GREY_CHROMA,
+    LABEL_FRACTION,
     REGION_CROP,
     REGION_FLOOR,
     REGION_FRACTION,
@@ -85,6 +86,7 @@ from .defaults import (
     chroma_ratio,
     color_range,
     group_signal,
+    label_window,
     region_scale,
     scale_window,
     signal_weights,
@@ -214,6 +216,11 @@ class TextureModel:
         ``E M``, the endmembers in the within-texture metric M the abundances are solved in
         (:func:`.unmixing.fit_within_metric`; the attrs' ``unmixing_vectors``, with
         ``metric = "within"``); None: the Euclidean metric, the paper's.
+    fit_size : float, optional
+        The window size (in ``spec``'s unit, cells of ``resolution``) the endmembers were
+        fitted at, when it is not ``spec.size``, the window the labels are drawn through: the
+        automatic rule fits the stable fit at a wider window than it labels
+        (:func:`.defaults.label_window`; the attrs' ``fit_size``). None: the same window.
 
     """
 
@@ -229,6 +236,7 @@ class TextureModel:
     seed: int | None = None
     sample: int | None = None
     unmixing_vectors: np.ndarray | None = field(default=None, repr=False)
+    fit_size: float | None = None
 
     @property
     def n_textures(self) -> int:
@@ -264,6 +272,7 @@ class TextureModel:
             "angle_bins": s.angle_bins,
             "n_coefficients": s.n_coefficients,
             "stride": s.stride,
+            **({"fit_size": self.fit_size} if self.fit_size is not None else {}),
             "gradient_scales": list(s.gradient_scales),
             **self._range_attrs(),
             "resolution": self.resolution,
@@ -348,6 +357,7 @@ class TextureModel:
                 seed=_integer(values.get("fit_seed")),
                 sample=_integer(values.get("fit_sample")),
                 unmixing_vectors=_vectors(values, endmembers.shape),
+                fit_size=float(values["fit_size"]) if "fit_size" in values else None,
             )
         except (KeyError, TypeError, ValueError) as error:
             raise ParameterError(f"{what} records a damaged texture model: {error}") from None
@@ -1541,6 +1551,7 @@ def fit_textures(
         if spec_args["bank_ranges"] or spec_args["color_ranges"]:  # measured again, averaged
             coarse = _probe_tiles(_coarse(arr, f, chunks), foreground, seed)
             spec_args = _remeasured(spec_args, coarse)
+    stride_auto = isinstance(stride, str)
     if isinstance(stride, str):
         if stride != AUTO:
             raise ParameterError(f"stride must be a positive integer or 'auto', got {stride!r}")
@@ -1574,11 +1585,36 @@ def fit_textures(
             "cannot estimate (too few pixels inside one texture): give a larger sample= or "
             "metric='euclidean'"
         )
+    if size_auto and method == "stable":
+        model = _labelled_narrower(model, sigma / f, f, stride_auto, choices)
     model = dataclasses.replace(model, choices={**choices, **model.choices}, resolution=f,
                                 value_range=_value_range(tiles),
                                 pixel_size=_pixel_size_um(first.source), seed=int(seed),
                                 sample=int(sample))  # fmt: skip
     return TextureModel.from_attrs(model.attrs())  # the model its results record, exactly
+
+
+def _labelled_narrower(
+    model: TextureModel, sigma: float, f: int, stride_auto: bool, choices: dict[str, Any]
+) -> TextureModel:
+    """The stable fit's model, its labels drawn through the window of
+    :func:`.defaults.label_window` (σ ``sigma`` in the analysed image's cells of f × f
+    pixels) and, with
+    ``stride_auto``, on that window's stride; the fit's window kept as ``fit_size``."""
+    spec = model.spec
+    narrow = label_window(sigma)
+    stride = auto_stride(narrow) if stride_auto else spec.stride
+    unit = f" cells of {f} px" if f > 1 else ""
+    choices["labels"] = (
+        f"sigma {narrow:g}{unit}: {LABEL_FRACTION:g} of the fit's sigma {sigma:g}, the "
+        "endmembers and metric fitted at the wider window"
+    )
+    if stride_auto:
+        choices["stride"] = f"{stride}: the labels' window's sigma / 4"
+    labels_spec = dataclasses.replace(
+        spec, size=_equivalent_size(spec.window, narrow), stride=stride
+    )
+    return dataclasses.replace(model, spec=labels_spec, fit_size=spec.size)
 
 
 def _resolution(resolution: int | str, size_auto: bool, sigma: float, choices: dict) -> int:
@@ -1800,7 +1836,9 @@ def segment(
         Window φ shared by every feature.
     size : "auto" or float
         Gaussian sigma, box side or disk radius, in pixels; ``"auto"`` chooses it from the
-        texture's scale (:mod:`xfskde.segmentation.defaults`).
+        texture's scale (:mod:`xfskde.segmentation.defaults`) and, for the stable fit, draws
+        the labels through a window of 0.7 times it (:func:`.defaults.label_window`; the
+        model's ``fit_size`` is the fit's). A size given is the window of both.
     color_bins : int
         Histogram bins per colour channel.
     color_ranges : {"auto", "unit"}
