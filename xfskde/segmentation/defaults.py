@@ -62,8 +62,9 @@ Bounded by the regions (:func:`region_scale`)
 Labels' window (:func:`label_window`)
     With the stable fit the labels are drawn through a window of :data:`LABEL_FRACTION` (0.7)
     times the fit's σ. The fit needs the wider window: its steady samples, the textures' means
-    and their within-texture covariance (fitted at 0.7σ instead, the tuning mosaics lost 0.009
-    Rand, one stripe layout 0.951 -> 0.856); the labels' boundaries follow the regions' more
+    and their within-texture covariance (fitted at 0.7σ instead, the 24 tuning mosaics without
+    perspective lost 0.009 Rand, one stripe layout 0.951 -> 0.856); the labels' boundaries
+    follow the regions' more
     closely in the narrower one (on the 24 held-out mosaics without perspective 72 % of the
     wrong pixels lay within 0.5σ of a true boundary, 90 % or more on 14 of them). The
     endmembers are the textures' means, which do not depend on the window, so the fitted
