@@ -64,9 +64,9 @@ Labels' window (:func:`label_window`)
     times the fit's σ. The fit needs the wider window: its steady samples, the textures' means
     and their within-texture covariance (fitted at 0.7σ instead, the 24 tuning mosaics without
     perspective lost 0.009 Rand, one stripe layout 0.951 -> 0.856); the labels' boundaries
-    follow the regions' more
-    closely in the narrower one (on the 24 held-out mosaics without perspective 72 % of the
-    wrong pixels lay within 0.5σ of a true boundary, 90 % or more on 14 of them). The
+    follow the regions' more closely in the narrower one (on the 24 held-out mosaics without
+    perspective 72 % of the wrong pixels lay within 0.5σ of a true boundary, 90 % or more on
+    14 of them). The
     endmembers are the textures' means, which do not depend on the window, so the fitted
     model holds at either. Chosen on the tuning mosaics
     (0.6 / 0.7 / 0.8 / 1: Voronoi 0.965 / 0.966 / 0.965 / 0.963, stripes 0.949 / 0.949 / 0.948
