@@ -1551,12 +1551,6 @@ def fit_textures(
         if spec_args["bank_ranges"] or spec_args["color_ranges"]:  # measured again, averaged
             coarse = _probe_tiles(_coarse(arr, f, chunks), foreground, seed)
             spec_args = _remeasured(spec_args, coarse)
-    stride_auto = isinstance(stride, str)
-    if isinstance(stride, str):
-        if stride != AUTO:
-            raise ParameterError(f"stride must be a positive integer or 'auto', got {stride!r}")
-        stride = auto_stride(sigma / f)
-        choices["stride"] = f"{stride}: the window's sigma / 4"
     if method == AUTO:
         wide = sigma > FINE_SIZE
         method = "stable" if wide else "kmeans"
@@ -1571,7 +1565,15 @@ def fit_textures(
             if metric == "within"
             else f"euclidean: the {method} fit (the within-texture metric lost Rand at sigma 6)"
         )
-    spec = FeatureSpec(size=size, stride=stride, **spec_args)
+    narrow = size_auto and method == "stable"  # the labels through a narrower window
+    labels_sigma = _labels_window(sigma / f, f, choices) if narrow else sigma / f
+    if isinstance(stride, str):
+        if stride != AUTO:
+            raise ParameterError(f"stride must be a positive integer or 'auto', got {stride!r}")
+        stride = auto_stride(labels_sigma)
+        whose = "labels' window" if narrow else "window"
+        choices["stride"] = f"{stride}: the {whose}'s sigma / 4"
+    spec = FeatureSpec(size=size, stride=stride, **spec_args)  # the fit's window
     halo = (feature_depth(spec) + _shift(spec, method, signal, metric)) * f
     prepared = _prepare(image, chunks, halo, nodata)
     arr, value = prepared.raw, prepared.nodata
@@ -1585,8 +1587,9 @@ def fit_textures(
             "cannot estimate (too few pixels inside one texture): give a larger sample= or "
             "metric='euclidean'"
         )
-    if size_auto and method == "stable":
-        model = _labelled_narrower(model, sigma / f, f, stride_auto, choices)
+    if narrow:  # the fit's window kept as fit_size, the labels' in the spec
+        labels_spec = dataclasses.replace(spec, size=_equivalent_size(window, labels_sigma))
+        model = dataclasses.replace(model, spec=labels_spec, fit_size=spec.size)
     model = dataclasses.replace(model, choices={**choices, **model.choices}, resolution=f,
                                 value_range=_value_range(tiles),
                                 pixel_size=_pixel_size_um(first.source), seed=int(seed),
@@ -1594,27 +1597,17 @@ def fit_textures(
     return TextureModel.from_attrs(model.attrs())  # the model its results record, exactly
 
 
-def _labelled_narrower(
-    model: TextureModel, sigma: float, f: int, stride_auto: bool, choices: dict[str, Any]
-) -> TextureModel:
-    """The stable fit's model, its labels drawn through the window of
-    :func:`.defaults.label_window` (σ ``sigma`` in the analysed image's cells of f × f
-    pixels) and, with
-    ``stride_auto``, on that window's stride; the fit's window kept as ``fit_size``."""
-    spec = model.spec
+def _labels_window(sigma: float, f: int, choices: dict[str, Any]) -> float:
+    """The σ (in the analysed image's cells of f × f pixels) of the window the stable fit's
+    labels are drawn through, :func:`.defaults.label_window` of the fit's ``sigma``, and why,
+    in ``choices``."""
     narrow = label_window(sigma)
-    stride = auto_stride(narrow) if stride_auto else spec.stride
     unit = f" cells of {f} px" if f > 1 else ""
     choices["labels"] = (
         f"sigma {narrow:g}{unit}: {LABEL_FRACTION:g} of the fit's sigma {sigma:g}, the "
         "endmembers and metric fitted at the wider window"
     )
-    if stride_auto:
-        choices["stride"] = f"{stride}: the labels' window's sigma / 4"
-    labels_spec = dataclasses.replace(
-        spec, size=_equivalent_size(spec.window, narrow), stride=stride
-    )
-    return dataclasses.replace(model, spec=labels_spec, fit_size=spec.size)
+    return narrow
 
 
 def _resolution(resolution: int | str, size_auto: bool, sigma: float, choices: dict) -> int:
