@@ -1,5 +1,6 @@
 """ORTSEG segmentation: features against brute force, exact unmixing, chunk invariance, accuracy."""
 
+import itertools
 import subprocess
 import sys
 import warnings
@@ -139,6 +140,48 @@ def test_refinement_by_the_samples_own_labels_moves_biased_endmembers_to_the_tex
     far[1, 5] = 10.0
     E2, _, none = refine_by_labels(X, far, fit_within_metric(X, None, far, axes=D), axes=D)
     assert none == 0 and np.array_equal(E2, far)
+
+
+def test_the_closest_pair_re_split_leaves_a_wrong_fixed_point_of_the_refinement(rng):
+    """Two close textures cut across their long axis (as Euclidean k-means cuts elongated
+    clusters) are a fixed point of refine_by_labels: the refinement keeps the wrong labels.
+    resplit_closest splits their samples anew and keeps the split of lower log |W|: the
+    textures' own labels; from those it keeps the start, bit for bit."""
+    from xfskde.segmentation.unmixing import (
+        _principal_axes,
+        _unmixing_vectors,
+        refine_by_labels,
+        resplit_closest,
+    )
+
+    D, sizes = 6, (1000, 1500, 1500)
+    truth = np.repeat(np.arange(3), sizes)
+    means = np.zeros((3, D))
+    means[0, 0], means[2, 1] = 8.0, 1.0  # the first far away, the other two close ...
+    spread = np.array([0.4, 0.2, 2.0, 0.3, 0.3, 0.3])  # ... and both long along the third axis
+    X = means[truth] + rng.normal(size=(len(truth), D)) * spread
+    P = _principal_axes(X - X.mean(axis=0), D)
+
+    def start(labels):
+        E = np.stack([X[labels == i].mean(axis=0) for i in range(3)])
+        R = (X - E[labels]) @ P
+        return E, _unmixing_vectors(E, P, R.T @ R / len(X), 0.1)
+
+    wrong = truth.copy()
+    wrong[truth > 0] = np.where(X[truth > 0, 2] > 0, 1, 2)
+    E, V, rounds = refine_by_labels(X, *start(wrong), axes=D)
+    assert rounds >= 1 and rand_index(truth, abundances(X, E, V).argmax(axis=1)) < 0.75
+    E2, V2, kept = resplit_closest(X, E, V, axes=D)
+    assert kept is not None and kept.startswith("textures 2 and 3 (the closest) re-split by")
+    assert rand_index(truth, abundances(X, E2, V2).argmax(axis=1)) > 0.99
+    assert min(np.abs(E2[list(o)] - means).max() for o in itertools.permutations(range(3))) < 0.1
+    # from the truth's fixed point nothing better is found: the start, as it was
+    E3, V3, _ = refine_by_labels(X, *start(truth), axes=D)
+    E4, V4, none = resplit_closest(X, E3, V3, axes=D)
+    assert none is None and np.array_equal(E3, E4) and np.array_equal(V3, V4)
+    # one texture: nothing to re-split
+    one = resplit_closest(X, E3[:1], V3[:1], axes=D)
+    assert one[2] is None and np.array_equal(one[0], E3[:1])
 
 
 def block_features(image, spec):

@@ -9,7 +9,8 @@ The pipeline for an image of any size:
 3. Pure texture features (endmembers) fitted on the sample (:func:`.unmixing.fit_endmembers`),
    and with the stable fit the within-texture metric the abundances are solved in
    (:func:`.unmixing.fit_within_metric`: the unmixing vectors ``E M``), both then re-estimated
-   from the labels they give the sample (:func:`.unmixing.refine_by_labels`).
+   from the labels they give the sample (:func:`.unmixing.refine_by_labels`) and the two
+   closest textures' samples split anew (:func:`.unmixing.resplit_closest`).
 4. Every block: :func:`_project_block` projects each pixel's votes on the endmembers (on the
    unmixing vectors, in the within-texture metric; with
    the short halo the votes read: the filter bank's 34 px), then :func:`_unmix_block` windows
@@ -112,6 +113,7 @@ from .unmixing import (
     fit_stable_endmembers,
     fit_within_metric,
     refine_by_labels,
+    resplit_closest,
     stable_samples,
     unmixing_gram,
 )
@@ -1283,7 +1285,8 @@ def _fit_prepared(
     which may fall in a blank part of an image). With ``metric="within"`` the model's
     abundances are solved in the within-texture metric (:func:`.unmixing.fit_within_metric`),
     and it and the endmembers are re-estimated from the labels they give the sample
-    (:func:`.unmixing.refine_by_labels`, its rounds recorded in ``choices``); when the sample
+    (:func:`.unmixing.refine_by_labels`, its rounds recorded in ``choices``), the closest two
+    textures' samples then split anew (:func:`.unmixing.resplit_closest`); when the sample
     cannot estimate the metric the fit keeps the Euclidean one and says why in its
     ``choices``."""
     shift = _shift(spec, method, signal, metric)
@@ -1404,6 +1407,10 @@ def _fit_prepared(
             choices["refine"] = (
                 f"{rounds} rounds: endmembers and metric re-estimated from the labels of every "
                 f"sample, until none changes (at most {REFINE_ROUNDS})"
+            )
+            endmembers, vectors, resplit = resplit_closest(X, endmembers, vectors, seed=seed)
+            choices["resplit"] = resplit or (
+                "none kept: no new split of the closest two textures fits the sample better"
             )
         if vectors is None:
             choices["metric"] = (

@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import contextlib
 import itertools
+import math
 import threading
 from collections.abc import Iterator
 from typing import Any
@@ -50,6 +51,7 @@ __all__ = [
     "fit_stable_endmembers",
     "fit_within_metric",
     "refine_by_labels",
+    "resplit_closest",
     "stable_samples",
     "unmixing_gram",
 ]
@@ -378,26 +380,196 @@ def refine_by_labels(
     X = np.asarray(samples, dtype=np.float64)
     E = np.asarray(endmembers, dtype=np.float64)
     V = np.asarray(vectors, dtype=np.float64)
-    m = E.shape[0]
     P = _principal_axes(X - X.mean(axis=0), axes)
     if P.shape[1] < 1 or X.shape[0] < 2 * P.shape[1]:
         return E, V, 0
-    done, labels = 0, None
+    Z = (X - X.mean(axis=0)) @ P
+    refined = _refine(X, Z, P, abundances(X, E, V).argmax(axis=1), E.shape[0], rounds, shrinkage)
+    if refined is None:
+        return E, V, 0
+    return refined[:3]
+
+
+def _refine(
+    X: np.ndarray,
+    Z: np.ndarray,
+    P: np.ndarray,
+    labels: np.ndarray,
+    m: int,
+    rounds: int,
+    shrinkage: float,
+) -> tuple[np.ndarray, np.ndarray, int, np.ndarray] | None:
+    """The rounds of :func:`refine_by_labels` from the samples' ``labels``, in the axes P.
+
+    The metric lies in P's span, so each round runs on the samples' coordinates in those
+    axes, ``Z = (X - mean) P`` (n × k rather than n × D; the unmixing is the same, the common
+    shift of samples and endmembers cancelling under the abundances' sum to one); the
+    endmembers in all D features are the means of the last labels, taken once at the end.
+    Returns the endmembers, the unmixing vectors, the rounds made and the labels the last
+    estimate gives the samples; None when the first labels leave a texture fewer than
+    :data:`_REFINE_MEMBERS` samples (or W is zero)."""
+    n, k = Z.shape
+    kept = None
     for _ in range(int(rounds)):
-        new = abundances(X, E, V).argmax(axis=1)
-        if labels is not None and np.array_equal(new, labels):
-            break
-        labels = new
         counts = np.bincount(labels, minlength=m)
         if counts.min() < _REFINE_MEMBERS:
             break
-        means = (np.eye(m)[:, labels] @ X) / counts[:, None]
-        residuals = (X - means[labels]) @ P
-        refined = _unmixing_vectors(means, P, residuals.T @ residuals / X.shape[0], shrinkage)
-        if refined is None:
+        means = (np.eye(m)[:, labels] @ Z) / counts[:, None]
+        residuals = Z - means[labels]
+        W = residuals.T @ residuals / n
+        Vz = _unmixing_vectors(means, np.eye(k), W, shrinkage)
+        if Vz is None:
             break
-        E, V, done = means, refined, done + 1
-    return E, V, done
+        done = 0 if kept is None else kept[2]
+        new = abundances(Z, means, Vz).argmax(axis=1)
+        kept = (labels, W, done + 1, new)
+        if np.array_equal(new, labels):
+            break
+        labels = new
+    if kept is None:
+        return None
+    labels, W, done, last = kept
+    counts = np.bincount(labels, minlength=m)
+    E = (np.eye(m)[:, labels] @ X) / counts[:, None]
+    return E, _unmixing_vectors(E, P, W, shrinkage), done, last
+
+
+def _labelled_scatter(Z: np.ndarray, labels: np.ndarray, m: int):
+    """Each texture's mean of the samples (coordinates Z, n × k) it labels and their pooled
+    covariance about those means (k × k); None when a texture labels fewer than
+    :data:`_REFINE_MEMBERS`."""
+    counts = np.bincount(labels, minlength=m)
+    if counts.min() < _REFINE_MEMBERS:
+        return None
+    means = (np.eye(m)[:, labels] @ Z) / counts[:, None]
+    residuals = Z - means[labels]
+    return means, residuals.T @ residuals / Z.shape[0]
+
+
+def _log_det(covariance: np.ndarray) -> float:
+    """log |W|, +inf for a singular W."""
+    sign, value = np.linalg.slogdet(covariance)
+    return float(value) if sign > 0 else math.inf
+
+
+def resplit_closest(
+    samples: np.ndarray,
+    endmembers: np.ndarray,
+    vectors: np.ndarray,
+    *,
+    axes: int = METRIC_AXES,
+    shrinkage: float = METRIC_SHRINKAGE,
+    seed: int = 0,
+) -> tuple[np.ndarray, np.ndarray, str | None]:
+    """The two closest textures' samples split anew, kept when the labels fit better.
+
+    :func:`refine_by_labels` is a classification E-M of a Gaussian mixture with one covariance
+    W, and it has several fixed points: two similar textures (grass and gravel) can settle with
+    a part of one labelled as the other, and stay so, while the same steps started from the
+    truth's labels keep those. The criterion that E-M lowers at each step, log |W| of the
+    samples about their labels' means (the mixture's classification likelihood, up to
+    constants), tells the two apart where the fit cannot reach the truer one; so here the
+    samples labelled by the two textures closest in the metric are split again four ways —
+    2-means along all the samples' first principal axis and along the first principal axis of
+    the pair's features whitened by W, a two-component Gaussian mixture (full covariances) in
+    the first two and three such axes — each split refined as :func:`refine_by_labels` does, and
+    the labels of lowest log |W|, if lower than the start's by 0.001, kept.
+
+    Measured (2026-11-28, ``segment(image, 3)``, side by side with the fit without it): the 24
+    held-out 512² mosaics of scikit-image's brick, grass and gravel 0.947 → 0.952 (a blob
+    mosaic 0.834 → 0.920; below 0.95: 9 → 8; 7 down, by at most 0.001), the six in
+    perspective 0.859 → 0.853 (0.699 → 0.669: a texture whose look drifts is not one Gaussian,
+    and splitting it fits better), random textures 0.980 → 0.979 (seed 103, two textures of
+    close colours, 0.935 → 0.926), dead leaves unchanged; the 30 tuning mosaics 0.916 → 0.919.
+    On the fit's samples (their labels against the truth there) the tuning mosaics gain 0.914
+    → 0.917, and eight more splits (2-means in 2 to 10 axes) gave the same; from the truth's
+    labels the same steps reach 0.942: what is left is reaching that fixed point. log |W| is
+    no criterion between *any* labels: a split of the brick, whose features spread far more
+    than the others', with grass and gravel merged, scores lower than the truth on some
+    mosaics; hence only the closest pair is re-split.
+
+    Parameters
+    ----------
+    samples : numpy.ndarray, shape (n, D)
+    endmembers, vectors : numpy.ndarray, shape (m, D)
+        The refined endmembers and unmixing vectors (:func:`refine_by_labels`).
+    axes : int
+        Principal axes of all the samples W is estimated in.
+    shrinkage : float in [0, 1]
+    seed : int
+        Random state of the splits.
+
+    Returns
+    -------
+    endmembers, vectors : numpy.ndarray, shape (m, D), float64
+        The start's or the re-split's.
+    kept : str or None
+        Which split was kept and by how much it lowered log |W|; None: the start.
+    """
+    X = np.asarray(samples, dtype=np.float64)
+    E = np.asarray(endmembers, dtype=np.float64)
+    V = np.asarray(vectors, dtype=np.float64)
+    m = E.shape[0]
+    P = _principal_axes(X - X.mean(axis=0), axes)
+    k = P.shape[1]
+    if m < 2 or k < 1 or X.shape[0] < 2 * k:
+        return E, V, None
+    Z = (X - X.mean(axis=0)) @ P
+    labels = abundances(X, E, V).argmax(axis=1)
+    start = _labelled_scatter(Z, labels, m)
+    if start is None:
+        return E, V, None
+    means, W = start
+    best = _log_det(W)
+    w, U = np.linalg.eigh(W)
+    w = (1.0 - shrinkage) * w + shrinkage * w.mean()
+    if not np.isfinite(best) or w.min() <= 0:
+        return E, V, None
+    apart = means @ (U / np.sqrt(w))  # the means in the metric's whitened axes
+    distance = {(i, j): float(np.sum((apart[i] - apart[j]) ** 2))
+                for i in range(m) for j in range(i + 1, m)}  # fmt: skip
+    i, j = min(distance, key=distance.get)
+    pair = np.flatnonzero((labels == i) | (labels == j))
+    Zp = Z[pair] - Z[pair].mean(axis=0)
+    Zw = Zp @ (U / np.sqrt(w))
+    Zw = Zw @ np.linalg.eigh(Zw.T @ Zw)[1][:, ::-1][:, : min(3, k)]
+    with _sklearn_on_one_thread():
+        from sklearn.cluster import KMeans
+        from sklearn.mixture import GaussianMixture
+
+        def two_means(Y: np.ndarray) -> np.ndarray:
+            return KMeans(2, n_init=5, random_state=seed).fit(Y).labels_
+
+        def mixture(Y: np.ndarray) -> np.ndarray:
+            return GaussianMixture(2, n_init=3, random_state=seed).fit(Y).predict(Y)
+
+        splits = {  # P's axes are all the samples' principal axes, largest first
+            "2-means along the first axis": two_means(Zp[:, :1]),
+            "2-means along the first whitened axis": two_means(Zw[:, :1]),
+            "a mixture in 2 whitened axes": mixture(Zw[:, :2]),
+            "a mixture in 3 whitened axes": mixture(Zw[:, :3]),
+        }
+    kept, start_score = None, best
+    for name, split in splits.items():
+        relabelled = labels.copy()
+        relabelled[pair] = np.where(split == 0, i, j)
+        # the split's own estimate, then the rounds of refine_by_labels from its labels
+        refined = _refine(X, Z, P, relabelled, m, REFINE_ROUNDS + 1, shrinkage)
+        if refined is None or refined[1] is None:
+            continue
+        scatter = _labelled_scatter(Z, refined[3], m)
+        if scatter is None:
+            continue
+        score = _log_det(scatter[1])
+        if score < best - 1e-3:
+            best, E, V, kept = score, refined[0], refined[1], name
+    if kept is None:
+        return E, V, None
+    why = (
+        f"textures {i + 1} and {j + 1} (the closest) re-split by {kept}: log |W| "
+        f"{start_score:.3f} -> {best:.3f}"
+    )
+    return E, V, why
 
 
 def _supports(m: int) -> list[tuple[int, ...]]:
