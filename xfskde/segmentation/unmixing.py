@@ -490,11 +490,11 @@ def resplit_closest(
     textures of close colours, 0.935 → 0.915), dead leaves unchanged; the 30 tuning mosaics
     0.916 → 0.922 (one round: 0.919, and the perspective mosaic 0.699 → 0.669). On the fit's
     samples (their labels against the truth there), tuning / held out 0.914 / 0.926 → 0.920 /
-    0.936, and eight more splits (2-means in 2 to 10 axes) gave the same; from the truth's
-    labels the same steps reach 0.942 / 0.951. log |W| is no criterion between *any* labels:
-    a split of the brick, whose features spread far more than the others', with grass and
-    gravel merged, scores lower than the truth on some mosaics; hence only the closest pair
-    is re-split.
+    0.936, and eight more splits (2-means in 2 to 10 axes; one round) gave the same; from the
+    truth's labels the same steps reach 0.942 / 0.951. log |W| is no criterion between *any*
+    labels: a split of the brick, whose features spread far more than the others', with grass
+    and gravel merged, scores lower than the truth on some mosaics; hence only the closest
+    pair is re-split.
 
     Parameters
     ----------
