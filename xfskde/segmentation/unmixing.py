@@ -414,15 +414,13 @@ def _refine(
     Returns the endmembers, the unmixing vectors, the rounds made and the labels the last
     estimate gives the samples; None when the first labels leave a texture fewer than
     :data:`_REFINE_MEMBERS` samples (or W is zero)."""
-    n, k = Z.shape
+    k = Z.shape[1]
     kept = None
     for _ in range(int(rounds)):
-        counts = np.bincount(labels, minlength=m)
-        if counts.min() < _REFINE_MEMBERS:
+        scatter = _labelled_scatter(Z, labels, m)
+        if scatter is None:
             break
-        means = (np.eye(m)[:, labels] @ Z) / counts[:, None]
-        residuals = Z - means[labels]
-        W = residuals.T @ residuals / n
+        means, W = scatter
         Vz = _unmixing_vectors(means, np.eye(k), W, shrinkage)
         if Vz is None:
             break
