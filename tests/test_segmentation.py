@@ -184,6 +184,29 @@ def test_the_closest_pair_re_split_leaves_a_wrong_fixed_point_of_the_refinement(
     assert one[2] is None and np.array_equal(one[0], E3[:1])
 
 
+@pytest.mark.parametrize("n", [2, 3, 40, 301])
+def test_two_means_on_a_line_is_the_best_of_every_cut(rng, n):
+    """The re-split's 2-means of numbers is the least within-group sum of squares over every
+    cut between the sorted values, found by brute force; ties and a lopsided mixture too."""
+    from xfskde.segmentation.unmixing import _two_means_on_a_line
+
+    values = np.concatenate([rng.normal(0, 1, n - n // 3), rng.normal(5, 0.3, n // 3)])
+    if n > 3:
+        values[1] = values[0]  # a repeated value
+    labels = _two_means_on_a_line(values)
+    assert set(np.unique(labels)) == {0, 1}
+    assert values[labels == 0].max() <= values[labels == 1].min()  # a cut: 0 below, 1 above
+
+    def sse(lab):
+        return sum(((values[lab == g] - values[lab == g].mean()) ** 2).sum() for g in (0, 1))
+
+    order = np.sort(values)
+    brute = min(
+        sse((values > cut).astype(int)) for cut in (order[:-1] + order[1:]) / 2 if cut < order[-1]
+    )
+    assert sse(labels) == pytest.approx(brute, rel=1e-12, abs=1e-12)
+
+
 def block_features(image, spec):
     """The features at every pixel a block's halo leaves exact (the rest zero-filled)."""
     image = np.asarray(image, np.float32)
