@@ -184,6 +184,39 @@ def test_the_closest_pair_re_split_leaves_a_wrong_fixed_point_of_the_refinement(
     assert one[2] is None and np.array_equal(one[0], E3[:1])
 
 
+def test_a_texture_of_two_modes_is_re_split_from_its_neighbour():
+    """One texture of two modes (a grass of two looks) and a second texture next to one of
+    them: refine_by_labels settles with the near mode labelled as the second texture and the
+    far mode as a texture of its own. No 2-means or two-part mixture of the pair cuts the
+    second texture from the texture of two modes; one part of a mixture of three along the
+    pair's first whitened axis against the other two does, and its log |W| is lower."""
+    from xfskde.segmentation.unmixing import (
+        _principal_axes,
+        _unmixing_vectors,
+        refine_by_labels,
+        resplit_closest,
+    )
+
+    rng = np.random.default_rng(0)
+    D = 6
+    part = np.repeat(np.arange(4), 1000)  # texture 0; texture 1's two modes; texture 2
+    truth = np.array([0, 1, 1, 2])[part]
+    means = np.zeros((4, D))
+    means[0, 0] = 8.0  # far from the others
+    means[1:, 2] = [-1.5, 1.5, -3.5]  # texture 1's modes either side, texture 2 beyond one
+    means[3, [1, 3, 4]] = 0.8  # ... and apart from it in three more features
+    X = means[part] + rng.normal(size=(len(part), D)) * [0.3, 0.3, 0.5, 0.3, 0.3, 0.3]
+    P = _principal_axes(X - X.mean(axis=0), D)
+    wrong = np.array([0, 1, 2, 1])[part]  # the near mode with texture 2
+    E = np.stack([X[wrong == i].mean(axis=0) for i in range(3)])
+    R = (X - E[wrong]) @ P
+    E, V, _ = refine_by_labels(X, E, _unmixing_vectors(E, P, R.T @ R / len(X), 0.1), axes=D)
+    assert rand_index(truth, abundances(X, E, V).argmax(axis=1)) < 0.76  # a fixed point
+    E2, V2, kept = resplit_closest(X, E, V, axes=D)
+    assert kept is not None and "of a mixture of 3 along the first whitened axis" in kept
+    assert rand_index(truth, abundances(X, E2, V2).argmax(axis=1)) > 0.99
+
+
 @pytest.mark.parametrize("n", [2, 3, 40, 301])
 def test_two_means_on_a_line_is_the_best_of_every_cut(rng, n):
     """The re-split's 2-means of numbers is the least within-group sum of squares over every
