@@ -238,6 +238,9 @@ def test_two_means_on_a_line_is_the_best_of_every_cut(rng, n):
         sse((values > cut).astype(int)) for cut in (order[:-1] + order[1:]) / 2 if cut < order[-1]
     )
     assert sse(labels) == pytest.approx(brute, rel=1e-12, abs=1e-12)
+    # far from zero, the same cut (the sums of squares taken about the mean)
+    assert np.array_equal(_two_means_on_a_line(values + 1e9), labels)
+    assert _two_means_on_a_line(values[:1]).tolist() == [0]
 
 
 def block_features(image, spec):

@@ -622,6 +622,9 @@ def _two_means_on_a_line(values: np.ndarray) -> np.ndarray:
     order = np.argsort(values, kind="stable")
     v = np.asarray(values, dtype=np.float64)[order]
     n = v.size
+    if n < 2:
+        return np.zeros(n, dtype=np.int64)
+    v = v - v.mean()  # the sums of squares below, without their cancellation far from zero
     below = np.arange(1, n)  # the values below each cut
     s, s2 = np.cumsum(v)[:-1], np.cumsum(v * v)[:-1]
     sse = s2 - s * s / below + (v @ v - s2) - (v.sum() - s) ** 2 / (n - below)
