@@ -321,13 +321,23 @@ def _unmixing_vectors(
     """``V = E M`` for the within-texture covariance W (k × k, in the axes P): W's eigenvalues
     drawn ``shrinkage`` of the way toward their mean, ``M = P W⁻¹ Pᵀ``. None when W is zero
     (every sample the same: no variation to weigh)."""
+    whitening = _shrunk_whitening(covariance, shrinkage)
+    if whitening is None:
+        return None
+    root = P @ whitening  # D × k: M = root rootᵀ
+    return (E @ root) @ root.T
+
+
+def _shrunk_whitening(covariance: np.ndarray, shrinkage: float) -> np.ndarray | None:
+    """``U / sqrt(w)`` for the eigen-decomposition ``U diag(w) Uᵀ`` of a covariance, its
+    eigenvalues (rounding's negatives set to 0) drawn ``shrinkage`` of the way toward their
+    mean: the k × k map whose outer product is the shrunk W⁻¹. None when W is zero."""
     w, U = np.linalg.eigh(covariance)
     w = np.maximum(w, 0.0)
     w = (1.0 - shrinkage) * w + shrinkage * w.mean()
     if w.min() <= 0:
         return None
-    root = P @ (U / np.sqrt(w))  # D × k: M = root rootᵀ
-    return (E @ root) @ root.T
+    return U / np.sqrt(w)
 
 
 def refine_by_labels(
@@ -562,17 +572,16 @@ def _resplit_once(
         return None
     means, W = start
     best = _log_det(W)
-    w, U = np.linalg.eigh(W)
-    w = (1.0 - shrinkage) * w + shrinkage * w.mean()
-    if not np.isfinite(best) or w.min() <= 0:
+    whitening = _shrunk_whitening(W, shrinkage)
+    if not np.isfinite(best) or whitening is None:
         return None
-    apart = means @ (U / np.sqrt(w))  # the means in the metric's whitened axes
+    apart = means @ whitening  # the means in the metric's whitened axes
     distance = {(i, j): float(np.sum((apart[i] - apart[j]) ** 2))
                 for i in range(m) for j in range(i + 1, m)}  # fmt: skip
     i, j = min(distance, key=distance.get)
     pair = np.flatnonzero((labels == i) | (labels == j))
     Zp = Z[pair] - Z[pair].mean(axis=0)
-    Zw = Zp @ (U / np.sqrt(w))
+    Zw = Zp @ whitening
     Zw = Zw @ np.linalg.eigh(Zw.T @ Zw)[1][:, ::-1][:, : min(3, k)]
     with _sklearn_on_one_thread():
         from sklearn.mixture import GaussianMixture
