@@ -582,7 +582,9 @@ def _resplit_once(
     pair = np.flatnonzero((labels == i) | (labels == j))
     Zp = Z[pair] - Z[pair].mean(axis=0)
     Zw = Zp @ whitening
-    Zw = Zw @ np.linalg.eigh(Zw.T @ Zw)[1][:, ::-1][:, : min(3, k)]
+    Zw = Zw @ _principal_axes(Zw, min(3, k))
+    if Zw.shape[1] == 0:  # the pair's samples coincide in the metric: nothing to split
+        return None
     with _sklearn_on_one_thread():
         from sklearn.mixture import GaussianMixture
 
@@ -606,7 +608,7 @@ def _resplit_once(
         relabelled[pair] = np.where(split == 0, i, j)
         # the split's own estimate, then the rounds of refine_by_labels from its labels
         refined = _refine(X, Z, P, relabelled, m, REFINE_ROUNDS + 1, shrinkage)
-        if refined is None or refined[1] is None:
+        if refined is None:
             continue
         scatter = _labelled_scatter(Z, refined[3], m)
         if scatter is None:
