@@ -443,9 +443,14 @@ def _refine(
     if kept is None:
         return None
     labels, W, done, last = kept
-    counts = np.bincount(labels, minlength=m)
-    E = (np.eye(m)[:, labels] @ X) / counts[:, None]
+    E = _label_means(X, labels, np.bincount(labels, minlength=m))
     return E, _unmixing_vectors(E, P, W, shrinkage), done, last
+
+
+def _label_means(values: np.ndarray, labels: np.ndarray, counts: np.ndarray) -> np.ndarray:
+    """Each texture's mean of the ``values`` (n × d) it labels, ``counts`` the samples each
+    labels (none zero)."""
+    return (np.eye(counts.size)[:, labels] @ values) / counts[:, None]
 
 
 def _labelled_scatter(Z: np.ndarray, labels: np.ndarray, m: int):
@@ -455,7 +460,7 @@ def _labelled_scatter(Z: np.ndarray, labels: np.ndarray, m: int):
     counts = np.bincount(labels, minlength=m)
     if counts.min() < _REFINE_MEMBERS:
         return None
-    means = (np.eye(m)[:, labels] @ Z) / counts[:, None]
+    means = _label_means(Z, labels, counts)
     residuals = Z - means[labels]
     return means, residuals.T @ residuals / Z.shape[0]
 
