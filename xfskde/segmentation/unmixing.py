@@ -196,7 +196,7 @@ def fit_stable_endmembers(
     A texture whose look drifts by more than the textures differ (gravel whose stones grow
     2x across a region in perspective) is still split: its features run along a curve that
     no single mean stands for, and the true regions' means score no better there
-    (docs/segmentation.md, "A texture whose look drifts").
+    (docs/segmentation-measurements.md, "A texture whose look drifts").
 
     The median is global: a texture whose features fluctuate more than the others' everywhere
     can lose most of its pixels to it and be merged (dead leaves of 160-256² at σ = 12:
