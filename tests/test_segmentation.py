@@ -374,6 +374,23 @@ def test_labels_do_not_depend_on_chunking(leaves):
     np.testing.assert_array_equal(np.argmax(a, -1) + 1, labels)  # textures 1 .. m
 
 
+@pytest.mark.parametrize("shape", [(700, 1100), (1030, 1060)])
+def test_the_fit_does_not_depend_on_chunking(shape):
+    """The fit draws its sample from cells of the image's own (the blocks of its default plan),
+    each read with its halo, not from the input's chunks: a Dask image in chunks of any shape
+    fits the endmembers of the NumPy image to the bit, so segment() gives the same labels end
+    to end. Before, chunks of 256² or 700² drew other blocks and fitted other endmembers. At
+    700 x 1100 the sample is drawn from whole cells; at 1030 x 1060 (more than 16 tiles of
+    256²) from a tile of each drawn cell."""
+    image, _ = random_textures(shape, seed=6)
+    kwargs = {"features": ("color", "bank"), "size": 6, "stride": 2, "method": "kmeans"}
+    labels, model = segment(image, 3, return_model=True, **kwargs)
+    for chunks in [(256, 256, 3), (97, 1024, 3)]:
+        lazy, other = segment(da.from_array(image, chunks=chunks), 3, return_model=True, **kwargs)
+        np.testing.assert_array_equal(other.endmembers, model.endmembers)
+        np.testing.assert_array_equal(lazy.compute(), labels)
+
+
 def test_halos_travel_in_the_input_dtype(leaves):
     """The engine's blocks take the input in its own dtype: the chunks Dask copies into
     halos, and holds for the next row of blocks, are the 8-bit input's, not float32 copies
@@ -575,8 +592,8 @@ def test_interrupted_segment_resumes_to_the_same_labels(tmp_path, leaves, capsys
     assert "3 of 9 blocks computed" in capsys.readouterr().out
     np.testing.assert_array_equal(xr.open_zarr(out)["labels"].values, complete)
     assert store_status(out)["complete"]
-    # resumed without --chunks (auto): in the store's blocks, as the fit drew its sample from
-    # them (a run begun with another version's default, 512, was refused for its fit)
+    # resumed without --chunks (auto): in the store's blocks, which the writer fills block by
+    # block (the fit itself does not depend on them)
     group["xfskde_blocks"][0, :] = 0
     group["labels"][:48, :] = 7
     group.attrs["xfskde_status"] = "incomplete"

@@ -341,8 +341,8 @@ def _in_blocks(
     image: xr.DataArray, args: argparse.Namespace, halo: int, auto: bool
 ) -> xr.DataArray:
     """The image in the blocks it is segmented in: those of the store that ``--resume``
-    finishes (with ``--chunks auto``: the fit draws its sample from the blocks, so other
-    blocks fit another model, which the store refuses), else :func:`_in_large_blocks` for
+    finishes (with ``--chunks auto``: the store is written block by block, so a resume
+    computes the store's own blocks), else :func:`_in_large_blocks` for
     ``--chunks auto``. A resume with a ``--chunks`` that gives other blocks than the store's
     is refused, naming them."""
     written = _resumed_blocks(args)

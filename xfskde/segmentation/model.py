@@ -159,8 +159,9 @@ PIXEL_RATIO = 1.25
 #: scikit-image's segmentations, napari's label layers and OME-NGFF label images expect.
 BACKGROUND = 0
 _MAX_FIT_BLOCKS = 16
-#: Side of the tile of each drawn block whose features the fit computes, on images of more
-#: than ``_MAX_FIT_BLOCKS`` such tiles (smaller images are sampled from whole blocks).
+#: Side of the tile of each drawn cell whose features the fit computes, on images of more
+#: than ``_MAX_FIT_BLOCKS`` such tiles (smaller images are sampled from whole cells: the
+#: blocks of the image's default plan, :func:`_fit_prepared`).
 FIT_TILE = 256
 #: A prediction runs in two passes when a block with the whole halo holds this many times the
 #: pixels of the block with the votes' reach only (:func:`_two_passes`). Measured on 512²
@@ -642,6 +643,11 @@ def _sample_block(
     return X
 
 
+def _ints(pair: tuple[Any, Any]) -> tuple[int, int]:
+    """A half-open range as two Python ints (NumPy integers hash otherwise into task keys)."""
+    return int(pair[0]), int(pair[1])
+
+
 def _fit_tile(
     rows: tuple[int, int], cols: tuple[int, int], seed: int
 ) -> tuple[tuple[int, int], tuple[int, int]]:
@@ -806,8 +812,9 @@ def feature_chunk(shape: tuple[int, ...]) -> int:
     block reads 628² pixels at σ = 6, 1.5 times its own; a 1024² block 1.24 times), so larger
     blocks waste less; smaller ones keep every core of a machine busy on smaller images. An
     8192² RGB slide (σ 6, stride 2, 2 cores): 29.8 / 28.7 s in blocks of 512², 23.3 / 21.5 s
-    in blocks of 1024², peak RSS 0.79 → 1.10 GiB (labels agree to Rand 0.9993: the fit draws
-    its sample from other blocks)."""
+    in blocks of 1024², peak RSS 0.79 → 1.10 GiB (labels agreed to Rand 0.9993: the fit then
+    drew its sample from the blocks; it draws it from this plan's cells now, whatever the
+    chunks: :func:`_fit_prepared`)."""
     h, w = shape[0], shape[1]
     large = h * w >= LARGE_IMAGE_BLOCKS * LARGE_FEATURE_CHUNK**2
     return LARGE_FEATURE_CHUNK if large else FEATURE_CHUNK
@@ -888,12 +895,16 @@ def _remainder_merged(image: da.Array, halo: int) -> da.Array:
     engine would merge it with a :class:`~xfskde.exceptions.ChunkSizeWarning` asking for
     chunks the image already has. Chunks narrower than the halo elsewhere are the caller's,
     and still warned of."""
-    chunks = list(image.chunks)
-    for axis in (0, 1):
-        c = chunks[axis]
-        if len(c) > 1 and c[-1] < halo and min(c[:-1]) >= halo:
-            chunks[axis] = (*c[:-2], c[-2] + c[-1])
-    return image if tuple(chunks) == image.chunks else image.rechunk(tuple(chunks))
+    chunks = (*(_last_merged(c, halo) for c in image.chunks[:2]), *image.chunks[2:])
+    return image if chunks == image.chunks else image.rechunk(chunks)
+
+
+def _last_merged(chunks: tuple[int, ...], halo: int) -> tuple[int, ...]:
+    """One axis's ``chunks`` with a last chunk shorter than ``halo``, after chunks that are wide
+    enough, merged with the one before (:func:`_remainder_merged`)."""
+    if len(chunks) > 1 and chunks[-1] < halo and min(chunks[:-1]) >= halo:
+        return (*chunks[:-2], chunks[-2] + chunks[-1])
+    return tuple(chunks)
 
 
 def _foreground(arr: da.Array, source: Any, mask: Any) -> tuple[np.ndarray | None, dict]:
@@ -1275,10 +1286,15 @@ def _fit_prepared(
     signal: bool = False,
     flat_ok: bool = False,
     metric: str = "euclidean",
+    cells: tuple[tuple[int, ...], tuple[int, ...]] | None = None,
 ) -> TextureModel:
     """The fit of :func:`fit_textures` on an image already prepared (:func:`_prepare`, with the
     halo of the features and the fit's :func:`_shift`), whose blocks :func:`_unit_float` turns
-    into values in [0, 1] with ``nodata``. With ``signal`` (automatic weights) and the stable
+    into values in [0, 1] with ``nodata``. The sample is drawn from ``cells`` (row and column
+    sizes), by default the blocks :func:`xfskde.lazy.plan_chunks` cuts the image into for
+    :func:`feature_chunk` — a grid of the image's own, not its chunks, so that the model does
+    not depend on how the image is chunked (each drawn cell, or tile of it, is read with its
+    halo by :func:`xfskde.lazy.map_regions`). With ``signal`` (automatic weights) and the stable
     fit or k-means, each group's weight is scaled by :func:`.defaults.signal_weights`, and
     the groups' S / N are recorded in the model's ``choices``. A sample whose features are the
     same everywhere (a flat image) is refused, unless ``flat_ok`` (the window check's crop,
@@ -1291,14 +1307,15 @@ def _fit_prepared(
     ``choices``."""
     shift = _shift(spec, method, signal, metric)
     fit_halo = feature_depth(spec) + shift
-    arr = _remainder_merged(arr, fit_halo)
     groups = _group_slices(spec, arr.shape[2])
     n_groups = len(groups)
     n_features = list(groups.values())[-1].stop + (n_groups + 1 if shift else 0)
-    # the engine's blocks (chunks smaller than the halo merged): draw the blocks to sample,
-    # among those with foreground
+    # the cells (those smaller than the halo merged, as the engine merges blocks): draw the
+    # cells to sample, among those with foreground
     rng = np.random.default_rng(seed)
-    row_chunks, col_chunks = (safe_chunks(c, fit_halo) for c in arr.chunks[:2])
+    if cells is None:
+        cells = plan_chunks(arr.shape[:2], target=feature_chunk(arr.shape), halo=fit_halo)
+    row_chunks, col_chunks = (safe_chunks(_last_merged(c, fit_halo), fit_halo) for c in cells)
     grid = list(np.ndindex(len(row_chunks), len(col_chunks)))
     starts = [np.concatenate([[0], np.cumsum(c)]) for c in (row_chunks, col_chunks)]
     if foreground is not None:
@@ -1314,55 +1331,29 @@ def _fit_prepared(
     per_block = -(-int(sample) // len(picked))
     seeds = rng.integers(0, 2**32, len(picked))
     seed_of = {grid[i]: int(s) for i, s in zip(sorted(picked), seeds, strict=True)}
-    # a large image: the features of one random tile per drawn block, not of the whole block
+    # a large image: the features of one random tile per drawn cell, not of the whole cell
     tiled = arr.shape[0] * arr.shape[1] > _MAX_FIT_BLOCKS * FIT_TILE**2
-
-    def sampled(full: np.ndarray, origin: tuple[int, int], block_seed: int, image_shape,
-                shared) -> np.ndarray:  # fmt: skip
-        out = np.full((per_block, n_features), np.nan, np.float32)
-        part = _sample_block(full, spec, fit_halo, per_block, block_seed, origin, image_shape,
-                             shared, shift)  # fmt: skip
-        out[: part.shape[0]] = part
-        return out
-
-    def block(x: np.ndarray, *, src_origin, rows, cols, block_id, image_shape, shared=None,
-              **_: Any) -> np.ndarray:  # fmt: skip
-        if block_id not in seed_of:  # only picked blocks are computed (the others are culled)
-            return np.full((1, 1, per_block, n_features), np.nan, np.float32)
-        full = _padded(_unit_float(x, nodata), fit_halo, src_origin, rows, cols)
-        return sampled(full, (rows[0], cols[0]), seed_of[block_id], image_shape, shared)[None, None]
 
     def tile(x: np.ndarray, *, src_origin, rows, cols, extra, image_shape, shared=None):
         full = _padded(_unit_float(x, nodata), fit_halo, src_origin, rows, cols)
-        return sampled(full, (rows[0], cols[0]), extra, image_shape, shared)
+        out = np.full((per_block, n_features), np.nan, np.float32)
+        part = _sample_block(full, spec, fit_halo, per_block, extra, (rows[0], cols[0]),
+                             image_shape, shared, shift)  # fmt: skip
+        out[: part.shape[0]] = part
+        return out
 
-    token = (spec, seed, int(sample), shift)
     picks = sorted(seed_of)
-    if tiled:  # each task reads its tile and halo only, not the block's neighbours' chunks
-        regions = [
-            _fit_tile((starts[0][i], starts[0][i + 1]), (starts[1][j], starts[1][j + 1]),
-                      seed_of[(i, j)])
-            for i, j in picks
-        ]  # fmt: skip
-        samples = map_regions(tile, arr, regions, halo=fit_halo,
-                              trailing=(per_block, n_features), dtype=np.float32,
-                              name="xfskde-segment-sample", token=token, shared=foreground,
-                              extra=[seed_of[b] for b in picks])  # fmt: skip
-        parts = [samples.compute()]
-    else:
-        samples = map_haloed(
-            block,
-            arr,
-            halo=fit_halo,
-            per_block=True,
-            trailing=(per_block, n_features),
-            dtype=np.float32,
-            name="xfskde-segment-sample",
-            token=token,
-            shared=foreground,
-        )  # each task returns only its sampled rows: memory stays per block
-        parts = dask.compute(*(samples.blocks[b] for b in picks))
-    X = np.concatenate([p.reshape(-1, n_features) for p in parts])
+    regions = [
+        ((starts[0][i], starts[0][i + 1]), (starts[1][j], starts[1][j + 1])) for i, j in picks
+    ]
+    if tiled:
+        regions = [_fit_tile(*region, seed_of[b]) for region, b in zip(regions, picks, strict=True)]
+    # each task reads its cell or tile and the halo only, and returns its sampled rows
+    samples = map_regions(tile, arr, [tuple(map(_ints, r)) for r in regions], halo=fit_halo,
+                          trailing=(per_block, n_features), dtype=np.float32,
+                          name="xfskde-segment-sample", token=(spec, seed, int(sample), shift),
+                          shared=foreground, extra=[seed_of[b] for b in picks])  # fmt: skip
+    X = samples.compute().reshape(-1, n_features)
     X = X[~np.isnan(X[:, 0])]
     if X.shape[0] < n_textures:
         raise ParameterError(
@@ -1583,11 +1574,12 @@ def fit_textures(
     spec = FeatureSpec(size=size, stride=stride, **spec_args)  # the fit's window
     halo = (feature_depth(spec) + _shift(spec, method, signal, metric)) * f
     prepared = _prepare(image, chunks, halo, nodata)
-    arr, value = prepared.raw, prepared.nodata
-    if f > 1:
+    arr, value, cells = prepared.raw, prepared.nodata, None
+    if f > 1:  # the cells: the coarse image's blocks for no chunks given, whatever the chunks
         arr, value = _coarse(prepared.unit, f, chunks), None
+        cells = _coarse(prepared.unit, f, None).chunks[:2]
     model = _fit_prepared(arr, foreground, spec, int(n_textures), w, method, sample, seed, value,
-                          signal=signal, metric=metric)  # fmt: skip
+                          signal=signal, metric=metric, cells=cells)  # fmt: skip
     if asked == "within" and model.metric != "within":
         raise ParameterError(
             "metric='within' needs the within-texture covariance, which this image's sample "
@@ -1876,16 +1868,17 @@ def segment(
         cell's label given to its pixels. ``"auto"``: ⌊λ / 4⌋ at most ⌊σ / 8⌋ when the
         window size is chosen too (:func:`.defaults.auto_resolution`), else 1 (every pixel).
     sample : int
-        Pixels sampled (from at most 16 random blocks) to fit the pure features.
+        Pixels sampled (from at most 16 random cells of the image's own grid, whatever its
+        chunks) to fit the pure features.
     seed : int
         Seed of the sampling and of the fit.
     chunks : int, optional
         Block side for the computation; NumPy inputs default to 512, Dask inputs keep theirs
         unless they are over 1024 on a side (split to about 512: a block's feature planes cost
-        memory, and one large block is one thread).
+        memory, and one large block is one thread). Neither the fit nor the labels depend on
+        it.
     model : TextureModel, optional
-        Use these fitted pure features instead of fitting (labels then do not depend on the
-        chunking).
+        Use these fitted pure features instead of fitting.
     return_model : bool
         Also return the :class:`TextureModel`.
     mask : "auto", path, array or DataArray, optional
