@@ -2,7 +2,9 @@
 
 The pipeline for an image of any size:
 
-1. Local features (:mod:`.features`) of a few randomly chosen blocks, sampled at ``sample`` pixels.
+1. Local features (:mod:`.features`) of a few randomly chosen cells of the image (the blocks
+   :func:`xfskde.lazy.plan_chunks` cuts it into by default, whatever its chunks), or of a tile
+   of each, sampled at ``sample`` pixels.
 2. Feature groups scaled: colour histograms sum to one per pixel; gradient groups ("hist",
    "fskde") are divided by their mean mass on the sample (the mean local |g|), then every group is
    multiplied by its weight.
@@ -20,13 +22,13 @@ The pipeline for an image of any size:
    so that the filter bank's transforms run on a 512² block plus 34 px, not plus the window's
    100 or so as well; else in one task per block.
 
-Steps 1 and 4 run on the package's one block engine, :func:`xfskde.lazy.map_haloed`: the halo
-is the window's depth (step 4: the votes' reach, then the window's radius), chunks come from
+Steps 1 and 4 run on the package's one block engine (step 1 by its sparse counterpart
+:func:`xfskde.lazy.map_regions`, step 4 by :func:`xfskde.lazy.map_haloed`): the halo is the
+window's depth (step 4: the votes' reach, then the window's radius), chunks come from
 :func:`xfskde.lazy.plan_chunks`, neighbours lend their pixels and beyond the true image edge the
 window is truncated (:func:`_padded`); each task runs single-threaded. NumPy inputs run the
-same graph with the threaded scheduler. Once the endmembers are fixed the labels do not depend
-on the chunking. DataArray results keep the input's coordinates and attrs
-(:mod:`xfskde._labels`).
+same graph with the threaded scheduler. Neither the endmembers nor the labels depend on the
+chunking. DataArray results keep the input's coordinates and attrs (:mod:`xfskde._labels`).
 """
 
 from __future__ import annotations
