@@ -51,6 +51,36 @@ def test_brightfield_mask_finds_the_tissue(tmp_path):
     np.testing.assert_array_equal(again.values, mask.values)
 
 
+def test_a_grey_micrograph_stored_as_rgb_is_masked_by_its_darkness():
+    """An RGB image without colour (a grey brightfield micrograph saved as RGB, R = G = B, with
+    a little noise) has no saturation to threshold: the brightfield mask found no tissue at
+    all ("the mask has no foreground" from segment(..., mask="auto")). It now thresholds the
+    darkness, as for a grey image, and says so; a stained slide keeps the saturation."""
+    import xfskde
+    from xfskde.datasets import dead_leaves
+
+    rgb, tissue = _slide()
+    grey = rgb.mean(axis=-1)  # the same slide, its stain turned grey: darker than the glass
+    noise = np.random.default_rng(1).normal(0, 1, (*grey.shape, 3))
+    colourless = np.clip(grey[..., None] + noise, 0, 255).astype(np.uint8)
+    for image, measure in ((rgb, "saturation"), (colourless, "darkness")):
+        mask = tissue_mask(image, max_side=512, margin=0)
+        assert mask.attrs["method"] == "brightfield" and mask.attrs["measure"] == measure
+        step = -(-tissue.shape[1] // mask.shape[1])  # the block-averaging factor
+        truth = tissue[step // 2 :: step, step // 2 :: step]
+        found = mask.values[: truth.shape[0], : truth.shape[1]]
+        assert (found == truth[: found.shape[0], : found.shape[1]]).mean() > 0.98
+        assert not mask.values[:, :10].any()  # the black padding is not tissue
+    # and segment(..., mask="auto") of a grey texture stored as RGB labels it, not the glass
+    leaves, _ = dead_leaves((256, 256), seed=3)
+    yy, xx = np.mgrid[:256, :256]
+    inside = (yy - 128) ** 2 + (xx - 128) ** 2 < 100**2
+    grey = np.where(inside, leaves.mean(-1) * 0.7, 0.95)
+    labels = np.asarray(xfskde.segment(np.repeat(np.round(grey * 255).astype(np.uint8)[..., None],
+                                                 3, -1), 3, mask="auto"))  # fmt: skip
+    assert (labels[inside] > 0).mean() > 0.95 and (labels[~inside] == 0).mean() > 0.9
+
+
 def test_the_mask_of_a_plane_or_a_later_image_is_read_from_its_own_low_level(tmp_path):
     """A plane of a pyramidal z-stack, or the second image of a multi-scene OME-TIFF, gets its
     mask from the low-resolution level of that plane / image — not from the first image's

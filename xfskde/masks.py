@@ -23,7 +23,10 @@ and CRS is placed by them (cut to the image, refused if it covers only part of i
 * ``"brightfield"`` (H&E, IHC: stained tissue on white glass): the HSV saturation
   ``(max - min) / max`` of an RGB image — tissue is coloured, glass grey or white — thresholded
   by Otsu's method (:func:`skimage.filters.threshold_otsu`); a grey-level image uses its
-  darkness ``1 - I / max`` instead. Very dark pixels (a scanner's black padding) are background.
+  darkness ``1 - I / max`` instead, and so does an RGB image without colour (a grey micrograph
+  stored as RGB: the 99th percentile of its saturation below :data:`COLOURLESS`, where a
+  stain's is 0.2 or more), whose saturation would find no tissue at all. Very dark pixels (a
+  scanner's black padding) are background. The mask's attrs say which (``measure``).
 * ``"nonzero"`` (fluorescence, satellite mosaics): any channel finite, non-zero and not the
   image's nodata value.
 * ``"auto"``: ``"brightfield"`` for 3- or 4-channel 8-bit images, ``"nonzero"`` otherwise.
@@ -54,7 +57,14 @@ from .io import Location, locate, open_image
 from .io._location import micrometres
 from .io.images import image_levels, parse_plane
 
-__all__ = ["METHODS", "background_blocks", "mask_samples", "resolve_mask", "tissue_mask"]
+__all__ = [
+    "COLOURLESS",
+    "METHODS",
+    "background_blocks",
+    "mask_samples",
+    "resolve_mask",
+    "tissue_mask",
+]
 
 #: The ways :func:`tissue_mask` tells foreground from background.
 METHODS: tuple[str, ...] = ("auto", "brightfield", "nonzero")
@@ -62,6 +72,9 @@ METHODS: tuple[str, ...] = ("auto", "brightfield", "nonzero")
 MAX_SIDE = 2048
 #: Pixels darker than this fraction of the range are a scanner's padding, not tissue.
 _BLACK = 0.08
+#: An RGB image whose saturation's 99th percentile is below this has no stain to threshold:
+#: the brightfield mask uses its darkness, as a grey image's.
+COLOURLESS = 0.05
 
 
 def _level_for(source: Any, max_side: int, storage_options: Any, opening: dict[str, Any]) -> int:
@@ -123,8 +136,9 @@ def _whole_source(image: xr.DataArray, storage_options: Any) -> tuple[Any, dict[
     return (source, opening) if shape == (image.sizes["y"], image.sizes["x"]) else (image, {})
 
 
-def _brightfield(values: np.ndarray, nodata: Any) -> tuple[np.ndarray, float]:
-    """Foreground of stained tissue on glass, and the Otsu threshold used.
+def _brightfield(values: np.ndarray, nodata: Any) -> tuple[np.ndarray, float, str]:
+    """Foreground of stained tissue on glass, the Otsu threshold used, and what it thresholds
+    (``"saturation"`` or ``"darkness"``).
 
     Channels are taken as planes (a reduction over a short last axis is slow in NumPy) in
     float32, which holds 8- and 16-bit values exactly.
@@ -141,20 +155,22 @@ def _brightfield(values: np.ndarray, nodata: Any) -> tuple[np.ndarray, float]:
             missing &= p == nodata
         valid &= ~missing
     top = max((float(p[valid].max()) for p in planes if valid.any()), default=0.0) or 1.0
+    grey = planes[0] if len(planes) == 1 else sum(planes[:3]) / np.float32(len(planes[:3]))
+    measure, name = 1 - grey / np.float32(top), "darkness"
+    dark = grey < _BLACK * top
     if len(planes) >= 3:
         high = np.maximum(np.maximum(planes[0], planes[1]), planes[2])
         low = np.minimum(np.minimum(planes[0], planes[1]), planes[2])
-        measure = np.where(high > 0, (high - low) / np.maximum(high, np.float32(1e-12)), 0)
+        saturation = np.where(high > 0, (high - low) / np.maximum(high, np.float32(1e-12)), 0)
         dark = high < _BLACK * top
-    else:
-        grey = planes[0] if len(planes) == 1 else sum(planes) / np.float32(len(planes))
-        measure = 1 - grey / np.float32(top)
-        dark = grey < _BLACK * top
+        stained = saturation[valid & ~dark]
+        if stained.size and float(np.percentile(stained, 99)) >= COLOURLESS:
+            measure, name = saturation, "saturation"
     candidates = valid & ~dark
     if candidates.sum() < 2 or np.ptp(measure[candidates]) == 0:
-        return np.zeros(measure.shape, bool), float("nan")
+        return np.zeros(measure.shape, bool), float("nan"), name
     threshold = float(filters.threshold_otsu(measure[candidates]))
-    return candidates & (measure > threshold), threshold
+    return candidates & (measure > threshold), threshold, name
 
 
 def _nonzero(values: np.ndarray, nodata: Any) -> np.ndarray:
@@ -211,6 +227,7 @@ def tissue_mask(
     xarray.DataArray
         Boolean ``(y, x)``, True on the foreground, with the level's coordinates (µm when the
         image records its pixel size) and attrs ``method``, ``threshold`` (Otsu's, for
+        brightfield), ``measure`` (what it thresholds: ``"saturation"`` or ``"darkness"``, for
         brightfield), ``source``, ``source_level`` and ``mask_of`` (the full-resolution shape
         it covers, when known).
 
@@ -244,8 +261,9 @@ def tissue_mask(
     if method == "auto":
         colour = values.ndim == 3 and values.shape[-1] in (3, 4)
         method = "brightfield" if colour else "nonzero"
+    measure = None
     if method == "brightfield":
-        mask, threshold = _brightfield(values, nodata)
+        mask, threshold, measure = _brightfield(values, nodata)
     else:
         mask, threshold = _nonzero(values, nodata), float("nan")
     area = max(1, int(min_fraction * mask.size))
@@ -260,6 +278,7 @@ def tissue_mask(
         name="tissue_mask",
         attrs={
             "method": method,
+            **({} if measure is None else {"measure": measure}),
             "threshold": threshold,
             "source": str(small.attrs.get("source", "array")),
             "source_level": int(small.attrs.get("source_level", 0)),
