@@ -645,11 +645,6 @@ def _sample_block(
     return X
 
 
-def _ints(pair: tuple[Any, Any]) -> tuple[int, int]:
-    """A half-open range as two Python ints (NumPy integers hash otherwise into task keys)."""
-    return int(pair[0]), int(pair[1])
-
-
 def _fit_tile(
     rows: tuple[int, int], cols: tuple[int, int], seed: int
 ) -> tuple[tuple[int, int], tuple[int, int]]:
@@ -1070,10 +1065,19 @@ def _coarse(arr: da.Array, f: int, chunks: int | None) -> da.Array:
     h, w = arr.shape[:2]
     if -h % f or -w % f:
         arr = da.pad(arr, ((0, -h % f), (0, -w % f), (0, 0)), constant_values=np.nan)
-    target = max(256 * f, min(2048, f * (chunks or feature_chunk((h // f, w // f)))))
-    rows, cols = plan_chunks(arr.shape[:2], target=target, stride=f)
+    rows, cols = _coarse_plan((h, w), f, chunks)
     arr = arr.rechunk((rows, cols, -1))
     return da.coarsen(_cell_mean, arr, {0: f, 1: f}, trim_excess=False)
+
+
+def _coarse_plan(
+    shape: tuple[int, int], f: int, chunks: int | None
+) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """The row and column chunks, in pixels, that :func:`_coarse` cuts an image of ``shape``
+    (padded to whole f × f cells) into: sides multiple of f near ``f`` × the target."""
+    h, w = shape
+    target = max(256 * f, min(2048, f * (chunks or feature_chunk((h // f, w // f)))))
+    return plan_chunks((h + -h % f, w + -w % f), target=target, stride=f)
 
 
 def _repeated(result: da.Array, full: da.Array, f: int, fill: float | int) -> da.Array:
@@ -1319,7 +1323,7 @@ def _fit_prepared(
         cells = plan_chunks(arr.shape[:2], target=feature_chunk(arr.shape), halo=fit_halo)
     row_chunks, col_chunks = (safe_chunks(_last_merged(c, fit_halo), fit_halo) for c in cells)
     grid = list(np.ndindex(len(row_chunks), len(col_chunks)))
-    starts = [np.concatenate([[0], np.cumsum(c)]) for c in (row_chunks, col_chunks)]
+    starts = [[0, *np.cumsum(c).tolist()] for c in (row_chunks, col_chunks)]  # Python ints
     if foreground is not None:
         footprint = MaskFootprint(foreground, arr.shape[:2])
         grid = [
@@ -1351,7 +1355,7 @@ def _fit_prepared(
     if tiled:
         regions = [_fit_tile(*region, seed_of[b]) for region, b in zip(regions, picks, strict=True)]
     # each task reads its cell or tile and the halo only, and returns its sampled rows
-    samples = map_regions(tile, arr, [tuple(map(_ints, r)) for r in regions], halo=fit_halo,
+    samples = map_regions(tile, arr, regions, halo=fit_halo,
                           trailing=(per_block, n_features), dtype=np.float32,
                           name="xfskde-segment-sample", token=(spec, seed, int(sample), shift),
                           shared=foreground, extra=[seed_of[b] for b in picks])  # fmt: skip
@@ -1579,7 +1583,8 @@ def fit_textures(
     arr, value, cells = prepared.raw, prepared.nodata, None
     if f > 1:  # the cells: the coarse image's blocks for no chunks given, whatever the chunks
         arr, value = _coarse(prepared.unit, f, chunks), None
-        cells = _coarse(prepared.unit, f, None).chunks[:2]
+        plan = _coarse_plan(prepared.unit.shape[:2], f, None)
+        cells = tuple(tuple(c // f for c in axis) for axis in plan)
     model = _fit_prepared(arr, foreground, spec, int(n_textures), w, method, sample, seed, value,
                           signal=signal, metric=metric, cells=cells)  # fmt: skip
     if asked == "within" and model.metric != "within":
