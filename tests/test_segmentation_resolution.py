@@ -73,6 +73,22 @@ def test_coarse_labels_do_not_depend_on_chunks_or_sides(image):
     assert (labels[-1, :] > 0).all() and (labels[:, -1] > 0).all()
 
 
+def test_the_coarse_fit_does_not_depend_on_chunks():
+    """At a resolution above 1 the fit draws its cells from the coarse image's default plan:
+    ``chunks=`` (which cuts the coarse image otherwise) and a Dask input's chunks leave the
+    endmembers as they are, bit for bit (with ``chunks=300`` the coarse blocks are 300 pixels,
+    the cells 512)."""
+    picture, _ = dead_leaves((1100, 1100), seed=5)
+    settings = dict(features=("bank", "fskde"), size=24.0, stride=8, method="kmeans")
+    grey = picture.mean(axis=-1)
+    model = fit_textures(grey, 3, **settings, resolution=2)
+    for other in (
+        fit_textures(grey, 3, **settings, resolution=2, chunks=300),
+        fit_textures(da.from_array(grey, chunks=(256, 700)), 3, **settings, resolution=2),
+    ):
+        np.testing.assert_array_equal(other.endmembers, model.endmembers)
+
+
 def test_missing_pixels_stay_missing_at_any_resolution(image):
     picture, _ = image
     holed = picture.copy()
