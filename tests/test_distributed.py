@@ -143,21 +143,27 @@ def test_a_folder_the_workers_do_not_share_is_refused(client, camera_zarr, tmp_p
         assert "does not share its folder (read it from a folder every worker" in said[0]
 
 
-def test_geotiffs_are_written_by_the_cluster(client, camera_zarr, tmp_path):
+def test_geotiffs_are_written_by_the_cluster(client, camera_zarr, tmp_path, monkeypatch):
     """write_geotiff on a cluster (the workers write their tiles under a distributed lock: a
-    thread lock cannot even be sent to them), and the CLI's GeoTIFF output by address."""
+    thread lock cannot even be sent to them), and the CLI's GeoTIFF output by address, both
+    named relative to a working directory the workers do not have (they failed with
+    "labels.tif.partial: No such file or directory": the workers opened the relative name in
+    their own)."""
     rioxarray = pytest.importorskip("rioxarray")
     from xfskde.io.geotiff import write_geotiff
 
     image = xfskde.open_image(camera_zarr, chunks=128)
     field = xfskde.local_fskde(image, order=4, window="box", size=8, stride=2)
     coherence = field.fskde.coherence()
-    write_geotiff(coherence, tmp_path / "coherence.tif")  # computed and written by the workers
+    monkeypatch.chdir(tmp_path)  # the workers' working directory is the test's, not this
+    written = write_geotiff(coherence, "coherence.tif")  # computed and written by the workers
+    assert written == tmp_path / "coherence.tif"
     back = rioxarray.open_rasterio(tmp_path / "coherence.tif").squeeze("band", drop=True)
     np.testing.assert_array_equal(back.values, coherence.compute(scheduler="sync").values)
     out = tmp_path / "labels.tif"
-    argv = ["segment", str(camera_zarr), str(out), "--textures", "2", "--size", "6", "--sample",
-            "2000", "--scheduler", client.scheduler.address, "--no-progress"]  # fmt: skip
+    argv = ["segment", str(camera_zarr), "labels.tif", "--textures", "2", "--size", "6",
+            "--sample", "2000", "--scheduler", client.scheduler.address,
+            "--no-progress"]  # fmt: skip
     assert main(argv) == 0
     labels = rioxarray.open_rasterio(out).squeeze("band", drop=True)
     assert labels.shape == CAMERA.shape and set(np.unique(labels.values)) == {1, 2}

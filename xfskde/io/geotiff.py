@@ -277,7 +277,8 @@ def write_geotiff(
     Returns
     -------
     pathlib.Path
-        The path written.
+        The path written, absolute (a relative ``path`` is taken in this process's working
+        directory, also where a cluster's workers write the tiles).
 
     Raises
     ------
@@ -331,7 +332,8 @@ def write_geotiff(
     if grid_mapping in scalars:
         out.encoding["grid_mapping"] = grid_mapping
     out = out.rio.write_nodata(fill)
-    path = Path(os.fspath(path))
+    # absolute: on a cluster the workers open the file themselves, in their own directory
+    path = Path(os.fspath(path)).absolute()
     target = path.with_name(path.name + ".gtiff.tmp") if cog else path
     options = {"compress": compress} if compress.lower() != "none" else {}
     lock = _write_lock(path) if isinstance(out.data, da.Array) else None
