@@ -571,6 +571,25 @@ def test_segment_command_writes_an_ome_zarr_image_with_its_labels(tmp_path, leav
     assert store_status(out)["complete"]
 
 
+def test_the_ome_zarr_labels_are_the_largest_abundance_or_the_background():
+    """The command's labels of stored abundances, one plane at a time, against xarray's
+    NaN-filled arg-max: ties to the first texture, background (0) wherever any is NaN."""
+    from xfskde.commands.segment import _largest
+
+    rng = np.random.default_rng(3)
+    a = rng.random((3, 40, 50)).astype(np.float32)
+    a[:, 3, 4] = 0.5  # a three-way tie
+    a[1, 5, 6] = a[2, 5, 6] = 2.0  # a tie of the second and third
+    a[0, 7, 8] = np.nan  # one texture missing: background
+    a[:, 9, :] = np.nan  # outside the mask
+    stored = xr.DataArray(a, dims=("c", "y", "x"))
+    expected = xr.where(stored.isnull().any("c"), 0, stored.fillna(-1).argmax("c") + 1)
+    labels = _largest(a)
+    assert labels.dtype == np.uint8
+    np.testing.assert_array_equal(labels, expected.values)
+    assert labels[3, 4] == 1 and labels[5, 6] == 2 and labels[7, 8] == 0
+
+
 def test_interrupted_segment_resumes_to_the_same_labels(tmp_path, leaves, capsys):
     """Blocks without a completion record are recomputed, and only they; the rest is kept."""
     image, _ = leaves

@@ -407,6 +407,25 @@ def _auto_or(kind: type) -> Any:
     return parse
 
 
+def _largest(abundances: np.ndarray) -> np.ndarray:
+    """The labels of a ``(texture, y, x)`` block of abundances: 1 + the index of the largest
+    (the first of equals), :data:`BACKGROUND` where any is NaN (outside the mask or missing).
+    One texture plane at a time: a block's temporaries are two planes, not five copies of
+    the block that NumPy's ``argmax`` of the NaN-filled block took (0.4 GiB more at the peak
+    of an 8192² slide on 2 threads)."""
+    labels = np.ones(abundances.shape[1:], np.uint8)
+    best = abundances[0].copy()
+    missing = np.isnan(best)
+    for index in range(1, abundances.shape[0]):
+        plane = abundances[index]
+        missing |= np.isnan(plane)
+        larger = plane > best  # False where either is NaN: those are background below
+        labels[larger] = index + 1
+        np.copyto(best, plane, where=larger)
+    labels[missing] = BACKGROUND
+    return labels
+
+
 def _write_ome_zarr(
     model: Any, image: Any, mask: Any, args: argparse.Namespace, store: str | None = None
 ) -> int:
@@ -447,9 +466,13 @@ def _write_ome_zarr(
         return 0
     stored = open_image(store)  # level 0, with its coordinates
     channel = next(d for d in stored.dims if d not in ("y", "x"))
-    best = stored.fillna(-1).argmax(channel) + 1
-    labels = xr.where(stored.isnull().any(channel), BACKGROUND, best).astype(np.uint8)
-    labels = labels.assign_attrs(model.attrs())  # the label image records its model too
+    stored = stored.transpose(channel, "y", "x")
+    best = stored.data.map_blocks(_largest, drop_axis=0, dtype=np.uint8)
+    labels = xr.DataArray(best, coords={d: stored.coords[d] for d in ("y", "x")},
+                          dims=("y", "x"), attrs=model.attrs())  # fmt: skip
+    for name, coord in stored.coords.items():  # scalar coords (a CRS's spatial_ref) kept
+        if coord.ndim == 0:
+            labels = labels.assign_coords({name: coord})
     write_ome_zarr_labels(labels.rename("textures"), store, name="textures",
                           overwrite=True, scheduler=args.scheduler,
                           progress=not args.no_progress)  # fmt: skip
