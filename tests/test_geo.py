@@ -406,6 +406,48 @@ def test_maps_and_labels_as_geotiff(geotiff, tmp_path):
         write_geotiff(labels, tmp_path / "bad.tif", colors="tab10")
 
 
+def test_the_command_line_geotiffs_have_overviews(tmp_path):
+    """A scene larger than a tile: the labels and maps come with internal overviews (what QGIS
+    draws a zoomed-out scene from; they were missing, so every zoom read every pixel), the
+    labels' each 2 x 2's most frequent label (scipy's mode of the four, ties to the first),
+    the maps' true samples (no angle averaged across its wrap), nodata kept out of both."""
+    from scipy import stats
+
+    from xfskde.cli import main
+    from xfskde.datasets import random_textures
+
+    image, _ = random_textures((600, 520), seed=4)
+    pixels = (image * 255).astype(np.uint8)
+    pixels[:40] = 0  # nodata: the scene's edge
+    grid = TRANSFORM.c + (np.arange(520) + 0.5) * 10, TRANSFORM.f - (np.arange(600) + 0.5) * 10
+    scene = xr.DataArray(np.moveaxis(pixels, -1, 0), dims=("band", "y", "x"),
+                         coords={"band": [1, 2, 3], "y": grid[1], "x": grid[0]})  # fmt: skip
+    scene = scene.rio.write_crs(CRS).rio.write_transform(TRANSFORM).rio.write_nodata(0)
+    scene.rio.to_raster(tmp_path / "scene.tif", tiled=True, blockxsize=64, blockysize=64)
+    seg = ["--textures", "3", *("--features", "color,fskde", "--size", "4"), "--no-progress"]
+    assert main(["segment", str(tmp_path / "scene.tif"), str(tmp_path / "labels.tif"), *seg]) == 0
+    with rasterio.open(tmp_path / "labels.tif") as src:
+        assert src.overviews(1) == [2, 4] and src.nodata == 0
+        full, half = src.read(1), src.read(1, out_shape=(300, 260))
+    assert not full[:40].any() and full[40:].all()
+    quads = full.reshape(300, 2, 260, 2).transpose(0, 2, 1, 3).reshape(300, 260, 4)
+    mode = stats.mode(quads, axis=-1, keepdims=False)
+    counts = (quads == mode.mode[..., None]).sum(axis=-1)
+    clear = counts > 2  # a strict majority: every mode agrees on it
+    assert clear[20:].mean() > 0.9
+    np.testing.assert_array_equal(half[clear], mode.mode[clear])
+    assert not half[:20].any() and (half[20:] > 0).all()  # the background does not spread
+    field = ["--order", "4", "--window", "box", "--size", "8", "--stride", "1", "--no-progress"]
+    assert main(["maps", str(tmp_path / "scene.tif"), str(tmp_path / "maps.tif"), *field]) == 0
+    with rasterio.open(tmp_path / "maps.tif") as src:
+        assert src.overviews(1) == [2, 4]
+        full, half = src.read(), src.read(out_shape=(3, 300, 260))
+    quads = full.reshape(3, 300, 2, 260, 2).transpose(0, 1, 3, 2, 4).reshape(3, 300, 260, 4)
+    sampled = (quads == half[..., None]).any(axis=-1) | np.isnan(half)
+    assert sampled.all()  # every overview value is one of its four pixels
+    assert np.isfinite(half[:, 30:]).mean() > 0.9
+
+
 def test_the_command_line_writes_labels_and_maps_as_geotiffs(geotiff, tmp_path, monkeypatch):
     """``xfskde segment/maps SCENE OUT.tif``: one GeoTIFF each, on the scene's CRS and grid (the
     maps' on their cells), holding what the Zarr outputs of the same commands hold; the
@@ -424,6 +466,7 @@ def test_the_command_line_writes_labels_and_maps_as_geotiffs(geotiff, tmp_path, 
     assert back.attrs["n_textures"] == 2  # the parameters, as GDAL metadata
     with rasterio.open(tmp_path / "labels.tif") as src:  # QGIS shows the textures' colours
         assert src.colormap(1)[2] == (255, 127, 14, 255)
+        assert src.tags(ns="IMAGE_STRUCTURE")["LAYOUT"] == "COG"  # cloud-optimised
 
     field = ["--order", "4", "--window", "box", "--size", "8", "--stride", "8", "--no-progress"]
     assert main(["maps", str(geotiff), str(tmp_path / "maps.tif"), *field]) == 0
@@ -432,6 +475,7 @@ def test_the_command_line_writes_labels_and_maps_as_geotiffs(geotiff, tmp_path, 
     assert maps.attrs["long_name"] == ("orientation", "coherence", "energy")
     assert maps.attrs["units"] == ("rad", "1", "1/pixel")
     with rasterio.open(tmp_path / "maps.tif") as src:
+        assert src.tags(ns="IMAGE_STRUCTURE")["LAYOUT"] == "COG"
         assert src.units == ("rad", "1", "1/pixel")
         assert src.tags(2)["long_name"].startswith("coherence of gradient axes")
     assert maps.rio.transform() == TRANSFORM @ Affine.scale(8) and maps.rio.bounds() == BOUNDS

@@ -477,10 +477,15 @@ def is_ome_zarr(output: str) -> bool:
     return _named(output, ".ome.zarr")
 
 
-def write_tiff_output(result: Any, args: argparse.Namespace, nodata: Any = "auto") -> None:
+def write_tiff_output(
+    result: Any, args: argparse.Namespace, nodata: Any = "auto", overviews: str = "nearest"
+) -> None:
     """Write a labelled result to the GeoTIFF ``args.output`` (:func:`xfskde.io.geotiff.
     write_geotiff`: CRS, grid and attrs kept; ``nodata`` as there), on the scheduler in
-    effect: first to
+    effect, as a Cloud-Optimised GeoTIFF whose overviews are computed by GDAL's
+    ``overviews`` resampling (``"mode"`` for labels; ``"nearest"`` keeps every value a true
+    sample, as angles need): QGIS then draws a whole scene or slide at any zoom from them,
+    not from every pixel, and a tiler reads it from a URL. Written first to
     ``OUTPUT.partial`` next to it, then renamed, so that a file at ``args.output`` is always
     whole; a failed or interrupted write leaves nothing new there."""
     import os
@@ -492,7 +497,7 @@ def write_tiff_output(result: Any, args: argparse.Namespace, nodata: Any = "auto
     path = Path(args.output)
     partial = path.with_name(path.name + ".partial")
     try:
-        write_geotiff(result, partial, nodata=nodata)
+        write_geotiff(result, partial, nodata=nodata, cog=True, overview_resampling=overviews)
         if path.is_dir():  # --overwrite of a store given this name
             shutil.rmtree(path)
         os.replace(partial, path)

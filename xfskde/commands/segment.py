@@ -243,7 +243,8 @@ def run(args: argparse.Namespace) -> int:
             labels = model.predict(image, mask=mask, nodata=args.nodata,
                                    match_levels=args.match_levels)  # fmt: skip
             if is_geotiff(out):
-                write_tiff_output(labels, args, nodata=BACKGROUND)  # background: no texture
+                # background: no texture; overviews by each 2 x 2's most frequent label
+                write_tiff_output(labels, args, nodata=BACKGROUND, overviews="mode")
             else:
                 written = write_blocks(
                     labels, out, name="labels", resume=args.resume, overwrite=args.overwrite,
