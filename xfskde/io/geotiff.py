@@ -56,6 +56,9 @@ from ._location import micrometres
 
 __all__ = ["write_geotiff"]
 
+#: GDAL's block cache while a GeoTIFF is written, in MB (GDAL_CACHEMAX).
+_GDAL_CACHE_MB = 64
+
 #: Attrs that would make rioxarray write something other than the result (value encodings, a
 #: stale rasterio-order transform) and are therefore not passed on as metadata; ``long_name``
 #: and ``units`` are each band's own (band descriptions, units and metadata).
@@ -339,6 +342,30 @@ def write_geotiff(
     lock = _write_lock(path) if isinstance(out.data, da.Array) else None
     if lock is not None:  # the tasks write their tiles themselves
         refuse_unshared_folder(path.resolve().parent)
+    # GDAL's block cache kept small (its default, 5 % of the memory, held the tiles of a
+    # slide's labels: 1.36 against 1.19 GB at the peak of a 16384² `xfskde segment`, as fast)
+    with rasterio.Env(GDAL_CACHEMAX=_GDAL_CACHE_MB):
+        _write(out, path, target, tile, lock, options, per_band, table, cog,
+               overview_resampling)  # fmt: skip
+    return path
+
+
+def _write(
+    out: xr.DataArray,
+    path: Path,
+    target: Path,
+    tile: int,
+    lock: Any,
+    options: dict[str, str],
+    per_band: list[dict[str, str]],
+    table: dict[int, tuple[int, ...]] | None,
+    cog: bool,
+    overview_resampling: str,
+) -> None:
+    """The GeoTIFF of :func:`write_geotiff`, tiled (at ``target``), then copied to ``path`` as
+    a COG with ``cog``."""
+    import rasterio.shutil
+
     try:
         # BigTIFF where the uncompressed bands could pass 4 GB (GDAL's default, IF_NEEDED,
         # cannot tell for a compressed file, and fails when it does pass)
@@ -361,4 +388,3 @@ def write_geotiff(
     finally:
         if cog and target.exists():
             target.unlink()
-    return path

@@ -430,13 +430,20 @@ def _mean2(block: np.ndarray) -> np.ndarray:
 
 
 def _axial_mean2(block: np.ndarray) -> np.ndarray:
-    """Doubled-angle mean of the axial angles of each 2×2 block, in [0, π) (float32 out)."""
-    quads = _blocks2(_pad_even(block.astype(np.float64), np.nan))
-    finite = np.isfinite(quads)
-    count = finite.sum(axis=-1)
-    doubled = 2.0 * np.where(finite, quads, 0.0)
-    c = np.where(finite, np.cos(doubled), 0.0).sum(axis=-1)
-    s = np.where(finite, np.sin(doubled), 0.0).sum(axis=-1)
+    """Doubled-angle mean of the axial angles of each 2×2 block, in [0, π) (float32 out).
+
+    The cosines and sines summed corner by corner (TL, TR, BL, BR), as :func:`_mean2`."""
+    padded = _pad_even(block, np.nan)
+    c = np.zeros((*padded.shape[:-2], padded.shape[-2] // 2, padded.shape[-1] // 2))
+    s, count = np.zeros(c.shape), np.zeros(c.shape, np.uint8)
+    for i in (0, 1):
+        for j in (0, 1):
+            corner = padded[..., i::2, j::2]
+            finite = np.isfinite(corner)
+            doubled = 2.0 * np.where(finite, corner.astype(np.float64), 0.0)
+            np.add(c, np.cos(doubled), out=c, where=finite)
+            np.add(s, np.sin(doubled), out=s, where=finite)
+            count += finite
     length = np.hypot(c, s) / np.maximum(count, 1)
     out = np.mod(0.5 * np.arctan2(s, c), np.pi).astype(np.float32)
     out = np.where(out >= np.float32(np.pi), np.float32(0.0), out)  # float32 rounding to π
