@@ -408,6 +408,10 @@ def _auto_or(kind: type) -> Any:
     return parse
 
 
+#: The side of the tasks that label an OME-Zarr image's stored abundances.
+_LABEL_CHUNK = 1024
+
+
 def _largest(abundances: np.ndarray) -> np.ndarray:
     """The labels of a ``(texture, y, x)`` block of abundances: 1 + the index of the largest
     (the first of equals), :data:`BACKGROUND` where any is NaN (outside the mask or missing).
@@ -465,7 +469,8 @@ def _write_ome_zarr(
     )  # fmt: skip
     if complete:
         return 0
-    stored = open_image(store)  # level 0, with its coordinates
+    # level 0, with its coordinates, in tasks of 1024² (a 2048² task held 50 MB a plane)
+    stored = open_image(store, chunks=_LABEL_CHUNK)
     channel = next(d for d in stored.dims if d not in ("y", "x"))
     stored = stored.transpose(channel, "y", "x")
     best = stored.data.map_blocks(_largest, drop_axis=0, dtype=np.uint8)
