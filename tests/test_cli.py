@@ -84,6 +84,29 @@ def test_bad_input_is_one_clear_line(tmp_path, capsys, monkeypatch, argv, messag
         main(["--debug", *argv])
 
 
+def test_field_blocks_are_sized_by_their_coefficients(tmp_path, capsys):
+    """``--chunks auto``: blocks of at most 64 MiB of coefficients (965 px at stride 1 and
+    order 8, where 2048² blocks held 302 MB each), 2048 px from stride 3 on; a resume of a
+    store written in other chunks adopts them, and says so (it printed the blocks it had
+    planned, not the store's)."""
+    from xfskde.commands._options import field_chunk
+    from xfskde.local import LocalParameters
+
+    assert field_chunk(LocalParameters(order=8, stride=1)) == 965
+    assert field_chunk(LocalParameters(order=8, stride=2)) == 1930
+    assert field_chunk(LocalParameters(order=8, stride=3)) == 2048
+    assert field_chunk(LocalParameters(order=2, stride=1)) == 1672  # 3 coefficients
+    tifffile.imwrite(tmp_path / "in.tif", np.tile(data.camera(), (2, 2)), tile=(256, 256))
+    argv = ["coefficients", str(tmp_path / "in.tif"), str(tmp_path / "c.zarr"), "--no-progress"]
+    assert main(argv) == 0  # a 1024² image: 965 on the file's 256-px tiles
+    assert "chunks (768, 768), 4 of 4 blocks computed" in capsys.readouterr().out
+    assert xfskde.io.open_blocks(tmp_path / "c.zarr").encoding["chunks"][:2] == (768, 768)
+    assert main([*argv, "--chunks", "2048", "--overwrite"]) == 0  # one block
+    capsys.readouterr()
+    assert main([*argv, "--resume"]) == 0  # planned in 768², resumed in the store's 1024²
+    assert "chunks (1024, 1024), 0 of 1 blocks computed" in capsys.readouterr().out
+
+
 def test_console_script_runs(tmp_path):
     result = subprocess.run(
         [sys.executable, "-m", "xfskde.cli", "--help"], capture_output=True, text=True, check=True

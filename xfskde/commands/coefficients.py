@@ -6,7 +6,7 @@ import argparse
 import time
 
 from ..exceptions import ImageReadError
-from ..io import locate, write_coefficients
+from ..io import locate, open_blocks, write_coefficients
 from ..io.stores import block_record
 from ._options import (
     add_field_options,
@@ -60,7 +60,8 @@ def run(args: argparse.Namespace) -> int:
         )
     total = record.size
     pixels = image.sizes["y"] * image.sizes["x"]
-    chunks = tuple(max(c) for c in field.chunks[:2]) if field.chunks else field.shape[:2]
+    # the store's chunks: a resume adopts them, whatever blocks the field was planned in
+    chunks = tuple(open_blocks(args.output).encoding["chunks"][:2])
     print(
         f"wrote {args.output}: {tuple(field.shape)} {field.dtype}, chunks {chunks}, "
         f"{written} of {total} blocks computed in {seconds:.1f} s "

@@ -57,6 +57,7 @@ from ._options import (
     add_mask_option,
     add_nodata_option,
     add_scheduler_option,
+    auto_or,
     byte_size,
     check_scheduler,
     is_geotiff,
@@ -122,12 +123,12 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         help="window of the local histograms and FS-KDEs",
     )  # fmt: skip
     parser.add_argument(
-        "--size", type=_auto_or(float), default="auto",
+        "--size", type=auto_or(float), default="auto",
         help="box side, Gaussian sigma or disk radius of the window, in pixels; auto: from the "
         "texture's scale, the labels drawn through 0.7 of it when it is wider than sigma 6",
     )  # fmt: skip
     parser.add_argument(
-        "--stride", type=_auto_or(int), default="auto",
+        "--stride", type=auto_or(int), default="auto",
         help="solve the abundances every STRIDE pixels and interpolate (1: every pixel); auto: "
         "the window's sigma / 4",
     )  # fmt: skip
@@ -144,7 +145,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         "the fit away from boundaries, euclidean with k-means",
     )  # fmt: skip
     parser.add_argument(
-        "--resolution", type=_auto_or(int), default="auto",
+        "--resolution", type=auto_or(int), default="auto",
         help="average the image over RESOLUTION x RESOLUTION pixel cells before the features "
         "(1: every pixel); auto: coarse textures (texture scale / 4, at most sigma / 8) when "
         "--size is auto, else 1",
@@ -167,7 +168,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         "background label 0, like the pixels outside --mask",
     )
     parser.add_argument(
-        "--chunks", type=_auto_or(int), default="auto",
+        "--chunks", type=auto_or(int), default="auto",
         help=f"target block side in pixels; auto: {LARGE_FEATURE_CHUNK} for images of at "
         f"least {LARGE_IMAGE_BLOCKS} such blocks (8192² and larger), else {FEATURE_CHUNK}; "
         "with --resume, the blocks of the store it finishes",
@@ -391,21 +392,6 @@ def _in_large_blocks(image: xr.DataArray, halo: int) -> xr.DataArray:
     tiles = (image.chunksizes["y"][0], image.chunksizes["x"][0])
     rows, cols = plan_chunks(shape, tiles=tiles, target=target, halo=halo)
     return image.chunk({"y": rows, "x": cols})
-
-
-def _auto_or(kind: type) -> Any:
-    """An argparse type: ``auto`` or a number of ``kind``."""
-
-    def parse(text: str) -> Any:
-        if text == "auto":
-            return text
-        try:
-            return kind(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"expected auto or a number, got {text!r}") from None
-
-    parse.__name__ = f"auto or {kind.__name__}"
-    return parse
 
 
 #: The side of the tasks that label an OME-Zarr image's stored abundances.
