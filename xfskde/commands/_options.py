@@ -373,8 +373,8 @@ def add_field_options(
 
 #: ``--chunks auto`` of the field commands: the most bytes of coefficients one block holds.
 #: A stride-1 field of order 8 (9 complex64 a pixel) in blocks of 2048² held 302 MB a block,
-#: and `xfskde maps` of an 8192² slide peaked at 1.76 GiB, of a 16384² one at 2.29 GiB; in
-#: blocks of 1024² the 8192² slide peaked at 0.72 GiB, in 13.2 s instead of 14.4 s.
+#: and `xfskde maps` of an 8192² slide peaked at 1.76 GiB, of a 16384² one at 2.18 GiB; in
+#: blocks of 1024² at 0.76 and 0.90 GiB, in 13.3 s instead of 14.4 s and 52.0 s instead of 54.1.
 FIELD_BLOCK_BYTES = 64 * 2**20
 
 

@@ -454,7 +454,7 @@ def _mode2(block: np.ndarray) -> np.ndarray:
     """The most frequent label of each 2×2 block; ties go to the first of TL, TR, BL, BR.
 
     Counted corner by corner in uint8 planes of the output's size: the 4 × 4 comparisons and
-    their int64 counts at once took 16 bytes and more per input pixel (0.5 GiB at the peak
+    their int64 counts at once took 16 bytes and more per input pixel (0.4 GiB at the peak
     of a slide's label pyramid on 2 threads)."""
     padded = _pad_even(block, 0, mode="edge")
     corners = [padded[..., i::2, j::2] for i in (0, 1) for j in (0, 1)]  # TL, TR, BL, BR
