@@ -299,7 +299,7 @@ def write_geotiff(
     >>> write_geotiff(field.fskde.orientation(), "orientation.tif")  # doctest: +SKIP
     """
     _require_rioxarray()
-    import rasterio.shutil
+    import rasterio
 
     per_band = variables = None
     if isinstance(result, xr.Dataset):
