@@ -155,18 +155,23 @@ def _brightfield(values: np.ndarray, nodata: Any) -> tuple[np.ndarray, float, st
             missing &= p == nodata
         valid &= ~missing
     top = max((float(p[valid].max()) for p in planes if valid.any()), default=0.0) or 1.0
-    grey = planes[0] if len(planes) == 1 else sum(planes[:3]) / np.float32(len(planes[:3]))
-    measure, name = 1 - grey / np.float32(top), "darkness"
-    dark = grey < _BLACK * top
     if len(planes) >= 3:
         high = np.maximum(np.maximum(planes[0], planes[1]), planes[2])
         low = np.minimum(np.minimum(planes[0], planes[1]), planes[2])
+        candidates = valid & ~(high < _BLACK * top)
         saturation = np.where(high > 0, (high - low) / np.maximum(high, np.float32(1e-12)), 0)
-        dark = high < _BLACK * top
-        stained = saturation[valid & ~dark]
+        stained = saturation[candidates]
         if stained.size and float(np.percentile(stained, 99)) >= COLOURLESS:
-            measure, name = saturation, "saturation"
-    candidates = valid & ~dark
+            return _otsu(saturation, candidates, "saturation")
+    grey = planes[0] if len(planes) == 1 else sum(planes[:3]) / np.float32(len(planes[:3]))
+    if len(planes) < 3:
+        candidates = valid & ~(grey < _BLACK * top)
+    return _otsu(1 - grey / np.float32(top), candidates, "darkness")
+
+
+def _otsu(measure: np.ndarray, candidates: np.ndarray, name: str) -> tuple[np.ndarray, float, str]:
+    """The ``candidates`` whose ``measure`` is above Otsu's threshold of theirs, the threshold
+    and ``name``: none (threshold NaN) when fewer than two candidates or all alike."""
     if candidates.sum() < 2 or np.ptp(measure[candidates]) == 0:
         return np.zeros(measure.shape, bool), float("nan"), name
     threshold = float(filters.threshold_otsu(measure[candidates]))
