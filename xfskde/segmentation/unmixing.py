@@ -320,6 +320,14 @@ def _principal_axes(centred: np.ndarray, axes: int) -> np.ndarray:
     return vectors[:, ::-1][:, :k]
 
 
+def _principal_coordinates(X: np.ndarray, axes: int) -> tuple[np.ndarray, np.ndarray]:
+    """The first ``axes`` principal axes P of the samples X (:func:`_principal_axes`) and the
+    samples' coordinates in them, ``Z = (X - mean) P``: the space the metric's rounds run in."""
+    centred = X - X.mean(axis=0)
+    P = _principal_axes(centred, axes)
+    return P, centred @ P
+
+
 def _unmixing_vectors(
     E: np.ndarray, P: np.ndarray, covariance: np.ndarray, shrinkage: float
 ) -> np.ndarray | None:
@@ -401,10 +409,9 @@ def refine_by_labels(
     X = np.asarray(samples, dtype=np.float64)
     E = np.asarray(endmembers, dtype=np.float64)
     V = np.asarray(vectors, dtype=np.float64)
-    P = _principal_axes(X - X.mean(axis=0), axes)
+    P, Z = _principal_coordinates(X, axes)
     if P.shape[1] < 1 or X.shape[0] < 2 * P.shape[1]:
         return E, V, 0
-    Z = (X - X.mean(axis=0)) @ P
     refined = _refine(X, Z, P, abundances(X, E, V).argmax(axis=1), E.shape[0], rounds, shrinkage)
     if refined is None:
         return E, V, 0
@@ -549,11 +556,10 @@ def resplit_closest(
     E = np.asarray(endmembers, dtype=np.float64)
     V = np.asarray(vectors, dtype=np.float64)
     m = E.shape[0]
-    P = _principal_axes(X - X.mean(axis=0), axes)
+    P, Z = _principal_coordinates(X, axes)
     k = P.shape[1]
     if m < 2 or k < 1 or X.shape[0] < 2 * k:
         return E, V, None
-    Z = (X - X.mean(axis=0)) @ P
     steps = []
     for _ in range(int(rounds)):
         found = _resplit_once(X, Z, P, E, V, shrinkage, seed)
