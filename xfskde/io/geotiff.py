@@ -300,6 +300,7 @@ def write_geotiff(
     """
     _require_rioxarray()
     import rasterio
+    import rasterio.shutil
 
     per_band = variables = None
     if isinstance(result, xr.Dataset):
@@ -345,48 +346,28 @@ def write_geotiff(
     # GDAL's block cache kept small (its default, 5 % of the memory, held the tiles of a
     # slide's labels: 1.30 against 1.14 GiB at the peak of a 16384² `xfskde segment`, as fast)
     with rasterio.Env(GDAL_CACHEMAX=_GDAL_CACHE_MB):
-        _write(out, path, target, tile, lock, options, per_band, table, cog,
-               overview_resampling)  # fmt: skip
-    return path
-
-
-def _write(
-    out: xr.DataArray,
-    path: Path,
-    target: Path,
-    tile: int,
-    lock: Any,
-    options: dict[str, str],
-    per_band: list[dict[str, str]],
-    table: dict[int, tuple[int, ...]] | None,
-    cog: bool,
-    overview_resampling: str,
-) -> None:
-    """The GeoTIFF of :func:`write_geotiff`, tiled (at ``target``), then copied to ``path`` as
-    a COG with ``cog``."""
-    import rasterio.shutil
-
-    try:
-        # BigTIFF where the uncompressed bands could pass 4 GB (GDAL's default, IF_NEEDED,
-        # cannot tell for a compressed file, and fails when it does pass)
-        out.rio.to_raster(
-            target, driver="GTiff", tiled=True, blockxsize=tile, blockysize=tile,
-            recalc_transform=False, lock=lock, BIGTIFF="IF_SAFER", **options,
-        )  # fmt: skip
-        with rasterio.open(target, "r+") as written:  # rioxarray writes no band units
-            for band, tags in enumerate(per_band, start=1):
-                if "units" in tags:
-                    written.set_band_unit(band, tags["units"])
-                written.update_tags(band, **tags)
-            if table:  # palette-coloured: GDAL and QGIS show the labels as categories
-                written.write_colormap(1, table)
-        if cog:
-            # the tiles, compressed as the COG's, are copied as they are; the overviews are
-            # compressed on every core (a 16384² slide's three float maps: 59 -> 30 s)
-            rasterio.shutil.copy(
-                target, path, driver="COG", blocksize=tile, num_threads="ALL_CPUS",
-                overview_resampling=overview_resampling, **options,
+        try:
+            # BigTIFF where the uncompressed bands could pass 4 GB (GDAL's default, IF_NEEDED,
+            # cannot tell for a compressed file, and fails when it does pass)
+            out.rio.to_raster(
+                target, driver="GTiff", tiled=True, blockxsize=tile, blockysize=tile,
+                recalc_transform=False, lock=lock, BIGTIFF="IF_SAFER", **options,
             )  # fmt: skip
-    finally:
-        if cog and target.exists():
-            target.unlink()
+            with rasterio.open(target, "r+") as written:  # rioxarray writes no band units
+                for band, tags in enumerate(per_band, start=1):
+                    if "units" in tags:
+                        written.set_band_unit(band, tags["units"])
+                    written.update_tags(band, **tags)
+                if table:  # palette-coloured: GDAL and QGIS show the labels as categories
+                    written.write_colormap(1, table)
+            if cog:
+                # the tiles, compressed as the COG's, are copied as they are; the overviews are
+                # compressed on every core (a 16384² slide's three float maps: 59 -> 30 s)
+                rasterio.shutil.copy(
+                    target, path, driver="COG", blocksize=tile, num_threads="ALL_CPUS",
+                    overview_resampling=overview_resampling, **options,
+                )  # fmt: skip
+        finally:
+            if cog and target.exists():
+                target.unlink()
+    return path
