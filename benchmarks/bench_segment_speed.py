@@ -12,7 +12,10 @@ channel mean of :func:`xfskde.datasets.dead_leaves`), seed 100, three textures, 
   ``weights`` and ``resolution``): the same endmembers without the choosing (checked; but
   where the automatic fit was k-means at σ = 6 that weighed the groups by their signal, it
   sampled each pixel's change for that, on another grid, and the explicit fit's samples and
-  endmembers differ: said so); ``choose`` is choose+fit minus fit;
+  endmembers differ: said so; and where the automatic fit left out groups its labels do not
+  need, :func:`xfskde.segmentation.defaults.idle_groups`, the explicit fit reads only the
+  groups kept: said so too, its time is then that of the smaller fit); ``choose`` is
+  choose+fit minus fit;
 * ``predict`` — ``model.predict(image)`` with the model of ``choose+fit`` (handed over as a
   pickle): the labels, as a NumPy array;
 * ``segment`` — ``xfskde.segment(image, 3)`` end to end, with its Rand index against the truth.
@@ -152,6 +155,7 @@ def measure_stage(task: dict) -> dict:
         if task["stage"] == "choose+fit":  # what it chose, and the model for "predict"
             out["settings"] = chosen(result)
             out["signal"] = "signal" in result.choices  # groups weighed by a sampled S/N
+            out["left_out"] = "left out" in result.choices.get("groups", "")
             Path(task["model"]).write_bytes(pickle.dumps(result))
     return out
 
@@ -238,6 +242,8 @@ def measure_image(name: str, paths: tuple[Path, Path], size: int, threads: int) 
     # change for it (another grid of samples); one given those weights has nothing to measure
     why = " (its k-means samples differ: the automatic fit also measured the groups' signal)"
     differs = why if auto.pop("signal") and settings["method"] == "kmeans" else ""
+    if auto.pop("left_out"):
+        differs += " (the automatic fit read groups it then left out; this one the kept only)"
     fit_check = "yes" if same_fit else "NO" + differs
     same_choice = r["segment"].pop("settings") == settings
     r["choose"] = {"seconds": auto["seconds"] - r["fit"]["seconds"], "pixels": auto["pixels"]}

@@ -3,6 +3,8 @@ rule, the stable endmember fit, and ``segment(image, n)`` recording what it chos
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pytest
 import scipy.ndimage as ndi
@@ -17,6 +19,7 @@ from xfskde.segmentation.defaults import (
     BOUNDARY_RATIO,
     FSKDE_SHARE,
     GREY_CHROMA,
+    IDLE_SHARE,
     LABEL_FRACTION,
     REGION_FLOOR,
     UNIT_WHITE,
@@ -28,6 +31,7 @@ from xfskde.segmentation.defaults import (
     chroma_ratio,
     color_range,
     group_signal,
+    idle_groups,
     label_window,
     region_scale,
     scale_window,
@@ -184,8 +188,11 @@ def test_segment_with_no_arguments_records_its_choices():
     arr = xr.DataArray(image, dims=("y", "x", "c"))
     labels = segment(arr, 3)
     a = labels.attrs
-    assert a["features"] == "color,bank,fskde" and a["gradient_scales"] == [0.0]
-    assert a["bank_filters"].split(",") == list(BANK_FILTERS) and len(a["bank_ranges"]) == 2 * 16
+    # all three groups measured; colour alone tells these textures apart, the bank and the
+    # FS-KDE change 0.03 % and 0.00 % of the fit's sample's labels: left out (idle_groups)
+    assert a["features"] == "color" and a["gradient_scales"] == [0.0]
+    assert a["chose_groups"].startswith("color: fskde, bank left out, which changes the labels")
+    assert "bank_filters" not in a and "bank_ranges" not in a and a["fit_channels"] == 3
     assert a["chose_size"].startswith("sigma 6: labels at sigma 6 and 12 agree")
     assert a["chose_size_agreement"] >= 0.9 and a["chose_texture_scale_px"] > 0
     assert 1.0 <= a["chose_size_boundaries"] <= BOUNDARY_RATIO
@@ -194,7 +201,7 @@ def test_segment_with_no_arguments_records_its_choices():
     # the automatic weights (1, 1, 0.5) times min(1, S/N)² of the recorded S/N
     signals = dict(part.split() for part in a["chose_signal"][4:].split(":")[0].split(", "))
     assert list(signals) == ["color", "bank", "fskde"]
-    for name, base in (("color", 1.0), ("bank", 1.0), ("fskde", 0.5)):
+    for name, base in (("color", 1.0),):  # the groups kept
         factor = min(1.0, float(signals[name])) ** 2
         assert a[f"weight_{name}"] == pytest.approx(base * factor, rel=0.03, abs=1e-4)
     assert a["weight_color"] == 1.0  # colour tells these textures apart: S/N above 1
@@ -257,13 +264,81 @@ def test_colour_that_only_adds_noise_is_weighed_down():
     image, truth = dead_leaves((256, 256), seed=104, bar_length=16)
     labels, model = segment(image, 3, return_model=True)
     assert model.fit_method == "stable"
-    assert model.weights["color"] < 0.3 and model.weights["bank"] > 0.3
-    assert model.weights["fskde"] == 0.5  # its S / N is far above 1
     assert model.choices["signal"].startswith("S/N color 0.")
+    # colour weighed down, but still moving 0.14 % of the sample's labels: kept; the bank
+    # (S / N 0.63) moves 0.06 %: left out
+    assert model.spec.features == ("color", "fskde") and model.weights["color"] < 0.3
+    assert model.weights["fskde"] == 0.5  # its S / N is far above 1
     assert rand_index(truth, np.asarray(labels)) > 0.95  # measured 0.988
     given = fit_textures(image, 3, weights={"color": 1.0})
     assert given.weights == {"color": 1.0, "bank": 1.0, "fskde": 0.5}
     assert "signal" not in given.choices
+
+
+def test_a_group_the_labels_do_not_need_is_left_out():
+    """idle_groups: a group whose endmember features are the same for every texture adds the
+    same cost to every mixture (no label changes without it); one that alone tells two of
+    the textures apart is kept; one group always stays."""
+    rng = np.random.default_rng(0)
+    truth = rng.integers(0, 3, 3000)
+    first = np.array([[1.0, 0.0], [0.0, 1.0], [0.0, 1.0]])  # texture 0 against 1 and 2
+    second = np.array([[1.0, 0.0], [1.0, 0.0], [0.0, 1.0]])  # 0 and 1 against 2
+    E = np.concatenate([first, second, np.full((3, 4), 0.2)], axis=1)
+    X = E[truth] + 0.1 * rng.standard_normal((3000, 8))
+    groups = {"a": slice(0, 2), "b": slice(2, 4), "c": slice(4, 8)}
+    dropped, changed = idle_groups(X, E, None, groups)
+    assert dropped == ["c"] and changed["c"] == 0.0  # exactly: a constant cost
+    assert changed["a"] > 0.1 and changed["b"] > 0.1 > IDLE_SHARE
+    # the within-texture metric's unmixing vectors are what the samples are projected on
+    M = np.diag([1.0, 1.0, 1.0, 1.0, 5.0, 5.0, 5.0, 5.0])
+    assert idle_groups(X, E, E @ M, groups)[0] == ["c"]
+    only = {"a": slice(0, 4)}
+    assert idle_groups(X[:, :4], E[:, :4], None, only) == ([], {})  # the last group stays
+    loose = idle_groups(X, E, None, groups, share=1.0)[0]
+    assert len(loose) == 2  # any share: one group kept
+    assert IDLE_SHARE == 0.001
+
+
+def test_segment_leaves_out_the_groups_it_does_not_need(monkeypatch):
+    """Random textures at σ = 6: colour tells them apart, the bank and the FS-KDE move
+    0.03 % of the fit's sample's labels: the model keeps colour only, so predicting computes
+    neither the filter bank nor the gradients; its labels are those of the full model on all
+    but a few pixels; groups given explicitly are all kept."""
+    import xfskde.segmentation.model as model_module
+
+    image, truth = random_textures((256, 256), seed=100)
+    labels, model = segment(image, 3, return_model=True)
+    assert model.spec.features == ("color",) and model.spec.bank_ranges is None
+    assert set(model.scales) == set(model.weights) == {"color"}
+    assert model.endmembers.shape == (3, 48)
+    assert feature_depth(model.spec) == model.spec.window_obj.halo(1)  # no bank's reach
+    # the full model: the same fit with nothing left out
+    monkeypatch.setattr(model_module, "idle_groups", lambda *args: ([], {}))
+    full = fit_textures(image, 3)
+    assert full.spec.features == ("color", "bank", "fskde")
+    assert np.allclose(full.endmembers[:, :48], model.endmembers)  # the same fit
+    assert np.mean(full.predict(image) != np.asarray(labels)) < 0.002  # measured 1 px of 65 536
+    assert rand_index(truth, np.asarray(labels)) > 0.95  # measured 0.972
+    given = fit_textures(image, 3, weights=model.weights)  # weights given: all groups kept
+    assert given.spec.features == ("color", "bank", "fskde")
+
+
+def test_a_model_keeps_the_channels_it_was_fitted_on():
+    """Dead leaves in colour whose colour the rule leaves out: the model reads no colour
+    histogram, yet an image of other channels is refused, as before, and the channels
+    survive the attrs."""
+    image, _ = dead_leaves((256, 256), seed=104, bar_length=16)
+    model = fit_textures(image, 3)
+    assert model.channels == 3 and model.attrs()["fit_channels"] == 3
+    assert TextureModel.from_attrs(model.attrs()).channels == 3
+    grey = TextureModel.from_attrs({**model.attrs(), "fit_channels": "1"})  # GeoTIFF text
+    assert grey.channels == 1
+    model.predict(image)
+    for other in (image[..., :1], image[..., :2]):
+        with pytest.raises(xfskde.exceptions.ParameterError, match="channel"):
+            model.predict(other)
+    older = {k: v for k, v in model.attrs().items() if k != "fit_channels"}
+    assert TextureModel.from_attrs(older).channels is None
 
 
 def test_grey_textures_take_the_window_from_their_scale():
@@ -370,7 +445,10 @@ def test_a_large_image_is_fitted_on_a_tile_of_each_drawn_block(monkeypatch):
     monkeypatch.setattr(model_module, "_sample_block", recorded)
     image, truth = random_textures((640, 640), seed=100)  # 16 x 128² < 640²: tiled
     labels, fitted = segment(image, 3, size=6, chunks=320, return_model=True)
-    halo = feature_depth(fitted.spec) + model_module._shift(fitted.spec, fitted.fit_method, True)
+    measured = dataclasses.replace(
+        fitted.spec, features=("color", "bank", "fskde"), bank_ranges=((0.0, 1.0),) * 16
+    )  # the groups the fit read
+    halo = feature_depth(measured) + model_module._shift(measured, fitted.fit_method, True)
     assert len(seen) == 4 and all(shape[:2] == (128 + 2 * halo,) * 2 for shape in seen)
     assert rand_index(truth, np.asarray(labels)) > 0.95
 
@@ -561,7 +639,8 @@ def test_two_channels_are_segmented_by_their_balance():
     truth = np.arange(128)[None, :].repeat(128, 0) // 64
     image = np.stack([np.where(truth, a, 1 - a), np.where(truth, 1 - a, a)], axis=-1)
     labels, model = segment(image, 2, return_model=True)
-    assert model.spec.features == ("color", "bank", "fskde") and "features" not in model.choices
+    assert "features" not in model.choices  # two channels are colour
+    assert model.spec.features == ("color",)  # the grey groups see nothing: left out
     assert rand_index(truth, np.asarray(labels)) > 0.99
     grey = segment(image, 2, features=("bank", "fskde"), weights={"bank": 1.0, "fskde": 0.25})
     assert rand_index(truth, np.asarray(grey)) < 0.7  # what two channels got before

@@ -109,6 +109,8 @@ import math
 
 import numpy as np
 
+from .unmixing import abundances
+
 __all__ = [
     "AGREEMENT",
     "AUTO_GRADIENT_SCALES",
@@ -117,6 +119,7 @@ __all__ = [
     "FINE_SIZE",
     "FSKDE_SHARE",
     "GREY_CHROMA",
+    "IDLE_SHARE",
     "LABEL_FRACTION",
     "UNIT_WHITE",
     "auto_features",
@@ -128,6 +131,7 @@ __all__ = [
     "chroma_ratio",
     "color_range",
     "group_signal",
+    "idle_groups",
     "label_window",
     "region_scale",
     "scale_window",
@@ -168,6 +172,9 @@ REGION_CROP = 2048
 #: The least white level (99.9th percentile, as a share of the dtype's range for integers)
 #: of an image in [0, 1] whose colour bins cover [0, 1] (:func:`color_range`).
 UNIT_WHITE = 0.5
+#: A feature group whose removal changes the labels of at most this share of the fit's sample
+#: is dropped from an automatic model (:func:`idle_groups`).
+IDLE_SHARE = 0.001
 #: Side of the tiles whose autocorrelation measures the texture scale, and how many.
 TILE, TILES = 128, 16
 
@@ -313,6 +320,72 @@ def signal_weights(weights: dict[str, float], signals: dict[str, float]) -> dict
     if top <= 0:  # no group stands out of its noise: the sample cannot tell (a tiny image)
         return dict(weights)
     return {name: w * factors[name] / top for name, w in weights.items()}
+
+
+def idle_groups(
+    features: np.ndarray,
+    endmembers: np.ndarray,
+    vectors: np.ndarray | None,
+    groups: dict[str, slice],
+    share: float = IDLE_SHARE,
+) -> tuple[list[str], dict[str, float]]:
+    """The feature groups the labels do not need: those that can be left out of the unmixing
+    while the labels of at most ``share`` of the fit's samples change.
+
+    A group counts in the abundances only through how its endmembers' features differ: where
+    every texture has the same features in a group (the same filter histograms, say), the
+    group adds the same cost to every mixture and no label depends on it, yet predicting still
+    computes its votes at every pixel. Greedily, the group whose removal changes the fewest
+    labels of the sample (each sample's largest abundance, :func:`.unmixing.abundances`, with
+    the endmembers' and unmixing vectors' columns of the groups kept) is dropped while the
+    labels without all the groups dropped so far differ from the full model's at no more than
+    ``share`` of the samples; one group is always kept.
+
+    Parameters
+    ----------
+    features : numpy.ndarray, shape (n, D)
+        The fit's samples, scaled as the endmembers are.
+    endmembers, vectors : numpy.ndarray, shape (m, D)
+        The model's endmembers and unmixing vectors (None: the Euclidean metric).
+    groups : dict
+        Each group's columns, in stacking order.
+    share : float, optional
+        The largest share of the samples whose label may change, :data:`IDLE_SHARE`.
+
+    Returns
+    -------
+    dropped : list of str
+        The groups to leave out, in the order they were dropped.
+    changed : dict
+        For each group, the share of the samples whose label changed when it was last tried:
+        left out with the groups dropped before it.
+
+    Notes
+    -----
+    Measured (``docs/segmentation.md``): random textures 512² (seeds 100-105, k-means at
+    σ = 6), the bank left out changes 0.01-0.09 % of the labels of the image; colour on dead
+    leaves 0.00-0.01 %.
+    """
+    X = np.asarray(features, dtype=np.float64)
+    E = np.asarray(endmembers, dtype=np.float64)
+    V = None if vectors is None else np.asarray(vectors, dtype=np.float64)
+
+    def labels(names: list[str]) -> np.ndarray:
+        cols = np.concatenate([np.arange(groups[g].start, groups[g].stop) for g in names])
+        part = None if V is None else V[:, cols]
+        return np.argmax(abundances(X[:, cols], E[:, cols], part), axis=-1)
+
+    full = labels(list(groups))
+    kept, dropped, changed = list(groups), [], {}
+    while len(kept) > 1:
+        trials = {g: float(np.mean(labels([k for k in kept if k != g]) != full)) for g in kept}
+        changed.update(trials)
+        best = min(kept, key=lambda g: trials[g])  # ties: the first in stacking order
+        if trials[best] > share:
+            break
+        kept.remove(best)
+        dropped.append(best)
+    return dropped, changed
 
 
 def _radial_acf(fields: np.ndarray, present: np.ndarray) -> np.ndarray:

@@ -74,6 +74,7 @@ from .defaults import (
     CHECK_SIZE,
     FINE_SIZE,
     GREY_CHROMA,
+    IDLE_SHARE,
     LABEL_FRACTION,
     REGION_CROP,
     REGION_FLOOR,
@@ -89,6 +90,7 @@ from .defaults import (
     chroma_ratio,
     color_range,
     group_signal,
+    idle_groups,
     label_window,
     region_scale,
     scale_window,
@@ -226,6 +228,13 @@ class TextureModel:
         fitted at, when it is not ``spec.size``, the window the labels are drawn through: the
         automatic rule fits the stable fit at a wider window than it labels
         (:func:`.defaults.label_window`; the attrs' ``fit_size``). None: the same window.
+    channels : int, optional
+        The channels of the image it was fitted on (the attrs' ``fit_channels``):
+        :meth:`predict` refuses an image of other channels, whichever groups the model kept
+        (a model without the colour group reads the channels' mean and their largest
+        gradient, which an image of other channels gives otherwise). None: not recorded (a
+        model read from a result that predates it, or built otherwise), when only the colour
+        group's size tells.
 
     """
 
@@ -242,6 +251,7 @@ class TextureModel:
     sample: int | None = None
     unmixing_vectors: np.ndarray | None = field(default=None, repr=False)
     fit_size: float | None = None
+    channels: int | None = None
 
     @property
     def n_textures(self) -> int:
@@ -363,6 +373,7 @@ class TextureModel:
                 sample=_integer(values.get("fit_sample")),
                 unmixing_vectors=_vectors(values, endmembers.shape),
                 fit_size=float(values["fit_size"]) if "fit_size" in values else None,
+                channels=_integer(values.get("fit_channels")),
             )
         except (KeyError, TypeError, ValueError) as error:
             raise ParameterError(f"{what} records a damaged texture model: {error}") from None
@@ -374,6 +385,8 @@ class TextureModel:
         s, out = self.spec, {}
         if self.pixel_size is not None:
             out["fit_pixel_size_um"] = [float(v) for v in self.pixel_size]
+        if self.channels is not None:
+            out["fit_channels"] = int(self.channels)
         if self.value_range is not None:
             out["value_range"] = [float(v) for v in self.value_range]
         if s.color_ranges is not None:
@@ -927,7 +940,8 @@ def _apply(
     is_dask = isinstance(getattr(image, "data", image), da.Array)
     prepared = _prepare(image, chunks, halo, nodata)
     channels = prepared.raw.shape[2]
-    if list(_group_slices(model.spec, channels).values())[-1].stop != model.endmembers.shape[1]:
+    stop = list(_group_slices(model.spec, channels).values())[-1].stop
+    if model.channels not in (None, channels) or stop != model.endmembers.shape[1]:
         raise ParameterError(
             f"the image has {channels} channel(s), not those of the image the model was fitted "
             "on: fit a model on an image of the same channels"
@@ -1414,9 +1428,45 @@ def _fit_prepared(
                 "euclidean: the sample cannot estimate the within-texture covariance (too few "
                 "pure samples)"
             )
-    return TextureModel(spec=spec, scales=scales, endmembers=endmembers, fit_method=method,
-                        weights={name: float(weights[name]) for name in groups},
-                        choices=choices, unmixing_vectors=vectors)  # fmt: skip
+    model = TextureModel(spec=spec, scales=scales, endmembers=endmembers, fit_method=method,
+                         weights={name: float(weights[name]) for name in groups},
+                         choices=choices, unmixing_vectors=vectors)  # fmt: skip
+    return _without_idle(model, X, groups) if signal else model
+
+
+def _without_idle(model: TextureModel, X: np.ndarray, groups: dict[str, slice]) -> TextureModel:
+    """The automatic model without the feature groups its labels do not need
+    (:func:`.defaults.idle_groups` on the fit's scaled samples ``X``): their endmembers' and
+    unmixing vectors' columns, scales, weights and ranges left out, so that predicting neither
+    computes their votes nor reads their halo; what was measured is recorded in the model's
+    ``choices`` (``groups``)."""
+    dropped, changed = idle_groups(X, model.endmembers, model.unmixing_vectors, groups)
+    tried = ", ".join(f"{g} {100 * changed[g]:.2f} %" for g in groups if g in changed)
+    if not dropped:
+        if changed:
+            model.choices["groups"] = (
+                f"all kept: left out, each changes the labels of more of the fit's "
+                f"{X.shape[0]} samples than {100 * IDLE_SHARE:g} % ({tried})"
+            )
+        return model
+    kept = [g for g in groups if g not in dropped]
+    cols = np.concatenate([np.arange(groups[g].start, groups[g].stop) for g in kept])
+    spec = dataclasses.replace(
+        model.spec, features=tuple(kept),
+        bank_ranges=model.spec.bank_ranges if "bank" in kept else None,
+        color_ranges=model.spec.color_ranges if "color" in kept else None,
+    )  # fmt: skip
+    vectors = model.unmixing_vectors
+    model.choices["groups"] = (
+        f"{', '.join(kept)}: {', '.join(dropped)} left out, which changes the labels of "
+        f"{100 * changed[dropped[-1]]:.2f} % of the fit's {X.shape[0]} samples (at most "
+        f"{100 * IDLE_SHARE:g} %; each group left out: {tried})"
+    )
+    return dataclasses.replace(
+        model, spec=spec, endmembers=np.asarray(model.endmembers)[:, cols],
+        unmixing_vectors=None if vectors is None else np.asarray(vectors)[:, cols],
+        scales={g: model.scales[g] for g in kept}, weights={g: model.weights[g] for g in kept},
+    )  # fmt: skip
 
 
 def _refuse_too_few_distinct(X: np.ndarray, n_textures: int) -> None:
@@ -1594,11 +1644,12 @@ def fit_textures(
             "metric='euclidean'"
         )
     if narrow:  # the fit's window kept as fit_size, the labels' in the spec
-        labels_spec = dataclasses.replace(spec, size=_equivalent_size(window, labels_sigma))
+        labels_spec = dataclasses.replace(model.spec, size=_equivalent_size(window, labels_sigma))
         model = dataclasses.replace(model, spec=labels_spec, fit_size=spec.size)
     model = dataclasses.replace(model, choices={**choices, **model.choices}, resolution=f,
                                 value_range=_value_range(tiles),
                                 pixel_size=_pixel_size_um(first.source), seed=int(seed),
+                                channels=int(first.raw.shape[2]),
                                 sample=int(sample))  # fmt: skip
     return TextureModel.from_attrs(model.attrs())  # the model its results record, exactly
 
