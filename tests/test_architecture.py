@@ -20,7 +20,8 @@ PACKAGE = Path(__file__).resolve().parents[1] / "xfskde"
 LAYERS: list[tuple[str, ...]] = [
     # foundations: no numerics, no images
     ("xfskde._version", "xfskde.exceptions", "xfskde._validation", "xfskde._grid",
-     "xfskde._palette", "xfskde._scheduling", "xfskde._numba_cache", "xfskde.metrics"),
+     "xfskde._palette", "xfskde._scheduling", "xfskde._numba_cache", "xfskde._memory",
+     "xfskde.metrics"),
     # the kernel, windows, labelled-array conventions, compiled loops
     ("xfskde.kernel", "xfskde.windows", "xfskde._labels", "xfskde._core"),
     # angle sets and gradients

@@ -234,3 +234,35 @@ def test_bin_planes_equal_bins_of_the_responses(image):
         bank_bin_planes(grey, 0.5, ranges[:11], 11)
     with pytest.raises(ValueError):
         bank_bin_planes(grey, 0.5, ranges, 0)
+
+
+def test_the_spectra_cache_is_held_to_its_bytes(monkeypatch):
+    """Spectra are kept for shapes seen before, the least recently used forgotten beyond
+    SPECTRA_CACHE_BYTES, the last one always kept."""
+    from xfskde.segmentation import _bank
+
+    monkeypatch.setattr(_bank, "_spectra_cache", type(_bank._spectra_cache)())
+    first = _bank._spectra((64, 64))
+    assert _bank._spectra((64, 64)) is first  # cached
+    held = sum(a.nbytes for a in first) + sum(a.nbytes for a in _bank._build_spectra((72, 72)))
+    monkeypatch.setattr(_bank, "SPECTRA_CACHE_BYTES", held)  # 64² and 72², not 60² too
+    _bank._spectra((64, 64))  # now the most recent
+    second = _bank._spectra((60, 60))
+    assert list(_bank._spectra_cache) == [(64, 64), (60, 60)]
+    _bank._spectra((64, 64))
+    _bank._spectra((72, 72))  # over the budget: (60, 60), the least recently used, goes
+    assert list(_bank._spectra_cache) == [(64, 64), (72, 72)]
+    assert _bank._spectra((60, 60)) is not second and np.array_equal(
+        _bank._spectra((60, 60))[3], second[3]
+    )
+    monkeypatch.setattr(_bank, "SPECTRA_CACHE_BYTES", 0)
+    _bank._spectra((80, 80))
+    assert list(_bank._spectra_cache) == [(80, 80)]  # the last shape stays
+
+
+def test_freed_memory_goes_back_to_the_system():
+    import platform
+
+    from xfskde._memory import release_free_memory
+
+    assert release_free_memory() is (platform.libc_ver()[0] == "glibc")

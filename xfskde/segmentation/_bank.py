@@ -69,8 +69,9 @@ edge read wrapped-around values and are inexact (but finite); a caller pads a bl
 
 from __future__ import annotations
 
-import functools
 import math
+import threading
+from collections import OrderedDict
 from collections.abc import Iterator, Sequence
 
 import numba
@@ -139,14 +140,44 @@ _KERNELS: tuple[np.ndarray, ...] = _build_kernels()
 BANK_RADIUS: int = max(max(k.shape) // 2 for k in _KERNELS)
 
 
-@functools.lru_cache(maxsize=16)
+#: The most bytes of filter spectra kept for blocks of shapes seen before: four blocks of 1152²
+#: (a 1024² block and its halo; 40 MiB each). A prediction meets one to four padded shapes (the
+#: blocks inside the image and those along its last row and column); a fit meets one shape per
+#: crop, tile or check, never again afterwards.
+SPECTRA_CACHE_BYTES = 160 * 2**20
+_spectra_cache: OrderedDict[tuple[int, int], tuple[np.ndarray, ...]] = OrderedDict()
+_spectra_lock = threading.Lock()
+
+
 def _spectra(shape: tuple[int, int]) -> tuple[np.ndarray, ...]:
-    """The filters' spectra for blocks padded to ``shape``: real float32 (h, w // 2 + 1) arrays.
+    """The filters' spectra for blocks padded to ``shape``: real float32 (h, w // 2 + 1) arrays,
+    the least recently used shapes' forgotten beyond :data:`SPECTRA_CACHE_BYTES` (the last
+    shape is always kept). An unbounded cache of sixteen shapes held 216 MiB at the end of the
+    fit of a 16384² slide of a coarse texture, every shape of its crops and tiles, none used
+    again by its labels.
 
     Each kernel is placed with its centre at index (0, 0), negative offsets wrapped (and summed
     where a kernel is larger than the block). The kernels are point-symmetric, so their spectra
     are real and convolution by them is correlation.
     """
+    shape = (int(shape[0]), int(shape[1]))
+    with _spectra_lock:
+        if shape in _spectra_cache:
+            _spectra_cache.move_to_end(shape)
+            return _spectra_cache[shape]
+    spectra = _build_spectra(shape)
+    with _spectra_lock:
+        _spectra_cache[shape] = spectra
+        _spectra_cache.move_to_end(shape)
+        held = sum(a.nbytes for entry in _spectra_cache.values() for a in entry)
+        while held > SPECTRA_CACHE_BYTES and len(_spectra_cache) > 1:
+            _, dropped = _spectra_cache.popitem(last=False)
+            held -= sum(a.nbytes for a in dropped)
+    return spectra
+
+
+def _build_spectra(shape: tuple[int, int]) -> tuple[np.ndarray, ...]:
+    """The spectra of :func:`_spectra`, computed."""
     h, w = shape
     spectra = []
     for k in _KERNELS:

@@ -58,6 +58,7 @@ from .._labels import (
     refuse_dataset,
     stored_integer_dtype,
 )
+from .._memory import release_free_memory
 from ..api import Nodata, check_nodata
 from ..exceptions import DimensionError, ParameterError
 from ..io.images import length_pixel_size_um
@@ -942,9 +943,10 @@ def _apply(
     channels = prepared.raw.shape[2]
     stop = list(_group_slices(model.spec, channels).values())[-1].stop
     if model.channels not in (None, channels) or stop != model.endmembers.shape[1]:
+        fitted = "those" if model.channels is None else f"the {model.channels}"
         raise ParameterError(
-            f"the image has {channels} channel(s), not those of the image the model was fitted "
-            "on: fit a model on an image of the same channels"
+            f"the image has {channels} channel(s), not {fitted} of the image the model was "
+            "fitted on: fit a model on an image of the same channels"
         )
     kind, source = prepared.kind, prepared.source
     full, f = prepared.unit, model.resolution
@@ -1028,7 +1030,8 @@ def _apply(
         shared=foreground,
     )
     if f > 1:
-        result = _repeated(result, full, f, BACKGROUND if labels else np.nan)
+        result = _repeated(result, _cell_blocks(full, f, chunks), full, f,
+                           BACKGROUND if labels else np.nan)  # fmt: skip
     if kind == "dask":
         return result
     if not is_dask:  # NumPy in, NumPy out: the same graph, run on local threads
@@ -1076,12 +1079,17 @@ def _coarse(arr: da.Array, f: int, chunks: int | None) -> da.Array:
     of whole cells (sides multiple of f near ``f`` × the target, at most 2048 pixels unless
     that leaves fewer than 256 cells), so every cell lies in one block and the result does not
     depend on the input's chunks."""
+    return da.coarsen(_cell_mean, _cell_blocks(arr, f, chunks), {0: f, 1: f}, trim_excess=False)
+
+
+def _cell_blocks(arr: da.Array, f: int, chunks: int | None) -> da.Array:
+    """The image :func:`_coarse` averages: padded by missing pixels to whole f × f cells and cut
+    by :func:`_coarse_plan` (the same keys each time it is asked for)."""
     h, w = arr.shape[:2]
     if -h % f or -w % f:
         arr = da.pad(arr, ((0, -h % f), (0, -w % f), (0, 0)), constant_values=np.nan)
     rows, cols = _coarse_plan((h, w), f, chunks)
-    arr = arr.rechunk((rows, cols, -1))
-    return da.coarsen(_cell_mean, arr, {0: f, 1: f}, trim_excess=False)
+    return arr.rechunk((rows, cols, -1))
 
 
 def _coarse_plan(
@@ -1094,15 +1102,30 @@ def _coarse_plan(
     return plan_chunks((h + -h % f, w + -w % f), target=target, stride=f)
 
 
-def _repeated(result: da.Array, full: da.Array, f: int, fill: float | int) -> da.Array:
-    """Labels or abundances of f × f cells given to each of their pixels, cut to the image
-    (``full``, the prepared image) and missing (``fill``) at its missing pixels."""
-    up = da.repeat(da.repeat(result, f, axis=0), f, axis=1)[: full.shape[0], : full.shape[1]]
-    present = full.map_blocks(present_pixels, drop_axis=2, dtype=bool)
-    up = up.rechunk(present.chunks + up.chunks[2:])
+def _repeated(
+    result: da.Array, cells: da.Array, full: da.Array, f: int, fill: float | int
+) -> da.Array:
+    """Labels or abundances of f × f cells given to each of their pixels, missing (``fill``)
+    at the image's missing pixels, cut to the image (``full``, the prepared image) and to its
+    chunks.
+
+    Which pixels are missing is read from ``cells``, the blocks the cells were averaged from
+    (:func:`_cell_blocks`): the same tasks, so each block of the image is read once and its
+    pixels tested as it is; the repeated cells then need no rechunking to meet them. Testing
+    ``full``'s own blocks instead held 0.7 GiB of pieces of the image's blocks and of their
+    tests, waiting for the cells of their neighbourhood (a 16384² slide at f = 5)."""
+    chunks = tuple(tuple(c * f for c in axis) for axis in result.chunks[:2]) + result.chunks[2:]
+    up = result.map_blocks(_repeat_cells, f, chunks=chunks, dtype=result.dtype)
+    present = cells.map_blocks(present_pixels, drop_axis=2, dtype=bool)
     if up.ndim == 3:
         present = present[..., None]
-    return da.where(present, up, np.asarray(fill, dtype=up.dtype))
+    placed = da.where(present, up, np.asarray(fill, dtype=up.dtype))
+    return placed[: full.shape[0], : full.shape[1]].rechunk(full.chunks[:2] + up.chunks[2:])
+
+
+def _repeat_cells(block: np.ndarray, f: int) -> np.ndarray:
+    """Each cell of a block given to its f × f pixels."""
+    return np.repeat(np.repeat(block, f, axis=0), f, axis=1)
 
 
 def _probe_tiles(
@@ -1270,8 +1293,11 @@ def _equivalent_size(window: str, sigma: float) -> float | int:
     return float(sigma)
 
 
-def _crop(arr: da.Array, foreground: np.ndarray | None, side: int = 512) -> np.ndarray:
-    """A central crop of at most ``side``² pixels (at the foreground's centre of mass)."""
+def _crop(arr: da.Array, foreground: np.ndarray | None, side: int = 512, f: int = 1) -> np.ndarray:
+    """A central crop of at most ``side``² pixels (at the foreground's centre of mass), averaged
+    over f × f cells (:func:`_cells`) block by block before it is gathered: a crop of a coarse
+    texture is up to 2048 cells of f pixels on a side, which at full resolution held 1.4 GiB of
+    a slide (6006² RGB pixels, f = 5) where its cells hold 17 MB."""
     height, width = arr.shape[:2]
     cy, cx = height // 2, width // 2
     if foreground is not None and foreground.any():
@@ -1281,7 +1307,8 @@ def _crop(arr: da.Array, foreground: np.ndarray | None, side: int = 512) -> np.n
     hy, hx = min(side, height), min(side, width)
     top = int(np.clip(cy - hy // 2, 0, height - hy))
     left = int(np.clip(cx - hx // 2, 0, width - hx))
-    return arr[top : top + hy, left : left + hx].compute()
+    crop = arr[top : top + hy, left : left + hx]
+    return (_coarse(crop, f, None) if f > 1 else crop).compute()
 
 
 def _shift(spec: FeatureSpec, method: str, signal: bool = False, metric: str = "euclidean") -> int:
@@ -1651,6 +1678,7 @@ def fit_textures(
                                 pixel_size=_pixel_size_um(first.source), seed=int(seed),
                                 channels=int(first.raw.shape[2]),
                                 sample=int(sample))  # fmt: skip
+    release_free_memory()  # what the crops, tiles and features freed: not kept for the labels
     return TextureModel.from_attrs(model.attrs())  # the model its results record, exactly
 
 
@@ -1746,9 +1774,8 @@ def _region_scale(
 ) -> float:
     """R (px) of :func:`.defaults.region_scale` on a central crop of ``side`` pixels averaged
     over f × f cells, with the features at window σ on a grid of σ/2."""
-    crop = _crop(arr, foreground, side)
+    crop = _crop(arr, foreground, side, f)
     if f > 1:
-        crop = _cells(crop, f)
         spec_args = _remeasured(spec_args, [crop])
     spec = FeatureSpec(size=_equivalent_size(window, sigma / f), stride=1, **spec_args)
     depth = feature_depth(spec)
