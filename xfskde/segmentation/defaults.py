@@ -362,9 +362,13 @@ def idle_groups(
 
     Notes
     -----
-    Measured (``docs/segmentation.md``): random textures 512² (seeds 100-105, k-means at
-    σ = 6), the bank left out changes 0.01-0.09 % of the labels of the image; colour on dead
-    leaves 0.00-0.01 %.
+    Measured (``docs/segmentation.md``, "groups left out"): on random textures 512² (seeds
+    100-105) the bank left out changes 0.02-0.10 % of the sample's labels and is dropped on
+    five of six (the FS-KDE too on two); the held-out mosaics of real grey textures keep the
+    bank and the FS-KDE (10-81 % each, on the ten checked); every Rand index of the
+    benchmark's table is unchanged to the fourth decimal but one (+0.0001). The labels of an
+    8192² slide of random textures differ from the full model's at 0.012 % of its pixels, and
+    a 16384² one is segmented 2.1 times as fast.
     """
     X = np.asarray(features, dtype=np.float64)
     E = np.asarray(endmembers, dtype=np.float64)
