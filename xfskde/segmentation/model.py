@@ -958,7 +958,8 @@ def _apply(
         _check_range(model, measured)
     arr, value = prepared.raw, prepared.nodata
     if f > 1:  # the features of coarse textures, on the image averaged over f × f cells
-        arr, value = _coarse(full, f, chunks), None
+        cells = _cells_of(prepared, f, chunks)
+        arr, value = da.coarsen(_cell_mean, cells, {0: f, 1: f}, trim_excess=False), None
     arr = _remainder_merged(arr, halo)
     footprint = None if foreground is None else MaskFootprint(foreground, arr.shape[:2])
 
@@ -1030,8 +1031,7 @@ def _apply(
         shared=foreground,
     )
     if f > 1:
-        result = _repeated(result, _cell_blocks(full, f, chunks), full, f,
-                           BACKGROUND if labels else np.nan)  # fmt: skip
+        result = _repeated(result, cells, full, f, BACKGROUND if labels else np.nan)
     if kind == "dask":
         return result
     if not is_dask:  # NumPy in, NumPy out: the same graph, run on local threads
@@ -1079,17 +1079,12 @@ def _coarse(arr: da.Array, f: int, chunks: int | None) -> da.Array:
     of whole cells (sides multiple of f near ``f`` × the target, at most 2048 pixels unless
     that leaves fewer than 256 cells), so every cell lies in one block and the result does not
     depend on the input's chunks."""
-    return da.coarsen(_cell_mean, _cell_blocks(arr, f, chunks), {0: f, 1: f}, trim_excess=False)
-
-
-def _cell_blocks(arr: da.Array, f: int, chunks: int | None) -> da.Array:
-    """The image :func:`_coarse` averages: padded by missing pixels to whole f × f cells and cut
-    by :func:`_coarse_plan` (the same keys each time it is asked for)."""
     h, w = arr.shape[:2]
     if -h % f or -w % f:
         arr = da.pad(arr, ((0, -h % f), (0, -w % f), (0, 0)), constant_values=np.nan)
     rows, cols = _coarse_plan((h, w), f, chunks)
-    return arr.rechunk((rows, cols, -1))
+    arr = arr.rechunk((rows, cols, -1))
+    return da.coarsen(_cell_mean, arr, {0: f, 1: f}, trim_excess=False)
 
 
 def _coarse_plan(
@@ -1102,6 +1097,41 @@ def _coarse_plan(
     return plan_chunks((h + -h % f, w + -w % f), target=target, stride=f)
 
 
+def _cells_of(prepared: _Prepared, f: int, chunks: int | None) -> da.Array:
+    """The blocks :func:`_coarse` averages the prepared image in (its values in [0, 1], NaN at
+    missing pixels and in the padding to whole cells, cut by :func:`_coarse_plan`), cut in the
+    input's own dtype before each block is converted: Dask holds the pieces of the image's
+    blocks it splits for the cells' plan until each block of the plan is whole, and those
+    pieces are then a byte a channel for 8-bit images, not four (a 16384² RGB slide at f = 5:
+    0.34 GiB of float32 pieces held)."""
+    raw = prepared.raw
+    h, w = raw.shape[:2]
+    rows, cols = _coarse_plan((h, w), f, chunks)
+    inside = ((*rows[:-1], rows[-1] - (-h % f)), (*cols[:-1], cols[-1] - (-w % f)))
+    return raw.rechunk((*inside, -1)).map_blocks(
+        _unit_cells, prepared.nodata, (len(rows), len(cols)), (rows[-1], cols[-1]),
+        chunks=(rows, cols, raw.shape[2]), dtype=np.float32,
+    )  # fmt: skip
+
+
+def _unit_cells(
+    block: np.ndarray,
+    nodata: float | int | None,
+    blocks: tuple[int, int],
+    last: tuple[int, int],
+    block_info: dict | None = None,
+) -> np.ndarray:
+    """:func:`_unit_float` of a block of :func:`_cells_of`, the image's last row and column of
+    blocks padded by missing pixels to the plan's ``last`` sizes."""
+    out = _unit_float(block, nodata)
+    where = block_info[0]["chunk-location"] if block_info else (0, 0)
+    pad_rows = last[0] - out.shape[0] if where[0] == blocks[0] - 1 else 0
+    pad_cols = last[1] - out.shape[1] if where[1] == blocks[1] - 1 else 0
+    if pad_rows or pad_cols:
+        out = np.pad(out, ((0, pad_rows), (0, pad_cols), (0, 0)), constant_values=np.nan)
+    return out
+
+
 def _repeated(
     result: da.Array, cells: da.Array, full: da.Array, f: int, fill: float | int
 ) -> da.Array:
@@ -1110,7 +1140,7 @@ def _repeated(
     chunks.
 
     Which pixels are missing is read from ``cells``, the blocks the cells were averaged from
-    (:func:`_cell_blocks`): the same tasks, so each block of the image is read once and its
+    (:func:`_cells_of`): the same tasks, so each block of the image is read once and its
     pixels tested as it is; the repeated cells then need no rechunking to meet them. Testing
     ``full``'s own blocks instead held 0.7 GiB of pieces of the image's blocks and of their
     tests, waiting for the cells of their neighbourhood (a 16384² slide at f = 5)."""
