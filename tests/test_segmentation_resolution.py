@@ -172,3 +172,28 @@ def test_the_cells_blocks_are_cut_before_their_values_are_converted(shape, f, ch
     means = da.coarsen(model_module._cell_mean, got, {0: f, 1: f}, trim_excess=False)
     coarse = model_module._coarse(prepared.unit, f, None)
     assert np.array_equal(means.compute(), coarse.compute(), equal_nan=True)
+
+
+def test_the_cells_mean_is_the_mean_of_their_finite_values():
+    """_cell_mean's compiled pass (the layouts of _cells and of dask's coarsen) against NumPy's
+    nanmean in float64: the same NaN, the values to float32 rounding."""
+    import xfskde.segmentation.model as model_module
+
+    rng = np.random.default_rng(3)
+    x = rng.random((40, 35, 3)).astype(np.float32)
+    x[rng.random((40, 35)) < 0.2] = np.nan
+    x[:5, :5] = np.nan  # a cell with nothing present
+    x[7, 8, 1] = np.inf  # not finite: not counted
+    cells = x.reshape(8, 5, 7, 5, 3)
+    finite = np.where(np.isfinite(cells), cells.astype(np.float64), np.nan)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        expected = np.nanmean(finite, axis=(1, 3))
+    for got in (model_module._cell_mean(cells, (1, 3)),
+                model_module._cell_mean(cells[..., None], (1, 3, 5))):  # fmt: skip
+        assert got.dtype == np.float32 and got.shape == (8, 7, 3)
+        assert np.array_equal(np.isnan(got), np.isnan(expected)) and np.isnan(got[0, 0]).all()
+        np.testing.assert_allclose(got, expected, rtol=1e-6)
+    lazy = da.coarsen(model_module._cell_mean, da.from_array(x, chunks=(20, 35, 3)),
+                      {0: 5, 1: 5}, trim_excess=False)  # fmt: skip
+    np.testing.assert_allclose(lazy.compute(), expected, rtol=1e-6)

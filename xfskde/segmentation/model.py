@@ -43,6 +43,7 @@ from typing import Any, NamedTuple
 
 import dask
 import dask.array as da
+import numba
 import numpy as np
 import xarray as xr
 from dask.base import tokenize
@@ -1055,12 +1056,48 @@ def _apply(
 
 def _cell_mean(block: np.ndarray, axis: tuple[int, ...] | None = None) -> np.ndarray:
     """The mean of each cell's present (finite) values along ``axis``; NaN where none is (the
-    reduction of :func:`dask.array.coarsen`, which also calls it without ``axis``)."""
+    reduction of :func:`dask.array.coarsen`, which also calls it without ``axis``).
+
+    The cells of a (rows, f, columns, f, channels) block (``axis=(1, 3)``, as :func:`_cells`
+    gives them; :func:`dask.array.coarsen` gives (..., channels, 1) and ``axis=(1, 3, 5)``)
+    are averaged by one compiled pass
+    in float64 (:func:`_cell_means`): NumPy's masked sums over the two strided axes took
+    138 ms a 2045² RGB block, 22.5 s of the fit of a 16384² slide at f = 5."""
+    if block.ndim == 6 and axis == (1, 3, 5) and block.shape[5] == 1:  # coarsen's channels' 1
+        block, axis = block[..., 0], (1, 3)
+    if axis == (1, 3) and block.ndim == 5:
+        out = np.empty((block.shape[0], block.shape[2], block.shape[4]), np.float32)
+        _cell_means(np.ascontiguousarray(block, np.float32), out)
+        return out
     present = np.isfinite(block)
     total = np.where(present, block, np.float32(0)).sum(axis=axis, dtype=np.float32)
     count = present.sum(axis=axis, dtype=np.float32)
     with np.errstate(invalid="ignore", divide="ignore"):
         return np.where(count > 0, total / count, np.float32(np.nan)).astype(np.float32)
+
+
+@numba.njit(nogil=True, cache=True)
+def _cell_means(block, out):
+    """``out[i, j, c]`` = the mean of the finite ``block[i, :, j, :, c]`` (NaN if none), summed
+    in float64 in the block's memory order."""
+    rows, fy, cols, fx, channels = block.shape
+    total = np.empty((cols, channels))
+    count = np.empty((cols, channels), np.int64)
+    for i in range(rows):
+        total[:] = 0.0
+        count[:] = 0
+        for a in range(fy):
+            for j in range(cols):
+                for b in range(fx):
+                    for c in range(channels):
+                        v = block[i, a, j, b, c]
+                        if np.isfinite(v):
+                            total[j, c] += v
+                            count[j, c] += 1
+        for j in range(cols):
+            for c in range(channels):
+                n = count[j, c]
+                out[i, j, c] = total[j, c] / n if n > 0 else np.nan
 
 
 def _cells(image: np.ndarray, f: int) -> np.ndarray:
