@@ -151,8 +151,8 @@ def test_mask_at_a_coarse_resolution(image):
      ((640, 641, 2), 3, 200, np.float32, None)],
 )  # fmt: skip
 def test_the_cells_blocks_are_cut_before_their_values_are_converted(shape, f, chunk, dtype, nodata):
-    """_cells_of: the prepared image in the cells' plan, cut in its own dtype then converted
-    and padded: the same values, chunks and cell means as converting, padding and cutting."""
+    """_cell_blocks: the image in the cells' plan, cut in its own dtype then converted and
+    padded: the same values, chunks and cell means as converting, padding and cutting."""
     import xfskde.segmentation.model as model_module
 
     rng = np.random.default_rng(1)
@@ -162,16 +162,17 @@ def test_the_cells_blocks_are_cut_before_their_values_are_converted(shape, f, ch
     x[:5, :7] = 0  # nodata where it is 0
     prepared = model_module._Prepared(da.from_array(x, chunks=(chunk, chunk, -1)), "dask",
                                       None, {}, nodata)  # fmt: skip
-    got = model_module._cells_of(prepared, f, None)
+    got = model_module._cell_blocks(prepared.raw, f, None, nodata)
     h, w = shape[:2]
     pad = ((0, -h % f), (0, -w % f), (0, 0))
     plan = model_module._coarse_plan((h, w), f, None)
     expected = da.pad(prepared.unit, pad, constant_values=np.nan).rechunk((*plan, -1))
     assert got.chunks == expected.chunks
     assert np.array_equal(got.compute(), expected.compute(), equal_nan=True)
-    means = da.coarsen(model_module._cell_mean, got, {0: f, 1: f}, trim_excess=False)
-    coarse = model_module._coarse(prepared.unit, f, None)
-    assert np.array_equal(means.compute(), coarse.compute(), equal_nan=True)
+    means = da.coarsen(model_module._cell_mean, expected, {0: f, 1: f}, trim_excess=False)
+    for coarse in (model_module._coarse(prepared.raw, f, None, nodata),
+                   model_module._coarse(prepared.unit, f, None)):  # fmt: skip
+        assert np.array_equal(means.compute(), coarse.compute(), equal_nan=True)
 
 
 def test_the_cells_mean_is_the_mean_of_their_finite_values():

@@ -959,8 +959,8 @@ def _apply(
         _check_range(model, measured)
     arr, value = prepared.raw, prepared.nodata
     if f > 1:  # the features of coarse textures, on the image averaged over f × f cells
-        cells = _cells_of(prepared, f, chunks)
-        arr, value = da.coarsen(_cell_mean, cells, {0: f, 1: f}, trim_excess=False), None
+        cells = _cell_blocks(prepared.raw, f, chunks, prepared.nodata)
+        arr, value = _averaged(cells, f), None
     arr = _remainder_merged(arr, halo)
     footprint = None if foreground is None else MaskFootprint(foreground, arr.shape[:2])
 
@@ -1109,44 +1109,46 @@ def _cells(image: np.ndarray, f: int) -> np.ndarray:
     return _cell_mean(cells, (1, 3))
 
 
-def _coarse(arr: da.Array, f: int, chunks: int | None) -> da.Array:
-    """The prepared image averaged over f × f cells, lazily: :func:`_cells` of every block.
+def _coarse(
+    arr: da.Array, f: int, chunks: int | None, nodata: float | int | None = None
+) -> da.Array:
+    """An image (values, or an input with its ``nodata`` for :func:`_unit_float`) averaged
+    over f × f cells, lazily: :func:`_cells` of every block of :func:`_cell_blocks`."""
+    return _averaged(_cell_blocks(arr, f, chunks, nodata), f)
 
-    The image is padded by missing pixels to whole cells and cut by the one planner into chunks
-    of whole cells (sides multiple of f near ``f`` × the target, at most 2048 pixels unless
-    that leaves fewer than 256 cells), so every cell lies in one block and the result does not
-    depend on the input's chunks."""
-    h, w = arr.shape[:2]
-    if -h % f or -w % f:
-        arr = da.pad(arr, ((0, -h % f), (0, -w % f), (0, 0)), constant_values=np.nan)
-    rows, cols = _coarse_plan((h, w), f, chunks)
-    arr = arr.rechunk((rows, cols, -1))
-    return da.coarsen(_cell_mean, arr, {0: f, 1: f}, trim_excess=False)
+
+def _averaged(cells: da.Array, f: int) -> da.Array:
+    """The cells' means (:func:`_cell_mean`) of blocks of whole f × f cells."""
+    return da.coarsen(_cell_mean, cells, {0: f, 1: f}, trim_excess=False)
 
 
 def _coarse_plan(
     shape: tuple[int, int], f: int, chunks: int | None
 ) -> tuple[tuple[int, ...], tuple[int, ...]]:
-    """The row and column chunks, in pixels, that :func:`_coarse` cuts an image of ``shape``
+    """The row and column chunks, in pixels, that :func:`_cell_blocks` cuts an image of ``shape``
     (padded to whole f × f cells) into: sides multiple of f near ``f`` × the target."""
     h, w = shape
     target = max(256 * f, min(2048, f * (chunks or feature_chunk((h // f, w // f)))))
     return plan_chunks((h + -h % f, w + -w % f), target=target, stride=f)
 
 
-def _cells_of(prepared: _Prepared, f: int, chunks: int | None) -> da.Array:
-    """The blocks :func:`_coarse` averages the prepared image in (its values in [0, 1], NaN at
-    missing pixels and in the padding to whole cells, cut by :func:`_coarse_plan`), cut in the
-    input's own dtype before each block is converted: Dask holds the pieces of the image's
-    blocks it splits for the cells' plan until each block of the plan is whole, and those
+def _cell_blocks(
+    raw: da.Array, f: int, chunks: int | None, nodata: float | int | None = None
+) -> da.Array:
+    """The blocks an image is averaged over f × f cells in: its values in [0, 1]
+    (:func:`_unit_float` with ``nodata``), NaN at missing pixels and in the padding to whole
+    cells at its bottom and right, cut by :func:`_coarse_plan` into chunks of whole cells, so
+    every cell lies in one block and the result does not depend on the input's chunks.
+
+    The image is cut in its own dtype and each block converted after: Dask holds the pieces of
+    the image's blocks it splits for the plan until each block of the plan is whole, and those
     pieces are then a byte a channel for 8-bit images, not four (a 16384² RGB slide at f = 5:
     0.34 GiB of float32 pieces held)."""
-    raw = prepared.raw
     h, w = raw.shape[:2]
     rows, cols = _coarse_plan((h, w), f, chunks)
     inside = ((*rows[:-1], rows[-1] - (-h % f)), (*cols[:-1], cols[-1] - (-w % f)))
     return raw.rechunk((*inside, -1)).map_blocks(
-        _unit_cells, prepared.nodata, (len(rows), len(cols)), (rows[-1], cols[-1]),
+        _unit_cells, nodata, (len(rows), len(cols)), (rows[-1], cols[-1]),
         chunks=(rows, cols, raw.shape[2]), dtype=np.float32,
     )  # fmt: skip
 
@@ -1158,7 +1160,7 @@ def _unit_cells(
     last: tuple[int, int],
     block_info: dict | None = None,
 ) -> np.ndarray:
-    """:func:`_unit_float` of a block of :func:`_cells_of`, the image's last row and column of
+    """:func:`_unit_float` of a block of :func:`_cell_blocks`, the image's last row and column of
     blocks padded by missing pixels to the plan's ``last`` sizes."""
     out = _unit_float(block, nodata)
     where = block_info[0]["chunk-location"] if block_info else (0, 0)
@@ -1177,7 +1179,7 @@ def _repeated(
     chunks.
 
     Which pixels are missing is read from ``cells``, the blocks the cells were averaged from
-    (:func:`_cells_of`): the same tasks, so each block of the image is read once and its
+    (:func:`_cell_blocks`): the same tasks, so each block of the image is read once and its
     pixels tested as it is; the repeated cells then need no rechunking to meet them. Testing
     ``full``'s own blocks instead held 0.7 GiB of pieces of the image's blocks and of their
     tests, waiting for the cells of their neighbourhood (a 16384² slide at f = 5)."""
@@ -1726,7 +1728,7 @@ def fit_textures(
     prepared = _prepare(image, chunks, halo, nodata)
     arr, value, cells = prepared.raw, prepared.nodata, None
     if f > 1:  # the cells: the coarse image's blocks for no chunks given, whatever the chunks
-        arr, value = _coarse(prepared.unit, f, chunks), None
+        arr, value = _coarse(prepared.raw, f, chunks, prepared.nodata), None
         plan = _coarse_plan(prepared.unit.shape[:2], f, None)
         cells = tuple(tuple(c // f for c in axis) for axis in plan)
     model = _fit_prepared(arr, foreground, spec, int(n_textures), w, method, sample, seed, value,
