@@ -884,7 +884,9 @@ def test_segment_command_records_what_it_chose(tmp_path, leaves):
     argv = [str(source), str(out), "--textures", "3", "--stride", "2", "--method", "kmeans"]
     assert _segment_command(argv) == 0
     attrs = xr.open_zarr(out)["labels"].attrs
-    assert attrs["features"] == "color,bank,fskde" and attrs["stride"] == 2
+    # colour left out before the fit: the window check's labels did not need it
+    assert attrs["features"] == "bank,fskde" and attrs["stride"] == 2
+    assert attrs["chose_groups"].startswith("color left out before the fit")
     assert attrs["chose_size"].startswith("sigma") and "chose_fit" not in attrs
     assert rand_index(truth, xr.open_zarr(out)["labels"].values) > 0.9
     with pytest.raises(SystemExit):

@@ -188,10 +188,13 @@ def test_segment_with_no_arguments_records_its_choices():
     arr = xr.DataArray(image, dims=("y", "x", "c"))
     labels = segment(arr, 3)
     a = labels.attrs
-    # all three groups measured; colour alone tells these textures apart, the bank and the
-    # FS-KDE change 0.03 % and 0.00 % of the fit's sample's labels: left out (idle_groups)
+    # colour alone tells these textures apart: the labels of neither of the window check's
+    # fits need the bank or the FS-KDE (idle_groups), so the fit computes colour only
     assert a["features"] == "color" and a["gradient_scales"] == [0.0]
-    assert a["chose_groups"].startswith("color: fskde, bank left out, which changes the labels")
+    assert a["chose_groups"] == (
+        "bank, fskde left out before the fit: the labels of neither of the window check's fits "
+        "(sigma 6 and 12) needed them; then color kept"
+    )
     assert "bank_filters" not in a and "bank_ranges" not in a and a["fit_channels"] == 3
     assert a["chose_size"].startswith("sigma 6: labels at sigma 6 and 12 agree")
     assert a["chose_size_agreement"] >= 0.9 and a["chose_texture_scale_px"] > 0
@@ -200,8 +203,8 @@ def test_segment_with_no_arguments_records_its_choices():
     assert a["chose_fit"].startswith("stable" if a["size"] > 6 else "kmeans")
     # the automatic weights (1, 1, 0.5) times min(1, S/N)² of the recorded S/N
     signals = dict(part.split() for part in a["chose_signal"][4:].split(":")[0].split(", "))
-    assert list(signals) == ["color", "bank", "fskde"]
-    for name, base in (("color", 1.0),):  # the groups kept
+    assert list(signals) == ["color"]  # the groups the fit computed
+    for name, base in (("color", 1.0),):
         factor = min(1.0, float(signals[name])) ** 2
         assert a[f"weight_{name}"] == pytest.approx(base * factor, rel=0.03, abs=1e-4)
     assert a["weight_color"] == 1.0  # colour tells these textures apart: S/N above 1
@@ -299,11 +302,33 @@ def test_a_group_the_labels_do_not_need_is_left_out():
     assert IDLE_SHARE == 0.001
 
 
+def test_groups_no_check_fit_needs_are_not_fitted():
+    """_with_groups: the fit computes the groups either of the window check's fits kept (in
+    stacking order), without the ranges of those left out, and says so; None (no check) or
+    every group needed leaves the settings as they were."""
+    from xfskde.segmentation.model import _with_groups
+
+    args = {"features": ("color", "bank", "fskde"), "window": "gaussian",
+            "bank_ranges": ((0.0, 1.0),) * 16, "color_ranges": ((0.1, 0.9),) * 3}  # fmt: skip
+    choices: dict = {}
+    assert _with_groups(args, None, choices) is args and not choices
+    assert _with_groups(args, ("color", "bank", "fskde"), choices) is args and not choices
+    kept = _with_groups(args, ("fskde", "color"), choices)
+    assert kept["features"] == ("color", "fskde") and kept["window"] == "gaussian"
+    assert kept["bank_ranges"] is None and kept["color_ranges"] == args["color_ranges"]
+    assert args["features"] == ("color", "bank", "fskde")  # the caller's settings untouched
+    assert choices["check_groups"] == (
+        "bank left out before the fit: the labels of neither of the window check's fits "
+        "(sigma 6 and 12) needed it"
+    )
+    assert _with_groups(args, ("bank",), {})["color_ranges"] is None
+
+
 def test_segment_leaves_out_the_groups_it_does_not_need(monkeypatch):
     """Random textures at σ = 6: colour tells them apart, the bank and the FS-KDE move
-    0.03 % of the fit's sample's labels: the model keeps colour only, so predicting computes
-    neither the filter bank nor the gradients; its labels are those of the full model on all
-    but a few pixels; groups given explicitly are all kept."""
+    0.03 % of the labels of the window check's fits' samples: the fit computes colour only,
+    and neither does predicting compute the filter bank or the gradients; its labels are
+    those of the full model on all but a few pixels; groups given explicitly are all kept."""
     import xfskde.segmentation.model as model_module
 
     image, truth = random_textures((256, 256), seed=100)
@@ -312,12 +337,13 @@ def test_segment_leaves_out_the_groups_it_does_not_need(monkeypatch):
     assert set(model.scales) == set(model.weights) == {"color"}
     assert model.endmembers.shape == (3, 48)
     assert feature_depth(model.spec) == model.spec.window_obj.halo(1)  # no bank's reach
-    # the full model: the same fit with nothing left out
+    # the full model: every group fitted, none left out, by the check or the fit
     monkeypatch.setattr(model_module, "idle_groups", lambda *args: ([], {}))
     full = fit_textures(image, 3)
     assert full.spec.features == ("color", "bank", "fskde")
-    assert np.allclose(full.endmembers[:, :48], model.endmembers)  # the same fit
-    assert np.mean(full.predict(image) != np.asarray(labels)) < 0.002  # measured 1 px of 65 536
+    assert "groups" not in full.choices
+    # the same partition (labels may be numbered otherwise): measured 2 px of 65 536 differ
+    assert rand_index(full.predict(image), np.asarray(labels)) > 0.9998  # measured 0.99996
     assert rand_index(truth, np.asarray(labels)) > 0.95  # measured 0.972
     given = fit_textures(image, 3, weights=model.weights)  # weights given: all groups kept
     assert given.spec.features == ("color", "bank", "fskde")

@@ -1687,7 +1687,9 @@ def fit_textures(
     if isinstance(size, str):
         if size != AUTO:
             raise ParameterError(f"size must be a number of pixels or 'auto', got {size!r}")
-        size = _auto_size(arr, foreground, tiles, n_textures, spec_args, w, seed, choices, signal)
+        size, needed = _auto_size(arr, foreground, tiles, n_textures, spec_args, w, seed,
+                                  choices, signal)  # fmt: skip
+        spec_args = _with_groups(spec_args, needed, choices)
     sigma = Window(window, size).sigma  # in pixels
     f = _resolution(resolution, size_auto, sigma, choices)
     if f > min(arr.shape[:2]):
@@ -1742,6 +1744,10 @@ def fit_textures(
     if narrow:  # the fit's window kept as fit_size, the labels' in the spec
         labels_spec = dataclasses.replace(model.spec, size=_equivalent_size(window, labels_sigma))
         model = dataclasses.replace(model, spec=labels_spec, fit_size=spec.size)
+    if "check_groups" in choices:  # what the window check left out, then what the fit did
+        checked = choices.pop("check_groups")
+        fitted = model.choices.get("groups", f"{', '.join(model.spec.features)} kept")
+        model.choices["groups"] = f"{checked}; then {fitted}"
     model = dataclasses.replace(model, choices={**choices, **model.choices}, resolution=f,
                                 value_range=_value_range(tiles),
                                 pixel_size=_pixel_size_um(first.source), seed=int(seed),
@@ -1856,6 +1862,37 @@ def _region_scale(
     return region_scale(np.concatenate(list(groups.values()), axis=-1), spacing) * f
 
 
+def _with_groups(
+    spec_args: dict[str, Any], needed: tuple[str, ...] | None, choices: dict[str, Any]
+) -> dict[str, Any]:
+    """``spec_args`` with the feature groups the window check's labels need only (``needed``,
+    from :func:`_auto_size`; None: all), their ranges with them, and why, in ``choices``
+    (``check_groups``).
+
+    Each of the check's two fits leaves out the groups its own labels do not need
+    (:func:`.defaults.idle_groups`); a group that neither needs is not computed by the fit
+    either. Measured on the 23 colour images of the benchmark's dead leaves (16–128 px bars)
+    and random textures (512² and Table 1's 256²): every group the full fit kept was kept by
+    one of the check's fits (the bank, half of a block's time, left out of the fit of six of
+    them)."""
+    features = tuple(spec_args["features"])
+    if needed is None or set(features) <= set(needed):
+        return spec_args
+    kept = tuple(g for g in features if g in needed)
+    left = [g for g in features if g not in needed]
+    choices["check_groups"] = (
+        f"{', '.join(left)} left out before the fit: the labels of neither of the window "
+        f"check's fits (sigma {FINE_SIZE:g} and {CHECK_SIZE:g}) needed "
+        f"{'it' if len(left) == 1 else 'them'}"
+    )
+    return {
+        **spec_args,
+        "features": kept,
+        "bank_ranges": spec_args["bank_ranges"] if "bank" in kept else None,
+        "color_ranges": spec_args["color_ranges"] if "color" in kept else None,
+    }
+
+
 def _auto_size(
     arr: da.Array,
     foreground: np.ndarray | None,
@@ -1866,10 +1903,12 @@ def _auto_size(
     seed: int,
     choices: dict[str, Any],
     signal: bool = False,
-) -> float | int:
+) -> tuple[float | int, tuple[str, ...] | None]:
     """The window size of the rule in :mod:`.defaults`: from the texture scale λ of the tiles,
     unless, for colour images, a crop's labels at the paper's σ = 6 agree with those at
-    σ = 12 (both fitted by k-means, their groups weighed by their signal with ``signal``)."""
+    σ = 12 (both fitted by k-means, their groups weighed by their signal with ``signal``).
+    With ``signal``, also the feature groups that the labels of either of those two fits need
+    (None when there was no check): :func:`_with_groups`."""
     window = spec_args["window"]
     scale = texture_scale(tiles)
     sigma = scale_window(scale, arr.shape[:2])
@@ -1881,19 +1920,20 @@ def _auto_size(
     if "color" not in spec_args["features"]:
         sigma, rule = _bounded(arr, foreground, spec_args, sigma, rule, choices, scale)
         choices["size"] = rule
-        return _equivalent_size(window, sigma)
+        return _equivalent_size(window, sigma), None
     crop = _crop(arr, foreground)
 
-    def labelled(candidate: float) -> np.ndarray:
+    def labelled(candidate: float) -> tuple[np.ndarray, tuple[str, ...]]:
         spec = FeatureSpec(size=_equivalent_size(window, candidate), stride=1, **spec_args)
         view = _prepare(crop, None, feature_depth(spec), None).raw
         model = _fit_prepared(view, None, spec, n_textures, weights, "kmeans", 5000, seed, None,
                               signal=signal, flat_ok=True)  # fmt: skip
-        return np.asarray(model.predict(crop, nodata=None))
+        return np.asarray(model.predict(crop, nodata=None)), model.spec.features
 
     # the crop is one block, one task: the two windows' fits and labels run side by side
     with ThreadPoolExecutor(2) as pool:
-        labels = list(pool.map(labelled, (FINE_SIZE, CHECK_SIZE)))
+        labels, kept = zip(*pool.map(labelled, (FINE_SIZE, CHECK_SIZE)), strict=True)
+    needed = tuple(g for g in spec_args["features"] if any(g in k for k in kept))
     agreement = rand_index(labels[0], labels[1])
     fine, check = (boundary_share(lab) for lab in labels)
     ratio = fine / check if check > 0 else (1.0 if fine == 0 else math.inf)
@@ -1914,7 +1954,7 @@ def _auto_size(
             else f"agree, but sigma {FINE_SIZE:g} draws {ratio:.2f} times the boundaries"
         )
         choices["size"] = f"{rule} (labels at {compared} {why})"
-    return _equivalent_size(window, sigma)
+    return _equivalent_size(window, sigma), (needed if signal else None)
 
 
 def segment(
