@@ -1870,11 +1870,14 @@ def _with_groups(
     (``check_groups``).
 
     Each of the check's two fits leaves out the groups its own labels do not need
-    (:func:`.defaults.idle_groups`); a group that neither needs is not computed by the fit
-    either. Measured on the 23 colour images of the benchmark's dead leaves (16–128 px bars)
-    and random textures (512² and Table 1's 256²): every group the full fit kept was kept by
-    one of the check's fits (the bank, half of a block's time, left out of the fit of six of
-    them)."""
+    (:func:`.defaults.idle_groups`); where they were fitted on the whole image, a group that
+    neither needs is not computed by the fit either. Measured on the 23 colour images of the
+    benchmark's dead leaves (16–128 px bars) and random textures (512² and Table 1's 256²):
+    every group the full fit kept was kept by one of the check's fits (the bank, half of a
+    block's time, left out of the fit of six of them). Not on a crop of a larger image: where
+    the crop held one texture, the fits split it by colour alone, and the fit without the
+    gradients could not tell apart two textures of the same colours in other orientations
+    (Rand 0.9987 -> 0.7499 on such a 2048² image)."""
     features = tuple(spec_args["features"])
     if needed is None or set(features) <= set(needed):
         return spec_args
@@ -1908,7 +1911,8 @@ def _auto_size(
     unless, for colour images, a crop's labels at the paper's σ = 6 agree with those at
     σ = 12 (both fitted by k-means, their groups weighed by their signal with ``signal``).
     With ``signal``, also the feature groups that the labels of either of those two fits need
-    (None when there was no check): :func:`_with_groups`."""
+    when the crop they were fitted on is the whole image (None otherwise, and when there was
+    no check): :func:`_with_groups`."""
     window = spec_args["window"]
     scale = texture_scale(tiles)
     sigma = scale_window(scale, arr.shape[:2])
@@ -1933,7 +1937,10 @@ def _auto_size(
     # the crop is one block, one task: the two windows' fits and labels run side by side
     with ThreadPoolExecutor(2) as pool:
         labels, kept = zip(*pool.map(labelled, (FINE_SIZE, CHECK_SIZE)), strict=True)
-    needed = tuple(g for g in spec_args["features"] if any(g in k for k in kept))
+    # the groups either fit needed, where the crop is the whole image: a crop of part of it may
+    # hold one texture, which the fits split along whatever varies there
+    whole = crop.shape[:2] == arr.shape[:2]
+    needed = tuple(g for g in spec_args["features"] if any(g in k for k in kept)) if whole else None
     agreement = rand_index(labels[0], labels[1])
     fine, check = (boundary_share(lab) for lab in labels)
     ratio = fine / check if check > 0 else (1.0 if fine == 0 else math.inf)
