@@ -63,7 +63,11 @@ def test_abundances_of_many_pixels_try_every_support(m, rng):
     supports in NumPy (each support's KKT system solved for every pixel, the feasible solution
     of least cost kept), on more pixels than a chunk holds and a part of one: mixtures on the
     simplex's faces and beyond them."""
-    from xfskde.segmentation.unmixing import _SUPPORT_CHUNK, unmixing_gram
+    from xfskde.segmentation.unmixing import (
+        _SUPPORT_CHUNK,
+        abundances_from_projections,
+        unmixing_gram,
+    )
 
     n = 2 * _SUPPORT_CHUNK + 37
     E = rng.random((m, 8))
@@ -87,6 +91,10 @@ def test_abundances_of_many_pixels_try_every_support(m, rng):
     expected /= expected.sum(axis=1, keepdims=True)
     np.testing.assert_allclose(A, expected, atol=1e-5)
     assert (A > 0).sum(axis=1).min() == 1 and (A > 0).sum(axis=1).max() >= 2  # faces and inside
+    b[[3, n - 1]] = np.nan  # no support feasible: every abundance 0, the other pixels as before
+    B = abundances_from_projections(b, G)
+    assert np.all(B[[3, n - 1]] == 0) and np.array_equal(np.delete(B, [3, n - 1], 0),
+                                                           np.delete(A, [3, n - 1], 0))  # fmt: skip
 
 
 @pytest.mark.parametrize("m", [2, 3])

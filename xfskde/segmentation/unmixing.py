@@ -715,7 +715,8 @@ def _best_supports(b, members, sizes, inverse, offset, gram, out):
     at a time, so the same results, 4-5 times faster (80 -> 16 ns a pixel for three textures,
     170 -> 37 ns for four; 3.7 times faster with chunks of 64, 5.1 with 512). A support's
     cost is ``Σ_j a_j (Σ_i G_ji a_i - 2 b_j)``; the first support of least cost (less by
-    1e-12) is kept, its negative rounding clipped to 0 and the abundances renormalised."""
+    1e-12) is kept, its negative rounding clipped to 0 and the abundances renormalised; a
+    pixel without a feasible support (NaN projections) gets 0 for every texture."""
     n, m = b.shape
     chunk = _SUPPORT_CHUNK
     bt = np.empty((m, chunk))  # the chunk's projections, one row per texture
@@ -774,8 +775,8 @@ def _best_supports(b, members, sizes, inverse, offset, gram, out):
             total = 0.0
             for j in range(m):
                 total += kept[j, p]
-            for j in range(m):
-                out[start + p, j] = kept[j, p] / total
+            for j in range(m):  # 0 where no support is feasible (projections not finite)
+                out[start + p, j] = kept[j, p] / total if total > 0 else 0.0
 
 
 def abundances_from_projections(b: np.ndarray, gram: np.ndarray) -> np.ndarray:
