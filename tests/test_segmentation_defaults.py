@@ -346,6 +346,12 @@ def test_groups_are_not_left_out_on_what_a_crop_of_the_image_shows():
     assert "before the fit" not in model.choices.get("groups", "")
     assert "fskde" in model.spec.features
     assert rand_index(truth, np.asarray(model.predict(image))) > 0.95  # measured 0.995
+    # nor where a mask is given: the check's fits read the whole crop, background too
+    small, _ = random_textures((256, 256), seed=100)
+    mask = np.zeros((256, 256), bool)
+    mask[:, :200] = True
+    assert "before the fit" in fit_textures(small, 3).choices["groups"]
+    assert "before the fit" not in fit_textures(small, 3, mask=mask).choices.get("groups", "")
 
 
 def test_segment_leaves_out_the_groups_it_does_not_need(monkeypatch):

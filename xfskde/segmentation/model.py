@@ -1870,8 +1870,9 @@ def _with_groups(
     (``check_groups``).
 
     Each of the check's two fits leaves out the groups its own labels do not need
-    (:func:`.defaults.idle_groups`); where they were fitted on the whole image, a group that
-    neither needs is not computed by the fit either. Measured on the 23 colour images of the
+    (:func:`.defaults.idle_groups`); where they were fitted on the whole image (and without a
+    mask, which they do not read), a group that neither needs is not computed by the fit
+    either. Measured on the 23 colour images of the
     benchmark's dead leaves (16–128 px bars) and random textures (512² and Table 1's 256²):
     every group the full fit kept was kept by one of the check's fits (the bank, half of a
     block's time, left out of the fit of six of them). Not on a crop of a larger image: where
@@ -1911,8 +1912,8 @@ def _auto_size(
     unless, for colour images, a crop's labels at the paper's σ = 6 agree with those at
     σ = 12 (both fitted by k-means, their groups weighed by their signal with ``signal``).
     With ``signal``, also the feature groups that the labels of either of those two fits need
-    when the crop they were fitted on is the whole image (None otherwise, and when there was
-    no check): :func:`_with_groups`."""
+    when the crop they were fitted on is the whole image and no mask is given (None
+    otherwise, and when there was no check): :func:`_with_groups`."""
     window = spec_args["window"]
     scale = texture_scale(tiles)
     sigma = scale_window(scale, arr.shape[:2])
@@ -1937,9 +1938,10 @@ def _auto_size(
     # the crop is one block, one task: the two windows' fits and labels run side by side
     with ThreadPoolExecutor(2) as pool:
         labels, kept = zip(*pool.map(labelled, (FINE_SIZE, CHECK_SIZE)), strict=True)
-    # the groups either fit needed, where the crop is the whole image: a crop of part of it may
-    # hold one texture, which the fits split along whatever varies there
-    whole = crop.shape[:2] == arr.shape[:2]
+    # the groups either fit needed, where the crop is the whole image and there is no mask: a
+    # crop of part of it may hold one texture, which the fits split along whatever varies
+    # there, and the fits do not know the mask (a cluster of them may be the background)
+    whole = crop.shape[:2] == arr.shape[:2] and foreground is None
     needed = tuple(g for g in spec_args["features"] if any(g in k for k in kept)) if whole else None
     agreement = rand_index(labels[0], labels[1])
     fine, check = (boundary_share(lab) for lab in labels)
