@@ -310,18 +310,18 @@ def test_groups_no_check_fit_needs_are_not_fitted():
 
     args = {"features": ("color", "bank", "fskde"), "window": "gaussian",
             "bank_ranges": ((0.0, 1.0),) * 16, "color_ranges": ((0.1, 0.9),) * 3}  # fmt: skip
-    choices: dict = {}
-    assert _with_groups(args, None, choices) is args and not choices
-    assert _with_groups(args, ("color", "bank", "fskde"), choices) is args and not choices
-    kept = _with_groups(args, ("fskde", "color"), choices)
+    assert _with_groups(args, None) == (args, None) and _with_groups(args, None)[0] is args
+    assert _with_groups(args, ("color", "bank", "fskde"))[0] is args
+    assert _with_groups(args, ("color", "bank", "fskde"))[1] is None
+    kept, why = _with_groups(args, ("fskde", "color"))
     assert kept["features"] == ("color", "fskde") and kept["window"] == "gaussian"
     assert kept["bank_ranges"] is None and kept["color_ranges"] == args["color_ranges"]
     assert args["features"] == ("color", "bank", "fskde")  # the caller's settings untouched
-    assert choices["check_groups"] == (
+    assert why == (
         "bank left out before the fit: the labels of neither of the window check's fits "
         "(sigma 6 and 12) needed it"
     )
-    assert _with_groups(args, ("bank",), {})["color_ranges"] is None
+    assert _with_groups(args, ("bank",))[0]["color_ranges"] is None
 
 
 def test_groups_are_not_left_out_on_what_a_crop_of_the_image_shows():

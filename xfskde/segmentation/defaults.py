@@ -130,6 +130,7 @@ __all__ = [
     "bounded_window",
     "chroma_ratio",
     "color_range",
+    "group_columns",
     "group_signal",
     "idle_groups",
     "label_window",
@@ -322,6 +323,12 @@ def signal_weights(weights: dict[str, float], signals: dict[str, float]) -> dict
     return {name: w * factors[name] / top for name, w in weights.items()}
 
 
+def group_columns(groups: dict[str, slice], names: list[str] | tuple[str, ...]) -> np.ndarray:
+    """The feature columns of the groups ``names`` (each group's columns a slice of
+    ``groups``), in the order named."""
+    return np.concatenate([np.arange(groups[g].start, groups[g].stop) for g in names])
+
+
 def idle_groups(
     features: np.ndarray,
     endmembers: np.ndarray,
@@ -375,7 +382,7 @@ def idle_groups(
     V = None if vectors is None else np.asarray(vectors, dtype=np.float64)
 
     def labels(names: list[str]) -> np.ndarray:
-        cols = np.concatenate([np.arange(groups[g].start, groups[g].stop) for g in names])
+        cols = group_columns(groups, names)
         part = None if V is None else V[:, cols]
         return np.argmax(abundances(X[:, cols], E[:, cols], part), axis=-1)
 

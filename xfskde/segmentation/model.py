@@ -91,6 +91,7 @@ from .defaults import (
     bounded_window,
     chroma_ratio,
     color_range,
+    group_columns,
     group_signal,
     idle_groups,
     label_window,
@@ -1546,12 +1547,9 @@ def _without_idle(model: TextureModel, X: np.ndarray, groups: dict[str, slice]) 
             )
         return model
     kept = [g for g in groups if g not in dropped]
-    cols = np.concatenate([np.arange(groups[g].start, groups[g].stop) for g in kept])
-    spec = dataclasses.replace(
-        model.spec, features=tuple(kept),
-        bank_ranges=model.spec.bank_ranges if "bank" in kept else None,
-        color_ranges=model.spec.color_ranges if "color" in kept else None,
-    )  # fmt: skip
+    cols = group_columns(groups, kept)
+    s = model.spec
+    spec = dataclasses.replace(s, **_only_groups(kept, s.bank_ranges, s.color_ranges))
     vectors = model.unmixing_vectors
     model.choices["groups"] = (
         f"{', '.join(kept)}: {', '.join(dropped)} left out, which changes the labels of "
@@ -1563,6 +1561,20 @@ def _without_idle(model: TextureModel, X: np.ndarray, groups: dict[str, slice]) 
         unmixing_vectors=None if vectors is None else np.asarray(vectors)[:, cols],
         scales={g: model.scales[g] for g in kept}, weights={g: model.weights[g] for g in kept},
     )  # fmt: skip
+
+
+def _only_groups(
+    kept: list[str] | tuple[str, ...],
+    bank_ranges: tuple[tuple[float, float], ...] | None,
+    color_ranges: tuple[tuple[float, float], ...] | None,
+) -> dict[str, Any]:
+    """The settings of a :class:`.features.FeatureSpec` that hold only the groups ``kept``:
+    those groups, and the ranges of the bank and the colour bins where they are kept."""
+    return {
+        "features": tuple(kept),
+        "bank_ranges": bank_ranges if "bank" in kept else None,
+        "color_ranges": color_ranges if "color" in kept else None,
+    }
 
 
 def _refuse_too_few_distinct(X: np.ndarray, n_textures: int) -> None:
@@ -1684,12 +1696,13 @@ def fit_textures(
         color_ranges=_color_ranges(tiles) if "color" in feats and measured else None,
     )  # fmt: skip
     size_auto = isinstance(size, str)
+    checked = None  # the groups the window check left out before the fit, and why
     if isinstance(size, str):
         if size != AUTO:
             raise ParameterError(f"size must be a number of pixels or 'auto', got {size!r}")
         size, needed = _auto_size(arr, foreground, tiles, n_textures, spec_args, w, seed,
                                   choices, signal)  # fmt: skip
-        spec_args = _with_groups(spec_args, needed, choices)
+        spec_args, checked = _with_groups(spec_args, needed)
     sigma = Window(window, size).sigma  # in pixels
     f = _resolution(resolution, size_auto, sigma, choices)
     if f > min(arr.shape[:2]):
@@ -1744,8 +1757,7 @@ def fit_textures(
     if narrow:  # the fit's window kept as fit_size, the labels' in the spec
         labels_spec = dataclasses.replace(model.spec, size=_equivalent_size(window, labels_sigma))
         model = dataclasses.replace(model, spec=labels_spec, fit_size=spec.size)
-    if "check_groups" in choices:  # what the window check left out, then what the fit did
-        checked = choices.pop("check_groups")
+    if checked:  # what the window check left out, then what the fit did
         fitted = model.choices.get("groups", f"{', '.join(model.spec.features)} kept")
         model.choices["groups"] = f"{checked}; then {fitted}"
     model = dataclasses.replace(model, choices={**choices, **model.choices}, resolution=f,
@@ -1863,11 +1875,11 @@ def _region_scale(
 
 
 def _with_groups(
-    spec_args: dict[str, Any], needed: tuple[str, ...] | None, choices: dict[str, Any]
-) -> dict[str, Any]:
+    spec_args: dict[str, Any], needed: tuple[str, ...] | None
+) -> tuple[dict[str, Any], str | None]:
     """``spec_args`` with the feature groups the window check's labels need only (``needed``,
-    from :func:`_auto_size`; None: all), their ranges with them, and why, in ``choices``
-    (``check_groups``).
+    from :func:`_auto_size`; None: all), their ranges with them, and why (None where none is
+    left out).
 
     Each of the check's two fits leaves out the groups its own labels do not need
     (:func:`.defaults.idle_groups`); where they were fitted on the whole image (and without a
@@ -1881,20 +1893,16 @@ def _with_groups(
     (Rand 0.9987 -> 0.7499 on such a 2048² image)."""
     features = tuple(spec_args["features"])
     if needed is None or set(features) <= set(needed):
-        return spec_args
+        return spec_args, None
     kept = tuple(g for g in features if g in needed)
     left = [g for g in features if g not in needed]
-    choices["check_groups"] = (
+    why = (
         f"{', '.join(left)} left out before the fit: the labels of neither of the window "
         f"check's fits (sigma {FINE_SIZE:g} and {CHECK_SIZE:g}) needed "
         f"{'it' if len(left) == 1 else 'them'}"
     )
-    return {
-        **spec_args,
-        "features": kept,
-        "bank_ranges": spec_args["bank_ranges"] if "bank" in kept else None,
-        "color_ranges": spec_args["color_ranges"] if "color" in kept else None,
-    }
+    ranges = _only_groups(kept, spec_args["bank_ranges"], spec_args["color_ranges"])
+    return {**spec_args, **ranges}, why
 
 
 def _auto_size(
@@ -1941,7 +1949,8 @@ def _auto_size(
     # the groups either fit needed, where the crop is the whole image and there is no mask: a
     # crop of part of it may hold one texture, which the fits split along whatever varies
     # there, and the fits do not know the mask (a cluster of them may be the background)
-    whole = crop.shape[:2] == arr.shape[:2] and foreground is None
+    # (without signal the fits leave no group out)
+    whole = signal and crop.shape[:2] == arr.shape[:2] and foreground is None
     needed = tuple(g for g in spec_args["features"] if any(g in k for k in kept)) if whole else None
     agreement = rand_index(labels[0], labels[1])
     fine, check = (boundary_share(lab) for lab in labels)
@@ -1963,7 +1972,7 @@ def _auto_size(
             else f"agree, but sigma {FINE_SIZE:g} draws {ratio:.2f} times the boundaries"
         )
         choices["size"] = f"{rule} (labels at {compared} {why})"
-    return _equivalent_size(window, sigma), (needed if signal else None)
+    return _equivalent_size(window, sigma), needed
 
 
 def segment(
