@@ -5,7 +5,7 @@
     python benchmarks/bench_segmentation.py --sets mosaics --method xfskde:segment \\
         --method big=xfskde:segment,size=12 --json seg.json
 
-Sets (every image has three textures and a per-pixel ground truth):
+Sets (every image has three textures, unless said otherwise, and a per-pixel ground truth):
 
 * ``dead_leaves`` — :func:`xfskde.datasets.dead_leaves` with bars of 16, 32, 64 and 128 px on
   images of 256², 512², 1024² and 2048² (the default bar length, side / 16, so every region holds
@@ -16,6 +16,12 @@ Sets (every image has three textures and a per-pixel ground truth):
   :data:`xfskde.datasets.mosaics.MOSAIC_CONFIGS` (3 layouts × 5 transforms × 2 seeds), 512²
   (``--quick``: one seed of three layout/transform pairs). Peers' parameters were chosen on the
   ``"tuning"`` split, which shares no seed with it.
+* ``texture_counts`` — the same photographs in mosaics of other numbers of textures, segmented
+  with that number: each pair of brick, grass and gravel in the three layouts (seed 1000, nine
+  images), and all three with a fourth (seeds 1000 and 1001 of each layout): brick turned by
+  90° (the same bricks, another orientation), gravel at half size (another scale) and
+  scikit-image's ``moon`` (another photograph); ``--quick``: one Voronoi mosaic per pair and per
+  fourth texture.
 * ``histology`` — H&E mosaics (only with ``--histology DIR``):
   :func:`~xfskde.datasets.texture_mosaic` in colour (``color=True``, stain colours kept) of
   tissue tiles read from ``DIR``, one tile per tissue class, the class the part of a file's
@@ -70,10 +76,10 @@ sys.path.insert(1, str(Path(__file__).resolve().parents[1]))  # measure this che
 import _segmentation_peers as peers
 
 import xfskde
-from xfskde.datasets import dead_leaves, random_textures, texture_mosaic_set
+from xfskde.datasets import dead_leaves, random_textures, texture_mosaic, texture_mosaic_set
 from xfskde.metrics import rand_index
 
-SETS = ("dead_leaves", "random_textures", "mosaics", "histology", "table1")
+SETS = ("dead_leaves", "random_textures", "mosaics", "texture_counts", "histology", "table1")
 N_TEXTURES = 3
 #: (image side, bar length): every region holds the same number of bars at every scale
 DEAD_LEAVES_FULL = ((256, 16), (512, 32), (1024, 64), (2048, 128))
@@ -200,6 +206,40 @@ def mosaic_items(quick: bool) -> Iterator[tuple]:
         yield f"mosaic {layout}/{transform}", f"{side}²", name, image, truth
 
 
+def _fourth_textures() -> dict[str, np.ndarray]:
+    """The fourth textures of the ``texture_counts`` set, from scikit-image's own files."""
+    from skimage import data
+    from skimage.transform import rescale
+
+    return {
+        "brick turned": np.rot90(data.brick()).copy(),
+        "gravel halved": rescale(data.gravel(), 0.5, anti_aliasing=True),
+        "moon": data.moon(),
+    }
+
+
+def texture_count_items(quick: bool) -> Iterator[tuple]:
+    """Mosaics of 2 and of 4 textures, each item with its number of textures last."""
+    side, layouts = 512, ("voronoi",) if quick else ("voronoi", "stripes", "blobs")
+    pairs = (("brick", "grass"), ("grass", "gravel"), ("brick", "gravel"))
+    for names in pairs:
+        for layout in layouts:
+            image, truth = texture_mosaic(
+                (side, side), n_regions=2, layout=layout, textures=names, seed=1000
+            )
+            name = f"{'+'.join(names)} {layout}"
+            yield "mosaics of 2 textures", f"{side}²", name, image, truth, 2
+    for layout in layouts:
+        for fourth, texture in _fourth_textures().items():
+            for seed in (1000,) if quick else (1000, 1001):
+                image, truth = texture_mosaic(
+                    (side, side), n_regions=4, layout=layout, seed=seed,
+                    textures=("brick", "grass", "gravel", texture),
+                )  # fmt: skip
+                name = f"+{fourth} s{seed}"
+                yield f"mosaics of 4, {layout}", f"{side}²", name, image, truth, 4
+
+
 def histology_items(folder: Path | None) -> Iterator[tuple]:
     if folder is None:
         raise SystemExit("the histology set needs --histology DIR (a folder of H&E tiles)")
@@ -246,12 +286,13 @@ def warm_up(methods: list[Method]) -> None:
 def run_item(
     methods: list[Method], item: tuple, records: list[Record], per_image: bool, repeat: int
 ) -> None:
-    set_name, size, name, image, truth = item
+    set_name, size, name, image, truth = item[:5]
+    n_textures = item[5] if len(item) > 5 else N_TEXTURES
     for m in methods:
         times = []
         for _ in range(repeat):  # the labels of the last call are scored; the fastest is timed
             start = time.perf_counter()
-            labels = m.call(image, N_TEXTURES)
+            labels = m.call(image, n_textures)
             if hasattr(labels, "compute"):
                 labels = labels.compute()
             times.append(time.perf_counter() - start)
@@ -449,6 +490,7 @@ def main(argv: list[str] | None = None) -> int:
         "dead_leaves": lambda: dead_leaves_items(args.quick, n_images, args.seed),
         "random_textures": lambda: random_texture_items(args.quick, n_images, args.seed),
         "mosaics": lambda: mosaic_items(args.quick),
+        "texture_counts": lambda: texture_count_items(args.quick),
         "histology": lambda: histology_items(args.histology),
         "table1": table1_items,
     }
