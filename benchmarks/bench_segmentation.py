@@ -229,8 +229,9 @@ def texture_count_items(quick: bool) -> Iterator[tuple]:
             )
             name = f"{'+'.join(names)} {layout}"
             yield "mosaics of 2 textures", f"{side}²", name, image, truth, 2
+    fourths = _fourth_textures()
     for layout in layouts:
-        for fourth, texture in _fourth_textures().items():
+        for fourth, texture in fourths.items():
             for seed in (1000,) if quick else (1000, 1001):
                 image, truth = texture_mosaic(
                     (side, side), n_regions=4, layout=layout, seed=seed,
