@@ -1744,7 +1744,7 @@ def fit_textures(
     arr, value, cells = prepared.raw, prepared.nodata, None
     if f > 1:  # the cells: the coarse image's blocks for no chunks given, whatever the chunks
         arr, value = _coarse(prepared.raw, f, chunks, prepared.nodata), None
-        plan = _coarse_plan(prepared.unit.shape[:2], f, None)
+        plan = _coarse_plan(prepared.raw.shape[:2], f, None)
         cells = tuple(tuple(c // f for c in axis) for axis in plan)
     model = _fit_prepared(arr, foreground, spec, int(n_textures), w, method, sample, seed, value,
                           signal=signal, metric=metric, cells=cells)  # fmt: skip
