@@ -3,6 +3,7 @@
 import itertools
 import subprocess
 import sys
+import threading
 import warnings
 
 import dask.array as da
@@ -1015,26 +1016,59 @@ def test_the_first_segment_of_a_process_finishes(tmp_path):
 
 
 def test_scikit_learn_runs_on_one_thread_and_the_pools_come_back():
-    """Inside ``_sklearn_on_one_thread`` every OpenMP and BLAS pool threadpoolctl finds runs one
-    thread, while any caller is inside (two overlapping callers, as the window rule's two
-    threads); after the last leaves, each pool has its own count again. The pools are searched
-    once (a search of the loaded libraries took 6.7 ms a call)."""
+    """Inside ``_sklearn_on_one_thread`` scikit-learn's OpenMP pool runs one thread in each of
+    two threads inside at once (the window rule's two fits; OpenMP's count is each thread's
+    own, so the second's k-means ran on every core while the first held the limits), also
+    after the first to enter has left; every pool threadpoolctl finds, BLAS too, runs one
+    thread inside it in the thread that set the limits; after the last caller leaves each
+    pool has its own count again. The pools are searched once (a search of the loaded
+    libraries took 6.7 ms a call). (threadpoolctl lets one thread at a time set OpenBLAS's
+    process-wide count, so the BLAS limit is seen from the thread that set it.)"""
     from threadpoolctl import threadpool_info
 
     from xfskde.segmentation import unmixing
 
-    before = {d["filepath"]: d["num_threads"] for d in threadpool_info()}
-    first, second = unmixing._sklearn_on_one_thread(), unmixing._sklearn_on_one_thread()
-    first.__enter__()
-    pools = unmixing._sklearn_pools
-    second.__enter__()
-    inside = {d["filepath"]: d["num_threads"] for d in threadpool_info()}
-    first.__exit__(None, None, None)  # the first caller leaves before the second
-    still = {d["filepath"]: d["num_threads"] for d in threadpool_info()}
-    second.__exit__(None, None, None)
-    after = {d["filepath"]: d["num_threads"] for d in threadpool_info()}
+    def counts(api: str | None = None) -> dict[str, int]:
+        return {
+            d["filepath"]: d["num_threads"]
+            for d in threadpool_info()
+            if api is None or d["user_api"] == api
+        }
+
+    before = counts()
+    with unmixing._sklearn_on_one_thread():
+        pools = unmixing._sklearn_pools
+        with unmixing._sklearn_on_one_thread():
+            nested = counts()
+        assert set(counts().values()) == {1}
     assert any("openmp" in d["internal_api"] for d in threadpool_info())  # scikit-learn's
-    assert set(inside) == set(after) and set(inside.values()) == {1} and set(still.values()) == {1}
+    assert set(nested) >= set(before) and set(nested.values()) == {1}
+    seen: dict[str, dict[str, int]] = {}
+    entered, second_in, first_out = (threading.Event() for _ in range(3))
+
+    def first() -> None:
+        with unmixing._sklearn_on_one_thread():
+            seen["first"] = counts("openmp")
+            entered.set()
+            second_in.wait(60)
+        first_out.set()
+
+    def second() -> None:
+        entered.wait(60)
+        with unmixing._sklearn_on_one_thread():
+            seen["second"] = counts("openmp")
+            second_in.set()
+            first_out.wait(60)  # the first caller has left
+            seen["still"] = counts("openmp")
+
+    threads = [threading.Thread(target=first), threading.Thread(target=second)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(60)
+    for name in ("first", "second", "still"):
+        assert seen[name] and set(seen[name].values()) == {1}, (name, seen[name])
+    after = counts()
     assert after == {**after, **before}  # every pool seen before is back to its count
     with unmixing._sklearn_on_one_thread():
         assert unmixing._sklearn_pools is pools  # not searched again

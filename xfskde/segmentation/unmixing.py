@@ -95,9 +95,13 @@ def _sklearn_on_one_thread() -> Iterator[None]:
 
     One thread: scikit-learn's threads spin while they wait, and on a machine whose cores are
     busy (Dask workers, other processes) k-means on 20 000 x 63 took 6.3 s with them and 0.5 s
-    without. threadpoolctl's limits are process-wide, so the first caller sets them and the
-    last restores them, whichever threads they are (the window rule fits two windows side by
-    side). Both steps, and scikit-learn's first import, run under one lock: threadpoolctl finds
+    without. The BLAS limits are process-wide, so the first caller sets them and the last
+    restores them, whichever threads they are (the window rule fits two windows side by side);
+    OpenMP's number of threads is each thread's own (``omp_set_num_threads`` sets the calling
+    thread's), so every caller sets it for its thread and restores it as it leaves — set once
+    for the process, the second window's k-means ran on every core, beside the first: a 512²
+    image's fit of ten textures took 5.0 s instead of 1.5 s. These steps, and scikit-learn's
+    first import, run under one lock: threadpoolctl finds
     the pools with ``dl_iterate_phdr``, which holds the dynamic loader's lock and calls back into
     Python for every library, while an import of an extension module holds the GIL and waits
     for that lock in ``dlopen`` — the first ``segment()`` of a process hung for good that way
@@ -114,12 +118,15 @@ def _sklearn_on_one_thread() -> Iterator[None]:
         if _sklearn_pools is None:  # found once: each search of the loaded libraries took 6.7 ms
             _sklearn_pools = ThreadpoolController()
         if _sklearn_users == 0:
-            _sklearn_limits = _sklearn_pools.limit(limits=1)
+            _sklearn_limits = _sklearn_pools.select(user_api="blas").limit(limits=1)
         _sklearn_users += 1
+        # this thread's (a limiter restores every pool it holds: the selection is OpenMP's)
+        openmp = _sklearn_pools.select(user_api="openmp").limit(limits=1)
     try:
         yield
     finally:
         with _SKLEARN_LOCK:
+            openmp.restore_original_limits()
             _sklearn_users -= 1
             if _sklearn_users == 0:
                 _sklearn_limits.restore_original_limits()
