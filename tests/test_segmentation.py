@@ -58,9 +58,10 @@ def test_abundances_are_exact_fcls(m, rng):
         np.testing.assert_allclose(a, ref, atol=2e-4)
 
 
-@pytest.mark.parametrize("m", [2, 3, 5])
+@pytest.mark.parametrize("m", [2, 3, 5, 7, 9])
 def test_abundances_of_many_pixels_try_every_support(m, rng):
-    """The compiled solver, which takes pixels in chunks, against the same enumeration of
+    """The compiled solvers — the supports enumerated, pixels in chunks, up to
+    ``ENUMERATED`` textures, the active-set method beyond — against the enumeration of
     supports in NumPy (each support's KKT system solved for every pixel, the feasible solution
     of least cost kept), on more pixels than a chunk holds and a part of one: mixtures on the
     simplex's faces and beyond them."""
@@ -73,6 +74,7 @@ def test_abundances_of_many_pixels_try_every_support(m, rng):
     n = 2 * _SUPPORT_CHUNK + 37
     E = rng.random((m, 8))
     X = rng.dirichlet(np.full(m, 0.3), n) @ E + 0.05 * rng.normal(size=(n, 8))
+    X[:m] = E + 0.5 * (E - E.mean(axis=0))  # beyond each vertex: that texture alone
     A = abundances(X, E).astype(np.float64)
     b, G = X @ E.T, unmixing_gram(E)
     best, expected = np.full(n, np.inf), np.zeros((n, m))
@@ -96,6 +98,37 @@ def test_abundances_of_many_pixels_try_every_support(m, rng):
     B = abundances_from_projections(b, G)
     assert np.all(B[[3, n - 1]] == 0) and np.array_equal(np.delete(B, [3, n - 1], 0),
                                                            np.delete(A, [3, n - 1], 0))  # fmt: skip
+
+
+@pytest.mark.parametrize("m", [2, 3, 6, 12])
+def test_the_active_set_method_finds_the_supports_minimum(m, rng, monkeypatch):
+    """The active-set method (forced for every m) and the enumerated supports give the same
+    abundances to float32 rounding in a random metric, pixels inside, on the faces of and far
+    beyond the simplex; where the endmembers are affinely dependent (one the mean of two,
+    another a copy: the minimum is no longer unique) the same least cost."""
+    from xfskde.segmentation import unmixing
+    from xfskde.segmentation.unmixing import abundances_from_projections, unmixing_gram
+
+    D, n = 12, 3000
+    E = rng.random((m, D))
+    root = rng.normal(size=(D, D))
+    V = E @ (root @ root.T / D + 0.1 * np.eye(D))
+    weights = rng.dirichlet(np.full(m, 0.3), n)
+    X = np.concatenate([weights @ E + 0.1 * rng.normal(size=(n, D)), 3 * rng.random((50, D))])
+    b, G = X @ V.T, unmixing_gram(E, V)
+    enumerated = abundances_from_projections(b, G)
+    monkeypatch.setattr(unmixing, "ENUMERATED", 0)
+    active = abundances_from_projections(b, G)
+    np.testing.assert_allclose(active, enumerated, atol=2e-5)
+    assert (active > 0).sum(axis=1).min() == 1 and (active > 0).sum(axis=1).max() >= min(m, 3)
+    if m >= 6:
+        E[3], E[4] = (E[0] + E[1]) / 2, E[2]
+        b, G = X @ E.T, unmixing_gram(E)
+        cost = lambda a: np.einsum("pi,ij,pj->p", a, G, a) - 2 * np.sum(a * b, axis=1)  # noqa: E731
+        active = abundances_from_projections(b, G).astype(np.float64)
+        monkeypatch.setattr(unmixing, "ENUMERATED", m)
+        reference = abundances_from_projections(b, G).astype(np.float64)
+        np.testing.assert_allclose(cost(active), cost(reference), rtol=1e-5, atol=1e-5)
 
 
 @pytest.mark.parametrize("m", [2, 3])
