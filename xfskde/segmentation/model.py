@@ -1642,8 +1642,7 @@ def fit_textures(
     """
     if int(n_textures) != n_textures or not 1 <= n_textures <= MAX_TEXTURES:
         raise ParameterError(
-            f"n_textures must be an integer from 1 to {MAX_TEXTURES} (the exact unmixing's "
-            f"limit), got {n_textures!r}"
+            f"n_textures must be an integer from 1 to {MAX_TEXTURES}, got {n_textures!r}"
         )
     if int(sample) != sample or sample < n_textures:
         raise ParameterError(f"sample must be an integer >= n_textures, got {sample!r}")

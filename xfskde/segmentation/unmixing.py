@@ -61,8 +61,9 @@ __all__ = [
     "unmixing_gram",
 ]
 
-#: The most textures the exact unmixing solves (its labels are uint8; the fit's samples,
-#: 20 000 by default, hold a few hundred of each texture at this many).
+#: The most textures a model holds: the limit the enumeration of 2^m - 1 supports set, kept
+#: since the active-set method lifted it (each texture needs its share of the fit's sample,
+#: 20 000 pixels by default, and adds a projected plane to every block).
 MAX_TEXTURES = 12
 
 #: Up to this many textures the abundances enumerate the 2^m - 1 supports (vectorised over
@@ -853,7 +854,7 @@ def _active_set(b, gram, out):
     system singular is left out for that pixel. A pixel with a projection not finite gets 0
     for every texture."""
     n, m = b.shape
-    free = np.empty(m, np.int64)
+    free = np.empty(m, np.int64)  # the active textures, free[:k]
     active = np.zeros(m, np.bool_)
     skipped = np.zeros(m, np.bool_)
     a = np.zeros(m)
@@ -879,10 +880,12 @@ def _active_set(b, gram, out):
             skipped[j] = False
         a[first], active[first], free[0], k = 1.0, True, first, 1
         nu = bp[first] - gram[first, first]  # (G a - b)_F + ν = 0 at the vertex
-        solve = False  # the vertex is the minimum on its own support
+        solve, added = False, False  # the vertex is the minimum on its own support
         for _ in range(8 * m + 8):
             if solve:
                 if not _kkt_solve(gram, bp, free, k, work, sol):
+                    if not added:  # a part of a system that was solved: only rounding
+                        break
                     k -= 1  # the texture just added: left out for this pixel
                     active[free[k]] = False
                     skipped[free[k]] = True
@@ -906,7 +909,7 @@ def _active_set(b, gram, out):
                             else:
                                 a[j] = 0.0
                                 active[j] = False
-                        k = kept
+                        k, added = kept, False
                         continue
                     for i in range(k):
                         a[free[i]] = sol[i]
@@ -922,7 +925,7 @@ def _active_set(b, gram, out):
                     worst, add = multiplier, j
             if add < 0:
                 break
-            free[k], active[add], k, solve = add, True, k + 1, True
+            free[k], active[add], k, solve, added = add, True, k + 1, True, True
         total = 0.0
         for j in range(m):
             a[j] = max(a[j], 0.0)
