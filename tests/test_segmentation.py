@@ -503,6 +503,30 @@ def test_fit_is_seeded(leaves):
     assert a.endmembers.shape == (3, 16 * 3 + 2 * 8 - 1)
 
 
+def test_ten_textures_are_told_apart_through_the_active_set(rng, monkeypatch):
+    """Ten textures, beyond the enumerated supports (the active-set abundances, in the fit's
+    refinements and in the labels): ten bands of random palettes, each pixel one of its band's
+    three colours, 240 x 320 px; every setting automatic. Each band is one label, the labels
+    are 1..10, and the image's abundances (mixtures along the bands' boundaries) are those of
+    the 1 023 supports enumerated, to float32 rounding."""
+    from xfskde.segmentation import unmixing
+
+    n, width = 10, 32
+    assert n > unmixing.ENUMERATED
+    palettes = rng.random((n, 3, 3))
+    truth = np.repeat(np.arange(n), width)[None, :].repeat(240, axis=0)
+    image = palettes[truth, rng.integers(0, 3, truth.shape)]
+    labels, model = segment(image, n, return_model=True)
+    labels = np.asarray(labels)
+    assert set(np.unique(labels)) == set(range(1, n + 1))
+    assert rand_index(labels, truth) > 0.97
+    a = np.asarray(model.abundances(image))
+    assert np.all(a >= 0) and np.allclose(a.sum(axis=-1), 1, atol=1e-5)
+    assert ((a > 0.05).sum(axis=-1) >= 2).mean() > 0.05  # mixtures, not only vertices
+    monkeypatch.setattr(unmixing, "ENUMERATED", n)
+    np.testing.assert_allclose(np.asarray(model.abundances(image)), a, atol=2e-5)
+
+
 def test_bad_arguments(leaves):
     image, _ = leaves
     with pytest.raises(ValueError, match="features"):
