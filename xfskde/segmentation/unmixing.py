@@ -95,53 +95,52 @@ _REFINE_MEMBERS = 10
 RESPLIT_ROUNDS = 3
 
 _SKLEARN_LOCK = threading.Lock()
-_sklearn_users = 0
-_sklearn_limits: Any = None
 _sklearn_pools: Any = None
 
 
 @contextlib.contextmanager
 def _sklearn_on_one_thread() -> Iterator[None]:
-    """scikit-learn loaded, and its OpenMP / BLAS pools at one thread while any caller is inside.
+    """scikit-learn loaded, and its OpenMP pool at one thread in the calling thread while it is
+    inside.
 
     One thread: scikit-learn's threads spin while they wait, and on a machine whose cores are
     busy (Dask workers, other processes) k-means on 20 000 x 63 took 6.3 s with them and 0.5 s
-    without. The BLAS limits are process-wide, so the first caller sets them and the last
-    restores them, whichever threads they are (the window rule fits two windows side by side);
-    OpenMP's number of threads is each thread's own (``omp_set_num_threads`` sets the calling
-    thread's), so every caller sets it for its thread and restores it as it leaves — set once
-    for the process, the second window's k-means ran on every core, beside the first: a 512²
-    image's fit of ten textures took 5.0 s instead of 1.5 s. These steps, and scikit-learn's
-    first import, run under one lock: threadpoolctl finds
-    the pools with ``dl_iterate_phdr``, which holds the dynamic loader's lock and calls back into
-    Python for every library, while an import of an extension module holds the GIL and waits
-    for that lock in ``dlopen`` — the first ``segment()`` of a process hung for good that way
-    (scikit-learn imported in one window's thread while the other's limits were being set).
-    The pools are found once, after scikit-learn's import has loaded its OpenMP runtime and
-    SciPy's and NumPy's BLAS (each search took 6.7 ms, six times a fit of a 2048² image).
+    without. OpenMP's number of threads is each thread's own (``omp_set_num_threads`` sets the
+    calling thread's), so every caller sets it for its thread and restores it as it leaves: set
+    once for the process, the second of the window rule's two fits (side by side in two
+    threads) ran its k-means on every core beside the first (a 512² image's fit of ten
+    textures 5.0 s instead of 1.5 s).
+
+    BLAS is left as it is. scikit-learn's k-means holds its BLAS at one thread itself around
+    its iterations; the rest (the Gaussian mixtures of :func:`resplit_closest`, NumPy's
+    products) gains from BLAS's threads (a 512² fit of ten textures 2.0–4.2 s with BLAS held at
+    one thread, 1.3–1.5 s without; a 2048² fit of three, 1.1–1.4 s either way). And it could
+    not be held safely: OpenBLAS's count is the process's, threadpoolctl lets one thread at a
+    time set it, and when the thread that set it left first, the other could not restore it —
+    ``segment()`` left NumPy's BLAS at one thread for the rest of the process.
+
+    The import and the OpenMP limits run under one lock: threadpoolctl finds the pools with
+    ``dl_iterate_phdr``, which holds the dynamic loader's lock and calls back into Python for
+    every library, while an import of an extension module holds the GIL and waits for that lock
+    in ``dlopen`` — the first ``segment()`` of a process hung for good that way (scikit-learn
+    imported in one window's thread while the other's limits were being set). The pools are
+    found once, after scikit-learn's import has loaded its OpenMP runtime (each search took
+    6.7 ms, six times a fit of a 2048² image).
     """
-    global _sklearn_users, _sklearn_limits, _sklearn_pools
+    global _sklearn_pools
     with _SKLEARN_LOCK:
         import sklearn.cluster
         import sklearn.decomposition  # noqa: F401
         from threadpoolctl import ThreadpoolController
 
         if _sklearn_pools is None:  # found once: each search of the loaded libraries took 6.7 ms
-            _sklearn_pools = ThreadpoolController()
-        if _sklearn_users == 0:
-            _sklearn_limits = _sklearn_pools.select(user_api="blas").limit(limits=1)
-        _sklearn_users += 1
-        # this thread's (a limiter restores every pool it holds: the selection is OpenMP's)
-        openmp = _sklearn_pools.select(user_api="openmp").limit(limits=1)
+            _sklearn_pools = ThreadpoolController().select(user_api="openmp")
+        openmp = _sklearn_pools.limit(limits=1)  # this thread's
     try:
         yield
     finally:
         with _SKLEARN_LOCK:
             openmp.restore_original_limits()
-            _sklearn_users -= 1
-            if _sklearn_users == 0:
-                _sklearn_limits.restore_original_limits()
-                _sklearn_limits = None
 
 
 def fit_endmembers(
