@@ -950,7 +950,7 @@ def abundances_from_projections(b: np.ndarray, gram: np.ndarray) -> np.ndarray:
     G = np.asarray(gram, dtype=np.float64)
     m = G.shape[0]
     if m > MAX_TEXTURES:
-        raise ValueError(f"at most {MAX_TEXTURES} textures can be unmixed exactly, got {m}")
+        raise ValueError(f"at most {MAX_TEXTURES} textures (MAX_TEXTURES) are unmixed, got {m}")
     if m > ENUMERATED:
         out = np.zeros(b.shape)
         _active_set(np.ascontiguousarray(b, dtype=np.float64), G, out)
