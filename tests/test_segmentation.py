@@ -1133,7 +1133,8 @@ def test_segment_leaves_the_process_blas_as_it_found_it(tmp_path):
     first to enter leaving first) and then ``segment`` of a colour image leave every BLAS and
     OpenMP pool at the count it had. (BLAS held at one thread by the first of two threads
     could not be restored by the second — threadpoolctl lets one thread at a time set
-    OpenBLAS's count — and NumPy's BLAS stayed at one thread for the rest of the process.)"""
+    OpenBLAS's count — and NumPy's BLAS stayed at one thread for the rest of the process; so,
+    in about half of the runs, could scikit-learn's own limit around two k-means side by side.)"""
     script = """
 import threading, time
 from concurrent.futures import ThreadPoolExecutor

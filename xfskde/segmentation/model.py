@@ -116,6 +116,7 @@ from .unmixing import (
     MAX_TEXTURES,
     REFINE_ROUNDS,
     abundances_from_projections,
+    blas_as_found,
     fit_endmembers,
     fit_stable_endmembers,
     fit_within_metric,
@@ -1943,7 +1944,7 @@ def _auto_size(
         return np.asarray(model.predict(crop, nodata=None)), model.spec.features
 
     # the crop is one block, one task: the two windows' fits and labels run side by side
-    with ThreadPoolExecutor(2) as pool:
+    with blas_as_found(), ThreadPoolExecutor(2) as pool:  # BLAS restored once both end
         labels, kept = zip(*pool.map(labelled, (FINE_SIZE, CHECK_SIZE)), strict=True)
     # the groups either fit needed, where the crop is the whole image and there is no mask: a
     # crop of part of it may hold one texture, which the fits split along whatever varies

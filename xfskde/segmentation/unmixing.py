@@ -117,7 +117,8 @@ def _sklearn_on_one_thread() -> Iterator[None]:
     one thread, 1.3–1.5 s without; a 2048² fit of three, 1.1–1.4 s either way). And it could
     not be held safely: OpenBLAS's count is the process's, threadpoolctl lets one thread at a
     time set it, and when the thread that set it left first, the other could not restore it —
-    ``segment()`` left NumPy's BLAS at one thread for the rest of the process.
+    ``segment()`` left NumPy's BLAS at one thread for the rest of the process. (scikit-learn's
+    own limit can do the same: :func:`blas_as_found`.)
 
     The import and the OpenMP limits run under one lock: threadpoolctl finds the pools with
     ``dl_iterate_phdr``, which holds the dynamic loader's lock and calls back into Python for
@@ -127,20 +128,51 @@ def _sklearn_on_one_thread() -> Iterator[None]:
     found once, after scikit-learn's import has loaded its OpenMP runtime (each search took
     6.7 ms, six times a fit of a 2048² image).
     """
-    global _sklearn_pools
     with _SKLEARN_LOCK:
-        import sklearn.cluster
-        import sklearn.decomposition  # noqa: F401
-        from threadpoolctl import ThreadpoolController
-
-        if _sklearn_pools is None:  # found once: each search of the loaded libraries took 6.7 ms
-            _sklearn_pools = ThreadpoolController().select(user_api="openmp")
-        openmp = _sklearn_pools.limit(limits=1)  # this thread's
+        openmp = _pools().select(user_api="openmp").limit(limits=1)  # this thread's
     try:
         yield
     finally:
         with _SKLEARN_LOCK:
             openmp.restore_original_limits()
+
+
+def _pools() -> Any:
+    """scikit-learn imported, and threadpoolctl's controller of the thread pools then loaded
+    (OpenMP's, BLAS's), found once; to be called under :data:`_SKLEARN_LOCK`
+    (:func:`_sklearn_on_one_thread` says why)."""
+    global _sklearn_pools
+    import sklearn.cluster
+    import sklearn.decomposition  # noqa: F401
+    from threadpoolctl import ThreadpoolController
+
+    if _sklearn_pools is None:  # found once: each search of the loaded libraries took 6.7 ms
+        _sklearn_pools = ThreadpoolController()
+    return _sklearn_pools
+
+
+@contextlib.contextmanager
+def blas_as_found() -> Iterator[None]:
+    """BLAS's thread counts as they were on entry, set again on exit: around threads that fit
+    side by side (the window rule's two fits), left from the thread that started them once
+    they have ended.
+
+    scikit-learn's k-means holds BLAS at one thread around its iterations through threadpoolctl,
+    which lets one thread at a time set OpenBLAS's process-wide count: with two k-means in two
+    threads at once, the second takes the first's one thread for the count to restore, and
+    ``segment()`` left NumPy's BLAS at one thread for the rest of the process (in about half of
+    the runs of ``test_segment_leaves_the_process_blas_as_it_found_it``). Once those threads
+    have ended, the thread that started them may set it."""
+    with _SKLEARN_LOCK:
+        blas = _pools().select(user_api="blas")
+        found = [pool.num_threads for pool in blas.lib_controllers]
+    try:
+        yield
+    finally:
+        with _SKLEARN_LOCK:
+            for pool, count in zip(blas.lib_controllers, found, strict=True):
+                if count is not None and pool.num_threads != count:
+                    pool.set_num_threads(count)
 
 
 def fit_endmembers(
