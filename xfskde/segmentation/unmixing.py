@@ -475,6 +475,7 @@ def _refine(
     m: int,
     rounds: int,
     shrinkage: float,
+    gram: np.ndarray | None = None,
 ) -> tuple[np.ndarray, np.ndarray, int, np.ndarray] | None:
     """The rounds of :func:`refine_by_labels` from the samples' ``labels``, in the axes P.
 
@@ -484,11 +485,13 @@ def _refine(
     endmembers in all D features are the means of the last labels, taken once at the end.
     Returns the endmembers, the unmixing vectors, the rounds made and the labels the last
     estimate gives the samples; None when the first labels leave a texture fewer than
-    :data:`_REFINE_MEMBERS` samples (or W is zero)."""
+    :data:`_REFINE_MEMBERS` samples (or W is zero). ``gram``: ``Zᵀ Z``, when the caller has
+    it (:func:`_labelled_scatter`)."""
     k = Z.shape[1]
+    gram = Z.T @ Z if gram is None else gram
     kept = None
     for _ in range(int(rounds)):
-        scatter = _labelled_scatter(Z, labels, m)
+        scatter = _labelled_scatter(Z, labels, m, gram)
         if scatter is None:
             break
         means, W = scatter
@@ -510,20 +513,28 @@ def _refine(
 
 def _label_means(values: np.ndarray, labels: np.ndarray, counts: np.ndarray) -> np.ndarray:
     """Each texture's mean of the ``values`` (n × d) it labels, ``counts`` the samples each
-    labels (none zero)."""
-    return (np.eye(counts.size)[:, labels] @ values) / counts[:, None]
+    labels (none zero): the labels' indicator matrix (m × n) times the values, one pass."""
+    members = labels == np.arange(counts.size)[:, None]
+    return (members.astype(values.dtype) @ values) / counts[:, None]
 
 
-def _labelled_scatter(Z: np.ndarray, labels: np.ndarray, m: int):
+def _labelled_scatter(Z: np.ndarray, labels: np.ndarray, m: int, gram: np.ndarray | None = None):
     """Each texture's mean of the samples (coordinates Z, n × k) it labels and their pooled
     covariance about those means (k × k); None when a texture labels fewer than
-    :data:`_REFINE_MEMBERS`."""
+    :data:`_REFINE_MEMBERS`.
+
+    The scatter about the means is the samples' own, ``Zᵀ Z`` (``gram``: computed once by a
+    caller that scatters the same samples under many labellings), less the means' weighted
+    by their counts, ``Σ n_c μ_c μ_cᵀ``: one pass over the samples (their means) instead of
+    two and an n × k × k product. The samples are centred (:func:`_principal_coordinates`),
+    so the difference loses no more than rounding of the within-texture part."""
     counts = np.bincount(labels, minlength=m)
     if counts.min() < _REFINE_MEMBERS:
         return None
     means = _label_means(Z, labels, counts)
-    residuals = Z - means[labels]
-    return means, residuals.T @ residuals / Z.shape[0]
+    gram = Z.T @ Z if gram is None else gram
+    scatter = gram - (means.T * counts) @ means
+    return means, (scatter + scatter.T) / (2 * Z.shape[0])
 
 
 def _log_det(covariance: np.ndarray) -> float:
@@ -632,7 +643,8 @@ def _resplit_once(
     the endmembers, unmixing vectors and what was done, or None when no split is better."""
     m, k = E.shape[0], Z.shape[1]
     labels = abundances(X, E, V).argmax(axis=1)
-    start = _labelled_scatter(Z, labels, m)
+    gram = Z.T @ Z  # every split below is scattered about its own means from it
+    start = _labelled_scatter(Z, labels, m, gram)
     if start is None:
         return None
     means, W = start
@@ -672,10 +684,10 @@ def _resplit_once(
         relabelled = labels.copy()
         relabelled[pair] = np.where(split == 0, i, j)
         # the split's own estimate, then the rounds of refine_by_labels from its labels
-        refined = _refine(X, Z, P, relabelled, m, REFINE_ROUNDS + 1, shrinkage)
+        refined = _refine(X, Z, P, relabelled, m, REFINE_ROUNDS + 1, shrinkage, gram)
         if refined is None:
             continue
-        scatter = _labelled_scatter(Z, refined[3], m)
+        scatter = _labelled_scatter(Z, refined[3], m, gram)
         if scatter is None:
             continue
         score = _log_det(scatter[1])
