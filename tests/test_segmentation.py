@@ -1130,11 +1130,13 @@ def test_scikit_learn_runs_on_one_thread_and_the_pools_come_back():
 
 def test_segment_leaves_the_process_blas_as_it_found_it(tmp_path):
     """A fresh process: the pattern of the window rule's two fits (two threads of a pool, the
-    first to enter leaving first) and then ``segment`` of a colour image leave every BLAS and
-    OpenMP pool at the count it had. (BLAS held at one thread by the first of two threads
-    could not be restored by the second — threadpoolctl lets one thread at a time set
-    OpenBLAS's count — and NumPy's BLAS stayed at one thread for the rest of the process; so,
-    in about half of the runs, could scikit-learn's own limit around two k-means side by side.)"""
+    first to enter leaving first), then ``segment`` of a colour image, then two ``segment``
+    side by side in two threads of the user's (the first to enter leaving first) leave every
+    BLAS and OpenMP pool at the count it had, and the fits ran with BLAS at one thread. (BLAS
+    held at one thread by the first of two threads could not be restored by the second —
+    threadpoolctl lets one thread at a time set OpenBLAS's count — and NumPy's BLAS stayed at
+    one thread for the rest of the process; so, in about half of the runs, could
+    scikit-learn's own limit around two k-means side by side.)"""
     script = """
 import threading, time
 from concurrent.futures import ThreadPoolExecutor
@@ -1161,8 +1163,30 @@ def fit(i):
 with ThreadPoolExecutor(2) as pool:
     list(pool.map(fit, (0, 1)))
 after_threads = counts()
-xfskde.segment(image, 3)
-print(before == after_threads == counts(), before, after_threads, counts())
+inside = []
+from xfskde.segmentation import model
+resplit = model.resplit_closest
+
+def seen(*args, **kwargs):  # the stable fit's last step: BLAS's counts while it runs
+    inside.append({d["num_threads"] for d in threadpool_info() if d["user_api"] == "blas"})
+    return resplit(*args, **kwargs)
+
+model.resplit_closest = seen
+xfskde.segment(image, 3, size=12)
+after_one = counts()
+started = threading.Event()
+
+def segment(i):
+    if i:
+        started.wait(60)
+    else:
+        started.set()
+    xfskde.segment(image[: 192 - 64 * i], 3, size=12)
+
+with ThreadPoolExecutor(2) as pool:
+    list(pool.map(segment, (0, 1)))
+ok = before == after_threads == after_one == counts() and len(inside) == 3
+print(ok and all(c == {1} for c in inside), before, after_threads, after_one, counts(), inside)
 """
     done = subprocess.run([sys.executable, "-c", script], cwd=tmp_path, capture_output=True,
                           text=True, timeout=300, check=True)  # fmt: skip

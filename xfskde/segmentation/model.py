@@ -116,7 +116,7 @@ from .unmixing import (
     MAX_TEXTURES,
     REFINE_ROUNDS,
     abundances_from_projections,
-    blas_as_found,
+    blas_on_one_thread,
     fit_endmembers,
     fit_stable_endmembers,
     fit_within_metric,
@@ -1608,6 +1608,7 @@ def _refuse_too_few_distinct(X: np.ndarray, n_textures: int) -> None:
     )
 
 
+@blas_on_one_thread()  # small products and one-core tasks: BLAS's threads only wait
 def fit_textures(
     image: Any,
     n_textures: int,
@@ -1943,8 +1944,9 @@ def _auto_size(
                               signal=signal, flat_ok=True)  # fmt: skip
         return np.asarray(model.predict(crop, nodata=None)), model.spec.features
 
-    # the crop is one block, one task: the two windows' fits and labels run side by side
-    with blas_as_found(), ThreadPoolExecutor(2) as pool:  # BLAS restored once both end
+    # the crop is one block, one task: the two windows' fits and labels run side by side (BLAS
+    # on one thread, the whole fit's: blas_on_one_thread)
+    with ThreadPoolExecutor(2) as pool:
         labels, kept = zip(*pool.map(labelled, (FINE_SIZE, CHECK_SIZE)), strict=True)
     # the groups either fit needed, where the crop is the whole image and there is no mask: a
     # crop of part of it may hold one texture, which the fits split along whatever varies

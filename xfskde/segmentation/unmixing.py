@@ -111,14 +111,8 @@ def _sklearn_on_one_thread() -> Iterator[None]:
     threads) ran its k-means on every core beside the first (a 512² image's fit of ten
     textures 5.0 s instead of 1.5 s).
 
-    BLAS is left as it is. scikit-learn's k-means holds its BLAS at one thread itself around
-    its iterations; the rest (the Gaussian mixtures of :func:`resplit_closest`, NumPy's
-    products) gains from BLAS's threads (a 512² fit of ten textures 2.0–4.2 s with BLAS held at
-    one thread, 1.3–1.5 s without; a 2048² fit of three, 1.1–1.4 s either way). And it could
-    not be held safely: OpenBLAS's count is the process's, threadpoolctl lets one thread at a
-    time set it, and when the thread that set it left first, the other could not restore it —
-    ``segment()`` left NumPy's BLAS at one thread for the rest of the process. (scikit-learn's
-    own limit can do the same: :func:`blas_as_found`.)
+    BLAS is held by the whole fit instead, from the thread that calls it
+    (:func:`blas_on_one_thread`).
 
     The import and the OpenMP limits run under one lock: threadpoolctl finds the pools with
     ``dl_iterate_phdr``, which holds the dynamic loader's lock and calls back into Python for
@@ -151,28 +145,62 @@ def _pools() -> Any:
     return _sklearn_pools
 
 
-@contextlib.contextmanager
-def blas_as_found() -> Iterator[None]:
-    """BLAS's thread counts as they were on entry, set again on exit: around threads that fit
-    side by side (the window rule's two fits), left from the thread that started them once
-    they have ended.
+_blas_users = 0  # fits inside blas_on_one_thread, in any thread
+_blas_found: list[tuple[Any, int | None]] = []  # each BLAS pool and its count before the first
 
-    scikit-learn's k-means holds BLAS at one thread around its iterations through threadpoolctl,
-    which lets one thread at a time set OpenBLAS's process-wide count: with two k-means in two
-    threads at once, the second takes the first's one thread for the count to restore, and
-    ``segment()`` left NumPy's BLAS at one thread for the rest of the process (in about half of
-    the runs of ``test_segment_leaves_the_process_blas_as_it_found_it``). Once those threads
-    have ended, the thread that started them may set it."""
+
+@contextlib.contextmanager
+def blas_on_one_thread() -> Iterator[None]:
+    """BLAS's thread pools at one thread while any caller is inside, then as they were.
+
+    The fit of a model is small products (n × 30 samples, 30 × 30 covariances, the Gaussian
+    mixtures of :func:`resplit_closest`) and Dask tasks that are a core each: BLAS's threads
+    only wait and wake. Measured 2026-11-29 (2 cores, fits of a model, three runs each, BLAS
+    at two threads against one): random textures 512² 0.49 → 0.39 s, with ten textures 2.13 →
+    1.50 s, a 512² blob mosaic of real textures 0.95 → 0.62 s; 2048² RGB 1.55 → 1.12–1.22 s,
+    grey 1.08–1.17 → 0.75–0.83 s; :func:`resplit_closest` alone on a 2048² image's sample
+    0.40–0.58 → 0.20–0.23 s. Other threads of the process run their products on one thread
+    too while a fit is inside.
+
+    OpenBLAS's count is the process's, and threadpoolctl (3.8) lets only the thread that set it
+    last set it again, until that thread clears its hold: so the first caller in records every
+    pool's count and sets one, the last caller out (of any thread) sets the counts back, each
+    clearing its hold at once. Threads inside (the window rule's two fits, Dask's workers,
+    scikit-learn's own limit in k-means) find one thread and leave it at one. Before, a guard
+    like this one did not clear the hold, and when the last thread out was not the one that
+    had set the count, its restoring was silently ignored; and scikit-learn's limit, taken by
+    two k-means side by side, had the second record the first's one thread as the count to
+    restore: either way ``segment()`` left NumPy's BLAS at one thread for the rest of the
+    process. A count set by another thread that still holds it (a ``threadpool_limits`` block
+    open in another thread) is neither changed nor restored."""
+    global _blas_users, _blas_found
     with _SKLEARN_LOCK:
-        blas = _pools().select(user_api="blas")
-        found = [pool.num_threads for pool in blas.lib_controllers]
+        if _blas_users == 0:
+            pools = _pools().select(user_api="blas").lib_controllers
+            _blas_found = [(pool, pool.num_threads) for pool in pools]
+            for pool, _ in _blas_found:
+                pool.set_num_threads(1)
+                _release(pool)
+        _blas_users += 1
     try:
         yield
     finally:
         with _SKLEARN_LOCK:
-            for pool, count in zip(blas.lib_controllers, found, strict=True):
-                if count is not None and pool.num_threads != count:
-                    pool.set_num_threads(count)
+            _blas_users -= 1
+            if _blas_users == 0:
+                for pool, count in _blas_found:
+                    if count is not None and pool.num_threads != count:
+                        pool.set_num_threads(count)
+                        _release(pool)
+                _blas_found = []
+
+
+def _release(pool: Any) -> None:
+    """threadpoolctl's hold on OpenBLAS's count cleared, if the calling thread has it (taken by
+    setting the count; versions before the hold have nothing to clear)."""
+    clear = getattr(type(pool), "clear_controlling_thread", None)
+    if clear is not None:
+        clear()
 
 
 def fit_endmembers(
