@@ -546,13 +546,13 @@ def _label_means(values: np.ndarray, labels: np.ndarray, counts: np.ndarray) -> 
     return (members.astype(values.dtype) @ values) / counts[:, None]
 
 
-def _labelled_scatter(Z: np.ndarray, labels: np.ndarray, m: int, gram: np.ndarray | None = None):
+def _labelled_scatter(Z: np.ndarray, labels: np.ndarray, m: int, gram: np.ndarray):
     """Each texture's mean of the samples (coordinates Z, n × k) it labels and their pooled
     covariance about those means (k × k); None when a texture labels fewer than
     :data:`_REFINE_MEMBERS`.
 
-    The scatter about the means is the samples' own, ``Zᵀ Z`` (``gram``: computed once by a
-    caller that scatters the same samples under many labellings), less the means' weighted
+    The scatter about the means is the samples' own, ``gram`` = ``Zᵀ Z`` (computed once by the
+    callers, which scatter the same samples under many labellings), less the means' weighted
     by their counts, ``Σ n_c μ_c μ_cᵀ``: one pass over the samples (their means) instead of
     two and an n × k × k product. The samples are centred (:func:`_principal_coordinates`),
     so the difference loses no more than rounding of the within-texture part."""
@@ -560,7 +560,6 @@ def _labelled_scatter(Z: np.ndarray, labels: np.ndarray, m: int, gram: np.ndarra
     if counts.min() < _REFINE_MEMBERS:
         return None
     means = _label_means(Z, labels, counts)
-    gram = Z.T @ Z if gram is None else gram
     scatter = gram - (means.T * counts) @ means
     return means, (scatter + scatter.T) / (2 * Z.shape[0])
 
@@ -648,9 +647,10 @@ def resplit_closest(
     k = P.shape[1]
     if m < 2 or k < 1 or X.shape[0] < 2 * k:
         return E, V, None
+    gram = Z.T @ Z  # every labelling of every round is scattered about its means from it
     steps = []
     for _ in range(int(rounds)):
-        found = _resplit_once(X, Z, P, E, V, shrinkage, seed)
+        found = _resplit_once(X, Z, P, E, V, shrinkage, seed, gram)
         if found is None:
             break
         E, V, step = found
@@ -666,12 +666,13 @@ def _resplit_once(
     V: np.ndarray,
     shrinkage: float,
     seed: int,
+    gram: np.ndarray,
 ) -> tuple[np.ndarray, np.ndarray, str] | None:
-    """One re-split of :func:`resplit_closest` (samples X, their coordinates Z in the axes P):
-    the endmembers, unmixing vectors and what was done, or None when no split is better."""
+    """One re-split of :func:`resplit_closest` (samples X, their coordinates Z in the axes P,
+    ``gram`` = ``Zᵀ Z``): the endmembers, unmixing vectors and what was done, or None when no
+    split is better."""
     m, k = E.shape[0], Z.shape[1]
     labels = abundances(X, E, V).argmax(axis=1)
-    gram = Z.T @ Z  # every split below is scattered about its own means from it
     start = _labelled_scatter(Z, labels, m, gram)
     if start is None:
         return None
