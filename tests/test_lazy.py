@@ -310,3 +310,37 @@ def test_map_regions_reads_each_region_with_its_halo_only():
     with pytest.raises(ValueError, match="not inside"):
         map_regions(region, lazy, [((0, 101), (0, 5))], halo=1, trailing=(7,), dtype=int,
                     name="t")  # fmt: skip
+
+
+def test_map_regions_computes_a_chunk_that_regions_share_once():
+    """Regions whose halos reach into the same chunks of a computed image (a fit's tiles on the
+    cells of a coarse slide) share each chunk's computation: it runs once per compute, not once
+    per region (each region's piece optimized apart, the fused chunk tasks ran per piece)."""
+    import collections
+    import threading
+
+    from xfskde.lazy import map_regions
+
+    runs, lock = collections.Counter(), threading.Lock()
+
+    def averaged(x, block_info=None):
+        with lock:
+            runs[tuple(block_info[0]["chunk-location"][:2])] += 1
+        return x.astype(np.float32) / 255
+
+    raw = da.from_array(np.arange(120 * 120 * 3).reshape(120, 120, 3) % 256, chunks=(40, 40, 3))
+    cells = da.coarsen(np.mean, raw.rechunk((30, 30, 3)).map_blocks(averaged, dtype=np.float32),
+                       {0: 2, 1: 2})  # fmt: skip
+    regions = [((10, 20), (10, 20)), ((14, 24), (14, 24)), ((20, 30), (10, 20))]
+
+    def region(block, *, image_shape, src_origin, rows, cols, extra):
+        return np.array([block.sum()])
+
+    out = map_regions(region, cells, regions, halo=6, trailing=(1,), dtype=np.float64, name="t")
+    got = out.compute().ravel()
+    # every region with its halo reaches into chunk (1, 1) of the 4 × 4; each chunk ran once
+    assert runs[(1, 1)] == 1 and set(runs.values()) == {1}
+    np.testing.assert_allclose(got, [
+        cells[max(0, a - 6) : b + 6, max(0, c - 6) : d + 6].sum().compute()
+        for (a, b), (c, d) in regions
+    ], rtol=1e-6)  # fmt: skip

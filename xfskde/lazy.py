@@ -446,9 +446,9 @@ def map_regions(
     if len(extra) != len(regions):
         raise ValueError(f"extra has {len(extra)} values for {len(regions)} regions")
 
-    def call(block: np.ndarray, origin, rows, cols, value, shared_value=None) -> np.ndarray:
+    def call(blocks: list, origin, rows, cols, value, shared_value=None) -> np.ndarray:
         out = region_function(
-            block,
+            _joined(blocks),
             image_shape=(height, width),
             src_origin=origin,
             rows=rows,
@@ -464,16 +464,30 @@ def map_regions(
             raise ValueError(f"region rows {a}..{b}, columns {c}..{d} is not inside the image")
         top, left = max(0, a - halo), max(0, c - halo)
         piece = image[top : min(height, b + halo), left : min(width, d + halo)]
+        # the piece's chunks as the image's graph has them, not each piece's graph optimized
+        # apart (as a Dask array handed to a delayed call is): optimized apart, the fused tasks
+        # of chunks that several pieces share were computed once per piece (a 16384² slide's
+        # fit at f = 5: 123 chunk averages for 56 chunks, 3.5 s instead of 2.0)
+        blocks = piece.to_delayed(optimize_graph=False).tolist()
         node_key = None if node is None else node.key
         key = f"{name}-" + tokenize(
             piece.name, (a, b), (c, d), halo, token, value, tuple(trailing), node_key
         )
         task = dask.delayed(call, pure=True)(
-            piece, (top, left), (a, b), (c, d), value, *(() if node is None else (node,)),
+            blocks, (top, left), (a, b), (c, d), value, *(() if node is None else (node,)),
             dask_key_name=key,
         )  # fmt: skip
         parts.append(da.from_delayed(task, shape=(1, *trailing), dtype=dtype, name=f"{key}-out"))
     return da.concatenate(parts) if parts else da.empty((0, *trailing), dtype=dtype)
+
+
+def _joined(blocks: list) -> np.ndarray:
+    """The array of a nested list of chunks (one level per axis), as :func:`numpy.block` joins
+    them; a single chunk as it is, not copied."""
+    inner = blocks
+    while isinstance(inner, list) and len(inner) == 1:
+        inner = inner[0]
+    return inner if isinstance(inner, np.ndarray) else np.block(blocks)
 
 
 #: Name part of the layers that put a skipped block's fill in place of its computation.
