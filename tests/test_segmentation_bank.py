@@ -16,6 +16,7 @@ from xfskde.segmentation._bank import (
     bank_bins,
     bank_ranges,
     bank_responses,
+    measured_bank_ranges,
 )
 
 R = BANK_RADIUS
@@ -165,6 +166,23 @@ def test_bank_ranges_percentiles_and_flat_filters():
         bank_ranges(r, 50.0, 50.0)
     with pytest.raises(ValueError):
         bank_ranges(np.full((3, N), np.nan))
+
+
+def test_measured_bank_ranges_are_those_of_the_masked_responses_stacked():
+    """The ranges of several blocks' responses at their masked pixels, filter by filter, are
+    exactly bank_ranges of those responses stacked (each block's responses never held whole)."""
+    rng = np.random.default_rng(1)
+    greys = [rng.random((40, 50)).astype(np.float32), rng.random((33, 21)).astype(np.float32)]
+    greys[1][:5] = np.nan
+    fills = [0.5, float(np.nanmean(greys[1]))]
+    masks = [rng.random((40, 50)) > 0.3, np.isfinite(greys[1]) & (rng.random((33, 21)) > 0.5)]
+    stacked = np.concatenate(
+        [bank_responses(g, f)[m] for g, f, m in zip(greys, fills, masks, strict=True)]
+    )
+    assert measured_bank_ranges(greys, fills, masks) == bank_ranges(stacked)
+    assert measured_bank_ranges(greys, fills, masks, 5.0, 95.0) == bank_ranges(stacked, 5.0, 95.0)
+    with pytest.raises(ValueError, match="no finite"):
+        measured_bank_ranges(greys, fills, [np.zeros_like(m) for m in masks])
 
 
 def test_bank_bins_ends_outside_and_nan():

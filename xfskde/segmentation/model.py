@@ -67,7 +67,7 @@ from ..lazy import dask_view, map_haloed, map_regions, oversized, plan_chunks, s
 from ..masks import _mask_attrs, resolve_mask
 from ..metrics import rand_index
 from ..windows import Window
-from ._bank import BANK_FILTERS, BANK_RADIUS, bank_ranges, bank_responses
+from ._bank import BANK_FILTERS, BANK_RADIUS, measured_bank_ranges
 from ._filters import interpolate
 from .defaults import (
     AGREEMENT,
@@ -1337,21 +1337,18 @@ def _measured_ranges(tiles: list[np.ndarray]) -> tuple[tuple[float, float], ...]
     """Each filter's (1st, 99th) percentile of its response over the tiles' present pixels,
     those of their interiors (where the responses are exact) unless no present pixel is
     there."""
-    inner_values, all_values = [], []
-    for tile in tiles:
-        grey = channel_mean(tile)
-        values_present = grey[np.isfinite(grey)]
-        fill = float(values_present.mean()) if values_present.size else 0.5
-        r = bank_responses(grey.astype(np.float32), fill)
-        present = np.isfinite(grey)[..., None]
-        responses = np.where(present, r, np.nan)
+    greys = [channel_mean(tile) for tile in tiles]
+    present = [np.isfinite(grey) for grey in greys]
+    fills = [float(g[p].mean()) if p.any() else 0.5 for g, p in zip(greys, present, strict=True)]
+    inner = []
+    for grey, p in zip(greys, present, strict=True):
         m = min(BANK_RADIUS, max(0, (min(grey.shape) - 1) // 2 - 1))
-        inner_values.append(responses[m : grey.shape[0] - m, m : grey.shape[1] - m])
-        all_values.append(responses)
-    inner = np.concatenate([v.reshape(-1, len(BANK_FILTERS)) for v in inner_values])
-    if np.isnan(inner).all():  # present pixels only near the tiles' edges
-        inner = np.concatenate([v.reshape(-1, len(BANK_FILTERS)) for v in all_values])
-    return bank_ranges(inner)
+        inside = np.zeros_like(p)
+        inside[m : grey.shape[0] - m, m : grey.shape[1] - m] = True
+        inner.append(inside & p)
+    if not any(mask.any() for mask in inner):  # present pixels only near the tiles' edges
+        inner = present
+    return measured_bank_ranges(greys, fills, inner)
 
 
 def _equivalent_size(window: str, sigma: float) -> float | int:
