@@ -1700,6 +1700,7 @@ def fit_textures(
             raise ParameterError(f"size must be a number of pixels or 'auto', got {size!r}")
         size, needed = _auto_size(arr, foreground, tiles, n_textures, spec_args, w, seed,
                                   choices, signal)  # fmt: skip
+        release_free_memory()  # what the window check's crops freed: not kept for the fit
         spec_args, checked = _with_groups(spec_args, needed)
     sigma = Window(window, size).sigma  # in pixels
     f = _resolution(resolution, size_auto, sigma, choices)
