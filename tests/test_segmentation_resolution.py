@@ -145,56 +145,67 @@ def test_mask_at_a_coarse_resolution(image):
     np.testing.assert_array_equal(lazy.compute(), labels)
 
 
+def _nan_cell_means(values: np.ndarray, f: int) -> np.ndarray:
+    """The reference: NumPy's nanmean in float64 of each f × f cell's finite values (cells
+    padded at the bottom and right by NaN), as float32."""
+    h, w, c = values.shape
+    padded = np.pad(values.astype(np.float64), ((0, -h % f), (0, -w % f), (0, 0)),
+                    constant_values=np.nan)  # fmt: skip
+    padded[~np.isfinite(padded)] = np.nan
+    cells = padded.reshape(padded.shape[0] // f, f, padded.shape[1] // f, f, c)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # a cell with nothing present
+        return np.nanmean(cells, axis=(1, 3)).astype(np.float32)
+
+
 @pytest.mark.parametrize(
     ("shape", "f", "chunk", "dtype", "nodata"),
     [((1000, 1103, 3), 5, 300, np.uint8, None), ((777, 655, 1), 4, 256, np.uint16, 0),
-     ((640, 641, 2), 3, 200, np.float32, None)],
+     ((640, 641, 2), 3, 200, np.float32, None), ((130, 131, 3), 4, 64, np.uint8, 255),
+     ((200, 203, 3), 3, 64, np.int16, -1), ((90, 97, 3), 7, 40, np.float32, 0.1),
+     ((130, 131, 1), 4, 64, bool, None)],
 )  # fmt: skip
-def test_the_cells_blocks_are_cut_before_their_values_are_converted(shape, f, chunk, dtype, nodata):
-    """_cell_blocks: the image in the cells' plan, cut in its own dtype then converted and
-    padded: the same values, chunks and cell means as converting, padding and cutting."""
+def test_the_cells_are_averaged_from_the_blocks_in_their_own_dtype(shape, f, chunk, dtype, nodata):
+    """_cell_blocks cuts the image in its own dtype into the cells' plan; each block's cells
+    are the means of its values in [0, 1] (_unit_float: integers over their dtype's maximum,
+    NaN where every channel is the nodata value) that are finite, whatever the input's chunks,
+    and missing pixels are found in the same blocks (_present_block)."""
     import xfskde.segmentation.model as model_module
+    from xfskde.segmentation.features import present_pixels
 
     rng = np.random.default_rng(1)
-    x = (rng.random(shape) * (255 if dtype == np.uint8 else 1000)).astype(dtype)
-    if dtype == np.float32:
+    x = rng.random(shape) * (2 if dtype is bool else 255 if dtype == np.uint8 else 1000)
+    x = x.astype(dtype)
+    if np.dtype(dtype).kind == "f":
         x[rng.random(shape[:2]) < 0.01] = np.nan
-    x[:5, :7] = 0  # nodata where it is 0
-    prepared = model_module._Prepared(da.from_array(x, chunks=(chunk, chunk, -1)), "dask",
-                                      None, {}, nodata)  # fmt: skip
-    got = model_module._cell_blocks(prepared.raw, f, None, nodata)
+        x[3, :, 0] = np.inf  # one channel not finite: that channel's value is not counted
+    if nodata is not None:
+        x[:5, :7] = nodata  # a missing corner
+        x[8, 9, 0] = nodata  # one channel of several equal to it: present
+    unit = model_module._unit_float(x, nodata)
+    raw = da.from_array(x, chunks=(chunk, chunk, -1))
+    blocks = model_module._cell_blocks(raw, f, None)
     h, w = shape[:2]
-    pad = ((0, -h % f), (0, -w % f), (0, 0))
-    plan = model_module._coarse_plan((h, w), f, None)
-    expected = da.pad(prepared.unit, pad, constant_values=np.nan).rechunk((*plan, -1))
-    assert got.chunks == expected.chunks
-    assert np.array_equal(got.compute(), expected.compute(), equal_nan=True)
-    means = da.coarsen(model_module._cell_mean, expected, {0: f, 1: f}, trim_excess=False)
-    for coarse in (model_module._coarse(prepared.raw, f, None, nodata),
-                   model_module._coarse(prepared.unit, f, None)):  # fmt: skip
-        assert np.array_equal(means.compute(), coarse.compute(), equal_nan=True)
-
-
-def test_the_cells_mean_is_the_mean_of_their_finite_values():
-    """_cell_mean's compiled pass (the layouts of _cells and of dask's coarsen) against NumPy's
-    nanmean in float64: the same NaN, the values to float32 rounding."""
-    import xfskde.segmentation.model as model_module
-
-    rng = np.random.default_rng(3)
-    x = rng.random((40, 35, 3)).astype(np.float32)
-    x[rng.random((40, 35)) < 0.2] = np.nan
-    x[:5, :5] = np.nan  # a cell with nothing present
-    x[7, 8, 1] = np.inf  # not finite: not counted
-    cells = x.reshape(8, 5, 7, 5, 3)
-    finite = np.where(np.isfinite(cells), cells.astype(np.float64), np.nan)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)
-        expected = np.nanmean(finite, axis=(1, 3))
-    for got in (model_module._cell_mean(cells, (1, 3)),
-                model_module._cell_mean(cells[..., None], (1, 3, 5))):  # fmt: skip
-        assert got.dtype == np.float32 and got.shape == (8, 7, 3)
-        assert np.array_equal(np.isnan(got), np.isnan(expected)) and np.isnan(got[0, 0]).all()
-        np.testing.assert_allclose(got, expected, rtol=1e-6)
-    lazy = da.coarsen(model_module._cell_mean, da.from_array(x, chunks=(20, 35, 3)),
-                      {0: 5, 1: 5}, trim_excess=False)  # fmt: skip
-    np.testing.assert_allclose(lazy.compute(), expected, rtol=1e-6)
+    rows, cols = model_module._coarse_plan((h, w), f, None)
+    assert blocks.dtype == x.dtype
+    assert blocks.chunks[:2] == ((*rows[:-1], rows[-1] - -h % f), (*cols[:-1], cols[-1] - -w % f))
+    coarse = model_module._coarse(raw, f, None, nodata)
+    expected = _nan_cell_means(unit, f)
+    got = coarse.compute()
+    assert got.dtype == np.float32 and got.shape == expected.shape
+    assert np.array_equal(np.isnan(got), np.isnan(expected))
+    np.testing.assert_allclose(got, expected, rtol=1e-6)
+    # the image converted first gives the same cells, bit for bit
+    converted = model_module._coarse(da.from_array(unit, chunks=(chunk, chunk, -1)), f, None)
+    assert np.array_equal(converted.compute(), got, equal_nan=True)
+    present = blocks.map_blocks(model_module._present_block, nodata, (rows, cols),
+                                chunks=(rows, cols), drop_axis=2, dtype=bool)  # fmt: skip
+    want = np.zeros((sum(rows), sum(cols)), bool)
+    want[:h, :w] = present_pixels(unit)
+    np.testing.assert_array_equal(present.compute(), want)
+    if nodata is not None:
+        assert not want[:5, :7].any() and want[8, 9] == (shape[2] > 1)
+    every = model_module._every_pixel_present(np.dtype(dtype), nodata)
+    assert every == (np.dtype(dtype).kind in "uib" and nodata is None) and (
+        not every or want[:h, :w].all()
+    )

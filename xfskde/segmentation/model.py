@@ -961,8 +961,8 @@ def _apply(
         _check_range(model, measured)
     arr, value = prepared.raw, prepared.nodata
     if f > 1:  # the features of coarse textures, on the image averaged over f × f cells
-        cells = _cell_blocks(prepared.raw, f, chunks, prepared.nodata)
-        arr, value = _averaged(cells, f), None
+        cells = _cell_blocks(prepared.raw, f, chunks)
+        arr, value = _averaged(cells, f, prepared.nodata), None
     arr = _remainder_merged(arr, halo)
     footprint = None if foreground is None else MaskFootprint(foreground, arr.shape[:2])
 
@@ -1034,7 +1034,8 @@ def _apply(
         shared=foreground,
     )
     if f > 1:
-        result = _repeated(result, cells, full, f, BACKGROUND if labels else np.nan)
+        result = _repeated(result, cells, full, f, BACKGROUND if labels else np.nan,
+                           prepared.nodata)  # fmt: skip
     if kind == "dask":
         return result
     if not is_dask:  # NumPy in, NumPy out: the same graph, run on local threads
@@ -1056,72 +1057,21 @@ def _apply(
     )
 
 
-def _cell_mean(block: np.ndarray, axis: tuple[int, ...] | None = None) -> np.ndarray:
-    """The mean of each cell's present (finite) values along ``axis``; NaN where none is (the
-    reduction of :func:`dask.array.coarsen`, which also calls it without ``axis``).
-
-    The cells of a (rows, f, columns, f, channels) block (``axis=(1, 3)``, as :func:`_cells`
-    gives them; :func:`dask.array.coarsen` gives (..., channels, 1) and ``axis=(1, 3, 5)``)
-    are averaged by one compiled pass in float64 (:func:`_cell_means`): NumPy's masked sums
-    over the two strided axes took 138 ms a 2045² RGB block (12 ms compiled), 22.5 s of thread
-    time in the fit of a 16384² slide at f = 5."""
-    if block.ndim == 6 and axis == (1, 3, 5) and block.shape[5] == 1:  # coarsen's channels' 1
-        block, axis = block[..., 0], (1, 3)
-    if axis == (1, 3) and block.ndim == 5:
-        out = np.empty((block.shape[0], block.shape[2], block.shape[4]), np.float32)
-        _cell_means(np.ascontiguousarray(block, np.float32), out)
-        return out
-    present = np.isfinite(block)
-    total = np.where(present, block, np.float32(0)).sum(axis=axis, dtype=np.float32)
-    count = present.sum(axis=axis, dtype=np.float32)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        return np.where(count > 0, total / count, np.float32(np.nan)).astype(np.float32)
-
-
-@numba.njit(nogil=True, cache=True)
-def _cell_means(block, out):
-    """``out[i, j, c]`` = the mean of the finite ``block[i, :, j, :, c]`` (NaN if none), summed
-    in float64 in the block's memory order."""
-    rows, fy, cols, fx, channels = block.shape
-    total = np.empty((cols, channels))
-    count = np.empty((cols, channels), np.int64)
-    for i in range(rows):
-        total[:] = 0.0
-        count[:] = 0
-        for a in range(fy):
-            for j in range(cols):
-                for b in range(fx):
-                    for c in range(channels):
-                        v = block[i, a, j, b, c]
-                        if np.isfinite(v):
-                            total[j, c] += v
-                            count[j, c] += 1
-        for j in range(cols):
-            for c in range(channels):
-                n = count[j, c]
-                out[i, j, c] = total[j, c] / n if n > 0 else np.nan
-
-
-def _cells(image: np.ndarray, f: int) -> np.ndarray:
-    """A (y, x, c) NumPy image averaged over f × f cells (:func:`_cell_mean`), padded at its
-    bottom and right by missing pixels to whole cells."""
-    h, w = image.shape[:2]
-    padded = np.pad(image, ((0, -h % f), (0, -w % f), (0, 0)), constant_values=np.nan)
-    cells = padded.reshape(padded.shape[0] // f, f, padded.shape[1] // f, f, -1)
-    return _cell_mean(cells, (1, 3))
-
-
 def _coarse(
     arr: da.Array, f: int, chunks: int | None, nodata: float | int | None = None
 ) -> da.Array:
     """An image (values, or an input with its ``nodata`` for :func:`_unit_float`) averaged
-    over f × f cells, lazily: :func:`_cells` of every block of :func:`_cell_blocks`."""
-    return _averaged(_cell_blocks(arr, f, chunks, nodata), f)
+    over f × f cells, lazily: :func:`_averaged` of the blocks of :func:`_cell_blocks`."""
+    return _averaged(_cell_blocks(arr, f, chunks), f, nodata)
 
 
-def _averaged(cells: da.Array, f: int) -> da.Array:
-    """The cells' means (:func:`_cell_mean`) of blocks of whole f × f cells."""
-    return da.coarsen(_cell_mean, cells, {0: f, 1: f}, trim_excess=False)
+def _averaged(blocks: da.Array, f: int, nodata: float | int | None = None) -> da.Array:
+    """The cells' means (:func:`_block_cells`) of the blocks of :func:`_cell_blocks`: a chunk
+    of cells per block, the last row and column of cells of the image reaching beyond it
+    averaged over the pixels inside it."""
+    cells = tuple(tuple(-(-c // f) for c in axis) for axis in blocks.chunks[:2])
+    return blocks.map_blocks(_block_cells, f, nodata, chunks=(*cells, blocks.chunks[2]),
+                             dtype=np.float32)  # fmt: skip
 
 
 def _coarse_plan(
@@ -1134,64 +1084,173 @@ def _coarse_plan(
     return plan_chunks((h + -h % f, w + -w % f), target=target, stride=f)
 
 
-def _cell_blocks(
-    raw: da.Array, f: int, chunks: int | None, nodata: float | int | None = None
-) -> da.Array:
-    """The blocks an image is averaged over f × f cells in: its values in [0, 1]
-    (:func:`_unit_float` with ``nodata``), NaN at missing pixels and in the padding to whole
-    cells at its bottom and right, cut by :func:`_coarse_plan` into chunks of whole cells, so
-    every cell lies in one block and the result does not depend on the input's chunks.
+def _cell_blocks(raw: da.Array, f: int, chunks: int | None) -> da.Array:
+    """The blocks an image is averaged over f × f cells in, in its own dtype: cut by
+    :func:`_coarse_plan` into chunks of whole cells (but the last row and column, cut at the
+    image's edge), so every cell lies in one block and the result does not depend on the
+    input's chunks.
 
-    The image is cut in its own dtype and each block converted after: Dask holds the pieces of
-    the image's blocks it splits for the plan until each block of the plan is whole, and those
-    pieces are then a byte a channel for 8-bit images, not four (a 16384² RGB slide at f = 5:
-    0.34 GiB of float32 pieces held)."""
+    Each block is averaged as it is (:func:`_block_cells`: its values in [0, 1] and its
+    missing pixels read in the same pass), so no block of the image is ever held as float32:
+    Dask holds the pieces of the image's blocks it splits for the plan until each block of the
+    plan is whole, a byte a channel for 8-bit images, not four (a 16384² RGB slide at f = 5:
+    0.34 GiB of float32 pieces held, when the blocks were converted before they were
+    averaged)."""
     h, w = raw.shape[:2]
     rows, cols = _coarse_plan((h, w), f, chunks)
     inside = ((*rows[:-1], rows[-1] - (-h % f)), (*cols[:-1], cols[-1] - (-w % f)))
-    return raw.rechunk((*inside, -1)).map_blocks(
-        _unit_cells, nodata, (len(rows), len(cols)), (rows[-1], cols[-1]),
-        chunks=(rows, cols, raw.shape[2]), dtype=np.float32,
-    )  # fmt: skip
+    return raw.rechunk((*inside, -1))
 
 
-def _unit_cells(
-    block: np.ndarray,
-    nodata: float | int | None,
-    blocks: tuple[int, int],
-    last: tuple[int, int],
-    block_info: dict | None = None,
-) -> np.ndarray:
-    """:func:`_unit_float` of a block of :func:`_cell_blocks`, the image's last row and column of
-    blocks padded by missing pixels to the plan's ``last`` sizes."""
-    out = _unit_float(block, nodata)
-    where = block_info[0]["chunk-location"] if block_info else (0, 0)
-    pad_rows = last[0] - out.shape[0] if where[0] == blocks[0] - 1 else 0
-    pad_cols = last[1] - out.shape[1] if where[1] == blocks[1] - 1 else 0
-    if pad_rows or pad_cols:
-        out = np.pad(out, ((0, pad_rows), (0, pad_cols), (0, 0)), constant_values=np.nan)
+def _missing_marker(dtype: np.dtype, nodata: float | int | None) -> tuple[Any, bool]:
+    """``nodata`` as a value of ``dtype``, compared as ``block == nodata`` compares it in
+    :func:`_unit_float` (NumPy's rules for a Python number: in the block's own dtype, where an
+    integer image equals no value it cannot hold), and whether any pixel can equal it."""
+    if nodata is None or (isinstance(nodata, float) and math.isnan(nodata)):
+        return dtype.type(0), False
+    if dtype.kind in "uib":
+        limits = np.iinfo(np.uint8 if dtype.kind == "b" else dtype)
+        number = float(nodata)
+        if not number.is_integer() or not limits.min <= int(number) <= limits.max:
+            return dtype.type(0), False
+        return (np.uint8 if dtype.kind == "b" else dtype.type)(int(number)), True
+    return dtype.type(nodata), True
+
+
+def _compiled_view(block: np.ndarray, nodata: float | int | None):
+    """A block as :func:`_raw_cell_means` and :func:`_raw_present` read it (bools as bytes),
+    the divisor of :func:`_unit_float`, the missing pixels' value and whether there is one."""
+    marker, has_marker = _missing_marker(block.dtype, nodata)
+    if block.dtype.kind == "b":
+        return np.ascontiguousarray(block).view(np.uint8), np.float32(1), marker, has_marker
+    top = np.iinfo(block.dtype).max if block.dtype.kind in "ui" else 1
+    return np.ascontiguousarray(block), np.float32(top), marker, has_marker
+
+
+def _block_cells(block: np.ndarray, f: int, nodata: float | int | None) -> np.ndarray:
+    """The means over f × f cells of one (h, w, c) block of an input with its ``nodata``: of
+    each cell's present values in [0, 1], channel by channel (NaN where none is), the cells of
+    its last row and column over the pixels the block has — :func:`_cell_mean` of
+    :func:`_unit_float` of the block, bit for bit, in one compiled pass over the block in its own
+    dtype (converted to float32 first, then averaged, the two passes of a 16384² RGB slide at
+    f = 5 took 3.1 s of thread time; now 1.3 s)."""
+    h, w = block.shape[:2]
+    out = np.empty((-(-h // f), -(-w // f), block.shape[2]), np.float32)
+    values, top, marker, has_marker = _compiled_view(block, nodata)
+    _raw_cell_means(values, f, top, marker, has_marker, out)
     return out
 
 
+@numba.njit(nogil=True, cache=True)
+def _raw_cell_means(block, f, top, marker, has_marker, out):
+    """``out[i, j, c]``: the mean of the finite float32(value) / ``top`` of channel c over the
+    pixels of cell (i, j) that are not missing (every channel equal to ``marker``, with
+    ``has_marker``), NaN if none; summed in float64 in the block's memory order, as
+    :func:`_cell_means` sums them."""
+    h, w, channels = block.shape
+    rows, cols = out.shape[0], out.shape[1]
+    total = np.empty((cols, channels))
+    count = np.empty((cols, channels), np.int64)
+    for i in range(rows):
+        total[:] = 0.0
+        count[:] = 0
+        for y in range(i * f, min(h, (i + 1) * f)):
+            for x in range(w):
+                if has_marker:
+                    missing = True
+                    for c in range(channels):
+                        if block[y, x, c] != marker:
+                            missing = False
+                            break
+                    if missing:
+                        continue
+                j = x // f
+                for c in range(channels):
+                    v = np.float32(block[y, x, c]) / top
+                    if np.isfinite(v):
+                        total[j, c] += v
+                        count[j, c] += 1
+        for j in range(cols):
+            for c in range(channels):
+                n = count[j, c]
+                out[i, j, c] = total[j, c] / n if n > 0 else np.nan
+
+
+def _every_pixel_present(dtype: np.dtype, nodata: float | int | None) -> bool:
+    """Whether every pixel of an input of ``dtype`` with ``nodata`` is present: integers (no
+    NaN) that no pixel can mark as missing."""
+    return dtype.kind in "uib" and not _missing_marker(dtype, nodata)[1]
+
+
+def _present_block(
+    block: np.ndarray,
+    nodata: float | int | None,
+    plan: tuple[tuple[int, ...], tuple[int, ...]],
+    block_info: dict | None = None,
+) -> np.ndarray:
+    """:func:`present_pixels` of :func:`_unit_float` of a block of :func:`_cell_blocks`, in one
+    compiled pass, padded with absent pixels to its block of the ``plan`` (whole cells)."""
+    values, top, marker, has_marker = _compiled_view(block, nodata)
+    where = block_info[0]["chunk-location"] if block_info else (0, 0)
+    out = np.zeros((plan[0][where[0]], plan[1][where[1]]), bool)
+    _raw_present(values, top, marker, has_marker, out)
+    return out
+
+
+@numba.njit(nogil=True, cache=True)
+def _raw_present(block, top, marker, has_marker, out):
+    """``out[y, x]``: pixel (y, x) is not missing and float32(value) / ``top`` is finite in
+    every channel (``out`` may be larger than the block: the rest is left as it is)."""
+    h, w, channels = block.shape
+    for y in range(h):
+        for x in range(w):
+            present = True
+            if has_marker:
+                present = False
+                for c in range(channels):
+                    if block[y, x, c] != marker:
+                        present = True
+                        break
+            if present:
+                for c in range(channels):
+                    if not np.isfinite(np.float32(block[y, x, c]) / top):
+                        present = False
+                        break
+            out[y, x] = present
+
+
 def _repeated(
-    result: da.Array, cells: da.Array, full: da.Array, f: int, fill: float | int
+    result: da.Array,
+    blocks: da.Array,
+    full: da.Array,
+    f: int,
+    fill: float | int,
+    nodata: float | int | None,
 ) -> da.Array:
     """Labels or abundances of f × f cells given to each of their pixels, missing (``fill``)
     at the image's missing pixels, cut to the image (``full``, the prepared image) and to its
     chunks.
 
-    Which pixels are missing is read from ``cells``, the blocks the cells were averaged from
-    (:func:`_cell_blocks`): the same tasks, so each block of the image is read once and its
-    pixels tested as it is; the repeated cells then need no rechunking to meet them. Testing
-    ``full``'s own blocks instead held 0.7 GiB of pieces of the image's blocks and of their
-    tests, waiting for the cells of their neighbourhood (a 16384² slide at f = 5)."""
+    Which pixels are missing is read from ``blocks``, the blocks the cells were averaged from
+    (:func:`_cell_blocks`, with the input's ``nodata``): the same tasks, so each block of the
+    image is read once and its pixels tested as it is; the repeated cells then need no
+    rechunking to meet them. Testing ``full``'s own blocks instead held 0.7 GiB of pieces of the
+    image's blocks and of their tests, waiting for the cells of their neighbourhood (a 16384²
+    slide at f = 5). An integer image without a nodata value has no missing pixel, and is not
+    tested."""
     chunks = tuple(tuple(c * f for c in axis) for axis in result.chunks[:2]) + result.chunks[2:]
     up = result.map_blocks(_repeat_cells, f, chunks=chunks, dtype=result.dtype)
-    present = cells.map_blocks(present_pixels, drop_axis=2, dtype=bool)
-    if up.ndim == 3:
-        present = present[..., None]
-    placed = da.where(present, up, np.asarray(fill, dtype=up.dtype))
-    return placed[: full.shape[0], : full.shape[1]].rechunk(full.chunks[:2] + up.chunks[2:])
+    if not _every_pixel_present(blocks.dtype, nodata):
+        plan = tuple(
+            (*axis[:-1], axis[-1] + -n % f)
+            for axis, n in zip(blocks.chunks[:2], blocks.shape[:2], strict=True)
+        )
+        present = blocks.map_blocks(_present_block, nodata, plan, chunks=plan, drop_axis=2,
+                                    dtype=bool)  # fmt: skip
+        if up.ndim == 3:
+            present = present[..., None]
+        up = da.where(present, up, np.asarray(fill, dtype=up.dtype))
+    return up[: full.shape[0], : full.shape[1]].rechunk(full.chunks[:2] + up.chunks[2:])
 
 
 def _repeat_cells(block: np.ndarray, f: int) -> np.ndarray:
