@@ -989,6 +989,31 @@ def test_write_tasks_say_what_they_do(tmp_path):
     assert not names & {"blocks", "concatenate", "reshape"}, names
 
 
+def test_a_write_opens_its_arrays_once_on_threads(tmp_path, monkeypatch):
+    """The write tasks of one write share the opened array and completion record on threads
+    (each block opened them: two metadata reads, each a round trip to zarr's event loop); a
+    task unpickled on a cluster's worker gets its own, unopened."""
+    import pickle
+
+    import xfskde.io.stores as stores
+
+    opened = []
+    real = stores._opened_targets
+    monkeypatch.setattr(stores, "_opened_targets", lambda *a: opened.append(a) or real(*a))
+    values = np.random.default_rng(4).random((128, 96)).astype(np.float32)
+    maps = xr.DataArray(values, dims=("y", "x"), name="v").chunk(32)
+    store = tmp_path / "v.zarr"
+    assert xfskde.io.write_blocks(maps, store, name="v", scheduler="threads") == 12
+    assert len(opened) == 1
+    np.testing.assert_array_equal(xfskde.io.open_blocks(store, name="v").values, values)
+    assert xfskde.io.store_status(store)["complete"]
+    targets = stores._Targets(store, "v")
+    targets.arrays()
+    copy = pickle.loads(pickle.dumps(targets))
+    assert copy.store == store and copy.name == "v" and copy._arrays is None
+    assert copy.arrays()[0].shape == (128, 96)
+
+
 def test_block_store_of_channel_first_data(tmp_path):
     """An OME-Zarr level is (c, y, x): the store cuts the dims named y and x into blocks and
     keeps c whole, wherever they are; resume, reading back and verifying follow them."""

@@ -51,6 +51,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import threading
 import warnings
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -614,6 +615,41 @@ def _holds_values(block: np.ndarray) -> bool:
     return valued(flat[:4096]) or valued(flat)
 
 
+class _Targets:
+    """The array a write fills and its completion record, opened once for the write tasks that
+    share this object: every task of a write on threads, one task on a cluster (each is
+    unpickled with its own, without the arrays, and opens them).
+
+    Opened for each block, the two arrays cost two metadata reads, each a round trip to zarr's
+    event loop, which waits behind the compute threads for Python's lock: the write of a 16384²
+    slide's 256 blocks of labels 10.1–10.6 → 9.2–9.4 s end to end opened once."""
+
+    def __init__(self, store: Any, name: str) -> None:
+        self.store, self.name = store, name
+        self._lock = threading.Lock()
+        self._arrays: tuple[zarr.Array, zarr.Array] | None = None
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {"store": self.store, "name": self.name}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__init__(state["store"], state["name"])
+
+    def arrays(self) -> tuple[zarr.Array, zarr.Array]:
+        """The data array (writing empty chunks too) and the completion record."""
+        with self._lock:
+            if self._arrays is None:
+                self._arrays = _opened_targets(self.store, self.name)
+            return self._arrays
+
+
+def _opened_targets(store: Any, name: str) -> tuple[zarr.Array, zarr.Array]:
+    """The data array ``name`` of ``store`` (writing empty chunks too) and its completion
+    record, opened for writing."""
+    target = zarr.open_array(zarr_like(store), path=name, mode="r+").with_config(_WRITE_CONFIG)
+    return target, zarr.open_array(zarr_like(store), path=_BLOCKS, mode="r+")
+
+
 def _write_block(
     block: np.ndarray,
     store: Any,
@@ -624,15 +660,17 @@ def _write_block(
     cx: int,
     spatial: tuple[int, int] = (0, 1),
     skipped: bool = False,
+    targets: _Targets | None = None,
 ) -> int:
-    """Write one block, then its completion record (in that order)."""
-    target = zarr.open_array(zarr_like(store), path=name, mode="r+").with_config(_WRITE_CONFIG)
+    """Write one block, then its completion record (in that order), to the arrays of
+    ``targets`` (opened here without)."""
+    target, record = targets.arrays() if targets is not None else _opened_targets(store, name)
     iy, ix = spatial
     rows = slice(by * cy, by * cy + block.shape[iy])
     cols = slice(bx * cx, bx * cx + block.shape[ix])
     target[_region(spatial, block.ndim, rows, cols, slice(None))] = block
     entry = _SKIPPED if skipped else _WRITTEN if _holds_values(block) else _WRITTEN_EMPTY
-    zarr.open_array(zarr_like(store), path=_BLOCKS, mode="r+")[by, bx] = entry
+    record[by, bx] = entry
     return 1
 
 
@@ -643,6 +681,7 @@ def _write_mapped_block(
     chunk_shape: tuple[int, int],
     spatial: tuple[int, int] = (0, 1),
     skipped: frozenset = frozenset(),
+    targets: _Targets | None = None,
     block_info: dict | None = None,
 ) -> np.ndarray:
     """The block function of the write tasks: one ``1`` per block written. Blocks in
@@ -650,7 +689,7 @@ def _write_mapped_block(
     location = block_info[0]["chunk-location"]
     by, bx = location[spatial[0]], location[spatial[1]]
     written = _write_block(block, store, variable, by, bx, *chunk_shape, spatial=spatial,
-                           skipped=(by, bx) in skipped)  # fmt: skip
+                           skipped=(by, bx) in skipped, targets=targets)  # fmt: skip
     return np.full((1,) * block.ndim, written, np.int64)
 
 
@@ -1004,6 +1043,7 @@ def write_blocks(
         chunk_shape=(cy, cx),
         spatial=spatial,
         skipped=frozenset(skipped_blocks(field.data, spatial)),
+        targets=_Targets(store, name),
         chunks=tuple((1,) * len(c) for c in field.chunks),
         dtype=np.int64,
         meta=np.empty((0,) * field.ndim, np.int64),
