@@ -1282,3 +1282,27 @@ def test_large_images_are_segmented_in_larger_blocks(tmp_path):
     with pytest.raises(SystemExit):  # not a number nor auto
         _segment_command([str(tmp_path / "big.zarr"), str(tmp_path / "o.zarr"), "--textures",
                           "3", "--chunks", "big"])  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("origin", "rows", "cols"),
+    [((0, 0), (0, 40), (0, 50)), ((10, 5), (20, 60), (15, 55)), ((52, 30), (60, 100), (40, 80))],
+)
+def test_an_integer_block_is_present_but_for_its_padding(origin, rows, cols):
+    """An integer image without nodata has no missing pixel: the prediction takes a block's
+    present pixels from its padding beyond the image's edges (_inside) instead of testing its
+    values — the same pixels as present_pixels of the padded values, at a corner, inside, and
+    at the far edges of a 100 x 80 image."""
+    from xfskde.segmentation.features import present_pixels
+    from xfskde.segmentation.model import _every_pixel_present, _inside, _padded, _unit_float
+
+    image = np.random.default_rng(2).integers(0, 256, (100, 80, 3), dtype=np.uint8)
+    halo = 10
+    top, left = origin
+    bottom, right = min(100, rows[1] + halo), min(80, cols[1] + halo)
+    x = image[top:bottom, left:right]
+    padded = _padded(_unit_float(x, None), halo, origin, rows, cols)
+    expected = present_pixels(padded)
+    np.testing.assert_array_equal(_inside(x.shape, halo, origin, rows, cols), expected)
+    assert _every_pixel_present(image.dtype, None) and not _every_pixel_present(image.dtype, 0)
+    assert not _every_pixel_present(np.dtype(np.float32), None)

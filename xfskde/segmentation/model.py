@@ -466,14 +466,40 @@ def _padded(
     would turn oriented textures at the edge into their mirror images (a 45° texture mixed with
     a 135° one) and label them as another texture.
     """
-    top = halo - (rows[0] - src_origin[0])
-    left = halo - (cols[0] - src_origin[1])
-    bottom = halo - (src_origin[0] + block.shape[0] - rows[1])
-    right = halo - (src_origin[1] + block.shape[1] - cols[1])
-    pads = ((top, bottom), (left, right), (0, 0))
+    pads = (*_pads(block.shape, halo, src_origin, rows, cols), (0, 0))
     if not any(p for pair in pads for p in pair):
         return block
     return np.pad(block, pads, mode="constant", constant_values=value)
+
+
+def _pads(
+    shape: tuple[int, ...],
+    halo: int,
+    src_origin: tuple[int, int],
+    rows: tuple[int, int],
+    cols: tuple[int, int],
+) -> tuple[tuple[int, int], tuple[int, int]]:
+    """The (before, after) rows and columns :func:`_padded` adds to a block of ``shape``."""
+    top = halo - (rows[0] - src_origin[0])
+    left = halo - (cols[0] - src_origin[1])
+    bottom = halo - (src_origin[0] + shape[0] - rows[1])
+    right = halo - (src_origin[1] + shape[1] - cols[1])
+    return (top, bottom), (left, right)
+
+
+def _inside(
+    shape: tuple[int, ...],
+    halo: int,
+    src_origin: tuple[int, int],
+    rows: tuple[int, int],
+    cols: tuple[int, int],
+) -> np.ndarray:
+    """The pixels present in :func:`_padded` of a block of ``shape`` whose every pixel is:
+    all but the padding beyond the image's edges."""
+    (top, bottom), (left, right) = _pads(shape, halo, src_origin, rows, cols)
+    present = np.zeros((shape[0] + top + bottom, shape[1] + left + right), bool)
+    present[top : top + shape[0], left : left + shape[1]] = True
+    return present
 
 
 def halo_of(spec: FeatureSpec) -> int:
@@ -511,15 +537,16 @@ def _tables(model: TextureModel, channels: int) -> dict[str, np.ndarray]:
 
 
 def _project_block(
-    block: np.ndarray, model: TextureModel, reach: int
+    block: np.ndarray, model: TextureModel, reach: int, valid: np.ndarray | None = None
 ) -> tuple[np.ndarray, np.ndarray]:
     """The first step of a prediction: a padded block → the (h, w, m) float32 projections of
     its votes on the m endmembers (:func:`.features.pixel_projections`, before the window) and
     the (h, w) pixels present, for its pixels but the ``reach`` (:func:`.features.vote_reach`:
     the filter bank's and the gradients' stencils) on every side. A block with ``reach``
     pixels of halo gives those of its own pixels (the first of two passes); one with the whole
-    halo, those of its pixels and of the window's halo (one pass)."""
-    valid = present_pixels(block)
+    halo, those of its pixels and of the window's halo (one pass). ``valid``: the pixels
+    present, where the caller knows them (:func:`present_pixels` of the block without)."""
+    valid = present_pixels(block) if valid is None else valid
     u = pixel_projections(block, model.spec, _tables(model, block.shape[-1]), valid)
     inner = (slice(reach, block.shape[0] - reach), slice(reach, block.shape[1] - reach))
     return np.ascontiguousarray(u[inner]), valid[inner]
@@ -974,11 +1001,18 @@ def _apply(
     token = (model.attrs(), model.spec, gain, offset)
     labels = output == "labels"
 
+    # integers with no nodata value: every pixel of the image is present, those of a block's
+    # padding beyond its edges only are not (no pass over each block to find its NaN)
+    whole = _every_pixel_present(arr.dtype, value)
+
     def values_of(x: np.ndarray) -> np.ndarray:
         values = _unit_float(x, value)
         if match_levels:  # the image's levels onto the model's
             values = values * np.float32(gain) + np.float32(offset)
         return values
+
+    def present(x: np.ndarray, pad: int, src_origin, rows, cols) -> np.ndarray | None:
+        return _inside(x.shape, pad, src_origin, rows, cols) if whole else None
 
     def unmix(u: np.ndarray, valid: np.ndarray, rows, cols, image_shape, shared) -> np.ndarray:
         shape = (rows[1] - rows[0], cols[1] - cols[0])
@@ -988,7 +1022,7 @@ def _apply(
     def project(x: np.ndarray, *, src_origin, rows, cols, **_: Any) -> np.ndarray:
         """The first of two passes: the projections and, last, 1 where a pixel is present."""
         padded = _padded(values_of(x), reach, src_origin, rows, cols)
-        u, valid = _project_block(padded, model, reach)
+        u, valid = _project_block(padded, model, reach, present(x, reach, src_origin, rows, cols))
         return np.concatenate([u, valid[..., None].astype(np.float32)], axis=-1)
 
     def windowed(x: np.ndarray, *, src_origin, rows, cols, image_shape, shared=None, **_: Any):
@@ -998,7 +1032,9 @@ def _apply(
 
     def both(x: np.ndarray, *, src_origin, rows, cols, image_shape, shared=None, **_: Any):
         padded = _padded(values_of(x), halo, src_origin, rows, cols)
-        return unmix(*_project_block(padded, model, reach), rows, cols, image_shape, shared)
+        valid = present(x, halo, src_origin, rows, cols)
+        return unmix(*_project_block(padded, model, reach, valid), rows, cols, image_shape,
+                     shared)  # fmt: skip
 
     def unread(rows: tuple[int, int], cols: tuple[int, int]) -> bool:
         """True (skip) for a block of projections that no computed block reads: no foreground
