@@ -209,3 +209,34 @@ def test_the_cells_are_averaged_from_the_blocks_in_their_own_dtype(shape, f, chu
     assert every == (np.dtype(dtype).kind in "uib" and nodata is None) and (
         not every or want[:h, :w].all()
     )
+
+
+@pytest.mark.parametrize(
+    ("rows", "cols", "f"),
+    [((100, 100, 50), (130, 130, 57), 3), ((2048, 2048), (1000, 1024, 1024), 5),
+     ((40, 2, 30), (33, 40), 4)],  # a chunk inside one cell: the cells' blocks rechunked
+)  # fmt: skip
+@pytest.mark.parametrize("trailing", [(), (3,)])
+def test_cells_are_repeated_into_the_images_chunks(rows, cols, f, trailing):
+    """_repeated gives each cell's value to its f × f pixels in the image's own chunks,
+    whatever they are (cut within cells, shorter than a cell), labels and abundances alike,
+    and the fill at missing pixels (NaN, or every channel the nodata value)."""
+    import xfskde.segmentation.model as model_module
+
+    h, w = sum(rows), sum(cols)
+    ch, cw = -(-h // f), -(-w // f)
+    rng = np.random.default_rng(7)
+    values = rng.random((ch, cw, *trailing)).astype(np.float32)
+    result = da.from_array(values, chunks=(17, 23, *trailing))
+    full = da.zeros((h, w, 3), np.float32, chunks=(rows, cols, 3))
+    expected = np.repeat(np.repeat(values, f, axis=0), f, axis=1)[:h, :w]
+    for raw, nodata in ((np.full((h, w, 3), 7, np.uint8), None), (np.zeros((h, w, 3), "f4"), None),
+                        (np.full((h, w, 3), 7, np.uint16), 0)):  # fmt: skip
+        raw[1, 2] = np.nan if raw.dtype.kind == "f" else (nodata if nodata is not None else 7)
+        blocks = model_module._cell_blocks(da.from_array(raw, chunks=(64, 64, 3)), f, None)
+        got = model_module._repeated(result, blocks, full, f, np.nan, nodata)
+        assert got.chunks == (rows, cols, *((trailing,) if trailing else ()))
+        want = expected.copy()
+        if raw.dtype.kind == "f" or nodata is not None:  # the one missing pixel
+            want[1, 2] = np.nan
+        np.testing.assert_array_equal(got.compute(), want)
