@@ -214,7 +214,7 @@ def test_the_cells_are_averaged_from_the_blocks_in_their_own_dtype(shape, f, chu
 @pytest.mark.parametrize(
     ("rows", "cols", "f"),
     [((100, 100, 50), (130, 130, 57), 3), ((2048, 2048), (1000, 1024, 1024), 5),
-     ((40, 2, 30), (33, 40), 4)],  # a chunk inside one cell: the cells' blocks rechunked
+     ((40, 2, 30), (33, 40), 4)],  # a chunk inside one cell: the cell goes to both
 )  # fmt: skip
 @pytest.mark.parametrize("trailing", [(), (3,)])
 def test_cells_are_repeated_into_the_images_chunks(rows, cols, f, trailing):
