@@ -1165,11 +1165,11 @@ def _compiled_view(block: np.ndarray, nodata: float | int | None):
 
 def _block_cells(block: np.ndarray, f: int, nodata: float | int | None) -> np.ndarray:
     """The means over f × f cells of one (h, w, c) block of an input with its ``nodata``: of
-    each cell's present values in [0, 1], channel by channel (NaN where none is), the cells of
-    its last row and column over the pixels the block has — :func:`_cell_mean` of
-    :func:`_unit_float` of the block, bit for bit, in one compiled pass over the block in its own
-    dtype (converted to float32 first, then averaged, the two passes of a 16384² RGB slide at
-    f = 5 took 3.1 s of thread time; now 1.3 s)."""
+    each cell's finite values of :func:`_unit_float` of the block, channel by channel (NaN
+    where none is), the cells of its last row and column over the pixels the block has; in one
+    compiled pass over the block in its own dtype (converted to float32 first and then averaged,
+    the two passes of a 16384² RGB slide at f = 5 took 3.1 s of thread time; now 1.3 s, the
+    same cells bit for bit)."""
     h, w = block.shape[:2]
     out = np.empty((-(-h // f), -(-w // f), block.shape[2]), np.float32)
     values, top, marker, has_marker = _compiled_view(block, nodata)
@@ -1181,8 +1181,7 @@ def _block_cells(block: np.ndarray, f: int, nodata: float | int | None) -> np.nd
 def _raw_cell_means(block, f, top, marker, has_marker, out):
     """``out[i, j, c]``: the mean of the finite float32(value) / ``top`` of channel c over the
     pixels of cell (i, j) that are not missing (every channel equal to ``marker``, with
-    ``has_marker``), NaN if none; summed in float64 in the block's memory order, as
-    :func:`_cell_means` sums them."""
+    ``has_marker``), NaN if none; summed in float64 in the block's memory order."""
     h, w, channels = block.shape
     rows, cols = out.shape[0], out.shape[1]
     total = np.empty((cols, channels))
@@ -1271,7 +1270,7 @@ def _repeated(
     chunks: repeated in the cells' blocks and then rechunked, the pieces of the repeated blocks
     that the image's chunks cut across were held until each chunk was whole (an OME-Zarr
     image's three float32 abundance planes of a 16384² slide at f = 5: the write peaked at
-    1.42–1.57 GiB, now 1.19–1.22).
+    1.42–1.57 GiB, now 1.18–1.19).
 
     Which pixels are missing is read from ``blocks``, the blocks the cells were averaged from
     (:func:`_cell_blocks`, with the input's ``nodata``): the same tasks, so each block of the
@@ -1482,7 +1481,7 @@ def _equivalent_size(window: str, sigma: float) -> float | int:
 
 def _crop(arr: da.Array, foreground: np.ndarray | None, side: int = 512, f: int = 1) -> np.ndarray:
     """A central crop of at most ``side``² pixels (at the foreground's centre of mass), averaged
-    over f × f cells (:func:`_cells`) block by block before it is gathered: a crop of a coarse
+    over f × f cells (:func:`_coarse`) block by block before it is gathered: a crop of a coarse
     texture is up to 2048 cells of f pixels on a side, which at full resolution held 1.4 GiB of
     a slide (6006² RGB pixels, f = 5) where its cells hold 17 MB."""
     height, width = arr.shape[:2]
