@@ -1306,3 +1306,45 @@ def test_an_integer_block_is_present_but_for_its_padding(origin, rows, cols):
     np.testing.assert_array_equal(_inside(x.shape, halo, origin, rows, cols), expected)
     assert _every_pixel_present(image.dtype, None) and not _every_pixel_present(image.dtype, 0)
     assert not _every_pixel_present(np.dtype(np.float32), None)
+
+
+def _on_glass(image: np.ndarray, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """``image`` (y, x, 3) in an ellipse of about half of it, the rest neutral glass with noise
+    (tissue on a slide), and the ellipse."""
+    from skimage.draw import ellipse
+
+    rng = np.random.default_rng(seed)
+    mask = np.zeros(image.shape[:2], bool)
+    h, w = image.shape[:2]
+    mask[ellipse(h // 2, w // 2, 0.41 * h, 0.37 * w, shape=mask.shape)] = True
+    glass = np.array([0.93, 0.92, 0.94]) + 0.015 * rng.standard_normal((h, w))[..., None]
+    return np.where(mask[..., None], image, glass).astype(np.float32), mask
+
+
+def test_the_probe_tiles_of_a_masked_image_hold_its_foreground_only():
+    """What the texture scale and the filters' ranges are measured on: outside the mask (a
+    slide's glass) the probe tiles hold nothing, as if the glass were missing pixels."""
+    from xfskde.segmentation.model import _prepare, _probe_tiles
+
+    picture, _ = random_textures((600, 500), seed=2)
+    slide, mask = _on_glass(np.asarray(picture, np.float32), 0)
+    holed = np.where(mask[..., None], slide, np.nan).astype(np.float32)
+    tiles = _probe_tiles(_prepare(slide, None, 0).unit, mask, 0)
+    same = _probe_tiles(_prepare(holed, None, 0).unit, mask, 0)
+    assert len(tiles) == len(same) == 16
+    for a, b in zip(tiles, same, strict=True):
+        np.testing.assert_array_equal(a, b)
+    assert any(np.isnan(t).any() for t in tiles) and all(np.isfinite(t).any() for t in tiles)
+
+
+def test_real_textures_on_glass_are_segmented_inside_the_mask():
+    """A grey mosaic of real textures in an ellipse on glass, mask given: measured 0.987 inside
+    it (0.648 when the glass entered the probe tiles and halved the texture scale)."""
+    from xfskde.datasets import texture_mosaic
+
+    picture, truth = texture_mosaic((1024, 1024), n_regions=3, seed=1002)
+    grey = np.repeat(np.asarray(picture, np.float32)[..., None], 3, axis=-1)
+    slide, mask = _on_glass(grey, 0)
+    labels = np.asarray(segment(slide, 3, mask=mask))
+    assert (labels[~mask] == 0).all()
+    assert rand_index(labels[mask], truth[mask]) > 0.95

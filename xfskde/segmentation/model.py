@@ -1377,9 +1377,18 @@ def _draw_tiles(
             for t, c in zip(tops, lefts, strict=True)
         ]
         tops, lefts = tops[inside], lefts[inside]
-    corners = zip(tops[:count], lefts[:count], strict=True)
+    corners = list(zip(tops[:count].tolist(), lefts[:count].tolist(), strict=True))
     tiles = [arr[t : t + side, c : c + side] for t, c in corners]
-    return list(dask.compute(*tiles)) if tiles else []
+    tiles = list(dask.compute(*tiles)) if tiles else []
+    if foreground is None:
+        return tiles
+    # the foreground's pixels only: what lies outside the mask (a slide's glass) is no texture
+    # to measure, and it halved the texture scale of tissue on glass
+    return [
+        np.where(mask_at_samples(foreground, (height, width), 1, (t, t + side),
+                                 (c, c + side))[..., None], tile, np.float32(np.nan))
+        for tile, (t, c) in zip(tiles, corners, strict=True)
+    ]  # fmt: skip
 
 
 def _value_range(tiles: list[np.ndarray]) -> tuple[float, float] | None:
