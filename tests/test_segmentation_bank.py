@@ -284,3 +284,20 @@ def test_freed_memory_goes_back_to_the_system():
     from xfskde._memory import release_free_memory
 
     assert release_free_memory() is (platform.libc_ver()[0] == "glibc")
+
+
+def test_a_fit_leaves_no_spectra_for_the_labels():
+    """The filters' spectra of a fit's crops and tiles are forgotten when it ends: the labels'
+    blocks have other shapes (the fit of a masked slide left 96 MiB of them)."""
+    import xfskde.segmentation._bank as bank
+    from xfskde.datasets import texture_mosaic
+    from xfskde.segmentation import fit_textures
+
+    picture, _ = texture_mosaic((256, 256), n_regions=3, seed=3)
+    model = fit_textures(picture, 3)
+    assert "bank" in model.spec.features or "bank" in model.choices.get("groups", "")
+    assert not bank._spectra_cache
+    bank_responses(np.zeros((40, 40), np.float32), 0.0)
+    assert len(bank._spectra_cache) == 1
+    bank.forget_spectra()
+    assert not bank._spectra_cache

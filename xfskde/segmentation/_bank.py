@@ -86,6 +86,7 @@ __all__ = [
     "bank_bins",
     "bank_ranges",
     "bank_responses",
+    "forget_spectra",
     "measured_bank_ranges",
 ]
 
@@ -175,6 +176,14 @@ def _spectra(shape: tuple[int, int]) -> tuple[np.ndarray, ...]:
             _, dropped = _spectra_cache.popitem(last=False)
             held -= sum(a.nbytes for a in dropped)
     return spectra
+
+
+def forget_spectra() -> None:
+    """Empty the spectra cache (:func:`_spectra`): a fit's crops and tiles have shapes the
+    labels' blocks do not (up to :data:`SPECTRA_CACHE_BYTES` held for nothing while they are
+    computed)."""
+    with _spectra_lock:
+        _spectra_cache.clear()
 
 
 def _build_spectra(shape: tuple[int, int]) -> tuple[np.ndarray, ...]:

@@ -67,7 +67,7 @@ from ..lazy import dask_view, map_haloed, map_regions, oversized, plan_chunks, s
 from ..masks import _mask_attrs, resolve_mask
 from ..metrics import rand_index
 from ..windows import Window
-from ._bank import BANK_FILTERS, BANK_RADIUS, measured_bank_ranges
+from ._bank import BANK_FILTERS, BANK_RADIUS, forget_spectra, measured_bank_ranges
 from ._filters import interpolate
 from .defaults import (
     AGREEMENT,
@@ -1891,6 +1891,7 @@ def fit_textures(
                                 pixel_size=_pixel_size_um(first.source), seed=int(seed),
                                 channels=int(first.raw.shape[2]),
                                 sample=int(sample))  # fmt: skip
+    forget_spectra()  # the filters' spectra of the crops' and tiles' shapes: not the labels'
     release_free_memory()  # what the crops, tiles and features freed: not kept for the labels
     return TextureModel.from_attrs(model.attrs())  # the model its results record, exactly
 
