@@ -1191,14 +1191,8 @@ def _raw_cell_means(block, f, top, marker, has_marker, out):
         count[:] = 0
         for y in range(i * f, min(h, (i + 1) * f)):
             for x in range(w):
-                if has_marker:
-                    missing = True
-                    for c in range(channels):
-                        if block[y, x, c] != marker:
-                            missing = False
-                            break
-                    if missing:
-                        continue
+                if has_marker and _marked(block, y, x, marker):
+                    continue
                 j = x // f
                 for c in range(channels):
                     v = np.float32(block[y, x, c]) / top
@@ -1209,6 +1203,15 @@ def _raw_cell_means(block, f, top, marker, has_marker, out):
             for c in range(channels):
                 n = count[j, c]
                 out[i, j, c] = total[j, c] / n if n > 0 else np.nan
+
+
+@numba.njit(nogil=True, cache=True, inline="always")
+def _marked(block, y, x, marker):
+    """Whether every channel of pixel (y, x) equals ``marker`` (the pixel is missing)."""
+    for c in range(block.shape[2]):
+        if block[y, x, c] != marker:
+            return False
+    return True
 
 
 def _every_pixel_present(dtype: np.dtype, nodata: float | int | None) -> bool:
@@ -1239,13 +1242,7 @@ def _raw_present(block, top, marker, has_marker, out):
     h, w, channels = block.shape
     for y in range(h):
         for x in range(w):
-            present = True
-            if has_marker:
-                present = False
-                for c in range(channels):
-                    if block[y, x, c] != marker:
-                        present = True
-                        break
+            present = not (has_marker and _marked(block, y, x, marker))
             if present:
                 for c in range(channels):
                     if not np.isfinite(np.float32(block[y, x, c]) / top):
