@@ -900,8 +900,9 @@ def test_a_stride_grid_is_chunk_independent_and_close_to_every_pixel(leaves):
 
 def test_masked_segmentation_labels_the_background_zero(leaves):
     """mask=: blocks without foreground are skipped (label 0, never computed), pixels outside
-    the mask are 0, the fit samples the foreground, labels inside equal an unmasked run's
-    with the same model."""
+    the mask are 0, the fit samples the foreground; with the same model, the labels inside are
+    those of the image with missing pixels outside the mask, and those of the whole image
+    where the windows do not reach the mask's edge."""
     from xfskde.lazy import skipped_blocks
 
     image, _ = leaves  # 128 x 128
@@ -910,8 +911,11 @@ def test_masked_segmentation_labels_the_background_zero(leaves):
     labels, model = segment(image, 3, return_model=True, size=3, n_coefficients=5, mask=mask)
     assert set(np.unique(labels[:64, :80])) <= {1, 2, 3} and not labels[64:].any()
     assert not labels[:, 80:].any()
-    plain = model.predict(image)
-    np.testing.assert_array_equal(labels[:64, :80], plain[:64, :80])
+    outside = ~np.kron(mask, np.ones((16, 16), bool))
+    np.testing.assert_array_equal(model.predict(np.where(outside[..., None], np.nan, image)), labels)
+    plain, reach = model.predict(image), halo_of(model.spec)
+    assert (labels[:64, :80] != plain[:64, :80]).any()  # the windows at the edge see less
+    np.testing.assert_array_equal(labels[: 64 - reach, : 80 - reach], plain[: 64 - reach, : 80 - reach])
     # blocks of 64 (the filter bank's halo is 43 px: chunks of 32 would be merged)
     lazy = model.predict(da.from_array(image, chunks=(64, 64, 3)), mask=mask)
     assert len(skipped_blocks(lazy)) == 4 - 2  # only the blocks under rows 0..63 are computed
@@ -1335,6 +1339,21 @@ def test_the_probe_tiles_of_a_masked_image_hold_its_foreground_only():
     for a, b in zip(tiles, same, strict=True):
         np.testing.assert_array_equal(a, b)
     assert any(np.isnan(t).any() for t in tiles) and all(np.isfinite(t).any() for t in tiles)
+
+
+def test_what_lies_outside_the_mask_changes_nothing_inside_it():
+    """Outside the mask is missing pixels to the fit and to the labels: two slides whose glass
+    differs (a grey with noise, a flat blue) get the same model and the same labels, the
+    windows at the tissue's edge renormalised to the tissue (at cells of one pixel)."""
+    picture, _ = random_textures((384, 384), seed=2)
+    slide, mask = _on_glass(np.asarray(picture, np.float32), 0)
+    other = np.where(mask[..., None], slide, np.float32([0.2, 0.5, 0.8]))
+    labels, model = segment(slide, 3, mask=mask, return_model=True)
+    again, same = segment(other, 3, mask=mask, return_model=True)
+    assert model.resolution == 1
+    np.testing.assert_array_equal(model.endmembers, same.endmembers)
+    np.testing.assert_array_equal(labels, again)
+    assert set(np.unique(labels[mask])) == {1, 2, 3} and not labels[~mask].any()
 
 
 def test_real_textures_on_glass_are_segmented_inside_the_mask():

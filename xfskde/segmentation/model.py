@@ -502,6 +502,21 @@ def _inside(
     return present
 
 
+def _foreground_over(
+    mask: np.ndarray, image_shape: tuple[int, int], rows: tuple[int, int], cols: tuple[int, int]
+) -> np.ndarray:
+    """The foreground ``mask`` (covering the image's extent, at any resolution) over the
+    pixels ``rows × cols`` (half-open; a padded block's reach beyond the image, which is no
+    foreground)."""
+    out = np.zeros((rows[1] - rows[0], cols[1] - cols[0]), bool)
+    r0, r1 = max(rows[0], 0), min(rows[1], image_shape[0])
+    c0, c1 = max(cols[0], 0), min(cols[1], image_shape[1])
+    if r1 > r0 and c1 > c0:
+        inside = mask_at_samples(mask, image_shape, 1, (r0, r1), (c0, c1))
+        out[r0 - rows[0] : r1 - rows[0], c0 - cols[0] : c1 - cols[0]] = inside
+    return out
+
+
 def halo_of(spec: FeatureSpec) -> int:
     """Pixels a block needs around its own: the features' depth, and on a stride grid the
     reach of the samples just beyond the block that its pixels are interpolated from."""
@@ -560,7 +575,6 @@ def _unmix_block(
     origin: tuple[int, int],
     shape: tuple[int, int],
     image_shape: tuple[int, int],
-    mask: np.ndarray | None = None,
 ) -> np.ndarray:
     """The second step: :func:`_project_block`'s projections and pixels present of a block and
     its halo (:func:`_window_halo`; none beyond the image) → abundances or labels of its
@@ -574,8 +588,8 @@ def _unmix_block(
     3. Bilinear interpolation of the abundances to every pixel (at stride 1 each pixel's own),
        then the arg-max. The grid is the image's, so the result does not depend on the
        chunking. Labels are 1 .. m.
-    4. Pixels outside the foreground ``mask`` (covering the image's extent, at any
-       resolution) are :data:`BACKGROUND` (label) or NaN (abundances).
+    4. Pixels not present (missing, or outside a foreground mask: :func:`_apply`) are
+       :data:`BACKGROUND` (label) or NaN (abundances).
     """
     spec, halo = model.spec, _window_halo(model.spec)
     E = np.asarray(model.endmembers, dtype=np.float64)
@@ -593,10 +607,6 @@ def _unmix_block(
     missing = ~valid[halo : halo + shape[0], halo : halo + shape[1]]
     if missing.any():
         out[missing] = BACKGROUND if what == "labels" else np.nan
-    if mask is not None:
-        rows_px = (origin[0], origin[0] + shape[0])
-        inside = mask_at_samples(mask, image_shape, 1, rows_px, (origin[1], origin[1] + shape[1]))
-        out[~inside] = BACKGROUND if what == "labels" else np.nan
     return out
 
 
@@ -633,7 +643,9 @@ def _sample_block(
     first interior pixel is the image's ``origin``.
 
     The grid's spacing is chosen so that it holds at least ``n`` points (every pixel for small
-    blocks); ``n`` of them are drawn, among those on the foreground ``mask`` when one is given.
+    blocks); ``n`` of them are drawn, among those on the foreground ``mask`` when one is given,
+    whose outside is missing pixels: it votes nothing, and each window is renormalised to the
+    foreground it covers.
     Only the grid's samples are windowed (:func:`.features.grid_features`), so a coarse grid
     costs a fraction of the block. With ``shift`` d > 0 (the block's halo then holds d more
     pixels) each point's features are followed by how much each group's features change across
@@ -647,6 +659,9 @@ def _sample_block(
     height, width = block.shape[0] - 2 * halo, block.shape[1] - 2 * halo
     corner = (origin[0] - halo, origin[1] - halo)  # the image position of the block's (0, 0)
     valid = present_pixels(block)
+    if mask is not None:  # what lies outside the foreground is no texture: missing pixels
+        valid &= _foreground_over(mask, image_shape, (corner[0], corner[0] + block.shape[0]),
+                                  (corner[1], corner[1] + block.shape[1]))  # fmt: skip
     if shift:  # at least n / 5 points, spaced by d / k
         spacing = np.sqrt(height * width / max(n // 5, 1))
         # at most d steps of one pixel: the grid then reaches d pixels beyond the interior, all
@@ -676,12 +691,8 @@ def _sample_block(
         changes.append(np.sqrt(dy.sum(axis=-1)) + np.sqrt(dx.sum(axis=-1)))
         X = np.concatenate([X, np.stack(changes, axis=-1)], axis=-1)
     present = valid[rows + halo][:, cols + halo]
-    if not present.all():  # no texture at a missing pixel
+    if not present.all():  # no texture at a missing pixel, nor outside the foreground
         X = np.where(present[..., None], X, np.nan)
-    if mask is not None:
-        r = (origin[0] + rows[0], origin[0] + rows[-1] + 1)
-        c = (origin[1] + cols[0], origin[1] + cols[-1] + 1)
-        X = X[mask_at_samples(mask, image_shape, 1, r, c)[::step, ::step]]
     X = X.reshape(-1, X.shape[-1])
     X = X[np.isfinite(X).all(axis=1)]
     if X.shape[0] > n:
@@ -1011,30 +1022,36 @@ def _apply(
             values = values * np.float32(gain) + np.float32(offset)
         return values
 
-    def present(x: np.ndarray, pad: int, src_origin, rows, cols) -> np.ndarray | None:
-        return _inside(x.shape, pad, src_origin, rows, cols) if whole else None
+    def present(values: np.ndarray, x: np.ndarray, pad: int, src_origin, rows, cols, mask):
+        """The pixels present in a padded block of ``values`` (from the block ``x``): on the
+        foreground ``mask`` only, what lies outside it being no texture (it votes nothing and
+        the windows are renormalised to the foreground, as at missing pixels)."""
+        valid = _inside(x.shape, pad, src_origin, rows, cols) if whole else present_pixels(values)
+        if mask is not None:
+            grown = (rows[0] - pad, rows[1] + pad), (cols[0] - pad, cols[1] + pad)
+            valid &= _foreground_over(mask, arr.shape[:2], *grown)
+        return valid
 
-    def unmix(u: np.ndarray, valid: np.ndarray, rows, cols, image_shape, shared) -> np.ndarray:
+    def unmix(u: np.ndarray, valid: np.ndarray, rows, cols, image_shape) -> np.ndarray:
         shape = (rows[1] - rows[0], cols[1] - cols[0])
-        return _unmix_block(u, valid, model, output, (rows[0], cols[0]), shape, image_shape,
-                            shared)  # fmt: skip
+        return _unmix_block(u, valid, model, output, (rows[0], cols[0]), shape, image_shape)
 
-    def project(x: np.ndarray, *, src_origin, rows, cols, **_: Any) -> np.ndarray:
+    def project(x: np.ndarray, *, src_origin, rows, cols, shared=None, **_: Any) -> np.ndarray:
         """The first of two passes: the projections and, last, 1 where a pixel is present."""
         padded = _padded(values_of(x), reach, src_origin, rows, cols)
-        u, valid = _project_block(padded, model, reach, present(x, reach, src_origin, rows, cols))
+        valid = present(padded, x, reach, src_origin, rows, cols, shared)
+        u, valid = _project_block(padded, model, reach, valid)
         return np.concatenate([u, valid[..., None].astype(np.float32)], axis=-1)
 
-    def windowed(x: np.ndarray, *, src_origin, rows, cols, image_shape, shared=None, **_: Any):
+    def windowed(x: np.ndarray, *, src_origin, rows, cols, image_shape, **_: Any):
         planes = _padded(x, outer, src_origin, rows, cols, value=0.0)  # none beyond the image
         u, valid = np.ascontiguousarray(planes[..., :-1]), planes[..., -1] > 0
-        return unmix(u, valid, rows, cols, image_shape, shared)
+        return unmix(u, valid, rows, cols, image_shape)
 
     def both(x: np.ndarray, *, src_origin, rows, cols, image_shape, shared=None, **_: Any):
         padded = _padded(values_of(x), halo, src_origin, rows, cols)
-        valid = present(x, halo, src_origin, rows, cols)
-        return unmix(*_project_block(padded, model, reach, valid), rows, cols, image_shape,
-                     shared)  # fmt: skip
+        valid = present(padded, x, halo, src_origin, rows, cols, shared)
+        return unmix(*_project_block(padded, model, reach, valid), rows, cols, image_shape)
 
     def unread(rows: tuple[int, int], cols: tuple[int, int]) -> bool:
         """True (skip) for a block of projections that no computed block reads: no foreground
@@ -1055,6 +1072,7 @@ def _apply(
             token=token,
             skip=None if footprint is None else unread,
             fill=0.0,
+            shared=foreground,
         )
         block_function, block_halo = windowed, outer
     result = map_haloed(
@@ -1067,7 +1085,7 @@ def _apply(
         token=token,
         skip=None if footprint is None else footprint.background,
         fill=BACKGROUND if labels else np.nan,
-        shared=foreground,
+        shared=foreground if block_function is both else None,  # else in the planes present
     )
     if f > 1:
         result = _repeated(result, cells, full, f, BACKGROUND if labels else np.nan,
@@ -1489,7 +1507,8 @@ def _crop(arr: da.Array, foreground: np.ndarray | None, side: int = 512, f: int 
     """A central crop of at most ``side``² pixels (at the foreground's centre of mass), averaged
     over f × f cells (:func:`_coarse`) block by block before it is gathered: a crop of a coarse
     texture is up to 2048 cells of f pixels on a side, which at full resolution held 1.4 GiB of
-    a slide (6006² RGB pixels, f = 5) where its cells hold 17 MB."""
+    a slide (6006² RGB pixels, f = 5) where its cells hold 17 MB. ``arr`` holds values
+    (:func:`_prepare`'s ``unit``); outside the ``foreground`` they are NaN."""
     height, width = arr.shape[:2]
     cy, cx = height // 2, width // 2
     if foreground is not None and foreground.any():
@@ -1500,7 +1519,16 @@ def _crop(arr: da.Array, foreground: np.ndarray | None, side: int = 512, f: int 
     top = int(np.clip(cy - hy // 2, 0, height - hy))
     left = int(np.clip(cx - hx // 2, 0, width - hx))
     crop = arr[top : top + hy, left : left + hx]
-    return (_coarse(crop, f, None) if f > 1 else crop).compute()
+    crop = (_coarse(crop, f, None) if f > 1 else crop).compute()
+    if foreground is None:
+        return crop
+    # outside the foreground (a slide's glass) is no texture: missing pixels, or cells (the
+    # mask under each cell's centre, as the labels read it)
+    inside = mask_at_samples(foreground, (height, width), 1, (top, top + hy), (left, left + hx))
+    if f > 1:
+        inside = inside[np.minimum(np.arange(crop.shape[0]) * f + f // 2, hy - 1)]
+        inside = inside[:, np.minimum(np.arange(crop.shape[1]) * f + f // 2, hx - 1)]
+    return np.where(inside[..., None], crop, np.float32(np.nan))
 
 
 def _shift(spec: FeatureSpec, method: str, signal: bool = False, metric: str = "euclidean") -> int:
