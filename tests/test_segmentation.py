@@ -599,7 +599,7 @@ def test_segment_command_writes_zarr(tmp_path, leaves):
     }
 
 
-def test_segment_command_with_a_mask(tmp_path, leaves):
+def test_segment_command_with_a_mask(tmp_path, leaves, capsys):
     """--mask PATH: blocks without foreground are recorded as skipped, their pixels and the
     pixels outside the mask are the background label 0."""
     import tifffile
@@ -614,7 +614,11 @@ def test_segment_command_with_a_mask(tmp_path, leaves):
     argv = [str(source), str(out), "--textures", "3", *PAPER_CLI, "--size", "3",
             "--coefficients", "4", "--chunks", "32",
             "--mask", str(tmp_path / "mask.tif")]  # fmt: skip
+    capsys.readouterr()
     assert _segment_command(argv) == 0
+    said = capsys.readouterr().out
+    assert "16 of 16 blocks written in" in said, said
+    assert "(the store's 12 outside the mask filled, not computed)" in said, said
     stored = xr.open_zarr(out)["labels"].values
     assert not stored[64:].any() and not stored[:, 64:].any()
     assert set(np.unique(stored[:64, :64])) <= {1, 2, 3} and stored[:64, :64].all()

@@ -257,12 +257,14 @@ def run(args: argparse.Namespace) -> int:
         what = "abundances and labels as an OME-TIFF pyramid" if is_ome_tiff(out) else "labels"
         print(f"wrote {out}: {what} {shape}, {model.n_textures} textures, in {seconds:.1f} s")
         return 0
-    total = store_status(out)["blocks_total"]
+    status = store_status(out)
+    total, skipped = status["blocks_total"], status["blocks_skipped"]
     what = "abundances and labels" if is_ome_zarr(out) else "labels"
-    print(
-        f"wrote {out}: {what} {shape}, {model.n_textures} textures, "
-        f"{written} of {total} blocks computed in {seconds:.1f} s"
-    )
+    # a block with no foreground is written (filled) but not computed: not counted as computed
+    done = f"{written} of {total} blocks {'written' if skipped else 'computed'} in {seconds:.1f} s"
+    if skipped:
+        done += f" (the store's {skipped} outside the mask filled, not computed)"
+    print(f"wrote {out}: {what} {shape}, {model.n_textures} textures, {done}")
     return 0
 
 
