@@ -1349,16 +1349,19 @@ def test_the_probe_tiles_of_a_masked_image_hold_its_foreground_only():
 def test_what_lies_outside_the_mask_changes_nothing_inside_it():
     """Outside the mask is missing pixels to the fit and to the labels: two slides whose glass
     differs (a grey with noise, a flat blue) get the same model and the same labels, the
-    windows at the tissue's edge renormalised to the tissue (at cells of one pixel)."""
+    windows at the tissue's edge renormalised to the tissue; on cells of f × f pixels, each
+    averaged over its pixels on the tissue, every pixel outside the mask labelled 0."""
     picture, _ = random_textures((384, 384), seed=2)
     slide, mask = _on_glass(np.asarray(picture, np.float32), 0)
     other = np.where(mask[..., None], slide, np.float32([0.2, 0.5, 0.8]))
-    labels, model = segment(slide, 3, mask=mask, return_model=True)
-    again, same = segment(other, 3, mask=mask, return_model=True)
-    assert model.resolution == 1
-    np.testing.assert_array_equal(model.endmembers, same.endmembers)
-    np.testing.assert_array_equal(labels, again)
-    assert set(np.unique(labels[mask])) == {1, 2, 3} and not labels[~mask].any()
+    for resolution in (1, 3):
+        labels, model = segment(slide, 3, mask=mask, return_model=True, resolution=resolution)
+        again, same = segment(other, 3, mask=mask, return_model=True, resolution=resolution)
+        assert model.resolution == resolution
+        np.testing.assert_array_equal(model.endmembers, same.endmembers)
+        np.testing.assert_array_equal(labels, again)
+        assert set(np.unique(labels[mask])) == {1, 2, 3} and not labels[~mask].any()
+        assert (labels[mask] > 0).all()  # every pixel of the tissue labelled
 
 
 def test_real_textures_on_glass_are_segmented_inside_the_mask():

@@ -999,10 +999,12 @@ def _apply(
         _check_range(model, measured)
     arr, value = prepared.raw, prepared.nodata
     if f > 1:  # the features of coarse textures, on the image averaged over f × f cells
+        # (the cells hold the foreground's pixels only: a cell without any is missing)
         cells = _cell_blocks(prepared.raw, f, chunks)
-        arr, value = _averaged(cells, f, prepared.nodata), None
+        arr, value = _averaged(cells, f, prepared.nodata, foreground), None
     arr = _remainder_merged(arr, halo)
     footprint = None if foreground is None else MaskFootprint(foreground, arr.shape[:2])
+    pixel_mask = foreground if f == 1 else None  # the blocks' pixels present are on it
 
     # the votes' projections need only the votes' reach around a pixel, the window its own
     # radius: where the window's halo is wide, two passes run the filter bank's transforms on
@@ -1072,7 +1074,7 @@ def _apply(
             token=token,
             skip=None if footprint is None else unread,
             fill=0.0,
-            shared=foreground,
+            shared=pixel_mask,
         )
         block_function, block_halo = windowed, outer
     result = map_haloed(
@@ -1085,11 +1087,11 @@ def _apply(
         token=token,
         skip=None if footprint is None else footprint.background,
         fill=BACKGROUND if labels else np.nan,
-        shared=foreground if block_function is both else None,  # else in the planes present
+        shared=pixel_mask if block_function is both else None,  # else in the planes present
     )
     if f > 1:
         result = _repeated(result, cells, full, f, BACKGROUND if labels else np.nan,
-                           prepared.nodata)  # fmt: skip
+                           prepared.nodata, foreground)  # fmt: skip
     if kind == "dask":
         return result
     if not is_dask:  # NumPy in, NumPy out: the same graph, run on local threads
@@ -1112,20 +1114,39 @@ def _apply(
 
 
 def _coarse(
-    arr: da.Array, f: int, chunks: int | None, nodata: float | int | None = None
+    arr: da.Array,
+    f: int,
+    chunks: int | None,
+    nodata: float | int | None = None,
+    mask: np.ndarray | None = None,
+    origin: tuple[int, int] = (0, 0),
+    image_shape: tuple[int, int] | None = None,
 ) -> da.Array:
     """An image (values, or an input with its ``nodata`` for :func:`_unit_float`) averaged
     over f × f cells, lazily: :func:`_averaged` of the blocks of :func:`_cell_blocks`."""
-    return _averaged(_cell_blocks(arr, f, chunks), f, nodata)
+    return _averaged(_cell_blocks(arr, f, chunks), f, nodata, mask, origin, image_shape)
 
 
-def _averaged(blocks: da.Array, f: int, nodata: float | int | None = None) -> da.Array:
+def _averaged(
+    blocks: da.Array,
+    f: int,
+    nodata: float | int | None = None,
+    mask: np.ndarray | None = None,
+    origin: tuple[int, int] = (0, 0),
+    image_shape: tuple[int, int] | None = None,
+) -> da.Array:
     """The cells' means (:func:`_block_cells`) of the blocks of :func:`_cell_blocks`: a chunk
     of cells per block, the last row and column of cells of the image reaching beyond it
-    averaged over the pixels inside it."""
+    averaged over the pixels inside it. With a foreground ``mask`` (covering the extent of an
+    image of ``image_shape``, of which ``blocks`` are the part from pixel ``origin``; by
+    default the whole), over the pixels on it only: what lies outside it is missing pixels,
+    and a cell without foreground is NaN."""
     cells = tuple(tuple(-(-c // f) for c in axis) for axis in blocks.chunks[:2])
-    return blocks.map_blocks(_block_cells, f, nodata, chunks=(*cells, blocks.chunks[2]),
-                             dtype=np.float32)  # fmt: skip
+    where = ()
+    if mask is not None:  # one graph node, handed to every task
+        where = (dask.delayed(mask, pure=True), origin, image_shape or blocks.shape[:2])
+    return blocks.map_blocks(_block_cells, f, nodata, *where,
+                             chunks=(*cells, blocks.chunks[2]), dtype=np.float32)  # fmt: skip
 
 
 def _coarse_plan(
@@ -1181,27 +1202,59 @@ def _compiled_view(block: np.ndarray, nodata: float | int | None):
     return np.ascontiguousarray(block), np.float32(top), marker, has_marker
 
 
-def _block_cells(block: np.ndarray, f: int, nodata: float | int | None) -> np.ndarray:
+def _block_cells(
+    block: np.ndarray,
+    f: int,
+    nodata: float | int | None,
+    mask: np.ndarray | None = None,
+    origin: tuple[int, int] = (0, 0),
+    image_shape: tuple[int, int] | None = None,
+    block_info: dict | None = None,
+) -> np.ndarray:
     """The means over f × f cells of one (h, w, c) block of an input with its ``nodata``: of
     each cell's finite values of :func:`_unit_float` of the block, channel by channel (NaN
     where none is), the cells of its last row and column over the pixels the block has; in one
     compiled pass over the block in its own dtype (converted to float32 first and then averaged,
     the two passes of a 16384² RGB slide at f = 5 took 3.1 s of thread time; now 1.3 s, the
-    same cells bit for bit)."""
+    same cells bit for bit). With a foreground ``mask`` (:func:`_averaged`; ``block_info``
+    places the block), the pixels outside it are missing too."""
     h, w = block.shape[:2]
     out = np.empty((-(-h // f), -(-w // f), block.shape[2]), np.float32)
     values, top, marker, has_marker = _compiled_view(block, nodata)
-    _raw_cell_means(values, f, top, marker, has_marker, out)
+    _raw_cell_means(values, f, top, marker, has_marker, _kept(mask, origin, image_shape,
+                                                              block_info), out)  # fmt: skip
     return out
 
 
+#: No foreground mask, for the compiled passes that take one (a mask of no rows).
+_NO_MASK = np.ones((0, 0), bool)
+
+
+def _kept(
+    mask: np.ndarray | None,
+    origin: tuple[int, int],
+    image_shape: tuple[int, int] | None,
+    block_info: dict | None,
+) -> np.ndarray:
+    """The foreground ``mask`` over the pixels of a block of a Dask array (``block_info``)
+    that is the part of an image of ``image_shape`` from pixel ``origin``; :data:`_NO_MASK`
+    without a mask."""
+    if mask is None:
+        return _NO_MASK
+    (r0, r1), (c0, c1) = block_info[0]["array-location"][:2]
+    rows, cols = (origin[0] + r0, origin[0] + r1), (origin[1] + c0, origin[1] + c1)
+    return _foreground_over(mask, image_shape, rows, cols)
+
+
 @numba.njit(nogil=True, cache=True)
-def _raw_cell_means(block, f, top, marker, has_marker, out):
+def _raw_cell_means(block, f, top, marker, has_marker, keep, out):
     """``out[i, j, c]``: the mean of the finite float32(value) / ``top`` of channel c over the
     pixels of cell (i, j) that are not missing (every channel equal to ``marker``, with
-    ``has_marker``), NaN if none; summed in float64 in the block's memory order."""
+    ``has_marker``; outside ``keep``, unless it has no rows), NaN if none; summed in float64 in
+    the block's memory order."""
     h, w, channels = block.shape
     rows, cols = out.shape[0], out.shape[1]
+    masked = keep.shape[0] > 0
     total = np.empty((cols, channels))
     count = np.empty((cols, channels), np.int64)
     for i in range(rows):
@@ -1210,6 +1263,8 @@ def _raw_cell_means(block, f, top, marker, has_marker, out):
         for y in range(i * f, min(h, (i + 1) * f)):
             for x in range(w):
                 if has_marker and _marked(block, y, x, marker):
+                    continue
+                if masked and not keep[y, x]:
                     continue
                 j = x // f
                 for c in range(channels):
@@ -1242,25 +1297,32 @@ def _present_block(
     block: np.ndarray,
     nodata: float | int | None,
     plan: tuple[tuple[int, ...], tuple[int, ...]],
+    mask: np.ndarray | None = None,
+    image_shape: tuple[int, int] | None = None,
     block_info: dict | None = None,
 ) -> np.ndarray:
     """:func:`present_pixels` of :func:`_unit_float` of a block of :func:`_cell_blocks`, in one
-    compiled pass, padded with absent pixels to its block of the ``plan`` (whole cells)."""
+    compiled pass, padded with absent pixels to its block of the ``plan`` (whole cells); with a
+    foreground ``mask`` (over an image of ``image_shape``), on it only."""
     values, top, marker, has_marker = _compiled_view(block, nodata)
     where = block_info[0]["chunk-location"] if block_info else (0, 0)
     out = np.zeros((plan[0][where[0]], plan[1][where[1]]), bool)
-    _raw_present(values, top, marker, has_marker, out)
+    _raw_present(values, top, marker, has_marker, _kept(mask, (0, 0), image_shape, block_info),
+                 out)  # fmt: skip
     return out
 
 
 @numba.njit(nogil=True, cache=True)
-def _raw_present(block, top, marker, has_marker, out):
-    """``out[y, x]``: pixel (y, x) is not missing and float32(value) / ``top`` is finite in
-    every channel (``out`` may be larger than the block: the rest is left as it is)."""
+def _raw_present(block, top, marker, has_marker, keep, out):
+    """``out[y, x]``: pixel (y, x) is not missing, inside ``keep`` (unless it has no rows), and
+    float32(value) / ``top`` is finite in every channel (``out`` may be larger than the block:
+    the rest is left as it is)."""
     h, w, channels = block.shape
+    masked = keep.shape[0] > 0
     for y in range(h):
         for x in range(w):
             present = not (has_marker and _marked(block, y, x, marker))
+            present = present and not (masked and not keep[y, x])
             if present:
                 for c in range(channels):
                     if not np.isfinite(np.float32(block[y, x, c]) / top):
@@ -1276,9 +1338,11 @@ def _repeated(
     f: int,
     fill: float | int,
     nodata: float | int | None,
+    mask: np.ndarray | None = None,
 ) -> da.Array:
     """Labels or abundances of f × f cells given to each of their pixels, missing (``fill``)
-    at the image's missing pixels, in the image's (``full``, the prepared image's) chunks.
+    at the image's missing pixels and outside the foreground ``mask``, in the image's
+    (``full``, the prepared image's) chunks.
 
     Each chunk of the image takes the cells its pixels lie in (gathered by index: a cell that
     two chunks share goes to both) and repeats them, so the pixels are made in the image's
@@ -1302,13 +1366,14 @@ def _repeated(
     chunks = (*full.chunks[:2], *result.chunks[2:])
     up = cells.map_blocks(_repeat_cells, f, starts, full.chunks[:2], chunks=chunks,
                           dtype=result.dtype)  # fmt: skip
-    if _every_pixel_present(blocks.dtype, nodata):
+    if mask is None and _every_pixel_present(blocks.dtype, nodata):
         return up
     plan = tuple(
         (*axis[:-1], axis[-1] + -n % f)
         for axis, n in zip(blocks.chunks[:2], blocks.shape[:2], strict=True)
     )
-    present = blocks.map_blocks(_present_block, nodata, plan, chunks=plan, drop_axis=2,
+    where = () if mask is None else (dask.delayed(mask, pure=True), blocks.shape[:2])
+    present = blocks.map_blocks(_present_block, nodata, plan, *where, chunks=plan, drop_axis=2,
                                 dtype=bool)  # fmt: skip
     present = present[: full.shape[0], : full.shape[1]].rechunk(full.chunks[:2])
     if up.ndim == 3:
@@ -1519,16 +1584,15 @@ def _crop(arr: da.Array, foreground: np.ndarray | None, side: int = 512, f: int 
     top = int(np.clip(cy - hy // 2, 0, height - hy))
     left = int(np.clip(cx - hx // 2, 0, width - hx))
     crop = arr[top : top + hy, left : left + hx]
-    crop = (_coarse(crop, f, None) if f > 1 else crop).compute()
-    if foreground is None:
-        return crop
-    # outside the foreground (a slide's glass) is no texture: missing pixels, or cells (the
-    # mask under each cell's centre, as the labels read it)
-    inside = mask_at_samples(foreground, (height, width), 1, (top, top + hy), (left, left + hx))
+    # outside the foreground (a slide's glass) is no texture: missing pixels (cells averaged
+    # over the foreground's pixels only)
     if f > 1:
-        inside = inside[np.minimum(np.arange(crop.shape[0]) * f + f // 2, hy - 1)]
-        inside = inside[:, np.minimum(np.arange(crop.shape[1]) * f + f // 2, hx - 1)]
-    return np.where(inside[..., None], crop, np.float32(np.nan))
+        return _coarse(crop, f, None, mask=foreground, origin=(top, left),
+                       image_shape=(height, width)).compute()  # fmt: skip
+    if foreground is None:
+        return crop.compute()
+    inside = mask_at_samples(foreground, (height, width), 1, (top, top + hy), (left, left + hx))
+    return np.where(inside[..., None], crop.compute(), np.float32(np.nan))
 
 
 def _shift(spec: FeatureSpec, method: str, signal: bool = False, metric: str = "euclidean") -> int:
@@ -1554,6 +1618,7 @@ def _fit_prepared(
     flat_ok: bool = False,
     metric: str = "euclidean",
     cells: tuple[tuple[int, ...], tuple[int, ...]] | None = None,
+    masked: bool = False,
 ) -> TextureModel:
     """The fit of :func:`fit_textures` on an image already prepared (:func:`_prepare`, with the
     halo of the features and the fit's :func:`_shift`), whose blocks :func:`_unit_float` turns
@@ -1571,7 +1636,9 @@ def _fit_prepared(
     (:func:`.unmixing.refine_by_labels`, its rounds recorded in ``choices``), the closest two
     textures' samples then split anew (:func:`.unmixing.resplit_closest`); when the sample
     cannot estimate the metric the fit keeps the Euclidean one and says why in its
-    ``choices``."""
+    ``choices``. The blocks sampled are those reaching the ``foreground``, whose outside is
+    missing pixels to the samples' windows, unless ``masked`` (the image's values are missing
+    there already: cells averaged over the foreground's pixels only)."""
     shift = _shift(spec, method, signal, metric)
     fit_halo = feature_depth(spec) + shift
     groups = _group_slices(spec, arr.shape[2])
@@ -1619,7 +1686,8 @@ def _fit_prepared(
     samples = map_regions(tile, arr, regions, halo=fit_halo,
                           trailing=(per_block, n_features), dtype=np.float32,
                           name="xfskde-segment-sample", token=(spec, seed, int(sample), shift),
-                          shared=foreground, extra=[seed_of[b] for b in picks])  # fmt: skip
+                          shared=None if masked else foreground,
+                          extra=[seed_of[b] for b in picks])  # fmt: skip
     X = samples.compute().reshape(-1, n_features)
     X = X[~np.isnan(X[:, 0])]
     if X.shape[0] < n_textures:
@@ -1865,7 +1933,7 @@ def fit_textures(
         size = _equivalent_size(window, sigma / f)
         stride = stride if isinstance(stride, str) else max(1, round(stride / f))
         if spec_args["bank_ranges"] or spec_args["color_ranges"]:  # measured again, averaged
-            coarse = _probe_tiles(_coarse(arr, f, chunks), foreground, seed)
+            coarse = _probe_tiles(_coarse(arr, f, chunks, mask=foreground), foreground, seed)
             spec_args = _remeasured(spec_args, coarse)
     if method == AUTO:
         wide = sigma > FINE_SIZE
@@ -1894,11 +1962,11 @@ def fit_textures(
     prepared = _prepare(image, chunks, halo, nodata)
     arr, value, cells = prepared.raw, prepared.nodata, None
     if f > 1:  # the cells: the coarse image's blocks for no chunks given, whatever the chunks
-        arr, value = _coarse(prepared.raw, f, chunks, prepared.nodata), None
+        arr, value = _coarse(prepared.raw, f, chunks, prepared.nodata, foreground), None
         plan = _coarse_plan(prepared.raw.shape[:2], f, None)
         cells = tuple(tuple(c // f for c in axis) for axis in plan)
     model = _fit_prepared(arr, foreground, spec, int(n_textures), w, method, sample, seed, value,
-                          signal=signal, metric=metric, cells=cells)  # fmt: skip
+                          signal=signal, metric=metric, cells=cells, masked=f > 1)  # fmt: skip
     if asked == "within" and model.metric != "within":
         raise ParameterError(
             "metric='within' needs the within-texture covariance, which this image's sample "
