@@ -28,8 +28,8 @@ LAYERS: list[tuple[str, ...]] = [
     ("xfskde.density", "xfskde.gradients"),
     # canonical forms; the block core
     ("xfskde.canonical", "xfskde.local"),
-    # the one block engine and chunk planner
-    ("xfskde.lazy",),
+    # the one block engine and chunk planner; images averaged over cells, block by block
+    ("xfskde.lazy", "xfskde._cells"),
     # the faces of the coefficient field: local_fskde, field operations, images and stores
     ("xfskde.api", "xfskde.fields", "xfskde.orientation", "xfskde.masks", "xfskde.io",
      "xfskde.io.*"),

@@ -132,6 +132,35 @@ def test_large_images_are_averaged_down():
     assert mask.shape == (1000, 600) and mask.values.all()
 
 
+@pytest.mark.parametrize("kind", ["uint8", "uint16", "float32 with NaN"])
+def test_an_image_is_averaged_down_as_xarray_coarsens_it(kind):
+    """The image a mask is found on, when it has no low-resolution level: each cell's mean of
+    its finite values (NaN ignored; the last row and column of cells over the pixels there),
+    the cells' centres as coordinates, the attrs kept: xarray's ``coarsen(boundary="pad")
+    .mean()`` of the float32 image, for NumPy and Dask images in chunks that cut cells."""
+    from xfskde.masks import _small
+
+    rng = np.random.default_rng(3)
+    if kind == "float32 with NaN":
+        values = rng.random((1003, 701, 3), dtype=np.float32)
+        values[100:140, 200:260, 1] = np.nan
+        values[:7, :7] = np.nan  # a whole cell missing: NaN
+    else:
+        top = np.iinfo(kind).max
+        values = rng.integers(0, top, (1003, 701, 3), endpoint=True).astype(kind)
+    coords = {"y": 0.25 * np.arange(1003) + 10, "x": 0.25 * np.arange(701), "c": ["r", "g", "b"]}
+    image = xr.DataArray(values, dims=("y", "x", "c"), coords=coords, attrs={"source": "a"})
+    expected = image.astype(np.float32).coarsen(y=7, x=7, boundary="pad").mean()
+    for data in (values, da.from_array(values, chunks=(250, 300, 3))):
+        small = _small(image.copy(data=data), max_side=150)  # factor 7
+        assert small.attrs == {"source": "a", "downsampled_by": 7} and small.dtype == np.float32
+        np.testing.assert_allclose(small.values, expected.values, rtol=1e-6, atol=0)
+        assert np.isnan(small.values[0, 0]).all() == (kind == "float32 with NaN")
+        for name in ("y", "x"):
+            np.testing.assert_allclose(small[name].values, expected[name].values)
+        assert list(small["c"].values) == ["r", "g", "b"]
+
+
 def test_a_numpy_or_dask_image_has_a_tissue_mask():
     """tissue_mask(numpy_image) failed with "expected str, bytes or os.PathLike object, not
     ndarray" (and resolve_mask("auto", array) with it): an array is read as open_image labels

@@ -23,6 +23,7 @@ __all__ = [
     "MaskFootprint",
     "first_sample",
     "mask_at_samples",
+    "mask_over",
     "sample_chunks",
     "sample_count",
     "sample_offset",
@@ -80,6 +81,26 @@ def mask_at_samples(
     r = ((np.arange(*rows) * stride + o + 0.5) * my / image_shape[0]).astype(np.int64)
     c = ((np.arange(*cols) * stride + o + 0.5) * mx / image_shape[1]).astype(np.int64)
     return np.asarray(mask, bool)[np.minimum(r, my - 1)][:, np.minimum(c, mx - 1)]
+
+
+def mask_over(
+    mask: np.ndarray, image_shape: tuple[int, int], rows: tuple[int, int], cols: tuple[int, int]
+) -> np.ndarray:
+    """The ``mask`` (covering the extent of an image of ``image_shape``, at any resolution) over
+    the pixels ``rows × cols`` (half-open), which may reach beyond the image (a padded
+    block's halo): False there.
+
+    Returns
+    -------
+    numpy.ndarray of bool, shape (rows[1] - rows[0], cols[1] - cols[0])
+    """
+    out = np.zeros((rows[1] - rows[0], cols[1] - cols[0]), bool)
+    r0, r1 = max(rows[0], 0), min(rows[1], image_shape[0])
+    c0, c1 = max(cols[0], 0), min(cols[1], image_shape[1])
+    if r1 > r0 and c1 > c0:
+        inside = mask_at_samples(mask, image_shape, 1, (r0, r1), (c0, c1))
+        out[r0 - rows[0] : r1 - rows[0], c0 - cols[0] : c1 - cols[0]] = inside
+    return out
 
 
 def _scaled(index: int, mask_n: int, image_n: int, up: bool) -> int:

@@ -49,6 +49,7 @@ import xarray as xr
 from scipy import ndimage
 from skimage import filters, morphology
 
+from ._cells import block_cells, cell_means, in_whole_cells
 from ._grid import MaskFootprint, mask_at_samples
 from ._labels import crs_wkt, image_nodata, parse_crs, pixel_steps
 from ._validation import _check_choice
@@ -88,14 +89,30 @@ def _level_for(source: Any, max_side: int, storage_options: Any, opening: dict[s
 
 def _small(image: xr.DataArray, max_side: int) -> xr.DataArray:
     """The image, block-averaged by a whole factor until its longer side is at most
-    ``max_side``, in memory (colour dims last)."""
+    ``max_side``, in memory (colour dims last): float32 means of each cell's finite values,
+    those of the last row and column over the pixels the image has, and the cells' centres as
+    coordinates (:func:`xfskde._cells.cell_means`: one compiled pass over each block in its own
+    dtype; xarray's ``coarsen().mean()`` of the float32 image took 4.6 s of a 16384² RGB
+    TIFF, this 0.8 s, the reading 0.8 s of it)."""
     colour = [d for d in image.dims if d not in ("y", "x")]
     image = image.transpose("y", "x", *colour)
     factor = max(1, math.ceil(max(image.sizes["y"], image.sizes["x"]) / max_side))
-    if factor > 1:
-        image = image.astype(np.float32).coarsen(y=factor, x=factor, boundary="pad").mean()
-        image.attrs["downsampled_by"] = factor
-    return image.compute()
+    if factor == 1:
+        return image.compute()
+    height, width = image.sizes["y"], image.sizes["x"]
+    data = image.data.reshape(height, width, -1)  # the colour dims as one
+    if isinstance(data, da.Array):
+        cells = cell_means(in_whole_cells(data, factor), factor, unit=False).compute()
+    else:
+        cells = block_cells(np.asarray(data), factor, unit=False)
+    shape = (cells.shape[0], cells.shape[1], *image.shape[2:])
+    coords = {}
+    for name, coord in image.coords.items():
+        along = {d: factor for d in coord.dims if d in ("y", "x")}
+        coords[name] = coord.coarsen(along, boundary="pad").mean() if along else coord
+    small = xr.DataArray(cells.reshape(shape), dims=image.dims, coords=coords, name=image.name,
+                         attrs={**image.attrs, "downsampled_by": factor})  # fmt: skip
+    return small
 
 
 def _opened_as(image: xr.DataArray) -> dict[str, Any]:

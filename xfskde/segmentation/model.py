@@ -48,7 +48,8 @@ import numpy as np
 import xarray as xr
 from dask.base import tokenize
 
-from .._grid import MaskFootprint, mask_at_samples, sample_count, sample_offset
+from .._cells import cell_means, compiled_view, kept, marked, missing_marker
+from .._grid import MaskFootprint, mask_at_samples, mask_over, sample_count, sample_offset
 from .._labels import (
     crs_wkt,
     ground_pixel_size,
@@ -502,21 +503,6 @@ def _inside(
     return present
 
 
-def _foreground_over(
-    mask: np.ndarray, image_shape: tuple[int, int], rows: tuple[int, int], cols: tuple[int, int]
-) -> np.ndarray:
-    """The foreground ``mask`` (covering the image's extent, at any resolution) over the
-    pixels ``rows × cols`` (half-open; a padded block's reach beyond the image, which is no
-    foreground)."""
-    out = np.zeros((rows[1] - rows[0], cols[1] - cols[0]), bool)
-    r0, r1 = max(rows[0], 0), min(rows[1], image_shape[0])
-    c0, c1 = max(cols[0], 0), min(cols[1], image_shape[1])
-    if r1 > r0 and c1 > c0:
-        inside = mask_at_samples(mask, image_shape, 1, (r0, r1), (c0, c1))
-        out[r0 - rows[0] : r1 - rows[0], c0 - cols[0] : c1 - cols[0]] = inside
-    return out
-
-
 def halo_of(spec: FeatureSpec) -> int:
     """Pixels a block needs around its own: the features' depth, and on a stride grid the
     reach of the samples just beyond the block that its pixels are interpolated from."""
@@ -660,7 +646,7 @@ def _sample_block(
     corner = (origin[0] - halo, origin[1] - halo)  # the image position of the block's (0, 0)
     valid = present_pixels(block)
     if mask is not None:  # what lies outside the foreground is no texture: missing pixels
-        valid &= _foreground_over(mask, image_shape, (corner[0], corner[0] + block.shape[0]),
+        valid &= mask_over(mask, image_shape, (corner[0], corner[0] + block.shape[0]),
                                   (corner[1], corner[1] + block.shape[1]))  # fmt: skip
     if shift:  # at least n / 5 points, spaced by d / k
         spacing = np.sqrt(height * width / max(n // 5, 1))
@@ -1001,7 +987,7 @@ def _apply(
     if f > 1:  # the features of coarse textures, on the image averaged over f × f cells
         # (the cells hold the foreground's pixels only: a cell without any is missing)
         cells = _cell_blocks(prepared.raw, f, chunks)
-        arr, value = _averaged(cells, f, prepared.nodata, foreground), None
+        arr, value = cell_means(cells, f, prepared.nodata, foreground), None
     arr = _remainder_merged(arr, halo)
     footprint = None if foreground is None else MaskFootprint(foreground, arr.shape[:2])
     pixel_mask = foreground if f == 1 else None  # the blocks' pixels present are on it
@@ -1031,7 +1017,7 @@ def _apply(
         valid = _inside(x.shape, pad, src_origin, rows, cols) if whole else present_pixels(values)
         if mask is not None:
             grown = (rows[0] - pad, rows[1] + pad), (cols[0] - pad, cols[1] + pad)
-            valid &= _foreground_over(mask, arr.shape[:2], *grown)
+            valid &= mask_over(mask, arr.shape[:2], *grown)
         return valid
 
     def unmix(u: np.ndarray, valid: np.ndarray, rows, cols, image_shape) -> np.ndarray:
@@ -1123,30 +1109,11 @@ def _coarse(
     image_shape: tuple[int, int] | None = None,
 ) -> da.Array:
     """An image (values, or an input with its ``nodata`` for :func:`_unit_float`) averaged
-    over f × f cells, lazily: :func:`_averaged` of the blocks of :func:`_cell_blocks`."""
-    return _averaged(_cell_blocks(arr, f, chunks), f, nodata, mask, origin, image_shape)
-
-
-def _averaged(
-    blocks: da.Array,
-    f: int,
-    nodata: float | int | None = None,
-    mask: np.ndarray | None = None,
-    origin: tuple[int, int] = (0, 0),
-    image_shape: tuple[int, int] | None = None,
-) -> da.Array:
-    """The cells' means (:func:`_block_cells`) of the blocks of :func:`_cell_blocks`: a chunk
-    of cells per block, the last row and column of cells of the image reaching beyond it
-    averaged over the pixels inside it. With a foreground ``mask`` (covering the extent of an
-    image of ``image_shape``, of which ``blocks`` are the part from pixel ``origin``; by
-    default the whole), over the pixels on it only: what lies outside it is missing pixels,
-    and a cell without foreground is NaN."""
-    cells = tuple(tuple(-(-c // f) for c in axis) for axis in blocks.chunks[:2])
-    where = ()
-    if mask is not None:  # one graph node, handed to every task
-        where = (dask.delayed(mask, pure=True), origin, image_shape or blocks.shape[:2])
-    return blocks.map_blocks(_block_cells, f, nodata, *where,
-                             chunks=(*cells, blocks.chunks[2]), dtype=np.float32)  # fmt: skip
+    over f × f cells, lazily: :func:`xfskde._cells.cell_means` of the blocks of
+    :func:`_cell_blocks`, over the foreground ``mask``'s pixels only when one is given (it
+    covers the extent of an image of ``image_shape``, of which ``arr`` is the part from pixel
+    ``origin``; by default ``arr`` itself): a cell without foreground is NaN."""
+    return cell_means(_cell_blocks(arr, f, chunks), f, nodata, mask, origin, image_shape)
 
 
 def _coarse_plan(
@@ -1165,132 +1132,22 @@ def _cell_blocks(raw: da.Array, f: int, chunks: int | None) -> da.Array:
     image's edge), so every cell lies in one block and the result does not depend on the
     input's chunks.
 
-    Each block is averaged as it is (:func:`_block_cells`: its values in [0, 1] and its
-    missing pixels read in the same pass), so no block of the image is ever held as float32:
-    Dask holds the pieces of the image's blocks it splits for the plan until each block of the
-    plan is whole, a byte a channel for 8-bit images, not four (a 16384² RGB slide at f = 5:
-    0.34 GiB of float32 pieces held, when the blocks were converted before they were
-    averaged)."""
+    Each block is averaged as it is (:func:`xfskde._cells.block_cells`: its values in [0, 1]
+    and its missing pixels read in the same pass), so no block of the image is ever held as
+    float32: Dask holds the pieces of the image's blocks it splits for the plan until each
+    block of the plan is whole, a byte a channel for 8-bit images, not four (a 16384² RGB
+    slide at f = 5: 0.34 GiB of float32 pieces held, when the blocks were converted before
+    they were averaged)."""
     h, w = raw.shape[:2]
     rows, cols = _coarse_plan((h, w), f, chunks)
     inside = ((*rows[:-1], rows[-1] - (-h % f)), (*cols[:-1], cols[-1] - (-w % f)))
     return raw.rechunk((*inside, -1))
 
 
-def _missing_marker(dtype: np.dtype, nodata: float | int | None) -> tuple[Any, bool]:
-    """``nodata`` as a value of ``dtype``, compared as ``block == nodata`` compares it in
-    :func:`_unit_float` (NumPy's rules for a Python number: in the block's own dtype, where an
-    integer image equals no value it cannot hold), and whether any pixel can equal it."""
-    if nodata is None or (isinstance(nodata, float) and math.isnan(nodata)):
-        return dtype.type(0), False
-    if dtype.kind in "uib":
-        limits = np.iinfo(np.uint8 if dtype.kind == "b" else dtype)
-        number = float(nodata)
-        if not number.is_integer() or not limits.min <= int(number) <= limits.max:
-            return dtype.type(0), False
-        return (np.uint8 if dtype.kind == "b" else dtype.type)(int(number)), True
-    return dtype.type(nodata), True
-
-
-def _compiled_view(block: np.ndarray, nodata: float | int | None):
-    """A block as :func:`_raw_cell_means` and :func:`_raw_present` read it (bools as bytes),
-    the divisor of :func:`_unit_float`, the missing pixels' value and whether there is one."""
-    marker, has_marker = _missing_marker(block.dtype, nodata)
-    if block.dtype.kind == "b":
-        return np.ascontiguousarray(block).view(np.uint8), np.float32(1), marker, has_marker
-    top = np.iinfo(block.dtype).max if block.dtype.kind in "ui" else 1
-    return np.ascontiguousarray(block), np.float32(top), marker, has_marker
-
-
-def _block_cells(
-    block: np.ndarray,
-    f: int,
-    nodata: float | int | None,
-    mask: np.ndarray | None = None,
-    origin: tuple[int, int] = (0, 0),
-    image_shape: tuple[int, int] | None = None,
-    block_info: dict | None = None,
-) -> np.ndarray:
-    """The means over f × f cells of one (h, w, c) block of an input with its ``nodata``: of
-    each cell's finite values of :func:`_unit_float` of the block, channel by channel (NaN
-    where none is), the cells of its last row and column over the pixels the block has; in one
-    compiled pass over the block in its own dtype (converted to float32 first and then averaged,
-    the two passes of a 16384² RGB slide at f = 5 took 3.1 s of thread time; now 1.3 s, the
-    same cells bit for bit). With a foreground ``mask`` (:func:`_averaged`; ``block_info``
-    places the block), the pixels outside it are missing too."""
-    h, w = block.shape[:2]
-    out = np.empty((-(-h // f), -(-w // f), block.shape[2]), np.float32)
-    values, top, marker, has_marker = _compiled_view(block, nodata)
-    _raw_cell_means(values, f, top, marker, has_marker, _kept(mask, origin, image_shape,
-                                                              block_info), out)  # fmt: skip
-    return out
-
-
-#: No foreground mask, for the compiled passes that take one (a mask of no rows).
-_NO_MASK = np.ones((0, 0), bool)
-
-
-def _kept(
-    mask: np.ndarray | None,
-    origin: tuple[int, int],
-    image_shape: tuple[int, int] | None,
-    block_info: dict | None,
-) -> np.ndarray:
-    """The foreground ``mask`` over the pixels of a block of a Dask array (``block_info``)
-    that is the part of an image of ``image_shape`` from pixel ``origin``; :data:`_NO_MASK`
-    without a mask."""
-    if mask is None:
-        return _NO_MASK
-    (r0, r1), (c0, c1) = block_info[0]["array-location"][:2]
-    rows, cols = (origin[0] + r0, origin[0] + r1), (origin[1] + c0, origin[1] + c1)
-    return _foreground_over(mask, image_shape, rows, cols)
-
-
-@numba.njit(nogil=True, cache=True)
-def _raw_cell_means(block, f, top, marker, has_marker, keep, out):
-    """``out[i, j, c]``: the mean of the finite float32(value) / ``top`` of channel c over the
-    pixels of cell (i, j) that are not missing (every channel equal to ``marker``, with
-    ``has_marker``; outside ``keep``, unless it has no rows), NaN if none; summed in float64 in
-    the block's memory order."""
-    h, w, channels = block.shape
-    rows, cols = out.shape[0], out.shape[1]
-    masked = keep.shape[0] > 0
-    total = np.empty((cols, channels))
-    count = np.empty((cols, channels), np.int64)
-    for i in range(rows):
-        total[:] = 0.0
-        count[:] = 0
-        for y in range(i * f, min(h, (i + 1) * f)):
-            for x in range(w):
-                if has_marker and _marked(block, y, x, marker):
-                    continue
-                if masked and not keep[y, x]:
-                    continue
-                j = x // f
-                for c in range(channels):
-                    v = np.float32(block[y, x, c]) / top
-                    if np.isfinite(v):
-                        total[j, c] += v
-                        count[j, c] += 1
-        for j in range(cols):
-            for c in range(channels):
-                n = count[j, c]
-                out[i, j, c] = total[j, c] / n if n > 0 else np.nan
-
-
-@numba.njit(nogil=True, cache=True, inline="always")
-def _marked(block, y, x, marker):
-    """Whether every channel of pixel (y, x) equals ``marker`` (the pixel is missing)."""
-    for c in range(block.shape[2]):
-        if block[y, x, c] != marker:
-            return False
-    return True
-
-
 def _every_pixel_present(dtype: np.dtype, nodata: float | int | None) -> bool:
     """Whether every pixel of an input of ``dtype`` with ``nodata`` is present: integers (no
     NaN) that no pixel can mark as missing."""
-    return dtype.kind in "uib" and not _missing_marker(dtype, nodata)[1]
+    return dtype.kind in "uib" and not missing_marker(dtype, nodata)[1]
 
 
 def _present_block(
@@ -1304,10 +1161,10 @@ def _present_block(
     """:func:`present_pixels` of :func:`_unit_float` of a block of :func:`_cell_blocks`, in one
     compiled pass, padded with absent pixels to its block of the ``plan`` (whole cells); with a
     foreground ``mask`` (over an image of ``image_shape``), on it only."""
-    values, top, marker, has_marker = _compiled_view(block, nodata)
+    values, top, marker, has_marker = compiled_view(block, nodata)
     where = block_info[0]["chunk-location"] if block_info else (0, 0)
     out = np.zeros((plan[0][where[0]], plan[1][where[1]]), bool)
-    _raw_present(values, top, marker, has_marker, _kept(mask, (0, 0), image_shape, block_info),
+    _raw_present(values, top, marker, has_marker, kept(mask, (0, 0), image_shape, block_info),
                  out)  # fmt: skip
     return out
 
@@ -1321,7 +1178,7 @@ def _raw_present(block, top, marker, has_marker, keep, out):
     masked = keep.shape[0] > 0
     for y in range(h):
         for x in range(w):
-            present = not (has_marker and _marked(block, y, x, marker))
+            present = not (has_marker and marked(block, y, x, marker))
             present = present and not (masked and not keep[y, x])
             if present:
                 for c in range(channels):
