@@ -213,6 +213,27 @@ def test_skipped_blocks_are_not_read():
     assert reads == {(0, 0), (0, 1), (1, 0), (1, 1)}  # the block and its neighbours' halos
 
 
+@pytest.mark.parametrize("mask_shape", [(64, 48), (1000, 1500), (2999, 4001), (1, 1)])
+@pytest.mark.parametrize("stride", [1, 4])
+def test_each_sample_takes_the_mask_pixel_under_its_centre(mask_shape, stride):
+    """_grid.mask_at_samples (a coarse mask repeated over the samples in each of its pixels)
+    against the rule itself, sample by sample, for masks coarser and finer than the image."""
+    from xfskde._grid import mask_at_samples
+
+    mask = np.random.default_rng(0).random(mask_shape) > 0.5
+    image = (1000, 1500)
+    rows, cols = (3, 1000 // stride), (0, 1500 // stride - 7)
+    got = mask_at_samples(mask, image, stride, rows, cols)
+    o = (stride - 1) // 2
+    expected = np.array([[mask[min(int((i * stride + o + 0.5) * mask_shape[0] / image[0]),
+                                   mask_shape[0] - 1),
+                               min(int((j * stride + o + 0.5) * mask_shape[1] / image[1]),
+                                   mask_shape[1] - 1)]
+                          for j in range(*cols)] for i in range(*rows)])  # fmt: skip
+    np.testing.assert_array_equal(got, expected)
+    assert mask_at_samples(mask, image, stride, (5, 5), cols).shape == (0, cols[1])
+
+
 def test_mask_samples_on_a_stride_grid():
     mask = xr.DataArray(np.zeros((4, 4), bool), dims=("y", "x"))
     mask[1, 2] = True  # image pixels 25..50 x 50..75 of a 100 x 100 image
