@@ -28,7 +28,9 @@ its peak RSS. ``random``: a ``random_textures`` image (fine colour textures: the
 keeps σ = 6, every pixel analysed); ``ihc``: scikit-image's immunohistochemistry image
 (``data.immunohistochemistry``, 512²) mirrored to 1024², a microscopy texture whose scale
 (≈ 23 px) sends the fit through the region-scale search on crops of up to 6000² pixels and the
-labels through 5 × 5 cells (``resolution``), as tissue seen at 0.5 µm/px does.
+labels through 5 × 5 cells (``resolution``), as tissue seen at 0.5 µm/px does; ``tissue``:
+that image in two overlapping ellipses (30 % of the slide) on noisy grey-white glass,
+segmented with ``--mask auto`` (a flat TIFF: the mask is found on the slide averaged down).
 
 Every measurement runs in a fresh child process (this script with ``--child``), so that its
 peak RSS is its own; each child first runs its stage on a contiguous copy of a 256² crop,
@@ -172,7 +174,7 @@ def measure_command(task: dict) -> dict:
     seconds = time.perf_counter() - start
     if result.returncode:
         raise RuntimeError(f"{' '.join(task['command'])} failed:\n{result.stderr[-3000:]}")
-    own = re.search(r"in ([0-9.]+) s$", result.stdout.strip())
+    own = re.search(r"blocks (?:computed|written) in ([0-9.]+) s", result.stdout)
     peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 2**20  # KiB -> GiB
     return {"seconds": seconds, "command_seconds": float(own[1]) if own else None,
             "peak_rss_gib": peak}  # fmt: skip
@@ -265,20 +267,43 @@ def measure_image(name: str, paths: tuple[Path, Path], size: int, threads: int) 
     return rows
 
 
-def write_slide(path: Path, size: int, base: np.ndarray) -> None:
-    """A size² RGB tiled TIFF of ``base`` (side a multiple of the tile) repeated, tile by tile."""
+def write_slide(path: Path, size: int, base: np.ndarray, on_glass: bool = False) -> None:
+    """A size² RGB tiled TIFF of ``base`` (side a multiple of the tile) repeated, tile by tile;
+    ``on_glass``: inside two overlapping ellipses only (30 % of the slide), the rest glass."""
     import tifffile
 
-    n = base.shape[0]
-    tiles = (base[r % n : r % n + TILE, c % n : c % n + TILE]
-             for r in range(0, size, TILE) for c in range(0, size, TILE))  # fmt: skip
+    n, rng = base.shape[0], np.random.default_rng(0)
+    tissue = _tissue(size) if on_glass else None
+
+    def tile(r: int, c: int) -> np.ndarray:
+        pixels = base[r % n : r % n + TILE, c % n : c % n + TILE]
+        if tissue is None:
+            return pixels
+        f = size // tissue.shape[0]
+        inside = np.repeat(np.repeat(tissue[r // f : (r + TILE) // f, c // f : (c + TILE) // f],
+                                     f, axis=0), f, axis=1)  # fmt: skip
+        glass = (236 + rng.integers(-4, 5, (TILE, TILE, 3))).astype(np.uint8)
+        return np.where(inside[..., None], pixels, glass)
+
+    tiles = (tile(r, c) for r in range(0, size, TILE) for c in range(0, size, TILE))
     tifffile.imwrite(path, tiles, shape=(size, size, 3), dtype=np.uint8, tile=(TILE, TILE),
                      photometric="rgb")  # fmt: skip
 
 
+def _tissue(size: int) -> np.ndarray:
+    """The tissue of a ``tissue`` slide at 1/32 of its side: two overlapping ellipses."""
+    from skimage.draw import ellipse
+
+    side = max(1, size // 32)
+    small = np.zeros((side, side), bool)
+    for cy, cx, ry, rx in ((0.39, 0.43, 0.29, 0.37), (0.64, 0.64, 0.23, 0.2)):
+        small[ellipse(cy * side, cx * side, ry * side, rx * side, shape=small.shape)] = True
+    return small
+
+
 def slide_base(kind: str) -> np.ndarray:
     """The 1024² uint8 RGB image a slide of ``kind`` repeats."""
-    if kind == "ihc":
+    if kind in ("ihc", "tissue"):
         from skimage import data
 
         ihc = data.immunohistochemistry()  # 512² RGB
@@ -297,19 +322,21 @@ def measure_slide(size: int, folder: Path, threads: int, kind: str = "random") -
     base = slide_base(kind)
     warm, slide = folder / "warm.tif", folder / f"slide-{kind}-{size}.tif"
     tifffile.imwrite(warm, base[:WARM, :WARM], tile=(WARM, WARM), photometric="rgb")
-    write_slide(slide, size, base)
+    write_slide(slide, size, base, on_glass=kind == "tissue")
 
     def command(source: Path) -> list[str]:
         return [sys.executable, "-m", "xfskde.cli", "segment", str(source),
                 str(folder / f"{source.stem}.zarr"), "--textures", str(N_TEXTURES),
-                "--workers", str(threads), "--no-progress", "--overwrite"]  # fmt: skip
+                "--workers", str(threads), "--no-progress", "--overwrite",
+                *(["--mask", "auto"] if kind == "tissue" and source == slide else [])]  # fmt: skip
 
     subprocess.run(command(warm), capture_output=True, check=True, env=child_env(threads))
     r = run_child({"stage": "slide", "command": command(slide), "threads": threads})
     slide.unlink()
     shutil.rmtree(folder / f"{slide.stem}.zarr", ignore_errors=True)
     pixels = size * size
-    name = f"slide {size}²" if kind == "random" else f"{kind.upper()} slide {size}²"
+    names = {"random": "slide", "ihc": "IHC slide", "tissue": "IHC on glass"}
+    name = f"{names[kind]} {size}²"
     return {"image": name, "stage": "xfskde segment", **r, "pixels": pixels,
             "mpx_s": pixels / r["seconds"] / 1e6}  # fmt: skip
 
@@ -320,7 +347,7 @@ def print_row(row: dict) -> None:
     rss = f"{row['peak_rss_gib']:.2f} GiB" if "peak_rss_gib" in row else "-"
     rand = f"{row['rand']:.3f}" if "rand" in row else "-"
     load = f"{row['load']:.1f}" if "load" in row else "-"
-    print(f"{row['image']:<18}{row['stage']:<16}{row['seconds']:>9.2f}{row['mpx_s']:>9.2f}"
+    print(f"{row['image']:<21}{row['stage']:<16}{row['seconds']:>9.2f}{row['mpx_s']:>9.2f}"
           f"{vs:>10}{rss:>11}{rand:>7}{load:>6}")  # fmt: skip
 
 
@@ -348,8 +375,8 @@ def main(argv: list[str] | None = None) -> list[dict]:
     parser.add_argument("--size", type=int, help="in-memory image side (default 2048; quick 512)")
     parser.add_argument("--slide", type=int, default=16384,
                         help="slide side (a multiple of 512; 0: no slide)")  # fmt: skip
-    parser.add_argument("--slides", default="random,ihc",
-                        help="the slides' images, comma-separated: random, ihc")  # fmt: skip
+    parser.add_argument("--slides", default="random,ihc,tissue",
+                        help="the slides, comma-separated: random, ihc, tissue")  # fmt: skip
     parser.add_argument("--threads", type=int, default=2, help="Dask workers and numba threads")
     parser.add_argument("--quick", action="store_true", help="512² and no slide: checks it runs")
     parser.add_argument("--json", help="also write the rows to this file")
@@ -361,8 +388,8 @@ def main(argv: list[str] | None = None) -> list[dict]:
     if args.slide % TILE:
         parser.error(f"--slide must be a multiple of {TILE}")
     slides = [k for k in args.slides.split(",") if k]
-    if set(slides) - {"random", "ihc"}:
-        parser.error(f"--slides takes random and ihc, got {args.slides!r}")
+    if set(slides) - {"random", "ihc", "tissue"}:
+        parser.error(f"--slides takes random, ihc and tissue, got {args.slides!r}")
     size = args.size or (512 if args.quick else 2048)
 
     folder = Path(tempfile.mkdtemp(prefix="xfskde-segment-speed-"))
@@ -375,12 +402,12 @@ def main(argv: list[str] | None = None) -> list[dict]:
             rows += [measure_slide(args.slide, folder, args.threads, kind) for kind in slides]
     finally:
         shutil.rmtree(folder, ignore_errors=True)
-    print(f"\n{'image':<18}{'stage':<16}{'seconds':>9}{'Mpx/s':>9}{'vs field':>10}"
+    print(f"\n{'image':<21}{'stage':<16}{'seconds':>9}{'Mpx/s':>9}{'vs field':>10}"
           f"{'peak RSS':>11}{'Rand':>7}{'load':>6}")  # fmt: skip
     for row in rows:
         print_row(row)
         if row.get("command_seconds") is not None:
-            print(f"{'':<18}{'  its own time':<16}{row['command_seconds']:>9.2f}"
+            print(f"{'':<21}{'  its own time':<16}{row['command_seconds']:>9.2f}"
                   f"{row['pixels'] / row['command_seconds'] / 1e6:>9.2f}")  # fmt: skip
     print_targets(rows, size)
     print(f"\nload {os.getloadavg()[0]:.2f} (1 minute)")
