@@ -93,7 +93,7 @@ def _small(image: xr.DataArray, max_side: int) -> xr.DataArray:
     those of the last row and column over the pixels the image has, and the cells' centres as
     coordinates (:func:`xfskde._cells.cell_means`: one compiled pass over each block in its own
     dtype; xarray's ``coarsen().mean()`` of the float32 image took 4.6 s of a 16384² RGB
-    TIFF, this 0.8 s, the reading 0.8 s of it)."""
+    TIFF, this 0.98 s, 0.8 s of it reading the file)."""
     colour = [d for d in image.dims if d not in ("y", "x")]
     image = image.transpose("y", "x", *colour)
     factor = max(1, math.ceil(max(image.sizes["y"], image.sizes["x"]) / max_side))
@@ -110,9 +110,8 @@ def _small(image: xr.DataArray, max_side: int) -> xr.DataArray:
     for name, coord in image.coords.items():
         along = {d: factor for d in coord.dims if d in ("y", "x")}
         coords[name] = coord.coarsen(along, boundary="pad").mean() if along else coord
-    small = xr.DataArray(cells.reshape(shape), dims=image.dims, coords=coords, name=image.name,
-                         attrs={**image.attrs, "downsampled_by": factor})  # fmt: skip
-    return small
+    return xr.DataArray(cells.reshape(shape), dims=image.dims, coords=coords, name=image.name,
+                        attrs={**image.attrs, "downsampled_by": factor})  # fmt: skip
 
 
 def _opened_as(image: xr.DataArray) -> dict[str, Any]:

@@ -646,8 +646,8 @@ def _sample_block(
     corner = (origin[0] - halo, origin[1] - halo)  # the image position of the block's (0, 0)
     valid = present_pixels(block)
     if mask is not None:  # what lies outside the foreground is no texture: missing pixels
-        valid &= mask_over(mask, image_shape, (corner[0], corner[0] + block.shape[0]),
-                                  (corner[1], corner[1] + block.shape[1]))  # fmt: skip
+        rows_px = (corner[0], corner[0] + block.shape[0])
+        valid &= mask_over(mask, image_shape, rows_px, (corner[1], corner[1] + block.shape[1]))
     if shift:  # at least n / 5 points, spaced by d / k
         spacing = np.sqrt(height * width / max(n // 5, 1))
         # at most d steps of one pixel: the grid then reaches d pixels beyond the interior, all
@@ -1179,7 +1179,8 @@ def _raw_present(block, top, marker, has_marker, keep, out):
     for y in range(h):
         for x in range(w):
             present = not (has_marker and marked(block, y, x, marker))
-            present = present and not (masked and not keep[y, x])
+            if masked and not keep[y, x]:
+                present = False
             if present:
                 for c in range(channels):
                     if not np.isfinite(np.float32(block[y, x, c]) / top):
