@@ -37,7 +37,7 @@ from ..io.stores import input_changed
 from ..lazy import plan_chunks
 from ..masks import resolve_mask
 from ..segmentation import FEATURE_GROUPS, fit_textures
-from ..segmentation.defaults import FINE_SIZE, auto_features
+from ..segmentation.defaults import FINE_SIZE, MASK_MARGIN, auto_features
 from ..segmentation.features import vote_reach
 from ..segmentation.model import (
     BACKGROUND,
@@ -231,7 +231,7 @@ def run(args: argparse.Namespace) -> int:
             refuse_unshared_folder(os.path.dirname(output.url.rstrip(os.sep)))
         # the fit is seeded, so a resumed run fits the same endmembers; they are in the
         # labels' attrs, and write_blocks refuses to resume a store written with others
-        mask = resolve_mask(args.mask, image)
+        mask = resolve_mask(args.mask, image, margin=MASK_MARGIN)
         if model is None:
             model = fit_textures(image, args.textures, **options, mask=mask, nodata=args.nodata)
         if is_ome_zarr(out):

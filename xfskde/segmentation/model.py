@@ -79,6 +79,7 @@ from .defaults import (
     GREY_CHROMA,
     IDLE_SHARE,
     LABEL_FRACTION,
+    MASK_MARGIN,
     REGION_CROP,
     REGION_FLOOR,
     REGION_FRACTION,
@@ -950,7 +951,7 @@ def _foreground(arr: da.Array, source: Any, mask: Any) -> tuple[np.ndarray | Non
     as a boolean array covering the image's extent (None for no mask), and what the labels
     record of it (:func:`xfskde.masks._mask_attrs`, and the background label)."""
     view = source if source is not None else xr.DataArray(arr, dims=("y", "x", "c"))
-    resolved = resolve_mask(mask, view)
+    resolved = resolve_mask(mask, view, margin=MASK_MARGIN)  # no glass ring inside the mask
     attrs = {**_mask_attrs(resolved, mask), "background_label": BACKGROUND}
     return (None if resolved is None else np.asarray(resolved.values, bool)), attrs
 
