@@ -29,7 +29,7 @@ keeps σ = 6, every pixel analysed); ``ihc``: scikit-image's immunohistochemistr
 (``data.immunohistochemistry``, 512²) mirrored to 1024², a microscopy texture whose scale
 (≈ 23 px) sends the fit through the region-scale search on crops of up to 6000² pixels and the
 labels through 5 × 5 cells (``resolution``), as tissue seen at 0.5 µm/px does; ``tissue``:
-that image in two overlapping ellipses (30 % of the slide) on noisy grey-white glass,
+that image in two overlapping ellipses (43 % of the slide) on noisy grey-white glass,
 segmented with ``--mask auto`` (a flat TIFF: the mask is found on the slide averaged down).
 
 Every measurement runs in a fresh child process (this script with ``--child``), so that its
@@ -269,7 +269,7 @@ def measure_image(name: str, paths: tuple[Path, Path], size: int, threads: int) 
 
 def write_slide(path: Path, size: int, base: np.ndarray, on_glass: bool = False) -> None:
     """A size² RGB tiled TIFF of ``base`` (side a multiple of the tile) repeated, tile by tile;
-    ``on_glass``: inside two overlapping ellipses only (30 % of the slide), the rest glass."""
+    ``on_glass``: inside two overlapping ellipses only (43 % of the slide), the rest glass."""
     import tifffile
 
     n, rng = base.shape[0], np.random.default_rng(0)
