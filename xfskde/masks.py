@@ -35,7 +35,8 @@ and CRS is placed by them (cut to the image, refused if it covers only part of i
 
 Then objects and holes (8-connected components) smaller than ``min_fraction`` of the mask's area
 are removed and filled, and the foreground is grown by ``margin`` mask pixels, so that windows
-at the tissue's edge are computed whole.
+at the tissue's edge are computed whole (segmentation, to which outside the mask is missing
+pixels, takes it without: :data:`xfskde.segmentation.defaults.MASK_MARGIN`).
 """
 
 from __future__ import annotations
