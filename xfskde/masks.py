@@ -63,6 +63,12 @@ from .io.images import image_levels, parse_plane
 
 __all__ = [
     "COLOURLESS",
+    "GLASS_BRIGHTNESS",
+    "GLASS_COLOUR",
+    "GLASS_DARKER",
+    "GLASS_SATURATION",
+    "GLASS_SHARE",
+    "MARGIN",
     "METHODS",
     "background_blocks",
     "mask_samples",
