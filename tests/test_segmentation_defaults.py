@@ -17,6 +17,7 @@ from xfskde.segmentation import FeatureSpec, TextureModel, fit_textures, segment
 from xfskde.segmentation._bank import BANK_FILTERS, bank_bins, bank_responses
 from xfskde.segmentation.defaults import (
     BOUNDARY_RATIO,
+    FINE_SIZE,
     FSKDE_SHARE,
     GREY_CHROMA,
     IDLE_SHARE,
@@ -127,6 +128,12 @@ def test_texture_scale_of_smoothed_noise(rng):
         assert texture_scale(tiles) == pytest.approx(2 * sigma, rel=0.12)
     tiles[0][:40, :40] = np.nan  # missing pixels are left out of the pairs
     assert texture_scale(tiles[:1]) == pytest.approx(8, rel=0.15)
+    # and so are the offsets they leave without pairs: strips of 6 rows present measured 6.1
+    # of 32 (its rings' offsets 6 rows apart or more counted as 0)
+    strips = [ndi.gaussian_filter(rng.standard_normal((128, 128)), 4.0) for _ in range(32)]
+    for strip in strips:
+        strip[6:] = np.nan
+    assert texture_scale(strips) == pytest.approx(8, rel=0.12)  # as whole tiles; it was 6.1
     assert texture_scale([np.ones((64, 64))]) == 1.0  # nothing to measure
 
 
@@ -459,6 +466,14 @@ def test_boundary_share_counts_pixels_next_to_another_label():
     checker = np.indices((6, 6)).sum(axis=0) % 2
     assert boundary_share(checker) == 1.0
     assert boundary_share(np.ones((5, 5))) == 0.0 and boundary_share(np.ones((1, 5))) == 0.0
+    # only the pixels present count, each against its neighbours present
+    present = np.ones((10, 10), bool)
+    present[:, 7:] = False  # the edge at column 7 is no boundary drawn
+    edged = half.copy()
+    edged[:, 7:] = 0
+    assert boundary_share(edged, present) == pytest.approx(9 / 63)
+    assert boundary_share(edged, np.ones((10, 10), bool)) == boundary_share(edged)
+    assert boundary_share(edged, np.zeros((10, 10), bool)) == 0.0
 
 
 def test_a_fine_window_that_follows_the_elements_is_widened():
@@ -476,6 +491,73 @@ def test_a_fine_window_that_follows_the_elements_is_widened():
     assert c["size_agreement"] >= 0.9 and c["size_boundaries"] > BOUNDARY_RATIO
     assert model.spec.size > 6 and "times the boundaries" in c["size"]
     assert rand_index(truth, np.asarray(labels)) > 0.75
+
+
+def test_the_window_check_compares_the_labels_of_the_foreground_only():
+    """Outside a mask both of the window check's fits label the background, which counted as
+    agreement and drew the mask's edge as a boundary of both, pulling the ratio of their
+    boundaries towards 1: the colour mosaic above, centred on glass twice its side, had its
+    fine window kept (agreement 0.996, boundaries 1.33 times) where alone it is widened (0.906,
+    1.80). On the foreground only the check finds what it finds on the tissue alone (0.936,
+    1.71: the fits' samples lie elsewhere)."""
+    grey, _ = texture_mosaic((256, 256), seed=7)
+    v = grey[..., None]
+    stained = (1 - v) ** 2 * [0.3, 0.1, 0.45] + 2 * v * (1 - v) * [0.85, 0.35, 0.6]
+    stained = (stained + v**2 * [0.95, 0.85, 0.92]).astype(np.float32)
+    alone = fit_textures(stained, 3).choices
+    rng = np.random.default_rng(0)
+    slide = (0.92 + 0.01 * rng.standard_normal((512, 512, 1))).repeat(3, axis=-1)
+    slide = slide.astype(np.float32)
+    slide[128:384, 128:384] = stained
+    mask = np.zeros((512, 512), bool)
+    mask[128:384, 128:384] = True
+    model = fit_textures(slide, 3, mask=mask)
+    on_glass = model.choices
+    assert model.spec.size > FINE_SIZE  # widened, as alone
+    assert abs(on_glass["size_agreement"] - alone["size_agreement"]) < 0.05
+    assert abs(on_glass["size_boundaries"] - alone["size_boundaries"]) < 0.1
+
+
+def test_a_patch_among_missing_pixels_is_measured_as_the_patch_alone():
+    """A 128² patch of random textures in a 768² image otherwise NaN. Every automatic choice
+    was made on the missing pixels too: the probe tiles held 9 % of the patch in one tile of
+    16 (texture scale 3.9 px, alone 6.9), the window check counted the NaN both its fits
+    label BACKGROUND as agreement (0.999, alone 0.728), the window's bound was 1/12 of the
+    image's side, not of the patch's, and the region scale read the zero features of the
+    missing samples as one wide region (76 px, alone 20). Each is now measured on the patch."""
+    texture, _ = random_textures((128, 128), seed=2)
+    patch = np.full((768, 768, 3), np.nan, np.float32)
+    patch[500:628, 300:428] = texture
+    alone = fit_textures(texture, 3)
+    among = fit_textures(patch, 3)
+    a, b = alone.choices, among.choices
+    assert b["texture_scale_px"] == pytest.approx(a["texture_scale_px"], rel=0.15)
+    assert b["size_agreement"] == pytest.approx(a["size_agreement"], abs=0.05)
+    assert b["size_boundaries"] == pytest.approx(a["size_boundaries"], abs=0.1)
+    assert b["region_scale_px"] == pytest.approx(a["region_scale_px"], rel=0.15)
+    assert among.spec.size == alone.spec.size
+    assert "the foreground's extent 128x128 px / 12 = 10.7" in b["size"]
+
+
+def test_the_foreground_extent_is_the_mask_or_the_pixels_present_in_memory():
+    import dask.array as da
+
+    from xfskde.segmentation.model import _extent, _prepare
+
+    image = np.zeros((300, 200, 3), np.float32)
+    image[50:150, 20:60] = np.nan
+    mask = np.zeros((30, 20), bool)  # a mask pixel covers 10 x 10 image pixels
+    mask[3:9, 2:4] = True
+    assert _extent(_prepare(image, None, 8), mask) == (60, 20)
+    image[:] = np.nan
+    image[100:133, 10:190] = 0.5
+    assert _extent(_prepare(image, None, 8), None) == (33, 180)
+    as_array = xr.DataArray(image, dims=("y", "x", "c"))
+    assert _extent(_prepare(as_array, None, 8), None) == (33, 180)
+    # on disk (Dask): finding the missing pixels would read the image whole
+    assert _extent(_prepare(da.from_array(image, chunks=100), None, 8), None) == (300, 200)
+    whole = np.zeros((300, 200, 3), np.uint8)  # integers without nodata: all present
+    assert _extent(_prepare(whole, None, 8), None) == (300, 200)
 
 
 def test_a_large_image_is_fitted_on_a_tile_of_each_drawn_block(monkeypatch):
