@@ -2072,11 +2072,11 @@ def _auto_size(
     # on one thread, the whole fit's: blas_on_one_thread)
     with ThreadPoolExecutor(2) as pool:
         labels, kept = zip(*pool.map(labelled, (FINE_SIZE, CHECK_SIZE)), strict=True)
-    # the groups either fit needed, where the crop is the whole image and there is no mask: a
-    # crop of part of it may hold one texture, which the fits split along whatever varies
-    # there, and the fits do not know the mask (a cluster of them may be the background)
-    # (without signal the fits leave no group out)
-    whole = signal and crop.shape[:2] == arr.shape[:2] and foreground is None
+    # the groups either fit needed, where the crop is the whole image: a crop of part of it
+    # may hold one texture, which the fits split along whatever varies there (outside a mask
+    # the crop is missing pixels, which the fits do not sample) (without signal the fits leave
+    # no group out)
+    whole = signal and crop.shape[:2] == arr.shape[:2]
     needed = tuple(g for g in spec_args["features"] if any(g in k for k in kept)) if whole else None
     # on the crop's pixels present only: outside a mask, or at missing pixels, both label
     # BACKGROUND, which would count as agreement and draw the same edge in both
