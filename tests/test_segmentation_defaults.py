@@ -353,12 +353,17 @@ def test_groups_are_not_left_out_on_what_a_crop_of_the_image_shows():
     assert "before the fit" not in model.choices.get("groups", "")
     assert "fskde" in model.spec.features
     assert rand_index(truth, np.asarray(model.predict(image))) > 0.95  # measured 0.995
-    # nor where a mask is given: the check's fits read the whole crop, background too
-    small, _ = random_textures((256, 256), seed=100)
+    # a mask is no reason not to: outside it the crop is missing pixels, which the check's
+    # fits do not sample
+    small, truth = random_textures((256, 256), seed=100)
     mask = np.zeros((256, 256), bool)
     mask[:, :200] = True
     assert "before the fit" in fit_textures(small, 3).choices["groups"]
-    assert "before the fit" not in fit_textures(small, 3, mask=mask).choices.get("groups", "")
+    masked = fit_textures(small, 3, mask=mask)
+    assert "before the fit" in masked.choices["groups"]
+    labels = np.asarray(masked.predict(small, mask=mask))
+    assert (labels[:, 200:] == 0).all()
+    assert rand_index(truth[:, :200], labels[:, :200]) > 0.95
 
 
 def test_segment_leaves_out_the_groups_it_does_not_need(monkeypatch):
@@ -524,7 +529,9 @@ def test_a_patch_among_missing_pixels_is_measured_as_the_patch_alone():
     16 (texture scale 3.9 px, alone 6.9), the window check counted the NaN both its fits
     label BACKGROUND as agreement (0.999, alone 0.728), the window's bound was 1/12 of the
     image's side, not of the patch's, and the region scale read the zero features of the
-    missing samples as one wide region (76 px, alone 20). Each is now measured on the patch."""
+    missing samples as one wide region (76 px, alone 20). Each is now measured on the patch,
+    and so are the levels a prediction compares with the model's (the black level was 0.068
+    where the model's is 0.077)."""
     texture, _ = random_textures((128, 128), seed=2)
     patch = np.full((768, 768, 3), np.nan, np.float32)
     patch[500:628, 300:428] = texture
@@ -537,6 +544,11 @@ def test_a_patch_among_missing_pixels_is_measured_as_the_patch_alone():
     assert b["region_scale_px"] == pytest.approx(a["region_scale_px"], rel=0.15)
     assert among.spec.size == alone.spec.size
     assert "the foreground's extent 128x128 px / 12 = 10.7" in b["size"]
+    # and the levels a prediction checks the image against are measured as the fit's were
+    from xfskde.segmentation.model import _image_levels, _prepare
+
+    levels = _image_levels(_prepare(patch, None, 8).unit, None)
+    assert levels == pytest.approx(alone.value_range, abs=0.005)
 
 
 def test_the_foreground_extent_is_the_mask_or_the_pixels_present_in_memory():

@@ -1263,22 +1263,35 @@ def _probe_tiles(
     or the image's shorter side) of the prepared image, each reaching the foreground when there
     is a mask: what the texture scale and the filter bank's ranges are measured on. Reads only
     those pixels. When fewer than half of them hold a present pixel (an image mostly missing),
-    16 times as many are drawn and the fullest kept (a 128² patch of texture in a 768² image
-    otherwise missing was measured on the 9 % of it that one tile of 16 held: its texture
-    scale 3.9 px, where alone it is 6.9); when none of those holds one either, the image is
-    refused."""
+    16 times as many are drawn and the fullest kept (:func:`_present_tiles`); when none of
+    those holds one either, the image is refused."""
+    tiles = _present_tiles(arr, foreground, seed, count)
+    if tiles and not any(np.isfinite(t).any() for t in tiles):
+        raise ParameterError(
+            f"no pixel is present in {16 * count} random tiles of the image (all NaN, or "
+            "all the nodata value): nothing to segment; check nodata, or give a mask of "
+            "where the data are"
+        )
+    return tiles
+
+
+def _present_tiles(
+    arr: da.Array, foreground: np.ndarray | None, seed: int, count: int
+) -> list[np.ndarray]:
+    """``count`` random tiles (:func:`_draw_tiles`), values beyond any image's refused
+    (:func:`_refuse_extreme`). When fewer than half of them hold a present pixel, 16 times as
+    many are drawn and the fullest ``count`` of those that hold one kept (a 128² patch of
+    texture in a 768² image otherwise missing was measured on the 9 % of it that one tile of 16
+    held: its texture scale 3.9 px, where alone it is 6.9); all missing tiles if none does."""
     tiles = _draw_tiles(arr, foreground, seed, count)
     _refuse_extreme(tiles)
     if tiles and sum(bool(np.isfinite(t).any()) for t in tiles) < len(tiles) / 2:
         more = _draw_tiles(arr, foreground, seed + 1, 16 * count)
-        tiles = [t for t in more if np.isfinite(t).any()]
-        tiles = sorted(tiles, key=lambda t: -np.isfinite(t).mean())[:count]  # fullest first
-        if not tiles:
-            raise ParameterError(
-                f"no pixel is present in {16 * count} random tiles of the image (all NaN, or "
-                "all the nodata value): nothing to segment; check nodata, or give a mask of "
-                "where the data are"
-            )
+        held = [t for t in more if np.isfinite(t).any()]
+        if held:
+            tiles = sorted(held, key=lambda t: -np.isfinite(t).mean())[:count]  # fullest first
+        elif not any(np.isfinite(t).any() for t in tiles):
+            return tiles
     return tiles
 
 
@@ -1341,8 +1354,9 @@ def _value_range(tiles: list[np.ndarray]) -> tuple[float, float] | None:
 
 def _image_levels(arr: da.Array, foreground: np.ndarray | None) -> tuple[float, float] | None:
     """The black and white levels of an image to predict (:func:`_value_range` of
-    :data:`.defaults.TILES` probe tiles, drawn with seed 0), None without values."""
-    tiles = _draw_tiles(arr, foreground, 0, TILES)
+    :data:`.defaults.TILES` probe tiles, drawn with seed 0, those of an image mostly missing as
+    the fit draws them: :func:`_present_tiles`), None without values."""
+    tiles = _present_tiles(arr, foreground, 0, TILES)
     return _value_range(tiles) if tiles else None
 
 
