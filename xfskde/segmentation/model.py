@@ -2018,19 +2018,22 @@ def _extent(prepared: _Prepared, foreground: np.ndarray | None) -> tuple[int, in
     arr = prepared.raw
     height, width = arr.shape[:2]
     if foreground is not None:
-        present = np.asarray(foreground, bool)
+        mask = np.asarray(foreground, bool)
+        across, down = mask.any(axis=1), mask.any(axis=0)
     elif _every_pixel_present(arr.dtype, prepared.nodata):
         return height, width
     elif prepared.kind == "numpy" or (
         prepared.kind == "dataarray" and not isinstance(prepared.source.data, da.Array)
     ):
-        present = np.isfinite(prepared.unit).all(axis=-1).compute(scheduler="threads")
+        present = prepared.unit.map_blocks(present_pixels, drop_axis=2, dtype=bool)
+        across, down = dask.compute(present.any(axis=1), present.any(axis=0),
+                                    scheduler="threads")  # fmt: skip
     else:
         return height, width
-    rows, cols = np.flatnonzero(present.any(axis=1)), np.flatnonzero(present.any(axis=0))
+    rows, cols = np.flatnonzero(across), np.flatnonzero(down)
     if not rows.size:
         return height, width
-    my, mx = present.shape
+    my, mx = len(across), len(down)
     spans = (
         math.ceil((rows[-1] + 1) * height / my) - (rows[0] * height) // my,
         math.ceil((cols[-1] + 1) * width / mx) - (cols[0] * width) // mx,
