@@ -23,8 +23,9 @@ and CRS is placed by them (cut to the image, refused if it covers only part of i
 * ``"brightfield"`` (H&E, IHC: stained tissue on white glass): for an RGB image, whatever is
   not glass — the glass being the slide's bright, colourless mode, a pixel is tissue where its
   HSV saturation ``(max - min) / max`` exceeds the glass's by more than the glass's own spread,
-  or where it is darker than the glass by more than :data:`GLASS_DARKER` (:func:`_off_glass`;
-  an image without glass is tissue throughout). A grey-level image uses Otsu's threshold
+  or where it is darker than the glass by more than :data:`GLASS_DARKER`, or rougher than the
+  glass (pale stroma between its nuclei: :func:`_rough`) (:func:`_off_glass`; an image
+  without glass is tissue throughout). A grey-level image uses Otsu's threshold
   (:func:`skimage.filters.threshold_otsu`) of its darkness ``1 - I / max`` instead, and so does
   an RGB image without colour (a grey micrograph stored as RGB: the 99th percentile of its
   saturation below :data:`COLOURLESS`, where a stain's is 0.2 or more). Very dark pixels (a
@@ -68,6 +69,8 @@ __all__ = [
     "GLASS_DARKER",
     "GLASS_SATURATION",
     "GLASS_SHARE",
+    "GLASS_TEXTURE",
+    "GLASS_TEXTURE_SIZE",
     "MARGIN",
     "METHODS",
     "background_blocks",
@@ -98,6 +101,11 @@ GLASS_COLOUR = 0.03
 GLASS_DARKER = 0.15
 #: An RGB image with fewer glass-like pixels than this share of its own has no glass.
 GLASS_SHARE = 0.005
+#: Pale tissue is rougher than the glass: the standard deviation of the brightness over
+#: GLASS_TEXTURE_SIZE² mask pixels above the glass's own by more than its spread, and by at
+#: least :data:`GLASS_TEXTURE` (of the brightest pixel).
+GLASS_TEXTURE = 0.01
+GLASS_TEXTURE_SIZE = 5
 
 
 def _level_for(source: Any, max_side: int, storage_options: Any, opening: dict[str, Any]) -> int:
@@ -212,8 +220,8 @@ def _off_glass(
     saturation: np.ndarray, brightness: np.ndarray, candidates: np.ndarray
 ) -> tuple[np.ndarray, float, str]:
     """The ``candidates`` that are not glass: more coloured than the glass by more than its
-    spread, or darker by more than :data:`GLASS_DARKER`; the saturation above which a pixel is
-    tissue, and ``"saturation"``.
+    spread, darker by more than :data:`GLASS_DARKER`, or rougher (:func:`_rough`); the
+    saturation above which a pixel is tissue, and ``"saturation"``.
 
     The glass is the slide's bright, colourless mode: among the pixels less saturated than
     :data:`GLASS_SATURATION` and brighter than :data:`GLASS_BRIGHTNESS` (of the brightest
@@ -239,7 +247,43 @@ def _off_glass(
     dark_spread = 4 * 1.4826 * float(np.median(above)) if above.size else 0.0
     threshold = level + max(colour_spread, GLASS_COLOUR)
     darker = mode - max(dark_spread, GLASS_DARKER)
-    return candidates & ((saturation > threshold) | (brightness < darker)), threshold, "saturation"
+    stained = candidates & ((saturation > threshold) | (brightness < darker))
+    return stained | _rough(brightness, candidates, stained, glass), threshold, "saturation"
+
+
+def _rough(
+    brightness: np.ndarray, candidates: np.ndarray, stained: np.ndarray, glass: np.ndarray
+) -> np.ndarray:
+    """The pale ``candidates`` (not ``stained``) rougher than the glass: pale stroma between
+    its nuclei, which colour alone cannot tell from glass, is textured where glass is smooth.
+
+    The roughness is the standard deviation of the brightness over :data:`GLASS_TEXTURE_SIZE`²
+    mask pixels; a pixel is rough above the median of the ``glass`` pixels' (the mode's, not
+    stained) by more than 4 × 1.4826 × their median absolute deviation, and by at least
+    :data:`GLASS_TEXTURE`. A window across the tissue's edge is rough too, so a rough pixel
+    within half the window of smooth pale pixels (glass, a lumen) or of the image's edge is
+    not taken: no ring of glass around the section, no line along a scanner's stitching seam.
+    Measured on synthetic slides of 512² (tissue in an ellipse on noisy grey-white glass,
+    ``margin=0``), tissue left
+    out, colour alone → with the roughness: scikit-image's IHC section at 10–90 % glass
+    24–40 % → 7–15 % (what is left out is its white lumens and their rims); random colour
+    textures and an H&E-like section at 0–90 % glass, with a tint and a shading of the glass of
+    8–12 %, unchanged; none of the glass taken on any of the 45 slides, nor along stitching
+    seams of up to 8 grey levels between 128-px scan tiles."""
+    b = brightness.astype(np.float64)
+    mean = ndimage.uniform_filter(b, GLASS_TEXTURE_SIZE)
+    spread = np.sqrt(np.maximum(ndimage.uniform_filter(b * b, GLASS_TEXTURE_SIZE) - mean**2, 0))
+    smooth_glass = glass & ~stained
+    if not smooth_glass.any():
+        return np.zeros_like(candidates)
+    level = float(np.median(spread[smooth_glass]))
+    mad = float(np.median(np.abs(spread[smooth_glass] - level)))
+    rough = candidates & ~stained & (spread > level + max(4 * 1.4826 * mad, GLASS_TEXTURE))
+    smooth = candidates & ~stained & ~rough
+    reach = np.ones((2 * (GLASS_TEXTURE_SIZE // 2) + 1,) * 2, bool)
+    # beyond the image's edge counts as smooth: a strip of glass between the tissue and the
+    # edge narrower than the window has no smooth pixel of its own
+    return rough & ~ndimage.binary_dilation(smooth, structure=reach, border_value=1)
 
 
 def _otsu(measure: np.ndarray, candidates: np.ndarray, name: str) -> tuple[np.ndarray, float, str]:
