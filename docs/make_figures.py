@@ -16,6 +16,7 @@ orientation_map`), and rose diagrams of two regions of it (:func:`xfskde.plot.ro
 docs/segmentation.md, segment examples/segmentation.py's images (256², seed 1) with colour only
 and with colour + FS-KDE and draw them with :func:`xfskde.plot.segmentation`;
 ``segmentation_mosaics`` segments three held-out mosaics of real textures at the defaults;
+``segmentation_slide`` a section of scikit-image's IHC image on glass with ``mask="auto"``;
 ``segmentation_histology`` three H&E mosaics of tissue tiles from a folder you give
 (``--histology DIR``, one tile per class, e.g. NCT-CRC-HE-100K's; made only when given).
 ``napari_maps``, the picture of docs/ome-zarr.md and docs/tissue.md, is napari's window with the
@@ -490,6 +491,28 @@ def segmentation_mosaics(out: Path, quick: bool) -> Path:
     return _mosaic_rows(out, "segmentation_mosaics", rows)
 
 
+def segmentation_slide(out: Path, quick: bool) -> Path:
+    """A section on glass (docs/segmentation.md, Background and masks): scikit-image's IHC
+    image in an ellipse on grey-white glass, ``segment(slide, 3, mask="auto")``, drawn with
+    :func:`xfskde.plot.segmentation` (the background, label 0, in grey)."""
+    import matplotlib.pyplot as plt
+    from skimage import data
+
+    rng = np.random.default_rng(0)
+    glass = np.array([236, 234, 238]) + rng.normal(0, 3, (576, 768, 3))
+    slide = glass.clip(0, 255).astype(np.uint8)
+    yy, xx = np.mgrid[0:512, 0:512]
+    section = ((yy - 256) / 250) ** 2 + ((xx - 256) / 330) ** 2 < 1
+    slide[32:544, 128:640][section] = data.immunohistochemistry()[section]
+    if quick:
+        slide = slide[::2, ::2]
+    labels = np.asarray(xfskde.segment(slide, 3, mask="auto"))
+    plot.segmentation(slide, labels, image_cmap="gray")
+    fig = plt.gcf()
+    fig.set_size_inches(10.5, 3.2)
+    return _save_rgb(fig, out, "segmentation_slide")
+
+
 #: H&E mosaics of docs/segmentation.md's picture: (classes, layout, transform, side, seed), as
 #: in benchmarks/bench_segmentation.py's histology set (tiles at half their resolution).
 SEGMENTATION_HISTOLOGY = (
@@ -611,6 +634,7 @@ FIGURES: dict[str, Callable[[Path, bool], Path]] = {
     "segmentation_dead_leaves": segmentation_dead_leaves,
     "segmentation_random_textures": segmentation_random_textures,
     "segmentation_mosaics": segmentation_mosaics,
+    "segmentation_slide": segmentation_slide,
     "segmentation_histology": segmentation_histology,
 }  # fmt: skip
 
