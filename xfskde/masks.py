@@ -25,11 +25,11 @@ and CRS is placed by them (cut to the image, refused if it covers only part of i
   HSV saturation ``(max - min) / max`` exceeds the glass's by more than the glass's own spread,
   or where it is darker than the glass by more than :data:`GLASS_DARKER`, or rougher than the
   glass (pale stroma between its nuclei: :func:`_rough`) (:func:`_off_glass`; an image
-  without glass is tissue throughout). A grey-level image uses Otsu's threshold
-  (:func:`skimage.filters.threshold_otsu`) of its darkness ``1 - I / max`` instead, and so does
-  an RGB image without colour (a grey micrograph stored as RGB: the 99th percentile of its
-  saturation below :data:`COLOURLESS`, where a stain's is 0.2 or more). Very dark pixels (a
-  scanner's black padding) are background. The mask's attrs say which (``measure``).
+  without glass is tissue throughout). A grey-level image has no saturation: its glass is
+  bright and smooth, its tissue darker or rougher, and so is an RGB image's without colour (a
+  grey micrograph stored as RGB: the 99th percentile of its saturation below
+  :data:`COLOURLESS`, where a stain's is 0.2 or more). Very dark pixels (a scanner's black
+  padding) are background. The mask's attrs say which (``measure``).
 * ``"nonzero"`` (fluorescence, satellite mosaics): any channel finite, non-zero and not the
   image's nodata value.
 * ``"auto"``: ``"brightfield"`` for 3- or 4-channel 8-bit images, ``"nonzero"`` otherwise.
@@ -51,7 +51,7 @@ import dask.array as da
 import numpy as np
 import xarray as xr
 from scipy import ndimage
-from skimage import filters, morphology
+from skimage import morphology
 
 from ._cells import block_cells, cell_means, in_whole_cells
 from ._grid import MaskFootprint, mask_at_samples
@@ -209,19 +209,24 @@ def _brightfield(values: np.ndarray, nodata: Any) -> tuple[np.ndarray, float, st
         stained = saturation[candidates]
         if stained.size and float(np.percentile(stained, 99)) >= COLOURLESS:
             brightness = sum(planes[:3]) / np.float32(3 * top)
-            return _off_glass(saturation, brightness, candidates)
+            mask, threshold, _ = _off_glass(saturation, brightness, candidates)
+            return mask, threshold, "saturation"
     grey = planes[0] if len(planes) == 1 else sum(planes[:3]) / np.float32(len(planes[:3]))
     if len(planes) < 3:
         candidates = valid & ~(grey < _BLACK * top)
-    return _otsu(1 - grey / np.float32(top), candidates, "darkness")
+    # without colour, the glass is bright and smooth: tissue is darker or rougher
+    colourless = np.zeros(grey.shape, np.float32)
+    mask, _, darkness = _off_glass(colourless, grey / np.float32(top), candidates)
+    return mask, darkness, "darkness"
 
 
 def _off_glass(
     saturation: np.ndarray, brightness: np.ndarray, candidates: np.ndarray
-) -> tuple[np.ndarray, float, str]:
+) -> tuple[np.ndarray, float, float]:
     """The ``candidates`` that are not glass: more coloured than the glass by more than its
     spread, darker by more than :data:`GLASS_DARKER`, or rougher (:func:`_rough`); the
-    saturation above which a pixel is tissue, and ``"saturation"``.
+    saturation above which a pixel is tissue, and the darkness ``1 - brightness`` (NaN both
+    where there is no glass).
 
     The glass is the slide's bright, colourless mode: among the pixels less saturated than
     :data:`GLASS_SATURATION` and brighter than :data:`GLASS_BRIGHTNESS` (of the brightest
@@ -233,10 +238,11 @@ def _off_glass(
     each other where they differed more than the faintest from the glass (an H&E-like section
     with 14 % glass lost 91 % of its tissue, scikit-image's IHC section its stroma). An image
     with fewer such pixels than :data:`GLASS_SHARE` of the candidates has no glass: all of it
-    is tissue."""
+    is tissue. An image without colour (grey, or a grey micrograph stored as RGB) passes a
+    saturation of 0: its glass is bright and smooth, its tissue darker or rougher."""
     pale = candidates & (saturation < GLASS_SATURATION) & (brightness > GLASS_BRIGHTNESS)
     if pale.sum() < max(1, GLASS_SHARE * candidates.sum()):
-        return candidates.copy(), float("nan"), "saturation"
+        return candidates.copy(), float("nan"), float("nan")
     counts, edges = np.histogram(brightness[pale], bins=200, range=(GLASS_BRIGHTNESS, 1.0))
     mode = float(edges[np.argmax(counts)] + 0.5 * (edges[1] - edges[0]))
     glass = pale & (np.abs(brightness - mode) < 0.05)
@@ -248,7 +254,7 @@ def _off_glass(
     threshold = level + max(colour_spread, GLASS_COLOUR)
     darker = mode - max(dark_spread, GLASS_DARKER)
     stained = candidates & ((saturation > threshold) | (brightness < darker))
-    return stained | _rough(brightness, candidates, stained, glass), threshold, "saturation"
+    return stained | _rough(brightness, candidates, stained, glass), threshold, 1 - darker
 
 
 def _rough(
@@ -284,15 +290,6 @@ def _rough(
     # beyond the image's edge counts as smooth: a strip of glass between the tissue and the
     # edge narrower than the window has no smooth pixel of its own
     return rough & ~ndimage.binary_dilation(smooth, structure=reach, border_value=1)
-
-
-def _otsu(measure: np.ndarray, candidates: np.ndarray, name: str) -> tuple[np.ndarray, float, str]:
-    """The ``candidates`` whose ``measure`` is above Otsu's threshold of theirs, the threshold
-    and ``name``: none (threshold NaN) when fewer than two candidates or all alike."""
-    if candidates.sum() < 2 or np.ptp(measure[candidates]) == 0:
-        return np.zeros(measure.shape, bool), float("nan"), name
-    threshold = float(filters.threshold_otsu(measure[candidates]))
-    return candidates & (measure > threshold), threshold, name
 
 
 def _nonzero(values: np.ndarray, nodata: Any) -> np.ndarray:
@@ -349,7 +346,7 @@ def tissue_mask(
     xarray.DataArray
         Boolean ``(y, x)``, True on the foreground, with the level's coordinates (µm when the
         image records its pixel size) and attrs ``method``, ``threshold`` (for brightfield:
-        the saturation above which a pixel is tissue, or Otsu's of the darkness; NaN where
+        the saturation above which a pixel is tissue, or the darkness; NaN where
         there is no glass), ``measure`` (``"saturation"`` or ``"darkness"``, for
         brightfield), ``source``, ``source_level`` and ``mask_of`` (the full-resolution shape
         it covers, when known).
