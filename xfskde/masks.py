@@ -270,12 +270,11 @@ def _rough(
     within half the window of smooth pale pixels (glass, a lumen) or of the image's edge is
     not taken: no ring of glass around the section, no line along a scanner's stitching seam.
     Measured on synthetic slides of 512² (tissue in an ellipse on noisy grey-white glass,
-    ``margin=0``), tissue left
-    out, colour alone → with the roughness: scikit-image's IHC section at 10–90 % glass
-    24–40 % → 7–15 % (what is left out is its white lumens and their rims); random colour
-    textures and an H&E-like section at 0–90 % glass, with a tint and a shading of the glass of
-    8–12 %, unchanged; none of the glass taken on any of the 45 slides, nor along stitching
-    seams of up to 8 grey levels between 128-px scan tiles."""
+    ``margin=0``), tissue left out, colour alone → with the roughness: scikit-image's IHC
+    section at 10–90 % glass 24–40 % → 7–15 % (what is left out is its white lumens and their
+    rims); random colour textures and an H&E-like section at 0–90 % glass, with a tint and a
+    shading of the glass of 8–12 %, unchanged; none of the glass taken on any of the 45
+    slides, nor along stitching seams of up to 8 grey levels between 128-px scan tiles."""
     b = brightness.astype(np.float64)
     mean = ndimage.uniform_filter(b, GLASS_TEXTURE_SIZE)
     spread = np.sqrt(np.maximum(ndimage.uniform_filter(b * b, GLASS_TEXTURE_SIZE) - mean**2, 0))

@@ -1282,7 +1282,7 @@ def _present_tiles(
     (:func:`_refuse_extreme`). When fewer than half of them hold a present pixel, 16 times as
     many are drawn and the fullest ``count`` of those that hold one kept (a 128² patch of
     texture in a 768² image otherwise missing was measured on the 9 % of it that one tile of 16
-    held: its texture scale 3.9 px, where alone it is 6.9); all missing tiles if none does."""
+    held: its texture scale 3.9 px, where alone it is 6.9); the first tiles if none does."""
     tiles = _draw_tiles(arr, foreground, seed, count)
     _refuse_extreme(tiles)
     if tiles and sum(bool(np.isfinite(t).any()) for t in tiles) < len(tiles) / 2:
@@ -1290,8 +1290,6 @@ def _present_tiles(
         held = [t for t in more if np.isfinite(t).any()]
         if held:
             tiles = sorted(held, key=lambda t: -np.isfinite(t).mean())[:count]  # fullest first
-        elif not any(np.isfinite(t).any() for t in tiles):
-            return tiles
     return tiles
 
 
@@ -1985,9 +1983,9 @@ def _with_groups(
     left out).
 
     Each of the check's two fits leaves out the groups its own labels do not need
-    (:func:`.defaults.idle_groups`); where they were fitted on the whole image (and without a
-    mask, which they do not read), a group that neither needs is not computed by the fit
-    either. Measured on the 23 colour images of the
+    (:func:`.defaults.idle_groups`); where they were fitted on the whole image (with a mask
+    too: outside it the crop is missing pixels, which they do not sample), a group that
+    neither needs is not computed by the fit either. Measured on the 23 colour images of the
     benchmark's dead leaves (16–128 px bars) and random textures (512² and Table 1's 256²):
     every group the full fit kept was kept by one of the check's fits (the bank, half of a
     block's time, left out of the fit of six of them). Not on a crop of a larger image: where
@@ -2058,8 +2056,9 @@ def _auto_size(
     unless, for colour images, a crop's labels at the paper's σ = 6 agree with those at
     σ = 12 (both fitted by k-means, their groups weighed by their signal with ``signal``).
     With ``signal``, also the feature groups that the labels of either of those two fits need
-    when the crop they were fitted on is the whole image and no mask is given (None
-    otherwise, and when there was no check): :func:`_with_groups`."""
+    when the crop they were fitted on is the whole image (None otherwise, and when there was
+    no check): :func:`_with_groups`. The check's figures are those of the crop's pixels
+    present (on the foreground), which both fits label."""
     window = spec_args["window"]
     scale = texture_scale(tiles)
     extent = extent or arr.shape[:2]
