@@ -498,6 +498,35 @@ def test_a_fine_window_that_follows_the_elements_is_widened():
     assert rand_index(truth, np.asarray(labels)) > 0.75
 
 
+def test_two_sections_far_apart_are_segmented():
+    """Serial sections side by side on one slide: the window check's crop was centred on the
+    foreground's centre of mass, on the glass between them, and segment failed with "only 0
+    pixels could be sampled". The crop is now the one that holds the most tissue."""
+    texture, truth = random_textures((384, 1536), seed=3)
+    yy, xx = np.mgrid[0:384, 0:1536]
+    tissue = ((yy - 192) ** 2 + (xx - 200) ** 2 < 170**2) | (
+        (yy - 192) ** 2 + (xx - 1336) ** 2 < 170**2
+    )
+    rng = np.random.default_rng(0)
+    glass = (np.array([236, 234, 238]) + rng.normal(0, 3, (384, 1536, 3))) / 255
+    slide = np.where(tissue[..., None], texture, glass).astype(np.float32)
+    labels = np.asarray(segment(slide, 3, mask=tissue))
+    assert (labels[~tissue] == 0).all() and (labels[tissue] > 0).all()
+    assert rand_index(truth[tissue], labels[tissue]) > 0.95
+
+
+def test_data_in_a_corner_of_an_image_otherwise_missing_are_segmented():
+    """A scene whose data lie in one corner, the rest nodata, and no mask: the window check's
+    central crop held no pixel ("only 0 pixels could be sampled"); it is now taken where the
+    image holds the most."""
+    texture, truth = random_textures((256, 256), seed=2)
+    image = np.full((1536, 1536, 3), np.nan, np.float32)
+    image[:256, :256] = texture
+    labels = np.asarray(segment(image, 3))
+    assert (labels[256:] == 0).all() and (labels[:256, 256:] == 0).all()
+    assert rand_index(truth, labels[:256, :256]) > 0.9  # 0.944
+
+
 def test_the_window_check_compares_the_labels_of_the_foreground_only():
     """Outside a mask both of the window check's fits label the background, which counted as
     agreement and drew the mask's edge as a boundary of both, pulling the ratio of their

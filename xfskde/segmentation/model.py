@@ -47,6 +47,7 @@ import numba
 import numpy as np
 import xarray as xr
 from dask.base import tokenize
+from scipy import ndimage
 
 from .._cells import cell_means, compiled_view, kept, marked, missing_marker
 from .._grid import MaskFootprint, mask_at_samples, mask_over, sample_count, sample_offset
@@ -1443,18 +1444,38 @@ def _equivalent_size(window: str, sigma: float) -> float | int:
 
 
 def _crop(arr: da.Array, foreground: np.ndarray | None, side: int = 512, f: int = 1) -> np.ndarray:
-    """A central crop of at most ``side``² pixels (at the foreground's centre of mass), averaged
-    over f × f cells (:func:`_coarse`) block by block before it is gathered: a crop of a coarse
-    texture is up to 2048 cells of f pixels on a side, which at full resolution held 1.4 GiB of
-    a slide (6006² RGB pixels, f = 5) where its cells hold 17 MB. ``arr`` holds values
-    (:func:`_prepare`'s ``unit``); outside the ``foreground`` they are NaN."""
+    """A crop of at most ``side``² pixels, averaged over f × f cells (:func:`_coarse`) block by
+    block before it is gathered: a crop of a coarse texture is up to 2048 cells of f pixels on
+    a side, which at full resolution held 1.4 GiB of a slide (6006² RGB pixels, f = 5) where its
+    cells hold 17 MB. ``arr`` holds values (:func:`_prepare`'s ``unit``); outside the
+    ``foreground`` they are NaN, and the crop is where it holds the most foreground
+    (:func:`_crop_centre`). Without a foreground the crop is central, unless it holds no pixel
+    present: then it is where the image holds the most (:func:`_presence`; the data of a scene
+    in one corner, the rest nodata, failed with "only 0 pixels could be sampled")."""
     height, width = arr.shape[:2]
-    cy, cx = height // 2, width // 2
-    if foreground is not None and foreground.any():
-        ys, xs = np.nonzero(foreground)
-        cy = int(ys.mean() * height / foreground.shape[0])
-        cx = int(xs.mean() * width / foreground.shape[1])
     hy, hx = min(side, height), min(side, width)
+    centre = (height // 2, width // 2)
+    if foreground is not None and foreground.any():
+        centre = _crop_centre(foreground, (height, width), (hy, hx))
+    crop = _crop_at(arr, foreground, centre, (hy, hx), f)
+    if foreground is None and not np.isfinite(crop).any():
+        where = _presence(arr)
+        if where.any():
+            centre = _crop_centre(where, (height, width), (hy, hx))
+            crop = _crop_at(arr, None, centre, (hy, hx), f)
+    return crop
+
+
+def _crop_at(
+    arr: da.Array,
+    foreground: np.ndarray | None,
+    centre: tuple[int, int],
+    sides: tuple[int, int],
+    f: int,
+) -> np.ndarray:
+    """The crop of :func:`_crop` of ``sides`` pixels about ``centre``, within the image."""
+    height, width = arr.shape[:2]
+    (cy, cx), (hy, hx) = centre, sides
     top = int(np.clip(cy - hy // 2, 0, height - hy))
     left = int(np.clip(cx - hx // 2, 0, width - hx))
     crop = arr[top : top + hy, left : left + hx]
@@ -1467,6 +1488,37 @@ def _crop(arr: da.Array, foreground: np.ndarray | None, side: int = 512, f: int 
         return crop.compute()
     inside = mask_at_samples(foreground, (height, width), 1, (top, top + hy), (left, left + hx))
     return np.where(inside[..., None], crop.compute(), np.float32(np.nan))
+
+
+def _presence(arr: da.Array, side: int = 1024) -> np.ndarray:
+    """Where an image (values, NaN at missing pixels) has pixels present, at most ``side``
+    samples on a side: each block's :func:`present_pixels` at every s-th pixel of its own. A
+    pass over the whole image, which :func:`_crop` makes only when its central crop holds
+    nothing."""
+    step = max(1, -(-max(arr.shape[:2]) // side))
+    chunks = tuple(tuple(-(-n // step) for n in axis) for axis in arr.chunks[:2])
+    sampled = arr.map_blocks(lambda b: present_pixels(b)[::step, ::step], drop_axis=2,
+                             chunks=chunks, dtype=bool)  # fmt: skip
+    return sampled.compute(scheduler="threads")
+
+
+def _crop_centre(
+    foreground: np.ndarray, shape: tuple[int, int], crop: tuple[int, int]
+) -> tuple[int, int]:
+    """The centre (image pixels) of a ``crop`` of an image of ``shape`` that holds the most
+    of the ``foreground`` mask (covering the image's extent), the nearest to the foreground's
+    centre of mass among the fullest. At the centre of mass itself, a slide of two sections
+    side by side had its crop on the glass between them: nothing to fit the window check on
+    ("only 0 pixels could be sampled")."""
+    fg = np.asarray(foreground, dtype=np.float32)
+    my, mx = fg.shape
+    size = (max(1, round(crop[0] * my / shape[0])), max(1, round(crop[1] * mx / shape[1])))
+    cover = ndimage.uniform_filter(fg, size=size, mode="constant")
+    ys, xs = np.nonzero(foreground)
+    best = np.argwhere(cover >= cover.max() - 1e-6)
+    mass = np.array([ys.mean(), xs.mean()])
+    i, j = best[np.argmin(((best - mass) ** 2).sum(axis=1))]
+    return int((i + 0.5) * shape[0] / my), int((j + 0.5) * shape[1] / mx)
 
 
 def _shift(spec: FeatureSpec, method: str, signal: bool = False, metric: str = "euclidean") -> int:
