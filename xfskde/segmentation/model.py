@@ -1339,10 +1339,22 @@ def _draw_tiles(
     # the foreground's pixels only: what lies outside the mask (a slide's glass) is no texture
     # to measure, and it halved the texture scale of tissue on glass
     return [
-        np.where(mask_at_samples(foreground, (height, width), 1, (t, t + side),
-                                 (c, c + side))[..., None], tile, np.float32(np.nan))
-        for tile, (t, c) in zip(tiles, corners, strict=True)
-    ]  # fmt: skip
+        _on_foreground(tile, foreground, (height, width), corner)
+        for tile, corner in zip(tiles, corners, strict=True)
+    ]
+
+
+def _on_foreground(
+    values: np.ndarray,
+    foreground: np.ndarray,
+    image_shape: tuple[int, int],
+    corner: tuple[int, int],
+) -> np.ndarray:
+    """A window of an image's values (its first pixel at ``corner`` of an image of
+    ``image_shape``) with NaN outside the ``foreground`` mask, which covers the image."""
+    (top, left), (h, w) = corner, values.shape[:2]
+    inside = mask_at_samples(foreground, image_shape, 1, (top, top + h), (left, left + w))
+    return np.where(inside[..., None], values, np.float32(np.nan))
 
 
 def _value_range(tiles: list[np.ndarray]) -> tuple[float, float] | None:
@@ -1486,8 +1498,7 @@ def _crop_at(
                        image_shape=(height, width)).compute()  # fmt: skip
     if foreground is None:
         return crop.compute()
-    inside = mask_at_samples(foreground, (height, width), 1, (top, top + hy), (left, left + hx))
-    return np.where(inside[..., None], crop.compute(), np.float32(np.nan))
+    return _on_foreground(crop.compute(), foreground, (height, width), (top, left))
 
 
 def _presence(arr: da.Array, side: int = 1024) -> np.ndarray:
