@@ -69,6 +69,7 @@ __all__ = [
     "GLASS_DARKER",
     "GLASS_SATURATION",
     "GLASS_SHARE",
+    "GLASS_SMOOTH",
     "GLASS_TEXTURE",
     "GLASS_TEXTURE_SIZE",
     "GLASS_TEXTURE_SPAN",
@@ -111,6 +112,10 @@ GLASS_TEXTURE_SIZE = 5
 #: measured too (:func:`_roughness_windows`): a mask computed at the image's resolution sees
 #: the stroma's gaps between its nuclei (10–20 px) as smooth in a window of 5.
 GLASS_TEXTURE_SPAN = (11, 21)
+#: Glass is smooth: a bright colourless mode whose brightness varies more than this over
+#: GLASS_TEXTURE_SIZE² mask pixels (the median of its standard deviations, of the brightest
+#: pixel) is pale tissue, not glass (an image without glass).
+GLASS_SMOOTH = 0.02
 
 
 def _level_for(source: Any, max_side: int, storage_options: Any, opening: dict[str, Any]) -> int:
@@ -247,8 +252,13 @@ def _off_glass(
     each other where they differed more than the faintest from the glass (an H&E-like section
     with 14 % glass lost 91 % of its tissue, scikit-image's IHC section its stroma). An image
     with fewer such pixels than :data:`GLASS_SHARE` of the candidates has no glass: all of it
-    is tissue. An image without colour (grey, or a grey micrograph stored as RGB) passes a
-    saturation of 0: its glass is bright and smooth, its tissue darker or rougher."""
+    is tissue; so has one whose mode is textured, its brightness varying over
+    :data:`GLASS_TEXTURE_SIZE`² mask pixels by more than :data:`GLASS_SMOOTH` (the median of
+    the mode's unstained pixels' standard deviations; glass scanned with noise: 0.007) — pale
+    tissue in a field of view without glass, such as scikit-image's IHC image, whose stroma's
+    mode varies by 0.026 and was left out (27 % of the image). An image without colour (grey,
+    or a grey micrograph stored as RGB) passes a saturation of 0: its glass is bright and
+    smooth, its tissue darker or rougher."""
     pale = candidates & (saturation < GLASS_SATURATION) & (brightness > GLASS_BRIGHTNESS)
     if pale.sum() < max(1, GLASS_SHARE * candidates.sum()):
         return candidates.copy(), float("nan"), float("nan")
@@ -263,8 +273,19 @@ def _off_glass(
     threshold = level + max(colour_spread, GLASS_COLOUR)
     darker = mode - max(dark_spread, GLASS_DARKER)
     stained = candidates & ((saturation > threshold) | (brightness < darker))
-    rough = _rough(brightness, candidates, stained, glass, cells)
+    b = brightness.astype(np.float32)
+    fine = _spread(b, GLASS_TEXTURE_SIZE)
+    smooth_glass = glass & ~stained
+    if smooth_glass.any() and float(np.median(fine[smooth_glass])) > GLASS_SMOOTH:
+        return candidates.copy(), float("nan"), float("nan")  # a textured mode: pale tissue
+    rough = _rough(b, candidates, stained, smooth_glass, cells, fine)
     return stained | rough, threshold, 1 - darker
+
+
+def _spread(brightness: np.ndarray, size: int) -> np.ndarray:
+    """The standard deviation of ``brightness`` (float32) over each ``size``² window."""
+    mean = ndimage.uniform_filter(brightness, size)
+    return np.sqrt(np.maximum(ndimage.uniform_filter(brightness * brightness, size) - mean**2, 0))
 
 
 def _rough(
@@ -272,21 +293,23 @@ def _rough(
     candidates: np.ndarray,
     stained: np.ndarray,
     glass: np.ndarray,
-    cells: float = 1.0,
+    cells: float,
+    fine: np.ndarray,
 ) -> np.ndarray:
     """The pale ``candidates`` (not ``stained``) rougher than the glass: pale stroma between
     its nuclei, which colour alone cannot tell from glass, is textured where glass is smooth.
 
     The roughness is the standard deviation of the brightness over a window
-    (:func:`_roughness_windows`: :data:`GLASS_TEXTURE_SIZE`² mask pixels, and on a mask of
-    ``cells`` < 4 of the image's pixels per mask pixel wider ones too, up to 21 image pixels);
-    a pixel is rough, in a window, above the median of the ``glass`` pixels' (the mode's, not
-    stained) by more than 4 × 1.4826 × their median absolute deviation, and by at least
-    :data:`GLASS_TEXTURE`; it is tissue when rough in any window. A window across the tissue's
-    edge is rough too, so a rough pixel near smooth pale pixels (glass, a lumen) of its window
-    or the image's edge is not taken — within half the window for the first, within the
-    window's side less one for the wider (whose edges would take the corners where a scanner's
-    stitching seams meet): no ring of glass around the section, no line along a seam.
+    (:func:`_roughness_windows`: :data:`GLASS_TEXTURE_SIZE`² mask pixels, whose
+    :func:`_spread` is given, ``fine``, and on a mask of ``cells`` < 4 of the image's pixels
+    per mask pixel wider ones too, up to 21 image pixels); a pixel is rough, in a window,
+    above the median of the smooth ``glass`` pixels' (the mode's, not stained) by more than
+    4 × 1.4826 × their median absolute deviation, and by at least :data:`GLASS_TEXTURE`; it is
+    tissue when rough in any window. A window across the tissue's edge is rough too, so a
+    rough pixel near smooth pale pixels (glass, a lumen) of its window or the image's edge is
+    not taken — within half the window for the first, within the window's side less one for
+    the wider (whose edges would take the corners where a scanner's stitching seams meet): no
+    ring of glass around the section, no line along a seam.
     Measured on synthetic slides of 512² (tissue in an ellipse on noisy grey-white glass,
     ``margin=0``), tissue left out, colour alone → with the roughness in the 5-px window:
     scikit-image's IHC section at 10–90 % glass 24–40 % → 7–15 % (what is left out is its
@@ -295,21 +318,17 @@ def _rough(
     of the glass of 8–12 %, unchanged; none of the glass taken on any of the 45 slides, nor
     along stitching seams of up to 8 grey levels between 128-px scan tiles. The wider windows
     (2026-11-29): the IHC section at 10–90 % glass 7–15 % → 0.2–12 % (30–90 %: 0.2–1.3 %), in
-    an ellipse on a 576 × 768 slide 9.5 % → 3.9 %, as the same mask computed at half its
-    resolution (a window of 5 there spans 10 image pixels) leaves out; no more glass taken on
+    an ellipse on a 576 × 768 slide 9.5 % → 3.9 % (the same mask computed at half its
+    resolution, where a window of 5 spans 10 image pixels, 3.4 %); no more glass taken on
     the 45 slides and the seams (at most 0.008 % of the glass either way)."""
-    b = brightness.astype(np.float32)
-    smooth_glass = glass & ~stained
     pale = candidates & ~stained
     rough = np.zeros_like(candidates)
-    if not smooth_glass.any():
+    if not glass.any():
         return rough
-    squares = b * b
     for i, size in enumerate(_roughness_windows(cells)):
-        mean = ndimage.uniform_filter(b, size)
-        spread = np.sqrt(np.maximum(ndimage.uniform_filter(squares, size) - mean**2, 0))
-        level = float(np.median(spread[smooth_glass]))
-        mad = float(np.median(np.abs(spread[smooth_glass] - level)))
+        spread = fine if i == 0 else _spread(brightness, size)
+        level = float(np.median(spread[glass]))
+        mad = float(np.median(np.abs(spread[glass] - level)))
         here = pale & (spread > level + max(4 * 1.4826 * mad, GLASS_TEXTURE))
         reach = size // 2 if i == 0 else size - 1
         # beyond the image's edge counts as smooth: a strip of glass between the tissue and
