@@ -672,3 +672,42 @@ def test_a_grid_in_degrees_without_a_crs_is_measured_on_the_ground():
         warnings.simplefilter("error", PixelAspectWarning)
         xfskde.local_fskde(north.assign_coords(lat=np.linspace(0.5, -0.5, 128)), order=4,
                            stride=16)  # fmt: skip
+
+
+def test_the_automatic_mask_of_a_scene_is_its_data_not_a_slide_s_tissue(tmp_path):
+    """``mask="auto"`` took any 3- or 4-channel image for a brightfield slide: on an 8-bit RGB
+    orthophoto a bright roof was glass and a dark lake a scanner's padding, 24 % of the scene
+    left out (and a 16-bit four-band scene went the same way). A scene, by its CRS or by its
+    bands' depth, is masked by its data (nonzero and not nodata); the mask keeps its CRS and
+    grid, and rioxarray reads it back so. An RGB slide (8-bit, or floats in [0, 1]) is still
+    masked by its glass."""
+    from xfskde.masks import tissue_mask
+
+    rng = np.random.default_rng(0)
+    n = 256
+    rgb = rng.integers(20, 220, (n, n, 3)).astype(np.uint8)
+    rgb[20:100, 20:120] = 235 + rng.integers(-1, 2, (80, 100, 3))  # a roof: bright, colourless
+    rgb[150:240, 120:240] = 12 + rng.integers(-1, 2, (90, 120, 3))  # a lake: dark
+    x = TRANSFORM.c + (np.arange(n) + 0.5) * TRANSFORM.a
+    y = TRANSFORM.f + (np.arange(n) + 0.5) * TRANSFORM.e
+    scene = xr.DataArray(np.moveaxis(rgb, -1, 0), dims=("band", "y", "x"),
+                         coords={"band": [1, 2, 3], "y": y, "x": x})  # fmt: skip
+    scene.rio.write_crs(CRS).rio.to_raster(tmp_path / "ortho.tif")
+    mask = tissue_mask(tmp_path / "ortho.tif", margin=0)
+    assert mask.attrs["method"] == "nonzero"
+    assert mask.values.all()  # brightfield: 0.76 of it
+    mask.astype(np.uint8).rio.to_raster(tmp_path / "mask.tif")
+    back = rioxarray.open_rasterio(tmp_path / "mask.tif")
+    assert back.rio.crs == rasterio.crs.CRS.from_string(CRS)
+    assert back.rio.transform() == TRANSFORM
+    # a 16-bit four-band scene without a CRS: its data, not a slide's tissue
+    bands = np.concatenate([rgb, rgb[..., :1]], axis=-1).astype(np.uint16) * 40
+    bands[:, :64] = 0
+    mask = tissue_mask(bands, margin=0)
+    assert mask.attrs["method"] == "nonzero"
+    assert mask.values[:, 64:].all() and not mask.values[:, :64].any()
+    # the same RGB in memory, as a slide would be (8-bit, or floats in [0, 1]): brightfield,
+    # the roof is glass
+    for slide in (rgb, rgb / 255.0):
+        mask = tissue_mask(slide, margin=0)
+        assert mask.attrs["method"] == "brightfield" and not mask.values[40:80, 40:100].any()

@@ -32,7 +32,9 @@ and CRS is placed by them (cut to the image, refused if it covers only part of i
   padding) are background. The mask's attrs say which (``measure``).
 * ``"nonzero"`` (fluorescence, satellite mosaics): any channel finite, non-zero and not the
   image's nodata value.
-* ``"auto"``: ``"brightfield"`` for 3- or 4-channel 8-bit images, ``"nonzero"`` otherwise.
+* ``"auto"``: ``"brightfield"`` for 3- or 4-channel 8-bit images (or floats within [0, 1])
+  without a CRS — a slide —, ``"nonzero"`` otherwise: a scene, whatever its bands, and 16-bit
+  images (:func:`_slide_like`).
 
 Then objects and holes (8-connected components) smaller than ``min_fraction`` of the mask's area
 are removed and filled, and the foreground is grown by ``margin`` mask pixels, so that windows
@@ -353,6 +355,23 @@ def _roughness_windows(cells: float) -> tuple[int, ...]:
     return tuple(sides)
 
 
+def _slide_like(values: np.ndarray, dtype: np.dtype, small: xr.DataArray) -> bool:
+    """Whether ``method="auto"`` takes an image for a brightfield slide: 3 or 4 channels of
+    8 bits (a scanner's RGB or RGBA; or floats within [0, 1], as scikit-image's
+    ``img_as_float`` gives them), without a CRS. A scene's RGB (an orthophoto, a satellite's
+    red, green and blue) is not one: its bright colourless roofs and clouds are no glass, its
+    dark water no scanner's padding, and brightfield's rule left them out (an 8-bit RGB
+    orthophoto with a roof and a lake: 24 % of it); nor is a 16-bit image (fluorescence, a
+    satellite's counts)."""
+    if not (values.ndim == 3 and values.shape[-1] in (3, 4)) or crs_wkt(small) is not None:
+        return False
+    dtype = np.dtype(dtype)
+    if dtype.kind == "f":
+        finite = values[np.isfinite(values)]
+        return bool(finite.size) and float(finite.min()) >= 0 and float(finite.max()) <= 1
+    return dtype == np.uint8
+
+
 def _nonzero(values: np.ndarray, nodata: Any) -> np.ndarray:
     ok = np.isfinite(values) & (values != 0)
     if nodata is not None:
@@ -429,6 +448,7 @@ def tissue_mask(
         image, opening = _whole_source(image, storage_options)  # its file's low resolution
     if isinstance(image, xr.DataArray):
         full = (image.sizes["y"], image.sizes["x"])
+        dtype = image.dtype
         small = _small(image, max_side)
     else:
         if level is None:
@@ -436,12 +456,12 @@ def tissue_mask(
         opened = open_image(image, level=level, storage_options=storage_options, **opening)
         first = image_levels(image, storage_options=storage_options, **_describing(opening))[0]
         full = (first.shape[first.dims.index("y")], first.shape[first.dims.index("x")])
+        dtype = opened.dtype
         small = _small(opened, max_side)
     values = np.asarray(small.values)
     nodata = image_nodata(small)[0]
     if method == "auto":
-        colour = values.ndim == 3 and values.shape[-1] in (3, 4)
-        method = "brightfield" if colour else "nonzero"
+        method = "brightfield" if _slide_like(values, dtype, small) else "nonzero"
     measure = None
     if method == "brightfield":
         cells = max(full[0] / values.shape[0], full[1] / values.shape[1])
@@ -453,6 +473,7 @@ def tissue_mask(
     if margin:
         mask = ndimage.binary_dilation(mask, structure=morphology.disk(margin).astype(bool))
     coords = {d: small.coords[d] for d in ("y", "x") if d in small.coords}
+    coords.update({k: c for k, c in small.coords.items() if c.ndim == 0})  # its CRS, if any
     return xr.DataArray(
         mask,
         dims=("y", "x"),

@@ -947,11 +947,17 @@ def _last_merged(chunks: tuple[int, ...], halo: int) -> tuple[int, ...]:
     return tuple(chunks)
 
 
-def _foreground(arr: da.Array, source: Any, mask: Any) -> tuple[np.ndarray | None, dict]:
+def _foreground(prepared: _Prepared, mask: Any) -> tuple[np.ndarray | None, dict]:
     """The mask a caller gave, resolved against the image (:func:`xfskde.masks.resolve_mask`),
     as a boolean array covering the image's extent (None for no mask), and what the labels
-    record of it (:func:`xfskde.masks._mask_attrs`, and the background label)."""
-    view = source if source is not None else xr.DataArray(arr, dims=("y", "x", "c"))
+    record of it (:func:`xfskde.masks._mask_attrs`, and the background label). An array is
+    seen in its own dtype, with its nodata value: ``mask="auto"`` tells a slide (8-bit RGB)
+    from other images by it."""
+    view = prepared.source
+    if view is None:
+        value = prepared.nodata
+        attrs = {} if value is None else {"nodata": value}
+        view = xr.DataArray(prepared.raw, dims=("y", "x", "c"), attrs=attrs)
     resolved = resolve_mask(mask, view, margin=MASK_MARGIN)  # no glass ring inside the mask
     attrs = {**_mask_attrs(resolved, mask), "background_label": BACKGROUND}
     return (None if resolved is None else np.asarray(resolved.values, bool)), attrs
@@ -979,7 +985,7 @@ def _apply(
         )
     kind, source = prepared.kind, prepared.source
     full, f = prepared.unit, model.resolution
-    foreground, mask_attrs = _foreground(full, source, mask)
+    foreground, mask_attrs = _foreground(prepared, mask)
     _check_pixel_size(model, source)
     measured = _image_levels(full, foreground) if model.value_range or match_levels else None
     gain, offset = _level_map(model, measured) if match_levels else (1.0, 0.0)
@@ -1812,7 +1818,7 @@ def fit_textures(
     # a first view of the image, to measure it: chunked for the paper's window
     first = _prepare(image, chunks, Window(window, FINE_SIZE).depth, nodata)
     arr = first.unit
-    foreground = _foreground(arr, first.source, mask)[0]
+    foreground = _foreground(first, mask)[0]
     feats = auto_features(arr.shape[2]) if auto_groups else features
     if isinstance(gradient_scales, str):
         if gradient_scales != AUTO:
