@@ -134,6 +134,26 @@ def test_pale_stroma_is_tissue_by_its_texture_and_glass_seams_are_not():
         assert (~truth & up).sum() / (~truth).sum() < taken  # 0.0001, 0.0042 (the cells' edge)
 
 
+def test_a_section_running_off_the_image_keeps_its_stroma():
+    """A region read from a slide, the section running off its edges and glass in its corners
+    only (14 %): the glass's roughness over the wider windows was read on its pixels near the
+    section too, whose windows hold tissue, and the stroma's gaps stayed holes (11.7 % of the
+    section left out; 15.3 % over 5 × 5 pixels alone). It is read on the glass whose whole
+    window is glass: 4.0 %, and none of the glass taken."""
+    from skimage import data
+    from skimage.draw import disk
+
+    n = 512
+    section = np.zeros((n, n), bool)
+    section[disk((n / 2, n / 2), 273.9, shape=section.shape)] = True
+    glass = np.array([238, 236, 240]) + np.random.default_rng(1).normal(0, 3, (n, n, 3))
+    glass = glass.clip(0, 255).astype(np.uint8)
+    slide = np.where(section[..., None], data.immunohistochemistry(), glass)
+    mask = tissue_mask(slide, margin=0).values
+    assert (section & ~mask).sum() / section.sum() < 0.06  # 0.040 (0.117, 0.153 before)
+    assert (~section & mask).sum() < 1e-4 * (~section).sum()
+
+
 def test_grey_tissue_on_glass_is_what_is_not_bright_and_smooth():
     """A grey slide has no saturation: Otsu's threshold of the darkness, which it used, split
     the tissue's own grey levels and left out 10 % of a mosaic of real textures in an ellipse
