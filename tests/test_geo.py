@@ -679,8 +679,8 @@ def test_the_automatic_mask_of_a_scene_is_its_data_not_a_slide_s_tissue(tmp_path
     orthophoto a bright roof was glass and a dark lake a scanner's padding, 24 % of the scene
     left out (and a 16-bit four-band scene went the same way). A scene, by its CRS or by its
     bands' depth, is masked by its data (nonzero and not nodata); the mask keeps its CRS and
-    grid, and rioxarray reads it back so. An RGB slide (8-bit, or floats in [0, 1]) is still
-    masked by its glass."""
+    grid, and rioxarray reads it back so, and segmentation takes that file as its mask. An RGB
+    slide (8-bit, or floats in [0, 1]) is still masked by its glass."""
     from xfskde.masks import tissue_mask
 
     rng = np.random.default_rng(0)
@@ -700,6 +700,20 @@ def test_the_automatic_mask_of_a_scene_is_its_data_not_a_slide_s_tissue(tmp_path
     back = rioxarray.open_rasterio(tmp_path / "mask.tif")
     assert back.rio.crs == rasterio.crs.CRS.from_string(CRS)
     assert back.rio.transform() == TRANSFORM
+    # and it masks the scene from its file: the tags it was written with hold its mask_of as
+    # text ("[256, 256]"), which failed ("invalid literal for int() with base 10: '['"); the
+    # labels record the file, from the API and the command line alike (which said "an array")
+    from xfskde.cli import main
+
+    labels = xfskde.segment(xfskde.open_image(tmp_path / "ortho.tif"), 2,
+                            mask=str(tmp_path / "mask.tif"))  # fmt: skip
+    assert labels.attrs["mask"] == str(tmp_path / "mask.tif") and "mask_version" in labels.attrs
+    out = tmp_path / "labels.zarr"
+    argv = ["segment", str(tmp_path / "ortho.tif"), str(out), "--textures", "2", "--no-progress"]
+    assert main([*argv, "--mask", str(tmp_path / "mask.tif")]) == 0
+    stored = xfskde.open_image(out)
+    assert stored.attrs["mask"] == str(tmp_path / "mask.tif")
+    np.testing.assert_array_equal(stored.values, labels.values)
     # a 16-bit four-band scene without a CRS: its data, not a slide's tissue
     bands = np.concatenate([rgb, rgb[..., :1]], axis=-1).astype(np.uint16) * 40
     bands[:, :64] = 0

@@ -45,6 +45,7 @@ pixels, takes it without: :data:`xfskde.segmentation.defaults.MASK_MARGIN`).
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -543,17 +544,20 @@ def resolve_mask(mask: Any, image: Any, margin: int = MARGIN) -> xr.DataArray | 
 def _mask_attrs(resolved: xr.DataArray | None, given: Any) -> dict[str, Any]:
     """What a result records of its mask: ``mask``, how it was given — ``"auto: tissue_mask,
     METHOD (xfskde.masks)"`` for a mask :func:`tissue_mask` made (from ``"auto"``, or by the
-    caller, or by the command line's ``--mask auto``), a path as it was given, else ``"an
-    array"`` — and ``mask_foreground``, its share of foreground; nothing without a mask. A
-    mask read from a file records its ``mask_version`` (its ``source_version``: a resumed
-    write begun with another version of the mask starts again)."""
+    caller, or by the command line's ``--mask auto``), the path of a mask read from a file (as
+    given, or its ``source`` when the caller read it: the command line's ``--mask PATH``;
+    a file written from a :func:`tissue_mask` is a file too), else ``"an array"`` — and
+    ``mask_foreground``, its share of foreground; nothing without a mask. A mask read from a
+    file records its ``mask_version`` (its ``source_version``: a resumed write begun with
+    another version of the mask starts again)."""
     if resolved is None:
         return {}
     what = given if isinstance(given, str) else "an array"
     version = resolved.attrs.get("source_version")
-    if "method" in resolved.attrs:
+    if version is not None:  # read from a file: a path given, or a mask the caller read
+        what = given if isinstance(given, str) else str(resolved.attrs.get("source", what))
+    elif "method" in resolved.attrs:  # made from the image by tissue_mask
         what = f"auto: tissue_mask, {resolved.attrs['method']} (xfskde.masks)"
-        version = None  # made from the image: its version is the image's
     attrs = {"mask": str(what), "mask_foreground": float(np.asarray(resolved.values).mean())}
     return attrs if version is None else {**attrs, "mask_version": str(version)}
 
@@ -572,10 +576,10 @@ def _over_extent(mask: xr.DataArray, image: xr.DataArray) -> xr.DataArray:
       image or extent, and stretched over this one it would silently skip tissue or compute
       background.
     """
-    covers = mask.attrs.get("mask_of")
+    covers = _recorded_shape(mask.attrs.get("mask_of"))
     shape = (image.sizes["y"], image.sizes["x"])
     if covers is not None:
-        if tuple(int(n) for n in covers) == shape:
+        if covers == shape:
             return mask
         if not all(d in mask.coords and d in image.coords for d in ("y", "x")):
             raise ParameterError(
@@ -592,6 +596,23 @@ def _over_extent(mask: xr.DataArray, image: xr.DataArray) -> xr.DataArray:
         mask = _cut_to(mask, image, whole=True)
     _refuse_other_aspect((mask.sizes["y"], mask.sizes["x"]), shape)
     return mask
+
+
+def _recorded_shape(value: Any) -> tuple[int, int] | None:
+    """The ``mask_of`` a mask records: two positive integers, as :func:`tissue_mask` gives
+    them, or as a file's metadata keep them once the mask is written (a GeoTIFF's tags hold
+    the text ``"[2048, 2048]"``); None for no record, or one that is not a shape."""
+    if value is None:
+        return None
+    if isinstance(value, str):
+        numbers: list[Any] = re.findall(r"\d+(?:\.\d*)?", value)
+    else:
+        numbers = list(np.asarray(value).ravel())
+    try:
+        shape = tuple(int(float(n)) for n in numbers)
+    except (TypeError, ValueError):
+        return None
+    return (shape[0], shape[1]) if len(shape) == 2 and min(shape) > 0 else None
 
 
 def _placeable(mask: xr.DataArray, image: xr.DataArray) -> bool:
