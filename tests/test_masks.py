@@ -10,6 +10,7 @@ import xarray as xr
 
 from xfskde.datasets import random_textures, texture_mosaic
 from xfskde.exceptions import ParameterError
+from xfskde.io import open_image
 from xfskde.lazy import map_haloed
 from xfskde.masks import background_blocks, mask_samples, resolve_mask, tissue_mask
 
@@ -152,6 +153,36 @@ def test_a_section_running_off_the_image_keeps_its_stroma():
     mask = tissue_mask(slide, margin=0).values
     assert (section & ~mask).sum() / section.sum() < 0.06  # 0.040 (0.117, 0.153 before)
     assert (~section & mask).sum() < 1e-4 * (~section).sum()
+
+
+def test_an_rgba_slide_with_transparent_pixels_is_masked_as_a_slide(tmp_path):
+    """An 8-bit RGBA PNG of a section on glass, transparent down its left edge: open_image
+    reads it as float RGB with NaN there, which "auto" took for something other than a slide
+    once it looked at the dtype (the glass then foreground: 83 % of it), and the NaN entered
+    the roughness filters' running sums along every row (no pixel of those rows was rough:
+    28 % of the section left out). Read in the dtype it was stored in, and the roughness of
+    the pixels present: as the RGB slide is masked."""
+    from PIL import Image
+    from skimage import data
+
+    rng = np.random.default_rng(0)
+    glass = np.array([236, 234, 238]) + rng.normal(0, 3, (576, 768, 3))
+    slide = glass.clip(0, 255).astype(np.uint8)
+    yy, xx = np.mgrid[0:512, 0:512]
+    section = ((yy - 256) / 250) ** 2 + ((xx - 256) / 330) ** 2 < 1
+    slide[32:544, 128:640][section] = data.immunohistochemistry()[section]
+    on = np.zeros((576, 768), bool)
+    on[32:544, 128:640] = section
+    alpha = np.full((576, 768), 255, np.uint8)
+    alpha[:, :64] = 0
+    Image.fromarray(np.dstack([slide, alpha])).save(tmp_path / "slide.png")
+    rgb = tissue_mask(slide, margin=0)
+    for source in (tmp_path / "slide.png", open_image(tmp_path / "slide.png")):
+        mask = tissue_mask(source, margin=0)
+        assert mask.attrs["method"] == "brightfield"
+        assert mask.values[~on].mean() < 1e-4  # 1 pixel of the section's rim
+        assert mask.values[on].mean() > 0.93  # 0.961 (0.721 through the NaN)
+        assert (mask.values != rgb.values).mean() < 1e-3  # 45 pixels, next to the strip
 
 
 def test_grey_tissue_on_glass_is_what_is_not_bright_and_smooth():

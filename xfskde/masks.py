@@ -58,7 +58,7 @@ from skimage import morphology
 
 from ._cells import block_cells, cell_means, in_whole_cells
 from ._grid import MaskFootprint, mask_at_samples
-from ._labels import crs_wkt, image_nodata, parse_crs, pixel_steps
+from ._labels import crs_wkt, image_nodata, parse_crs, pixel_steps, stored_integer_dtype
 from ._validation import _check_choice
 from .exceptions import DimensionError, ParameterError, XfskdeError
 from .io import Location, locate, open_image
@@ -279,16 +279,32 @@ def _off_glass(
     b = brightness.astype(np.float32)
     fine = _spread(b, GLASS_TEXTURE_SIZE)
     smooth_glass = glass & ~stained
-    if smooth_glass.any() and float(np.median(fine[smooth_glass])) > GLASS_SMOOTH:
+    # (a window reaching a missing pixel has no spread: NaN, left out of the glass's)
+    measured = fine[smooth_glass & np.isfinite(fine)]
+    if measured.size and float(np.median(measured)) > GLASS_SMOOTH:
         return candidates.copy(), float("nan"), float("nan")  # a textured mode: pale tissue
     rough = _rough(b, candidates, stained, smooth_glass, cells, fine)
     return stained | rough, threshold, 1 - darker
 
 
 def _spread(brightness: np.ndarray, size: int) -> np.ndarray:
-    """The standard deviation of ``brightness`` (float32) over each ``size``² window."""
-    mean = ndimage.uniform_filter(brightness, size)
-    return np.sqrt(np.maximum(ndimage.uniform_filter(brightness * brightness, size) - mean**2, 0))
+    """The standard deviation of ``brightness`` (float32) over each ``size``² window, of the
+    pixels present in it (NaN where there are none): a missing pixel (NaN, an RGBA image's
+    transparent one) entered the filters' running sums and made every spread after it along
+    its row NaN, so that no pixel of those rows was rough (an IHC section on glass with a
+    transparent strip down its left edge: 28 % of it left out)."""
+    present = np.isfinite(brightness)
+    if present.all():
+        mean = ndimage.uniform_filter(brightness, size)
+        squares = ndimage.uniform_filter(brightness * brightness, size)
+        return np.sqrt(np.maximum(squares - mean**2, 0))
+    values = np.where(present, brightness, np.float32(0))
+    share = ndimage.uniform_filter(present.astype(np.float32), size)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        mean = ndimage.uniform_filter(values, size) / share
+        squares = ndimage.uniform_filter(values * values, size) / share
+        spread = np.sqrt(np.maximum(squares - mean**2, 0))
+    return np.where(share > 1e-6, spread, np.float32(np.nan))
 
 
 def _rough(
@@ -342,8 +358,11 @@ def _rough(
             if not reference.any():
                 break  # no glass as wide as the window: its roughness is not measured
         spread = fine if i == 0 else _spread(brightness, size)
-        level = float(np.median(spread[reference]))
-        mad = float(np.median(np.abs(spread[reference] - level)))
+        measured = spread[reference & np.isfinite(spread)]  # NaN: a window on missing pixels
+        if not measured.size:
+            break
+        level = float(np.median(measured))
+        mad = float(np.median(np.abs(measured - level)))
         here = pale & (spread > level + max(4 * 1.4826 * mad, GLASS_TEXTURE))
         reach = size // 2 if i == 0 else size - 1
         # beyond the image's edge counts as smooth: a strip of glass between the tissue and
@@ -370,12 +389,13 @@ def _roughness_windows(cells: float) -> tuple[int, ...]:
 
 def _slide_like(values: np.ndarray, dtype: np.dtype, small: xr.DataArray) -> bool:
     """Whether ``method="auto"`` takes an image for a brightfield slide: 3 or 4 channels of
-    8 bits (a scanner's RGB or RGBA; or floats within [0, 1], as scikit-image's
-    ``img_as_float`` gives them), without a CRS. A scene's RGB (an orthophoto, a satellite's
-    red, green and blue) is not one: its bright colourless roofs and clouds are no glass, its
-    dark water no scanner's padding, and brightfield's rule left them out (an 8-bit RGB
-    orthophoto with a roof and a lake: 24 % of it); nor is a 16-bit image (fluorescence, a
-    satellite's counts)."""
+    8 bits (a scanner's RGB or RGBA; ``dtype`` is the one its values were stored in, 8 bits
+    for an RGBA PNG whose alpha :func:`xfskde.open_image` turned into NaN; or floats within
+    [0, 1], as scikit-image's ``img_as_float`` gives them), without a CRS. A scene's RGB (an
+    orthophoto, a satellite's red, green and blue) is not one: its bright colourless roofs
+    and clouds are no glass, its dark water no scanner's padding, and brightfield's rule left
+    them out (an 8-bit RGB orthophoto with a roof and a lake: 24 % of it); nor is a 16-bit
+    image (fluorescence, a satellite's counts)."""
     if not (values.ndim == 3 and values.shape[-1] in (3, 4)) or crs_wkt(small) is not None:
         return False
     dtype = np.dtype(dtype)
@@ -461,7 +481,7 @@ def tissue_mask(
         image, opening = _whole_source(image, storage_options)  # its file's low resolution
     if isinstance(image, xr.DataArray):
         full = (image.sizes["y"], image.sizes["x"])
-        dtype = image.dtype
+        dtype = stored_integer_dtype(image) or image.dtype
         small = _small(image, max_side)
     else:
         if level is None:
@@ -469,7 +489,7 @@ def tissue_mask(
         opened = open_image(image, level=level, storage_options=storage_options, **opening)
         first = image_levels(image, storage_options=storage_options, **_describing(opening))[0]
         full = (first.shape[first.dims.index("y")], first.shape[first.dims.index("x")])
-        dtype = opened.dtype
+        dtype = stored_integer_dtype(opened) or opened.dtype
         small = _small(opened, max_side)
     values = np.asarray(small.values)
     nodata = image_nodata(small)[0]
