@@ -337,8 +337,9 @@ def _rough(
     random colour textures and an H&E-like section at 0–90 % glass, with a tint and a shading
     of the glass of 8–12 %, unchanged; none of the glass taken on any of the 45 slides, nor
     along stitching seams of up to 8 grey levels between 128-px scan tiles. The wider windows
-    (2026-11-29): the IHC section at 10–90 % glass 7–15 % → 0.2–12 % (30–90 %: 0.2–1.3 %), in
-    an ellipse on a 576 × 768 slide 9.5 % → 3.9 % (the same mask computed at half its
+    (2026-11-29): the IHC section at 10–90 % glass 7–15 % → 0.2–4 % (at 10 %, where the
+    section runs off the image, 12 % before the reference below), in an ellipse on a 576 × 768
+    slide 9.5 % → 3.9 % (the same mask computed at half its
     resolution, where a window of 5 spans 10 image pixels, 3.4 %); no more glass taken on
     the 45 slides and the seams (at most 0.008 % of the glass either way). With the glass of
     the wider windows' reference measured where their whole window is glass (the section
