@@ -307,9 +307,10 @@ def add_mask_option(parser: argparse.ArgumentParser) -> None:
     """``--mask auto|none|PATH``: the foreground to compute (:func:`xfskde.masks.resolve_mask`)."""
     parser.add_argument(
         "--mask", default="none", metavar="auto|none|PATH",
-        help="the foreground to compute: 'auto' finds tissue (brightfield slides) or signal "
-        "(non-zero pixels) on a low-resolution level, PATH is a mask image at any resolution "
-        "(non-zero: foreground); blocks without foreground are neither read nor computed",
+        help="the foreground to compute: 'auto' finds the tissue on a slide's glass (8-bit "
+        "RGB without a CRS) or else the data (non-zero, not nodata) on a low-resolution level, "
+        "PATH is a mask image at any resolution (non-zero: foreground); blocks without "
+        "foreground are neither read nor computed",
     )  # fmt: skip
 
 
