@@ -493,17 +493,14 @@ def segmentation_mosaics(out: Path, quick: bool) -> Path:
 
 def segmentation_slide(out: Path, quick: bool) -> Path:
     """A section on glass (docs/segmentation.md, Background and masks): scikit-image's IHC
-    image in an ellipse on grey-white glass, ``segment(slide, 3, mask="auto")``, drawn with
+    image in an ellipse on grey-white glass (:func:`xfskde.datasets.section_on_glass`),
+    ``segment(slide, 3, mask="auto")``, drawn with
     :func:`xfskde.plot.segmentation` (the background, label 0, in grey)."""
     import matplotlib.pyplot as plt
-    from skimage import data
 
-    rng = np.random.default_rng(0)
-    glass = np.array([236, 234, 238]) + rng.normal(0, 3, (576, 768, 3))
-    slide = glass.clip(0, 255).astype(np.uint8)
-    yy, xx = np.mgrid[0:512, 0:512]
-    section = ((yy - 256) / 250) ** 2 + ((xx - 256) / 330) ** 2 < 1
-    slide[32:544, 128:640][section] = data.immunohistochemistry()[section]
+    from xfskde.datasets import section_on_glass
+
+    slide = section_on_glass()[0]
     if quick:
         slide = slide[::2, ::2]
     labels = np.asarray(xfskde.segment(slide, 3, mask="auto"))

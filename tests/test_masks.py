@@ -163,16 +163,10 @@ def test_an_rgba_slide_with_transparent_pixels_is_masked_as_a_slide(tmp_path):
     28 % of the section left out). Read in the dtype it was stored in, and the roughness of
     the pixels present: as the RGB slide is masked."""
     from PIL import Image
-    from skimage import data
 
-    rng = np.random.default_rng(0)
-    glass = np.array([236, 234, 238]) + rng.normal(0, 3, (576, 768, 3))
-    slide = glass.clip(0, 255).astype(np.uint8)
-    yy, xx = np.mgrid[0:512, 0:512]
-    section = ((yy - 256) / 250) ** 2 + ((xx - 256) / 330) ** 2 < 1
-    slide[32:544, 128:640][section] = data.immunohistochemistry()[section]
-    on = np.zeros((576, 768), bool)
-    on[32:544, 128:640] = section
+    from xfskde.datasets import section_on_glass
+
+    slide, on = section_on_glass()
     alpha = np.full((576, 768), 255, np.uint8)
     alpha[:, :64] = 0
     Image.fromarray(np.dstack([slide, alpha])).save(tmp_path / "slide.png")

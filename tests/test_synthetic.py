@@ -105,3 +105,25 @@ def test_bad_shape():
         dead_leaves((4, 100), seed=0)
     with pytest.raises(TypeError, match="shape"):
         random_textures(5, seed=0)
+
+
+def test_section_on_glass_is_the_ihc_image_in_an_ellipse_on_glass():
+    """The slide the tissue mask and segmentation with mask="auto" are shown on: the section's
+    pixels are scikit-image's IHC image's, the rest glass of its colour and noise."""
+    from skimage import data
+
+    from xfskde.datasets import section_on_glass
+    from xfskde.datasets.slides import GLASS_RGB
+
+    slide, section = section_on_glass()
+    assert slide.dtype == np.uint8 and slide.shape == (576, 768, 3)
+    assert 0.51 < section.mean() < 0.52  # the ellipse cut by the image's sides: 0.514
+    assert not section[:32].any() and not section[:, :128].any() and not section[:, 640:].any()
+    ihc = data.immunohistochemistry()
+    np.testing.assert_array_equal(slide[32:544, 128:640][section[32:544, 128:640]],
+                                  ihc[section[32:544, 128:640]])  # fmt: skip
+    glass = slide[~section].astype(float)
+    np.testing.assert_allclose(glass.mean(axis=0) + 0.5, GLASS_RGB, atol=0.1)  # floored to uint8
+    assert 2.8 < glass.std(axis=0).min() and glass.std(axis=0).max() < 3.2
+    np.testing.assert_array_equal(section_on_glass(seed=0)[0], slide)
+    assert (section_on_glass(seed=1)[0] != slide).any()
