@@ -276,7 +276,7 @@ def _off_glass(
     threshold = level + max(colour_spread, GLASS_COLOUR)
     darker = mode - max(dark_spread, GLASS_DARKER)
     stained = candidates & ((saturation > threshold) | (brightness < darker))
-    b = brightness.astype(np.float32)
+    b = np.asarray(brightness, dtype=np.float32)  # float32 already: not copied
     fine = _spread(b, GLASS_TEXTURE_SIZE)
     smooth_glass = glass & ~stained
     # (a window reaching a missing pixel has no spread: NaN, left out of the glass's)
@@ -401,8 +401,11 @@ def _slide_like(values: np.ndarray, dtype: np.dtype, small: xr.DataArray) -> boo
         return False
     dtype = np.dtype(dtype)
     if dtype.kind == "f":
-        finite = values[np.isfinite(values)]
-        return bool(finite.size) and float(finite.min()) >= 0 and float(finite.max()) <= 1
+        finite = np.isfinite(values)  # the range of the values present, without a copy
+        if not finite.any():
+            return False
+        low = values.min(where=finite, initial=np.inf)
+        return float(low) >= 0 and float(values.max(where=finite, initial=-np.inf)) <= 1
     return dtype == np.uint8
 
 
