@@ -127,3 +127,31 @@ def test_section_on_glass_is_the_ihc_image_in_an_ellipse_on_glass():
     assert 2.8 < glass.std(axis=0).min() and glass.std(axis=0).max() < 3.2
     np.testing.assert_array_equal(section_on_glass(seed=0)[0], slide)
     assert (section_on_glass(seed=1)[0] != slide).any()
+
+
+def test_section_in_fluorescence_is_the_ihc_section_s_stains_as_camera_counts():
+    """The fluorescence image the mask's ``"fluorescence"`` method is shown on: the section of
+    section_on_glass at the same place, each channel a stain's concentration (nuclei,
+    marker, density) as counts over the camera's offset; outside it, the offset, the stray
+    light and the noise only."""
+    from skimage import color, data
+
+    from xfskde.datasets import section_in_fluorescence, section_on_glass
+    from xfskde.datasets.slides import CAMERA_OFFSET
+
+    image, section = section_in_fluorescence()
+    assert image.dtype == np.uint16 and image.shape == (576, 768, 3)
+    np.testing.assert_array_equal(section, section_on_glass()[1])
+    dark = image[~section].astype(float)
+    # the offset, 5 counts of stray light, floored to integers; read and shot noise √(4² + 5)
+    np.testing.assert_allclose(dark.mean(axis=0) + 0.5, CAMERA_OFFSET + 5, atol=0.1)
+    assert 4.4 < dark.std(axis=0).min() and dark.std(axis=0).max() < 4.8
+    nuclei = color.rgb2hed(data.immunohistochemistry())[..., 0]
+    inside = section[32:544, 128:640]
+    counts = image[32:544, 128:640, 0][inside].astype(float)
+    assert np.corrcoef(counts, nuclei[inside])[0, 1] > 0.95  # the haematoxylin, as DAPI
+    assert 2000 < np.percentile(counts, 99) - CAMERA_OFFSET < 3000
+    dim, _ = section_in_fluorescence(brightness=0.02)
+    assert 40 < np.percentile(dim[32:544, 128:640, 0][inside], 99) - CAMERA_OFFSET < 70
+    np.testing.assert_array_equal(section_in_fluorescence(seed=0)[0], image)
+    assert (section_in_fluorescence(seed=1)[0] != image).any()

@@ -8,13 +8,14 @@
 * :mod:`.mosaics` — seeded mosaics of real textures (scikit-image's brick, grass and gravel,
   or your own tiles, in grey or colour: :func:`class_tiles` reads a folder of labelled tissue
   tiles) in random layouts, optionally rotated and rescaled, with ground truth;
-* :mod:`.slides` — a brightfield slide made from a real section: scikit-image's IHC image in
-  an ellipse on glass, with the section's extent.
+* :mod:`.slides` — slides made from a real section: scikit-image's IHC image in an ellipse
+  on glass (brightfield), and its stains as a fluorescence camera's counts on a dark
+  background, with the section's extent.
 """
 
 from .inria import InriaPerson, load_inria_person
 from .mosaics import class_tiles, texture_mosaic, texture_mosaic_set
-from .slides import section_on_glass
+from .slides import section_in_fluorescence, section_on_glass
 from .synthetic import dead_leaves, dead_leaves_lazy, random_textures, random_textures_lazy
 from .ubc import PatchStack, UBCPatches, load_ubc_patches, ubc_proxy
 
@@ -29,6 +30,7 @@ __all__ = [
     "load_ubc_patches",
     "random_textures",
     "random_textures_lazy",
+    "section_in_fluorescence",
     "section_on_glass",
     "texture_mosaic",
     "texture_mosaic_set",
