@@ -299,6 +299,72 @@ def test_nonzero_mask_of_a_scene_with_nodata():
     np.testing.assert_array_equal(mask.values, expected)
 
 
+@pytest.mark.parametrize(
+    ("brightness", "read_noise", "clipped"),
+    [(1.0, 4.0, False), (0.02, 4.0, False), (1.0, 15.0, False), (1.0, 4.0, True)],
+)
+def test_the_fluorescence_mask_finds_a_section_on_a_dark_background(
+    brightness, read_noise, clipped
+):
+    """Signal on a dark background, whatever its brightness (a dim exposure: the nuclei 50
+    counts above the background), the camera's noise, or an offset subtracted and the
+    background's noise clipped at zero: the whole section, and of the background only the
+    pixels next to it that its bright edge's blur reaches. Each channel's background level is
+    read at the camera's offset (and the stray light)."""
+    from scipy import ndimage
+
+    from xfskde.datasets import section_in_fluorescence
+    from xfskde.datasets.slides import CAMERA_OFFSET
+
+    image, section = section_in_fluorescence(brightness=brightness, read_noise=read_noise)
+    if clipped:
+        image = np.clip(image.astype(np.int32) - CAMERA_OFFSET - 5, 0, None).astype(np.uint16)
+    mask = tissue_mask(image, method="fluorescence", margin=0)
+    assert mask.attrs["method"] == mask.attrs["method_asked"] == "fluorescence"
+    found = mask.values
+    assert found[section].mean() > 0.99
+    assert found[~section].mean() < 0.025
+    distance = ndimage.distance_transform_edt(~section)
+    assert distance[found & ~section].max() <= 6  # the blur of the edge, no more
+    # clipped: the mean of the noise's positive half, σ / √(2π) = 1.8, once smoothed
+    level = 4.6 / np.sqrt(2 * np.pi) if clipped else CAMERA_OFFSET + 5
+    np.testing.assert_allclose(mask.attrs["background_level"], level, atol=1.0)
+    assert len(mask.attrs["threshold"]) == 3
+    levels = mask.attrs["background_level"]
+    assert all(t > b for t, b in zip(mask.attrs["threshold"], levels, strict=True))
+
+
+def test_a_fluorescence_channel_of_noise_adds_nothing_and_one_of_nuclei_is_enough():
+    """Each channel against its own background: a channel of camera noise only finds no
+    foreground, and nuclei alone (DAPI) are closed into one tissue with the dark cytoplasm
+    between them."""
+    from xfskde.datasets import section_in_fluorescence
+
+    image, section = section_in_fluorescence()
+    nuclei = xr.DataArray(image[..., 0], dims=("y", "x"))
+    alone = tissue_mask(nuclei, method="fluorescence", margin=0).values
+    assert alone[section].mean() > 0.99 and alone[~section].mean() < 0.025
+    noise = np.random.default_rng(5).normal(100, 4, section.shape).astype(np.uint16)
+    noisy = xr.DataArray(np.dstack([image[..., 0], noise]), dims=("y", "x", "c"))
+    with_noise = tissue_mask(noisy, method="fluorescence", margin=0).values
+    # 5 noises above its level, about one speck of noise in an image this size rises (the
+    # smoothed noise's peaks): alone it is dropped as small, next to the tissue it joins it
+    assert (with_noise != alone).sum() <= 10
+    assert not tissue_mask(noise, method="fluorescence").values.any()
+    assert not tissue_mask(np.full((64, 64), 100, np.uint16), method="fluorescence").values.any()
+    assert not tissue_mask(np.full((64, 64), np.nan), method="fluorescence").values.any()
+
+
+def test_auto_does_not_take_a_fluorescence_image_for_a_slide():
+    """``"auto"`` never guesses fluorescence (a field of view inside the tissue would lose its
+    dimmest tissue): a 16-bit image's mask is its data, here all of it."""
+    from xfskde.datasets import section_in_fluorescence
+
+    image, _ = section_in_fluorescence()
+    mask = tissue_mask(image)
+    assert mask.attrs["method"] == "nonzero" and mask.values.all()
+
+
 def test_large_images_are_averaged_down():
     image = xr.DataArray(da.ones((5000, 3000), chunks=1000, dtype=np.float32), dims=("y", "x"))
     mask = tissue_mask(image, max_side=1000)

@@ -1375,6 +1375,34 @@ def test_the_auto_mask_of_a_segmentation_holds_no_ring_of_glass():
     assert (labels[~tissue] > 0).sum() < 0.005 * tissue.sum()
 
 
+def test_a_fluorescence_section_is_segmented_inside_its_mask(tmp_path):
+    """mask="fluorescence" (--mask fluorescence): the section on its dark background, as an
+    OME-TIFF of three 16-bit channels, is labelled and the background is label 0; the API
+    and the command give the same labels and record the mask alike. ``"auto"`` takes the
+    16-bit image for data, not a slide: all of it labelled."""
+    import tifffile
+
+    from xfskde.datasets import section_in_fluorescence
+
+    image, section = section_in_fluorescence()
+    path = tmp_path / "section.ome.tif"
+    meta = {"axes": "CYX", "PhysicalSizeX": 0.5, "PhysicalSizeY": 0.5}
+    tifffile.imwrite(path, np.moveaxis(image, -1, 0), ome=True, tile=(256, 256), metadata=meta)
+    opened = xfskde.open_image(path)
+    labels = segment(opened, 2, mask="fluorescence")
+    found = np.asarray(labels)
+    assert (found[section] > 0).mean() > 0.99
+    assert (found[~section] > 0).mean() < 0.025
+    assert labels.attrs["mask"] == "fluorescence: tissue_mask, fluorescence (xfskde.masks)"
+    out = tmp_path / "labels.zarr"
+    assert _segment_command([str(path), str(out), "--textures", "2", "--mask", "fluorescence"]) == 0
+    stored = xfskde.open_image(out)
+    np.testing.assert_array_equal(stored.values, found)
+    assert stored.attrs["mask"] == labels.attrs["mask"]
+    everything = np.asarray(segment(opened, 2, mask="auto"))
+    assert (everything > 0).all()
+
+
 def test_real_textures_on_glass_are_segmented_inside_the_mask():
     """A grey mosaic of real textures in an ellipse on glass, mask given: measured 0.987 inside
     it (0.648 when the glass entered the probe tiles and halved the texture scale)."""

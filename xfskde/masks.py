@@ -30,8 +30,14 @@ and CRS is placed by them (cut to the image, refused if it covers only part of i
   grey micrograph stored as RGB: the 99th percentile of its saturation below
   :data:`COLOURLESS`, where a stain's is 0.2 or more). Very dark pixels (a scanner's black
   padding) are background. The mask's attrs say which (``measure``).
-* ``"nonzero"`` (fluorescence, satellite mosaics): any channel finite, non-zero and not the
-  image's nodata value.
+* ``"fluorescence"`` (signal on a dark background, any number of channels and bits): where
+  any channel rises above its own dark background by more than :data:`FLUORESCENCE_NOISE`
+  times the background's noise, both read off the channel's darker half, the signal then
+  closed over :data:`FLUORESCENCE_GAP` image pixels (nuclei lit by DAPI and the dark cytoplasm
+  between them one tissue) (:func:`_fluorescence`). Never chosen by ``"auto"``: an image
+  without background (a field of view inside the tissue) would lose its dimmest tissue.
+* ``"nonzero"`` (satellite mosaics, any image whose missing data is zero): any channel
+  finite, non-zero and not the image's nodata value.
 * ``"auto"``: ``"brightfield"`` for 3- or 4-channel 8-bit images (or floats within [0, 1])
   without a CRS — a slide —, ``"nonzero"`` otherwise: a scene, whatever its bands, and 16-bit
   images (:func:`_slide_like`).
@@ -67,6 +73,9 @@ from .io.images import image_levels, parse_plane
 
 __all__ = [
     "COLOURLESS",
+    "FLUORESCENCE_FLOOR",
+    "FLUORESCENCE_GAP",
+    "FLUORESCENCE_NOISE",
     "GLASS_BRIGHTNESS",
     "GLASS_COLOUR",
     "GLASS_DARKER",
@@ -85,7 +94,7 @@ __all__ = [
 ]
 
 #: The ways :func:`tissue_mask` tells foreground from background.
-METHODS: tuple[str, ...] = ("auto", "brightfield", "nonzero")
+METHODS: tuple[str, ...] = ("auto", "brightfield", "fluorescence", "nonzero")
 #: The longest side of the level a mask is computed on, by default.
 MAX_SIDE = 2048
 #: Mask pixels :func:`tissue_mask` grows the foreground by, by default: the coefficient
@@ -119,6 +128,15 @@ GLASS_TEXTURE_SPAN = (11, 21)
 #: GLASS_TEXTURE_SIZE² mask pixels (the median of its standard deviations, of the brightest
 #: pixel) is pale tissue, not glass (an image without glass).
 GLASS_SMOOTH = 0.02
+#: Fluorescence: a pixel is foreground where a channel (smoothed over a mask pixel) exceeds
+#: that channel's background level by more than this many times the background's noise ...
+FLUORESCENCE_NOISE = 5.0
+#: ... and by at least this fraction of the channel's range above its background (a noiseless
+#: background: synthetic images, offset-subtracted data clipped at zero).
+FLUORESCENCE_FLOOR = 0.002
+#: The radius, in the image's own (finest) pixels, of the closing that joins the signal of
+#: one piece of tissue (nuclei 10–20 px apart in a DAPI-only image) into one foreground.
+FLUORESCENCE_GAP = 8
 
 
 def _level_for(source: Any, max_side: int, storage_options: Any, opening: dict[str, Any]) -> int:
@@ -205,17 +223,7 @@ def _brightfield(
     Channels are taken as planes (a reduction over a short last axis is slow in NumPy) in
     float32, which holds 8- and 16-bit values exactly.
     """
-    planes = [values[..., i] for i in range(values.shape[-1])] if values.ndim == 3 else [values]
-    planes = [np.asarray(p, dtype=np.float32) for p in planes]
-    valid = np.ones(planes[0].shape, bool)
-    if values.dtype.kind == "f":
-        for p in planes:
-            valid &= np.isfinite(p)
-    if nodata is not None:
-        missing = np.ones(planes[0].shape, bool)
-        for p in planes:
-            missing &= p == nodata
-        valid &= ~missing
+    planes, valid = _present_planes(values, nodata)
     top = max((float(p[valid].max()) for p in planes if valid.any()), default=0.0) or 1.0
     if len(planes) >= 3:
         high = np.maximum(np.maximum(planes[0], planes[1]), planes[2])
@@ -388,6 +396,99 @@ def _roughness_windows(cells: float) -> tuple[int, ...]:
     return tuple(sides)
 
 
+def _present_planes(values: np.ndarray, nodata: Any) -> tuple[list[np.ndarray], np.ndarray]:
+    """The channels of ``values`` as float32 planes, and where every channel is present:
+    finite, and not all of them the ``nodata`` value."""
+    planes = [values[..., i] for i in range(values.shape[-1])] if values.ndim == 3 else [values]
+    planes = [np.asarray(p, dtype=np.float32) for p in planes]
+    valid = np.ones(planes[0].shape, bool)
+    if values.dtype.kind == "f":
+        for p in planes:
+            valid &= np.isfinite(p)
+    if nodata is not None:
+        missing = np.ones(planes[0].shape, bool)
+        for p in planes:
+            missing &= p == nodata
+        valid &= ~missing
+    return planes, valid
+
+
+def _dark_level(smoothed: np.ndarray) -> tuple[float, float]:
+    """The level of a channel's dark background and its noise: the mode of the darker half
+    of its (smoothed, present) values, in 256 bins from their 0.1th percentile to their
+    median, and the standard deviation of the background read off the values below that
+    mode (1.4826 times their median distance to it: the half of a normal distribution that
+    no tissue's signal reaches). 0 noise where nothing lies below the mode."""
+    median = float(np.median(smoothed))
+    low = smoothed[smoothed <= median]
+    start = float(np.percentile(low, 0.1))
+    if median <= start:
+        return start, 0.0
+    counts, edges = np.histogram(low, bins=256, range=(start, median))
+    peak = int(np.argmax(ndimage.uniform_filter1d(counts.astype(np.float64), 3)))
+    level = 0.5 * float(edges[peak] + edges[peak + 1])
+    below = level - low[low < level]
+    noise = 1.4826 * float(np.median(below)) if below.size else 0.0
+    # a background clipped at zero (an offset subtracted) is skewed: its noise is wider above
+    # its mode than below it; read it there too, on the values within 4 noises of the mode,
+    # a few times (a normal distribution's right half gives back the same)
+    above = low[low >= level] - level
+    spread = max(noise, float(edges[1] - edges[0]))
+    for _ in range(3):
+        near = above[above <= 4 * spread]
+        spread = 1.4826 * float(np.median(near)) if near.size else spread
+    return level, max(noise, spread)
+
+
+def _fluorescence(
+    values: np.ndarray, nodata: Any, cells: float = 1.0
+) -> tuple[np.ndarray, list[float], list[float], list[float]]:
+    """Foreground of a fluorescence image (signal on a dark background): where any channel,
+    smoothed by a Gaussian of σ one mask pixel, exceeds its background's level by more than
+    :data:`FLUORESCENCE_NOISE` times the background's noise (:func:`_dark_level`) and at least
+    :data:`FLUORESCENCE_FLOOR` of the channel's range above it (its 99.9th percentile); then
+    closed by a disk of :data:`FLUORESCENCE_GAP` image pixels (``cells``: the image's finest
+    pixels per mask pixel; at least one mask pixel), so that nuclei lit in one channel and
+    the dark cytoplasm between them are one piece of tissue. Also each channel's threshold,
+    background level and noise, in the image's units.
+
+    Each channel is thresholded against its own background, so a channel without signal
+    (noise only) adds nothing, and a bright one cannot hide a dim one. The background is the
+    darker half's mode: an image without background (a field of view inside the tissue) has
+    its dimmest tissue taken for it and left out."""
+    planes, valid = _present_planes(values, nodata)
+    foreground = np.zeros(valid.shape, bool)
+    thresholds, levels, noises = [], [], []
+    if not valid.any():
+        return foreground, thresholds, levels, noises
+    weight = ndimage.gaussian_filter(valid.astype(np.float32), 1.0)
+    for plane in planes:
+        summed = ndimage.gaussian_filter(np.where(valid, plane, np.float32(0)), 1.0)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            smoothed = summed / weight
+        present = smoothed[valid]
+        level, noise = _dark_level(present)
+        top = float(np.percentile(present, 99.9))
+        threshold = level + max(FLUORESCENCE_NOISE * noise, FLUORESCENCE_FLOOR * (top - level))
+        foreground |= valid & (smoothed > threshold)
+        thresholds.append(threshold)
+        levels.append(level)
+        noises.append(noise)
+    radius = max(1, round(FLUORESCENCE_GAP / cells))
+    # closed by the disk of pixels within the radius (by distance transforms: twice as fast
+    # as the disk's dilation and erosion, the same pixels), on the image padded by its own
+    # edge, so that the tissue running off the image is not eroded there
+    if foreground.any() and not foreground.all():  # (a transform needs both kinds of pixel)
+        padded = np.pad(foreground, radius, mode="edge")
+        grown = ndimage.distance_transform_edt(~padded) <= radius
+        if grown.all():  # the gaps all closed
+            foreground = valid.copy()
+        else:
+            closed = ndimage.distance_transform_edt(grown) > radius
+            foreground = closed[radius:-radius, radius:-radius] & valid
+    return foreground, thresholds, levels, noises
+
+
 def _slide_like(values: np.ndarray, dtype: np.dtype, small: xr.DataArray) -> bool:
     """Whether ``method="auto"`` takes an image for a brightfield slide: 3 or 4 channels of
     8 bits (a scanner's RGB or RGBA; ``dtype`` is the one its values were stored in, 8 bits
@@ -444,7 +545,7 @@ def tissue_mask(
         attr names its file is read from that file's low-resolution level; any other, and a
         NumPy or Dask ``(y, x)`` or ``(y, x, c)`` array, is block-averaged in memory down to
         ``max_side``).
-    method : {"auto", "brightfield", "nonzero"}
+    method : {"auto", "brightfield", "fluorescence", "nonzero"}
         See the module docstring.
     level : int, optional
         The pyramid level to compute the mask on; default: the finest level whose longer side
@@ -462,11 +563,13 @@ def tissue_mask(
     -------
     xarray.DataArray
         Boolean ``(y, x)``, True on the foreground, with the level's coordinates (µm when the
-        image records its pixel size) and attrs ``method``, ``threshold`` (for brightfield:
+        image records its pixel size) and attrs ``method`` (the one used), ``method_asked``
+        (``"auto"`` or the method given), ``threshold`` (for brightfield:
         the saturation above which a pixel is tissue, or the darkness; NaN where
-        there is no glass), ``measure`` (``"saturation"`` or ``"darkness"``, for
-        brightfield), ``source``, ``source_level`` and ``mask_of`` (the full-resolution shape
-        it covers, when known).
+        there is no glass; for fluorescence, each channel's, in the image's units, with its
+        ``background_level`` and ``background_noise``), ``measure`` (``"saturation"`` or
+        ``"darkness"``, for brightfield), ``source``, ``source_level`` and ``mask_of`` (the
+        full-resolution shape it covers, when known).
 
     Raises
     ------
@@ -474,6 +577,7 @@ def tissue_mask(
         For an unknown ``method`` or non-positive ``max_side``, ``margin`` < 0.
     """
     _check_choice("method", method, METHODS)
+    asked = method
     if not (isinstance(max_side, int) and max_side >= 1):
         raise ParameterError(f"max_side must be a positive number of pixels, got {max_side!r}")
     if not (isinstance(margin, int) and margin >= 0):
@@ -499,10 +603,13 @@ def tissue_mask(
     nodata = image_nodata(small)[0]
     if method == "auto":
         method = "brightfield" if _slide_like(values, dtype, small) else "nonzero"
-    measure = None
+    measure, levels = None, {}
+    cells = max(full[0] / values.shape[0], full[1] / values.shape[1])
     if method == "brightfield":
-        cells = max(full[0] / values.shape[0], full[1] / values.shape[1])
         mask, threshold, measure = _brightfield(values, nodata, cells)
+    elif method == "fluorescence":
+        mask, threshold, level, noise = _fluorescence(values, nodata, cells)
+        levels = {"background_level": level, "background_noise": noise}
     else:
         mask, threshold = _nonzero(values, nodata), float("nan")
     area = max(1, int(min_fraction * mask.size))
@@ -518,8 +625,10 @@ def tissue_mask(
         name="tissue_mask",
         attrs={
             "method": method,
+            "method_asked": asked,
             **({} if measure is None else {"measure": measure}),
             "threshold": threshold,
+            **levels,
             "source": str(small.attrs.get("source", "array")),
             "source_level": int(small.attrs.get("source_level", 0)),
             "mask_of": [int(full[0]), int(full[1])],
@@ -534,14 +643,14 @@ def tissue_mask(
 def resolve_mask(mask: Any, image: Any, margin: int = MARGIN) -> xr.DataArray | None:
     """The mask a consumer was given, as a small boolean ``(y, x)`` DataArray (or None).
 
-    ``mask`` is None (no mask), ``"auto"`` (:func:`tissue_mask` of ``image``, grown by
-    ``margin`` mask pixels), a path or URL of a mask image (non-zero is foreground), or an array
-    or DataArray (truthy is foreground).
+    ``mask`` is None (no mask), ``"auto"`` or another of :data:`METHODS` (:func:`tissue_mask`
+    of ``image`` by that method, grown by ``margin`` mask pixels), a path or URL of a mask
+    image (non-zero is foreground), or an array or DataArray (truthy is foreground).
     """
     if mask is None or (isinstance(mask, str) and mask == "none"):
         return None
-    if isinstance(mask, str) and mask == "auto":
-        return tissue_mask(image, margin=margin)
+    if isinstance(mask, str) and mask in METHODS:
+        return tissue_mask(image, method=mask, margin=margin)
     if isinstance(mask, xr.DataArray):
         values = mask
     elif isinstance(mask, np.ndarray | da.Array):
@@ -568,9 +677,11 @@ def resolve_mask(mask: Any, image: Any, margin: int = MARGIN) -> xr.DataArray | 
 def _mask_attrs(resolved: xr.DataArray | None, given: Any) -> dict[str, Any]:
     """What a result records of its mask: ``mask``, how it was given — ``"auto: tissue_mask,
     METHOD (xfskde.masks)"`` for a mask :func:`tissue_mask` made (from ``"auto"``, or by the
-    caller, or by the command line's ``--mask auto``), the path of a mask read from a file (as
-    given, or its ``source`` when the caller read it: the command line's ``--mask PATH``;
-    a file written from a :func:`tissue_mask` is a file too), else ``"an array"`` — and
+    caller, or by the command line's ``--mask auto``; ``"fluorescence: …"`` and so on where
+    a method was named instead of ``"auto"``: the mask's ``method_asked``), the path of a
+    mask read from a file (as given, or its ``source`` when the caller read it: the command
+    line's ``--mask PATH``; a file written from a :func:`tissue_mask` is a file too), else
+    ``"an array"`` — and
     ``mask_foreground``, its share of foreground; nothing without a mask. A mask read from a
     file records its ``mask_version`` (its ``source_version``: a resumed write begun with
     another version of the mask starts again)."""
@@ -581,7 +692,8 @@ def _mask_attrs(resolved: xr.DataArray | None, given: Any) -> dict[str, Any]:
     if version is not None:  # read from a file: a path given, or a mask the caller read
         what = given if isinstance(given, str) else str(resolved.attrs.get("source", what))
     elif "method" in resolved.attrs:  # made from the image by tissue_mask
-        what = f"auto: tissue_mask, {resolved.attrs['method']} (xfskde.masks)"
+        how = resolved.attrs.get("method_asked", "auto")
+        what = f"{how}: tissue_mask, {resolved.attrs['method']} (xfskde.masks)"
     attrs = {"mask": str(what), "mask_foreground": float(np.asarray(resolved.values).mean())}
     return attrs if version is None else {**attrs, "mask_version": str(version)}
 

@@ -304,13 +304,16 @@ def add_level_options(parser: argparse.ArgumentParser) -> None:
 
 
 def add_mask_option(parser: argparse.ArgumentParser) -> None:
-    """``--mask auto|none|PATH``: the foreground to compute (:func:`xfskde.masks.resolve_mask`)."""
+    """``--mask auto|none|METHOD|PATH``: the foreground to compute
+    (:func:`xfskde.masks.resolve_mask`)."""
     parser.add_argument(
-        "--mask", default="none", metavar="auto|none|PATH",
+        "--mask", default="none", metavar="auto|none|fluorescence|brightfield|PATH",
         help="the foreground to compute: 'auto' finds the tissue on a slide's glass (8-bit "
-        "RGB without a CRS) or else the data (non-zero, not nodata) on a low-resolution level, "
-        "PATH is a mask image at any resolution (non-zero: foreground); blocks without "
-        "foreground are neither read nor computed",
+        "RGB without a CRS) or else the data (non-zero, not nodata) on a low-resolution level; "
+        "'fluorescence' the signal on a dark background (any channels and bits), "
+        "'brightfield' the tissue on glass whatever the bits; PATH is a mask image at any "
+        "resolution (non-zero: foreground); blocks without foreground are neither read nor "
+        "computed",
     )  # fmt: skip
 
 
