@@ -178,6 +178,30 @@ def test_rgb_uint8_float_and_band_first_inputs():
     )
 
 
+def test_a_fluorescence_image_is_shown_channel_by_channel_stretched():
+    """16-bit counts on a dark background are shown as napari shows channels: each between
+    its 0.1th and 99.9th percentiles (it was divided by 65 535: black, the nuclei at 4 %);
+    three channels as RGB, two in magenta and green, five in the cycle (they were refused)."""
+    from xfskde.datasets import section_in_fluorescence
+
+    image, section = section_in_fluorescence()
+    labels = section.astype(np.uint8)
+    shown = _layer(plot.segmentation(image, labels, legend=False).image, "input")
+    assert shown.shape == image.shape and shown.min() >= 0 and shown.max() <= 1
+    for c in range(3):
+        np.testing.assert_allclose(np.percentile(shown[..., c], [0.1, 99.9]), [0, 1], atol=0.01)
+        assert np.median(shown[..., c][~section]) < 0.05  # the background dark
+    two = _layer(plot.segmentation(image[..., :2], labels, legend=False).image, "input")
+    nuclei = (image[..., 0] > np.percentile(image[..., 0], 99)) & (image[..., 1] < 200)
+    np.testing.assert_allclose(two[nuclei].mean(axis=0)[[0, 2]], two[nuclei].mean(axis=0)[0])
+    assert two[nuclei].mean(axis=0)[0] > 3 * two[nuclei].mean(axis=0)[1]  # magenta
+    five = xr.DataArray(np.dstack([image, image[..., :2]]), dims=("y", "x", "c"))
+    assert _layer(plot.segmentation(five, labels, legend=False).image, "input").shape[-1] == 3
+    twelve_bit = (image // 16).astype(np.uint16)  # a 12-bit camera's counts, shown alike
+    coarse = _layer(plot.segmentation(twelve_bit, labels, legend=False).image, "input")
+    assert np.abs(coarse - shown).mean() < 0.01  # (but for the 16 times coarser levels)
+
+
 def test_dask_labels_and_given_axes():
     da = pytest.importorskip("dask.array")
     grey, labels, _ = _scene()

@@ -1087,13 +1087,66 @@ def label_rgb(
     return rgba
 
 
-def _segmentation_image(image: Any) -> tuple[np.ndarray, Any]:
-    """The image's values (y, x[, colour]) ready for ``imshow``, and the image for extents.
+#: The colours channels are added in when an image is shown as a composite (:func:`_shown`):
+#: napari's magenta and green for two channels, its cycle for four or more.
+_TWO_CHANNELS = ((1.0, 0.0, 1.0), (0.0, 1.0, 0.0))
+_CHANNEL_CYCLE = (
+    (0.0, 1.0, 1.0), (1.0, 1.0, 0.0), (1.0, 0.0, 1.0), (1.0, 0.0, 0.0), (0.0, 1.0, 0.0),
+    (0.0, 0.0, 1.0),
+)  # fmt: skip
+#: An image in [0, 1] whose 99.9th percentile reaches this is shown as its values say (RGB).
+_UNIT_WHITE = 0.5
 
-    A DataArray is read by its dims' names (:func:`xfskde._labels.image_dims`: a colour dim at
-    either end); an integer colour image other than uint8 is scaled to [0, 1] by its dtype's
-    maximum, a float one clipped to [0, 1].
+
+def _stretched(plane: np.ndarray) -> np.ndarray:
+    """A channel between its 0.1th and 99.9th percentiles (of its finite values) as 0 and 1,
+    clipped; missing values 0."""
+    finite = plane[np.isfinite(plane)]
+    if not finite.size:
+        return np.zeros(plane.shape)
+    low, high = np.percentile(finite, [0.1, 99.9])
+    scaled = (plane - low) / (high - low if high > low else 1.0)
+    return np.clip(np.nan_to_num(scaled, nan=0.0), 0.0, 1.0)
+
+
+def _shown(pixels: np.ndarray) -> np.ndarray:
+    """A colour image (y, x, channels) as ``imshow`` should show it.
+
+    Three or four channels of 8 bits, or whose values lie in [0, 1] (integers as a share of
+    their dtype's maximum, a full-range 16-bit RGB) and reach half of it: RGB or RGBA, as their
+    values say. Any other — a fluorescence image's counts (12 or 16 bits, mostly dark), a
+    satellite's reflectances, two or five channels — is shown as napari shows channels: each
+    stretched between its own 0.1th and 99.9th percentiles, three as red, green and blue,
+    any other number added in colours (two in magenta and green). Before 2026-11-29 a 16-bit
+    fluorescence image was divided by 65 535 (shown black: its nuclei at 4 % of it) and an
+    image of two or five channels refused.
     """
+    if pixels.dtype.kind in "iu":
+        unit = pixels.astype(np.float64) / np.iinfo(pixels.dtype).max
+    else:
+        unit = pixels.astype(np.float64)
+    channels = pixels.shape[-1]
+    if channels in (3, 4):
+        if pixels.dtype == np.uint8:
+            return pixels
+        finite = unit[np.isfinite(unit)]
+        if finite.size and finite.min() >= 0 and finite.max() <= 1:
+            if np.percentile(finite, 99.9) >= _UNIT_WHITE:
+                return np.nan_to_num(unit, nan=0.0)
+    planes = [_stretched(unit[..., c]) for c in range(channels)]
+    if channels == 3:
+        return np.stack(planes, axis=-1)
+    colours = _TWO_CHANNELS if channels == 2 else _CHANNEL_CYCLE
+    shown = np.zeros((*pixels.shape[:2], 3))
+    for i, plane in enumerate(planes):
+        shown += plane[..., None] * np.asarray(colours[i % len(colours)])
+    return np.clip(shown, 0.0, 1.0)
+
+
+def _segmentation_image(image: Any) -> tuple[np.ndarray, Any]:
+    """The image's values (y, x[, colour]) ready for ``imshow`` (:func:`_shown`), and the
+    image for extents. A DataArray is read by its dims' names
+    (:func:`xfskde._labels.image_dims`: a colour dim at either end)."""
     from ._labels import image_dims
 
     if getattr(image, "dims", None) is not None:
@@ -1107,16 +1160,7 @@ def _segmentation_image(image: Any) -> tuple[np.ndarray, Any]:
     if pixels.ndim == 3 and pixels.shape[-1] == 1:
         pixels = pixels[..., 0]
     if pixels.ndim == 3:
-        if pixels.shape[-1] not in (3, 4):
-            raise DimensionError(
-                f"a colour image must have 3 (RGB) or 4 (RGBA) channels, got {pixels.shape[-1]}"
-            )
-        if pixels.dtype.kind in "iu" and pixels.dtype != np.uint8:
-            pixels = pixels.astype(np.float64) / np.iinfo(pixels.dtype).max
-        elif pixels.dtype.kind == "f":
-            pixels = np.clip(np.nan_to_num(pixels), 0.0, 1.0)
-        elif pixels.dtype.kind == "b":
-            pixels = pixels.astype(np.float64)
+        pixels = _shown(pixels)
     elif pixels.ndim != 2:
         raise DimensionError(
             f"image must be grey (y, x) or colour (y, x, 3 or 4), got shape {pixels.shape}"
@@ -1173,8 +1217,12 @@ def segmentation(
     ----------
     image : array_like, Dask array or xarray.DataArray
         The segmented image: grey (y, x), any dtype, shown with ``image_cmap``, or colour
-        (y, x, 3 or 4): uint8, or float in [0, 1] (clipped), or other integers (scaled by their
-        dtype's maximum). A DataArray may have a colour dim at either end (``band``, ``c``, ...).
+        (y, x, channels): RGB or RGBA as its values say when it has 3 or 4 channels of 8 bits
+        or in [0, 1] (floats, or integers as a share of their dtype's maximum, reaching half of
+        it); any other (a fluorescence image's counts, a satellite's bands, 2 or 5 channels)
+        each channel stretched between its 0.1th and 99.9th percentiles, 3 of them shown as
+        RGB and any other number added in colours, as napari shows channels (two: magenta
+        and green). A DataArray may have a colour dim at either end (``band``, ``c``, ...).
         Its computed values are drawn: pass a downsampled copy of a slide (and its labels
         downsampled alike).
     labels : array_like, Dask array or xarray.DataArray, integer, (y, x)
