@@ -16,7 +16,8 @@ orientation_map`), and rose diagrams of two regions of it (:func:`xfskde.plot.ro
 docs/segmentation.md, segment examples/segmentation.py's images (256², seed 1) with colour only
 and with colour + FS-KDE and draw them with :func:`xfskde.plot.segmentation`;
 ``segmentation_mosaics`` segments three held-out mosaics of real textures at the defaults;
-``segmentation_slide`` a section of scikit-image's IHC image on glass with ``mask="auto"``;
+``segmentation_slide`` a section of scikit-image's IHC image on glass with ``mask="auto"``,
+``segmentation_fluorescence`` its stains as a fluorescence image with ``mask="fluorescence"``;
 ``segmentation_histology`` three H&E mosaics of tissue tiles from a folder you give
 (``--histology DIR``, one tile per class, e.g. NCT-CRC-HE-100K's; made only when given).
 ``napari_maps``, the picture of docs/ome-zarr.md and docs/tissue.md, is napari's window with the
@@ -510,6 +511,26 @@ def segmentation_slide(out: Path, quick: bool) -> Path:
     return _save_rgb(fig, out, "segmentation_slide")
 
 
+def segmentation_fluorescence(out: Path, quick: bool) -> Path:
+    """A fluorescence section (docs/segmentation.md, Background and masks): the IHC section's
+    stains as a camera's counts on a dark background
+    (:func:`xfskde.datasets.section_in_fluorescence`), ``segment(image, 3,
+    mask="fluorescence")``, drawn with :func:`xfskde.plot.segmentation` (the channels
+    stretched as napari shows them)."""
+    import matplotlib.pyplot as plt
+
+    from xfskde.datasets import section_in_fluorescence
+
+    image = section_in_fluorescence()[0]
+    if quick:
+        image = image[::2, ::2]
+    labels = np.asarray(xfskde.segment(image, 3, mask="fluorescence"))
+    plot.segmentation(image, labels)
+    fig = plt.gcf()
+    fig.set_size_inches(10.5, 3.2)
+    return _save_rgb(fig, out, "segmentation_fluorescence")
+
+
 #: H&E mosaics of docs/segmentation.md's picture: (classes, layout, transform, side, seed), as
 #: in benchmarks/bench_segmentation.py's histology set (tiles at half their resolution).
 SEGMENTATION_HISTOLOGY = (
@@ -632,6 +653,7 @@ FIGURES: dict[str, Callable[[Path, bool], Path]] = {
     "segmentation_random_textures": segmentation_random_textures,
     "segmentation_mosaics": segmentation_mosaics,
     "segmentation_slide": segmentation_slide,
+    "segmentation_fluorescence": segmentation_fluorescence,
     "segmentation_histology": segmentation_histology,
 }  # fmt: skip
 
