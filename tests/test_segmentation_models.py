@@ -315,6 +315,56 @@ def test_matched_levels_take_an_image_of_another_exposure(cohort):
         xfskde.segment(darker, 3, match_levels=True)
 
 
+def test_fluorescence_channels_of_their_own_exposure_are_matched_one_by_one(tmp_path, capsys):
+    """match_levels="channels" (--match-levels channels): each channel's levels onto the same
+    channel's of the model's image. A second section with its DAPI twice as bright and its
+    autofluorescence half as bright: matched channel by channel, the labels its original
+    gets; matched together, or not at all, others (measured 0.999, 0.672 and 0.726)."""
+    from xfskde.datasets import section_in_fluorescence
+
+    first, _ = section_in_fluorescence(seed=0)
+    second, section = section_in_fluorescence(seed=1)
+    model = fit_textures(first, 3, mask="fluorescence", sample=4000)
+    assert len(model.channel_levels) == 3
+    assert model.channel_levels[2][1] < 0.2 * model.channel_levels[1][1]  # a dim channel
+    reference = np.asarray(model.predict(second, mask="fluorescence"))[section]
+    exposed = (second.astype(float) - 100) * np.array([2.0, 1.0, 0.5]) + 100
+    exposed = np.clip(exposed, 0, 65535).astype(np.uint16)
+    rands = {}
+    for how in (False, True, "channels"):
+        got = np.asarray(model.predict(exposed, mask="fluorescence", match_levels=how))
+        rands[how] = rand_index(reference, got[section])
+    assert rands["channels"] > 0.99
+    assert rands[True] < 0.9 and rands[False] < 0.9
+    labelled = model.predict(xr.DataArray(exposed, dims=("y", "x", "c")), mask="fluorescence",
+                             match_levels="channels")  # fmt: skip
+    levels = np.reshape(labelled.attrs["matched_levels"], (3, 2))
+    assert levels[0, 1] > 1.8 * model.channel_levels[0][1]  # the brighter DAPI, measured
+    with pytest.raises(ParameterError, match="'channels'"):
+        model.predict(exposed, match_levels="each")
+    old = TextureModel.from_attrs({k: v for k, v in model.attrs().items()
+                                   if k != "channel_levels"})  # fmt: skip
+    with pytest.raises(ParameterError, match="fit it again"):
+        old.predict(exposed, match_levels="channels")
+    # from the command line, with the model of a store
+    np.save(tmp_path / "first.npy", first)
+    np.save(tmp_path / "exposed.npy", exposed)
+    one = tmp_path / "one.zarr"
+    argv = ["segment", str(tmp_path / "first.npy"), str(one), "--textures", "3",
+            "--mask", "fluorescence", "--sample", "4000", "--no-progress"]  # fmt: skip
+    assert main(argv) == 0
+    argv = ["segment", str(tmp_path / "exposed.npy"), str(tmp_path / "two.zarr"), "--model",
+            str(one), "--mask", "fluorescence", "--no-progress", "--match-levels"]  # fmt: skip
+    assert main([*argv, "channels"]) == 0
+    stored = xfskde.io.open_blocks(tmp_path / "two.zarr").values
+    direct = model.predict(exposed, mask="fluorescence", match_levels="channels")
+    np.testing.assert_array_equal(stored, direct)
+    capsys.readouterr()
+    with pytest.raises(SystemExit):
+        main([*argv, "each", "--overwrite"])
+    assert "invalid choice: 'each'" in capsys.readouterr().err
+
+
 def test_the_command_matches_levels_with_a_model_only(cohort, tmp_path, capsys):
     (first, _), (second, truth) = cohort
     np.save(tmp_path / "first.npy", first)

@@ -107,11 +107,12 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         "textures under the same labels; the fit's options are then the model's",
     )  # fmt: skip
     parser.add_argument(
-        "--match-levels", action="store_true",
+        "--match-levels", nargs="?", const=True, default=False, choices=["channels"],
         help="with --model: map the image's black and white levels (0.1th and 99.9th "
         "percentiles) onto those of the model's image first, for slides or scenes of another "
         "exposure, stain intensity or bit depth (not for images lacking the darkest or "
-        "brightest texture)",
+        "brightest texture); '--match-levels channels' each channel's onto the same channel's, "
+        "for fluorescence, whose channels each have their own exposure",
     )  # fmt: skip
     parser.add_argument(
         "--features", default="auto",

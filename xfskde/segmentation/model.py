@@ -214,6 +214,10 @@ class TextureModel:
         integers are divided by their dtype's maximum): an image whose values span a range
         :data:`RANGE_RATIO` times wider or narrower (another bit depth, another unit) is
         refused by :meth:`predict`, whose features would not be those the model knows.
+    channel_levels : tuple of (float, float), optional
+        The same percentiles of each channel on its own (the attrs' ``channel_levels``): what
+        ``match_levels="channels"`` maps an image's channels onto, one by one. None: not
+        recorded (a model read from a result that predates it).
     pixel_size : (float, float), optional
         The pixel size (y, x) in µm of the image it was fitted on, when that image's
         coordinates are lengths (an OME-TIFF, SVS or OME-Zarr opened by
@@ -253,6 +257,7 @@ class TextureModel:
     resolution: int = 1
     choices: dict[str, Any] = field(default_factory=dict, compare=False)
     value_range: tuple[float, float] | None = None
+    channel_levels: tuple[tuple[float, float], ...] | None = None
     pixel_size: tuple[float, float] | None = None
     seed: int | None = None
     sample: int | None = None
@@ -375,6 +380,7 @@ class TextureModel:
                 resolution=int(values.get("resolution", 1)),
                 choices={k[6:]: v for k, v in values.items() if k.startswith("chose_")},
                 value_range=_pair(values.get("value_range")),
+                channel_levels=_pairs(values.get("channel_levels")),
                 pixel_size=_pair(values.get("fit_pixel_size_um")),
                 seed=_integer(values.get("fit_seed")),
                 sample=_integer(values.get("fit_sample")),
@@ -396,6 +402,8 @@ class TextureModel:
             out["fit_channels"] = int(self.channels)
         if self.value_range is not None:
             out["value_range"] = [float(v) for v in self.value_range]
+        if self.channel_levels is not None:
+            out["channel_levels"] = [float(v) for pair in self.channel_levels for v in pair]
         if s.color_ranges is not None:
             out["color_ranges"] = [float(v) for pair in s.color_ranges for v in pair]
         if s.bank_ranges is None:
@@ -411,7 +419,7 @@ class TextureModel:
         chunks: int | None = None,
         mask: Any = None,
         nodata: Nodata = "auto",
-        match_levels: bool = False,
+        match_levels: bool | str = False,
     ) -> Any:
         """Per-pixel abundances (y, x, n_textures) of the textures, following the input kind;
         NaN outside ``mask`` and at missing pixels (as in :func:`segment`). Texture i has
@@ -425,17 +433,22 @@ class TextureModel:
         chunks: int | None = None,
         mask: Any = None,
         nodata: Nodata = "auto",
-        match_levels: bool = False,
+        match_levels: bool | str = False,
     ) -> Any:
         """Labels 1 .. n_textures (arg-max abundance), :data:`BACKGROUND` (0) outside ``mask``
         and at missing pixels (as in :func:`segment`), following the input kind.
 
-        With ``match_levels`` the image's values are first mapped linearly so that its black
-        and white levels (0.1th and 99.9th percentiles of all channels on 16 random tiles) are
-        those the model was fitted on (:attr:`value_range`; the image's are recorded as the
-        result's ``matched_levels`` attr): for images of another exposure, stain intensity or
-        bit depth. Not for images that lack the darkest or brightest texture, whose levels are
-        not those of the same textures (measured in the segmentation docs).
+        With ``match_levels=True`` the image's values are first mapped linearly so that its
+        black and white levels (0.1th and 99.9th percentiles of all channels on 16 random
+        tiles) are those the model was fitted on (:attr:`value_range`; the image's are
+        recorded as the result's ``matched_levels`` attr): for images of another exposure,
+        stain intensity or bit depth. ``match_levels="channels"`` maps each channel's own
+        levels onto those of the same channel of the model's image
+        (:attr:`channel_levels`): for fluorescence, whose channels each have their own
+        exposure (one channel twice as bright: the labels of a section agree with those of
+        its original at Rand 0.999 matched channel by channel, 0.855 matched together, 0.942
+        not matched). Not for images that lack the darkest or brightest texture, whose levels
+        are not those of the same textures (measured in the segmentation docs).
         """
         return _apply(image, self, "labels", chunks, mask, nodata, match_levels)
 
@@ -970,8 +983,9 @@ def _apply(
     chunks: int | None,
     mask: Any = None,
     nodata: Nodata = "auto",
-    match_levels: bool = False,
+    match_levels: bool | str = False,
 ) -> Any:
+    per_channel = _matching(match_levels)
     halo = halo_of(model.spec)
     is_dask = isinstance(getattr(image, "data", image), da.Array)
     prepared = _prepare(image, chunks, halo, nodata)
@@ -987,8 +1001,12 @@ def _apply(
     full, f = prepared.unit, model.resolution
     foreground, mask_attrs = _foreground(prepared, mask)
     _check_pixel_size(model, source)
-    measured = _image_levels(full, foreground) if model.value_range or match_levels else None
-    gain, offset = _level_map(model, measured) if match_levels else (1.0, 0.0)
+    if per_channel:
+        measured = _image_levels(full, foreground, per_channel=True)
+        gain, offset = _channel_map(model, measured)
+    else:
+        measured = _image_levels(full, foreground) if model.value_range or match_levels else None
+        gain, offset = _level_map(model, measured) if match_levels else (1.0, 0.0)
     if not match_levels:
         _check_range(model, measured)
     arr, value = prepared.raw, prepared.nodata
@@ -1014,8 +1032,8 @@ def _apply(
 
     def values_of(x: np.ndarray) -> np.ndarray:
         values = _unit_float(x, value)
-        if match_levels:  # the image's levels onto the model's
-            values = values * np.float32(gain) + np.float32(offset)
+        if match_levels:  # the image's levels onto the model's (each channel's, or all's)
+            values = values * np.asarray(gain, np.float32) + np.asarray(offset, np.float32)
         return values
 
     def present(values: np.ndarray, x: np.ndarray, pad: int, src_origin, rows, cols, mask):
@@ -1101,7 +1119,7 @@ def _apply(
             **model.attrs(),
             **mask_attrs,
             **prepared.attrs,
-            **({"matched_levels": list(measured or model.value_range)} if match_levels else {}),
+            **({"matched_levels": _flat(measured or model.value_range)} if match_levels else {}),
             "long_name": _LONG_NAMES[output],
         },
     )
@@ -1369,12 +1387,65 @@ def _value_range(tiles: list[np.ndarray]) -> tuple[float, float] | None:
     return None if levels is None else (levels[1], levels[2])
 
 
-def _image_levels(arr: da.Array, foreground: np.ndarray | None) -> tuple[float, float] | None:
-    """The black and white levels of an image to predict (:func:`_value_range` of
-    :data:`.defaults.TILES` probe tiles, drawn with seed 0, those of an image mostly missing as
-    the fit draws them: :func:`_present_tiles`), None without values."""
+def _channel_levels(tiles: list[np.ndarray]) -> tuple[tuple[float, float], ...] | None:
+    """The black and white levels of each channel of (y, x, c) ``tiles`` on its own (None
+    where a channel has no value present)."""
+    levels = [_value_range([t[..., c] for t in tiles]) for c in range(tiles[0].shape[-1])]
+    return None if any(v is None for v in levels) else tuple(levels)
+
+
+def _image_levels(arr: da.Array, foreground: np.ndarray | None, per_channel: bool = False) -> Any:
+    """The black and white levels of an image to predict (:func:`_value_range`, or with
+    ``per_channel`` each channel's, :func:`_channel_levels`, of :data:`.defaults.TILES` probe
+    tiles, drawn with seed 0, those of an image mostly missing as the fit draws them:
+    :func:`_present_tiles`), None without values."""
     tiles = _present_tiles(arr, foreground, 0, TILES)
-    return _value_range(tiles) if tiles else None
+    if not tiles:
+        return None
+    return _channel_levels(tiles) if per_channel else _value_range(tiles)
+
+
+def _matching(match_levels: Any) -> bool:
+    """Whether ``match_levels`` asks for each channel's levels (``"channels"``); refuses what
+    it cannot be (False, True or ``"channels"``)."""
+    if match_levels is True or match_levels is False:
+        return False
+    if match_levels == "channels":
+        return True
+    raise ParameterError(
+        f"match_levels must be False, True (all channels' levels together) or 'channels' "
+        f"(each channel's own), got {match_levels!r}"
+    )
+
+
+def _channel_map(model: TextureModel, measured: Any) -> tuple[tuple[float, ...], ...]:
+    """Per channel, the gain and offset of :func:`_level_map` that map its levels
+    (``measured``, :func:`_channel_levels`) onto those of the same channel of the model's
+    image (:attr:`TextureModel.channel_levels`)."""
+    if model.channel_levels is None:
+        raise ParameterError(
+            "match_levels='channels' needs each channel's levels in the image the model was "
+            "fitted on, which this model does not record: fit it again with this version of "
+            "xfskde, or pass match_levels=True"
+        )
+    if measured is None:
+        channels = len(model.channel_levels)
+        return (1.0,) * channels, (0.0,) * channels
+    maps = []
+    for c, (fitted, seen) in enumerate(zip(model.channel_levels, measured, strict=True)):
+        if not seen[1] > seen[0]:
+            raise ParameterError(
+                f"channel {c} of the image is flat (its black and white levels both "
+                f"{seen[0]:.4g}): it has no levels to match; pass match_levels=True"
+            )
+        maps.append(_level_map(dataclasses.replace(model, value_range=fitted), seen))
+    gains, offsets = zip(*maps, strict=True)
+    return tuple(gains), tuple(offsets)
+
+
+def _flat(levels: Any) -> list[float]:
+    """Levels as a flat list: (black, white), or per channel black, white, black, ..."""
+    return [float(v) for v in np.ravel(np.asarray(levels, dtype=float))]
 
 
 def _check_range(model: TextureModel, measured: tuple[float, float] | None) -> None:
@@ -1925,6 +1996,7 @@ def fit_textures(
         model.choices["groups"] = f"{checked}; then {fitted}"
     model = dataclasses.replace(model, choices={**choices, **model.choices}, resolution=f,
                                 value_range=_value_range(tiles),
+                                channel_levels=_channel_levels(tiles),
                                 pixel_size=_pixel_size_um(first.source), seed=int(seed),
                                 channels=int(first.raw.shape[2]),
                                 sample=int(sample))  # fmt: skip
@@ -2213,7 +2285,7 @@ def segment(
     return_model: bool = False,
     mask: Any = None,
     nodata: Nodata = "auto",
-    match_levels: bool = False,
+    match_levels: bool | str = False,
     metric: str = AUTO,
 ) -> Any:
     """Segment an image into textures by unmixing local features (ORTSEG, section 5.3).
@@ -2319,9 +2391,10 @@ def segment(
         reads it from a DataArray's metadata as :func:`xfskde.local_fskde` does, None uses every
         pixel. Missing pixels, and pixels with a NaN channel, vote for no feature (nor do the
         gradients whose stencils touch them) and get the label :data:`BACKGROUND`.
-    match_levels : bool
+    match_levels : bool or "channels"
         With ``model``: map the image's black and white levels onto the model's first
-        (:meth:`TextureModel.predict`), for an image of another exposure or stain intensity.
+        (:meth:`TextureModel.predict`), for an image of another exposure or stain intensity;
+        ``"channels"``: each channel's onto the same channel's, for fluorescence.
     metric : {"auto", "within", "euclidean"}
         The metric of the least-squares unmixing: ``"euclidean"`` the paper's; ``"within"``
         the textures' within-texture covariance, estimated on the fit's sample
