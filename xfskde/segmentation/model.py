@@ -1389,7 +1389,9 @@ def _value_range(tiles: list[np.ndarray]) -> tuple[float, float] | None:
 
 def _channel_levels(tiles: list[np.ndarray]) -> tuple[tuple[float, float], ...] | None:
     """The black and white levels of each channel of (y, x, c) ``tiles`` on its own (None
-    where a channel has no value present)."""
+    where a channel has no value present, or there are no tiles)."""
+    if not tiles:
+        return None
     levels = [_value_range([t[..., c] for t in tiles]) for c in range(tiles[0].shape[-1])]
     return None if any(v is None for v in levels) else tuple(levels)
 
@@ -1425,8 +1427,9 @@ def _channel_map(model: TextureModel, measured: Any) -> tuple[tuple[float, ...],
     if model.channel_levels is None:
         raise ParameterError(
             "match_levels='channels' needs each channel's levels in the image the model was "
-            "fitted on, which this model does not record: fit it again with this version of "
-            "xfskde, or pass match_levels=True"
+            "fitted on, which this model does not record (an earlier version's, or one fitted "
+            "with its window given and no filter bank, which measures nothing on the image): "
+            "fit it again with this version of xfskde, or pass match_levels=True"
         )
     if measured is None:
         channels = len(model.channel_levels)
