@@ -28,6 +28,7 @@ class                           raised when
 
 from __future__ import annotations
 
+import contextlib
 import inspect
 import os
 
@@ -38,6 +39,7 @@ __all__ = [
     "GeoreferencingWarning",
     "ImageReadError",
     "InputChangedWarning",
+    "MaskWarning",
     "ParameterError",
     "PixelAspectWarning",
     "StoreCorruptError",
@@ -125,6 +127,12 @@ class ExifOrientationWarning(UserWarning):
     results and angles are those of the stored grid, not of the picture as it is shown."""
 
 
+class MaskWarning(UserWarning):
+    """``mask="auto"`` found no background: an image it does not take for a brightfield slide
+    (not 8-bit RGB) is masked by its data, and all of it is data — a fluorescence slide's dark
+    background, or a grey slide's glass, is not zero. The warning names the method to ask for."""
+
+
 class InputChangedWarning(UserWarning):
     """A store being resumed was begun from another version of its input file (its size and
     modification time, or its ETag, differ): the blocks it holds came from other pixels, so
@@ -137,12 +145,17 @@ def find_stack_level() -> int:
     Counts the frames from the caller of this function up to the first one whose file is not
     in the xfskde package (as pandas' ``find_stack_level`` does), so a warning raised deep in
     the engine names the line of the user's code that asked for the work, whatever the path.
+    The frames of :mod:`contextlib`'s wrappers (a function of xfskde decorated with a context
+    manager) are passed over too: they are xfskde's calls, not the user's.
     """
     package = os.path.dirname(__file__)
+    wrappers = contextlib.__file__
     frame = inspect.currentframe()
     level = 0
     try:
-        while frame is not None and inspect.getfile(frame).startswith(package):
+        while frame is not None and (
+            inspect.getfile(frame).startswith(package) or inspect.getfile(frame) == wrappers
+        ):
             frame = frame.f_back
             level += 1
     finally:

@@ -52,6 +52,7 @@ from __future__ import annotations
 
 import math
 import re
+import warnings
 from collections.abc import Callable
 from typing import Any
 
@@ -66,7 +67,13 @@ from ._cells import block_cells, cell_means, in_whole_cells
 from ._grid import MaskFootprint, mask_at_samples
 from ._labels import crs_wkt, image_nodata, parse_crs, pixel_steps, stored_integer_dtype
 from ._validation import _check_choice
-from .exceptions import DimensionError, ParameterError, XfskdeError
+from .exceptions import (
+    DimensionError,
+    MaskWarning,
+    ParameterError,
+    XfskdeError,
+    find_stack_level,
+)
 from .io import Location, locate, open_image
 from .io._location import micrometres
 from .io.images import image_levels, parse_plane
@@ -518,6 +525,20 @@ def _slide_like(values: np.ndarray, dtype: np.dtype, small: xr.DataArray) -> boo
     return dtype == np.uint8
 
 
+def _warn_no_background(values: np.ndarray, dtype: np.dtype) -> None:
+    """:class:`~xfskde.exceptions.MaskWarning`: ``"auto"`` took an image without a CRS for data,
+    not a slide, and all of it is data; which method to ask for instead."""
+    channels = values.shape[-1] if values.ndim == 3 else 1
+    warnings.warn(
+        f"mask='auto' found no background: an image of {channels} channel(s) of "
+        f"{np.dtype(dtype)} is not taken for a brightfield slide (8-bit RGB), so it is masked "
+        "by its data, and all of it is non-zero; for signal on a dark background ask for "
+        "mask='fluorescence' (--mask fluorescence), for tissue on glass mask='brightfield'",
+        MaskWarning,
+        stacklevel=find_stack_level(),
+    )
+
+
 def _nonzero(values: np.ndarray, nodata: Any) -> np.ndarray:
     ok = np.isfinite(values) & (values != 0)
     if nodata is not None:
@@ -624,6 +645,8 @@ def tissue_mask(
     mask = ~_without_small(~_without_small(mask, area), area)  # objects, then holes
     if margin:
         mask = ndimage.binary_dilation(mask, structure=morphology.disk(margin).astype(bool))
+    if asked == "auto" and method == "nonzero" and mask.all() and crs_wkt(small) is None:
+        _warn_no_background(values, dtype)
     coords = {d: small.coords[d] for d in ("y", "x") if d in small.coords}
     coords.update({k: c for k, c in small.coords.items() if c.ndim == 0})  # its CRS, if any
     return xr.DataArray(

@@ -66,6 +66,7 @@ from ..api import Nodata, check_nodata
 from ..exceptions import DimensionError, ParameterError
 from ..io.images import length_pixel_size_um
 from ..lazy import dask_view, map_haloed, map_regions, oversized, plan_chunks, safe_chunks
+from ..masks import METHODS as MASK_METHODS
 from ..masks import _mask_attrs, resolve_mask
 from ..metrics import rand_index
 from ..windows import Window
@@ -966,14 +967,28 @@ def _foreground(prepared: _Prepared, mask: Any) -> tuple[np.ndarray | None, dict
     record of it (:func:`xfskde.masks._mask_attrs`, and the background label). An array is
     seen in its own dtype, with its nodata value: ``mask="auto"`` tells a slide (8-bit RGB)
     from other images by it."""
-    view = prepared.source
-    if view is None:
-        value = prepared.nodata
-        attrs = {} if value is None else {"nodata": value}
-        view = xr.DataArray(prepared.raw, dims=("y", "x", "c"), attrs=attrs)
-    resolved = resolve_mask(mask, view, margin=MASK_MARGIN)  # no glass ring inside the mask
+    resolved = resolve_mask(mask, _mask_view(prepared), margin=MASK_MARGIN)  # no glass ring
     attrs = {**_mask_attrs(resolved, mask), "background_label": BACKGROUND}
     return (None if resolved is None else np.asarray(resolved.values, bool)), attrs
+
+
+def _mask_view(prepared: _Prepared) -> Any:
+    """The image a mask is resolved against: its source, or an array in its own dtype with
+    its nodata value."""
+    if prepared.source is not None:
+        return prepared.source
+    value = prepared.nodata
+    attrs = {} if value is None else {"nodata": value}
+    return xr.DataArray(prepared.raw, dims=("y", "x", "c"), attrs=attrs)
+
+
+def _made_once(image: Any, mask: Any, chunks: int | None, nodata: Nodata) -> Any:
+    """A mask named by a method of :func:`xfskde.masks.tissue_mask` (``"auto"``,
+    ``"fluorescence"``, ...) made from the image once, for :func:`segment`'s fit and labels
+    both (each made it again: a slide's low level read twice); any other ``mask`` as given."""
+    if not (isinstance(mask, str) and mask in MASK_METHODS):
+        return mask
+    return resolve_mask(mask, _mask_view(_prepare(image, chunks, 0, nodata)), margin=MASK_MARGIN)
 
 
 def _apply(
@@ -2423,6 +2438,7 @@ def segment(
             "match_levels maps the image's levels onto those of a given model: pass model= (a "
             "model fitted on this image has its levels already)"
         )
+    mask = _made_once(image, mask, chunks, nodata)
     if model is None:
         model = fit_textures(
             image, n_textures, features=features, window=window, size=size,
