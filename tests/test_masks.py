@@ -9,7 +9,7 @@ import tifffile
 import xarray as xr
 
 from xfskde.datasets import random_textures, texture_mosaic
-from xfskde.exceptions import ParameterError
+from xfskde.exceptions import MaskWarning, ParameterError
 from xfskde.io import open_image
 from xfskde.lazy import map_haloed
 from xfskde.masks import background_blocks, mask_samples, resolve_mask, tissue_mask
@@ -387,8 +387,39 @@ def test_auto_does_not_take_a_fluorescence_image_for_a_slide():
     from xfskde.datasets import section_in_fluorescence
 
     image, _ = section_in_fluorescence()
-    mask = tissue_mask(image)
+    with pytest.warns(MaskWarning, match="mask='fluorescence'"):
+        mask = tissue_mask(image)
     assert mask.attrs["method"] == "nonzero" and mask.values.all()
+
+
+def test_auto_warns_only_where_it_finds_no_background(monkeypatch):
+    """The warning names the method to ask for where "auto" masks an image by its data and
+    all of it is data; not for a method named, a scene with nodata, or a scene with a CRS
+    (all of a scene may be data). segment() makes the mask once: one warning."""
+    import warnings
+
+    import xfskde
+    import xfskde.masks
+    from xfskde.datasets import section_in_fluorescence
+
+    image, _ = section_in_fluorescence()
+    scene = np.full((64, 64), 1000, np.uint16)
+    scene[:8] = 0  # nodata
+    crs = xr.DataArray(0, attrs={"crs_wkt": "EPSG:32633"})
+    grid = {"spatial_ref": crs, "y": np.arange(64.0)[::-1] * 10, "x": np.arange(64.0) * 10}
+    located = xr.DataArray(np.full((64, 64), 1000, np.uint16), dims=("y", "x"), coords=grid)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", MaskWarning)
+        tissue_mask(image, method="nonzero")
+        tissue_mask(scene)
+        tissue_mask(located)
+    made = []
+    monkeypatch.setattr(xfskde.masks, "tissue_mask",
+                        lambda *a, **k: made.append(1) or tissue_mask(*a, **k))  # fmt: skip
+    with pytest.warns(MaskWarning) as caught:
+        xfskde.segment(image[::2, ::2], 2, mask="auto")
+    assert len(made) == 1 and len([w for w in caught if w.category is MaskWarning]) == 1
+    assert caught[0].filename == __file__  # the caller's line
 
 
 def test_large_images_are_averaged_down():
