@@ -144,6 +144,8 @@ FLUORESCENCE_FLOOR = 0.002
 #: The radius, in the image's own (finest) pixels, of the closing that joins the signal of
 #: one piece of tissue (nuclei 10–20 px apart in a DAPI-only image) into one foreground.
 FLUORESCENCE_GAP = 8
+#: The most values a channel's background level and noise are read off (every k-th of them).
+_LEVEL_SAMPLE = 2**20
 
 
 def _level_for(source: Any, max_side: int, storage_options: Any, opening: dict[str, Any]) -> int:
@@ -482,6 +484,8 @@ def _fluorescence(
             with np.errstate(invalid="ignore", divide="ignore"):
                 smoothed = summed / weight
         present = smoothed[valid]
+        if present.size > _LEVEL_SAMPLE:  # every k-th value: the levels of a million are
+            present = present[:: present.size // _LEVEL_SAMPLE]  # those of all (to 0.1 count)
         level, noise = _dark_level(present)
         top = float(np.percentile(present, 99.9))
         threshold = level + max(FLUORESCENCE_NOISE * noise, FLUORESCENCE_FLOOR * (top - level))
@@ -489,19 +493,27 @@ def _fluorescence(
         thresholds.append(threshold)
         levels.append(level)
         noises.append(noise)
-    radius = max(1, round(FLUORESCENCE_GAP / cells))
-    # closed by the disk of pixels within the radius (by distance transforms: twice as fast
-    # as the disk's dilation and erosion, the same pixels), on the image padded by its own
-    # edge, so that the tissue running off the image is not eroded there
-    if foreground.any() and not foreground.all():  # (a transform needs both kinds of pixel)
-        padded = np.pad(foreground, radius, mode="edge")
-        grown = ndimage.distance_transform_edt(~padded) <= radius
-        if grown.all():  # the gaps all closed
-            foreground = valid.copy()
-        else:
-            closed = ndimage.distance_transform_edt(grown) > radius
-            foreground = closed[radius:-radius, radius:-radius] & valid
+    if foreground.any() and not foreground.all():
+        foreground = _closed(foreground, max(1, round(FLUORESCENCE_GAP / cells))) & valid
     return foreground, thresholds, levels, noises
+
+
+def _closed(mask: np.ndarray, radius: int) -> np.ndarray:
+    """``mask`` closed by the disk of the pixels within ``radius`` (a dilation, then an
+    erosion), on the mask padded by its own edge, so that what runs off the image is not
+    eroded there. Wide disks by distance transforms (0.27 s on 2048², whatever the radius:
+    the disk's own dilation and erosion took 0.6 s at radius 8), narrow ones by the disk
+    (0.05 s at radius 2); the same pixels either way."""
+    padded = np.pad(mask, radius, mode="edge")
+    if radius <= 4:
+        disk = morphology.disk(radius).astype(bool)
+        closed = ndimage.binary_closing(padded, disk)
+    else:
+        grown = ndimage.distance_transform_edt(~padded) <= radius
+        if grown.all():  # the gaps all closed (a transform needs both kinds of pixel)
+            return np.ones(mask.shape, bool)
+        closed = ndimage.distance_transform_edt(grown) > radius
+    return closed[radius:-radius, radius:-radius]
 
 
 def _slide_like(values: np.ndarray, dtype: np.dtype, small: xr.DataArray) -> bool:
