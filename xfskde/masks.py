@@ -135,8 +135,9 @@ GLASS_TEXTURE_SPAN = (11, 21)
 #: GLASS_TEXTURE_SIZE² mask pixels (the median of its standard deviations, of the brightest
 #: pixel) is pale tissue, not glass (an image without glass).
 GLASS_SMOOTH = 0.02
-#: Fluorescence: a pixel is foreground where a channel (smoothed over a mask pixel) exceeds
-#: that channel's background level by more than this many times the background's noise ...
+#: Fluorescence: a pixel is foreground where a channel (smoothed over one of the image's
+#: pixels) exceeds that channel's background level by more than this many times the
+#: background's noise ...
 FLUORESCENCE_NOISE = 5.0
 #: ... and by at least this fraction of the channel's range above its background (a noiseless
 #: background: synthetic images, offset-subtracted data clipped at zero).
