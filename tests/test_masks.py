@@ -360,6 +360,23 @@ def test_a_fluorescence_slide_is_masked_on_its_low_level_without_a_ring(tmp_path
     assert found[~section].mean() < 0.02  # the cells the section's edge crosses: 1.0 %
 
 
+@pytest.mark.parametrize("share", [0.2, 0.4])
+def test_a_stitched_fluorescence_slide_s_zero_padding_is_not_its_background(share):
+    """Zeros in every channel over an area are padding: taken for the dark background, they
+    put its level at 0 and all of the real background above it (all of it taken, with a
+    fifth of the image padded)."""
+    from xfskde.datasets import section_in_fluorescence
+
+    image, section = section_in_fluorescence()
+    width = int(share * image.shape[1])
+    image[:, :width] = 0
+    mask = tissue_mask(image, method="fluorescence", margin=0)
+    found, inner = mask.values, np.arange(image.shape[1]) >= width
+    assert found[section & inner].mean() > 0.99
+    assert found[~section & inner].mean() < 0.025 and not found[:, :width].any()
+    assert all(100 < level < 110 for level in mask.attrs["background_level"])
+
+
 def test_a_fluorescence_channel_of_noise_adds_nothing_and_one_of_nuclei_is_enough():
     """Each channel against its own background: a channel of camera noise only finds no
     foreground, and nuclei alone (DAPI) are closed into one tissue with the dark cytoplasm

@@ -147,6 +147,9 @@ FLUORESCENCE_FLOOR = 0.002
 FLUORESCENCE_GAP = 8
 #: The most values a channel's background level and noise are read off (every k-th of them).
 _LEVEL_SAMPLE = 2**20
+#: Pixels 0 in every channel, in a piece this large, are padding, not a fluorescence image's
+#: dark background (:func:`_padding`).
+_PADDING_AREA = 64
 
 
 def _level_for(source: Any, max_side: int, storage_options: Any, opening: dict[str, Any]) -> int:
@@ -468,6 +471,7 @@ def _fluorescence(
     darker half's mode: an image without background (a field of view inside the tissue) has
     its dimmest tissue taken for it and left out."""
     planes, valid = _present_planes(values, nodata)
+    valid &= ~_padding(planes, valid)
     foreground = np.zeros(valid.shape, bool)
     thresholds, levels, noises = [], [], []
     if not valid.any():
@@ -497,6 +501,25 @@ def _fluorescence(
     if foreground.any() and not foreground.all():
         foreground = _closed(foreground, max(1, round(FLUORESCENCE_GAP / cells))) & valid
     return foreground, thresholds, levels, noises
+
+
+def _padding(planes: list[np.ndarray], valid: np.ndarray) -> np.ndarray:
+    """A stitched slide's padding: its pixels 0 in every channel, in 8-connected pieces of
+    :data:`_PADDING_AREA` pixels or more. A camera's background is its offset plus noise,
+    never 0 over an area (a background clipped at zero after an offset was subtracted is 0 in
+    scattered pixels, and where it is 0 in pieces that large it is no tissue either); taken
+    for the dark background, the padding's zeros put its level at 0 and every pixel of the
+    real background above it (20 % of a section's image padded: all of its background
+    taken)."""
+    zero = valid.copy()
+    for plane in planes:
+        zero &= plane == 0
+    if not zero.any():
+        return zero
+    pieces, _ = ndimage.label(zero, structure=np.ones((3, 3), bool))
+    large = np.bincount(pieces.ravel()) >= _PADDING_AREA
+    large[0] = False
+    return large[pieces]
 
 
 def _closed(mask: np.ndarray, radius: int) -> np.ndarray:
