@@ -16,7 +16,7 @@ from scipy.optimize import minimize
 import xfskde
 import xfskde.io
 from xfskde.datasets import dead_leaves, random_textures
-from xfskde.exceptions import ChunkSizeWarning, ParameterError
+from xfskde.exceptions import ChunkSizeWarning, MaskWarning, ParameterError
 from xfskde.io import store_status
 from xfskde.metrics import rand_index
 from xfskde.segmentation import FeatureSpec, abundances, fit_textures, segment
@@ -1399,7 +1399,8 @@ def test_a_fluorescence_section_is_segmented_inside_its_mask(tmp_path):
     stored = xfskde.open_image(out)
     np.testing.assert_array_equal(stored.values, found)
     assert stored.attrs["mask"] == labels.attrs["mask"]
-    everything = np.asarray(segment(opened, 2, mask="auto"))
+    with pytest.warns(MaskWarning, match="mask='fluorescence'"):  # it says what to ask for
+        everything = np.asarray(segment(opened, 2, mask="auto"))
     assert (everything > 0).all()
 
 
