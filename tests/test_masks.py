@@ -409,6 +409,20 @@ def test_auto_does_not_take_a_fluorescence_image_for_a_slide():
     assert mask.attrs["method"] == "nonzero" and mask.values.all()
 
 
+def test_a_method_named_as_the_mask_is_that_method_s_mask():
+    """mask="brightfield" (--mask brightfield) takes a 16-bit RGB slide as a slide: the mask of
+    the 8-bit slide, to the pixel; "fluorescence" and "nonzero" likewise name theirs."""
+    from xfskde.datasets import section_on_glass
+
+    slide, _ = section_on_glass()
+    wide = slide.astype(np.uint16) * 257
+    np.testing.assert_array_equal(resolve_mask("brightfield", wide).values,
+                                  tissue_mask(slide).values)  # fmt: skip
+    assert resolve_mask("brightfield", wide).attrs["method_asked"] == "brightfield"
+    assert resolve_mask("nonzero", wide).values.all()
+    assert resolve_mask("fluorescence", wide).attrs["method"] == "fluorescence"
+
+
 def test_auto_warns_only_where_it_finds_no_background(monkeypatch):
     """The warning names the method to ask for where "auto" masks an image by its data and
     all of it is data; not for a method named, a scene with nodata, or a scene with a CRS
