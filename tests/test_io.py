@@ -133,6 +133,42 @@ def test_zarr_array_group_and_ome_zarr_multiscale(tmp_path):
         xfskde.open_image(tmp_path / "ome.zarr", level=2)
 
 
+def test_channel_names_of_an_ome_tiff_and_an_ome_zarr_are_the_c_coordinate(tmp_path, capsys):
+    """A fluorescence image's channels by name (OME-XML ``Channel Name``, OME-Zarr's omero
+    ``label``): the ``c`` coordinate, at every level, and a line of ``xfskde info``; none
+    where a channel has no name or they repeat, nor for an RGB image's samples."""
+    from xfskde.cli import main
+
+    names = ["DAPI", "CD3", "autofluorescence"]
+    cyx = np.arange(3 * 64 * 48, dtype=np.uint16).reshape(3, 64, 48)
+    with tifffile.TiffWriter(tmp_path / "panel.ome.tif") as tif:
+        tif.write(cyx, subifds=1, metadata={"axes": "CYX", "Channel": {"Name": names}})
+        tif.write(cyx[:, ::2, ::2], subfiletype=1)
+    for level in (0, 1):
+        image = xfskde.open_image(tmp_path / "panel.ome.tif", level=level)
+        assert image.dims == ("c", "y", "x") and list(image.c.values) == names
+    assert main(["info", str(tmp_path / "panel.ome.tif")]) == 0
+    assert "channels    DAPI, CD3, autofluorescence" in capsys.readouterr().out
+    tifffile.imwrite(tmp_path / "same.ome.tif", cyx,
+                     metadata={"axes": "CYX", "Channel": {"Name": ["a", "a", "b"]}})  # fmt: skip
+    assert "c" not in xfskde.open_image(tmp_path / "same.ome.tif").coords
+    rgb = np.zeros((32, 32, 3), np.uint8)
+    tifffile.imwrite(tmp_path / "rgb.ome.tif", rgb, photometric="rgb", metadata={"axes": "YXS"})
+    assert "c" not in xfskde.open_image(tmp_path / "rgb.ome.tif").coords
+    group = zarr.open_group(tmp_path / "panel.ome.zarr", mode="w")
+    group.create_array("0", data=cyx)
+    group.attrs["ome"] = {
+        "version": "0.5",
+        "multiscales": [{"axes": [{"name": "c", "type": "channel"},
+                                  {"name": "y", "type": "space"},
+                                  {"name": "x", "type": "space"}],
+                         "datasets": [{"path": "0", "coordinateTransformations": [
+                             {"type": "scale", "scale": [1.0, 0.5, 0.5]}]}]}],
+        "omero": {"channels": [{"label": n} for n in names]},
+    }  # fmt: skip
+    assert list(xfskde.open_image(tmp_path / "panel.ome.zarr").c.values) == names
+
+
 def test_arrays_are_wrapped_with_named_dims_and_aligned_chunks():
     rgb = data.astronaut()
     image = xfskde.open_image(rgb, chunks=200)

@@ -13,6 +13,7 @@ import os
 from pathlib import Path
 from typing import NamedTuple
 
+import numpy as np
 import tifffile
 import zarr
 
@@ -169,9 +170,14 @@ def describe_image(path: str, dims: tuple[str, ...] | None = None) -> ImageDescr
         counts = ", ".join(f"{d} {n}" for d, n in planes.items())
         choice = ",".join(f"{d.lower()}=N" for d in planes)
         rows.append(("planes", f"{counts} (one is read: --plane {choice})"))
-    if dict(rows)["format"].startswith(("GeoTIFF", "Zarr")):  # where a CRS can be
+    located = dict(rows)["format"].startswith(("GeoTIFF", "Zarr"))  # where a CRS can be
+    if located or "c" in levels[0].dims:
         # lazy: the header and coordinates only (of the first plane: all share them)
-        wkt = crs_wkt(open_image(path, plane=dict.fromkeys(planes, 0) or None, dims=dims))
+        opened = open_image(path, plane=dict.fromkeys(planes, 0) or None, dims=dims)
+        names = opened.coords["c"].values if "c" in opened.coords else np.array([])
+        if names.dtype.kind in "UO":  # the channels' names (OME-XML, OME-Zarr's omero)
+            rows.append(("channels", ", ".join(map(str, names))))
+        wkt = crs_wkt(opened) if located else None
         if wkt is not None:
             rows.append(("crs", crs_description(wkt)))
     return ImageDescription(rows, levels)

@@ -635,6 +635,8 @@ class _TiffInfo(NamedTuple):
     series: int = 0
     #: the first page's Orientation tag (1: rows top to bottom, columns left to right)
     orientation: int = 1
+    #: the names of the channels (OME-XML ``Channel Name``), when the file gives them
+    channel_names: tuple[str, ...] | None = None
 
 
 #: GeoKey unit names as they are usually written.
@@ -658,6 +660,31 @@ def _geo_pixel_size(tif: tifffile.TiffFile) -> tuple[tuple[float, float], str] |
     key = geo.get("GeogAngularUnitsGeoKey" if geographic else "ProjLinearUnitsGeoKey")
     name = getattr(key, "name", None) or (str(key) if key is not None else "CRS units")
     return size, _GEO_UNIT_NAMES.get(name, name)
+
+
+def _ome_channel_names(tif: tifffile.TiffFile, series: int = 0) -> tuple[str, ...] | None:
+    """The ``Name`` of each ``Channel`` of an OME-TIFF's image ``series`` (None unless every
+    channel has one)."""
+    if not tif.is_ome:
+        return None
+    images = tifffile.xml2dict(tif.ome_metadata).get("OME", {}).get("Image", {})
+    images = images if isinstance(images, list) else [images]
+    channels = images[min(series, len(images) - 1)].get("Pixels", {}).get("Channel", [])
+    channels = channels if isinstance(channels, list) else [channels]
+    names = [c.get("Name") if isinstance(c, dict) else None for c in channels]
+    return tuple(str(n) for n in names) if names and all(names) else None
+
+
+def channel_named(image: xr.DataArray, names: Sequence[str] | None) -> xr.DataArray:
+    """``image`` with its channels' ``names`` as the coordinate of its ``c`` dim, where it has
+    one of that many channels and the names are distinct (a file's channel names: DAPI, CD3,
+    CD8); else as it is."""
+    if not names or "c" not in image.dims or "c" in image.coords:
+        return image
+    names = [str(n) for n in names]
+    if len(names) != image.sizes["c"] or len(set(names)) != len(names):
+        return image
+    return image.assign_coords(c=names)
 
 
 def _tiff_pixel_size(tif: tifffile.TiffFile, series: int = 0) -> tuple[float, float] | None:
@@ -825,8 +852,9 @@ def _tiff_info(path: Location, series: int | str = 0) -> _TiffInfo:
             origin = _ome_origin(xml, index) if xml else (0.0, 0.0)
             turned = first.tags.get(_TIFF_ORIENTATION)
             orientation = int(turned.value) if turned is not None else 1
+            names = _ome_channel_names(tif, index)
             return _TiffInfo(levels, geotiff, nodata or None, size, geo, alpha, origin, index,
-                             orientation)  # fmt: skip
+                             orientation, names)  # fmt: skip
     except _TIFF_ERRORS as exc:
         raise ImageReadError(f"cannot read {path} as a TIFF image: {exc}") from exc
 
@@ -931,6 +959,7 @@ def _open_tiff(path: Location, level: int, request: _Request) -> xr.DataArray:
         name=f"xfskde-read-tiff-{tokenize(path.token(), level, version, info.series)}",
     )
     image = _plane_image(data, all_dims, selection, path.stem, tiles, request)
+    image = channel_named(image, info.channel_names)
     if info.series:  # another image than the first: say which
         image.attrs["source_series"] = info.series
     geo = None
@@ -1090,6 +1119,17 @@ def _zarr_image(
     return array, component, dims, level, transform, cells
 
 
+def _omero_labels(node: zarr.Group) -> tuple[str, ...] | None:
+    """The ``label`` of each of an OME-Zarr image's ``omero`` channels (NGFF 0.4 and 0.5),
+    None unless every channel has one."""
+    omero = node.attrs.get("omero") or node.attrs.get("ome", {}).get("omero") or {}
+    channels = omero.get("channels") if isinstance(omero, dict) else None
+    if not isinstance(channels, list) or not channels:
+        return None
+    labels = [c.get("label") if isinstance(c, dict) else None for c in channels]
+    return tuple(str(label) for label in labels) if all(labels) else None
+
+
 def _stored_dims(array: Any) -> tuple[str, ...] | None:
     """The dim names a Zarr array records (Zarr v3 ``dimension_names``, or xarray's
     ``_ARRAY_DIMENSIONS`` attr for Zarr v2), None unless every dim has one."""
@@ -1242,6 +1282,8 @@ def _open_zarr(source: Any, level: int, request: _Request) -> xr.DataArray:
         raise ImageReadError(f"cannot read the Zarr array of {source} ({exc})") from exc
     name = source.stem if isinstance(source, Location) else Path(source.path or "image").stem
     image = _plane_image(data, dims, selection, name or "image", tiles, request)
+    if isinstance(node, zarr.Group):
+        image = channel_named(image, _omero_labels(node))
     if group is not None:
         image = _group_coords(image, *group)
     if transform is not None:
