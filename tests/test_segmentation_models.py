@@ -365,6 +365,47 @@ def test_fluorescence_channels_of_their_own_exposure_are_matched_one_by_one(tmp_
     assert "invalid choice: 'each'" in capsys.readouterr().err
 
 
+def test_named_channels_in_another_order_are_put_in_the_model_s_and_others_refused(
+    tmp_path, capsys
+):
+    """A multiplexed panel acquired in another order: its named channels are taken in the
+    model's order (the same labels as the image in that order), recorded; channels of other
+    names are refused in one line, from the API and the command line (a model applied to
+    channels in another order read one marker's signal as another's, silently)."""
+    from xfskde.datasets import section_in_fluorescence
+
+    names = ["DAPI", "marker", "autofluorescence"]
+    first, _ = section_in_fluorescence(seed=0)
+    second, _ = section_in_fluorescence(seed=1)
+
+    def write(name, counts, channels):
+        path = tmp_path / f"{name}.ome.tif"
+        tifffile.imwrite(path, np.moveaxis(counts, -1, 0), ome=True,
+                         metadata={"axes": "CYX", "Channel": {"Name": channels}})  # fmt: skip
+        return path
+
+    model_of = write("first", first, names)
+    model = fit_textures(xfskde.open_image(model_of), 3, mask="fluorescence", sample=4000)
+    assert model.channel_names == tuple(names)
+    assert TextureModel.from_attrs(model.attrs()).channel_names == tuple(names)
+    in_order = model.predict(xfskde.open_image(write("second", second, names)))
+    turned = write("turned", second[..., [2, 0, 1]], [names[2], names[0], names[1]])
+    reordered = model.predict(xfskde.open_image(turned))
+    np.testing.assert_array_equal(reordered.values, in_order.values)
+    assert reordered.attrs["channels_reordered"] == '["autofluorescence", "DAPI", "marker"]'
+    assert (model.predict(second[..., [2, 0, 1]]) != in_order.values).mean() > 0.1  # unnamed
+    other = write("other", second, ["DAPI", "CD8", "autofluorescence"])
+    with pytest.raises(ParameterError, match="the model was fitted on DAPI, marker, autofl"):
+        model.predict(xfskde.open_image(other))
+    one = tmp_path / "one.zarr"
+    assert main(["segment", str(model_of), str(one), "--textures", "3", "--mask",
+                 "fluorescence", "--sample", "4000", "--no-progress"]) == 0  # fmt: skip
+    argv = ["segment", str(other), str(tmp_path / "two.zarr"), "--model", str(one)]
+    capsys.readouterr()
+    assert main([*argv, "--no-progress"]) == 2
+    assert "channels are DAPI, CD8, autofluorescence" in capsys.readouterr().err
+
+
 def test_the_command_matches_levels_with_a_model_only(cohort, tmp_path, capsys):
     (first, _), (second, truth) = cohort
     np.save(tmp_path / "first.npy", first)

@@ -247,6 +247,11 @@ class TextureModel:
         gradient, which an image of other channels gives otherwise). None: not recorded (a
         model read from a result that predates it, or built otherwise), when only the colour
         group's size tells.
+    channel_names : tuple of str, optional
+        The names of those channels, when the image gave them (an OME-TIFF's or OME-Zarr's
+        channel names, a DataArray's ``c`` coordinate of strings; the attrs'
+        ``fit_channel_names``): :meth:`predict` takes an image whose named channels are the
+        same in another order in the model's order, and refuses one of other names.
 
     """
 
@@ -265,6 +270,7 @@ class TextureModel:
     unmixing_vectors: np.ndarray | None = field(default=None, repr=False)
     fit_size: float | None = None
     channels: int | None = None
+    channel_names: tuple[str, ...] | None = None
 
     @property
     def n_textures(self) -> int:
@@ -388,6 +394,7 @@ class TextureModel:
                 unmixing_vectors=_vectors(values, endmembers.shape),
                 fit_size=float(values["fit_size"]) if "fit_size" in values else None,
                 channels=_integer(values.get("fit_channels")),
+                channel_names=_names(values.get("fit_channel_names")),
             )
         except (KeyError, TypeError, ValueError) as error:
             raise ParameterError(f"{what} records a damaged texture model: {error}") from None
@@ -401,6 +408,8 @@ class TextureModel:
             out["fit_pixel_size_um"] = [float(v) for v in self.pixel_size]
         if self.channels is not None:
             out["fit_channels"] = int(self.channels)
+        if self.channel_names is not None:  # JSON text: attrs hold no lists of strings
+            out["fit_channel_names"] = json.dumps(list(self.channel_names))
         if self.value_range is not None:
             out["value_range"] = [float(v) for v in self.value_range]
         if self.channel_levels is not None:
@@ -793,6 +802,42 @@ def _pairs(value: Any) -> tuple[tuple[float, float], ...] | None:
     return tuple((float(a), float(b)) for a, b in np.asarray(value, dtype=float).reshape(-1, 2))
 
 
+def _names(value: Any) -> tuple[str, ...] | None:
+    """Channel names recorded as JSON text (or a list, as netCDF may give them back)."""
+    if value is None:
+        return None
+    names = _decoded(value)
+    return tuple(str(n) for n in (names if isinstance(names, list) else [names]))
+
+
+def _channel_names(source: Any) -> tuple[str, ...] | None:
+    """The names of a DataArray's channels: its ``c`` coordinate, where it is strings."""
+    if not isinstance(source, xr.DataArray) or "c" not in source.coords:
+        return None
+    names = np.asarray(source.coords["c"].values)
+    return tuple(str(n) for n in names) if names.dtype.kind in "UO" else None
+
+
+def _in_model_order(prepared: _Prepared, model: TextureModel) -> tuple[_Prepared, dict]:
+    """``prepared`` with its channels in the order of the model's named ones, and what the
+    result records of it. Channels named otherwise are refused in one line: a cohort's
+    multiplexed panels are not always acquired in one order, and a model applied to channels
+    in another order reads one marker's signal as another's."""
+    names, fitted = _channel_names(prepared.source), model.channel_names
+    if names is None or fitted is None or names == fitted:
+        return prepared, {}
+    if sorted(names) != sorted(fitted):
+        raise ParameterError(
+            f"the image's channels are {', '.join(names)}; the model was fitted on "
+            f"{', '.join(fitted)}: segment images of the model's channels (select them, "
+            "image.sel(c=[...]), or fit a model on these)"
+        )
+    order = [names.index(name) for name in fitted]
+    raw = prepared.raw[..., order]
+    source = prepared.source.isel(c=order)
+    return prepared._replace(raw=raw, source=source), {"channels_reordered": json.dumps(names)}
+
+
 def _pixel_size_um(source: Any) -> tuple[float, float] | None:
     """The pixel size (y, x) in µm of a DataArray: from coords that are lengths (a slide), else
     on the ground from its CRS (a scene: :func:`xfskde._labels.ground_pixel_size`, m × 10⁶);
@@ -1004,6 +1049,7 @@ def _apply(
     halo = halo_of(model.spec)
     is_dask = isinstance(getattr(image, "data", image), da.Array)
     prepared = _prepare(image, chunks, halo, nodata)
+    prepared, reordered = _in_model_order(prepared, model)
     channels = prepared.raw.shape[2]
     stop = list(_group_slices(model.spec, channels).values())[-1].stop
     if model.channels not in (None, channels) or stop != model.endmembers.shape[1]:
@@ -1135,6 +1181,7 @@ def _apply(
             **mask_attrs,
             **prepared.attrs,
             **({"matched_levels": _flat(measured or model.value_range)} if match_levels else {}),
+            **reordered,
             "long_name": _LONG_NAMES[output],
         },
     )
@@ -2017,6 +2064,7 @@ def fit_textures(
                                 channel_levels=_channel_levels(tiles),
                                 pixel_size=_pixel_size_um(first.source), seed=int(seed),
                                 channels=int(first.raw.shape[2]),
+                                channel_names=_channel_names(first.source),
                                 sample=int(sample))  # fmt: skip
     forget_spectra()  # the filters' spectra of the crops' and tiles' shapes: not the labels'
     release_free_memory()  # what the crops, tiles and features freed: not kept for the labels
