@@ -675,7 +675,7 @@ def _ome_channel_names(tif: tifffile.TiffFile, series: int = 0) -> tuple[str, ..
     return tuple(str(n) for n in names) if names and all(names) else None
 
 
-def channel_named(image: xr.DataArray, names: Sequence[str] | None) -> xr.DataArray:
+def _channel_named(image: xr.DataArray, names: Sequence[str] | None) -> xr.DataArray:
     """``image`` with its channels' ``names`` as the coordinate of its ``c`` dim, where it has
     one of that many channels and the names are distinct (a file's channel names: DAPI, CD3,
     CD8); else as it is."""
@@ -959,7 +959,7 @@ def _open_tiff(path: Location, level: int, request: _Request) -> xr.DataArray:
         name=f"xfskde-read-tiff-{tokenize(path.token(), level, version, info.series)}",
     )
     image = _plane_image(data, all_dims, selection, path.stem, tiles, request)
-    image = channel_named(image, info.channel_names)
+    image = _channel_named(image, info.channel_names)
     if info.series:  # another image than the first: say which
         image.attrs["source_series"] = info.series
     geo = None
@@ -1283,7 +1283,7 @@ def _open_zarr(source: Any, level: int, request: _Request) -> xr.DataArray:
     name = source.stem if isinstance(source, Location) else Path(source.path or "image").stem
     image = _plane_image(data, dims, selection, name or "image", tiles, request)
     if isinstance(node, zarr.Group):
-        image = channel_named(image, _omero_labels(node))
+        image = _channel_named(image, _omero_labels(node))
     if group is not None:
         image = _group_coords(image, *group)
     if transform is not None:
