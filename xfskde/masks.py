@@ -514,12 +514,7 @@ def _padding(planes: list[np.ndarray], valid: np.ndarray) -> np.ndarray:
     zero = valid.copy()
     for plane in planes:
         zero &= plane == 0
-    if not zero.any():
-        return zero
-    pieces, _ = ndimage.label(zero, structure=np.ones((3, 3), bool))
-    large = np.bincount(pieces.ravel()) >= _PADDING_AREA
-    large[0] = False
-    return large[pieces]
+    return _without_small(zero, _PADDING_AREA) if zero.any() else zero
 
 
 def _closed(mask: np.ndarray, radius: int) -> np.ndarray:
@@ -748,10 +743,9 @@ def _mask_attrs(resolved: xr.DataArray | None, given: Any) -> dict[str, Any]:
     a method was named instead of ``"auto"``: the mask's ``method_asked``), the path of a
     mask read from a file (as given, or its ``source`` when the caller read it: the command
     line's ``--mask PATH``; a file written from a :func:`tissue_mask` is a file too), else
-    ``"an array"`` — and
-    ``mask_foreground``, its share of foreground; nothing without a mask. A mask read from a
-    file records its ``mask_version`` (its ``source_version``: a resumed write begun with
-    another version of the mask starts again)."""
+    ``"an array"`` — and ``mask_foreground``, its share of foreground; nothing without a
+    mask. A mask read from a file records its ``mask_version`` (its ``source_version``: a
+    resumed write begun with another version of the mask starts again)."""
     if resolved is None:
         return {}
     what = given if isinstance(given, str) else "an array"
