@@ -1483,7 +1483,7 @@ def _matching(match_levels: Any) -> bool:
 
 
 def _channel_map(model: TextureModel, measured: Any) -> tuple[tuple[float, ...], ...]:
-    """Per channel, the gain and offset of :func:`_level_map` that map its levels
+    """Per channel, the gain and offset (:func:`_gain_offset`) that map its levels
     (``measured``, :func:`_channel_levels`) onto those of the same channel of the model's
     image (:attr:`TextureModel.channel_levels`)."""
     if model.channel_levels is None:
@@ -1503,7 +1503,7 @@ def _channel_map(model: TextureModel, measured: Any) -> tuple[tuple[float, ...],
                 f"channel {c} of the image is flat (its black and white levels both "
                 f"{seen[0]:.4g}): it has no levels to match; pass match_levels=True"
             )
-        maps.append(_level_map(dataclasses.replace(model, value_range=fitted), seen))
+        maps.append(_gain_offset(fitted, seen))
     gains, offsets = zip(*maps, strict=True)
     return tuple(gains), tuple(offsets)
 
@@ -1538,12 +1538,18 @@ def _level_map(model: TextureModel, measured: tuple[float, float] | None) -> tup
         )
     if measured is None:
         return 1.0, 0.0
-    (black0, white0), (black, white) = model.value_range, measured
-    if not white > black:
+    if not measured[1] > measured[0]:
         raise ParameterError(
-            f"the image's black and white levels are both {black:.4g} (a flat image?): there "
-            "are no levels to match; drop match_levels"
+            f"the image's black and white levels are both {measured[0]:.4g} (a flat image?): "
+            "there are no levels to match; drop match_levels"
         )
+    return _gain_offset(model.value_range, measured)
+
+
+def _gain_offset(fitted: tuple[float, float], seen: tuple[float, float]) -> tuple[float, float]:
+    """The gain and offset of ``value * gain + offset`` that map the black and white levels
+    ``seen`` (white above black) onto ``fitted``."""
+    (black0, white0), (black, white) = fitted, seen
     gain = (white0 - black0) / (white - black)
     return gain, black0 - gain * black
 
