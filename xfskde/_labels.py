@@ -65,6 +65,7 @@ __all__ = [
     "NODATA_ATTRS",
     "VALUE_ATTRS",
     "cell_geotransform",
+    "channel_names",
     "image_dims",
     "image_layout",
     "image_nodata",
@@ -432,6 +433,15 @@ def _degrees_on_the_ground(
     along_y = geod.inv(lon, lat, lon, lat + steps[0])[2]
     along_x = geod.inv(lon, lat, lon + steps[1], lat)[2]
     return float(along_y), float(along_x)
+
+
+def channel_names(image: Any) -> tuple[str, ...] | None:
+    """The names of a DataArray's channels: its ``c`` coordinate, where it is strings (as
+    :func:`xfskde.open_image` gives an OME-TIFF's or OME-Zarr's channel names); else None."""
+    if not isinstance(image, xr.DataArray) or "c" not in image.coords:
+        return None
+    names = np.asarray(image.coords["c"].values)
+    return tuple(str(n) for n in names) if names.dtype.kind in "UO" else None
 
 
 def stored_integer_dtype(image: xr.DataArray) -> np.dtype | None:

@@ -13,11 +13,10 @@ import os
 from pathlib import Path
 from typing import NamedTuple
 
-import numpy as np
 import tifffile
 import zarr
 
-from .._labels import crs_wkt, parse_crs
+from .._labels import channel_names, crs_wkt, parse_crs
 from ..exceptions import ImageReadError
 from ..io import locate, open_image
 from ..io.images import ImageLevel, image_levels, is_plane_axis, ome_pairs
@@ -174,9 +173,9 @@ def describe_image(path: str, dims: tuple[str, ...] | None = None) -> ImageDescr
     if located or "c" in levels[0].dims:
         # lazy: the header and coordinates only (of the first plane: all share them)
         opened = open_image(path, plane=dict.fromkeys(planes, 0) or None, dims=dims)
-        names = opened.coords["c"].values if "c" in opened.coords else np.array([])
-        if names.dtype.kind in "UO":  # the channels' names (OME-XML, OME-Zarr's omero)
-            rows.append(("channels", ", ".join(map(str, names))))
+        names = channel_names(opened)  # (OME-XML's, OME-Zarr's omero labels)
+        if names is not None:
+            rows.append(("channels", ", ".join(names)))
         wkt = crs_wkt(opened) if located else None
         if wkt is not None:
             rows.append(("crs", crs_description(wkt)))

@@ -52,6 +52,7 @@ from scipy import ndimage
 from .._cells import cell_means, compiled_view, kept, marked, missing_marker
 from .._grid import MaskFootprint, mask_at_samples, mask_over, sample_count, sample_offset
 from .._labels import (
+    channel_names,
     crs_wkt,
     ground_pixel_size,
     image_layout,
@@ -810,20 +811,12 @@ def _names(value: Any) -> tuple[str, ...] | None:
     return tuple(str(n) for n in (names if isinstance(names, list) else [names]))
 
 
-def _channel_names(source: Any) -> tuple[str, ...] | None:
-    """The names of a DataArray's channels: its ``c`` coordinate, where it is strings."""
-    if not isinstance(source, xr.DataArray) or "c" not in source.coords:
-        return None
-    names = np.asarray(source.coords["c"].values)
-    return tuple(str(n) for n in names) if names.dtype.kind in "UO" else None
-
-
 def _in_model_order(prepared: _Prepared, model: TextureModel) -> tuple[_Prepared, dict]:
     """``prepared`` with its channels in the order of the model's named ones, and what the
     result records of it. Channels named otherwise are refused in one line: a cohort's
     multiplexed panels are not always acquired in one order, and a model applied to channels
     in another order reads one marker's signal as another's."""
-    names, fitted = _channel_names(prepared.source), model.channel_names
+    names, fitted = channel_names(prepared.source), model.channel_names
     if names is None or fitted is None or names == fitted:
         return prepared, {}
     if sorted(names) != sorted(fitted):
@@ -2070,7 +2063,7 @@ def fit_textures(
                                 channel_levels=_channel_levels(tiles),
                                 pixel_size=_pixel_size_um(first.source), seed=int(seed),
                                 channels=int(first.raw.shape[2]),
-                                channel_names=_channel_names(first.source),
+                                channel_names=channel_names(first.source),
                                 sample=int(sample))  # fmt: skip
     forget_spectra()  # the filters' spectra of the crops' and tiles' shapes: not the labels'
     release_free_memory()  # what the crops, tiles and features freed: not kept for the labels
