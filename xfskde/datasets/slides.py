@@ -44,17 +44,23 @@ def section_on_glass(*, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
     rng = np.random.default_rng(seed)
     glass = np.array(GLASS_RGB) + rng.normal(0, 3, (576, 768, 3))
     slide = glass.clip(0, 255).astype(np.uint8)
-    inside = _in_ellipse()
-    slide[32:544, 128:640][inside] = data.immunohistochemistry()[inside]
-    section = np.zeros((576, 768), bool)
-    section[32:544, 128:640] = inside
+    inside, section = _section()
+    slide[_PLACE][inside] = data.immunohistochemistry()[inside]
     return slide, section
 
 
-def _in_ellipse() -> np.ndarray:
-    """The section's pixels of the 512 × 512 IHC image: an ellipse of half-axes 250 × 330."""
+#: Where the 512 × 512 IHC image lies on the 576 × 768 slide.
+_PLACE = np.s_[32:544, 128:640]
+
+
+def _section() -> tuple[np.ndarray, np.ndarray]:
+    """The section's pixels: of the IHC image (an ellipse of half-axes 250 × 330 centred on
+    it) and of the slide it lies on at :data:`_PLACE`."""
     yy, xx = np.mgrid[0:512, 0:512]
-    return ((yy - 256) / 250) ** 2 + ((xx - 256) / 330) ** 2 < 1
+    inside = ((yy - 256) / 250) ** 2 + ((xx - 256) / 330) ** 2 < 1
+    section = np.zeros((576, 768), bool)
+    section[_PLACE] = inside
+    return inside, section
 
 
 def section_in_fluorescence(
@@ -94,12 +100,10 @@ def section_in_fluorescence(
     density = 1 - ihc.mean(axis=-1) / 255
     channels = [(stains[..., 0], 2500.0), (stains[..., 2], 3000.0), (density, 400.0)]
     expected = np.zeros((576, 768, 3))
-    inside = _in_ellipse()
+    inside, section = _section()
     for i, (plane, peak) in enumerate(channels):
         plane = np.clip(plane, 0, None)
         counts = plane / np.percentile(plane, 99) * peak * brightness
-        expected[32:544, 128:640, i][inside] = counts[inside]
+        expected[_PLACE][..., i][inside] = counts[inside]
     image = CAMERA_OFFSET + rng.poisson(expected + 5) + rng.normal(0, read_noise, expected.shape)
-    section = np.zeros((576, 768), bool)
-    section[32:544, 128:640] = inside
     return np.clip(image, 0, 65535).astype(np.uint16), section
