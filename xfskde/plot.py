@@ -1121,14 +1121,14 @@ def _shown(pixels: np.ndarray) -> np.ndarray:
     fluorescence image was divided by 65 535 (shown black: its nuclei at 4 % of it) and an
     image of two or five channels refused.
     """
+    channels = pixels.shape[-1]
+    if channels in (3, 4) and pixels.dtype == np.uint8:
+        return pixels  # as it is: no float copy of an RGB image
     if pixels.dtype.kind in "iu":
         unit = pixels.astype(np.float64) / np.iinfo(pixels.dtype).max
     else:
         unit = pixels.astype(np.float64)
-    channels = pixels.shape[-1]
     if channels in (3, 4):
-        if pixels.dtype == np.uint8:
-            return pixels
         finite = unit[np.isfinite(unit)]
         if finite.size and finite.min() >= 0 and finite.max() <= 1:
             if np.percentile(finite, 99.9) >= _UNIT_WHITE:
