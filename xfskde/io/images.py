@@ -662,14 +662,20 @@ def _geo_pixel_size(tif: tifffile.TiffFile) -> tuple[tuple[float, float], str] |
     return size, _GEO_UNIT_NAMES.get(name, name)
 
 
-def _ome_channel_names(tif: tifffile.TiffFile, series: int = 0) -> tuple[str, ...] | None:
-    """The ``Name`` of each ``Channel`` of an OME-TIFF's image ``series`` (None unless every
-    channel has one)."""
+def _ome_pixels(tif: tifffile.TiffFile, series: int = 0) -> dict[str, Any]:
+    """The OME-XML ``Pixels`` element of an OME-TIFF's image ``series``, as a dict (empty for
+    a TIFF without OME-XML): its physical sizes and its channels."""
     if not tif.is_ome:
-        return None
+        return {}
     images = tifffile.xml2dict(tif.ome_metadata).get("OME", {}).get("Image", {})
     images = images if isinstance(images, list) else [images]
-    channels = images[min(series, len(images) - 1)].get("Pixels", {}).get("Channel", [])
+    return images[min(series, len(images) - 1)].get("Pixels", {})
+
+
+def _ome_channel_names(pixels: dict[str, Any]) -> tuple[str, ...] | None:
+    """The ``Name`` of each ``Channel`` of an OME-XML ``Pixels`` element (:func:`_ome_pixels`;
+    None unless every channel has one)."""
+    channels = pixels.get("Channel", [])
     channels = channels if isinstance(channels, list) else [channels]
     names = [c.get("Name") if isinstance(c, dict) else None for c in channels]
     return tuple(str(n) for n in names) if names and all(names) else None
@@ -687,15 +693,14 @@ def _channel_named(image: xr.DataArray, names: Sequence[str] | None) -> xr.DataA
     return image.assign_coords(c=names)
 
 
-def _tiff_pixel_size(tif: tifffile.TiffFile, series: int = 0) -> tuple[float, float] | None:
-    """The (y, x) pixel size of level 0 of a series in µm from OME-XML, an Aperio SVS
-    description (MPP), ImageJ's unit, or resolution tags in centimetres, millimetres or
-    micrometres."""
+def _tiff_pixel_size(
+    tif: tifffile.TiffFile, series: int, pixels: dict[str, Any]
+) -> tuple[float, float] | None:
+    """The (y, x) pixel size of level 0 of a series in µm from OME-XML (its ``Pixels``
+    element, :func:`_ome_pixels`), an Aperio SVS description (MPP), ImageJ's unit, or
+    resolution tags in centimetres, millimetres or micrometres."""
     page = tif.series[series].levels[0].keyframe
     if tif.is_ome:
-        images = tifffile.xml2dict(tif.ome_metadata).get("OME", {}).get("Image", {})
-        images = images if isinstance(images, list) else [images]
-        pixels = images[min(series, len(images) - 1)].get("Pixels", {})
         y = micrometres(pixels.get("PhysicalSizeY"), pixels.get("PhysicalSizeYUnit"))
         x = micrometres(pixels.get("PhysicalSizeX"), pixels.get("PhysicalSizeXUnit"))
         if y and x:
@@ -845,14 +850,15 @@ def _tiff_info(path: Location, series: int | str = 0) -> _TiffInfo:
             tag = first.tags.get(_GDAL_NODATA)
             nodata = str(tag.value).strip("\x00 ") if tag is not None else None
             geotiff = bool(first.is_geotiff) and index == 0  # GDAL reads the first image
-            size = None if geotiff else _tiff_pixel_size(tif, index)
+            ome = _ome_pixels(tif, index)  # the OME-XML read once, for sizes and channels
+            size = None if geotiff else _tiff_pixel_size(tif, index, ome)
             geo = _geo_pixel_size(tif) if geotiff else None
             alpha = any(int(e) in (1, 2) for e in (first.extrasamples or ()))  # (un)assoc.
             xml = tif.ome_metadata if tif.is_ome and size else None
             origin = _ome_origin(xml, index) if xml else (0.0, 0.0)
             turned = first.tags.get(_TIFF_ORIENTATION)
             orientation = int(turned.value) if turned is not None else 1
-            names = _ome_channel_names(tif, index)
+            names = _ome_channel_names(ome)
             return _TiffInfo(levels, geotiff, nodata or None, size, geo, alpha, origin, index,
                              orientation, names)  # fmt: skip
     except _TIFF_ERRORS as exc:
