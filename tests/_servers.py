@@ -50,10 +50,20 @@ class _RangeHandler(http.server.SimpleHTTPRequestHandler):
         return io.BytesIO(data[start:stop])
 
 
+class _WholeFileHandler(http.server.SimpleHTTPRequestHandler):
+    """The standard library's file server as it is (``python -m http.server``): every request,
+    a ``Range`` one too, is answered with the whole file."""
+
+    def log_message(self, format: str, *args: object) -> None:
+        pass
+
+
 @contextlib.contextmanager
-def http_server(directory: Path) -> Iterator[str]:
-    """Serve ``directory`` read-only over HTTP; yields the base URL (``http://127.0.0.1:N``)."""
-    handler = functools.partial(_RangeHandler, directory=str(directory))
+def http_server(directory: Path, ranges: bool = True) -> Iterator[str]:
+    """Serve ``directory`` read-only over HTTP; yields the base URL (``http://127.0.0.1:N``).
+    ``ranges=False`` serves whole files only, as ``python -m http.server`` does."""
+    kind = _RangeHandler if ranges else _WholeFileHandler
+    handler = functools.partial(kind, directory=str(directory))
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()

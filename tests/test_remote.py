@@ -15,7 +15,7 @@ from _servers import http_server, s3_server
 from skimage import data
 
 import xfskde
-from xfskde.exceptions import ParameterError, StoreCorruptError, StoreExistsError
+from xfskde.exceptions import ImageReadError, ParameterError, StoreCorruptError, StoreExistsError
 from xfskde.io import open_coefficients, store_status, write_coefficients
 from xfskde.io.stores import verify_store
 
@@ -119,6 +119,23 @@ def test_geotiff_over_http_keeps_its_crs(tmp_path):
         assert remote.attrs["_FillValue"] == 0
         np.testing.assert_array_equal(remote.values, local.values)
     assert rioxarray is not None
+
+
+def test_a_tiff_on_a_server_without_byte_ranges_is_refused_when_opened(tmp_path):
+    """``python -m http.server`` answers a range with the whole file: the header read from the
+    beginning, every tile failed later inside the tasks, reported as a damaged file."""
+    tifffile.imwrite(tmp_path / "tiled.tif", IMAGE, tile=(64, 64))
+    xfskde.open_image(IMAGE).to_dataset(name="image").to_zarr(
+        tmp_path / "image.zarr", consolidated=False
+    )
+    with http_server(tmp_path, ranges=False) as url:
+        with pytest.raises(ImageReadError, match=r"tiled\.tif by parts: its HTTP server sends"):
+            xfskde.open_image(f"{url}/tiled.tif")
+        # a Zarr store's chunks are whole files: read as they are
+        image = xfskde.open_image(f"{url}/image.zarr")
+        np.testing.assert_array_equal(image.values, IMAGE)
+    with http_server(tmp_path) as url:  # the same file where ranges are honoured
+        np.testing.assert_array_equal(xfskde.open_image(f"{url}/tiled.tif").values, IMAGE)
 
 
 def test_a_zarr_written_by_xarray_on_s3_keeps_its_coordinates(s3):

@@ -183,6 +183,35 @@ class Location:
         fs, path = self.filesystem()
         return fs.open(path, mode)
 
+    def open_ranged(self) -> Any:
+        """An open binary file to be read in parts (a TIFF's tiles), refused at once where its
+        HTTP server does not honour byte ranges.
+
+        Such a server (``python -m http.server``, some proxies) answers every request with the
+        whole file: fsspec then reads only from the beginning, so the header opens and every
+        tile later fails in the Dask tasks. Its last byte is read first, one request of one byte
+        where ranges are honoured.
+
+        Raises
+        ------
+        ImageReadError
+            When the server sends the whole file for a range.
+        """
+        file = self.open()
+        if self.protocol in _READ_ONLY and file.size:
+            try:
+                file.seek(file.size - 1)
+                file.read(1)
+                file.seek(0)
+            except ValueError as exc:  # fsspec's "doesn't appear to support range requests"
+                file.close()
+                raise ImageReadError(
+                    f"cannot read {self} by parts: its HTTP server sends the whole file for "
+                    "every byte range asked, and a TIFF is read tile by tile; serve it from a "
+                    "server that honours ranges (nginx, Apache, an object store) or download it"
+                ) from exc
+        return file
+
     def version(self) -> str:
         """What changes when the data here is rewritten: a file's size and modification time
         (at a URL, its size and fsspec's key of its info — an S3 object's ETag); for a

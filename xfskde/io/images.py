@@ -836,7 +836,7 @@ def _tiff_info(path: Location, series: int | str = 0) -> _TiffInfo:
     try:
         with (
             _refusing_damage(path),
-            path.open() as file,
+            path.open_ranged() as file,
             tifffile.TiffFile(file, name=path.name) as tif,
         ):
             index = _series_index(tif, series, path)
