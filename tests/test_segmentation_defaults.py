@@ -17,6 +17,7 @@ from xfskde.segmentation import FeatureSpec, TextureModel, fit_textures, segment
 from xfskde.segmentation._bank import BANK_FILTERS, bank_bins, bank_responses
 from xfskde.segmentation.defaults import (
     BOUNDARY_RATIO,
+    CHANNEL_SPAN,
     FINE_SIZE,
     FSKDE_SHARE,
     GREY_CHROMA,
@@ -29,6 +30,7 @@ from xfskde.segmentation.defaults import (
     auto_weights,
     boundary_share,
     bounded_window,
+    channel_ranges,
     chroma_ratio,
     color_range,
     group_signal,
@@ -792,6 +794,43 @@ def test_colour_range_rule():
     assert color_range([np.zeros((8, 8, 3)), nan]) == pytest.approx((-5e-4, 5e-4))
     assert color_range([nan]) is None
     assert UNIT_WHITE == 0.5
+
+
+def test_a_narrow_channel_is_binned_over_its_own_range():
+    """A channel whose values span under a quarter of the common range (the blue band of a
+    scene in reflectance beside its near infrared, a dim fluorescence channel) is binned over a
+    quarter of it centred on its values; the others keep the common one, [0, 1] (None) where
+    every channel does."""
+    rng = np.random.default_rng(0)
+    rgb = rng.uniform(0.1, 0.9, (64, 64, 3))
+    assert channel_ranges([rgb]) is None
+    assert channel_ranges([rgb * 0.06]) == ((0.0, pytest.approx(0.054, abs=0.001)),) * 3
+    narrow = rgb * [1.0, 1.0, 0.1] + [0, 0, 0.5]  # blue within 0.51-0.59
+    (r, g, (low, high)) = channel_ranges([narrow])
+    assert r == g == (0.0, 1.0) and CHANNEL_SPAN == 0.25
+    assert (low, high) == pytest.approx((0.55 - 0.125, 0.55 + 0.125), abs=0.002)
+    counts = rgb * [4000.0, 400.0, 40.0]  # gains 1 : 0.1 : 0.01, common range 0-3600
+    bright, *dim = channel_ranges([counts])
+    assert bright == (0.0, pytest.approx(3600, rel=0.01))
+    for (low, high), middle in zip(dim, (200, 20), strict=True):  # a quarter of 0-3600 each
+        assert (low, high) == pytest.approx((middle - 450, middle + 450), abs=10)
+    flat = np.concatenate([rgb[..., :2], np.full((64, 64, 1), 0.5)], -1)  # one bin either way
+    assert channel_ranges([flat]) is None
+
+
+def test_a_scene_of_reflectances_gets_its_dim_bands_colours():
+    """Four bands of reflectance (blue 0.02-0.06 ... near infrared 0.25-0.55, floats in [0, 1])
+    were binned over [0, 1]: the blue band in one bin of 16 and the green in two."""
+    image, truth = random_textures((512, 512), seed=100)
+    nir = 0.5 * image.mean(-1) + 0.5 * image[..., 1]
+    bands = np.concatenate([image, nir[..., None]], -1)
+    scene = np.array([0.02, 0.04, 0.03, 0.25]) + np.array([0.04, 0.06, 0.08, 0.3]) * bands
+    labels, model = segment(scene.astype(np.float32), 3, return_model=True)
+    assert rand_index(truth, np.asarray(labels)) > 0.97  # measured 0.991; 0.928 with [0, 1]
+    # every band spans under a quarter of [0, 1] (the near infrared 0.33-0.50): a quarter each
+    for (low, high), band in zip(model.spec.color_ranges, np.moveaxis(scene, -1, 0), strict=True):
+        assert high - low == pytest.approx(CHANNEL_SPAN)
+        assert low < np.percentile(band, 1) and np.percentile(band, 99) < high
 
 
 def test_colour_ranges_refusals():

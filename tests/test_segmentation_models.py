@@ -319,7 +319,7 @@ def test_fluorescence_channels_of_their_own_exposure_are_matched_one_by_one(tmp_
     """match_levels="channels" (--match-levels channels): each channel's levels onto the same
     channel's of the model's image. A second section with its DAPI twice as bright and its
     autofluorescence half as bright: matched channel by channel, the labels its original
-    gets; matched together, or not at all, others (measured 0.999, 0.672 and 0.726)."""
+    gets; matched together, or not at all, others (measured 0.999, 0.693 and 0.877)."""
     from xfskde.datasets import section_in_fluorescence
 
     first, _ = section_in_fluorescence(seed=0)
