@@ -114,6 +114,11 @@ class FeatureSpec:
         The range binned for each colour channel, in the values the features read (integers
         divided by their dtype's maximum; values beyond it fall in the end bins), fixed when a
         model is fitted. None: [0, 1] for every channel, the paper's.
+    gradient_unit : float
+        The value that counts as 1 in the ``"hist"`` and ``"fskde"`` groups, whose gradients
+        are divided by it: the white level of an image not in [0, 1] (a float image of 0-255,
+        12-bit counts), measured when a model is fitted, so that |g| reads as on the image in
+        [0, 1]. 1: the values as they are, the paper's.
     """
 
     features: tuple[str, ...] = ("color", "fskde")
@@ -127,6 +132,7 @@ class FeatureSpec:
     bank_bins: int = 11
     bank_ranges: tuple[tuple[float, float], ...] | None = None
     color_ranges: tuple[tuple[float, float], ...] | None = None
+    gradient_unit: float = 1.0
 
     def __post_init__(self) -> None:
         feats = (self.features,) if isinstance(self.features, str) else tuple(self.features)
@@ -168,6 +174,12 @@ class FeatureSpec:
                     f"got {self.color_ranges!r}"
                 )
             object.__setattr__(self, "color_ranges", ranges)
+        unit = float(self.gradient_unit)
+        if not (math.isfinite(unit) and unit > 0):
+            raise ValueError(
+                f"gradient_unit must be a finite number > 0, got {self.gradient_unit!r}"
+            )
+        object.__setattr__(self, "gradient_unit", unit)
         if self.bank_ranges is None and "bank" in self.features:
             raise ValueError(
                 'the "bank" group needs bank_ranges (each filter\'s binned range): fit a model '
@@ -350,10 +362,10 @@ def block_votes(
 
     Yields ``(group, vote)``: one binned vote holding a histogram per colour channel
     (``color_bins`` bins each, weight 1/C, so the group sums to one), one holding a histogram
-    per filter of the bank (weight 1/16), the
-    ``"hist"`` group's |g|-weighted angle bins and the ``"fskde"`` group's phasor powers, once
-    per gradient scale. Each scale's gradient (:func:`xfskde.gradient`, the channel of largest
-    |g|) is computed once for both gradient groups. Missing pixels (NaN in any channel) vote
+    per filter of the bank (weight 1/16), the ``"hist"`` group's |g|-weighted angle bins and
+    the ``"fskde"`` group's phasor powers, once per gradient scale. Each scale's gradient
+    (:func:`xfskde.gradient`, the channel of largest |g|, divided by ``spec.gradient_unit``)
+    is computed once for both gradient groups. Missing pixels (NaN in any channel) vote
     nothing, and neither do the gradients whose stencils touch them. ``valid``: the block's
     :func:`present_pixels`, if the caller has them.
     """
@@ -381,6 +393,8 @@ def block_votes(
                     block, channel_axis=-1, nan_policy="raise" if complete else "omit",
                     gradient=op.kind, gradient_scale=op.scale,
                 )  # fmt: skip
+                if spec.gradient_unit != 1.0:
+                    g /= np.float32(spec.gradient_unit)
             if name == "hist":
                 weight = np.abs(g).astype(np.float32)
                 yield name, _Binned(angle_bins(g, spec.angle_bins), weight, spec.angle_bins)

@@ -96,6 +96,7 @@ from .defaults import (
     bounded_window,
     channel_ranges,
     chroma_ratio,
+    gradient_unit,
     group_columns,
     group_signal,
     idle_groups,
@@ -309,6 +310,7 @@ class TextureModel:
             "stride": s.stride,
             **({"fit_size": self.fit_size} if self.fit_size is not None else {}),
             "gradient_scales": list(s.gradient_scales),
+            "gradient_unit": s.gradient_unit,
             **self._range_attrs(),
             "resolution": self.resolution,
             "fit_method": self.fit_method,
@@ -377,6 +379,7 @@ class TextureModel:
                 bank_bins=int(values.get("bank_bins", FeatureSpec.bank_bins)),
                 bank_ranges=_pairs(values.get("bank_ranges")),
                 color_ranges=_pairs(values.get("color_ranges")),
+                gradient_unit=float(values.get("gradient_unit", 1.0)),  # 1 before 2026-11-29
             )
             groups = _group_slices(spec, _channels(spec, endmembers.shape[1]))
             model = cls(
@@ -1549,12 +1552,15 @@ def _gain_offset(fitted: tuple[float, float], seen: tuple[float, float]) -> tupl
 
 def _remeasured(spec_args: dict[str, Any], tiles: list[np.ndarray]) -> dict[str, Any]:
     """``spec_args`` with the ranges it measures (the bank's filters', and the colour
-    channels' unless they are the unit range) measured again on ``tiles``."""
+    channels' and the gradients' unit unless they are the unit range) measured again on
+    ``tiles``."""
     out = dict(spec_args)
     if out.get("bank_ranges") is not None:
         out["bank_ranges"] = _measured_ranges(tiles)
     if out.get("color_ranges") is not None:  # not [0, 1] on the full image: measured again
         out["color_ranges"] = channel_ranges(tiles) or out["color_ranges"]
+    if out.get("gradient_unit", 1.0) != 1.0:
+        out["gradient_unit"] = gradient_unit(tiles)
     return out
 
 
@@ -1962,7 +1968,8 @@ def fit_textures(
     if color_ranges not in COLOR_RANGES:
         raise ParameterError(f"color_ranges must be one of {COLOR_RANGES}, got {color_ranges!r}")
     measured = "color" in feats and color_ranges == AUTO
-    probe = "bank" in feats or size == AUTO or measured
+    unit_measured = color_ranges == AUTO and bool({"hist", "fskde"} & set(feats))
+    probe = "bank" in feats or size == AUTO or measured or unit_measured
     tiles = _probe_tiles(arr, foreground, seed) if probe else []
     if ("bank" in feats or measured) and not tiles:
         raise ParameterError("the mask has no foreground: there is nothing to segment")
@@ -1980,6 +1987,7 @@ def fit_textures(
         n_coefficients=n_coefficients, gradient_scales=gradient_scales, bank_bins=bank_bins,
         bank_ranges=_measured_ranges(tiles) if "bank" in feats else None,
         color_ranges=channel_ranges(tiles) if "color" in feats and measured else None,
+        gradient_unit=gradient_unit(tiles) if unit_measured else 1.0,
     )  # fmt: skip
     size_auto = isinstance(size, str)
     checked = None  # the groups the window check left out before the fit, and why
@@ -2001,7 +2009,7 @@ def fit_textures(
     if f > 1:  # the window, and a stride given in pixels, in cells of f × f pixels
         size = _equivalent_size(window, sigma / f)
         stride = stride if isinstance(stride, str) else max(1, round(stride / f))
-        if spec_args["bank_ranges"] or spec_args["color_ranges"]:  # measured again, averaged
+        if spec_args["bank_ranges"] or spec_args["color_ranges"] or spec_args["gradient_unit"] != 1:
             coarse = _probe_tiles(_coarse(arr, f, chunks, mask=foreground), foreground, seed)
             spec_args = _remeasured(spec_args, coarse)
     if method == AUTO:
