@@ -445,6 +445,11 @@ def test_chroma_ratio_is_the_colour_beyond_an_affine_function_of_grey():
     isoluminant = np.stack([0.5 + 0.1 * a, 0.5 - 0.1 * a, np.full_like(a, 0.5)], axis=-1)
     assert chroma_ratio([isoluminant]) == np.inf  # the grey is flat, the colours are not
     assert chroma_ratio([np.zeros((4, 4, 1))]) == 0.0  # no colour channels
+    # at any scale: an int64 image of 0-255 is divided by 2^63 - 1 (values near 1e-17), and
+    # was taken for a flat grey (random textures 0.971 as uint8, 0.791 as int64)
+    tiny = 1e-17
+    assert chroma_ratio([coloured * tiny]) == pytest.approx(np.sqrt(2.0))
+    assert chroma_ratio([flat_colour * tiny]) == 0.0
 
 
 def test_a_grey_image_in_colour_channels_is_segmented_as_grey():
