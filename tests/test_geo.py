@@ -514,6 +514,32 @@ def test_the_command_line_writes_labels_and_maps_as_geotiffs(geotiff, tmp_path, 
     assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith("new")) == []
 
 
+def test_the_energy_map_of_a_scaled_scene_is_in_its_decoded_values(tmp_path):
+    """A scene of reflectances stored as integers with a GDAL scale of 1e-4 (and an offset):
+    ``xfskde maps`` writes the energy of the reflectances, not of the stored integers."""
+    from xfskde.cli import main
+
+    x = TRANSFORM.c + (np.arange(NX) + 0.5) * TRANSFORM.a
+    y = TRANSFORM.f + (np.arange(NY) + 0.5) * TRANSFORM.e
+    stored = xr.DataArray(_pixels(), dims=("y", "x"), coords={"y": y, "x": x}, name="B04")
+    stored = stored.rio.write_crs(CRS).rio.write_transform(TRANSFORM).rio.write_nodata(0)
+    stored.attrs.update(scale_factor=1e-4, add_offset=-0.1)
+    stored.rio.to_raster(tmp_path / "scaled.tif", tiled=True, blockxsize=32, blockysize=32)
+    _write_image(tmp_path / "plain.tif")  # the same integers, no scale
+    field = ["--order", "4", "--window", "box", "--size", "8", "--stride", "8", "--no-progress"]
+    for name in ("scaled", "plain"):
+        assert main(["maps", str(tmp_path / f"{name}.tif"), str(tmp_path / f"{name}-maps.tif"),
+                     *field]) == 0  # fmt: skip
+    scaled = rioxarray.open_rasterio(tmp_path / "scaled-maps.tif").values
+    plain = rioxarray.open_rasterio(tmp_path / "plain-maps.tif").values
+    np.testing.assert_allclose(scaled[:2], plain[:2])  # orientation, coherence: no unit
+    np.testing.assert_allclose(scaled[2], plain[2] * 1e-4, rtol=1e-6)
+    assert np.nanmax(plain[2]) > 5 and np.nanmax(scaled[2]) < 1e-3  # stored vs reflectance
+    # decoded on opening (mask_and_scale): its values are reflectances already, not rescaled
+    decoded = rioxarray.open_rasterio(tmp_path / "scaled.tif", mask_and_scale=True)
+    assert xfskde._labels.value_scale(decoded.squeeze("band", drop=True)) == (1.0, None)
+
+
 @pytest.mark.slow
 def test_a_geotiff_that_could_pass_4_gb_is_a_bigtiff(tmp_path):
     """GDAL's default cannot tell whether a compressed file will pass 4 GB, and fails when it

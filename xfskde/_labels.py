@@ -75,6 +75,7 @@ __all__ = [
     "refuse_dataset",
     "sampled_coords",
     "stored_integer_dtype",
+    "value_scale",
 ]
 
 #: Names recognised as a colour / spectral axis (compared case-insensitively).
@@ -460,6 +461,25 @@ def stored_integer_dtype(image: xr.DataArray) -> np.dtype | None:
     except TypeError:
         return None
     return dtype if dtype is not None and dtype.kind in "ui" else None
+
+
+def value_scale(image: Any) -> tuple[float, str | None]:
+    """The scale that decodes an image's stored values, and the unit of the decoded values.
+
+    The ``scale_factor`` attr (CF; rioxarray's for a GeoTIFF band's GDAL scale, the same for
+    every band), 1 when there is none — or when it is in the ``encoding`` only: xarray or
+    rioxarray (``mask_and_scale=True``) applied it already. The unit is the ``units`` attr (a
+    GeoTIFF band's unit type), None when absent. ``add_offset`` moves values, not their
+    differences: gradients ignore it.
+    """
+    attrs = getattr(image, "attrs", {})
+    units = attrs.get("units")
+    units = units if isinstance(units, str) and units.strip() else None
+    try:
+        scale = float(attrs.get("scale_factor", 1.0))
+    except (TypeError, ValueError):  # one per band, or not a number: not a single scale
+        return 1.0, units
+    return (abs(scale) if np.isfinite(scale) and scale != 0 else 1.0), units
 
 
 def image_nodata(image: xr.DataArray) -> tuple[int | float | None, str]:
