@@ -514,6 +514,47 @@ def test_the_command_line_writes_labels_and_maps_as_geotiffs(geotiff, tmp_path, 
     assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith("new")) == []
 
 
+def test_a_scene_s_band_names_are_its_channels_at_every_level(tmp_path, capsys):
+    """GDAL's band descriptions (what QGIS shows, rasterio's ``descriptions``) name the ``c``
+    coordinate as an OME-TIFF's channel names do, and a model fitted on the scene puts a scene
+    of the same bands in another order in its own and refuses other bands; an overview keeps
+    the scene's names, scale and offset (rioxarray gives an overview's bands none)."""
+    from xfskde.cli import main
+    from xfskde.datasets import random_textures
+
+    image, truth = random_textures((256, 256), seed=100)
+    x = TRANSFORM.c + (np.arange(256) + 0.5) * TRANSFORM.a
+    y = TRANSFORM.f + (np.arange(256) + 0.5) * TRANSFORM.e
+    bands = np.moveaxis(np.round(image * 8000 + 1000), -1, 0).astype(np.uint16)
+
+    def scene(order, name):
+        stored = xr.DataArray(bands[list(order)], dims=("band", "y", "x"),
+                              coords={"band": [1, 2, 3], "y": y, "x": x})  # fmt: skip
+        stored = stored.rio.write_crs(CRS).rio.write_transform(TRANSFORM).rio.write_nodata(0)
+        stored.attrs.update(scale_factor=1e-4, add_offset=-0.1)
+        stored.attrs["long_name"] = tuple(("B02", "B03", "B04")[i] for i in order)
+        stored.rio.to_raster(tmp_path / name, driver="COG", blocksize=64)
+        return tmp_path / name
+
+    first, swapped = scene((0, 1, 2), "first.tif"), scene((2, 0, 1), "swapped.tif")
+    opened = open_image(first)
+    assert list(opened.c.values) == ["B02", "B03", "B04"]
+    overview = open_image(first, level=1)
+    assert list(overview.c.values) == ["B02", "B03", "B04"] and overview.shape[0] == 128
+    assert overview.attrs["scale_factor"] == 1e-4 and overview.attrs["add_offset"] == -0.1
+    main(["info", str(first)])
+    assert "B02, B03, B04" in capsys.readouterr().out
+    labels, model = xfskde.segment(opened, 3, sample=3000, return_model=True)
+    assert model.channel_names == ("B02", "B03", "B04")
+    assert xfskde.rand_index(truth, labels.values) > 0.95  # measured 0.970
+    again = xfskde.segment(open_image(swapped), 3, model=model)
+    np.testing.assert_array_equal(again.values, labels.values)  # put in the model's order
+    assert again.attrs["channels_reordered"] == '["B04", "B02", "B03"]'
+    by_name = opened.rename(c="band").assign_coords(band=["B02", "B03", "B08"])
+    with pytest.raises(ParameterError, match=r"B02, B03, B08.*image\.sel\(band="):
+        xfskde.segment(by_name, 3, model=model)  # a DataArray's band coordinate names them too
+
+
 def test_the_energy_map_of_a_scaled_scene_is_in_its_decoded_values(tmp_path):
     """A scene of reflectances stored as integers with a GDAL scale of 1e-4 (and an offset):
     ``xfskde maps`` writes the energy of the reflectances, not of the stored integers."""

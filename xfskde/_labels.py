@@ -437,11 +437,19 @@ def _degrees_on_the_ground(
 
 
 def channel_names(image: Any) -> tuple[str, ...] | None:
-    """The names of a DataArray's channels: its ``c`` coordinate, where it is strings (as
-    :func:`xfskde.open_image` gives an OME-TIFF's or OME-Zarr's channel names); else None."""
-    if not isinstance(image, xr.DataArray) or "c" not in image.coords:
+    """The names of a DataArray's channels: the coordinate of its colour dim (``c``, ``band``,
+    ...: :data:`COLOR_DIMS`), where it is strings — an OME-TIFF's or OME-Zarr's channel names
+    as :func:`xfskde.open_image` gives them, a scene's bands stacked by name
+    (``ds.to_dataarray("band")``: ``B02``, ``B03``, ...); else None."""
+    if not isinstance(image, xr.DataArray):
         return None
-    names = np.asarray(image.coords["c"].values)
+    try:
+        colour = image_dims(image)[2]
+    except DimensionError:  # not an image's layout: no channels to name
+        return None
+    if colour is None or colour not in image.coords:
+        return None
+    names = np.asarray(image.coords[colour].values)
     return tuple(str(n) for n in names) if names.dtype.kind in "UO" else None
 
 

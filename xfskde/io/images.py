@@ -887,12 +887,14 @@ def _geo_labels(
             stacklevel=4,
         )
         return None
-    overview = None if level == 0 else level - 1
     fs, fs_path = path.filesystem()
-    opener = {} if path.is_local else {"opener": fs}  # rasterio reads it through fsspec
+    opener: dict[str, Any] = {} if path.is_local else {"opener": fs}  # through fsspec
+    # an overview only when one is asked: rioxarray given overview_level, even None, leaves
+    # out the bands' descriptions (their names)
+    overview = {"overview_level": level - 1} if level else {}
     with rioxarray.open_rasterio(
-        fs_path, overview_level=overview, mask_and_scale=False, cache=False,
-        parse_coordinates=True, **opener,
+        fs_path, mask_and_scale=False, cache=False, parse_coordinates=True, **overview,
+        **opener,
     ) as geo:  # fmt: skip
         if geo.sizes.get("y") != shape["y"] or geo.sizes.get("x") != shape["x"]:
             warnings.warn(
@@ -913,6 +915,10 @@ def _geo_labels(
         }
         attrs = {str(k): v for k, v in geo.attrs.items()}
         grid_mapping = geo.encoding.get("grid_mapping")
+    if level:  # an overview's bands lack their descriptions, scale and offset: the image's
+        with rioxarray.open_rasterio(fs_path, mask_and_scale=False, cache=False,
+                                     parse_coordinates=False, **opener) as full:  # fmt: skip
+            attrs = {str(k): v for k, v in full.attrs.items()}
     return coords, attrs, grid_mapping if grid_mapping in coords else None
 
 
@@ -975,6 +981,9 @@ def _open_tiff(path: Location, level: int, request: _Request) -> xr.DataArray:
     if geo is not None:
         coords, attrs, grid_mapping = geo
         image = image.assign_coords(coords)
+        names = attrs.get("long_name")  # GDAL's band descriptions: one per band
+        if isinstance(names, tuple) and all(isinstance(n, str) and n for n in names):
+            image = _channel_named(image, names)  # the bands' names, as OME channels'
         image.attrs.update(attrs)
         if grid_mapping is not None:
             image.encoding["grid_mapping"] = grid_mapping

@@ -55,6 +55,7 @@ from .._labels import (
     channel_names,
     crs_wkt,
     ground_pixel_size,
+    image_dims,
     image_layout,
     image_nodata,
     label_result,
@@ -822,15 +823,16 @@ def _in_model_order(prepared: _Prepared, model: TextureModel) -> tuple[_Prepared
     names, fitted = channel_names(prepared.source), model.channel_names
     if names is None or fitted is None or names == fitted:
         return prepared, {}
+    dim = image_dims(prepared.source)[2]  # named channels: a colour dim with a coordinate
     if sorted(names) != sorted(fitted):
         raise ParameterError(
             f"the image's channels are {', '.join(names)}; the model was fitted on "
             f"{', '.join(fitted)}: segment images of the model's channels (select them, "
-            "image.sel(c=[...]), or fit a model on these)"
+            f"image.sel({dim}=[...]), or fit a model on these)"
         )
     order = [names.index(name) for name in fitted]
     raw = prepared.raw[..., order]
-    source = prepared.source.isel(c=order)
+    source = prepared.source.isel({dim: order})
     return prepared._replace(raw=raw, source=source), {"channels_reordered": json.dumps(names)}
 
 
