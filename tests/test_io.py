@@ -169,6 +169,57 @@ def test_channel_names_of_an_ome_tiff_and_an_ome_zarr_are_the_c_coordinate(tmp_p
     assert list(xfskde.open_image(tmp_path / "panel.ome.zarr").c.values) == names
 
 
+def test_channels_are_read_by_name_or_index_and_a_mask_reads_the_same(tmp_path, capsys):
+    """open_image(channels=) / --channels: the channels read, by name where the file names
+    them or by index, in the order given, recorded; a fluorescence mask found on the file's
+    low level reads the same channels (its levels one per channel); what is not there is
+    refused in one line naming what is."""
+    from xfskde.cli import main
+    from xfskde.datasets import section_in_fluorescence
+
+    counts, _ = section_in_fluorescence(seed=0)
+    names = ["DAPI", "marker", "autofluorescence"]
+    cyx = np.ascontiguousarray(np.moveaxis(counts, -1, 0))
+    with tifffile.TiffWriter(tmp_path / "panel.ome.tif") as tif:
+        tif.write(cyx, subifds=1, tile=(256, 256),
+                  metadata={"axes": "CYX", "Channel": {"Name": names}})  # fmt: skip
+        tif.write(cyx[:, ::4, ::4], subfiletype=1, tile=(256, 256))
+    path = tmp_path / "panel.ome.tif"
+    two = xfskde.open_image(path, channels=["marker", "DAPI"])
+    assert list(two.c.values) == ["marker", "DAPI"] and two.attrs["source_channels"] == (
+        '["marker", "DAPI"]'
+    )
+    np.testing.assert_array_equal(two.values, cyx[[1, 0]])
+    by_index = xfskde.open_image(path, channels=[2, "0"])  # a string of digits: an index
+    assert list(by_index.c.values) == ["autofluorescence", "DAPI"]
+    mask = xfskde.masks.tissue_mask(two, method="fluorescence", max_side=256)
+    assert len(mask.attrs["background_level"]) == 2 and mask.attrs["source_level"] == 1
+    plain = xfskde.open_image(np.zeros((32, 32, 3), np.uint8), channels=[0, 2])
+    assert plain.sizes["c"] == 2 and plain.attrs["source_channels"] == "[0, 2]"
+    for channels, match in (
+        (["CD8"], r"'CD8' is no channel.*DAPI, marker, autofluorescence"),
+        (["DAPI", 0], "each channel once"),
+        ([3], "index from 0 to 2"),
+    ):
+        with pytest.raises(ParameterError, match=match):
+            xfskde.open_image(path, channels=channels)
+    with pytest.raises(ParameterError, match="no colour dim"):
+        xfskde.open_image(np.zeros((32, 32)), channels=[0])
+    with pytest.raises(ParameterError, match="3 unnamed channels"):
+        xfskde.open_image(np.zeros((32, 32, 3)), channels=["DAPI"])
+    out = tmp_path / "labels.zarr"
+    argv = ["segment", str(path), str(out), "--textures", "2", "--channels", "DAPI,marker",
+            "--mask", "fluorescence", "--sample", "3000", "--no-progress"]  # fmt: skip
+    assert main(argv) == 0
+    labels = xfskde.io.open_blocks(out)
+    assert labels.attrs["source_channels"] == '["DAPI", "marker"]'
+    assert labels.attrs["fit_channel_names"] == '["DAPI", "marker"]'
+    capsys.readouterr()
+    argv = [*argv[:2], str(tmp_path / "other.zarr"), "--textures", "2", "--channels", "CD8"]
+    assert main([*argv, "--no-progress"]) == 2
+    assert "'CD8' is no channel of this image" in capsys.readouterr().err
+
+
 def test_arrays_are_wrapped_with_named_dims_and_aligned_chunks():
     rgb = data.astronaut()
     image = xfskde.open_image(rgb, chunks=200)

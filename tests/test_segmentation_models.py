@@ -394,8 +394,16 @@ def test_named_channels_in_another_order_are_put_in_the_model_s_and_others_refus
     np.testing.assert_array_equal(reordered.values, in_order.values)
     assert reordered.attrs["channels_reordered"] == '["autofluorescence", "DAPI", "marker"]'
     assert (model.predict(second[..., [2, 0, 1]]) != in_order.values).mean() > 0.1  # unnamed
+    # a panel of more channels gives the model's by their names
+    more = second[..., [0, 2, 2, 1, 0]]  # DAPI, CD8 (a copy), autofluorescence, marker, CD3
+    panel = write("panel", more, ["DAPI", "CD8", "autofluorescence", "marker", "CD3"])
+    selected = model.predict(xfskde.open_image(panel))
+    np.testing.assert_array_equal(selected.values, in_order.values)
+    assert selected.attrs["channels_selected"] == (
+        '["DAPI", "CD8", "autofluorescence", "marker", "CD3"]'
+    )
     other = write("other", second, ["DAPI", "CD8", "autofluorescence"])
-    with pytest.raises(ParameterError, match="the model was fitted on DAPI, marker, autofl"):
+    with pytest.raises(ParameterError, match=r"fitted on DAPI, marker, autofl.*marker is not"):
         model.predict(xfskde.open_image(other))
     one = tmp_path / "one.zarr"
     assert main(["segment", str(model_of), str(one), "--textures", "3", "--mask",

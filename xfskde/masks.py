@@ -50,6 +50,7 @@ pixels, takes it without: :data:`xfskde.segmentation.defaults.MASK_MARGIN`).
 
 from __future__ import annotations
 
+import json
 import math
 import re
 import warnings
@@ -189,8 +190,9 @@ def _small(image: xr.DataArray, max_side: int) -> xr.DataArray:
 
 
 def _opened_as(image: xr.DataArray) -> dict[str, Any]:
-    """The ``plane``, ``series`` and ``dims`` an opened image was read with (from its attrs),
-    as :func:`xfskde.open_image` takes them: its file's other levels are read alike."""
+    """The ``plane``, ``series``, ``dims`` and ``channels`` an opened image was read with (from
+    its attrs), as :func:`xfskde.open_image` takes them: its file's other levels are read
+    alike."""
     opening: dict[str, Any] = {}
     if "source_plane" in image.attrs:
         opening["plane"] = parse_plane(str(image.attrs["source_plane"]))
@@ -198,6 +200,8 @@ def _opened_as(image: xr.DataArray) -> dict[str, Any]:
         opening["series"] = int(image.attrs["source_series"])
     if "source_axes" in image.attrs:
         opening["dims"] = tuple(str(image.attrs["source_axes"]).split())
+    if "source_channels" in image.attrs:
+        opening["channels"] = json.loads(str(image.attrs["source_channels"]))
     return opening
 
 

@@ -267,6 +267,17 @@ def add_dims_option(parser: argparse.ArgumentParser) -> None:
     )  # fmt: skip
 
 
+def channels_option(text: str) -> list[str]:
+    """``--channels DAPI,CD3`` or ``--channels 0,2``: the channels to read, in order
+    (``open_image``'s ``channels``: names, or indices where no channel is so named)."""
+    names = [name.strip() for name in text.split(",")]
+    if not all(names):
+        raise argparse.ArgumentTypeError(
+            f"expected channel names or indices separated by commas (DAPI,CD3 or 0,2), got {text!r}"
+        )
+    return names
+
+
 def series_option(text: str) -> int | str:
     """``--series 1`` (an index) or ``--series labels/textures`` (an image's name)."""
     try:
@@ -279,7 +290,8 @@ def add_level_options(parser: argparse.ArgumentParser) -> None:
     """``--level N`` or ``--mpp MICRONS``: which pyramid level of the input is read;
     ``--plane z=N,...``: which plane of a z-stack, time series, ... (every axis beyond y, x
     and colour of more than one plane); ``--series N|NAME``: which image of a TIFF;
-    ``--dims c,y,x``: the axes of an input that records none."""
+    ``--channels NAME,...``: which of its channels; ``--dims c,y,x``: the axes of an input
+    that records none."""
     parser.add_argument(
         "--plane", type=plane_option, default=None, metavar="AXIS=N[,AXIS=N]",
         help="the plane of an input with axes beyond y, x and colour: a z-stack's z=12, a time "
@@ -289,6 +301,12 @@ def add_level_options(parser: argparse.ArgumentParser) -> None:
         "--series", type=series_option, default=0, metavar="N|NAME",
         help="the image of a TIFF that holds several (a multi-scene OME-TIFF, the labels of an "
         "OME-TIFF xfskde wrote: 'labels/textures'): its index or name; 'xfskde info' lists them",
+    )  # fmt: skip
+    parser.add_argument(
+        "--channels", type=channels_option, default=None, metavar="NAME,NAME|N,N",
+        help="the channels of the input to read, in this order: by name where it names them "
+        "(OME-TIFF and OME-Zarr channel names, a GeoTIFF's band descriptions: DAPI,CD3 or "
+        "B04,B03,B02; 'xfskde info' lists them) or by index (0,2); default all",
     )  # fmt: skip
     add_dims_option(parser)
     group = parser.add_mutually_exclusive_group()
@@ -408,6 +426,7 @@ def field_from_input(args: argparse.Namespace) -> tuple[Any, Any, Any]:
     image = open_image(
         args.input, level=args.level or 0, mpp=args.mpp, chunks=chunks, halo=params.depth,
         stride=params.stride, plane=args.plane, series=args.series, dims=args.dims,
+        channels=args.channels,
     )  # fmt: skip
     # nodata is no LocalParameters field: local_fskde resolves it ("auto": the image's
     # _FillValue) and records it in the field's attrs, which a resume compares

@@ -220,7 +220,7 @@ def run(args: argparse.Namespace) -> int:
     halo = Window(window, FINE_SIZE if size == "auto" else size).halo(reach)
     image = open_image(args.input, level=args.level or 0, mpp=args.mpp, chunks=args.chunks,
                        halo=halo, plane=args.plane, series=args.series,
-                       dims=args.dims)  # fmt: skip
+                       dims=args.dims, channels=args.channels)  # fmt: skip
     if model is not None and args.level is None and args.mpp is None:
         image = _at_model_scale(image, model, args, halo)
     image = _in_blocks(image, args, halo, auto_chunks)
@@ -324,7 +324,7 @@ def _at_model_scale(image: Any, model: Any, args: argparse.Namespace, halo: int)
     wanted = math.sqrt(model.pixel_size[0] * model.pixel_size[1])
     nearest = open_image(
         args.input, mpp=wanted, chunks=args.chunks, halo=halo, plane=args.plane,
-        series=args.series, dims=args.dims,
+        series=args.series, dims=args.dims, channels=args.channels,
     )  # fmt: skip
     read = [
         (i.attrs.get("source_level"), i.attrs.get("source_binning", 1)) for i in (nearest, image)

@@ -1587,6 +1587,7 @@ def open_image(
     plane: Mapping[str, int] | None = None,
     series: int | str = 0,
     dims: Sequence[str] | None = None,
+    channels: Sequence[str | int] | str | int | None = None,
 ) -> xr.DataArray:
     """Open an image of any size as a lazy ``(y, x)`` or ``(y, x, c)`` DataArray.
 
@@ -1652,6 +1653,13 @@ def open_image(
         stack?). Names that differ from those a source records (a TIFF's axes, a DataArray's
         or a Zarr array's dims) are refused. Recorded as ``attrs["source_axes"]``
         (``"c y x"``).
+    channels : sequence of str or int, optional
+        The channels to read, in this order: by name where the image names them (an
+        OME-TIFF's or OME-Zarr's channel names, a GeoTIFF's band descriptions: ``["DAPI",
+        "CD3"]``, ``["B04", "B03", "B02"]``) or by index (``[0, 2]``; a string of digits that
+        names no channel is an index). Only those are read. Recorded as
+        ``attrs["source_channels"]`` (JSON: the names, or the indices of unnamed channels), so
+        that a mask found on the file's low resolution reads the same channels.
 
     Returns
     -------
@@ -1689,8 +1697,10 @@ def open_image(
         written (they would read as 0: a labels store as background, a mask as no foreground).
     ParameterError
         For a ``level`` the image does not have, ``mpp`` with ``level`` or for an image that
-        records no pixel size, ``chunks`` that are not positive, a ``plane`` that names
-        no axis of the image beyond y, x and colour or an index out of its range, or a
+        records no pixel size, ``channels`` of an image without a colour dim, or naming a
+        channel it does not have (the message lists those it has), ``chunks`` that are not
+        positive, a ``plane`` that names no axis of the image beyond y, x and colour or an
+        index out of its range, or a
         ``series`` the TIFF does not have (or given for another format), or ``dims`` that do
         not name each axis once, ``y`` and ``x`` among them, or differ from the source's own.
     """
@@ -1701,7 +1711,48 @@ def open_image(
     image = _opened(source, level, chunks, storage_options, request)
     if given is not None:  # a new object: a DataArray passed in keeps its attrs
         image = image.assign_attrs(source_axes=" ".join(given))
+    if channels is not None:
+        image = _chosen_channels(image, channels)
     return image
+
+
+def _chosen_channels(
+    image: xr.DataArray, channels: Sequence[str | int] | str | int
+) -> xr.DataArray:
+    """``image`` with only ``channels`` along its colour dim (by name or index, in that order),
+    recording them as ``attrs["source_channels"]``."""
+    dims = tuple(map(str, image.dims))
+    colour = [d for d in dims if d.lower() in COLOR_DIMS]
+    if len(colour) != 1:
+        raise ParameterError(
+            f"channels= picks among an image's channels; this one (dims {dims}) has no colour "
+            "dim to pick from"
+        )
+    dim, count = colour[0], image.sizes[colour[0]]
+    wanted = [channels] if isinstance(channels, str | int | np.integer) else list(channels)
+    coord = np.asarray(image.coords[dim].values) if dim in image.coords else None
+    names = [str(n) for n in coord] if coord is not None and coord.dtype.kind in "UO" else None
+    have = f"its channels are {', '.join(names)}" if names else f"it has {count} unnamed channels"
+    indices = []
+    for channel in wanted:
+        if isinstance(channel, str) and names and channel in names:
+            indices.append(names.index(channel))
+            continue
+        try:
+            index = int(channel) if not isinstance(channel, bool | float) else None
+        except (TypeError, ValueError):
+            index = None
+        if index is None or not -count <= index < count:
+            raise ParameterError(
+                f"channels: {channel!r} is no channel of this image ({have}; or an index from "
+                f"0 to {count - 1})"
+            )
+        indices.append(index % count)
+    if not indices or len(set(indices)) != len(indices):
+        raise ParameterError(f"channels must name each channel once, at least one; got {wanted!r}")
+    picked = image.isel({dim: indices})
+    record = [names[i] for i in indices] if names else indices
+    return picked.assign_attrs(source_channels=json.dumps(record))
 
 
 def _opened(

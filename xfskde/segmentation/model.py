@@ -816,24 +816,28 @@ def _names(value: Any) -> tuple[str, ...] | None:
 
 
 def _in_model_order(prepared: _Prepared, model: TextureModel) -> tuple[_Prepared, dict]:
-    """``prepared`` with its channels in the order of the model's named ones, and what the
-    result records of it. Channels named otherwise are refused in one line: a cohort's
-    multiplexed panels are not always acquired in one order, and a model applied to channels
-    in another order reads one marker's signal as another's."""
+    """``prepared`` with the model's named channels, in the model's order, and what the result
+    records of it. A cohort's multiplexed panels are not always acquired in one order, and a
+    model applied to channels in another order reads one marker's signal as another's; an
+    image of more channels than the model's (a 12-marker panel, a model of DAPI and CD3; a
+    scene of 13 bands) gives the model's by their names. One lacking any of them is refused
+    in one line."""
     names, fitted = channel_names(prepared.source), model.channel_names
     if names is None or fitted is None or names == fitted:
         return prepared, {}
     dim = image_dims(prepared.source)[2]  # named channels: a colour dim with a coordinate
-    if sorted(names) != sorted(fitted):
+    missing = [name for name in fitted if name not in names]
+    if missing:
         raise ParameterError(
             f"the image's channels are {', '.join(names)}; the model was fitted on "
-            f"{', '.join(fitted)}: segment images of the model's channels (select them, "
-            f"image.sel({dim}=[...]), or fit a model on these)"
+            f"{', '.join(fitted)}, and {', '.join(missing)} is not among them: segment images "
+            "of the model's channels (or fit a model on these)"
         )
     order = [names.index(name) for name in fitted]
     raw = prepared.raw[..., order]
     source = prepared.source.isel({dim: order})
-    return prepared._replace(raw=raw, source=source), {"channels_reordered": json.dumps(names)}
+    how = "channels_reordered" if len(names) == len(fitted) else "channels_selected"
+    return prepared._replace(raw=raw, source=source), {how: json.dumps(names)}
 
 
 def _pixel_size_um(source: Any) -> tuple[float, float] | None:
