@@ -555,9 +555,10 @@ def test_a_scene_s_band_names_are_its_channels_at_every_level(tmp_path, capsys):
         xfskde.segment(by_name, 3, model=model)  # a DataArray's band coordinate names them too
 
 
-def test_the_energy_map_of_a_scaled_scene_is_in_its_decoded_values(tmp_path):
+def test_the_energy_map_of_a_scaled_scene_is_in_its_decoded_values(tmp_path, capsys):
     """A scene of reflectances stored as integers with a GDAL scale of 1e-4 (and an offset):
-    ``xfskde maps`` writes the energy of the reflectances, not of the stored integers."""
+    ``xfskde maps`` writes the energy of the reflectances, not of the stored integers, and
+    ``xfskde info`` says how the values are stored."""
     from xfskde.cli import main
 
     x = TRANSFORM.c + (np.arange(NX) + 0.5) * TRANSFORM.a
@@ -576,6 +577,11 @@ def test_the_energy_map_of_a_scaled_scene_is_in_its_decoded_values(tmp_path):
     np.testing.assert_allclose(scaled[:2], plain[:2])  # orientation, coherence: no unit
     np.testing.assert_allclose(scaled[2], plain[2] * 1e-4, rtol=1e-6)
     assert np.nanmax(plain[2]) > 5 and np.nanmax(scaled[2]) < 1e-3  # stored vs reflectance
+    capsys.readouterr()
+    assert main(["info", str(tmp_path / "scaled.tif")]) == 0
+    assert "values      stored x 0.0001 -0.1 (GDAL scale, offset" in capsys.readouterr().out
+    assert main(["info", str(tmp_path / "plain.tif")]) == 0
+    assert "values " not in capsys.readouterr().out
     # decoded on opening (mask_and_scale): its values are reflectances already, not rescaled
     decoded = rioxarray.open_rasterio(tmp_path / "scaled.tif", mask_and_scale=True)
     assert xfskde._labels.value_scale(decoded.squeeze("band", drop=True)) == (1.0, None)

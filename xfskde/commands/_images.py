@@ -16,7 +16,7 @@ from typing import NamedTuple
 import tifffile
 import zarr
 
-from .._labels import channel_names, crs_wkt, parse_crs
+from .._labels import channel_names, crs_wkt, parse_crs, value_scale
 from ..exceptions import ImageReadError
 from ..io import locate, open_image
 from ..io.images import ImageLevel, image_levels, is_plane_axis, ome_pairs
@@ -173,12 +173,18 @@ def describe_image(path: str, dims: tuple[str, ...] | None = None) -> ImageDescr
     if located or "c" in levels[0].dims:
         # lazy: the header and coordinates only (of the first plane: all share them)
         opened = open_image(path, plane=dict.fromkeys(planes, 0) or None, dims=dims)
-        names = channel_names(opened)  # (OME-XML's, OME-Zarr's omero labels)
+        names = channel_names(opened)  # OME-XML, OME-Zarr omero labels, band descriptions
         if names is not None:
             rows.append(("channels", ", ".join(names)))
         wkt = crs_wkt(opened) if located else None
         if wkt is not None:
             rows.append(("crs", crs_description(wkt)))
+        scale, units = value_scale(opened)
+        offset = opened.attrs.get("add_offset", 0)
+        if scale != 1.0 or (isinstance(offset, int | float) and offset):
+            unit = f" in {units}" if units else ""
+            rows.append(("values", f"stored x {scale:g} {offset:+g}{unit} (GDAL scale, offset; "
+                         "the energy map is of the decoded values)"))  # fmt: skip
     return ImageDescription(rows, levels)
 
 
