@@ -796,6 +796,8 @@ def test_a_grey_image_in_floats_of_0_to_255_is_segmented_as_in_uint8():
     in_uint8, model = segment(grey.astype(np.uint8), 3, return_model=True)
     as_floats, fitted = segment(grey, 3, return_model=True)
     assert model.spec.gradient_unit == 1.0 and model.attrs()["gradient_unit"] == 1.0
+    assert "gradient_unit" not in model.choices
+    assert fitted.choices["gradient_unit"].startswith(f"{fitted.spec.gradient_unit:.4g}: the span")
     assert fitted.spec.gradient_unit == pytest.approx(np.percentile(grey, 99.9), rel=0.02)
     assert rand_index(truth, np.asarray(as_floats)) > 0.95  # measured 0.967, as uint8
     assert rand_index(np.asarray(in_uint8), np.asarray(as_floats)) > 0.99
@@ -855,6 +857,7 @@ def test_a_scene_of_reflectances_gets_its_dim_bands_colours():
     for (low, high), band in zip(model.spec.color_ranges, np.moveaxis(scene, -1, 0), strict=True):
         assert high - low == pytest.approx(CHANNEL_SPAN)
         assert low < np.percentile(band, 1) and np.percentile(band, 99) < high
+    assert model.choices["color_ranges"].startswith("channel(s) 0, 1, 2, 3 span under 0.25")
 
 
 def test_colour_ranges_refusals():

@@ -78,6 +78,7 @@ from .defaults import (
     AGREEMENT,
     AUTO_GRADIENT_SCALES,
     BOUNDARY_RATIO,
+    CHANNEL_SPAN,
     CHECK_SIZE,
     FINE_SIZE,
     GREY_CHROMA,
@@ -2062,6 +2063,7 @@ def fit_textures(
     if checked:  # what the window check left out, then what the fit did
         fitted = model.choices.get("groups", f"{', '.join(model.spec.features)} kept")
         model.choices["groups"] = f"{checked}; then {fitted}"
+    choices.update(_unit_choices(model.spec, channel_names(first.source)))
     model = dataclasses.replace(model, choices={**choices, **model.choices}, resolution=f,
                                 value_range=_value_range(tiles),
                                 channel_levels=_channel_levels(tiles),
@@ -2072,6 +2074,29 @@ def fit_textures(
     forget_spectra()  # the filters' spectra of the crops' and tiles' shapes: not the labels'
     release_free_memory()  # what the crops, tiles and features freed: not kept for the labels
     return TextureModel.from_attrs(model.attrs())  # the model its results record, exactly
+
+
+def _unit_choices(spec: FeatureSpec, names: tuple[str, ...] | None) -> dict[str, str]:
+    """Why the model's colour ranges and gradient unit are not the paper's (``chose_...``):
+    the channels binned over ranges of their own, and the unit of the gradients."""
+    out = {}
+    ranges = spec.color_ranges if "color" in spec.features else None
+    if ranges is not None and len(set(ranges)) > 1:
+        spans = [high - low for low, high in ranges]
+        top = max(spans)
+        narrow = [i for i, span in enumerate(spans) if span < top * (1 - 1e-9)]
+        common = top if narrow else top / CHANNEL_SPAN  # else every channel is narrow
+        which = ", ".join(names[i] if names else str(i) for i in narrow or range(len(ranges)))
+        out["color_ranges"] = (
+            f"channel(s) {which} span under {CHANNEL_SPAN:g} of the common range's "
+            f"{common:.4g}: each binned over that share of it, centred on its values"
+        )
+    if spec.gradient_unit != 1.0 and {"hist", "fskde"} & set(spec.features):
+        out["gradient_unit"] = (
+            f"{spec.gradient_unit:.4g}: the span of the colour range, the image's values not "
+            "being in [0, 1]: gradients read as on the image in [0, 1]"
+        )
+    return out
 
 
 def _labels_window(sigma: float, f: int, choices: dict[str, Any]) -> float:
