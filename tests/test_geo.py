@@ -539,6 +539,8 @@ def test_a_scene_s_band_names_are_its_channels_at_every_level(tmp_path, capsys):
     first, swapped = scene((0, 1, 2), "first.tif"), scene((2, 0, 1), "swapped.tif")
     opened = open_image(first)
     assert list(opened.c.values) == ["B02", "B03", "B04"]
+    picked = open_image(first, channels=["B04", "B02"])  # its per-band attrs follow
+    assert picked.attrs["long_name"] == ("B04", "B02") and picked.sizes["c"] == 2
     overview = open_image(first, level=1)
     assert list(overview.c.values) == ["B02", "B03", "B04"] and overview.shape[0] == 128
     assert overview.attrs["scale_factor"] == 1e-4 and overview.attrs["add_offset"] == -0.1

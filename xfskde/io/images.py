@@ -1716,6 +1716,10 @@ def open_image(
     return image
 
 
+#: The attrs rioxarray gives one value per band of (GDAL's descriptions, scales, offsets, ...).
+_PER_BAND_ATTRS = ("long_name", "scales", "offsets", "units", "nodatavals", "description")
+
+
 def _chosen_channels(
     image: xr.DataArray, channels: Sequence[str | int] | str | int
 ) -> xr.DataArray:
@@ -1752,7 +1756,13 @@ def _chosen_channels(
         raise ParameterError(f"channels must name each channel once, at least one; got {wanted!r}")
     picked = image.isel({dim: indices})
     record = [names[i] for i in indices] if names else indices
-    return picked.assign_attrs(source_channels=json.dumps(record))
+    # rioxarray's attrs of one value per band (descriptions, scales, ...): those picked
+    per_band = {
+        key: tuple(value[i] for i in indices)
+        for key, value in image.attrs.items()
+        if key in _PER_BAND_ATTRS and isinstance(value, tuple | list) and len(value) == count
+    }
+    return picked.assign_attrs(per_band, source_channels=json.dumps(record))
 
 
 def _opened(
