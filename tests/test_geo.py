@@ -662,8 +662,12 @@ def test_the_example_shows_what_it_says(tmp_path):
     assert results["geotiff_max_error"] == 0.0 and results["geotiff_same_transform"] == 1.0
     assert results["geotiff_same_nodata"] == 1.0
     assert results["stripes_coherence"] > 0.5
+    # stripes of 60 DN x 1.6 (B08) over periods of 6-12 px: |g| of a few 1e-3 in reflectance
+    assert 1e-3 < results["energy_reflectance_per_pixel"] < 2e-2  # measured 0.0058 at 256²
+    assert results["reordered_same_labels"] == 1.0
     assert {p.name for p in tmp_path.glob("*.tif")} == {
-        "scene.tif", "cells.tif", "orientation.tif", "coherence.tif"
+        "scene.tif", "cells.tif", "orientation.tif", "coherence.tif", "bands.tif",
+        "reordered.tif", "band-maps.tif", "labels.tif", "again.tif",
     }  # fmt: skip
 
 
