@@ -584,6 +584,16 @@ def test_the_energy_map_of_a_scaled_scene_is_in_its_decoded_values(tmp_path, cap
     assert "values      stored x 0.0001 -0.1 (GDAL scale, offset" in capsys.readouterr().out
     assert main(["info", str(tmp_path / "plain.tif")]) == 0
     assert "values " not in capsys.readouterr().out
+    # the API alike: the field records the scale, its energy is of the decoded values, and so
+    # is that of the coefficients stored and opened again
+    field = xfskde.local_fskde(open_image(tmp_path / "scaled.tif"), **PARAMS)
+    assert field.attrs["input_scale_factor"] == 1e-4 and "input_units" not in field.attrs
+    plain_field = xfskde.local_fskde(open_image(tmp_path / "plain.tif"), **PARAMS)
+    np.testing.assert_allclose(field.fskde.energy().values,
+                               plain_field.fskde.energy().values * 1e-4, rtol=1e-6)  # fmt: skip
+    write_coefficients(field, tmp_path / "field.zarr")
+    stored = open_coefficients(tmp_path / "field.zarr")
+    np.testing.assert_allclose(stored.fskde.energy().values, field.fskde.energy().values)
     # decoded on opening (mask_and_scale): its values are reflectances already, not rescaled
     decoded = rioxarray.open_rasterio(tmp_path / "scaled.tif", mask_and_scale=True)
     assert xfskde._labels.value_scale(decoded.squeeze("band", drop=True)) == (1.0, None)

@@ -333,7 +333,7 @@ def test_lazy_equals_eager_and_labels_are_kept(stride):
     for method, name, units in [
         ("orientation", "orientation", "rad"),
         ("coherence", "coherence", "1"),
-        ("energy", "energy", "1/pixel"),
+        ("energy", "energy", "DN/pixel"),  # the image's units, recorded by the field
     ]:
         eager = getattr(eager_field.fskde, method)()
         lazy = getattr(lazy_field.fskde, method)()
@@ -346,7 +346,8 @@ def test_lazy_equals_eager_and_labels_are_kept(stride):
         computed = lazy.compute()
         xr.testing.assert_allclose(computed, eager, rtol=1e-5, atol=1e-6)
         assert computed.dtype == eager.dtype == np.float32
-    assert eager_field.fskde.energy("DN").attrs["units"] == "DN/pixel"
+    assert eager_field.attrs["input_units"] == "DN"
+    assert eager_field.fskde.energy("counts").attrs["units"] == "counts/pixel"  # given wins
     assert "clockwise" in eager_field.fskde.orientation().attrs["orientation_convention"]
 
 

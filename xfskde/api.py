@@ -37,6 +37,7 @@ from ._labels import (
     nodata_value,
     pixel_steps,
     refuse_dataset,
+    value_scale,
 )
 from .exceptions import ParameterError, PixelAspectWarning, find_stack_level
 from .gradients import Boundary, Operator, result_float_dtype
@@ -119,6 +120,18 @@ def _nodata_attrs(nodata: float | int | None, source: str) -> dict[str, Any]:
         "input_nodata_source": source,
         "nodata_handling": f"pixels equal to {value} were set to NaN and omitted "
         "(gradients touching them have zero weight)",
+    }
+
+
+def _value_attrs(image: xr.DataArray) -> dict[str, Any]:
+    """The scale and unit of the image's decoded values (:func:`xfskde._labels.value_scale`:
+    a GeoTIFF's GDAL scale, a CF ``scale_factor``), where they are not 1 and unnamed: the
+    field's coefficients are of the stored values, and :func:`xfskde.orientation.energy`
+    reads the decoded ones from these."""
+    scale, units = value_scale(image)
+    return {
+        **({"input_scale_factor": scale} if scale != 1.0 else {}),
+        **({"input_units": units} if units else {}),
     }
 
 
@@ -229,8 +242,10 @@ def local_fskde_dataarray(
     NumPy-backed images give an eager result, Dask-backed ones a lazy result; both come from the
     same block core. Coords and attrs follow :mod:`xfskde._labels`: the image's coordinates at
     the cells' centres, a GeoTransform of the result's own grid, its attrs, every parameter
-    (:meth:`LocalParameters.attrs`) and the nodata handling (``input_nodata``,
-    ``input_nodata_source``; ``nan_policy`` is ``"omit"`` when a nodata value was masked).
+    (:meth:`LocalParameters.attrs`), the nodata handling (``input_nodata``,
+    ``input_nodata_source``; ``nan_policy`` is ``"omit"`` when a nodata value was masked) and
+    the scale and unit of the image's values where it records them (``input_scale_factor``,
+    ``input_units``).
     ``nodata`` and ``mask`` are as in :func:`local_fskde`.
     """
     value, source, params = _resolve_nodata(image, nodata, params)
@@ -244,6 +259,7 @@ def local_fskde_dataarray(
     attrs = {
         **params.attrs(),
         **_nodata_attrs(value, source),
+        **_value_attrs(image),
         **_mask_attrs(foreground, mask),
         **_no_value_attrs(params, foreground),
         "long_name": "local FS-KDE coefficients of gradient angles",

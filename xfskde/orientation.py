@@ -338,6 +338,11 @@ def energy(F: Any, image_units: str | None = None) -> Any:
     *pixel* whatever the field's coordinates; under ``nan_policy="omit"`` omitted gradients
     count as zeros.
 
+    A field of an image whose values are stored scaled (a GeoTIFF of reflectance × 10 000
+    with a GDAL scale of 0.0001: the field records ``input_scale_factor``) gives the energy
+    of the decoded values, times that scale: gradients of reflectance, not of the stored
+    integers.
+
     Parameters
     ----------
     F : numpy.ndarray, dask.array.Array or xarray.DataArray
@@ -345,16 +350,21 @@ def energy(F: Any, image_units: str | None = None) -> Any:
         a labelled ``(y, x, k)`` field.
     image_units : str, optional
         The units of the image's values, for a DataArray's ``units`` attr:
-        ``f"{image_units}/pixel"``. Default ``"1/pixel"`` (intensities as plain numbers: a
-        coefficient field does not record its image's units).
+        ``f"{image_units}/pixel"``. Default: those the field records (``input_units``: a
+        GeoTIFF band's unit), else ``"1/pixel"`` (intensities as plain numbers).
 
     Returns
     -------
     numpy.ndarray, dask.array.Array or xarray.DataArray, float
         Non-negative, shape ``F.shape[:-1]``. A DataArray is named ``"energy"``.
     """
-    units = "1/pixel" if image_units is None else f"{image_units}/pixel"
-    return _apply(
+    labelled = isinstance(F, xr.DataArray)
+    scale = float(F.attrs.get("input_scale_factor", 1.0)) if labelled else 1.0
+    named = image_units if image_units is not None else (
+        F.attrs.get("input_units") if labelled else None
+    )  # fmt: skip
+    units = "1/pixel" if named is None else f"{named}/pixel"
+    out = _apply(
         _energy,
         F,
         name="energy",
@@ -362,3 +372,6 @@ def energy(F: Any, image_units: str | None = None) -> Any:
         units=units,
         needed=1,
     )
+    if scale == 1.0:
+        return out
+    return (out * scale).assign_attrs(out.attrs, input_scale_factor=scale)

@@ -17,7 +17,6 @@ import time
 import dask
 import xarray as xr
 
-from .._labels import value_scale
 from ..io import write_ome_tiff, write_ome_zarr
 from ..orientation import coherence, energy, orientation
 from ._options import (
@@ -49,24 +48,13 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     parser.set_defaults(func=run)
 
 
-def _decoded_energy(field: xr.DataArray, image: xr.DataArray) -> xr.DataArray:
-    """The energy map in the image's decoded values per pixel: a GeoTIFF of reflectances
-    stored as integers (GDAL scale 1e-4) has gradients of reflectance, not of its integers,
-    and the map says the image's unit where the image gives one."""
-    scale, units = value_scale(image)
-    mapped = energy(field, image_units=units)
-    if scale == 1.0:
-        return mapped
-    return (mapped * scale).assign_attrs(mapped.attrs, image_scale_factor=scale)
-
-
 def run(args: argparse.Namespace) -> int:
     image, field, _ = field_from_input(args)  # NaN outside --mask and on missing pixels
     refuse_ome_zarr_grid(image, args, always=True)
     ny, nx = field.sizes["y"], field.sizes["x"]
     warn_if_large(args, len(MAPS) * ny * nx * 4 * 4 / 3, "image")  # float32, and its pyramid
     maps = {"orientation": orientation(field), "coherence": coherence(field),
-            "energy": _decoded_energy(field, image)}  # fmt: skip
+            "energy": energy(field)}  # fmt: skip
     start = time.perf_counter()
     config = {"num_workers": args.workers} if args.workers else {}
     if is_ome_tiff(args.output):  # the OME-Zarr image, as one pyramidal file
