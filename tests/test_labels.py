@@ -14,7 +14,7 @@ import xarray as xr
 from _xr_checks import assert_labelled_result
 
 import xfskde
-from xfskde._labels import VALUE_ATTRS, cell_geotransform, image_dims, image_nodata
+from xfskde._labels import VALUE_ATTRS, cell_geotransform, image_dims, image_nodata, value_scale
 from xfskde.exceptions import DimensionError, ParameterError, XfskdeError
 
 H, W = 48, 40
@@ -210,3 +210,18 @@ def test_angles_on_pixels_that_are_not_square_are_flagged():
         xfskde.local_fskde(image.drop_vars(["y", "x"]), order=4, stride=16)
         xfskde.local_fskde(image.values, order=4, stride=16)
         xfskde.segment(image.values[:64, :64] > 0, 2, sample=500)  # textures need no angles
+
+
+def test_the_scale_of_an_image_s_stored_values():
+    """A CF / GDAL scale (rioxarray's ``scale_factor``), or rioxarray's per-band ``scales``
+    where every band's is one value (bands picked from a file whose bands differ); none where
+    they differ, where xarray decoded the values already (``encoding`` only), or none given."""
+    image = xr.DataArray(np.zeros((4, 4)), dims=("y", "x"))
+    assert value_scale(image) == (1.0, None)
+    assert value_scale(image.assign_attrs(scale_factor=-1e-4, units="W m-2")) == (1e-4, "W m-2")
+    assert value_scale(image.assign_attrs(scales=(2e-4,))) == (2e-4, None)
+    assert value_scale(image.assign_attrs(scales=(1e-4, 2e-4))) == (1.0, None)
+    assert value_scale(image.assign_attrs(scale_factor=0.0, units=" ")) == (1.0, None)
+    decoded = image.copy()
+    decoded.encoding["scale_factor"] = 1e-4
+    assert value_scale(decoded) == (1.0, None)

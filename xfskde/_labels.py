@@ -475,17 +475,22 @@ def value_scale(image: Any) -> tuple[float, str | None]:
     """The scale that decodes an image's stored values, and the unit of the decoded values.
 
     The ``scale_factor`` attr (CF; rioxarray's for a GeoTIFF band's GDAL scale, the same for
-    every band), 1 when there is none — or when it is in the ``encoding`` only: xarray or
-    rioxarray (``mask_and_scale=True``) applied it already. The unit is the ``units`` attr (a
-    GeoTIFF band's unit type), None when absent. ``add_offset`` moves values, not their
-    differences: gradients ignore it.
+    every band), or rioxarray's ``scales`` (one per band) where they are all one value (the
+    bands picked from a file whose bands differ: ``open_image(channels=...)`` keeps theirs);
+    1 when there is none, when the bands' differ, or when it is in the ``encoding`` only:
+    xarray or rioxarray (``mask_and_scale=True``) applied it already. The unit is the
+    ``units`` attr (a GeoTIFF band's unit type), None when absent. ``add_offset`` moves
+    values, not their differences: gradients ignore it.
     """
     attrs = getattr(image, "attrs", {})
     units = attrs.get("units")
     units = units if isinstance(units, str) and units.strip() else None
+    scales = attrs.get("scales")
+    if "scale_factor" not in attrs and isinstance(scales, tuple | list) and len(set(scales)) == 1:
+        attrs = {"scale_factor": scales[0]}
     try:
         scale = float(attrs.get("scale_factor", 1.0))
-    except (TypeError, ValueError):  # one per band, or not a number: not a single scale
+    except (TypeError, ValueError):  # not a number: not a single scale
         return 1.0, units
     return (abs(scale) if np.isfinite(scale) and scale != 0 else 1.0), units
 
