@@ -57,6 +57,7 @@ from dask.base import tokenize
 
 from .._labels import (
     COLOR_DIMS,
+    channel_names,
     crs_wkt,
     image_dims,
     nodata_value,
@@ -1725,17 +1726,18 @@ def _chosen_channels(
 ) -> xr.DataArray:
     """``image`` with only ``channels`` along its colour dim (by name or index, in that order),
     recording them as ``attrs["source_channels"]``."""
-    dims = tuple(map(str, image.dims))
-    colour = [d for d in dims if d.lower() in COLOR_DIMS]
-    if len(colour) != 1:
+    try:
+        dim = image_dims(image)[2]
+    except DimensionError:  # not an image's layout: no colour dim found
+        dim = None
+    if dim is None:
         raise ParameterError(
-            f"channels= picks among an image's channels; this one (dims {dims}) has no colour "
-            "dim to pick from"
+            f"channels= picks among an image's channels; this one (dims "
+            f"{tuple(map(str, image.dims))}) has no colour dim to pick from"
         )
-    dim, count = colour[0], image.sizes[colour[0]]
+    count = image.sizes[dim]
     wanted = [channels] if isinstance(channels, str | int | np.integer) else list(channels)
-    coord = np.asarray(image.coords[dim].values) if dim in image.coords else None
-    names = [str(n) for n in coord] if coord is not None and coord.dtype.kind in "UO" else None
+    names = channel_names(image)
     have = f"its channels are {', '.join(names)}" if names else f"it has {count} unnamed channels"
     indices = []
     for channel in wanted:
