@@ -125,9 +125,9 @@ def _nodata_attrs(nodata: float | int | None, source: str) -> dict[str, Any]:
 
 def _value_attrs(image: xr.DataArray) -> dict[str, Any]:
     """The scale and unit of the image's decoded values (:func:`xfskde._labels.value_scale`:
-    a GeoTIFF's GDAL scale, a CF ``scale_factor``), where they are not 1 and unnamed: the
-    field's coefficients are of the stored values, and :func:`xfskde.orientation.energy`
-    reads the decoded ones from these."""
+    a GeoTIFF's GDAL scale, a CF ``scale_factor``), the scale where it is not 1 and the unit
+    where the image names one: the field's coefficients are of the stored values, and
+    :func:`xfskde.orientation.energy` reads the decoded ones from these."""
     scale, units = value_scale(image)
     return {
         **({"input_scale_factor": scale} if scale != 1.0 else {}),
