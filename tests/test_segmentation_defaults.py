@@ -33,6 +33,7 @@ from xfskde.segmentation.defaults import (
     channel_ranges,
     chroma_ratio,
     color_range,
+    gradient_unit,
     group_signal,
     idle_groups,
     label_window,
@@ -820,6 +821,12 @@ def test_colour_range_rule():
     assert color_range([np.zeros((8, 8, 3)), nan]) == pytest.approx((-5e-4, 5e-4))
     assert color_range([nan]) is None
     assert UNIT_WHITE == 0.5
+    # an offset up to the values' span keeps 0 as black (a camera's dark offset of 100 under
+    # counts of 100-400); a larger one (10 000 + 0-255, elevations) starts at the values
+    assert color_range([100 + t * 375 for t in eight_bit]) == pytest.approx((0, 437), rel=0.01)
+    low, high = color_range([10_000 + t * 255 for t in eight_bit])
+    assert low == pytest.approx(10_025, abs=1) and high == pytest.approx(10_230, abs=1)
+    assert gradient_unit([10_000 + t * 255 for t in eight_bit]) == pytest.approx(204, abs=1)
 
 
 def test_a_narrow_channel_is_binned_over_its_own_range():
