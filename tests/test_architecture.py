@@ -23,7 +23,7 @@ LAYERS: list[tuple[str, ...]] = [
      "xfskde._palette", "xfskde._scheduling", "xfskde._numba_cache", "xfskde._memory",
      "xfskde.metrics"),
     # the kernel, windows, labelled-array conventions, compiled loops
-    ("xfskde.kernel", "xfskde.windows", "xfskde._labels", "xfskde._core"),
+    ("xfskde.kernel", "xfskde.windows", "xfskde._labels", "xfskde._core", "xfskde._pictures"),
     # angle sets and gradients
     ("xfskde.density", "xfskde.gradients"),
     # canonical forms; the block core

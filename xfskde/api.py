@@ -39,6 +39,7 @@ from ._labels import (
     refuse_dataset,
     value_scale,
 )
+from ._pictures import is_picture, pixels
 from .exceptions import ParameterError, PixelAspectWarning, find_stack_level
 from .gradients import Boundary, Operator, result_float_dtype
 from .kernel import Approximation, Cos2KKernel
@@ -296,10 +297,12 @@ def local_fskde(
 
     Parameters
     ----------
-    image : numpy.ndarray, dask.array.Array or xarray.DataArray
+    image : numpy.ndarray, dask.array.Array, xarray.DataArray or PIL picture
         ``(y, x)`` or with a colour axis. Any real dtype; integers are converted to float first
         (no uint8 wrap-around). DataArrays are read by dimension name (``y``/``x``, else the last
-        two; ``c``/``band``/``channel`` for colour).
+        two; ``c``/``band``/``channel`` for colour). A PIL picture (``PIL.Image.open``'s) is read
+        as its file is (a palette one as RGB, an alpha channel dropped and its transparent
+        pixels missing); anything else NumPy reads, through ``np.asarray``.
     order : int or Cos2KKernel
         Order K >= 1 of the cos^2K kernel (eq. 3), or the kernel itself (with its truncation
         and approximation; ``eps`` and ``approximation`` are then not taken), e.g.
@@ -407,9 +410,13 @@ def local_fskde(
             )
 
         return local_fskde_dataarray(image, params, nodata=nodata, mask=mask)
+    picture = is_picture(image)
     if not module.startswith("dask"):
-        image = np.asarray(image)
+        image = pixels(image)  # a PIL picture as its file reads: RGB, not palette indices
     value, _, params = _resolve_nodata(image, nodata, params)
+    if picture and nodata == "auto" and image.dtype.kind == "f" and params.nan_policy != "omit":
+        params = copy.copy(params)
+        params.nan_policy = "omit"  # its transparent pixels, NaN: missing, as open_image reads
     image = mask_nodata(image, value)
     foreground = None
     if mask is not None:  # a mask is labelled (y, x): the array is seen as the image it is

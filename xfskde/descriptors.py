@@ -41,6 +41,7 @@ from typing import Literal
 
 import numpy as np
 
+from ._pictures import pixels
 from ._validation import _check_choice, _check_positive_int
 from .api import local_fskde
 from .canonical import canonical_distance, canonicalize
@@ -477,7 +478,7 @@ def fskde_cells(
     numpy.ndarray of complex, shape (h // cell, w // cell, ℓ)
         complex64 for float32/uint8/uint16 images, complex128 for float64 (as local_fskde).
     """
-    arr = np.asarray(image)
+    arr = pixels(image)
     ny, nx = _check_cell(arr, cell)
     F = local_fskde(arr, order=kernel_for_length(length, eps), window="box", size=cell, stride=cell)
     return F[:ny, :nx]
@@ -503,7 +504,7 @@ def histogram_cells(image: np.typing.ArrayLike, n_bins: int, *, cell: int = 8) -
     numpy.ndarray of float64, shape (h // cell, w // cell, n_bins)
     """
     n_bins = _check_bins(n_bins)
-    arr = np.asarray(image)
+    arr = pixels(image)
     ny, nx = _check_cell(arr, cell)
     g = gradient(arr.astype(np.float64))[: ny * cell, : nx * cell]
     cell_id = (np.arange(ny * cell) // cell)[:, None] * nx + (np.arange(nx * cell) // cell)

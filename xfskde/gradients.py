@@ -61,6 +61,7 @@ import numpy as np
 from scipy import ndimage
 
 from . import _core
+from ._pictures import pixels
 from ._validation import _check_choice
 from .exceptions import DimensionError, ParameterError
 from .windows import GAUSSIAN_TRUNCATE
@@ -376,7 +377,7 @@ def gradient(
     numpy.ndarray, complex64 for float32/8-16-bit input, else complex128, shape (y, x)
         ``np.abs`` gives the weight W, ``np.angle`` the angle Θ.
     """
-    image = np.asarray(image)
+    image = pixels(image)
     ftype = result_float_dtype(image.dtype)
     src = as_channels_first(image, channel_axis)
     check_finite(src, nan_policy)

@@ -66,6 +66,7 @@ from .._labels import (
     refuse_dataset,
     regular_step,
 )
+from .._pictures import is_picture, picture_values
 from ..exceptions import (
     DimensionError,
     ExifOrientationWarning,
@@ -1386,21 +1387,37 @@ def _open_plain(path: Location, request: _Request) -> xr.DataArray:
             from PIL import Image
             from skimage import io as skio
 
+            array = None
             with Image.open(source) as header:
                 alpha = header.mode in _ALPHA_MODES
                 turned = int(header.getexif().get(_EXIF_ORIENTATION, 1) or 1)
+                if _transparent_palette(header):  # imageio reads it as RGB, opaque
+                    array, alpha = picture_values(header)
             if isinstance(source, io.BytesIO):
                 source.seek(0)
-            array = skio.imread(source)
+            array = skio.imread(source) if array is None else array
     except XfskdeError:  # the file read, its axes or a plane refused: said as it is
         raise
     except (OSError, ValueError) as exc:  # numpy's and the image plugins' own errors
         raise ImageReadError(f"cannot read {path} as an image: {exc}") from exc
     _warn_if_turned(path, turned, "EXIF orientation")
-    image = _open_array(np.asarray(array), request, path.stem, path)
+    return _without_alpha(_open_array(np.asarray(array), request, path.stem, path), alpha)
+
+
+def _without_alpha(image: xr.DataArray, alpha: bool) -> xr.DataArray:
+    """An opened picture without its alpha channel (:func:`_alpha_dropped`) where ``alpha``
+    says its last channel is one."""
     if alpha and image.ndim == 3 and image.sizes["c"] in (2, 4):
-        image = _alpha_dropped(image, None)
+        return _alpha_dropped(image, None)
     return image
+
+
+def _transparent_palette(picture: Any) -> bool:
+    """Whether a picture of one frame is a palette one whose table has transparent entries
+    (a PNG's tRNS, a GIF's transparent index): viewers show those pixels transparent, and it
+    is read as RGBA (:func:`xfskde._pictures.picture_values`) so that they are missing."""
+    transparent = picture.mode == "PA" or (picture.mode == "P" and "transparency" in picture.info)
+    return transparent and getattr(picture, "n_frames", 1) == 1
 
 
 def _transparent_as_nan(block: np.ndarray, axis: int, nodata: float | int | None) -> np.ndarray:
@@ -1594,10 +1611,11 @@ def open_image(
 
     Parameters
     ----------
-    source : path, URL, zarr.Array, zarr.Group, numpy.ndarray, dask.array.Array or DataArray
+    source : path, URL, zarr.Array, zarr.Group, numpy.ndarray, dask.array.Array, DataArray, picture
         TIFF / OME-TIFF / SVS (``.tif``, ``.tiff``, ``.svs``, ...), a Zarr array or group (an
         OME-Zarr multiscale group picks ``level``; a local zip of one, ``.zip`` or ``.ozx``, is
-        read in place), or a PNG/JPEG/NPY file for small images.
+        read in place), or a PNG/JPEG/NPY file for small images; a PIL picture
+        (``PIL.Image.open``'s) as its file is read (a palette one as RGB).
         A path or an fsspec URL (``s3://``, ``gs://``, ``http(s)://``, ``memory://``,
         ``file://``): a relative path is made absolute here, so that workers started in
         another directory read the same file; remote TIFFs are read by byte ranges, tile by
@@ -1806,6 +1824,10 @@ def _opened(
     if isinstance(source, np.ndarray | da.Array):
         _choose_level("an array", [None], level, mpp)  # one level, no pixel size
         return _open_array(source, request, "image")
+    if is_picture(source):  # a PIL picture, as its file opens: palette decoded, alpha dropped
+        _choose_level("a picture", [None], level, mpp)
+        values, alpha = picture_values(source)
+        return _without_alpha(_open_array(values, request, "image"), alpha)
     if isinstance(source, zarr.Array | zarr.Group):
         return _open_zarr(source, level, request)
     path = locate(source, storage_options)

@@ -64,9 +64,10 @@ from .._labels import (
     stored_integer_dtype,
 )
 from .._memory import release_free_memory
+from .._pictures import is_picture
 from ..api import Nodata, check_nodata
 from ..exceptions import DimensionError, ParameterError
-from ..io.images import length_pixel_size_um
+from ..io.images import length_pixel_size_um, open_image
 from ..lazy import dask_view, map_haloed, map_regions, oversized, plan_chunks, safe_chunks
 from ..masks import METHODS as MASK_METHODS
 from ..masks import _mask_attrs, resolve_mask
@@ -941,11 +942,17 @@ def _prepare(image: Any, chunks: int | None, halo: int, nodata: Nodata = "auto")
         kind = "dataarray"
     elif isinstance(image, da.Array):
         kind = "dask"
-    elif isinstance(image, np.ndarray) or hasattr(image, "__array__"):
+    elif is_picture(image):  # as its file opens: RGB, not palette indices; no alpha
+        source = open_image(image)  # its transparent pixels NaN, its integer dtype recorded
+        image, kind = np.asarray(source.values), "numpy"
+    elif isinstance(image, np.ndarray | list | tuple) or hasattr(image, "__array__"):
         image = np.asarray(image)
         kind = "numpy"
     else:
-        raise TypeError(f"image must be a numpy, dask or xarray array, got {type(image).__name__}")
+        raise TypeError(
+            "image must be a numpy, dask or xarray array (or a PIL picture), got "
+            f"{type(image).__name__}"
+        )
     if image.ndim not in (2, 3):
         raise DimensionError(f"image must be (y, x) or (y, x, c), got shape {image.shape}")
     if image.dtype.kind not in "uifb":
@@ -2400,8 +2407,9 @@ def segment(
 
     Parameters
     ----------
-    image : numpy.ndarray, dask.array.Array or xarray.DataArray
-        ``(y, x)`` or ``(y, x, c)`` (DataArrays by dim name), of any dtype: integers are
+    image : numpy.ndarray, dask.array.Array, xarray.DataArray or PIL picture
+        ``(y, x)`` or ``(y, x, c)`` (DataArrays by dim name; a PIL picture, or anything else
+        NumPy reads, as :func:`xfskde.local_fskde` reads it), of any dtype: integers are
         divided by their dtype's maximum, floats read as they are, but for DataArrays of floats
         that still hold stored integers (an RGBA image's colour as
         :func:`xfskde.open_image` reads it, rioxarray's ``masked=True``), divided by that
