@@ -456,3 +456,60 @@ def test_gradient_operator_option(tmp_path):
     assert (stored.attrs["gradient"], stored.attrs["gradient_scale"]) == ("gaussian", 1.5)
     central = [w for w in argv if w not in ("--gradient", "gaussian", "--gradient-scale", "1.5")]
     assert main([*central, "--resume"]) == 2  # central differences: other parameters
+
+
+def test_segment_writes_a_photos_labels_as_an_indexed_png(tmp_path, capsys):
+    """``xfskde segment photo.jpg labels.png``, what a vision researcher types, wrote a Zarr
+    store named labels.png (a folder no viewer opens). Now an indexed PNG: each pixel's value
+    its label, the library's label colours, label 0 transparent, and the model kept, so that
+    ``--model labels.png`` labels another photo alike. A name of another picture format, and a
+    PNG from a command that writes no labels, are refused before anything is computed."""
+    from PIL import Image
+
+    from xfskde.io import write_labels_png
+    from xfskde.io.png import PNG_MAX_PIXELS, png_attrs
+    from xfskde.segmentation import read_model
+
+    image, truth = random_textures((128, 128), seed=100)
+    Image.fromarray(np.round(image * 255).astype(np.uint8)).save(tmp_path / "photo.jpg")
+    photo, out = str(tmp_path / "photo.jpg"), str(tmp_path / "labels.png")
+    assert main(["segment", photo, out, "--textures", "3", "--no-progress"]) == 0
+    assert "wrote" in capsys.readouterr().out
+    with Image.open(out) as picture:  # a second reader: PIL, as vision data sets are read
+        assert picture.format == "PNG" and picture.mode == "P"
+        labels = np.asarray(picture)
+        palette = np.reshape(picture.getpalette()[:12], (4, 3))
+        assert picture.info["transparency"] == 0  # the background, as NGFF and GDAL draw it
+    expected = xfskde.segment(xfskde.open_image(photo), 3)
+    np.testing.assert_array_equal(labels, expected.values)
+    assert rand_index(truth, labels) > 0.9  # measured 0.96 (a JPEG of the 128² image)
+    from xfskde._palette import BACKGROUND_COLOUR, label_rgba_8bit
+
+    np.testing.assert_array_equal(palette, label_rgba_8bit(3, BACKGROUND_COLOUR)[:, :3])
+    assert png_attrs(out)["n_textures"] == 3
+    assert read_model(out).attrs() == read_model(expected).attrs()
+    again = str(tmp_path / "again.png")
+    assert main(["segment", photo, again, "--model", out, "--no-progress"]) == 0
+    with Image.open(again) as picture:
+        np.testing.assert_array_equal(np.asarray(picture), labels)
+    # refused before anything is computed
+    capsys.readouterr()
+    for argv, message in [
+        (["segment", photo, out, "--textures", "3"], "exists; pass --overwrite"),
+        (["segment", photo, out, "--textures", "3", "--resume"], "a PNG file, written whole"),
+        (["segment", photo, str(tmp_path / "l.jpg"), "--textures", "3"], "writes no .jpg"),
+        (["maps", photo, str(tmp_path / "maps.png")], "a PNG holds labels"),
+        (["segment", photo, "s3://bucket/l.png", "--textures", "3"], "a PNG output is a local"),
+    ]:
+        assert main(argv) == 2, argv
+        assert message in capsys.readouterr().err, argv
+    assert not (tmp_path / "l.jpg").exists() and not (tmp_path / "maps.png").exists()
+    # the writer itself: labels it cannot hold are refused in one line
+    with pytest.raises(xfskde.exceptions.ParameterError, match="integers in 0-255"):
+        write_labels_png(np.full((4, 4), 300), tmp_path / "x.png")
+    with pytest.raises(xfskde.exceptions.DimensionError, match="more than image readers"):
+        write_labels_png(np.zeros((1, PNG_MAX_PIXELS + 1), np.uint8), tmp_path / "x.png")
+    assert not (tmp_path / "x.png").exists()
+    Image.fromarray(labels).save(tmp_path / "plain.png")  # a PNG that records no model
+    with pytest.raises(xfskde.exceptions.ParameterError, match="model"):
+        read_model(tmp_path / "plain.png")

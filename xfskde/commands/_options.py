@@ -7,10 +7,13 @@ from __future__ import annotations
 import argparse
 import contextlib
 import math
+import os
 import re
+import shutil
 import sys
 import traceback
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any
 
 from .._scheduling import check_address, connect, is_address
@@ -484,6 +487,12 @@ GEOTIFF_SUFFIXES = (".tif", ".tiff")
 OME_TIFF_SUFFIXES = (".ome.tif", ".ome.tiff")
 
 
+#: Output names written as an indexed PNG of the labels (``xfskde segment`` only).
+PNG_SUFFIXES = (".png",)
+#: Picture formats no command writes: lossy, or not made for labels or values.
+_UNWRITTEN_SUFFIXES = (".jpg", ".jpeg", ".bmp", ".gif", ".webp", ".npy")
+
+
 def _named(output: str, suffixes: str | tuple[str, ...]) -> bool:
     return str(output).rstrip("/").lower().endswith(suffixes)
 
@@ -500,25 +509,50 @@ def is_ome_tiff(output: str) -> bool:
     return _named(output, OME_TIFF_SUFFIXES)
 
 
-def refuse_tiff_output(args: argparse.Namespace) -> None:
-    """A GeoTIFF output is refused before anything is computed for a command that writes
-    stores only, with ``--resume`` (it is written whole) and at a URL (it is a local file)."""
-    if not is_geotiff(args.output):
-        return
-    if not getattr(args, "tiff_output", False):
+def is_png(output: str) -> bool:
+    """Whether ``output`` names a PNG (by its suffix): the labels as an indexed picture
+    (:func:`write_png_output`), written whole, as a local file."""
+    return _named(output, PNG_SUFFIXES)
+
+
+def refuse_file_output(args: argparse.Namespace) -> None:
+    """An output written as one file — a GeoTIFF, a PNG — is refused before anything is
+    computed for a command that does not write it, with ``--resume`` (it is written whole) and
+    at a URL (it is a local file); a picture format no command writes (``labels.jpg``, once
+    written as a Zarr store of that name) always."""
+    if _named(args.output, _UNWRITTEN_SUFFIXES):
+        suffix = os.path.splitext(str(args.output).rstrip("/"))[1]
+        png = "; *.png: the labels as an indexed PNG" if getattr(args, "png_output", False) else ""
         raise ParameterError(
-            f"{args.output}: xfskde {args.command} writes a Zarr store (name it *.zarr); "
-            "`xfskde maps` and `xfskde segment` write GeoTIFFs, and "
-            "xfskde.io.geotiff.write_geotiff writes a field as 2 float bands per coefficient"
+            f"{args.output}: xfskde writes no {suffix} file: name the output *.zarr (a Zarr "
+            f"store), *.ome.zarr (OME-Zarr), *.ome.tif (OME-TIFF) or *.tif (GeoTIFF){png}"
         )
+    if is_png(args.output):
+        kind = "PNG"
+        if not getattr(args, "png_output", False):
+            raise ParameterError(
+                f"{args.output}: a PNG holds labels, which `xfskde segment` writes as one; "
+                f"xfskde {args.command} writes a Zarr store (*.zarr), an OME-Zarr image "
+                "(*.ome.zarr) or a TIFF (*.tif, *.ome.tif)"
+            )
+    elif is_geotiff(args.output):
+        kind = "TIFF"
+        if not getattr(args, "tiff_output", False):
+            raise ParameterError(
+                f"{args.output}: xfskde {args.command} writes a Zarr store (name it *.zarr); "
+                "`xfskde maps` and `xfskde segment` write GeoTIFFs, and "
+                "xfskde.io.geotiff.write_geotiff writes a field as 2 float bands per coefficient"
+            )
+    else:
+        return
     if args.resume:
         raise ParameterError(
-            f"{args.output} is a TIFF file, written whole: --resume needs a Zarr store (name "
+            f"{args.output} is a {kind} file, written whole: --resume needs a Zarr store (name "
             "the output *.zarr), or run again with --overwrite"
         )
     if not locate(args.output).is_local:
         raise ParameterError(
-            f"{args.output}: a TIFF output is a local file; write a Zarr store to a URL "
+            f"{args.output}: a {kind} output is a local file; write a Zarr store to a URL "
             "(name it *.zarr)"
         )
 
@@ -550,16 +584,31 @@ def write_tiff_output(
     not from every pixel, and a tiler reads it from a URL. Written first to
     ``OUTPUT.partial`` next to it, then renamed, so that a file at ``args.output`` is always
     whole; a failed or interrupted write leaves nothing new there."""
-    import os
-    import shutil
-    from pathlib import Path
-
     from ..io.geotiff import write_geotiff
 
-    path = Path(args.output)
+    def write(partial: Path) -> None:
+        write_geotiff(result, partial, nodata=nodata, cog=True, overview_resampling=overviews)
+
+    _written_whole(args.output, write)
+
+
+def write_png_output(labels: Any, args: argparse.Namespace) -> None:
+    """Write labels to the PNG ``args.output`` (:func:`xfskde.io.png.write_labels_png`: an
+    indexed picture of the labels in the library's colours, the attrs kept), first to
+    ``OUTPUT.partial`` and then renamed, as :func:`write_tiff_output` does."""
+    from ..io.png import write_labels_png
+
+    _written_whole(args.output, lambda partial: write_labels_png(labels, partial))
+
+
+def _written_whole(output: str, write: Callable[[Path], Any]) -> None:
+    """``write(partial)`` to ``OUTPUT.partial`` next to ``output``, then renamed to it, so
+    that a file at ``output`` is always whole; a failed or interrupted write leaves nothing
+    new there (a store of that name, given ``--overwrite``, is replaced once the file is)."""
+    path = Path(output)
     partial = path.with_name(path.name + ".partial")
     try:
-        write_geotiff(result, partial, nodata=nodata, cog=True, overview_resampling=overviews)
+        write(partial)
         if path.is_dir():  # --overwrite of a store given this name
             shutil.rmtree(path)
         os.replace(partial, path)
@@ -569,10 +618,10 @@ def write_tiff_output(
 
 def refuse_existing(args: argparse.Namespace) -> None:
     """An output that exists is refused before anything is computed, unless ``--resume`` or
-    ``--overwrite`` says what to do with it (a GeoTIFF output: :func:`refuse_tiff_output`)."""
-    refuse_tiff_output(args)
+    ``--overwrite`` says what to do with it (a file output: :func:`refuse_file_output`)."""
+    refuse_file_output(args)
     if output_exists(args.output) and not (args.overwrite or args.resume):
-        if is_geotiff(args.output):
+        if is_geotiff(args.output) or is_png(args.output):
             raise StoreExistsError(f"{args.output} exists; pass --overwrite to replace it")
         raise StoreExistsError(
             f"{args.output} exists; pass --resume to finish an interrupted run or --overwrite "

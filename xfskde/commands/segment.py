@@ -33,6 +33,7 @@ from ..io import (
     write_ome_zarr_labels,
 )
 from ..io.ometiff import copy_ome_zarr_to_tiff, temporary_ome_zarr
+from ..io.png import PNG_MAX_PIXELS
 from ..io.stores import input_changed
 from ..lazy import plan_chunks
 from ..masks import resolve_mask
@@ -63,12 +64,14 @@ from ._options import (
     is_geotiff,
     is_ome_tiff,
     is_ome_zarr,
+    is_png,
     output_exists,
     progress_on_stderr,
     refuse_existing,
     refuse_ome_zarr_grid,
     scheduler,
     warn_if_large,
+    write_png_output,
     write_tiff_output,
     writing,
 )
@@ -93,9 +96,10 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         help="output Zarr store of the labels, or an OME-Zarr image (a name ending in .ome.zarr) "
         "of the abundances with the labels as its label image: a path or URL (s3://, gs://); "
         "or a GeoTIFF of the labels (a name ending in .tif: CRS and grid kept, the background "
-        "label 0 its nodata; needs rioxarray)",
+        "label 0 its nodata; needs rioxarray), or an indexed PNG of the labels (.png: each "
+        "pixel's value its label, in the library's colours)",
     )
-    parser.set_defaults(tiff_output=True)
+    parser.set_defaults(tiff_output=True, png_output=True)
     parser.add_argument(
         "--textures", type=int, default=None,
         help="number of textures (required unless --model gives them)",
@@ -225,6 +229,12 @@ def run(args: argparse.Namespace) -> int:
         image = _at_model_scale(image, model, args, halo)
     image = _in_blocks(image, args, halo, auto_chunks)
     refuse_ome_zarr_grid(image, args, always=False)
+    if is_png(out) and image.sizes["y"] * image.sizes["x"] > PNG_MAX_PIXELS:
+        raise ParameterError(
+            f"{out}: labels of {image.sizes['y']} x {image.sizes['x']} pixels are more than "
+            f"image readers open as a PNG ({PNG_MAX_PIXELS} pixels): name the output *.tif "
+            "(a GeoTIFF), *.ome.tif or *.zarr"
+        )
     start = time.perf_counter()
     with writing(str(out), args.input), scheduler(args), progress_on_stderr():
         output = locate(out)
@@ -247,6 +257,8 @@ def run(args: argparse.Namespace) -> int:
             if is_geotiff(out):
                 # background: no texture; overviews by each 2 x 2's most frequent label
                 write_tiff_output(labels, args, nodata=BACKGROUND, overviews="mode")
+            elif is_png(out):
+                write_png_output(labels, args)
             else:
                 written = write_blocks(
                     labels, out, name="labels", resume=args.resume, overwrite=args.overwrite,
@@ -254,7 +266,7 @@ def run(args: argparse.Namespace) -> int:
                 )  # fmt: skip
     seconds = time.perf_counter() - start
     shape = (image.sizes["y"], image.sizes["x"])
-    if is_geotiff(out):
+    if is_geotiff(out) or is_png(out):
         what = "abundances and labels as an OME-TIFF pyramid" if is_ome_tiff(out) else "labels"
         print(f"wrote {out}: {what} {shape}, {model.n_textures} textures, in {seconds:.1f} s")
         return 0
@@ -370,7 +382,7 @@ def _resumed_blocks(args: argparse.Namespace) -> tuple[tuple[int, ...], ...] | N
     """The (row, column) chunks of the store that ``--resume`` finishes, if it is one of
     xfskde's Zarr or OME-Zarr stores; None otherwise (nothing to resume, or a store the
     writer refuses with its own message)."""
-    if not args.resume or is_geotiff(args.output) or is_ome_tiff(args.output):
+    if not args.resume or is_geotiff(args.output) or is_png(args.output):
         return None
     if not output_exists(args.output):
         return None

@@ -1,7 +1,7 @@
 """Reading images of any size, and writing results to resumable Zarr v3 stores, GeoTIFFs,
-OME-Zarr images and OME-TIFFs.
+OME-Zarr images, OME-TIFFs and PNGs.
 
-Five modules:
+Six modules:
 
 * :mod:`xfskde.io.images` — :func:`open_image`: a lazy ``(y, x[, c])`` DataArray from a NumPy
   or Dask array, a Zarr array or group (a level of an OME-Zarr multiscale image), a TIFF /
@@ -19,6 +19,8 @@ Five modules:
   them (:func:`write_ome_zarr_labels` adds one later), for napari, OMERO, QuPath and others.
 * :mod:`xfskde.io.ometiff` — :func:`write_ome_tiff`: the same image as one pyramidal OME-TIFF
   (QuPath, Fiji, OMERO's importer), copied from the OME-Zarr image level by level.
+* :mod:`xfskde.io.png` — :func:`write_labels_png`: segmentation labels of a picture-sized
+  image as an indexed PNG, each pixel's value its label, in the library's label colours.
 
 Errors are those of :mod:`xfskde.exceptions` (``ImageReadError``, ``StoreExistsError``, ...),
 and :class:`FileNotFoundError` for a path that does not exist. A writer builds only on those
@@ -32,6 +34,7 @@ from .geotiff import write_geotiff
 from .images import open_image
 from .ometiff import write_ome_tiff
 from .omezarr import write_ome_zarr, write_ome_zarr_labels
+from .png import write_labels_png
 from .stores import (
     finalize_store,
     open_blocks,
@@ -54,6 +57,7 @@ __all__ = [
     "write_blocks",
     "write_coefficients",
     "write_geotiff",
+    "write_labels_png",
     "write_ome_tiff",
     "write_ome_zarr",
     "write_ome_zarr_labels",

@@ -14,7 +14,7 @@ from __future__ import annotations
 import html
 import xml.etree.ElementTree as ElementTree
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, BinaryIO
 
 import tifffile
 import xarray as xr
@@ -24,6 +24,7 @@ from ..exceptions import ParameterError
 from ..io._location import store_target, zarr_like
 from ..io.images import ome_pairs
 from ..io.ometiff import ANNOTATION_NAMESPACE
+from ..io.png import png_attrs
 from ..io.stores import open_blocks
 from .model import TextureModel
 
@@ -41,8 +42,9 @@ def read_model(source: Any, *, storage_options: Mapping[str, Any] | None = None)
         Labels or abundances made by :func:`~xfskde.segmentation.segment` (a DataArray, or
         its attrs), or a result written by ``xfskde segment`` or :func:`xfskde.io.write_blocks`:
         a Zarr store of labels, an OME-Zarr image of abundances (``*.ome.zarr``), an OME-TIFF
-        of them (``*.ome.tif``, whose OME-XML holds the attrs as key-value pairs) or a GeoTIFF
-        of labels (``*.tif``, whose metadata hold the attrs as text); a path or URL. A store
+        of them (``*.ome.tif``, whose OME-XML holds the attrs as key-value pairs), a GeoTIFF
+        of labels (``*.tif``, whose metadata hold the attrs as text) or a PNG of labels
+        (``*.png``, :func:`xfskde.io.png.write_labels_png`); a path or URL. A store
         whose write did not finish holds the whole model too (it is written first).
     storage_options : mapping, optional
         Options of the fsspec filesystem of a URL (credentials, ``endpoint_url``).
@@ -76,6 +78,9 @@ def read_model(source: Any, *, storage_options: Mapping[str, Any] | None = None)
         raise FileNotFoundError(f"no such result: {where}")
     if str(where).lower().rstrip("/").endswith(_TIFF_SUFFIXES):
         return TextureModel.from_attrs(_tiff_attrs(where), source=where)
+    if str(where).lower().endswith(".png"):
+        with _opened(where) as handle:
+            return TextureModel.from_attrs(png_attrs(handle), source=where)
     group = zarr.open_group(zarr_like(where), mode="r")
     recorded = group.attrs.get("xfskde")
     if isinstance(recorded, Mapping) and isinstance(recorded.get("attrs"), Mapping):
@@ -87,12 +92,7 @@ def _tiff_attrs(where: Any) -> dict[str, str]:
     """The attrs a TIFF written by ``xfskde segment`` holds, as text values: an OME-TIFF's
     key-value pairs (:mod:`xfskde.io.ometiff`), or the dataset-level items of a GeoTIFF's GDAL
     metadata (as GDAL and rioxarray write the attrs of a DataArray)."""
-    if hasattr(where, "filesystem") and not where.is_local:
-        filesystem, path = where.filesystem()
-        opened = filesystem.open(path, "rb")
-    else:
-        opened = open(str(where), "rb")  # closed by the with below
-    with opened as handle, tifffile.TiffFile(handle) as tif:
+    with _opened(where) as handle, tifffile.TiffFile(handle) as tif:
         ome, text = tif.ome_metadata if tif.is_ome else None, _gdal_metadata(tif)
     if ome:
         pairs = _ome_pairs(ome)
@@ -111,6 +111,14 @@ def _tiff_attrs(where: Any) -> dict[str, str]:
         for item in items
         if item.get("sample") is None
     }
+
+
+def _opened(where: Any) -> BinaryIO:
+    """A result file, local or at a URL, opened for reading its bytes."""
+    if hasattr(where, "filesystem") and not where.is_local:
+        filesystem, path = where.filesystem()
+        return filesystem.open(path, "rb")
+    return open(str(where), "rb")
 
 
 def _ome_pairs(xml: str) -> dict[str, str]:

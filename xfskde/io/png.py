@@ -1,0 +1,102 @@
+"""Segmentation labels as an indexed PNG: :func:`write_labels_png`, :func:`png_attrs`.
+
+For a photograph, a micrograph or a frame, the picture everybody opens: every pixel's value is
+its label (0 the background, 1 … n the textures), and the file's palette gives each label the
+colour it has in the library's pictures, in napari and in the GeoTIFF's colour table
+(:mod:`xfskde._palette`), the background transparent. Image viewers show the colours; the
+labels read back as the palette's indices, as label maps of vision data sets are stored
+(``np.asarray(PIL.Image.open(path))``; scikit-image and imageio decode the colours instead).
+The result's attrs — the fitted model among them — are kept as JSON in an ``iTXt`` chunk
+named ``xfskde``, so that ``xfskde segment OTHER.png OUT.png --model LABELS.png`` labels other
+pictures with the same textures (:func:`png_attrs`, :func:`xfskde.segmentation.read_model`).
+
+A PNG is written whole, from memory, and holds at most 255 labels; pictures larger than
+:data:`PNG_MAX_PIXELS` are refused, as image readers refuse or warn of them (write a GeoTIFF,
+an OME-TIFF or a Zarr store). PIL (a dependency of scikit-image) writes and reads it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any, BinaryIO
+
+import numpy as np
+import xarray as xr
+
+from .._palette import BACKGROUND_COLOUR, label_rgba_8bit
+from ..exceptions import DimensionError, ParameterError
+from .omezarr import _jsonable
+
+__all__ = ["PNG_MAX_PIXELS", "png_attrs", "write_labels_png"]
+
+#: The most pixels a PNG is written with: PIL's ``Image.MAX_IMAGE_PIXELS`` (a 9459² picture),
+#: beyond which PIL, and with it scikit-image, imageio and napari's readers, warn of a
+#: decompression bomb (and refuse at twice it).
+PNG_MAX_PIXELS = 89_478_485
+#: The PNG text chunk that holds the result's attrs as JSON.
+ATTRS_CHUNK = "xfskde"
+
+
+def write_labels_png(labels: Any, path: str | os.PathLike) -> Path:
+    """Write segmentation labels as an indexed (palette) PNG whose values are the labels.
+
+    Parameters
+    ----------
+    labels : xarray.DataArray or numpy.ndarray
+        ``(y, x)`` integer labels in 0–255, as :func:`xfskde.segment` returns them (NumPy- or
+        Dask-backed: computed here). The palette holds ``attrs["n_textures"]`` colours (else
+        as many as the largest label); its attrs are written as JSON in the ``xfskde`` text
+        chunk.
+    path : str or path-like
+        The file to write (replaced if it exists).
+
+    Returns
+    -------
+    pathlib.Path
+        ``path``.
+
+    Raises
+    ------
+    DimensionError
+        For labels that are not 2-D, or of more than :data:`PNG_MAX_PIXELS` pixels.
+    ParameterError
+        For labels that are not integers in 0–255.
+    """
+    from PIL import Image, PngImagePlugin
+
+    attrs = dict(getattr(labels, "attrs", {}))
+    values = labels.values if isinstance(labels, xr.DataArray) else np.asarray(labels)
+    if values.ndim != 2:
+        raise DimensionError(f"labels must be (y, x) to be a PNG, got shape {values.shape}")
+    if values.size > PNG_MAX_PIXELS:
+        raise DimensionError(
+            f"labels of {values.shape[0]} x {values.shape[1]} pixels are more than image readers "
+            f"open as a PNG ({PNG_MAX_PIXELS} pixels): write a GeoTIFF (.tif), an OME-TIFF "
+            "(.ome.tif) or a Zarr store (.zarr)"
+        )
+    low, high = (int(values.min()), int(values.max())) if values.size else (0, 0)
+    if values.dtype.kind not in "ui" or not 0 <= low <= high <= 255:
+        raise ParameterError(
+            "labels must be integers in 0-255 to be a PNG's palette indices, got "
+            f"{values.dtype} values {low}-{high}"
+        )
+    rgba = label_rgba_8bit(max(int(attrs.get("n_textures", high)), high), BACKGROUND_COLOUR)
+    picture = Image.fromarray(values.astype(np.uint8))  # grey "L": its values, not a quantisation
+    picture.putpalette(rgba[:, :3].astype(np.uint8).ravel().tolist())  # now "P", the same values
+    info = PngImagePlugin.PngInfo()
+    info.add_itxt(ATTRS_CHUNK, json.dumps(_jsonable(attrs)), zip=True)
+    picture.save(path, format="PNG", pnginfo=info, transparency=bytes(rgba[:, 3].tolist()))
+    return Path(path)
+
+
+def png_attrs(path: str | os.PathLike | BinaryIO) -> dict[str, Any]:
+    """The attrs :func:`write_labels_png` kept in a PNG (its ``xfskde`` text chunk), from its
+    path or its opened bytes; {} for a PNG without them."""
+    from PIL import Image
+
+    with Image.open(path) as picture:
+        picture.load()  # text chunks after the pixels are read with them
+        text = getattr(picture, "text", {}).get(ATTRS_CHUNK)
+    return {} if text is None else dict(json.loads(text))
