@@ -195,3 +195,11 @@ def test_ome_zarr_example_shows_what_it_says(tmp_path):
     assert results["cell_um"] == 4.0 and results["first_centre_um"] == 1.75  # pixel 3.5 × 0.5
     assert results["region_0_error_degrees"] < 5 and results["region_1_error_degrees"] < 5
     assert results["tiff_levels_equal"] == 1.0 and results["tiff_pixel_um"] == 4.0
+
+
+def test_photos_reads_pictures_and_writes_an_indexed_png():
+    results = _load("photos").main(["--size", "192"])
+    assert results["photo"] > 0.945  # measured 0.962 (the GIF decoded; its indices: 0.931)
+    assert results["labels_read_back"] == 1.0  # PIL reads the PNG's labels back
+    assert results["cutout"] > 0.94  # measured 0.957, with the model the PNG keeps
+    assert results["margin_background"] == 1.0  # the transparent margin: label 0
