@@ -178,6 +178,22 @@ def test_rgb_uint8_float_and_band_first_inputs():
     )
 
 
+def test_a_pil_picture_is_shown_in_its_colours():
+    """A palette picture (a GIF) was drawn as its colour-table indices, in grey; an RGBA one
+    is drawn with its alpha, as it is shown anywhere else."""
+    from PIL import Image
+
+    grey, labels, _ = _scene()
+    rgb8 = (np.stack([grey, 1 - grey, 0.5 * grey], axis=-1) * 255).astype(np.uint8)
+    palette = Image.fromarray(rgb8).quantize(16)
+    axes = plot.segmentation(palette, labels, legend=False)
+    np.testing.assert_array_equal(_layer(axes.image, "input"), np.asarray(palette.convert("RGB")))
+    rgba = np.dstack([rgb8, np.full(labels.shape, 128, np.uint8)])
+    axes = plot.segmentation(Image.fromarray(rgba), labels, legend=False)
+    np.testing.assert_array_equal(_layer(axes.image, "input"), rgba)
+    plt.close("all")
+
+
 def test_a_fluorescence_image_is_shown_channel_by_channel_stretched():
     """16-bit counts on a dark background are shown as napari shows channels: each between
     its 0.1th and 99.9th percentiles (it was divided by 65 535: black, the nuclei at 4 %);

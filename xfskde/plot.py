@@ -36,6 +36,7 @@ import numpy as np
 from . import orientation as _orientation
 from ._grid import sample_offset
 from ._palette import BACKGROUND_COLOUR, label_palette
+from ._pictures import is_picture, picture_values
 from .density import evaluate
 from .exceptions import DimensionError, ParameterError
 from .fields import check_field
@@ -230,7 +231,7 @@ def glyphs(
     if ax is None:
         _, ax = plt.subplots()
     if image is not None:
-        ax.imshow(np.asarray(image), cmap=cmap)
+        ax.imshow(_values(image), cmap=cmap)
     theta = np.linspace(-np.pi, np.pi, int(n_angles), endpoint=False)
     f = np.clip(evaluate(F, theta), 0, None)  # (ny, nx, n_angles)
     drawn = np.isfinite(f).all(axis=-1)  # samples with no value get no glyph
@@ -627,6 +628,12 @@ def _orientation_maps(
     return omega, strength, extent
 
 
+def _values(image: Any) -> np.ndarray:
+    """An array's values as they are, a PIL picture's as it is shown: a palette one's colours
+    (not its indices), an alpha channel kept (``imshow`` draws it)."""
+    return picture_values(image)[0] if is_picture(image) else np.asarray(image)
+
+
 def _image_pixels(image: Any) -> tuple[np.ndarray, tuple[float, float, float, float]]:
     """An image's values (y, x[, colour]) and its extent, from its coordinates if it has them."""
     if getattr(image, "dims", None) is not None:
@@ -636,7 +643,7 @@ def _image_pixels(image: Any) -> tuple[np.ndarray, tuple[float, float, float, fl
         extent = _extent(image, 1)
         pixels = np.asarray(image.values)
     else:
-        pixels = np.asarray(image)
+        pixels = _values(image)
         extent = _extent(pixels, 1)
     if pixels.ndim not in (2, 3):
         raise DimensionError(f"image must be (y, x) or (y, x, colour), got shape {pixels.shape}")
@@ -1155,7 +1162,7 @@ def _segmentation_image(image: Any) -> tuple[np.ndarray, Any]:
         placed = image.isel({colour: 0}) if colour else image
         pixels = np.asarray(image.values)
     else:
-        pixels = np.asarray(image)
+        pixels = _values(image)
         placed = pixels
     if pixels.ndim == 3 and pixels.shape[-1] == 1:
         pixels = pixels[..., 0]
