@@ -1331,6 +1331,11 @@ def test_a_photo_shown_turned_is_read_as_stored_and_says_so(tmp_path):
         with pytest.warns(ExifOrientationWarning, match=f"viewers show it {turned}"):
             image = xfskde.open_image(tmp_path / "photo.jpg")
         assert image.sizes["y"] == 64 and image.sizes["x"] == 96  # as stored
+        with Image.open(tmp_path / "photo.jpg") as opened:  # the picture in memory: the same
+            with pytest.warns(ExifOrientationWarning, match=r"photo.jpg says .*exif_transpose"):
+                assert xfskde.local_fskde(opened, order=2, channel_axis=-1).shape[:2] == (64, 96)
+            with pytest.warns(ExifOrientationWarning, match=f"viewers show it {turned}"):
+                xfskde.open_image(opened)
     tiff = tmp_path / "turned.tif"  # a TIFF's own Orientation tag: the same
     tifffile.imwrite(tiff, data.camera()[:32, :48], extratags=[(274, 3, 1, 8, True)])
     with pytest.warns(ExifOrientationWarning, match=r"turned 90° counter-clockwise \(TIFF"):
@@ -1343,3 +1348,5 @@ def test_a_photo_shown_turned_is_read_as_stored_and_says_so(tmp_path):
         with warnings.catch_warnings():
             warnings.simplefilter("error", ExifOrientationWarning)
             xfskde.open_image(tmp_path / "plain.jpg")
+            with Image.open(tmp_path / "plain.jpg") as opened:
+                xfskde.open_image(opened)

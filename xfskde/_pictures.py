@@ -10,11 +10,23 @@ never imported here: a picture is recognised by its type's module.
 
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
 import numpy as np
 
-__all__ = ["is_picture", "picture_values", "pixels"]
+from .exceptions import ExifOrientationWarning, find_stack_level
+
+__all__ = ["ORIENTATION_TAG", "is_picture", "picture_values", "pixels", "warn_if_turned"]
+
+#: The EXIF (and TIFF) tag of a picture's orientation, and what its values other than 1 ask a
+#: viewer to do.
+ORIENTATION_TAG = 0x0112
+_TURNS = {
+    2: "mirrored left to right", 3: "turned 180°", 4: "mirrored top to bottom",
+    5: "mirrored along its main diagonal", 6: "turned 90° clockwise",
+    7: "mirrored along its other diagonal", 8: "turned 90° counter-clockwise",
+}  # fmt: skip
 
 #: PIL's modes of a palette picture (its values are indices into a colour table) and the mode
 #: image readers decode each to; and the modes whose last channel is an alpha (opacity).
@@ -28,13 +40,18 @@ def is_picture(image: Any) -> bool:
     return type(image).__module__.startswith("PIL.") and hasattr(image, "mode")
 
 
-def picture_values(picture: Any) -> tuple[np.ndarray, bool]:
+def picture_values(picture: Any, *, warn: bool = True) -> tuple[np.ndarray, bool]:
     """A PIL picture's values as its file's readers give them (scikit-image, imageio), and
     whether their last channel is an alpha.
 
     A palette picture (GIFs, many PNGs: mode ``"P"``) holds indices into its colour table,
     whose gradients and histograms would be those of arbitrary numbers: it is read as RGB, or
-    RGBA where the table has a transparent entry."""
+    RGBA where the table has a transparent entry. A picture whose EXIF orientation asks
+    viewers to turn it is read as stored, and ``warn`` says so (:func:`warn_if_turned`)."""
+    if warn:  # a file's reader says it for the file (warn=False)
+        turned = int(picture.getexif().get(ORIENTATION_TAG, 1) or 1)
+        name = getattr(picture, "filename", "") or f"the {picture.mode} picture"
+        warn_if_turned(name, turned, "EXIF orientation", "turn it first: ImageOps.exif_transpose")
     mode = picture.mode
     if mode in _PALETTE_MODES:
         transparent = mode == "PA" or "transparency" in picture.info
@@ -60,3 +77,18 @@ def pixels(image: Any) -> np.ndarray:
     out = colour.astype(np.float32)
     out[opacity == 0] = np.nan
     return out
+
+
+def warn_if_turned(name: str, turned: int, tag: str, remedy: str) -> None:
+    """Say that a picture whose orientation tag asks viewers to turn or mirror it (``turned``,
+    2-8) is read as stored, and what to do (:class:`~xfskde.exceptions.ExifOrientationWarning`);
+    nothing for 1 (as stored) or no tag."""
+    if turned not in _TURNS:
+        return
+    warnings.warn(
+        f"{name} says viewers show it {_TURNS[turned]} ({tag} {turned}); its pixels are read "
+        "as stored, as scikit-image and tifffile read them, so results and angles are those "
+        f"of the stored grid: to work on the picture as it is shown, {remedy}",
+        ExifOrientationWarning,
+        stacklevel=find_stack_level(),
+    )

@@ -66,15 +66,13 @@ from .._labels import (
     refuse_dataset,
     regular_step,
 )
-from .._pictures import is_picture, picture_values
+from .._pictures import ORIENTATION_TAG, is_picture, picture_values, warn_if_turned
 from ..exceptions import (
     DimensionError,
-    ExifOrientationWarning,
     GeoreferencingWarning,
     ImageReadError,
     ParameterError,
     XfskdeError,
-    find_stack_level,
 )
 from ..lazy import DEFAULT_CHUNK, dask_view, plan_chunks
 from ._location import UNITS, Location, check_stamp, locate, metadata_stamp, micrometres
@@ -858,7 +856,7 @@ def _tiff_info(path: Location, series: int | str = 0) -> _TiffInfo:
             alpha = any(int(e) in (1, 2) for e in (first.extrasamples or ()))  # (un)assoc.
             xml = tif.ome_metadata if tif.is_ome and size else None
             origin = _ome_origin(xml, index) if xml else (0.0, 0.0)
-            turned = first.tags.get(_TIFF_ORIENTATION)
+            turned = first.tags.get(ORIENTATION_TAG)
             orientation = int(turned.value) if turned is not None else 1
             names = _ome_channel_names(ome)
             return _TiffInfo(levels, geotiff, nodata or None, size, geo, alpha, origin, index,
@@ -1338,28 +1336,11 @@ class _NpyFile:
         return np.array(np.load(self.path, mmap_mode="r")[key])
 
 
-#: The EXIF (and TIFF) tag of a picture's orientation, and what its values other than 1 ask a
-#: viewer to do.
-_EXIF_ORIENTATION = _TIFF_ORIENTATION = 0x0112
-_TURNS = {
-    2: "mirrored left to right", 3: "turned 180°", 4: "mirrored top to bottom",
-    5: "mirrored along its main diagonal", 6: "turned 90° clockwise",
-    7: "mirrored along its other diagonal", 8: "turned 90° counter-clockwise",
-}  # fmt: skip
-
-
 def _warn_if_turned(path: Location, turned: int, tag: str) -> None:
     """Say that a file whose orientation tag asks viewers to turn or mirror it is read as
-    stored (:class:`~xfskde.exceptions.ExifOrientationWarning`)."""
-    if turned not in _TURNS:
-        return
-    warnings.warn(
-        f"{path} says viewers show it {_TURNS[turned]} ({tag} {turned}); its pixels are read "
-        "as stored, as scikit-image and tifffile read them, so results and angles are those "
-        "of the stored grid: to work on the picture as it is shown, turn it first "
-        "(PIL.ImageOps.exif_transpose) and save it",
-        ExifOrientationWarning,
-        stacklevel=find_stack_level(),
+    stored (:func:`xfskde._pictures.warn_if_turned`)."""
+    warn_if_turned(
+        str(path), turned, tag, "turn it first (PIL.ImageOps.exif_transpose) and save it"
     )
 
 
@@ -1390,9 +1371,9 @@ def _open_plain(path: Location, request: _Request) -> xr.DataArray:
             array = None
             with Image.open(source) as header:
                 alpha = header.mode in _ALPHA_MODES
-                turned = int(header.getexif().get(_EXIF_ORIENTATION, 1) or 1)
+                turned = int(header.getexif().get(ORIENTATION_TAG, 1) or 1)
                 if _transparent_palette(header):  # imageio reads it as RGB, opaque
-                    array, alpha = picture_values(header)
+                    array, alpha = picture_values(header, warn=False)
             if isinstance(source, io.BytesIO):
                 source.seek(0)
             array = skio.imread(source) if array is None else array
