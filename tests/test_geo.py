@@ -599,6 +599,50 @@ def test_the_energy_map_of_a_scaled_scene_is_in_its_decoded_values(tmp_path, cap
     assert xfskde._labels.value_scale(decoded.squeeze("band", drop=True)) == (1.0, None)
 
 
+def test_bands_of_scales_of_their_own_are_decoded_before_their_gradients(tmp_path, capsys):
+    """A stack of two products (a reflectance × 10 000 beside a quantity stored × 5 000: GDAL
+    scales 1e-4 and 2e-4 per band): its field was of the stored integers, the gradient's
+    channel of largest |g| chosen among values in two units, and its energy named
+    "reflectance/pixel" at 400-700 times the decoded one. Each band is now decoded by its own
+    scale before the gradient: the field is that of the decoded bands, by the API and the
+    command alike."""
+    from xfskde.cli import main
+
+    x = TRANSFORM.c + (np.arange(NX) + 0.5) * TRANSFORM.a
+    y = TRANSFORM.f + (np.arange(NY) + 0.5) * TRANSFORM.e
+    first = _pixels()
+    second = np.ascontiguousarray(first[:, ::-1])
+    stored = xr.DataArray(np.stack([first, second]), dims=("band", "y", "x"),
+                          coords={"band": [1, 2], "y": y, "x": x})  # fmt: skip
+    stored = stored.rio.write_crs(CRS).rio.write_transform(TRANSFORM)
+    stored.attrs.update(scales=(1e-4, 2e-4), offsets=(0.0, 0.0), units="reflectance")
+    stored.rio.to_raster(tmp_path / "stack.tif", tiled=True, blockxsize=32, blockysize=32)
+    opened = open_image(tmp_path / "stack.tif")
+    assert tuple(opened.attrs["scales"]) == (1e-4, 2e-4)
+    field = xfskde.local_fskde(opened, **PARAMS)
+    assert field.attrs["input_band_scales"] == [1e-4, 2e-4]
+    assert "input_scale_factor" not in field.attrs
+    scales = np.array([1e-4, 2e-4], np.float32)[:, None, None]  # in float32, as decoded
+    decoded = xr.DataArray(np.stack([first, second]) * scales, dims=("c", "y", "x"),
+                           coords={"y": y, "x": x})  # fmt: skip
+    expected = xfskde.local_fskde(decoded, **PARAMS)
+    np.testing.assert_allclose(field.values, expected.values, rtol=1e-5, atol=1e-9)
+    energy = field.fskde.energy()
+    assert energy.attrs["units"] == "reflectance/pixel" and float(energy.max()) < 0.1
+    np.testing.assert_allclose(energy.values, expected.fskde.energy().values, rtol=1e-5)
+    assert main(["maps", str(tmp_path / "stack.tif"), str(tmp_path / "maps.tif"),
+                 "--order", "4", "--window", "box", "--size", "8", "--stride", "8",
+                 "--no-progress"]) == 0  # fmt: skip
+    maps = rioxarray.open_rasterio(tmp_path / "maps.tif").values
+    np.testing.assert_allclose(maps[2], energy.values, rtol=1e-5)
+    capsys.readouterr()
+    assert main(["info", str(tmp_path / "stack.tif")]) == 0
+    assert "stored x 0.0001, 0.0002 band by band in reflectance" in capsys.readouterr().out
+    # rioxarray's own decoding (mask_and_scale=True): the values are decoded already
+    read = rioxarray.open_rasterio(tmp_path / "stack.tif", mask_and_scale=True)
+    assert xfskde._labels.band_scales(read) is None
+
+
 @pytest.mark.slow
 def test_a_geotiff_that_could_pass_4_gb_is_a_bigtiff(tmp_path):
     """GDAL's default cannot tell whether a compressed file will pass 4 GB, and fails when it

@@ -64,6 +64,7 @@ __all__ = [
     "COLOR_DIMS",
     "NODATA_ATTRS",
     "VALUE_ATTRS",
+    "band_scales",
     "cell_geotransform",
     "channel_names",
     "image_dims",
@@ -493,6 +494,27 @@ def value_scale(image: Any) -> tuple[float, str | None]:
     except (TypeError, ValueError):  # not a number: not a single scale
         return 1.0, units
     return (abs(scale) if np.isfinite(scale) and scale != 0 else 1.0), units
+
+
+def band_scales(image: Any) -> tuple[float, ...] | None:
+    """The scales that decode each band of an image whose bands' differ (rioxarray's
+    ``scales``, one per band, as a GeoTIFF stacking products of different units holds them:
+    Landsat's reflectances beside its surface temperature), in the order of its colour dim;
+    None where there is one scale for all (:func:`value_scale`) or none, where a
+    ``scale_factor`` applies to all, or where the scales are not one finite non-zero number
+    per band."""
+    attrs = getattr(image, "attrs", {})
+    scales = attrs.get("scales")
+    if "scale_factor" in attrs or not isinstance(scales, tuple | list) or len(set(scales)) < 2:
+        return None
+    colour = image_dims(image)[2] if isinstance(image, xr.DataArray) else None
+    if colour is None or image.sizes[colour] != len(scales):
+        return None
+    try:
+        values = tuple(float(s) for s in scales)
+    except (TypeError, ValueError):
+        return None
+    return values if all(np.isfinite(v) and v != 0 for v in values) else None
 
 
 def image_nodata(image: xr.DataArray) -> tuple[int | float | None, str]:

@@ -29,6 +29,7 @@ import xarray as xr
 
 from ._grid import sample_offset
 from ._labels import (
+    band_scales,
     ground_pixel_size,
     image_dims,
     image_layout,
@@ -128,10 +129,16 @@ def _value_attrs(image: xr.DataArray) -> dict[str, Any]:
     """The scale and unit of the image's decoded values (:func:`xfskde._labels.value_scale`:
     a GeoTIFF's GDAL scale, a CF ``scale_factor``), the scale where it is not 1 and the unit
     where the image names one: the field's coefficients are of the stored values, and
-    :func:`xfskde.orientation.energy` reads the decoded ones from these."""
+    :func:`xfskde.orientation.energy` reads the decoded ones from these. Bands of scales of
+    their own (:func:`xfskde._labels.band_scales`) are decoded before their gradients, each
+    by its own: the field is then of the decoded values (``input_band_scales`` records
+    them; no ``input_scale_factor``)."""
     scale, units = value_scale(image)
+    scales = band_scales(image)
+    decoded = {"input_band_scales": list(scales)} if scales is not None else {}
     return {
         **({"input_scale_factor": scale} if scale != 1.0 else {}),
+        **decoded,
         **({"input_units": units} if units else {}),
     }
 
@@ -254,6 +261,9 @@ def local_fskde_dataarray(
     data, (_, _, colour) = image_layout(image)
     _warn_if_not_square(image)
     data = mask_nodata(data, value)
+    scales = band_scales(image)
+    if scales is not None:  # each band decoded: the channel of largest |g| in one unit
+        data = data * np.asarray(scales, result_float_dtype(data.dtype))
     channel_axis = None if colour is None else -1
     values = _field(data, params, channel_axis, foreground)
     k = ("k", np.arange(params.length), {"long_name": "Fourier index k >= 0"})

@@ -16,7 +16,7 @@ from typing import NamedTuple
 import tifffile
 import zarr
 
-from .._labels import channel_names, crs_wkt, parse_crs, value_scale
+from .._labels import band_scales, channel_names, crs_wkt, parse_crs, value_scale
 from ..exceptions import ImageReadError
 from ..io import locate, open_image
 from ..io.images import ImageLevel, image_levels, is_plane_axis, ome_pairs
@@ -181,8 +181,13 @@ def describe_image(path: str, dims: tuple[str, ...] | None = None) -> ImageDescr
             rows.append(("crs", crs_description(wkt)))
         scale, units = value_scale(opened)
         offset = opened.attrs.get("add_offset", 0)
-        if scale != 1.0 or (isinstance(offset, int | float) and offset):
-            unit = f" in {units}" if units else ""
+        unit = f" in {units}" if units else ""
+        scales = band_scales(opened)
+        if scales is not None:
+            each = ", ".join(f"{s:g}" for s in scales)
+            rows.append(("values", f"stored x {each} band by band{unit} (GDAL scales; decoded "
+                         "before the gradients)"))  # fmt: skip
+        elif scale != 1.0 or (isinstance(offset, int | float) and offset):
             rows.append(("values", f"stored x {scale:g} {offset:+g}{unit} (GDAL scale, offset; "
                          "the energy map is of the decoded values)"))  # fmt: skip
     return ImageDescription(rows, levels)
