@@ -60,11 +60,16 @@ def main() -> None:
     run("maps", "textures.tif", "maps.ome.tif")
     run("segment", "textures.tif", "labels.zarr", "--textures", "3")
     run("segment", "textures.tif", "labels.ome.tif", "--textures", "3")
+    run("segment", "textures.tif", "labels.png", "--model", "labels.zarr")
     assert "complete" in run("info", "labels.zarr")
     run("info", "labels.ome.tif")
 
     stored = zarr.open_array("labels.zarr/labels", mode="r")[...]
     assert stored.shape == (512, 512) and set(np.unique(stored)) == {1, 2, 3}, np.unique(stored)
+    from PIL import Image
+
+    with Image.open("labels.png") as picture:  # the same labels, as PIL reads an indexed PNG
+        assert picture.mode == "P" and np.array_equal(np.asarray(picture), stored)
     labels = np.asarray(xfskde.segment(image, 3))
     rand = xfskde.metrics.rand_index(labels, truth)
     assert rand > 0.8, f"segment scored Rand {rand:.3f} on random textures"
