@@ -585,6 +585,38 @@ def test_resolve_mask_forms(tmp_path):
     np.testing.assert_array_equal(resolve_mask(drawn, image).values, drawn > 0)
 
 
+def test_a_palette_mask_is_read_by_its_indices_not_its_colours(tmp_path, capsys):
+    """A mask drawn as a palette PNG (an annotation tool's labels: index 0 the background, here
+    white; index 1 red) was read by its colours, any non-zero channel foreground: white was
+    foreground, and the whole image was segmented. Its indices are its labels."""
+    from PIL import Image
+
+    import xfskde
+    from xfskde.cli import main
+
+    image = xr.DataArray(np.zeros((8, 8)), dims=("y", "x"))
+    indices = np.zeros((8, 8), np.uint8)
+    indices[:, :4] = 1
+    drawn = Image.fromarray(indices)
+    drawn.putpalette([255, 255, 255, 255, 0, 0])  # background white, foreground red
+    drawn.save(tmp_path / "mask.png")
+    with Image.open(tmp_path / "mask.png") as read:
+        assert read.mode == "P"
+        np.testing.assert_array_equal(resolve_mask(read, image).values, indices > 0)
+    np.testing.assert_array_equal(resolve_mask(str(tmp_path / "mask.png"), image).values,
+                                  indices > 0)  # fmt: skip
+    photo, _ = xfskde.datasets.random_textures((64, 64), seed=1)
+    tifffile.imwrite(tmp_path / "photo.tif", np.round(photo * 255).astype(np.uint8))
+    big = Image.fromarray(np.kron(indices, np.ones((8, 8), np.uint8)))
+    big.putpalette([255, 255, 255, 255, 0, 0])
+    big.save(tmp_path / "big.png")
+    argv = ["segment", str(tmp_path / "photo.tif"), str(tmp_path / "labels.zarr"), "--textures",
+            "2", "--size", "4", "--mask", str(tmp_path / "big.png"), "--no-progress"]  # fmt: skip
+    assert main(argv) == 0, capsys.readouterr().err
+    labels = xfskde.io.open_blocks(tmp_path / "labels.zarr").values
+    assert not labels[:, 32:].any() and labels[:, :32].all()
+
+
 # ------------------------------------------------------------------------- consumers' mask=
 
 

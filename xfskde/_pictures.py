@@ -17,7 +17,14 @@ import numpy as np
 
 from .exceptions import ExifOrientationWarning, find_stack_level
 
-__all__ = ["ORIENTATION_TAG", "is_picture", "picture_values", "pixels", "warn_if_turned"]
+__all__ = [
+    "ORIENTATION_TAG",
+    "is_picture",
+    "palette_indices",
+    "picture_values",
+    "pixels",
+    "warn_if_turned",
+]
 
 #: The EXIF (and TIFF) tag of a picture's orientation, and what its values other than 1 ask a
 #: viewer to do.
@@ -57,6 +64,13 @@ def picture_values(picture: Any, *, warn: bool = True) -> tuple[np.ndarray, bool
         transparent = mode == "PA" or "transparency" in picture.info
         picture = picture.convert("RGBA" if transparent else _PALETTE_MODES[mode])
     return np.asarray(picture), picture.mode in _ALPHA_MODES
+
+
+def palette_indices(picture: Any) -> np.ndarray | None:
+    """A palette picture's raw values, the indices into its colour table — where they are
+    labels (an annotation tool's label PNG, a mask: index 0 the background) — or None for a
+    picture of another mode."""
+    return np.asarray(picture) if picture.mode in _PALETTE_MODES else None
 
 
 def pixels(image: Any) -> np.ndarray:

@@ -52,6 +52,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import re
 import warnings
 from collections.abc import Callable
@@ -67,6 +68,7 @@ from skimage import morphology
 from ._cells import block_cells, cell_means, in_whole_cells
 from ._grid import MaskFootprint, mask_at_samples
 from ._labels import crs_wkt, image_nodata, parse_crs, pixel_steps, stored_integer_dtype
+from ._pictures import is_picture, palette_indices
 from ._validation import _check_choice
 from .exceptions import (
     DimensionError,
@@ -711,7 +713,8 @@ def resolve_mask(mask: Any, image: Any, margin: int = MARGIN) -> xr.DataArray | 
 
     ``mask`` is None (no mask), ``"auto"`` or another of :data:`METHODS` (:func:`tissue_mask`
     of ``image`` by that method, grown by ``margin`` mask pixels), a path or URL of a mask
-    image (non-zero is foreground), or an array or DataArray (truthy is foreground).
+    image or a PIL picture of one (non-zero is foreground; a palette PNG's indices, not its
+    colours), or an array or DataArray (truthy is foreground).
     """
     if mask is None or (isinstance(mask, str) and mask == "none"):
         return None
@@ -724,7 +727,7 @@ def resolve_mask(mask: Any, image: Any, margin: int = MARGIN) -> xr.DataArray | 
             raise DimensionError(f"a mask must be 2-D (y, x), got shape {mask.shape}")
         values = xr.DataArray(mask, dims=("y", "x"))
     else:
-        values = open_image(mask)
+        values = _mask_image(mask)
     colour = [d for d in values.dims if d not in ("y", "x")]
     if len(values.dims) - len(colour) != 2:
         raise DimensionError(f"a mask needs dims y and x, got {values.dims}")
@@ -738,6 +741,27 @@ def resolve_mask(mask: Any, image: Any, margin: int = MARGIN) -> xr.DataArray | 
     result = xr.DataArray(foreground, dims=("y", "x"), coords=coords, name="mask",
                           attrs=dict(values.attrs))  # fmt: skip
     return _over_extent(result, image)
+
+
+def _mask_image(mask: Any) -> xr.DataArray:
+    """A mask given as a file or a PIL picture, as :func:`open_image` reads it — but a palette
+    picture (a PNG or GIF of mode ``"P"``: an annotation tool's labels, a mask drawn in two
+    colours) by its indices, its labels, not by the colours its palette gives them: a mask
+    whose background colour is not black read as foreground everywhere."""
+    values = open_image(mask)
+    if is_picture(mask):
+        indices = palette_indices(mask)
+    elif isinstance(mask, str | os.PathLike) and str(mask).lower().endswith((".png", ".gif")):
+        from PIL import Image
+
+        with locate(mask).open() as file, Image.open(file) as picture:
+            indices = palette_indices(picture)
+    else:
+        indices = None
+    if indices is None:
+        return values
+    coords = {d: values.coords[d] for d in ("y", "x") if d in values.coords}
+    return xr.DataArray(indices, dims=("y", "x"), coords=coords, attrs=dict(values.attrs))
 
 
 def _mask_attrs(resolved: xr.DataArray | None, given: Any) -> dict[str, Any]:
