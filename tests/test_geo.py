@@ -599,6 +599,42 @@ def test_the_energy_map_of_a_scaled_scene_is_in_its_decoded_values(tmp_path, cap
     assert xfskde._labels.value_scale(decoded.squeeze("band", drop=True)) == (1.0, None)
 
 
+def test_segment_writes_abundances_as_a_geotiff_and_a_store(geotiff, tmp_path, capsys):
+    """A remote-sensing user's fraction maps: ``--abundances`` writes each texture's share as
+    a float32 band (``texture 1`` ..) of a GeoTIFF QGIS opens — CRS and grid kept, NaN the
+    nodata, the shares summing to 1, overviews averaged — or a resumable Zarr store; the
+    labels are their arg-max. Before, only an OME-Zarr or OME-TIFF held them."""
+    from xfskde.cli import main
+
+    argv = ["--textures", "2", "--size", "3", "--sample", "2000", "--no-progress"]
+    out, store = tmp_path / "fractions.tif", tmp_path / "fractions.zarr"
+    assert main(["segment", str(geotiff), str(out), *argv, "--abundances"]) == 0
+    assert "abundances (96, 128)" in capsys.readouterr().out
+    back = rioxarray.open_rasterio(out)
+    assert back.dtype == np.float32 and np.isnan(back.rio.nodata)
+    assert back.attrs["long_name"] == ("texture 1", "texture 2")
+    assert back.rio.crs == open_image(geotiff).rio.crs and back.rio.transform() == TRANSFORM
+    shares = back.values
+    present = ~np.isnan(shares).any(axis=0)
+    assert not present[:, :24].any() and present[:-16, 24:].all()  # the scene's nodata border
+    np.testing.assert_allclose(shares[:, present].sum(axis=0), 1, atol=1e-5)
+    with rasterio.open(out) as src:  # a share: unit 1, as the other maps' bands
+        assert src.units == ("1", "1") and src.descriptions == ("texture 1", "texture 2")
+    assert main(["segment", str(geotiff), str(tmp_path / "labels.tif"), *argv]) == 0
+    labels = rioxarray.open_rasterio(tmp_path / "labels.tif").values[0]
+    np.testing.assert_array_equal(labels[present], shares[:, present].argmax(axis=0) + 1)
+    assert main(["segment", str(geotiff), str(store), *argv, "--abundances"]) == 0
+    stored = xfskde.io.open_blocks(store)
+    assert stored.dims == ("y", "x", "texture") and list(stored.texture.values) == [
+        "texture 1", "texture 2"]  # fmt: skip
+    np.testing.assert_allclose(np.moveaxis(stored.values, -1, 0), shares, rtol=1e-6)
+    capsys.readouterr()
+    assert main(["segment", str(geotiff), str(store), *argv, "--resume"]) == 2
+    assert "it holds 'abundances', not 'labels'" in capsys.readouterr().err
+    assert main(["segment", str(geotiff), str(tmp_path / "a.png"), *argv, "--abundances"]) == 2
+    assert "a PNG holds labels" in capsys.readouterr().err
+
+
 def test_bands_of_scales_of_their_own_are_decoded_before_their_gradients(tmp_path, capsys):
     """A stack of two products (a reflectance × 10 000 beside a quantity stored × 5 000: GDAL
     scales 1e-4 and 2e-4 per band): its field was of the stored integers, the gradient's

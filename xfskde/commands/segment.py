@@ -101,6 +101,13 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     )
     parser.set_defaults(tiff_output=True, png_output=True)
     parser.add_argument(
+        "--abundances", action="store_true",
+        help="write each texture's abundance (its share of the pixel's window, in [0, 1], "
+        "summing to 1; NaN outside the mask) instead of the labels: a GeoTIFF's float32 bands "
+        "('texture 1' ..), a Zarr store's (y, x, texture) array; an OME-Zarr or OME-TIFF "
+        "output holds both anyway",
+    )  # fmt: skip
+    parser.add_argument(
         "--textures", type=int, default=None,
         help="number of textures (required unless --model gives them)",
     )  # fmt: skip
@@ -194,6 +201,11 @@ def run(args: argparse.Namespace) -> int:
     if auto_chunks:  # read in blocks of the smaller side first; larger ones once it is known
         args.chunks = FEATURE_CHUNK
     refuse_existing(args)
+    if args.abundances and is_png(args.output):
+        raise ParameterError(
+            f"{args.output}: a PNG holds labels; name the output *.tif (a GeoTIFF of one band "
+            "per texture) or *.zarr for the abundances"
+        )
     model = _given_model(args)
     out = args.output
     features = tuple(f.strip() for f in args.features.split(",") if f.strip())
@@ -251,6 +263,17 @@ def run(args: argparse.Namespace) -> int:
             with temporary_ome_zarr(out) as store:
                 _write_ome_zarr(model, image, mask, args, store=str(store))
                 copy_ome_zarr_to_tiff(store, out, overwrite=args.overwrite)
+        elif args.abundances:  # one float32 band (a store's plane) per texture
+            found = model.abundances(image, mask=mask, nodata=args.nodata,
+                                     match_levels=args.match_levels)  # fmt: skip
+            abundances = _named(found, model)
+            if is_geotiff(out):  # nodata NaN; overviews the 2 x 2's mean: a share still
+                write_tiff_output(abundances, args, overviews="average")
+            else:
+                written = write_blocks(
+                    abundances, out, name="abundances", resume=args.resume,
+                    overwrite=args.overwrite, progress=not args.no_progress, fill_value=np.nan,
+                )  # fmt: skip
         else:
             labels = model.predict(image, mask=mask, nodata=args.nodata,
                                    match_levels=args.match_levels)  # fmt: skip
@@ -266,13 +289,15 @@ def run(args: argparse.Namespace) -> int:
                 )  # fmt: skip
     seconds = time.perf_counter() - start
     shape = (image.sizes["y"], image.sizes["x"])
+    what = "abundances" if args.abundances else "labels"
     if is_geotiff(out) or is_png(out):
-        what = "abundances and labels as an OME-TIFF pyramid" if is_ome_tiff(out) else "labels"
+        if is_ome_tiff(out):
+            what = "abundances and labels as an OME-TIFF pyramid"
         print(f"wrote {out}: {what} {shape}, {model.n_textures} textures, in {seconds:.1f} s")
         return 0
     status = store_status(out)
     total, skipped = status["blocks_total"], status["blocks_skipped"]
-    what = "abundances and labels" if is_ome_zarr(out) else "labels"
+    what = "abundances and labels" if is_ome_zarr(out) else what
     # a block with no foreground is written (filled) but not computed: not counted as computed
     done = f"{written} of {total} blocks {'written' if skipped else 'computed'} in {seconds:.1f} s"
     if skipped:
@@ -409,6 +434,12 @@ def _in_large_blocks(image: xr.DataArray, halo: int) -> xr.DataArray:
     return image.chunk({"y": rows, "x": cols})
 
 
+def _named(abundances: xr.DataArray, model: Any) -> xr.DataArray:
+    """Abundances whose ``texture`` coordinate names each texture as its label does
+    (``texture 1`` .. ``texture n``: an OME-Zarr image's channels, a GeoTIFF's bands)."""
+    return abundances.assign_coords(texture=[f"texture {i + 1}" for i in range(model.n_textures)])
+
+
 #: The side of the tasks that label an OME-Zarr image's stored abundances.
 _LABEL_CHUNK = 1024
 
@@ -448,8 +479,7 @@ def _write_ome_zarr(
     status = store_status(store) if resume and output_exists(store) else None
     abundances = model.abundances(image, mask=mask, nodata=args.nodata,
                                   match_levels=args.match_levels)  # fmt: skip
-    names = [f"texture {i + 1}" for i in range(model.n_textures)]
-    channels = abundances.assign_coords(texture=names).transpose("texture", "y", "x")
+    channels = _named(abundances, model).transpose("texture", "y", "x")
     # begun from other versions of the image or the mask: written again (write_blocks warns)
     if status is not None and input_changed(channels, store) is not None:
         status = None

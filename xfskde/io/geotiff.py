@@ -114,7 +114,8 @@ def _bands(result: xr.DataArray, dtype: Any) -> tuple[Any, list[str], np.dtype, 
         labels = [str(result.name or "band")]
     else:
         values = result[trailing].values if trailing in result.coords else range(result.shape[2])
-        labels = [f"{trailing}={v}" for v in values]
+        # names as they are ("texture 1", a band's "B04"); numbers with their dim ("k=2")
+        labels = [v if isinstance(v, str) else f"{trailing}={v}" for v in list(values)]
         data = da.moveaxis(data, 2, 0) if isinstance(data, da.Array) else np.moveaxis(data, 2, 0)
     kind = result.dtype.kind
     if kind == "c":

@@ -969,7 +969,14 @@ def write_blocks(
         group = _open_group(store, "store")
         if _BLOCKS not in group and group.attrs.get(_STATUS_ATTR) == "incomplete":
             fresh = True  # its layout was cut short: nothing in it was written
-        elif _BLOCKS not in group or name not in group:
+        elif _BLOCKS in group and name not in group:  # xfskde's, of another array
+            held = ", ".join(repr(k) for k, a in group.arrays() if a.ndim > 1 and k != _BLOCKS)
+            raise StoreFormatError(
+                f"cannot resume {store}: it holds {held or 'no image'}, not {name!r} (written "
+                "by another command or option: xfskde segment --abundances writes "
+                "'abundances'); use overwrite=True to replace it"
+            )
+        elif _BLOCKS not in group:
             raise StoreFormatError(
                 f"cannot resume {store}: it is not a store written by xfskde (no array {name!r} "
                 f"or no completion record {_BLOCKS!r}); use overwrite=True to replace it"

@@ -1193,6 +1193,7 @@ def _apply(
             **({"matched_levels": _flat(measured or model.value_range)} if match_levels else {}),
             **reordered,
             "long_name": _LONG_NAMES[output],
+            **({"units": "1"} if output == "abundances" else {}),  # a share: QGIS shows it
         },
     )
 
