@@ -186,6 +186,19 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
         print(f"labels of B08, B04 (of {first.attrs['source_channels']}); the reordered scene "
               f"({again.attrs['channels_selected']}) labelled alike at "
               f"{results['reordered_same_labels']:.1%} of its pixels")  # fmt: skip
+        # 6. the fraction maps: each texture's share, a band each, their arg-max the labels
+        xfskde_command(["segment", str(folder / "bands.tif"), str(folder / "fractions.tif"),
+                        "--model", str(folder / "labels.tif"), "--abundances", *quiet])  # fmt: skip
+        fractions = rioxarray.open_rasterio(folder / "fractions.tif")
+        shares = fractions.values
+        present = ~np.isnan(shares).any(axis=0)
+        results["fractions_sum_error"] = float(np.abs(shares[:, present].sum(axis=0) - 1).max())
+        results["fractions_argmax_is_labels"] = float(
+            np.mean(shares[:, present].argmax(axis=0) + 1 == first.values[0][present])
+        )
+        print(f"fractions.tif: bands {fractions.attrs['long_name']}, summing to 1 within "
+              f"{results['fractions_sum_error']:.0e}; their arg-max is the labels at "
+              f"{results['fractions_argmax_is_labels']:.1%} of the pixels")  # fmt: skip
         if args.out:
             print(f"files in {folder}: " + ", ".join(sorted(p.name for p in folder.glob("*.tif"))))
     return results

@@ -755,9 +755,11 @@ def test_the_example_shows_what_it_says(tmp_path):
     # stripes of 60 DN x 1.6 (B08) over periods of 6-12 px: |g| of a few 1e-3 in reflectance
     assert 1e-3 < results["energy_reflectance_per_pixel"] < 2e-2  # measured 0.0058 at 256²
     assert results["reordered_same_labels"] == 1.0
+    assert results["fractions_sum_error"] < 1e-5  # the shares of each pixel sum to 1
+    assert results["fractions_argmax_is_labels"] > 0.999  # the labels are their arg-max
     assert {p.name for p in tmp_path.glob("*.tif")} == {
         "scene.tif", "cells.tif", "orientation.tif", "coherence.tif", "bands.tif",
-        "reordered.tif", "band-maps.tif", "labels.tif", "again.tif",
+        "reordered.tif", "band-maps.tif", "labels.tif", "again.tif", "fractions.tif",
     }  # fmt: skip
 
 
