@@ -201,3 +201,42 @@ def test_skipped_blocks_are_recorded_and_reported(tmp_path, capsys):
     inside = ~np.isnan(stored).all(axis=-1)  # outside the mask: no value (NaN), not computed
     assert 0.2 < inside.mean() < 1 and np.isnan(stored[~inside]).all()
     np.testing.assert_array_equal(stored[inside], whole[inside])
+
+
+def test_maps_as_a_picture_show_each_orientation_in_its_hue(tmp_path, capsys):
+    """``xfskde maps fibres.tif survey.png``, as OrientationJ's colour survey is made: the
+    picture the library draws (hue the axial orientation over [0, π), brightness the
+    coherence; plot.axial_rgb), one pixel per cell, its parameters kept. Two fields of stripes
+    at 30° and 120° show two hues half a circle apart; flat ground is dark. It was refused
+    ("a PNG holds labels") before, and needs no matplotlib."""
+    from PIL import Image
+
+    from xfskde.io.png import png_attrs
+    from xfskde.plot import axial_rgb
+
+    y, x = np.mgrid[0:128, 0:128].astype(float)
+    first = np.cos(2 * np.pi * (x * np.sin(np.pi / 6) - y * np.cos(np.pi / 6)) / 8)
+    second = np.cos(2 * np.pi * (x * np.sin(2 * np.pi / 3) - y * np.cos(2 * np.pi / 3)) / 8)
+    image = np.where(x < 64, first, second)
+    image[96:, :] = 0.0  # flat: no orientation, no coherence
+    tifffile.imwrite(tmp_path / "fibres.tif", ((image + 1) * 100).astype(np.uint8))
+    out = tmp_path / "survey.png"
+    argv = ["--size", "3", "--stride", "2", "--no-progress"]
+    assert main(["maps", str(tmp_path / "fibres.tif"), str(out), *argv]) == 0
+    assert "orientation (hue) and coherence (brightness) of 64 x 64 cells" in (
+        capsys.readouterr().out
+    )
+    with Image.open(out) as picture:
+        assert picture.mode == "RGB" and picture.size == (64, 64)
+        rgb = np.asarray(picture) / 255.0
+    field = xfskde.local_fskde(xfskde.open_image(tmp_path / "fibres.tif"), order=8,
+                               window="gaussian", size=3, stride=2)  # fmt: skip
+    expected = axial_rgb(orientation(field).values, coherence(field).values)
+    np.testing.assert_allclose(rgb, expected, atol=0.6 / 255)
+    left, right = expected[16:32, 8:24].mean((0, 1)), expected[16:32, 40:56].mean((0, 1))
+    assert np.abs(left - right).max() > 0.5  # two hues, half the circle apart
+    assert rgb[56:, :].max() < 0.05  # the flat ground, beyond the window of its edge: dark
+    assert png_attrs(out)["order"] == 8 and png_attrs(out)["stride"] == 2
+    capsys.readouterr()
+    assert main(["maps", str(tmp_path / "fibres.tif"), str(out), *argv, "--resume"]) == 2
+    assert "a PNG file, written whole" in capsys.readouterr().err

@@ -366,12 +366,10 @@ def _hues(fraction: Any, cmap: Any) -> np.ndarray:
     """RGB ``(..., 3)`` of a cyclic colour map at ``fraction`` (taken modulo 1)."""
     fraction = np.mod(np.asarray(fraction, dtype=np.float64), 1.0)
     if isinstance(cmap, str) and cmap == "hsv":  # the exact hue circle: red at 0 and at 1
-        try:
-            from matplotlib.colors import hsv_to_rgb
-        except ImportError as error:
-            raise ImportError(_INSTALL) from error
+        from skimage.color import hsv2rgb  # matplotlib's hsv_to_rgb to the last bit, no extra
+
         ones = np.ones_like(fraction)
-        return hsv_to_rgb(np.stack([fraction, ones, ones], axis=-1))
+        return hsv2rgb(np.stack([fraction, ones, ones], axis=-1))
     try:
         import matplotlib
     except ImportError as error:

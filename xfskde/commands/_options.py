@@ -531,9 +531,9 @@ def refuse_file_output(args: argparse.Namespace) -> None:
         kind = "PNG"
         if not getattr(args, "png_output", False):
             raise ParameterError(
-                f"{args.output}: a PNG holds labels, which `xfskde segment` writes as one; "
-                f"xfskde {args.command} writes a Zarr store (*.zarr), an OME-Zarr image "
-                "(*.ome.zarr) or a TIFF (*.tif, *.ome.tif)"
+                f"{args.output}: a PNG holds a picture: `xfskde segment` writes its labels as "
+                f"one, `xfskde maps` its orientation and coherence; xfskde {args.command} "
+                "writes a Zarr store (*.zarr)"
             )
     elif is_geotiff(args.output):
         kind = "TIFF"
@@ -592,13 +592,17 @@ def write_tiff_output(
     _written_whole(args.output, write)
 
 
-def write_png_output(labels: Any, args: argparse.Namespace) -> None:
-    """Write labels to the PNG ``args.output`` (:func:`xfskde.io.png.write_labels_png`: an
-    indexed picture of the labels in the library's colours, the attrs kept), first to
+def write_png_output(result: Any, args: argparse.Namespace, attrs: dict | None = None) -> None:
+    """Write labels, or a picture, to the PNG ``args.output`` — labels as an indexed picture in
+    the library's colours, their attrs kept (:func:`xfskde.io.png.write_labels_png`); an RGB
+    picture in [0, 1] with ``attrs`` (:func:`xfskde.io.png.write_picture_png`) — first to
     ``OUTPUT.partial`` and then renamed, as :func:`write_tiff_output` does."""
-    from ..io.png import write_labels_png
+    from ..io.png import write_labels_png, write_picture_png
 
-    _written_whole(args.output, lambda partial: write_labels_png(labels, partial))
+    if attrs is None:
+        _written_whole(args.output, lambda partial: write_labels_png(result, partial))
+    else:
+        _written_whole(args.output, lambda partial: write_picture_png(result, partial, attrs))
 
 
 def _written_whole(output: str, write: Callable[[Path], Any]) -> None:

@@ -17,17 +17,22 @@ import time
 import dask
 import xarray as xr
 
+from ..exceptions import ParameterError
 from ..io import write_ome_tiff, write_ome_zarr
+from ..io.png import PNG_MAX_PIXELS
 from ..orientation import coherence, energy, orientation
+from ..plot import axial_rgb
 from ._options import (
     add_field_options,
     field_from_input,
     is_geotiff,
     is_ome_tiff,
+    is_png,
     progress_on_stderr,
     refuse_ome_zarr_grid,
     scheduler,
     warn_if_large,
+    write_png_output,
     write_tiff_output,
     writing,
 )
@@ -43,9 +48,12 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         description=__doc__.split(":", 1)[1].strip(),
     )
     add_field_options(
-        parser, output="output OME-Zarr image", tiff="the three maps (float32 bands, NaN nodata)"
+        parser,
+        output="output OME-Zarr image (or a PNG picture of the orientation and coherence, a "
+        "name ending in .png)",
+        tiff="the three maps (float32 bands, NaN nodata)",
     )
-    parser.set_defaults(func=run)
+    parser.set_defaults(func=run, png_output=True)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -64,6 +72,22 @@ def run(args: argparse.Namespace) -> int:
         seconds = time.perf_counter() - start
         print(f"wrote {args.output}: {', '.join(MAPS)} of {ny} x {nx} cells as an OME-TIFF "
               f"pyramid, in {seconds:.1f} s")  # fmt: skip
+        return 0
+    if is_png(args.output):  # the picture the library draws of the maps
+        if ny * nx > PNG_MAX_PIXELS:
+            raise ParameterError(
+                f"{args.output}: maps of {ny} x {nx} cells are more than image readers open as "
+                f"a PNG ({PNG_MAX_PIXELS} pixels): give a --stride, or name the output "
+                "*.ome.zarr, *.ome.tif or *.tif"
+            )
+        with writing(args.output, args.input), dask.config.set(config), scheduler(args), \
+                progress_on_stderr():  # fmt: skip
+            omega, strength = dask.compute(maps["orientation"], maps["coherence"])
+            picture = axial_rgb(omega.values, strength.values)  # hue ω over [0, π), value C
+            write_png_output(picture, args, attrs=dict(maps["orientation"].attrs))
+        seconds = time.perf_counter() - start
+        print(f"wrote {args.output}: orientation (hue) and coherence (brightness) of {ny} x "
+              f"{nx} cells as a picture, in {seconds:.1f} s")  # fmt: skip
         return 0
     if is_geotiff(args.output):  # one band per map
         bands = xr.Dataset(maps)  # one band per map, each named and with its unit

@@ -1,4 +1,5 @@
-"""Segmentation labels as an indexed PNG: :func:`write_labels_png`, :func:`png_attrs`.
+"""Segmentation labels as an indexed PNG (:func:`write_labels_png`, :func:`png_attrs`), and
+pictures of maps as RGB PNGs (:func:`write_picture_png`).
 
 For a photograph, a micrograph or a frame, the picture everybody opens: every pixel's value is
 its label (0 the background, 1 … n the textures), and the file's palette gives each label the
@@ -9,6 +10,8 @@ labels read back as the palette's indices, as label maps of vision data sets are
 The result's attrs — the fitted model among them — are kept as JSON in an ``iTXt`` chunk
 named ``xfskde``, so that ``xfskde segment OTHER.png OUT.png --model LABELS.png`` labels other
 pictures with the same textures (:func:`png_attrs`, :func:`xfskde.segmentation.read_model`).
+An orientation map is written as the picture the library draws of it (``xfskde maps IMAGE
+OUT.png``: hue the orientation, brightness the coherence), its parameters kept likewise.
 
 A PNG is written whole, from memory, and holds at most 255 labels; pictures larger than
 :data:`PNG_MAX_PIXELS` are refused, as image readers refuse or warn of them (write a GeoTIFF,
@@ -29,7 +32,7 @@ from .._palette import BACKGROUND_COLOUR, label_rgba_8bit
 from ..exceptions import DimensionError, ParameterError
 from .omezarr import _jsonable
 
-__all__ = ["PNG_MAX_PIXELS", "png_attrs", "write_labels_png"]
+__all__ = ["PNG_MAX_PIXELS", "png_attrs", "write_labels_png", "write_picture_png"]
 
 #: The most pixels a PNG is written with: PIL's ``Image.MAX_IMAGE_PIXELS`` (a 9459² picture),
 #: beyond which PIL, and with it scikit-image, imageio and napari's readers, warn of a
@@ -64,18 +67,13 @@ def write_labels_png(labels: Any, path: str | os.PathLike) -> Path:
     ParameterError
         For labels that are not integers in 0–255.
     """
-    from PIL import Image, PngImagePlugin
+    from PIL import Image
 
     attrs = dict(getattr(labels, "attrs", {}))
     values = labels.values if isinstance(labels, xr.DataArray) else np.asarray(labels)
     if values.ndim != 2:
         raise DimensionError(f"labels must be (y, x) to be a PNG, got shape {values.shape}")
-    if values.size > PNG_MAX_PIXELS:
-        raise DimensionError(
-            f"labels of {values.shape[0]} x {values.shape[1]} pixels are more than image readers "
-            f"open as a PNG ({PNG_MAX_PIXELS} pixels): write a GeoTIFF (.tif), an OME-TIFF "
-            "(.ome.tif) or a Zarr store (.zarr)"
-        )
+    _refuse_large(values.shape)
     low, high = (int(values.min()), int(values.max())) if values.size else (0, 0)
     if values.dtype.kind not in "ui" or not 0 <= low <= high <= 255:
         raise ParameterError(
@@ -85,9 +83,45 @@ def write_labels_png(labels: Any, path: str | os.PathLike) -> Path:
     rgba = label_rgba_8bit(max(int(attrs.get("n_textures", high)), high), BACKGROUND_COLOUR)
     picture = Image.fromarray(values.astype(np.uint8))  # grey "L": its values, not a quantisation
     picture.putpalette(rgba[:, :3].astype(np.uint8).ravel().tolist())  # now "P", the same values
+    return _saved(picture, path, attrs, transparency=bytes(rgba[:, 3].tolist()))
+
+
+def write_picture_png(rgb: Any, path: str | os.PathLike, attrs: dict | None = None) -> Path:
+    """Write a picture — ``(y, x, 3)`` RGB in [0, 1], as :func:`xfskde.plot.axial_rgb` draws
+    an orientation map — as an 8-bit RGB PNG, ``attrs`` (how it was computed) kept as JSON in
+    its ``xfskde`` text chunk.
+
+    Raises
+    ------
+    DimensionError
+        For an array that is not ``(y, x, 3)``, or of more than :data:`PNG_MAX_PIXELS` pixels.
+    """
+    from PIL import Image
+
+    values = np.asarray(rgb, dtype=np.float64)
+    if values.ndim != 3 or values.shape[2] != 3:
+        raise DimensionError(f"a picture must be (y, x, 3) RGB, got shape {values.shape}")
+    _refuse_large(values.shape[:2])
+    pixels = np.round(np.clip(np.nan_to_num(values), 0, 1) * 255).astype(np.uint8)
+    return _saved(Image.fromarray(pixels), path, attrs or {})
+
+
+def _refuse_large(shape: tuple[int, ...]) -> None:
+    if shape[0] * shape[1] > PNG_MAX_PIXELS:
+        raise DimensionError(
+            f"{shape[0]} x {shape[1]} pixels are more than image readers open as a PNG "
+            f"({PNG_MAX_PIXELS} pixels): write a GeoTIFF (.tif), an OME-TIFF (.ome.tif) or a "
+            "Zarr store (.zarr)"
+        )
+
+
+def _saved(picture: Any, path: str | os.PathLike, attrs: dict, **options: Any) -> Path:
+    """``picture`` saved as a PNG at ``path``, ``attrs`` in its ``xfskde`` text chunk."""
+    from PIL import PngImagePlugin
+
     info = PngImagePlugin.PngInfo()
     info.add_itxt(ATTRS_CHUNK, json.dumps(_jsonable(attrs)), zip=True)
-    picture.save(path, format="PNG", pnginfo=info, transparency=bytes(rgba[:, 3].tolist()))
+    picture.save(path, format="PNG", pnginfo=info, **options)
     return Path(path)
 
 
