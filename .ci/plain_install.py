@@ -58,6 +58,7 @@ def main() -> None:
     run("coefficients", "textures.tif", "coefficients.zarr", "--size", "4", "--stride", "4")
     run("maps", "textures.tif", "maps.zarr")
     run("maps", "textures.tif", "maps.ome.tif")
+    run("maps", "textures.tif", "maps.png")  # the picture, without matplotlib
     run("segment", "textures.tif", "labels.zarr", "--textures", "3")
     run("segment", "textures.tif", "labels.ome.tif", "--textures", "3")
     run("segment", "textures.tif", "labels.png", "--model", "labels.zarr")
