@@ -424,7 +424,8 @@ def local_fskde(
     if not module.startswith("dask"):
         image = pixels(image)  # a PIL picture as its file reads: RGB, not palette indices
     value, _, params = _resolve_nodata(image, nodata, params)
-    if picture and nodata == "auto" and image.dtype.kind == "f" and params.nan_policy != "omit":
+    auto = isinstance(nodata, str)  # "auto"
+    if picture and auto and image.dtype.kind == "f" and params.nan_policy != "omit":
         params = copy.copy(params)
         params.nan_policy = "omit"  # its transparent pixels, NaN: missing, as open_image reads
     image = mask_nodata(image, value)

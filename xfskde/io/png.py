@@ -70,10 +70,11 @@ def write_labels_png(labels: Any, path: str | os.PathLike) -> Path:
     from PIL import Image
 
     attrs = dict(getattr(labels, "attrs", {}))
+    shape = np.shape(labels)  # refused before a lazy result is computed
+    if len(shape) != 2:
+        raise DimensionError(f"labels must be (y, x) to be a PNG, got shape {shape}")
+    _refuse_large(shape)
     values = labels.values if isinstance(labels, xr.DataArray) else np.asarray(labels)
-    if values.ndim != 2:
-        raise DimensionError(f"labels must be (y, x) to be a PNG, got shape {values.shape}")
-    _refuse_large(values.shape)
     low, high = (int(values.min()), int(values.max())) if values.size else (0, 0)
     if values.dtype.kind not in "ui" or not 0 <= low <= high <= 255:
         raise ParameterError(
