@@ -21,6 +21,7 @@ from ..exceptions import ImageReadError
 from ..io import locate, open_image
 from ..io.images import ImageLevel, image_levels, is_plane_axis, ome_pairs
 from ..io.ometiff import ANNOTATION_NAMESPACE
+from ..io.png import png_attrs
 
 #: Files described with tifffile, and files read whole (as :func:`xfskde.io.open_image` does).
 TIFF_SUFFIXES = (".tif", ".tiff", ".svs", ".ndpi", ".scn", ".btf", ".qptiff")
@@ -138,7 +139,19 @@ def _describe_zarr(path: str) -> list[tuple[str, str]]:
 def _describe_plain(path: str) -> list[tuple[str, str]]:
     if path.lower().endswith(".npy"):
         return [("format", "NumPy .npy (read into memory)")]
-    return [("format", f"{Path(path).suffix[1:].upper()} (read into memory)")]
+    rows = [("format", f"{Path(path).suffix[1:].upper()} (read into memory)")]
+    if path.lower().endswith(".png"):  # one xfskde wrote: what it holds, and how to read it
+        with locate(path).open() as file:
+            recorded = png_attrs(file)
+        if "n_textures" in recorded:
+            rows.append(("written", f"by xfskde segment: the labels of {recorded['n_textures']} "
+                         "textures as its palette's indices, the model in its text chunk "
+                         "(np.asarray(PIL.Image.open(path)) reads the labels; --model takes "
+                         "it)"))  # fmt: skip
+        elif recorded:
+            rows.append(("written", "by xfskde maps: a picture (hue orientation, brightness "
+                         "coherence), not the maps' values"))  # fmt: skip
+    return rows
 
 
 def describe_image(path: str, dims: tuple[str, ...] | None = None) -> ImageDescription:
