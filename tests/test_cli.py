@@ -489,7 +489,9 @@ def test_segment_writes_a_photos_labels_as_an_indexed_png(tmp_path, capsys):
     assert png_attrs(out)["n_textures"] == 3
     capsys.readouterr()
     assert main(["info", out]) == 0  # says what it holds and how to read it
-    assert "by xfskde segment: the labels of 3 textures" in capsys.readouterr().out
+    assert "the texture model of 3 textures; the labels are the palette's indices" in (
+        capsys.readouterr().out
+    )
     assert read_model(out).attrs() == read_model(expected).attrs()
     again = str(tmp_path / "again.png")
     assert main(["segment", photo, again, "--model", out, "--no-progress"]) == 0

@@ -239,6 +239,6 @@ def test_maps_as_a_picture_show_each_orientation_in_its_hue(tmp_path, capsys):
     assert png_attrs(out)["order"] == 8 and png_attrs(out)["stride"] == 2
     capsys.readouterr()
     assert main(["info", str(out)]) == 0
-    assert "by xfskde maps: a picture" in capsys.readouterr().out
+    assert "a picture of the maps (hue orientation" in capsys.readouterr().out
     assert main(["maps", str(tmp_path / "fibres.tif"), str(out), *argv, "--resume"]) == 2
     assert "a PNG file, written whole" in capsys.readouterr().err

@@ -621,6 +621,11 @@ def test_segment_writes_abundances_as_a_geotiff_and_a_store(geotiff, tmp_path, c
     with rasterio.open(out) as src:  # a share: unit 1, as the other maps' bands
         assert src.units == ("1", "1") and src.descriptions == ("texture 1", "texture 2")
     assert main(["segment", str(geotiff), str(tmp_path / "labels.tif"), *argv]) == 0
+    capsys.readouterr()
+    assert main(["info", str(tmp_path / "labels.tif")]) == 0  # what it records, as an OME-TIFF
+    assert "GDAL metadata: " in (said := capsys.readouterr().out)
+    assert "the texture model of 2 textures" in said
+    assert main(["info", str(geotiff)]) == 0 and "xfskde " not in capsys.readouterr().out
     labels = rioxarray.open_rasterio(tmp_path / "labels.tif").values[0]
     np.testing.assert_array_equal(labels[present], shares[:, present].argmax(axis=0) + 1)
     assert main(["segment", str(geotiff), str(store), *argv, "--abundances"]) == 0

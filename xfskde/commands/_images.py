@@ -10,8 +10,9 @@ JPEG, small by definition, is decoded).
 from __future__ import annotations
 
 import os
+import xml.etree.ElementTree as ElementTree
 from pathlib import Path
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import tifffile
 import zarr
@@ -30,6 +31,8 @@ PLAIN_SUFFIXES = (".png", ".jpg", ".jpeg", ".bmp", ".gif", ".webp", ".npy")
 STORE_ATTRS = ("xfskde_status", "xfskde_parameters")
 #: GDAL's TIFF tag holding the nodata value as ASCII text.
 _GDAL_NODATA = 42113
+#: The TIFF tag of GDAL's metadata (a GeoTIFF's attrs, as items).
+_GDAL_METADATA = 42112
 
 
 class ImageDescription(NamedTuple):
@@ -92,6 +95,9 @@ def _describe_tiff(path: str, levels: list[ImageLevel]) -> list[tuple[str, str]]
             compression = getattr(first.compression, "name", str(first.compression))
             nodata = first.tags.get(_GDAL_NODATA)
             recorded = ome_pairs(tif.ome_metadata, ANNOTATION_NAMESPACE) if tif.is_ome else []
+            gdal = _gdal_items(first.tags.get(_GDAL_METADATA))
+            if not recorded and "xfskde_version" in gdal:  # a GeoTIFF xfskde wrote: its attrs
+                recorded = [("GDAL metadata", gdal)]
             rows = [
                 ("format", flavour + (" (BigTIFF)" if tif.is_bigtiff else "")),
                 ("series", _series_row(tif)),
@@ -103,7 +109,7 @@ def _describe_tiff(path: str, levels: list[ImageLevel]) -> list[tuple[str, str]]
         raise ImageReadError(f"cannot read {path} as a TIFF image: {exc}") from exc
     if nodata is not None:
         rows.append(("nodata", f"{str(nodata.value).strip(chr(0) + ' ')} (GDAL_NODATA tag)"))
-    for name, pairs in (r for r in recorded if r[1]):  # an OME-TIFF xfskde wrote: its records
+    for name, pairs in (r for r in recorded if r[1]):  # an OME-TIFF or GeoTIFF xfskde wrote
         model = f", the texture model of {pairs['n_textures']} textures" if (
             "endmembers" in pairs and "n_textures" in pairs) else ""  # fmt: skip
         rows.append(("xfskde", f"{name}: {len(pairs)} key-value pairs{model}"))
@@ -111,6 +117,18 @@ def _describe_tiff(path: str, levels: list[ImageLevel]) -> list[tuple[str, str]]
     rows.append(("pixel_size", f"from the {source}" if known else "not recorded"))
     rows.append(("tiles", "tiled" if tiled else "strips"))
     return rows
+
+
+def _gdal_items(tag: Any) -> dict[str, str]:
+    """The dataset-level items of a GDAL_METADATA tag (as GDAL and rioxarray write a
+    DataArray's attrs), {} without one."""
+    if tag is None:
+        return {}
+    try:
+        items = ElementTree.fromstring(str(tag.value)).iter("Item")
+    except ElementTree.ParseError:
+        return {}
+    return {i.get("name", ""): i.text or "" for i in items if i.get("sample") is None}
 
 
 # -------------------------------------------------------------------------------------- Zarr
@@ -144,13 +162,14 @@ def _describe_plain(path: str) -> list[tuple[str, str]]:
         with locate(path).open() as file:
             recorded = png_attrs(file)
         if "n_textures" in recorded:
-            rows.append(("written", f"by xfskde segment: the labels of {recorded['n_textures']} "
-                         "textures as its palette's indices, the model in its text chunk "
-                         "(np.asarray(PIL.Image.open(path)) reads the labels; --model takes "
+            rows.append(("xfskde", f"text chunk: {len(recorded)} key-value pairs, the texture "
+                         f"model of {recorded['n_textures']} textures; the labels are the "
+                         "palette's indices (np.asarray(PIL.Image.open(path)); --model takes "
                          "it)"))  # fmt: skip
         elif recorded:
-            rows.append(("written", "by xfskde maps: a picture (hue orientation, brightness "
-                         "coherence), not the maps' values"))  # fmt: skip
+            rows.append(("xfskde", f"text chunk: {len(recorded)} key-value pairs; a picture "
+                         "of the maps (hue orientation, brightness coherence), not their "
+                         "values"))  # fmt: skip
     return rows
 
 
