@@ -518,3 +518,8 @@ def test_segment_writes_a_photos_labels_as_an_indexed_png(tmp_path, capsys):
     Image.fromarray(labels).save(tmp_path / "plain.png")  # a PNG that records no model
     with pytest.raises(xfskde.exceptions.ParameterError, match="model"):
         read_model(tmp_path / "plain.png")
+    # NumPy labels record no model: given with them, it is kept
+    with Image.open(photo) as picture:
+        found, model = xfskde.segment(picture, 3, return_model=True)
+    write_labels_png(found, tmp_path / "notebook.png", model=model)
+    assert read_model(tmp_path / "notebook.png").attrs() == model.attrs()

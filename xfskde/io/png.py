@@ -42,7 +42,7 @@ PNG_MAX_PIXELS = 89_478_485
 ATTRS_CHUNK = "xfskde"
 
 
-def write_labels_png(labels: Any, path: str | os.PathLike) -> Path:
+def write_labels_png(labels: Any, path: str | os.PathLike, *, model: Any = None) -> Path:
     """Write segmentation labels as an indexed (palette) PNG whose values are the labels.
 
     Parameters
@@ -54,6 +54,10 @@ def write_labels_png(labels: Any, path: str | os.PathLike) -> Path:
         chunk.
     path : str or path-like
         The file to write (replaced if it exists).
+    model : TextureModel, optional
+        The model that made labels which record none (NumPy labels, ``segment(array, n,
+        return_model=True)``): its attrs are written with them, so that the PNG is a saved
+        model (:func:`xfskde.segmentation.read_model`, ``--model``).
 
     Returns
     -------
@@ -69,7 +73,7 @@ def write_labels_png(labels: Any, path: str | os.PathLike) -> Path:
     """
     from PIL import Image
 
-    attrs = dict(getattr(labels, "attrs", {}))
+    attrs = {**(model.attrs() if model is not None else {}), **getattr(labels, "attrs", {})}
     shape = np.shape(labels)  # refused before a lazy result is computed
     if len(shape) != 2:
         raise DimensionError(f"labels must be (y, x) to be a PNG, got shape {shape}")
