@@ -8,6 +8,7 @@ hand, and the reading of nodata metadata. rioxarray's own view of the same resul
 in test_geo.py.
 """
 
+import dask.array as da
 import numpy as np
 import pytest
 import xarray as xr
@@ -179,10 +180,40 @@ def test_dimension_errors_are_typed():
     cube = xr.DataArray(np.zeros((2, 3, 4, 5)), dims=("t", "band", "y", "x"))
     with pytest.raises(DimensionError, match=r"isel"):
         image_dims(cube)
+    unnamed = cube.rename(y="row", x="col")  # which two dims are the image's: not guessed
     with pytest.raises(XfskdeError):  # the base class catches it too, as does ValueError
-        xfskde.local_fskde(cube, order=2)
+        xfskde.local_fskde(unnamed, order=2)
     with pytest.raises(ValueError):
-        xfskde.local_fskde(cube, order=2)
+        xfskde.local_fskde(unnamed, order=2)
+    with pytest.raises(DimensionError, match=r"isel"):  # a stack is segmented plane by plane
+        xfskde.segment(cube, 2)
+
+
+def test_the_field_of_a_stack_is_each_plane_s(tmp_path):
+    """A time series or z-stack — (t, z, y, x[, c]) with y and x named — was refused ("select
+    a 2-D or 3-D image"). Its field is each plane's, stacked as the planes are, with their
+    coordinates, lazily for a Dask stack; the per-pixel maps follow; a store of one image's
+    field refuses it, naming the ways to write it."""
+    rng = np.random.default_rng(0)
+    values = rng.random((3, 2, 40, 48)).astype(np.float32)
+    stack = xr.DataArray(values, dims=("t", "z", "y", "x"),
+                         coords={"t": [0.0, 30.0, 60.0], "x": np.arange(48) * 0.5})  # fmt: skip
+    field = stack.fskde.coefficients(order=4, size=3, stride=2)
+    assert field.dims == ("t", "z", "y", "x", "k") and field.shape == (3, 2, 20, 24, 5)
+    np.testing.assert_array_equal(field.t.values, [0.0, 30.0, 60.0])
+    for t, z in ((0, 0), (2, 1)):
+        one = xfskde.local_fskde(stack.isel(t=t, z=z), order=4, size=3, stride=2)
+        np.testing.assert_array_equal(field.isel(t=t, z=z).values, one.values)
+        np.testing.assert_array_equal(field.x.values, one.x.values)
+    assert field.attrs["order"] == 4 and field.attrs["stride"] == 2
+    lazy = xfskde.local_fskde(stack.chunk({"y": 20, "x": 24}), order=4, size=3, stride=2)
+    assert isinstance(lazy.data, da.Array)
+    np.testing.assert_allclose(lazy.values, field.values, rtol=1e-6, atol=1e-7)
+    assert field.fskde.coherence().dims == ("t", "z", "y", "x")
+    colour = xr.DataArray(rng.random((2, 40, 48, 3)), dims=("t", "y", "x", "c"))
+    assert xfskde.local_fskde(colour, order=4).dims == ("t", "y", "x", "k")
+    with pytest.raises(DimensionError, match=r"isel\(t=0\)"):
+        xfskde.io.write_coefficients(field, tmp_path / "stack.zarr")
 
 
 def test_angles_on_pixels_that_are_not_square_are_flagged():

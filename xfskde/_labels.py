@@ -73,6 +73,7 @@ __all__ = [
     "label_result",
     "nodata_value",
     "pixel_steps",
+    "plane_dims",
     "refuse_dataset",
     "sampled_coords",
     "stored_integer_dtype",
@@ -145,6 +146,18 @@ def image_dims(image: xr.DataArray) -> tuple[str, str, str | None]:
         f"(e.g. .isel({dims[0]}=0)), name a colour dim (e.g. .rename({{{dims[0]!r}: 'band'}})) "
         f"and put it at either end (e.g. .transpose(..., 'y', 'x'))"
     )
+
+
+def plane_dims(image: xr.DataArray) -> tuple[str, ...]:
+    """The dims of a stack of images — a time series, a z-stack, ``(t, z, y, x[, c])`` — that
+    are neither the spatial dims, named ``y`` and ``x``, nor one colour dim
+    (:data:`COLOR_DIMS`): () for an image (:func:`image_dims`), and where ``y`` or ``x`` is not
+    named so (which two dims are the image's would be a guess)."""
+    dims = tuple(map(str, image.dims))
+    if not {"y", "x"} <= set(dims) or "k" in dims:
+        return ()
+    colour = [d for d in dims if d.lower() in COLOR_DIMS]
+    return tuple(d for d in dims if d not in ("y", "x") and d not in colour[:1])
 
 
 def refuse_dataset(image: Any) -> None:

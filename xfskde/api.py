@@ -37,6 +37,7 @@ from ._labels import (
     label_result,
     nodata_value,
     pixel_steps,
+    plane_dims,
     refuse_dataset,
     value_scale,
 )
@@ -280,6 +281,22 @@ def local_fskde_dataarray(
     )
 
 
+def _fields_of_planes(image: xr.DataArray, params: LocalParameters, nodata: Any, mask: Any) -> Any:
+    """The field of each plane of a stack (:func:`xfskde._labels.plane_dims`: a time series, a
+    z-stack), concatenated along the stack's dims in their order, with their coordinates:
+    ``(t, z, y, x, k)``. Each plane is an image of its own — its own engine graph, nodata and
+    mask — so the result is what computing them one by one gives."""
+    first, *_ = plane_dims(image)
+    planes = [image.isel({first: i}) for i in range(image.sizes[first])]
+    fields = [
+        _fields_of_planes(p, params, nodata, mask) if plane_dims(p) else
+        local_fskde_dataarray(p, params, nodata=nodata, mask=mask)
+        for p in planes
+    ]  # fmt: skip
+    along = image[first] if first in image.coords else first
+    return xr.concat(fields, dim=along, coords="minimal", compat="override")
+
+
 def local_fskde(
     image: Any,
     *,
@@ -310,7 +327,9 @@ def local_fskde(
     image : numpy.ndarray, dask.array.Array, xarray.DataArray or PIL picture
         ``(y, x)`` or with a colour axis. Any real dtype; integers are converted to float first
         (no uint8 wrap-around). DataArrays are read by dimension name (``y``/``x``, else the last
-        two; ``c``/``band``/``channel`` for colour). A PIL picture (``PIL.Image.open``'s) is read
+        two; ``c``/``band``/``channel`` for colour); a stack with ``y`` and ``x`` named —
+        ``(t, z, y, x[, c])``, a time series or z-stack — gives each plane's field, stacked:
+        ``(t, z, y, x, k)``. A PIL picture (``PIL.Image.open``'s) is read
         as its file is (a palette one as RGB, an alpha channel dropped and its transparent
         pixels missing); anything else NumPy reads, through ``np.asarray``.
     order : int or Cos2KKernel
@@ -419,6 +438,8 @@ def local_fskde(
                 "channel_axis"
             )
 
+        if plane_dims(image):  # a stack: each plane's field, stacked as the planes are
+            return _fields_of_planes(image, params, nodata, mask)
         return local_fskde_dataarray(image, params, nodata=nodata, mask=mask)
     picture = is_picture(image)
     if not module.startswith("dask"):

@@ -837,6 +837,14 @@ def write_coefficients(
     StoreExistsError, StoreParametersError, StoreFormatError, ParameterError
         As :func:`write_blocks`.
     """
+    planes = [d for d in coeffs.dims if d not in ("y", "x", "k")]
+    if planes and {"y", "x", "k"} <= set(coeffs.dims):  # the field of a stack of images
+        first = planes[0]
+        raise DimensionError(
+            f"coeffs is the field of a stack of images (dims {coeffs.dims}): a store holds one "
+            f"image's field; write each plane's (coeffs.isel({first}=0), one store each), or the "
+            "whole stack with xarray's to_zarr (not resumable)"
+        )
     if tuple(coeffs.dims) != ("y", "x", "k"):
         raise DimensionError(
             f"coeffs must have dims ('y', 'x', 'k'), got {coeffs.dims}: pass a field from "
