@@ -119,10 +119,14 @@ def test_colour_dims_and_layout_errors():
     fixed = _follow_hint(middle, str(info.value))
     assert fixed.dims == ("y", "x", "band")
     xr.testing.assert_identical(fixed.fskde.coefficients(order=3, window="box", size=3), F)
+    # a stack whose image dims are not named y and x: which two are the image's is not guessed
+    # (named so, it is a stack: tests/test_labels.py)
     with pytest.raises(ValueError, match="rename"):
-        xr.DataArray(np.zeros((2, 3, 8, 8)), dims=("t", "z", "y", "x")).fskde.coefficients(order=3)
+        xr.DataArray(np.zeros((2, 3, 8, 8)), dims=("t", "z", "row", "col")).fskde.coefficients(
+            order=3
+        )
     with pytest.raises(ValueError, match="colour dim named one of"):
-        xr.DataArray(np.zeros((2, 8, 8)), dims=("time", "y", "x")).fskde.coefficients(order=3)
+        xr.DataArray(np.zeros((2, 8, 8)), dims=("time", "row", "col")).fskde.coefficients(order=3)
     with pytest.raises(ValueError, match="found by name"):
         rgb.fskde.coefficients(order=3, channel_axis=-1)
     with pytest.raises(ValueError, match="already an FS-KDE coefficient field"):
