@@ -185,8 +185,8 @@ def test_dimension_errors_are_typed():
         xfskde.local_fskde(unnamed, order=2)
     with pytest.raises(ValueError):
         xfskde.local_fskde(unnamed, order=2)
-    with pytest.raises(DimensionError, match=r"isel"):  # a stack is segmented plane by plane
-        xfskde.segment(cube, 2)
+    with pytest.raises(DimensionError, match=r"one model .* fit_textures\(image.isel\(t=0\)"):
+        xfskde.segment(cube, 2)  # a stack: plane by plane, with one model for them all
 
 
 def test_the_field_of_a_stack_is_each_plane_s(tmp_path):

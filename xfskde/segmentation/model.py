@@ -60,6 +60,7 @@ from .._labels import (
     image_nodata,
     label_result,
     nodata_value,
+    plane_dims,
     refuse_dataset,
     stored_integer_dtype,
 )
@@ -937,6 +938,13 @@ def _prepare(image: Any, chunks: int | None, halo: int, nodata: Nodata = "auto")
     refuse_dataset(image)
     source = None
     if isinstance(image, xr.DataArray):
+        if stack := plane_dims(image):  # one model for every plane: their labels alike
+            plane = ", ".join(f"{d}=0" for d in stack)
+            raise DimensionError(
+                f"the image is a stack (dims {tuple(image.dims)}): segment one plane at a time, "
+                f"with one model so that every plane's textures get the same labels — model = "
+                f"fit_textures(image.isel({plane}), n); model.predict(image.isel(...))"
+            )
         source = image
         image, _ = image_layout(image)
         kind = "dataarray"
