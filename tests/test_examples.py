@@ -203,3 +203,11 @@ def test_photos_reads_pictures_and_writes_an_indexed_png():
     assert results["labels_read_back"] == 1.0  # PIL reads the PNG's labels back
     assert results["cutout"] > 0.94  # measured 0.957, with the model the PNG keeps
     assert results["margin_background"] == 1.0  # the transparent margin: label 0
+
+
+def test_time_lapse_tracks_the_fibres_frame_by_frame():
+    results = _load("time_lapse").main([])
+    assert results["frames"] == 6.0  # the field keeps the stack's time dim
+    assert results["max_error_deg"] < 2.0  # measured 0.75°: each frame's fibres' angle
+    assert results["min_coherence"] > 0.5  # measured 0.62: stripes under noise
+    assert results["lazy_difference"] < 1e-6  # a Dask stack gives the same field
