@@ -203,7 +203,7 @@ def test_skipped_blocks_are_recorded_and_reported(tmp_path, capsys):
     np.testing.assert_array_equal(stored[inside], whole[inside])
 
 
-def test_maps_as_a_picture_show_each_orientation_in_its_hue(tmp_path, capsys):
+def test_maps_as_a_picture_show_each_orientation_in_its_hue(tmp_path, capsys, monkeypatch):
     """``xfskde maps fibres.tif survey.png``, as OrientationJ's colour survey is made: the
     picture the library draws (hue the axial orientation over [0, π), brightness the
     coherence; plot.axial_rgb), one pixel per cell, its parameters kept. Two fields of stripes
@@ -242,3 +242,13 @@ def test_maps_as_a_picture_show_each_orientation_in_its_hue(tmp_path, capsys):
     assert "a picture of the maps (hue orientation" in capsys.readouterr().out
     assert main(["maps", str(tmp_path / "fibres.tif"), str(out), *argv, "--resume"]) == 2
     assert "a PNG file, written whole" in capsys.readouterr().err
+    # more cells than a PNG holds: refused before anything is computed, naming --stride
+    monkeypatch.setattr("xfskde.io.png.PNG_MAX_PIXELS", 1000)
+    big = tmp_path / "big.png"
+    assert main(["maps", str(tmp_path / "fibres.tif"), str(big), *argv]) == 2
+    assert "64 x 64 pixels are more than image readers open" in (said := capsys.readouterr().err)
+    assert "give a --stride" in said and not big.exists()
+    labels = tmp_path / "labels.png"
+    assert main(["segment", str(tmp_path / "fibres.tif"), str(labels), "--textures", "2",
+                 "--no-progress"]) == 2  # fmt: skip
+    assert "the labels: 128 x 128 pixels" in capsys.readouterr().err and not labels.exists()

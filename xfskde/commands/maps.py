@@ -17,9 +17,8 @@ import time
 import dask
 import xarray as xr
 
-from ..exceptions import ParameterError
 from ..io import write_ome_tiff, write_ome_zarr
-from ..io.png import PNG_MAX_PIXELS
+from ..io.png import check_png_size
 from ..orientation import coherence, energy, orientation
 from ..plot import axial_rgb
 from ._options import (
@@ -74,12 +73,8 @@ def run(args: argparse.Namespace) -> int:
               f"pyramid, in {seconds:.1f} s")  # fmt: skip
         return 0
     if is_png(args.output):  # the picture the library draws of the maps
-        if ny * nx > PNG_MAX_PIXELS:
-            raise ParameterError(
-                f"{args.output}: maps of {ny} x {nx} cells are more than image readers open as "
-                f"a PNG ({PNG_MAX_PIXELS} pixels): give a --stride, or name the output "
-                "*.ome.zarr, *.ome.tif or *.tif"
-            )
+        remedy = "give a --stride, or name the output *.ome.zarr, *.ome.tif or *.tif"
+        check_png_size((ny, nx), f"{args.output}: the maps' cells", remedy)
         with writing(args.output, args.input), dask.config.set(config), scheduler(args), \
                 progress_on_stderr():  # fmt: skip
             omega, strength = dask.compute(maps["orientation"], maps["coherence"])

@@ -33,7 +33,7 @@ from ..io import (
     write_ome_zarr_labels,
 )
 from ..io.ometiff import copy_ome_zarr_to_tiff, temporary_ome_zarr
-from ..io.png import PNG_MAX_PIXELS
+from ..io.png import check_png_size
 from ..io.stores import input_changed
 from ..lazy import plan_chunks
 from ..masks import resolve_mask
@@ -241,12 +241,9 @@ def run(args: argparse.Namespace) -> int:
         image = _at_model_scale(image, model, args, halo)
     image = _in_blocks(image, args, halo, auto_chunks)
     refuse_ome_zarr_grid(image, args, always=False)
-    if is_png(out) and image.sizes["y"] * image.sizes["x"] > PNG_MAX_PIXELS:
-        raise ParameterError(
-            f"{out}: labels of {image.sizes['y']} x {image.sizes['x']} pixels are more than "
-            f"image readers open as a PNG ({PNG_MAX_PIXELS} pixels): name the output *.tif "
-            "(a GeoTIFF), *.ome.tif or *.zarr"
-        )
+    if is_png(out):  # before the fit
+        check_png_size((image.sizes["y"], image.sizes["x"]), f"{out}: the labels",
+                       "name the output *.tif (a GeoTIFF), *.ome.tif or *.zarr")  # fmt: skip
     start = time.perf_counter()
     with writing(str(out), args.input), scheduler(args), progress_on_stderr():
         output = locate(out)

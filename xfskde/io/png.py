@@ -32,7 +32,13 @@ from .._palette import BACKGROUND_COLOUR, label_rgba_8bit
 from ..exceptions import DimensionError, ParameterError
 from .omezarr import _jsonable
 
-__all__ = ["PNG_MAX_PIXELS", "png_attrs", "write_labels_png", "write_picture_png"]
+__all__ = [
+    "PNG_MAX_PIXELS",
+    "check_png_size",
+    "png_attrs",
+    "write_labels_png",
+    "write_picture_png",
+]
 
 #: The most pixels a PNG is written with: PIL's ``Image.MAX_IMAGE_PIXELS`` (a 9459² picture),
 #: beyond which PIL, and with it scikit-image, imageio and napari's readers, warn of a
@@ -77,7 +83,7 @@ def write_labels_png(labels: Any, path: str | os.PathLike, *, model: Any = None)
     shape = np.shape(labels)  # refused before a lazy result is computed
     if len(shape) != 2:
         raise DimensionError(f"labels must be (y, x) to be a PNG, got shape {shape}")
-    _refuse_large(shape)
+    check_png_size(shape, "the labels")
     values = labels.values if isinstance(labels, xr.DataArray) else np.asarray(labels)
     low, high = (int(values.min()), int(values.max())) if values.size else (0, 0)
     if values.dtype.kind not in "ui" or not 0 <= low <= high <= 255:
@@ -106,17 +112,29 @@ def write_picture_png(rgb: Any, path: str | os.PathLike, attrs: dict | None = No
     values = np.asarray(rgb, dtype=np.float64)
     if values.ndim != 3 or values.shape[2] != 3:
         raise DimensionError(f"a picture must be (y, x, 3) RGB, got shape {values.shape}")
-    _refuse_large(values.shape[:2])
+    check_png_size(values.shape[:2])
     pixels = np.round(np.clip(np.nan_to_num(values), 0, 1) * 255).astype(np.uint8)
     return _saved(Image.fromarray(pixels), path, attrs or {})
 
 
-def _refuse_large(shape: tuple[int, ...]) -> None:
+def check_png_size(
+    shape: tuple[int, ...],
+    what: str = "the picture",
+    remedy: str = "write a GeoTIFF (.tif), an OME-TIFF (.ome.tif) or a Zarr store (.zarr)",
+) -> None:
+    """Refuse a ``(y, x, ...)`` picture of more than :data:`PNG_MAX_PIXELS` pixels, saying
+    ``what`` it is and the ``remedy``: the writers check it, and the command line before
+    anything is computed.
+
+    Raises
+    ------
+    DimensionError
+        For a picture of more pixels.
+    """
     if shape[0] * shape[1] > PNG_MAX_PIXELS:
         raise DimensionError(
-            f"{shape[0]} x {shape[1]} pixels are more than image readers open as a PNG "
-            f"({PNG_MAX_PIXELS} pixels): write a GeoTIFF (.tif), an OME-TIFF (.ome.tif) or a "
-            "Zarr store (.zarr)"
+            f"{what}: {shape[0]} x {shape[1]} pixels are more than image readers open as a PNG "
+            f"({PNG_MAX_PIXELS} pixels): {remedy}"
         )
 
 
