@@ -592,17 +592,21 @@ def write_tiff_output(
     _written_whole(args.output, write)
 
 
-def write_png_output(result: Any, args: argparse.Namespace, attrs: dict | None = None) -> None:
-    """Write labels, or a picture, to the PNG ``args.output`` — labels as an indexed picture in
-    the library's colours, their attrs kept (:func:`xfskde.io.png.write_labels_png`); an RGB
-    picture in [0, 1] with ``attrs`` (:func:`xfskde.io.png.write_picture_png`) — first to
-    ``OUTPUT.partial`` and then renamed, as :func:`write_tiff_output` does."""
-    from ..io.png import write_labels_png, write_picture_png
+def write_png_output(labels: Any, args: argparse.Namespace) -> None:
+    """Write labels to the PNG ``args.output`` as an indexed picture in the library's colours,
+    their attrs kept (:func:`xfskde.io.png.write_labels_png`), first to ``OUTPUT.partial`` and
+    then renamed, as :func:`write_tiff_output` does."""
+    from ..io.png import write_labels_png
 
-    if attrs is None:
-        _written_whole(args.output, lambda partial: write_labels_png(result, partial))
-    else:
-        _written_whole(args.output, lambda partial: write_picture_png(result, partial, attrs))
+    _written_whole(args.output, lambda partial: write_labels_png(labels, partial))
+
+
+def write_picture_output(rgb: Any, attrs: dict, args: argparse.Namespace) -> None:
+    """Write an RGB picture in [0, 1] to the PNG ``args.output``, ``attrs`` kept
+    (:func:`xfskde.io.png.write_picture_png`), as :func:`write_png_output` writes labels."""
+    from ..io.png import write_picture_png
+
+    _written_whole(args.output, lambda partial: write_picture_png(rgb, partial, attrs))
 
 
 def _written_whole(output: str, write: Callable[[Path], Any]) -> None:

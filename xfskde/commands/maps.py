@@ -31,7 +31,7 @@ from ._options import (
     refuse_ome_zarr_grid,
     scheduler,
     warn_if_large,
-    write_png_output,
+    write_picture_output,
     write_tiff_output,
     writing,
 )
@@ -79,7 +79,7 @@ def run(args: argparse.Namespace) -> int:
                 progress_on_stderr():  # fmt: skip
             omega, strength = dask.compute(maps["orientation"], maps["coherence"])
             picture = axial_rgb(omega.values, strength.values)  # hue ω over [0, π), value C
-            write_png_output(picture, args, attrs=dict(maps["orientation"].attrs))
+            write_picture_output(picture, dict(maps["orientation"].attrs), args)
         seconds = time.perf_counter() - start
         print(f"wrote {args.output}: orientation (hue) and coherence (brightness) of {ny} x "
               f"{nx} cells as a picture, in {seconds:.1f} s")  # fmt: skip
