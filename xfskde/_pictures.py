@@ -23,6 +23,7 @@ __all__ = [
     "palette_indices",
     "picture_values",
     "pixels",
+    "transparent_as_nan",
     "warn_if_turned",
 ]
 
@@ -84,12 +85,22 @@ def pixels(image: Any) -> np.ndarray:
     values, alpha = picture_values(image)
     if not alpha:
         return values
-    colour, opacity = values[..., :-1], values[..., -1]
-    colour = colour[..., 0] if colour.shape[-1] == 1 else colour
-    if opacity.all():
-        return np.ascontiguousarray(colour)
+    if values[..., -1].all():  # opaque: the colours as they are
+        colour = values[..., :-1]
+    else:
+        colour = transparent_as_nan(values, -1, None)
+    return np.ascontiguousarray(colour[..., 0] if colour.shape[-1] == 1 else colour)
+
+
+def transparent_as_nan(block: np.ndarray, axis: int, nodata: float | int | None) -> np.ndarray:
+    """A block's colour channels (all but the last along ``axis``, the alpha) as float32, NaN
+    where the alpha is 0 and where every colour channel equals ``nodata``."""
+    colour = np.delete(block, -1, axis=axis)
     out = colour.astype(np.float32)
-    out[opacity == 0] = np.nan
+    missing = np.take(block, -1, axis=axis) == 0
+    if nodata is not None:
+        missing |= np.all(colour == nodata, axis=axis)
+    np.copyto(out, np.float32(np.nan), where=np.expand_dims(missing, axis))
     return out
 
 

@@ -66,7 +66,13 @@ from .._labels import (
     refuse_dataset,
     regular_step,
 )
-from .._pictures import ORIENTATION_TAG, is_picture, picture_values, warn_if_turned
+from .._pictures import (
+    ORIENTATION_TAG,
+    is_picture,
+    picture_values,
+    transparent_as_nan,
+    warn_if_turned,
+)
 from ..exceptions import (
     DimensionError,
     GeoreferencingWarning,
@@ -1401,18 +1407,6 @@ def _transparent_palette(picture: Any) -> bool:
     return transparent and getattr(picture, "n_frames", 1) == 1
 
 
-def _transparent_as_nan(block: np.ndarray, axis: int, nodata: float | int | None) -> np.ndarray:
-    """A block's colour channels (all but the last along ``axis``, the alpha) as float32, NaN
-    where the alpha is 0 and where every colour channel equals ``nodata``."""
-    colour = np.delete(block, -1, axis=axis)
-    out = colour.astype(np.float32)
-    missing = np.take(block, -1, axis=axis) == 0
-    if nodata is not None:
-        missing |= np.all(colour == nodata, axis=axis)
-    np.copyto(out, np.float32(np.nan), where=np.expand_dims(missing, axis))
-    return out
-
-
 def _alpha_dropped(image: xr.DataArray, nodata: float | int | None) -> xr.DataArray:
     """An image whose last channel is alpha, without it: float32 colour (or grey) with NaN
     at its transparent pixels, and at its ``nodata`` pixels, recorded as ``_FillValue`` NaN (as
@@ -1423,7 +1417,7 @@ def _alpha_dropped(image: xr.DataArray, nodata: float | int | None) -> xr.DataAr
     axis = image.dims.index("c")
     data = image.data
     chunks = tuple((c[0] - 1,) if i == axis else c for i, c in enumerate(data.chunks))
-    dropped = data.map_blocks(_transparent_as_nan, axis, nodata, chunks=chunks,
+    dropped = data.map_blocks(transparent_as_nan, axis, nodata, chunks=chunks,
                               dtype=np.float32)  # fmt: skip
     coords = {k: v for k, v in image.coords.items() if "c" not in v.dims}
     out = xr.DataArray(dropped, dims=image.dims, coords=coords, attrs=dict(image.attrs),
