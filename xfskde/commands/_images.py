@@ -10,9 +10,8 @@ JPEG, small by definition, is decoded).
 from __future__ import annotations
 
 import os
-import xml.etree.ElementTree as ElementTree
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import NamedTuple
 
 import tifffile
 import zarr
@@ -20,7 +19,7 @@ import zarr
 from .._labels import band_scales, channel_names, crs_wkt, parse_crs, value_scale
 from ..exceptions import ImageReadError
 from ..io import locate, open_image
-from ..io.images import ImageLevel, image_levels, is_plane_axis, ome_pairs
+from ..io.images import ImageLevel, gdal_pairs, image_levels, is_plane_axis, ome_pairs
 from ..io.ometiff import ANNOTATION_NAMESPACE
 from ..io.png import png_attrs
 
@@ -95,7 +94,8 @@ def _describe_tiff(path: str, levels: list[ImageLevel]) -> list[tuple[str, str]]
             compression = getattr(first.compression, "name", str(first.compression))
             nodata = first.tags.get(_GDAL_NODATA)
             recorded = ome_pairs(tif.ome_metadata, ANNOTATION_NAMESPACE) if tif.is_ome else []
-            gdal = _gdal_items(first.tags.get(_GDAL_METADATA))
+            tag = first.tags.get(_GDAL_METADATA)
+            gdal = gdal_pairs(None if tag is None else str(tag.value))
             if not recorded and "xfskde_version" in gdal:  # a GeoTIFF xfskde wrote: its attrs
                 recorded = [("GDAL metadata", gdal)]
             rows = [
@@ -117,18 +117,6 @@ def _describe_tiff(path: str, levels: list[ImageLevel]) -> list[tuple[str, str]]
     rows.append(("pixel_size", f"from the {source}" if known else "not recorded"))
     rows.append(("tiles", "tiled" if tiled else "strips"))
     return rows
-
-
-def _gdal_items(tag: Any) -> dict[str, str]:
-    """The dataset-level items of a GDAL_METADATA tag (as GDAL and rioxarray write a
-    DataArray's attrs), {} without one."""
-    if tag is None:
-        return {}
-    try:
-        items = ElementTree.fromstring(str(tag.value)).iter("Item")
-    except ElementTree.ParseError:
-        return {}
-    return {i.get("name", ""): i.text or "" for i in items if i.get("sample") is None}
 
 
 # -------------------------------------------------------------------------------------- Zarr

@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import html
 import io
 import json
 import logging
@@ -754,6 +755,22 @@ def ome_pairs(xml: str, namespace: str) -> list[tuple[str, dict[str, str]]]:
         found.append((image.get("Name", ""), next((annotations[r] for r in refs
                                                    if r in annotations), {})))  # fmt: skip
     return found
+
+
+def gdal_pairs(text: str | None) -> dict[str, str]:
+    """The dataset-level items of a GDAL_METADATA tag's text (as GDAL and rioxarray write the
+    attrs of a DataArray: a GeoTIFF xfskde wrote holds its result's attrs there), as text
+    values; {} for no tag or one that is not XML."""
+    if not text:
+        return {}
+    try:
+        items = ElementTree.fromstring(text).iter("Item")
+    except ElementTree.ParseError:
+        return {}
+    # GDAL escapes each value for XML before the document escapes it again: unescape twice
+    return {
+        i.get("name", ""): html.unescape(i.text or "") for i in items if i.get("sample") is None
+    }
 
 
 def _ome_origin(xml: str, series: int = 0) -> tuple[float, float]:

@@ -11,10 +11,8 @@ same textures under the same labels (``xfskde segment SLIDE OUT --model FIRST``)
 
 from __future__ import annotations
 
-import html
-import xml.etree.ElementTree as ElementTree
 from collections.abc import Mapping
-from typing import Any, BinaryIO
+from typing import Any
 
 import tifffile
 import xarray as xr
@@ -22,7 +20,7 @@ import zarr
 
 from ..exceptions import ParameterError
 from ..io._location import store_target, zarr_like
-from ..io.images import ome_pairs
+from ..io.images import gdal_pairs, ome_pairs
 from ..io.ometiff import ANNOTATION_NAMESPACE
 from ..io.png import png_attrs
 from ..io.stores import open_blocks
@@ -79,7 +77,7 @@ def read_model(source: Any, *, storage_options: Mapping[str, Any] | None = None)
     if str(where).lower().rstrip("/").endswith(_TIFF_SUFFIXES):
         return TextureModel.from_attrs(_tiff_attrs(where), source=where)
     if str(where).lower().endswith(".png"):
-        with _opened(where) as handle:
+        with where.open() as handle:
             return TextureModel.from_attrs(png_attrs(handle), source=where)
     group = zarr.open_group(zarr_like(where), mode="r")
     recorded = group.attrs.get("xfskde")
@@ -92,7 +90,7 @@ def _tiff_attrs(where: Any) -> dict[str, str]:
     """The attrs a TIFF written by ``xfskde segment`` holds, as text values: an OME-TIFF's
     key-value pairs (:mod:`xfskde.io.ometiff`), or the dataset-level items of a GeoTIFF's GDAL
     metadata (as GDAL and rioxarray write the attrs of a DataArray)."""
-    with _opened(where) as handle, tifffile.TiffFile(handle) as tif:
+    with where.open() as handle, tifffile.TiffFile(handle) as tif:
         ome, text = tif.ome_metadata if tif.is_ome else None, _gdal_metadata(tif)
     if ome:
         pairs = _ome_pairs(ome)
@@ -104,21 +102,7 @@ def _tiff_attrs(where: Any) -> dict[str, str]:
             "key-value pairs): give the GeoTIFF or OME-TIFF that `xfskde segment` wrote, or "
             "its Zarr store"
         )
-    items = ElementTree.fromstring(text).iter("Item")
-    # GDAL escapes each value for XML before the document escapes it again: unescape twice
-    return {
-        item.get("name", ""): html.unescape(item.text or "")
-        for item in items
-        if item.get("sample") is None
-    }
-
-
-def _opened(where: Any) -> BinaryIO:
-    """A result file, local or at a URL, opened for reading its bytes."""
-    if hasattr(where, "filesystem") and not where.is_local:
-        filesystem, path = where.filesystem()
-        return filesystem.open(path, "rb")
-    return open(str(where), "rb")
+    return gdal_pairs(text)
 
 
 def _ome_pairs(xml: str) -> dict[str, str]:
