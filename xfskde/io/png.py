@@ -154,6 +154,7 @@ def png_attrs(path: str | os.PathLike | BinaryIO) -> dict[str, Any]:
     from PIL import Image
 
     with Image.open(path) as picture:
-        picture.load()  # text chunks after the pixels are read with them
-        text = getattr(picture, "text", {}).get(ATTRS_CHUNK)
+        text = picture.info.get(ATTRS_CHUNK)  # written before the pixels: not decoded
+        if text is None:  # a chunk after the pixels (a file saved again by another tool)
+            text = getattr(picture, "text", {}).get(ATTRS_CHUNK)
     return {} if text is None else dict(json.loads(text))
