@@ -852,6 +852,38 @@ def _refusing_damage(path: Any) -> Iterator[None]:
         )
 
 
+def _refuse_cut_short(tif: tifffile.TiffFile, series: int, path: Any) -> None:
+    """Refuse a TIFF whose tiles or strips start beyond its end: a copy or download cut short
+    that kept its header (tifffile writes it first). Its header opens and its first blocks
+    compute, and a whole slide failed only at the block that reached the cut, hours in; any
+    reader fails there. Checked on the first and last page of each level of the series (a
+    stack cut short loses its page chain: :func:`_refusing_damage`). An uncompressed segment
+    must end within the file; a compressed one that starts within it and runs past its end is
+    left to its decoder, as libtiff leaves it (some writers count a few bytes too many).
+
+    Raises
+    ------
+    ImageReadError
+        Naming the level, how many of its segments are gone and the file's size.
+    """
+    size = tif.filehandle.size
+    for number, level in enumerate(tif.series[series].levels):
+        pages = [p for p in {id(p): p for p in (level.pages[0], level.pages[-1])}.values() if p]
+        for page in pages:
+            offsets = np.asarray(page.dataoffsets, np.int64)
+            counts = np.asarray(page.databytecounts, np.int64)
+            # an uncompressed segment needs all its bytes; a compressed one may end early
+            needed = counts if page.compression == 1 else np.minimum(counts, 1)
+            gone = int(np.count_nonzero((counts > 0) & (offsets + needed > size)))
+            if gone:
+                kind = "tiles" if page.is_tiled else "strips"
+                raise ImageReadError(
+                    f"cannot read {path} (truncated: {gone} of the {counts.size} {kind} of "
+                    f"level {number} lie past its end, at byte {size:,}): the file was cut "
+                    "short; copy or download it again"
+                )
+
+
 def _tiff_info(path: Location, series: int | str = 0) -> _TiffInfo:
     """The levels of a series (a stripped level's native chunk is a strip: ``(rows per strip,
     image width)``), whether its first page has GeoTIFF keys, and its GDAL_NODATA text.
@@ -863,6 +895,7 @@ def _tiff_info(path: Location, series: int | str = 0) -> _TiffInfo:
             tifffile.TiffFile(file, name=path.name) as tif,
         ):
             index = _series_index(tif, series, path)
+            _refuse_cut_short(tif, index, path)
             levels = []
             for level in tif.series[index].levels:
                 key = level.keyframe
