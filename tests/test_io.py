@@ -434,6 +434,45 @@ def test_small_formats_and_errors(tmp_path):
         xfskde.open_image(CAMERA, chunks=0)
 
 
+def test_tiffs_by_other_names_open_and_microscope_formats_say_how_to_convert(tmp_path, capsys):
+    """A TIFF named for its maker (Zeiss .lsm, MetaMorph .stk, Ventana .bif) was refused as an
+    "unknown format"; it is read by its first bytes now — by the API, ``image_levels`` and
+    ``xfskde info``. A microscope's own format (.czi, .nd2, .mrxs, ...) is named, with the
+    ways to convert it — an Olympus .vsi too, though it starts as a TIFF: its own pixels are
+    a thumbnail (the slide is in .ets files beside it)."""
+    from xfskde.io.images import image_levels
+
+    tiled = {"tile": (32, 32), "compression": "zlib", "photometric": "rgb"}
+    image = np.repeat(CAMERA[:96, :128, None], 3, axis=2)
+    tifffile.imwrite(tmp_path / "slide.bif", image, **tiled)
+    stack = np.stack([CAMERA[:64, :64]] * 2)
+    tifffile.imwrite(tmp_path / "stack.LSM", stack, bigtiff=True, metadata={"axes": "ZYX"})
+    np.testing.assert_array_equal(xfskde.open_image(tmp_path / "slide.bif").values, image)
+    assert xfskde.open_image(tmp_path / "slide.bif").attrs["source_level"] == 0
+    (level,) = image_levels(tmp_path / "stack.LSM")
+    assert level.dims == ("z", "y", "x") and level.shape == (2, 64, 64)
+    assert cli.main(["info", str(tmp_path / "slide.bif")]) == 0
+    assert "format      TIFF\n" in capsys.readouterr().out
+    tifffile.imwrite(tmp_path / "thumbnail.vsi", CAMERA[:32, :32])
+    (tmp_path / "scan.czi").write_bytes(b"ZISRAWFILE" + bytes(90))
+    for name, maker in [("thumbnail.vsi", "Olympus VSI"), ("scan.czi", "Zeiss CZI")]:
+        expected = (
+            f"cannot read {tmp_path / name}: xfskde does not read {maker} files; convert it to "
+            "OME-Zarr (bioformats2raw) or OME-TIFF (bfconvert, QuPath), or read it with its own "
+            "reader (bioio) and pass the array or DataArray"
+        )
+        for reader in (xfskde.open_image, image_levels):
+            with pytest.raises(ImageReadError) as refused:
+                reader(tmp_path / name)
+            assert str(refused.value) == expected
+        assert cli.main(["segment", str(tmp_path / name), str(tmp_path / "l.zarr"),
+                         "--textures", "2"]) == 2  # fmt: skip
+        assert capsys.readouterr().err.strip() == f"xfskde segment: error: {expected}"
+    (tmp_path / "raw.dat").write_bytes(b"\x00" * 64)
+    with pytest.raises(ImageReadError, match=r"raw\.dat: unknown format"):
+        xfskde.open_image(tmp_path / "raw.dat")
+
+
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_store_roundtrip_is_exact(tmp_path, dtype):
     image = xr.DataArray(CAMERA[:200, :150].astype(dtype), dims=("y", "x")).chunk(64)

@@ -9,7 +9,6 @@ JPEG, small by definition, is decoded).
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import NamedTuple
 
@@ -19,13 +18,18 @@ import zarr
 from .._labels import band_scales, channel_names, crs_wkt, parse_crs, value_scale
 from ..exceptions import ImageReadError
 from ..io import locate, open_image
-from ..io.images import ImageLevel, gdal_pairs, image_levels, is_plane_axis, ome_pairs
+from ..io.images import (
+    ImageLevel,
+    file_format,
+    gdal_pairs,
+    image_levels,
+    is_plane_axis,
+    is_store,
+    ome_pairs,
+)
 from ..io.ometiff import ANNOTATION_NAMESPACE
 from ..io.png import png_attrs
 
-#: Files described with tifffile, and files read whole (as :func:`xfskde.io.open_image` does).
-TIFF_SUFFIXES = (".tif", ".tiff", ".svs", ".ndpi", ".scn", ".btf", ".qptiff")
-PLAIN_SUFFIXES = (".png", ".jpg", ".jpeg", ".bmp", ".gif", ".webp", ".npy")
 #: Group attrs that only xfskde's stores carry.
 STORE_ATTRS = ("xfskde_status", "xfskde_parameters")
 #: GDAL's TIFF tag holding the nodata value as ASCII text.
@@ -50,10 +54,10 @@ def is_image(path: str) -> bool:
     wrong with them.
     """
     location = locate(path)
-    if location.name.lower().endswith(TIFF_SUFFIXES + PLAIN_SUFFIXES):
-        return True
     if location.is_local and not location.exists():
         return False
+    if not is_store(location):
+        return True
     if location.is_local and location.is_file() and not location.is_zip:
         return True
     try:
@@ -172,13 +176,13 @@ def describe_image(path: str, dims: tuple[str, ...] | None = None) -> ImageDescr
         For a file in another format, or one that cannot be read.
     """
     levels = image_levels(path, dims=dims)
-    name = Path(os.fspath(path)).name.lower()
-    if name.endswith(TIFF_SUFFIXES):
-        rows = _describe_tiff(path, levels)
-    elif name.endswith(PLAIN_SUFFIXES):
-        rows = _describe_plain(path)
-    else:
+    location = locate(path)
+    if is_store(location):
         rows = _describe_zarr(path)
+    elif file_format(location) == "tiff":
+        rows = _describe_tiff(path, levels)
+    else:
+        rows = _describe_plain(path)
     rows.append(("dims", " ".join(levels[0].dims)))
     planes = {
         d: n

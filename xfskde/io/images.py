@@ -5,8 +5,9 @@ source's order) for
 
 * NumPy and Dask arrays (dims told from the shape) and DataArrays (returned as they are),
 * Zarr arrays and groups: a group with one array, or a level of an OME-Zarr multiscale group,
-* TIFF / OME-TIFF / SVS / NDPI ... files through tifffile: a task receives only the file's path
-  and reads the tiles of its rectangle itself (:mod:`xfskde.io._tiff`, tasks named
+* TIFF / OME-TIFF / SVS / NDPI ... files through tifffile (a TIFF by another name by its first
+  bytes; a microscope's own format refused by name: :func:`file_format`): a task receives only
+  the file's path and reads the tiles of its rectangle itself (:mod:`xfskde.io._tiff`, tasks named
   ``xfskde-read-tiff-...``), so the graph holds no pixel data and no open file handle and runs
   unchanged on a distributed cluster,
 * PNG / JPEG / BMP / GIF / WebP / NPY files, for small images (read into memory; an alpha
@@ -90,6 +91,18 @@ __all__ = ["GeoreferencingWarning", "ImageLevel", "image_levels", "open_image"]
 
 _TIFF_SUFFIXES = (".tif", ".tiff", ".svs", ".ndpi", ".scn", ".btf", ".qptiff")
 _PLAIN_SUFFIXES = (".png", ".jpg", ".jpeg", ".bmp", ".gif", ".webp", ".npy")
+#: The first bytes of a TIFF and of a BigTIFF, in either byte order: a file of another name
+#: that starts so is read as one (Zeiss LSM, MetaMorph STK, Ventana BIF, ImageJ hyperstacks).
+_TIFF_MAGIC = (b"II*\x00", b"MM\x00*", b"II+\x00", b"MM\x00+")
+#: Microscopes' and scanners' own formats, which xfskde does not read, by suffix. Some start
+#: as a TIFF (an Olympus VSI holds a thumbnail; its pixels are in .ets files beside it), so
+#: they are named before the first bytes are looked at.
+_OTHER_FORMATS = {
+    ".czi": "Zeiss CZI", ".nd2": "Nikon ND2", ".lif": "Leica LIF", ".lof": "Leica LOF",
+    ".mrxs": "3DHISTECH MIRAX", ".vsi": "Olympus VSI", ".ets": "Olympus ETS",
+    ".oib": "Olympus OIB", ".oir": "Olympus OIR", ".ims": "Imaris", ".isyntax": "Philips iSyntax",
+    ".dcm": "DICOM", ".ndpis": "Hamamatsu NDPIS", ".sld": "SlideBook", ".lsm5": "Zeiss LSM5",
+}  # fmt: skip
 #: TIFF axis codes that xfskde reads, and the dims they become.
 _TIFF_AXES = {"Y": "y", "X": "x", "S": "c", "C": "c"}
 #: What tifffile raises for a file it cannot read (TiffFileError derives from ValueError).
@@ -1537,18 +1550,54 @@ def image_levels(
     remote_store = name.endswith(".zarr") and not path.is_local  # zarr says if it is there
     if not remote_store and not path.exists():
         raise FileNotFoundError(f"no such image: {path}")
-    if not name.endswith(_TIFF_SUFFIXES):
+    if is_store(path):
         _refuse_series(series, path)
-    if name.endswith(".zarr") or path.is_dir() or path.is_zip:
         _refuse_remote_zip(path)
         return _zarr_levels(path, given)
-    if name.endswith(_TIFF_SUFFIXES):
+    if file_format(path) == "tiff":
         return _tiff_levels(path, series, given)
+    _refuse_series(series, path)
+    image = _open_plain(path, _Request((DEFAULT_CHUNK, DEFAULT_CHUNK), 0, 1, dims=given))
+    shape = tuple(int(n) for n in image.shape)
+    yx = (image.sizes["y"], image.sizes["x"])
+    return [ImageLevel(shape, tuple(map(str, image.dims)), image.dtype, yx, None, None)]
+
+
+def is_store(path: Location) -> bool:
+    """Whether an image source is a Zarr store (named ``.zarr``, a directory or a zip file)
+    rather than a file (:func:`file_format`)."""
+    return path.name.lower().endswith(".zarr") or path.is_dir() or path.is_zip
+
+
+def file_format(path: Location) -> str:
+    """``"tiff"`` or ``"plain"`` (PNG, JPEG, NPY, …): by the file's suffix, else by its first
+    bytes (:data:`_TIFF_MAGIC`: a TIFF by another name).
+
+    Raises
+    ------
+    ImageReadError
+        For a microscope's or scanner's own format (:data:`_OTHER_FORMATS`), naming it and the
+        ways to bring it here, and for any other file.
+    """
+    name = path.name.lower()
+    if name.endswith(_TIFF_SUFFIXES):
+        return "tiff"
     if name.endswith(_PLAIN_SUFFIXES):
-        image = _open_plain(path, _Request((DEFAULT_CHUNK, DEFAULT_CHUNK), 0, 1, dims=given))
-        shape = tuple(int(n) for n in image.shape)
-        yx = (image.sizes["y"], image.sizes["x"])
-        return [ImageLevel(shape, tuple(map(str, image.dims)), image.dtype, yx, None, None)]
+        return "plain"
+    other = next((f for suffix, f in _OTHER_FORMATS.items() if name.endswith(suffix)), None)
+    if other is not None:
+        raise ImageReadError(
+            f"cannot read {path}: xfskde does not read {other} files; convert it to OME-Zarr "
+            "(bioformats2raw) or OME-TIFF (bfconvert, QuPath), or read it with its own reader "
+            "(bioio) and pass the array or DataArray"
+        )
+    try:
+        with path.open() as file:
+            head = file.read(4)
+    except OSError as error:
+        raise ImageReadError(f"cannot read {path}: {error}") from error
+    if head in _TIFF_MAGIC:
+        return "tiff"
     raise ImageReadError(
         f"cannot read {path}: unknown format (expected TIFF/OME-TIFF/SVS, Zarr, PNG, JPEG or NPY)"
     )
@@ -1856,23 +1905,19 @@ def _opened(
     if isinstance(source, zarr.Array | zarr.Group):
         return _open_zarr(source, level, request)
     path = locate(source, storage_options)
-    name = path.name.lower()
-    if not name.endswith(_TIFF_SUFFIXES):
+    if path.name.lower().endswith(".zarr"):  # zarr says whether it is there (http lists no dirs)
         _refuse_series(series, path)
-    if name.endswith(".zarr"):  # a store: zarr says whether it is there (http lists no dirs)
         if path.is_local and not path.exists():
             raise FileNotFoundError(f"no such image: {path}")
         return _open_zarr(path, level, request)
     if not path.exists():
         raise FileNotFoundError(f"no such image: {path}")
     if path.is_dir() or path.is_zip:
+        _refuse_series(series, path)
         _refuse_remote_zip(path)
         return _open_zarr(path, level, request)
-    if name.endswith(_TIFF_SUFFIXES):
+    if file_format(path) == "tiff":
         return _open_tiff(path, level, request)
-    if name.endswith(_PLAIN_SUFFIXES):
-        _choose_level(path, [None], level, mpp)
-        return _recorded(_open_plain(path, request), path, 0, None)
-    raise ImageReadError(
-        f"cannot read {path}: unknown format (expected TIFF/OME-TIFF/SVS, Zarr, PNG, JPEG or NPY)"
-    )
+    _refuse_series(series, path)
+    _choose_level(path, [None], level, mpp)
+    return _recorded(_open_plain(path, request), path, 0, None)
