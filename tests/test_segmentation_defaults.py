@@ -898,6 +898,40 @@ def test_two_channels_are_segmented_by_their_balance():
     assert rand_index(truth, np.asarray(grey)) < 0.7  # what two channels got before
 
 
+def test_a_channel_missing_throughout_is_named():
+    """A band missing at every pixel (outside the scene's footprint, a detector that failed):
+    a pixel missing in one channel is missing in all, so nothing is left — it was a
+    ValueError listing the bank's 16 filters. Named now, with the channels to keep; channels
+    missing in different places (no pixel present in all) get the general refusal. A model
+    applied to an image with a band missing throughout labelled all of it background; it is
+    refused too, saying the model needs the band."""
+    texture, truth = random_textures((128, 128), seed=2)
+    four = np.concatenate([texture, np.full((128, 128, 1), np.nan)], axis=-1).astype(np.float32)
+    four = four[..., [0, 3, 1, 2]]  # the missing band second
+    with pytest.raises(xfskde.exceptions.ParameterError) as refused:
+        segment(four, 3)
+    assert str(refused.value) == (
+        "channel 1 (of 4, from 0) is missing (NaN or the nodata value) at every pixel of 256 "
+        "random tiles, and a pixel missing in one channel is missing in all: nothing to "
+        "segment; leave it out (image.isel(c=[0, 2, 3]); --channels)"
+    )
+    labels, model = segment(texture, 3, return_model=True)
+    assert rand_index(truth, np.asarray(labels)) > 0.9
+    bands = texture.astype(np.float32)
+    bands[..., 2] = np.nan  # the model's image with a band gone: all of it was label 0, silently
+    with pytest.raises(xfskde.exceptions.ParameterError) as refused:
+        model.predict(bands)
+    assert str(refused.value).endswith(
+        "missing in all: nothing to segment; the model reads every channel of the image it was "
+        "fitted on: give it"
+    )
+    crossed = texture.astype(np.float32)
+    crossed[:64, :, 0] = np.nan
+    crossed[64:, :, 1] = np.nan
+    with pytest.raises(xfskde.exceptions.ParameterError, match="no pixel is present in every"):
+        segment(crossed, 3)
+
+
 def test_images_with_nothing_or_little_to_segment():
     """All missing, or flat: one clear refusal (it was a ValueError listing the 16 filters, and
     three arbitrary labels on a flat image). A small patch of data in a large missing image,

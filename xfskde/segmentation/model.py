@@ -1363,22 +1363,46 @@ def _repeat_cells(
 
 
 def _probe_tiles(
-    arr: da.Array, foreground: np.ndarray | None, seed: int, count: int = TILES
+    arr: da.Array, foreground: np.ndarray | None, seed: int, count: int = TILES, fit: bool = True
 ) -> list[np.ndarray]:
     """``count`` (:data:`.defaults.TILES`) random square tiles (side :data:`.defaults.TILE`,
     or the image's shorter side) of the prepared image, each reaching the foreground when there
     is a mask: what the texture scale and the filter bank's ranges are measured on. Reads only
     those pixels. When fewer than half of them hold a present pixel (an image mostly missing),
     16 times as many are drawn and the fullest kept (:func:`_present_tiles`); when none of
-    those holds one either, the image is refused."""
+    those holds one either, the image is refused. A pixel is present when every channel is (a
+    pixel missing in one channel is missing in all: :func:`.features.present_pixels`), so a
+    channel missing throughout — a band outside the scene, a detector that failed — is named,
+    with the channels to fit on or, where a model is applied (not ``fit``), said to be needed.
+    """
     tiles = _present_tiles(arr, foreground, seed, count)
-    if tiles and not any(np.isfinite(t).any() for t in tiles):
+    if tiles and not any(_complete(t).any() for t in tiles):
+        held = np.any([np.isfinite(t).any(axis=(0, 1)) for t in tiles], axis=0)
+        if held.any() and not held.all():
+            gone, kept = np.flatnonzero(~held).tolist(), np.flatnonzero(held).tolist()
+            them = "them" if len(gone) > 1 else "it"
+            remedy = (
+                f"leave {them} out (image.isel(c={kept}); --channels)"
+                if fit
+                else f"the model reads every channel of the image it was fitted on: give {them}"
+            )
+            raise ParameterError(
+                f"channel{'s' * (len(gone) > 1)} {', '.join(map(str, gone))} (of "
+                f"{held.size}, from 0) {'are' if len(gone) > 1 else 'is'} missing (NaN or "
+                f"the nodata value) at every pixel of {16 * count} random tiles, and a pixel "
+                f"missing in one channel is missing in all: nothing to segment; {remedy}"
+            )
         raise ParameterError(
-            f"no pixel is present in {16 * count} random tiles of the image (all NaN, or "
-            "all the nodata value): nothing to segment; check nodata, or give a mask of "
-            "where the data are"
+            f"no pixel is present in every channel in {16 * count} random tiles of the image "
+            "(all NaN, or all the nodata value): nothing to segment; check nodata, or give a "
+            "mask of where the data are"
         )
     return tiles
+
+
+def _complete(tile: np.ndarray) -> np.ndarray:
+    """The pixels of a (h, w, C) tile present in every channel."""
+    return np.isfinite(tile).all(axis=-1)
 
 
 def _present_tiles(
@@ -1391,11 +1415,11 @@ def _present_tiles(
     held: its texture scale 3.9 px, where alone it is 6.9); the first tiles if none does."""
     tiles = _draw_tiles(arr, foreground, seed, count)
     _refuse_extreme(tiles)
-    if tiles and sum(bool(np.isfinite(t).any()) for t in tiles) < len(tiles) / 2:
+    if tiles and sum(bool(_complete(t).any()) for t in tiles) < len(tiles) / 2:
         more = _draw_tiles(arr, foreground, seed + 1, 16 * count)
-        held = [t for t in more if np.isfinite(t).any()]
+        held = [t for t in more if _complete(t).any()]
         if held:
-            tiles = sorted(held, key=lambda t: -np.isfinite(t).mean())[:count]  # fullest first
+            tiles = sorted(held, key=lambda t: -_complete(t).mean())[:count]  # fullest first
     return tiles
 
 
@@ -1480,9 +1504,10 @@ def _channel_levels(tiles: list[np.ndarray]) -> tuple[tuple[float, float], ...] 
 def _image_levels(arr: da.Array, foreground: np.ndarray | None, per_channel: bool = False) -> Any:
     """The black and white levels of an image to predict (:func:`_value_range`, or with
     ``per_channel`` each channel's, :func:`_channel_levels`, of :data:`.defaults.TILES` probe
-    tiles, drawn with seed 0, those of an image mostly missing as the fit draws them:
-    :func:`_present_tiles`), None without values."""
-    tiles = _present_tiles(arr, foreground, 0, TILES)
+    tiles, drawn with seed 0, those of an image mostly missing as the fit draws them, and an
+    image without a pixel present refused as the fit refuses it: :func:`_probe_tiles`), None
+    without values."""
+    tiles = _probe_tiles(arr, foreground, 0, fit=False)
     if not tiles:
         return None
     return _channel_levels(tiles) if per_channel else _value_range(tiles)
