@@ -17,7 +17,11 @@ Needs the geo extra (``pip install "xfskde[geo]"``: rioxarray). The script
    descriptions) of reflectance stored × 10 000 (GDAL scale 0.0001), and again with its bands
    in another order: ``xfskde maps`` gives the energy in reflectance per pixel, ``xfskde
    segment --channels B08,B04`` segments two of the bands by name, and ``--model`` labels the
-   reordered scene with its bands put back in the model's order.
+   reordered scene with its bands put back in the model's order;
+6. writes each texture's fraction of every pixel as a band (``--abundances``);
+7. draws an area of interest as a GeoJSON polygon in WGS 84 longitude and latitude (as GIS
+   tools export one) and segments only inside it (``--mask aoi.geojson``): the polygon is
+   transformed to the scene's UTM grid and drawn by pixel centres, as GDAL's rasterize draws it.
 
     python examples/geospatial.py [--size 256] [--out DIR]
 """
@@ -25,6 +29,7 @@ Needs the geo extra (``pip install "xfskde[geo]"``: rioxarray). The script
 from __future__ import annotations
 
 import argparse
+import json
 import tempfile
 from pathlib import Path
 
@@ -199,6 +204,24 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
         print(f"fractions.tif: bands {fractions.attrs['long_name']}, summing to 1 within "
               f"{results['fractions_sum_error']:.0e}; their arg-max is the labels at "
               f"{results['fractions_argmax_is_labels']:.1%} of the pixels")  # fmt: skip
+        # 7. an area of interest drawn in WGS 84 (RFC 7946): labels inside it only
+        from pyproj import Transformer
+
+        to_wgs84 = Transformer.from_crs(CRS, "EPSG:4326", always_xy=True).transform
+        west, north = CORNER[0] + 40 * PIXEL, CORNER[1] - 20 * PIXEL
+        east, south = west + (args.size // 2) * PIXEL, north - (args.size // 2) * PIXEL
+        corners = [(west, north), (east, north), (east, south), (west, south), (west, north)]
+        aoi = {"type": "Polygon", "coordinates": [[list(to_wgs84(x, y)) for x, y in corners]]}
+        (folder / "aoi.geojson").write_text(json.dumps(aoi))
+        xfskde_command(["segment", str(folder / "bands.tif"), str(folder / "aoi-labels.tif"),
+                        "--model", str(folder / "labels.tif"), "--mask",
+                        str(folder / "aoi.geojson"), *quiet])  # fmt: skip
+        inside = rioxarray.open_rasterio(folder / "aoi-labels.tif").values[0] > 0
+        results["aoi_share"] = float(inside.mean())
+        results["aoi_square"] = float((args.size // 2) ** 2 / args.size**2)
+        side = args.size // 2
+        print(f"aoi-labels.tif: labels inside the area of interest only, {inside.mean():.2%} "
+              f"of the scene (its {side}² pixels: {results['aoi_square']:.2%})")  # fmt: skip
         if args.out:
             print(f"files in {folder}: " + ", ".join(sorted(p.name for p in folder.glob("*.tif"))))
     return results

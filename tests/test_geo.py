@@ -762,9 +762,12 @@ def test_the_example_shows_what_it_says(tmp_path):
     assert results["reordered_same_labels"] == 1.0
     assert results["fractions_sum_error"] < 1e-5  # the shares of each pixel sum to 1
     assert results["fractions_argmax_is_labels"] > 0.999  # the labels are their arg-max
+    # the area of interest, drawn in WGS 84, is the square of UTM pixels it was made from
+    assert abs(results["aoi_share"] - results["aoi_square"]) < 0.002
     assert {p.name for p in tmp_path.glob("*.tif")} == {
         "scene.tif", "cells.tif", "orientation.tif", "coherence.tif", "bands.tif",
         "reordered.tif", "band-maps.tif", "labels.tif", "again.tif", "fractions.tif",
+        "aoi-labels.tif",
     }  # fmt: skip
 
 

@@ -50,7 +50,6 @@ pixels, takes it without: :data:`xfskde.segmentation.defaults.MASK_MARGIN`).
 
 from __future__ import annotations
 
-import json
 import math
 import os
 import re
@@ -69,6 +68,7 @@ from ._cells import block_cells, cell_means, in_whole_cells
 from ._grid import MaskFootprint, mask_at_samples
 from ._labels import crs_wkt, image_nodata, parse_crs, pixel_steps, stored_integer_dtype
 from ._pictures import is_picture, palette_indices
+from ._polygons import is_polygons, polygon_mask
 from ._validation import _check_choice
 from .exceptions import (
     DimensionError,
@@ -79,7 +79,7 @@ from .exceptions import (
 )
 from .io import Location, locate, open_image
 from .io._location import micrometres
-from .io.images import image_levels, parse_plane
+from .io.images import image_levels, level_arguments, opened_as
 
 __all__ = [
     "COLOURLESS",
@@ -99,6 +99,7 @@ __all__ = [
     "METHODS",
     "background_blocks",
     "mask_samples",
+    "polygon_mask",
     "resolve_mask",
     "tissue_mask",
 ]
@@ -158,7 +159,7 @@ _PADDING_AREA = 64
 def _level_for(source: Any, max_side: int, storage_options: Any, opening: dict[str, Any]) -> int:
     """The finest pyramid level whose longer side is at most ``max_side`` (else the coarsest)
     of the image opened as ``opening`` says (its ``series`` and ``dims``)."""
-    levels = image_levels(source, storage_options=storage_options, **_describing(opening))
+    levels = image_levels(source, storage_options=storage_options, **level_arguments(opening))
     sides = [max(lv.shape[lv.dims.index("y")], lv.shape[lv.dims.index("x")]) for lv in levels]
     fitting = [i for i, side in enumerate(sides) if side <= max_side]
     return fitting[0] if fitting else len(levels) - 1
@@ -191,27 +192,6 @@ def _small(image: xr.DataArray, max_side: int) -> xr.DataArray:
                         attrs={**image.attrs, "downsampled_by": factor})  # fmt: skip
 
 
-def _opened_as(image: xr.DataArray) -> dict[str, Any]:
-    """The ``plane``, ``series``, ``dims`` and ``channels`` an opened image was read with (from
-    its attrs), as :func:`xfskde.open_image` takes them: its file's other levels are read
-    alike."""
-    opening: dict[str, Any] = {}
-    if "source_plane" in image.attrs:
-        opening["plane"] = parse_plane(str(image.attrs["source_plane"]))
-    if "source_series" in image.attrs:
-        opening["series"] = int(image.attrs["source_series"])
-    if "source_axes" in image.attrs:
-        opening["dims"] = tuple(str(image.attrs["source_axes"]).split())
-    if "source_channels" in image.attrs:
-        opening["channels"] = json.loads(str(image.attrs["source_channels"]))
-    return opening
-
-
-def _describing(opening: dict[str, Any]) -> dict[str, Any]:
-    """The arguments of :func:`xfskde.io.images.image_levels` among ``open_image``'s."""
-    return {k: v for k, v in opening.items() if k in ("series", "dims")}
-
-
 def _whole_source(image: xr.DataArray, storage_options: Any) -> tuple[Any, dict[str, Any]]:
     """The file an opened image came from, when the image is the whole of one of its levels
     (its low-resolution level is then read for the mask, of the same plane and series), and
@@ -221,9 +201,9 @@ def _whole_source(image: xr.DataArray, storage_options: Any) -> tuple[Any, dict[
     recorded = image.encoding.get("source")
     source = recorded if isinstance(recorded, Location) else image.attrs["source"]
     source = locate(source, storage_options)
-    opening = _opened_as(image)
+    opening = opened_as(image)
     try:
-        levels = image_levels(source, **_describing(opening))
+        levels = image_levels(source, **level_arguments(opening))
         level = levels[int(image.attrs.get("source_level", 0))]
     except (OSError, IndexError, ValueError, XfskdeError):
         return image, {}
@@ -661,7 +641,7 @@ def tissue_mask(
         if level is None:
             level = _level_for(image, max_side, storage_options, opening)
         opened = open_image(image, level=level, storage_options=storage_options, **opening)
-        first = image_levels(image, storage_options=storage_options, **_describing(opening))[0]
+        first = image_levels(image, storage_options=storage_options, **level_arguments(opening))[0]
         full = (first.shape[first.dims.index("y")], first.shape[first.dims.index("x")])
         dtype = stored_integer_dtype(opened) or opened.dtype
         small = _small(opened, max_side)
@@ -714,12 +694,15 @@ def resolve_mask(mask: Any, image: Any, margin: int = MARGIN) -> xr.DataArray | 
     ``mask`` is None (no mask), ``"auto"`` or another of :data:`METHODS` (:func:`tissue_mask`
     of ``image`` by that method, grown by ``margin`` mask pixels), a path or URL of a mask
     image or a PIL picture of one (non-zero is foreground; a palette PNG's indices, not its
-    colours), or an array or DataArray (truthy is foreground).
+    colours), regions drawn as polygons (a GeoJSON file, mapping or GeoDataFrame:
+    :func:`xfskde._polygons.polygon_mask`), or an array or DataArray (truthy is foreground).
     """
     if mask is None or (isinstance(mask, str) and mask == "none"):
         return None
     if isinstance(mask, str) and mask in METHODS:
         return tissue_mask(image, method=mask, margin=margin)
+    if is_polygons(mask):
+        return polygon_mask(mask, image)  # drawn on the image's grid: nothing to place
     if isinstance(mask, xr.DataArray):
         values = mask
     elif isinstance(mask, np.ndarray | da.Array):

@@ -333,8 +333,9 @@ def add_mask_option(parser: argparse.ArgumentParser) -> None:
         "RGB without a CRS) or else the data (non-zero, not nodata) on a low-resolution level; "
         "'fluorescence' the signal on a dark background (any channels and bits), "
         "'brightfield' the tissue on glass whatever the bits; PATH is a mask image at any "
-        "resolution (non-zero: foreground; a palette PNG by its indices, not its colours); "
-        "blocks without foreground are neither read nor computed",
+        "resolution (non-zero: foreground; a palette PNG by its indices, not its colours) or "
+        "a GeoJSON of regions (QuPath's, in level-0 pixels; an area of interest, in its CRS "
+        "or WGS 84); blocks without foreground are neither read nor computed",
     )  # fmt: skip
 
 

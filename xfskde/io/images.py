@@ -1563,6 +1563,27 @@ def image_levels(
     return [ImageLevel(shape, tuple(map(str, image.dims)), image.dtype, yx, None, None)]
 
 
+def opened_as(image: xr.DataArray) -> dict[str, Any]:
+    """The ``plane``, ``series``, ``dims`` and ``channels`` an opened image was read with (from
+    its attrs), as :func:`xfskde.open_image` takes them: its file's other levels are read
+    alike."""
+    opening: dict[str, Any] = {}
+    if "source_plane" in image.attrs:
+        opening["plane"] = parse_plane(str(image.attrs["source_plane"]))
+    if "source_series" in image.attrs:
+        opening["series"] = int(image.attrs["source_series"])
+    if "source_axes" in image.attrs:
+        opening["dims"] = tuple(str(image.attrs["source_axes"]).split())
+    if "source_channels" in image.attrs:
+        opening["channels"] = json.loads(str(image.attrs["source_channels"]))
+    return opening
+
+
+def level_arguments(opening: dict[str, Any]) -> dict[str, Any]:
+    """The arguments of :func:`xfskde.io.images.image_levels` among ``open_image``'s."""
+    return {k: v for k, v in opening.items() if k in ("series", "dims")}
+
+
 def is_store(path: Location) -> bool:
     """Whether an image source is a Zarr store (named ``.zarr``, a directory or a zip file)
     rather than a file (:func:`file_format`)."""

@@ -1,0 +1,173 @@
+"""Masks drawn as polygons (:mod:`xfskde._polygons`): QuPath's regions on a slide, an area of
+interest on a scene — placed in the right frame, drawn by pixel centres as GDAL draws them,
+and refused where the frame cannot be told."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+import tifffile
+import xarray as xr
+import zarr
+
+import xfskde
+from xfskde._polygons import polygon_mask
+from xfskde.cli import main
+from xfskde.exceptions import ParameterError
+from xfskde.masks import resolve_mask
+
+#: QuPath's export of two annotations (a square with a square hole; a MultiPolygon) and a
+#: detection's centroid, in level-0 pixels: 800² − 200² + 400 × 200 = 680 000 of them inside.
+REGIONS = {
+    "type": "FeatureCollection",
+    "features": [
+        {"type": "Feature", "properties": {"classification": {"name": "Tumor"}},
+         "geometry": {"type": "Polygon", "coordinates": [
+             [[100, 200], [900, 200], [900, 1000], [100, 1000], [100, 200]],
+             [[300, 400], [500, 400], [500, 600], [300, 600], [300, 400]]]}},
+        {"type": "Feature", "properties": {},
+         "geometry": {"type": "MultiPolygon", "coordinates": [
+             [[[1200, 1200], [1600, 1200], [1600, 1400], [1200, 1400], [1200, 1200]]]]}},
+        {"type": "Feature", "properties": {}, "geometry": {"type": "Point", "coordinates": [5, 5]}},
+    ],
+}  # fmt: skip
+INSIDE = 800 * 800 - 200 * 200 + 400 * 200
+
+
+def _expected(shape: tuple[int, int], factor: int = 1) -> np.ndarray:
+    """REGIONS drawn by hand on the pixels of level 0 over ``factor`` (pixel centres)."""
+    mask = np.zeros(shape, bool)
+    for top, bottom, left, right in [(200, 1000, 100, 900), (1200, 1400, 1200, 1600)]:
+        mask[top // factor : bottom // factor, left // factor : right // factor] = True
+    mask[400 // factor : 600 // factor, 300 // factor : 500 // factor] = False
+    return mask
+
+
+@pytest.fixture(scope="module")
+def slides(tmp_path_factory):
+    """A 2048² pyramid (levels of 2048 and 1024) with 0.5 µm pixels, and one recording none."""
+    folder = tmp_path_factory.mktemp("slides")
+    image = np.random.default_rng(0).integers(0, 255, (2048, 2048, 3), np.uint8)
+    options = {"tile": (256, 256), "photometric": "rgb"}
+    paths = {}
+    for name, metadata in [("sized.ome.tif", {"PhysicalSizeX": 0.5, "PhysicalSizeY": 0.5}),
+                           ("unsized.tif", None)]:  # fmt: skip
+        paths[name] = folder / name
+        with tifffile.TiffWriter(paths[name], ome=metadata is not None) as tif:
+            tif.write(
+                image, subifds=1, metadata=metadata and {"axes": "YXS", **metadata}, **options
+            )
+            tif.write(image[::2, ::2], subfiletype=1, **options)
+    (folder / "regions.geojson").write_text(json.dumps(REGIONS))
+    return paths["sized.ome.tif"], paths["unsized.tif"], folder / "regions.geojson"
+
+
+def test_qupath_regions_are_drawn_on_every_level_and_crop(slides):
+    """Level-0 pixels, x the column: the same regions on level 0, on level 1 (a quarter of the
+    pixels), on a crop of level 0 (placed by its µm coords) and on level 1 of a file without a
+    pixel size (placed by the ratio of the sides); a crop of that one cannot be placed."""
+    sized, unsized, regions = slides
+    level0 = resolve_mask(str(regions), xfskde.open_image(sized))
+    np.testing.assert_array_equal(level0.values, _expected((2048, 2048)))
+    assert level0.attrs["polygons"] == 2 and level0.attrs["source"] == str(regions)
+    assert "source_version" in level0.attrs  # a resumed write sees the mask change
+    for path in (sized, unsized):
+        level1 = resolve_mask(str(regions), xfskde.open_image(path, level=1))
+        np.testing.assert_array_equal(level1.values, _expected((1024, 1024), factor=2))
+    crop = xfskde.open_image(sized).isel(y=slice(150, 1150), x=slice(50, 1050))
+    cut = resolve_mask(REGIONS, crop)
+    np.testing.assert_array_equal(cut.values, _expected((2048, 2048))[150:1150, 50:1050])
+    with pytest.raises(ParameterError, match="records no pixel size: give the mask for the whole"):
+        resolve_mask(REGIONS, xfskde.open_image(unsized, level=1).isel(y=slice(0, 500)))
+    array = resolve_mask(REGIONS, xr.DataArray(np.zeros((2048, 2048)), dims=("y", "x")))
+    np.testing.assert_array_equal(array.values, _expected((2048, 2048)))  # its own pixels
+
+
+def test_a_mask_beyond_max_side_is_the_image_at_one_scale(slides):
+    _, unsized, _ = slides
+    image = xfskde.open_image(unsized)
+    mask = polygon_mask(REGIONS, image, max_side=512)
+    assert mask.shape == (512, 512) and mask.attrs["downsampled_by"] == 4
+    np.testing.assert_array_equal(mask.values, _expected((512, 512), factor=4))
+
+
+def test_segment_and_coefficients_take_qupath_regions(slides, tmp_path, capsys):
+    """``--mask regions.geojson``: nothing labelled or computed outside the regions, at the
+    level ``--mpp`` reads too; the store records the mask and its version."""
+    sized, _, regions = slides
+    labels = tmp_path / "labels.zarr"
+    argv = ["segment", str(sized), str(labels), "--textures", "2", "--mask", str(regions),
+            "--mpp", "1", "--no-progress"]  # fmt: skip
+    assert main(argv) == 0
+    values = zarr.open_group(labels)["labels"][:]
+    outside = ~_expected((1024, 1024), factor=2)
+    assert values.shape == (1024, 1024) and not values[outside].any()
+    assert values[~outside].all()
+    store = tmp_path / "field.zarr"
+    argv = ["coefficients", str(sized), str(store), "--mask", str(regions), "--stride", "8",
+            "--no-progress"]  # fmt: skip
+    assert main(argv) == 0
+    field = xfskde.open_coefficients(store)
+    assert field.attrs["mask"] == str(regions) and "mask_version" in field.attrs
+    assert np.isnan(field.values[0, 0]).all() and np.isfinite(field.values[80, 80]).all()
+
+
+def test_an_area_of_interest_on_a_scene_as_gdal_draws_it(tmp_path):
+    """A GeoTIFF in UTM: a GeoJSON naming that CRS placed by the image's coords, one in WGS 84
+    (RFC 7946's default) transformed first — each pixel as GDAL's rasterize draws the same
+    polygon (pixel centres, rasterio) — whichever way the y coords run; a GeoDataFrame-like
+    object's crs read; UTM numbers read as WGS 84, and a CRS on an image without one, refused."""
+    rioxarray = pytest.importorskip("rioxarray")
+    from pyproj import Transformer
+    from rasterio.features import rasterize
+
+    del rioxarray
+    side = 512
+    scene = xr.DataArray(
+        np.zeros((1, side, side), np.uint8), dims=("band", "y", "x"),
+        coords={"band": [1], "y": 500_000 - 10.0 * np.arange(side) - 5,
+                "x": 300_000 + 10.0 * np.arange(side) + 5},
+    ).rio.write_crs("EPSG:32633")  # fmt: skip
+    scene.rio.to_raster(tmp_path / "scene.tif")
+    image = xfskde.open_image(tmp_path / "scene.tif")
+    ring = [[301_000, 499_000], [304_003, 498_500], [303_000, 495_007], [301_000, 499_000]]
+    utm = {"type": "Feature", "properties": {},
+           "crs": {"type": "name", "properties": {"name": "urn:ogc:def:crs:EPSG::32633"}},
+           "geometry": {"type": "Polygon", "coordinates": [ring]}}  # fmt: skip
+    gdal = rasterize([utm["geometry"]], out_shape=(side, side), transform=scene.rio.transform())
+    np.testing.assert_array_equal(resolve_mask(utm, image).values, gdal.astype(bool))
+    flipped = resolve_mask(utm, image.isel(y=slice(None, None, -1)))
+    np.testing.assert_array_equal(flipped.values, gdal[::-1].astype(bool))
+    to_wgs84 = Transformer.from_crs("EPSG:32633", "EPSG:4326", always_xy=True).transform
+    lonlat = [list(to_wgs84(x, y)) for x, y in ring]
+    (tmp_path / "aoi.geojson").write_text(json.dumps({"type": "Polygon", "coordinates": [lonlat]}))
+    drawn = resolve_mask(str(tmp_path / "aoi.geojson"), image).values
+    assert np.count_nonzero(drawn != gdal.astype(bool)) <= 0.002 * gdal.sum()  # straight in UTM
+
+    class Frame:  # what a GeoDataFrame offers: __geo_interface__ and a pyproj crs
+        def __init__(self) -> None:
+            feature = {"type": "Feature", "properties": {}, "geometry": utm["geometry"]}
+            self.__geo_interface__ = {"type": "FeatureCollection", "features": [feature]}
+            self.crs = scene.rio.crs  # rasterio's CRS has to_wkt(), as pyproj's
+
+    np.testing.assert_array_equal(resolve_mask(Frame(), image).values, gdal.astype(bool))
+    with pytest.raises(ParameterError, match="read as WGS 84 longitude and latitude"):
+        resolve_mask({"type": "Polygon", "coordinates": [ring]}, image)
+    with pytest.raises(ParameterError, match=r"is in a CRS .* and the image has none"):
+        resolve_mask(utm, xr.DataArray(np.zeros((64, 64)), dims=("y", "x")))
+
+
+def test_geojson_without_regions_or_not_geojson_is_refused(tmp_path):
+    image = xr.DataArray(np.zeros((64, 64)), dims=("y", "x"))
+    with pytest.raises(ParameterError, match="holds no Polygon or MultiPolygon"):
+        resolve_mask({"type": "Point", "coordinates": [1, 2]}, image)
+    with pytest.raises(ParameterError, match="not GeoJSON"):
+        resolve_mask({"features": []}, image)
+    (tmp_path / "notes.json").write_text("not json")
+    with pytest.raises(ParameterError, match="is not GeoJSON"):
+        resolve_mask(str(tmp_path / "notes.json"), image)
+    with pytest.raises(ParameterError, match="lie outside the image"):
+        resolve_mask({"type": "Polygon", "coordinates": [[[100, 100], [200, 100], [200, 200]]]},
+                     image)  # fmt: skip

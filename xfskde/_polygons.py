@@ -1,0 +1,323 @@
+"""Masks drawn as polygons: GeoJSON regions rasterised onto an image's grid (:func:`polygon_mask`).
+
+Pathologists draw their regions in QuPath and export them as GeoJSON; remote-sensing scientists
+keep an area of interest as a GeoJSON file or a GeoDataFrame. Either is a mask once its polygons
+are drawn on the image's pixels — :func:`xfskde.masks.resolve_mask` takes them wherever it
+takes a mask image (``mask="regions.geojson"``, ``--mask regions.geojson``).
+
+**Coordinates.** Which frame the vertices are in is read from the image and the GeoJSON, never
+guessed silently:
+
+* An image with a CRS (a GeoTIFF opened with rioxarray): the vertices are in the GeoJSON's
+  CRS — its ``crs`` member where it has one (QGIS and GDAL write it for any CRS but WGS 84; a
+  GeoDataFrame's ``crs``), else WGS 84 longitude and latitude, as RFC 7946 has it — and are
+  transformed to the image's CRS with pyproj (the ``geo`` extra), then placed by the image's
+  ``x``/``y`` coords.
+* An image without one (a slide, a photograph, an array): the vertices are pixels of the
+  image's full resolution — QuPath's and napari's convention: ``x`` the column, ``y`` the row,
+  ``(0, 0)`` the top-left corner of the top-left pixel. A pyramid level of a file (or the image
+  read at ``mpp=``) is placed by the ratio of its sides to level 0's; a crop of one by its
+  coordinates when they are lengths (the file records its pixel size); an image of no file is
+  its own level 0. A GeoJSON with a ``crs`` member on an image without a CRS is refused.
+
+**Drawing.** A pixel is foreground when its centre lies inside a polygon (its holes excluded;
+polygons may overlap). The mask is the image at one scale: its own grid for an image up to
+:data:`MAX_SIDE` pixels on a side, averaged down by a whole factor beyond (a mask pixel then
+covers f × f image pixels, as :func:`xfskde.masks.tissue_mask`'s do). Only ``Polygon`` and
+``MultiPolygon`` geometries are regions; points and lines (QuPath's detections as centroids)
+are left out, and a GeoJSON without any region is refused.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+import numpy as np
+import xarray as xr
+from skimage.draw import polygon as draw_polygon
+
+from ._labels import crs_wkt, parse_crs, pixel_steps
+from .exceptions import ParameterError
+from .io import locate, open_image
+from .io._location import micrometres
+from .io.images import image_levels, level_arguments, opened_as
+
+__all__ = ["MAX_SIDE", "is_polygons", "polygon_mask"]
+
+#: The longest side, in mask pixels, of a mask drawn from polygons: an image larger than this
+#: gets a mask averaged down by a whole factor (64 Mpx of booleans at most).
+MAX_SIDE = 8192
+#: File names read as GeoJSON.
+_SUFFIXES = (".geojson", ".json")
+#: The CRS of a GeoJSON without a ``crs`` member (RFC 7946).
+_WGS84 = "EPSG:4326"
+
+
+def is_polygons(mask: Any) -> bool:
+    """Whether a mask is given as polygons: a GeoJSON file (``.geojson``, ``.json``: a path or
+    URL), a GeoJSON mapping, or an object with ``__geo_interface__`` (shapely, geopandas)."""
+    if isinstance(mask, str | os.PathLike):
+        return str(mask).lower().rstrip("/").endswith(_SUFFIXES)
+    if isinstance(mask, Mapping):  # a mask in no other form is a mapping
+        return True
+    return hasattr(mask, "__geo_interface__")
+
+
+def polygon_mask(polygons: Any, image: xr.DataArray, max_side: int = MAX_SIDE) -> xr.DataArray:
+    """The regions of a GeoJSON drawn on an image's grid: a boolean ``(y, x)`` mask.
+
+    Parameters
+    ----------
+    polygons : path, URL, mapping or object with ``__geo_interface__``
+        A GeoJSON ``FeatureCollection``, ``Feature`` or geometry (a file, its parsed mapping,
+        a shapely geometry, a geopandas GeoDataFrame or GeoSeries, whose ``crs`` is read).
+    image : xarray.DataArray
+        The image the mask is for (as :func:`xfskde.open_image` gives it); its CRS, coords and
+        the file it came from tell the vertices' frame (module docstring).
+    max_side : int
+        The longest side of the mask; a larger image's mask is the image averaged down by a
+        whole factor.
+
+    Returns
+    -------
+    xarray.DataArray
+        True inside the regions. Its attrs record ``source`` (and ``source_version``) for a
+        file, and ``polygons`` (how many were drawn).
+
+    Raises
+    ------
+    ParameterError
+        For a GeoJSON without regions, one whose frame cannot be told on this image (a ``crs``
+        on an image without one; a crop of a level without a pixel size), or regions that lie
+        wholly outside the image.
+    """
+    document, attrs = _read(polygons)
+    rings = list(_polygons(document))
+    if not rings:
+        raise ParameterError(
+            f"{_name(polygons)} holds no Polygon or MultiPolygon: a mask needs regions (points "
+            "and lines are not)"
+        )
+    to_pixels = _frame(document, image, _name(polygons))
+    ny, nx = image.sizes["y"], image.sizes["x"]
+    factor = max(1, math.ceil(max(ny, nx) / max_side))
+    my, mx = math.ceil(ny / factor), math.ceil(nx / factor)
+    scale = (my / ny, mx / nx)  # image pixels (edges at integers) -> mask pixels
+
+    def on_mask(ring: np.ndarray) -> np.ndarray:  # (row, column) of mask pixel centres
+        placed = to_pixels(ring) * np.array(scale)[:, None] - 0.5
+        if not np.isfinite(placed).all():  # pyproj's inf: not coordinates of that CRS
+            raise ParameterError(
+                f"the vertices of {_name(polygons)} cannot be placed on the image: "
+                f"{_frame_hint(document, image)}"
+            )
+        return placed
+
+    mask = np.zeros((my, mx), bool)
+    for exterior, holes in rings:
+        region, (top, left) = _drawn(*on_mask(exterior), (my, mx))
+        if region is None:
+            continue
+        for hole in holes:
+            hole_rows, hole_cols = on_mask(hole)
+            inside = draw_polygon(hole_rows - top, hole_cols - left, region.shape)
+            region[inside] = False
+        mask[top : top + region.shape[0], left : left + region.shape[1]] |= region
+    if not mask.any():
+        raise ParameterError(
+            f"the regions of {_name(polygons)} lie outside the image (no pixel centre of its "
+            f"{ny} x {nx} falls inside one): {_frame_hint(document, image)}"
+        )
+    attrs = {**attrs, "polygons": len(rings)}
+    if factor > 1:
+        attrs["downsampled_by"] = factor
+    return xr.DataArray(mask, dims=("y", "x"), name="mask", attrs=attrs)
+
+
+def _drawn(
+    rows: np.ndarray, cols: np.ndarray, shape: tuple[int, int]
+) -> tuple[np.ndarray | None, tuple[int, int]]:
+    """The pixels of a ring, drawn on the part of the grid its bounding box covers: that
+    part (None when it lies outside the grid) and its top-left pixel."""
+    top, left = max(0, math.floor(rows.min())), max(0, math.floor(cols.min()))
+    bottom, right = (
+        min(shape[0], math.ceil(rows.max()) + 1),
+        min(shape[1], math.ceil(cols.max()) + 1),
+    )
+    if top >= bottom or left >= right:
+        return None, (top, left)
+    region = np.zeros((bottom - top, right - left), bool)
+    region[draw_polygon(rows - top, cols - left, region.shape)] = True
+    return region, (top, left)
+
+
+def _read(polygons: Any) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The GeoJSON mapping of ``polygons``, and the attrs its mask records (a file's source
+    and version, so that a resumed write knows the mask changed)."""
+    if isinstance(polygons, str | os.PathLike):
+        where = locate(polygons)
+        if not where.exists():
+            raise FileNotFoundError(f"no such mask: {where}")
+        try:
+            with where.open() as file:
+                document = json.load(file)
+        except (UnicodeDecodeError, json.JSONDecodeError) as error:
+            raise ParameterError(f"{where} is not GeoJSON ({error})") from None
+        return _checked(document, str(where)), {
+            "source": str(where),
+            "source_version": where.version(),
+        }
+    if isinstance(polygons, Mapping):
+        return _checked(dict(polygons), "the mask"), {}
+    document = dict(polygons.__geo_interface__)
+    crs = getattr(polygons, "crs", None)  # a GeoDataFrame's or GeoSeries' CRS
+    if crs is not None and "crs" not in document:
+        document["crs"] = {"type": "name", "properties": {"name": crs.to_wkt()}}
+    return _checked(document, type(polygons).__name__), {}
+
+
+def _checked(document: Any, name: str) -> dict[str, Any]:
+    if not isinstance(document, dict) or not isinstance(document.get("type"), str):
+        raise ParameterError(f"{name} is not GeoJSON: a mapping with a 'type' is needed")
+    return document
+
+
+def _name(polygons: Any) -> str:
+    if isinstance(polygons, str | os.PathLike):
+        return str(polygons)
+    return "the mask" if isinstance(polygons, Mapping) else type(polygons).__name__
+
+
+def _polygons(node: Mapping[str, Any]) -> Iterator[tuple[np.ndarray, list[np.ndarray]]]:
+    """Every polygon of a GeoJSON node: its exterior ring and its holes, as (2, n) arrays of
+    (x, y) vertices."""
+    kind = node.get("type")
+    if kind == "FeatureCollection":
+        for feature in node.get("features") or ():
+            yield from _polygons(feature)
+    elif kind == "Feature":
+        if node.get("geometry"):
+            yield from _polygons(node["geometry"])
+    elif kind == "GeometryCollection":
+        for geometry in node.get("geometries") or ():
+            yield from _polygons(geometry)
+    elif kind in ("Polygon", "MultiPolygon"):
+        polygons = node.get("coordinates") or ()
+        for rings in [polygons] if kind == "Polygon" else polygons:
+            arrays = [np.asarray(ring, float)[:, :2].T for ring in rings if len(ring) >= 3]
+            if arrays:
+                yield arrays[0], arrays[1:]
+
+
+def _named_crs(document: Mapping[str, Any]) -> str | None:
+    """The CRS a GeoJSON's (pre-RFC 7946) ``crs`` member names, if it has one."""
+    member = document.get("crs")
+    if not isinstance(member, Mapping):
+        return None
+    name = (member.get("properties") or {}).get("name")
+    return str(name) if name else None
+
+
+def _frame(document: Mapping[str, Any], image: xr.DataArray, name: str) -> Any:
+    """The function that takes (2, n) (x, y) vertices to (2, n) (row, column) positions on
+    the image's pixels, edges at integers (module docstring)."""
+    named = _named_crs(document)
+    wkt = crs_wkt(image)
+    if wkt is not None:
+        return _geographic(named or _WGS84, wkt, image)
+    if named is not None:
+        raise ParameterError(
+            f"{name} is in a CRS ({named}) and the image has none: open the image with its "
+            "CRS (a GeoTIFF, with rioxarray installed), or give regions in its pixels"
+        )
+    return _in_pixels(image, name)
+
+
+def _geographic(crs: str, wkt: str, image: xr.DataArray) -> Any:
+    """Vertices in ``crs`` onto an image in the CRS ``wkt``, placed by its x/y coords."""
+    source, target = parse_crs(crs), parse_crs(wkt)
+    if source is None or target is None:
+        raise ParameterError(
+            f"cannot read the CRS {crs if source is None else 'of the image'}: pyproj (the "
+            "geo extra: pip install 'xfskde[geo]') reads CRSs"
+        )
+    steps = _grid(image)
+    if steps is None:
+        raise ParameterError(
+            "the image's x and y coords are not a regular grid: no polygon can be placed on it"
+        )
+    transform = None
+    if source != target:
+        from pyproj import Transformer
+
+        transform = Transformer.from_crs(source, target, always_xy=True).transform
+    first = (float(image.y.values[0]), float(image.x.values[0]))
+
+    def to_pixels(xy: np.ndarray) -> np.ndarray:
+        x, y = transform(xy[0], xy[1]) if transform else (xy[0], xy[1])
+        rows = (np.asarray(y) - first[0]) / steps[0] + 0.5
+        cols = (np.asarray(x) - first[1]) / steps[1] + 0.5
+        return np.stack([rows, cols])
+
+    return to_pixels
+
+
+def _grid(image: xr.DataArray) -> tuple[float, float] | None:
+    """The signed (y, x) steps of an image's regular coords (a GeoTIFF's y runs down from the
+    north: its step is negative), None where they are not a regular grid."""
+    if pixel_steps(image) is None:
+        return None
+    y, x = (np.asarray(image[d].values[:2], float) for d in ("y", "x"))
+    return float(y[1] - y[0]), float(x[1] - x[0])
+
+
+def _in_pixels(image: xr.DataArray, name: str) -> Any:
+    """Vertices in level-0 pixels onto the image: by its sides' ratio to level 0's (a whole
+    level, or the file read at ``mpp=`` in cells of pixels), by its coords (part of a level
+    of a file that records its pixel size), or as they are (an image of no file)."""
+    source = image.attrs.get("source")
+    if not source:
+        return lambda xy: np.stack([xy[1], xy[0]])
+    ny, nx = image.sizes["y"], image.sizes["x"]
+    where = image.encoding.get("source") or source
+    opening = opened_as(image)
+    levels = image_levels(where, **level_arguments(opening))
+    level = levels[min(int(image.attrs.get("source_level", 0)), len(levels) - 1)]
+    height, width = (levels[0].shape[levels[0].dims.index(d)] for d in ("y", "x"))
+    cells = int(image.attrs.get("source_binning", 1))
+    if tuple(level.shape[level.dims.index(d)] // cells for d in ("y", "x")) == (ny, nx):
+        return lambda xy: np.stack([xy[1] * ny / height, xy[0] * nx / width])
+    unit = str(image["x"].attrs.get("units", "")) if "x" in image.coords else ""
+    steps = _grid(image)
+    if levels[0].pixel_size is None or micrometres(1.0, unit) is None or steps is None:
+        raise ParameterError(
+            f"{name} is in the pixels of {source}'s level 0, and this image is part of a level "
+            "whose file records no pixel size: give the mask for the whole level, or an array"
+        )
+    whole = open_image(where, level=0, **opening)  # lazy: level 0's coords, in this unit
+    y0, x0 = float(whole["y"].values[0]), float(whole["x"].values[0])
+    sy, sx = (float(whole[d].values[1] - whole[d].values[0]) for d in ("y", "x"))
+    first = (float(image["y"].values[0]), float(image["x"].values[0]))
+
+    def to_pixels(xy: np.ndarray) -> np.ndarray:
+        y, x = y0 + (xy[1] - 0.5) * sy, x0 + (xy[0] - 0.5) * sx  # level 0's edges, in µm
+        return np.stack([(y - first[0]) / steps[0] + 0.5, (x - first[1]) / steps[1] + 0.5])
+
+    return to_pixels
+
+
+def _frame_hint(document: Mapping[str, Any], image: xr.DataArray) -> str:
+    """What to check when the regions miss the image."""
+    if crs_wkt(image) is not None:
+        named = _named_crs(document)
+        return (
+            f"are they in {named}, as the GeoJSON's crs says?"
+            if named
+            else "a GeoJSON without a crs member is read as WGS 84 longitude and latitude "
+            "(RFC 7946): add the crs of its coordinates"
+        )
+    return "they are read as pixels of the image's level 0, x the column and y the row"
