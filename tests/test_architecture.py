@@ -31,8 +31,8 @@ LAYERS: list[tuple[str, ...]] = [
     # the one block engine and chunk planner; images averaged over cells, block by block
     ("xfskde.lazy", "xfskde._cells"),
     # the faces of the coefficient field: local_fskde, field operations, images and stores
-    ("xfskde.api", "xfskde.fields", "xfskde.orientation", "xfskde.masks", "xfskde._polygons",
-     "xfskde.io", "xfskde.io.*"),
+    ("xfskde.api", "xfskde.fields", "xfskde.orientation", "xfskde.masks", "xfskde.io",
+     "xfskde.io.*"),
     # consumers
     ("xfskde.descriptors", "xfskde.segmentation", "xfskde.segmentation.*", "xfskde.plot"),
     # data sets and the paper's experiments

@@ -211,3 +211,12 @@ def test_time_lapse_tracks_the_fibres_frame_by_frame():
     assert results["max_error_deg"] < 2.0  # measured 0.75°: each frame's fibres' angle
     assert results["min_coherence"] > 0.5  # measured 0.62: stripes under noise
     assert results["lazy_difference"] < 1e-6  # a Dask stack gives the same field
+
+
+def test_qupath_segments_inside_an_annotation_and_gives_the_textures_back():
+    results = _load("qupath").main(["--size", "384"])
+    assert results["outside_labelled"] == 0.0  # nothing outside the annotation
+    assert results["inside_labelled"] == 1.0
+    assert results["rand_inside"] > 0.9  # measured 0.966 at 512²
+    assert results["regions_are_labels"] == 1.0  # the regions drawn back: the labels
+    assert results["model_same_labels"] == 1.0  # --model of the GeoJSON labels alike

@@ -1,4 +1,4 @@
-"""Masks drawn as polygons (:mod:`xfskde._polygons`): QuPath's regions on a slide, an area of
+"""Masks drawn as polygons (:mod:`xfskde.io.geojson`): QuPath's regions on a slide, an area of
 interest on a scene — placed in the right frame, drawn by pixel centres as GDAL draws them,
 and refused where the frame cannot be told."""
 
@@ -13,9 +13,9 @@ import xarray as xr
 import zarr
 
 import xfskde
-from xfskde._polygons import polygon_mask
 from xfskde.cli import main
 from xfskde.exceptions import ParameterError
+from xfskde.io.geojson import polygon_mask
 from xfskde.masks import resolve_mask
 
 #: QuPath's export of two annotations (a square with a square hole; a MultiPolygon) and a

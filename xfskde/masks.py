@@ -68,7 +68,6 @@ from ._cells import block_cells, cell_means, in_whole_cells
 from ._grid import MaskFootprint, mask_at_samples
 from ._labels import crs_wkt, image_nodata, parse_crs, pixel_steps, stored_integer_dtype
 from ._pictures import is_picture, palette_indices
-from ._polygons import is_polygons, polygon_mask
 from ._validation import _check_choice
 from .exceptions import (
     DimensionError,
@@ -79,6 +78,7 @@ from .exceptions import (
 )
 from .io import Location, locate, open_image
 from .io._location import micrometres
+from .io.geojson import is_polygons, polygon_mask
 from .io.images import image_levels, level_arguments, opened_as
 
 __all__ = [
@@ -695,7 +695,7 @@ def resolve_mask(mask: Any, image: Any, margin: int = MARGIN) -> xr.DataArray | 
     of ``image`` by that method, grown by ``margin`` mask pixels), a path or URL of a mask
     image or a PIL picture of one (non-zero is foreground; a palette PNG's indices, not its
     colours), regions drawn as polygons (a GeoJSON file, mapping or GeoDataFrame:
-    :func:`xfskde._polygons.polygon_mask`), or an array or DataArray (truthy is foreground).
+    :func:`xfskde.io.geojson.polygon_mask`), or an array or DataArray (truthy is foreground).
     """
     if mask is None or (isinstance(mask, str) and mask == "none"):
         return None

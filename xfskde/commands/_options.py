@@ -490,6 +490,8 @@ OME_TIFF_SUFFIXES = (".ome.tif", ".ome.tiff")
 
 #: Output names written as an indexed PNG of the labels (``xfskde segment`` only).
 PNG_SUFFIXES = (".png",)
+#: Output names written as GeoJSON regions of the labels (``xfskde segment`` only).
+GEOJSON_SUFFIXES = (".geojson",)
 #: Picture formats no command writes: lossy, or not made for labels or values.
 _UNWRITTEN_SUFFIXES = (".jpg", ".jpeg", ".bmp", ".gif", ".webp", ".npy")
 
@@ -516,8 +518,20 @@ def is_png(output: str) -> bool:
     return _named(output, PNG_SUFFIXES)
 
 
+def is_geojson(output: str) -> bool:
+    """Whether ``output`` names a GeoJSON file (by its suffix): the labels as regions
+    (:func:`write_geojson_output`), written whole, as a local file."""
+    return _named(output, GEOJSON_SUFFIXES)
+
+
+def is_file_output(output: str) -> bool:
+    """Whether ``output`` is written as one local file (a TIFF, a PNG, a GeoJSON), not as a
+    Zarr store."""
+    return is_geotiff(output) or is_png(output) or is_geojson(output)
+
+
 def refuse_file_output(args: argparse.Namespace) -> None:
-    """An output written as one file — a GeoTIFF, a PNG — is refused before anything is
+    """An output written as one file — a GeoTIFF, a PNG, a GeoJSON — is refused before anything is
     computed for a command that does not write it, with ``--resume`` (it is written whole) and
     at a URL (it is a local file); a picture format no command writes (``labels.jpg``, once
     written as a Zarr store of that name) always."""
@@ -528,7 +542,14 @@ def refuse_file_output(args: argparse.Namespace) -> None:
             f"{args.output}: xfskde writes no {suffix} file: name the output *.zarr (a Zarr "
             f"store), *.ome.zarr (OME-Zarr), *.ome.tif (OME-TIFF) or *.tif (GeoTIFF){png}"
         )
-    if is_png(args.output):
+    if is_geojson(args.output):
+        kind = "GeoJSON"
+        if not getattr(args, "geojson_output", False):
+            raise ParameterError(
+                f"{args.output}: a GeoJSON holds regions: `xfskde segment` writes its labels "
+                f"as them; xfskde {args.command} writes a Zarr store (*.zarr)"
+            )
+    elif is_png(args.output):
         kind = "PNG"
         if not getattr(args, "png_output", False):
             raise ParameterError(
@@ -602,6 +623,15 @@ def write_png_output(labels: Any, args: argparse.Namespace) -> None:
     _written_whole(args.output, lambda partial: write_labels_png(labels, partial))
 
 
+def write_geojson_output(labels: Any, args: argparse.Namespace) -> None:
+    """Write labels to the GeoJSON ``args.output`` as one MultiPolygon per texture
+    (:func:`xfskde.io.geojson.write_labels_geojson`: QuPath's annotations in level-0 pixels,
+    or a scene's regions in its CRS), as :func:`write_tiff_output` does."""
+    from ..io.geojson import write_labels_geojson
+
+    _written_whole(args.output, lambda partial: write_labels_geojson(labels, partial))
+
+
 def write_picture_output(rgb: Any, attrs: dict, args: argparse.Namespace) -> None:
     """Write an RGB picture in [0, 1] to the PNG ``args.output``, ``attrs`` kept
     (:func:`xfskde.io.png.write_picture_png`), as :func:`write_png_output` writes labels."""
@@ -630,7 +660,7 @@ def refuse_existing(args: argparse.Namespace) -> None:
     ``--overwrite`` says what to do with it (a file output: :func:`refuse_file_output`)."""
     refuse_file_output(args)
     if output_exists(args.output) and not (args.overwrite or args.resume):
-        if is_geotiff(args.output) or is_png(args.output):
+        if is_file_output(args.output):
             raise StoreExistsError(f"{args.output} exists; pass --overwrite to replace it")
         raise StoreExistsError(
             f"{args.output} exists; pass --resume to finish an interrupted run or --overwrite "

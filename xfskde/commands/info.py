@@ -181,9 +181,44 @@ def _describe_image(path: str, dims: tuple[str, ...] | None) -> None:
     _print_table(level_table(description.levels))
 
 
+def _geojson_rows(path: str) -> list[tuple[str, str]]:
+    """What a GeoJSON holds: its regions by class, the frame of its coordinates, and the
+    texture model of one ``xfskde segment`` wrote."""
+    with locate(path).open() as file:
+        try:
+            document = json.load(file)
+        except (UnicodeDecodeError, json.JSONDecodeError) as error:
+            raise ParameterError(f"{path} is not GeoJSON ({error})") from None
+    features = document.get("features", [document]) if isinstance(document, dict) else []
+    names = []
+    for feature in features:
+        properties = feature.get("properties") or {} if isinstance(feature, dict) else {}
+        kind = (feature.get("geometry") or {}).get("type") if isinstance(feature, dict) else None
+        name = (properties.get("classification") or {}).get("name") or "unclassified"
+        names.append(f"{name} ({kind})")
+    crs = (document.get("crs") or {}).get("properties", {}).get("name")
+    rows = [
+        ("file", str(path)),
+        ("format", "GeoJSON"),
+        ("features", f"{len(features)}: {', '.join(names[:8])}{' ...' * (len(names) > 8)}"),
+        ("coordinates", crs or "no crs member: WGS 84 on an image with a CRS (RFC 7946), else "
+         "pixels of the image's level 0 (QuPath's)"),
+    ]  # fmt: skip
+    recorded = document.get("xfskde") if isinstance(document, dict) else None
+    if isinstance(recorded, dict) and "n_textures" in recorded:
+        rows.append(("xfskde", f"the regions of {recorded['n_textures']} textures and their "
+                     "texture model (--model takes it; --mask draws them)"))  # fmt: skip
+    return rows
+
+
 def run(args: argparse.Namespace) -> int:
     if not locate(args.store).exists() and not str(args.store).endswith(".zarr"):
         raise FileNotFoundError(f"no such store or image: {args.store}")
+    if str(args.store).lower().endswith(".geojson"):
+        if args.verify:
+            raise ParameterError(f"--verify checks a store's chunks; {args.store} is a GeoJSON")
+        _print_rows(_geojson_rows(args.store))
+        return 0
     if is_image(args.store):
         if args.verify:
             raise ParameterError(

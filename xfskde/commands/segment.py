@@ -61,6 +61,8 @@ from ._options import (
     auto_or,
     byte_size,
     check_scheduler,
+    is_file_output,
+    is_geojson,
     is_geotiff,
     is_ome_tiff,
     is_ome_zarr,
@@ -71,6 +73,7 @@ from ._options import (
     refuse_ome_zarr_grid,
     scheduler,
     warn_if_large,
+    write_geojson_output,
     write_png_output,
     write_tiff_output,
     writing,
@@ -97,9 +100,11 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         "of the abundances with the labels as its label image: a path or URL (s3://, gs://); "
         "or a GeoTIFF of the labels (a name ending in .tif: CRS and grid kept, the background "
         "label 0 its nodata; needs rioxarray), or an indexed PNG of the labels (.png: each "
-        "pixel's value its label, in the library's colours)",
+        "pixel's value its label, in the library's colours), or their regions as GeoJSON "
+        "(.geojson: a MultiPolygon per texture, in level-0 pixels for QuPath's Import "
+        "objects, or in a scene's CRS)",
     )
-    parser.set_defaults(tiff_output=True, png_output=True)
+    parser.set_defaults(tiff_output=True, png_output=True, geojson_output=True)
     parser.add_argument(
         "--abundances", action="store_true",
         help="write each texture's abundance (its share of the pixel's window, in [0, 1], "
@@ -201,10 +206,11 @@ def run(args: argparse.Namespace) -> int:
     if auto_chunks:  # read in blocks of the smaller side first; larger ones once it is known
         args.chunks = FEATURE_CHUNK
     refuse_existing(args)
-    if args.abundances and is_png(args.output):
+    if args.abundances and (is_png(args.output) or is_geojson(args.output)):
+        kind = "PNG" if is_png(args.output) else "GeoJSON"
         raise ParameterError(
-            f"{args.output}: a PNG holds labels; name the output *.tif (a GeoTIFF of one band "
-            "per texture) or *.zarr for the abundances"
+            f"{args.output}: a {kind} holds labels; name the output *.tif (a GeoTIFF of one "
+            "band per texture) or *.zarr for the abundances"
         )
     model = _given_model(args)
     out = args.output
@@ -279,6 +285,8 @@ def run(args: argparse.Namespace) -> int:
                 write_tiff_output(labels, args, nodata=BACKGROUND, overviews="mode")
             elif is_png(out):
                 write_png_output(labels, args)
+            elif is_geojson(out):
+                write_geojson_output(labels, args)
             else:
                 written = write_blocks(
                     labels, out, name="labels", resume=args.resume, overwrite=args.overwrite,
@@ -287,7 +295,9 @@ def run(args: argparse.Namespace) -> int:
     seconds = time.perf_counter() - start
     shape = (image.sizes["y"], image.sizes["x"])
     what = "abundances" if args.abundances else "labels"
-    if is_geotiff(out) or is_png(out):
+    if is_file_output(out):
+        if is_geojson(out):
+            what = "labels as regions"
         if is_ome_tiff(out):
             what = "abundances and labels as an OME-TIFF pyramid"
         print(f"wrote {out}: {what} {shape}, {model.n_textures} textures, in {seconds:.1f} s")
@@ -404,7 +414,7 @@ def _resumed_blocks(args: argparse.Namespace) -> tuple[tuple[int, ...], ...] | N
     """The (row, column) chunks of the store that ``--resume`` finishes, if it is one of
     xfskde's Zarr or OME-Zarr stores; None otherwise (nothing to resume, or a store the
     writer refuses with its own message)."""
-    if not args.resume or is_geotiff(args.output) or is_png(args.output):
+    if not args.resume or is_file_output(args.output):
         return None
     if not output_exists(args.output):
         return None

@@ -11,6 +11,7 @@ same textures under the same labels (``xfskde segment SLIDE OUT --model FIRST``)
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from typing import Any
 
@@ -41,8 +42,9 @@ def read_model(source: Any, *, storage_options: Mapping[str, Any] | None = None)
         its attrs), or a result written by ``xfskde segment`` or :func:`xfskde.io.write_blocks`:
         a Zarr store of labels, an OME-Zarr image of abundances (``*.ome.zarr``), an OME-TIFF
         of them (``*.ome.tif``, whose OME-XML holds the attrs as key-value pairs), a GeoTIFF
-        of labels (``*.tif``, whose metadata hold the attrs as text) or a PNG of labels
-        (``*.png``, :func:`xfskde.io.png.write_labels_png`); a path or URL. A store
+        of labels (``*.tif``, whose metadata hold the attrs as text), a PNG of labels
+        (``*.png``, :func:`xfskde.io.png.write_labels_png`) or their regions as GeoJSON
+        (``*.geojson``, :func:`xfskde.io.geojson.write_labels_geojson`); a path or URL. A store
         whose write did not finish holds the whole model too (it is written first).
     storage_options : mapping, optional
         Options of the fsspec filesystem of a URL (credentials, ``endpoint_url``).
@@ -79,6 +81,11 @@ def read_model(source: Any, *, storage_options: Mapping[str, Any] | None = None)
     if str(where).lower().endswith(".png"):
         with where.open() as handle:
             return TextureModel.from_attrs(png_attrs(handle), source=where)
+    if str(where).lower().endswith(".geojson"):  # its foreign member "xfskde": the attrs
+        with where.open() as handle:
+            recorded = json.load(handle).get("xfskde")
+        return TextureModel.from_attrs(recorded if isinstance(recorded, Mapping) else {},
+                                       source=where)  # fmt: skip
     group = zarr.open_group(zarr_like(where), mode="r")
     recorded = group.attrs.get("xfskde")
     if isinstance(recorded, Mapping) and isinstance(recorded.get("attrs"), Mapping):

@@ -1,0 +1,124 @@
+"""Labels written as GeoJSON regions (:func:`xfskde.io.geojson.labels_geojson`): each texture a
+MultiPolygon that GDAL's rasterizer (rasterio) draws back onto exactly its pixels — on an
+array, on a slide's level 0 from labels of level 1 (QuPath's frame), on a scene in its CRS —
+and the command line's ``*.geojson`` output, read back by ``--model`` and ``xfskde info``."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+import tifffile
+import xarray as xr
+import zarr
+from skimage.draw import disk, ellipse
+
+import xfskde
+from xfskde._palette import label_rgba_8bit
+from xfskde.cli import main
+from xfskde.datasets import random_textures
+from xfskde.io.geojson import labels_geojson, polygon_mask
+
+rasterio_features = pytest.importorskip("rasterio.features")
+Affine = pytest.importorskip("affine").Affine
+
+
+def _labels(shape=(300, 400)) -> np.ndarray:
+    """Three textures: an ellipse holding a hole with an island, a disk, a band along an edge."""
+    labels = np.zeros(shape, np.uint8)
+    labels[ellipse(150, 200, 120, 80, rotation=0.6, shape=shape)] = 1
+    labels[ellipse(150, 200, 40, 25, shape=shape)] = 0
+    labels[disk((150, 200), 8, shape=shape)] = 2
+    labels[disk((60, 60), 45, shape=shape)] = 2
+    labels[250:, :] = 3
+    return labels
+
+
+def _drawn_by_gdal(collection: dict, shape, transform=None) -> np.ndarray:
+    """Each feature burnt with its label by GDAL's rasterizer (pixel centres inside)."""
+    shapes = [(f["geometry"], f["properties"]["label"]) for f in collection["features"]]
+    transform = transform or Affine.identity()
+    return rasterio_features.rasterize(shapes, out_shape=shape, transform=transform, dtype="uint8")
+
+
+def test_regions_are_drawn_back_onto_their_pixels_by_gdal_and_by_the_mask_reader():
+    labels = _labels()
+    collection = labels_geojson(labels)
+    assert [f["properties"]["label"] for f in collection["features"]] == [1, 2, 3]
+    np.testing.assert_array_equal(_drawn_by_gdal(collection, labels.shape), labels)
+    palette = label_rgba_8bit(3)
+    for feature in collection["features"]:
+        label = feature["properties"]["label"]
+        assert feature["geometry"]["type"] == "MultiPolygon"
+        assert feature["properties"]["objectType"] == "annotation"  # QuPath's import
+        assert feature["properties"]["classification"] == {
+            "name": f"texture {label}", "color": palette[label][:3].tolist()
+        }  # fmt: skip
+        alone = {"type": "FeatureCollection", "features": [feature]}
+        drawn = polygon_mask(alone, xr.DataArray(labels, dims=("y", "x"))).values
+        np.testing.assert_array_equal(drawn, labels == label)
+    ellipse_polygons = collection["features"][0]["geometry"]["coordinates"]
+    assert max(len(p) for p in ellipse_polygons) == 2  # the ellipse's exterior and its hole
+    vertices = sum(len(r) for f in collection["features"] for p in f["geometry"]["coordinates"]
+                   for r in p)  # fmt: skip
+    assert vertices < 1000  # the staircases' steps become their slopes (outline ~2 000 px)
+
+
+def test_a_slides_regions_are_in_level_0_pixels(tmp_path, capsys):
+    """Labels of level 1 (``--mpp 1`` of a 0.5 µm slide) written as QuPath reads regions: in
+    the pixels of level 0, so GDAL draws them back on level 1 at a scale of 2; ``--model`` of
+    the GeoJSON labels the slide alike; ``xfskde info`` says what it holds."""
+    image, _ = random_textures((512, 512), seed=1)
+    pixels = (image * 255).astype(np.uint8)
+    path = tmp_path / "slide.ome.tif"
+    options = {"tile": (128, 128), "photometric": "rgb"}
+    with tifffile.TiffWriter(path, ome=True) as tif:
+        tif.write(pixels, subifds=1, metadata={"axes": "YXS", "PhysicalSizeX": 0.5,
+                                               "PhysicalSizeY": 0.5}, **options)  # fmt: skip
+        tif.write(pixels[::2, ::2], subfiletype=1, **options)
+    regions = tmp_path / "regions.geojson"
+    argv = ["segment", str(path), str(regions), "--textures", "3", "--mpp", "1", "--no-progress"]
+    assert main(argv) == 0
+    assert "labels as regions (256, 256), 3 textures" in capsys.readouterr().out
+    collection = json.loads(regions.read_text())
+    assert "crs" not in collection and collection["xfskde"]["n_textures"] == 3
+    store = tmp_path / "labels.zarr"
+    assert main(["segment", str(path), str(store), "--model", str(regions), "--mpp", "1",
+                 "--no-progress"]) == 0  # fmt: skip
+    labels = zarr.open_group(store)["labels"][:]
+    drawn = _drawn_by_gdal(collection, labels.shape, Affine.scale(2))
+    np.testing.assert_array_equal(drawn, labels)  # the model's labels are the regions'
+    capsys.readouterr()
+    assert main(["info", str(regions)]) == 0
+    out = capsys.readouterr().out
+    assert "features    3: texture 1 (MultiPolygon)" in out and "--model takes it" in out
+    for refused in (["--resume"], ["--abundances", "--overwrite"]):
+        assert main([*argv, *refused]) == 2
+    assert main(["coefficients", str(path), str(tmp_path / "f.geojson")]) == 2
+    err = capsys.readouterr().err
+    assert "written whole: --resume needs a Zarr store" in err
+    assert "a GeoJSON holds labels; name the output *.tif" in err
+    assert "a GeoJSON holds regions: `xfskde segment` writes its labels as them" in err
+
+
+def test_a_scenes_regions_are_in_its_crs(tmp_path):
+    """A GeoTIFF in UTM: the regions in its CRS (the crs member GDAL writes), drawn back by
+    GDAL with the scene's transform onto its labels, and by the mask reader too."""
+    pytest.importorskip("rioxarray")
+    labels = _labels((256, 320))
+    scene = xr.DataArray(
+        labels[None], dims=("band", "y", "x"),
+        coords={"band": [1], "y": 5_000_000 - 10.0 * np.arange(256) - 5,
+                "x": 300_000 + 10.0 * np.arange(320) + 5},
+    ).rio.write_crs("EPSG:32632")  # fmt: skip
+    scene.rio.to_raster(tmp_path / "labels.tif")
+    opened = xfskde.open_image(tmp_path / "labels.tif")
+    collection = labels_geojson(opened)
+    assert collection["crs"]["properties"]["name"] == "urn:ogc:def:crs:EPSG::32632"
+    first = collection["features"][0]["geometry"]["coordinates"][0][0][0]
+    assert all(v == round(v, 1) for v in first)  # metres, not metres and rounding
+    gdal = _drawn_by_gdal(collection, labels.shape, scene.rio.transform())
+    np.testing.assert_array_equal(gdal, labels)
+    drawn = polygon_mask(collection, opened).values
+    np.testing.assert_array_equal(drawn, labels > 0)
