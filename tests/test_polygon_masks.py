@@ -83,6 +83,10 @@ def test_qupath_regions_are_drawn_on_every_level_and_crop(slides):
         resolve_mask(REGIONS, xfskde.open_image(unsized, level=1).isel(y=slice(0, 500)))
     array = resolve_mask(REGIONS, xr.DataArray(np.zeros((2048, 2048)), dims=("y", "x")))
     np.testing.assert_array_equal(array.values, _expected((2048, 2048)))  # its own pixels
+    listed = regions.with_name("listed.geojson")  # QuPath's export without "FeatureCollection"
+    listed.write_text(json.dumps(REGIONS["features"]))
+    np.testing.assert_array_equal(resolve_mask(str(listed), xfskde.open_image(sized)).values,
+                                  level0.values)  # fmt: skip
 
 
 def test_a_mask_beyond_max_side_is_the_image_at_one_scale(slides):

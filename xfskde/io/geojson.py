@@ -86,8 +86,8 @@ def is_polygons(mask: Any) -> bool:
     URL), a GeoJSON mapping, or an object with ``__geo_interface__`` (shapely, geopandas)."""
     if isinstance(mask, str | os.PathLike):
         return str(mask).lower().rstrip("/").endswith(_SUFFIXES)
-    if isinstance(mask, Mapping):  # a mask in no other form is a mapping
-        return True
+    if isinstance(mask, Mapping):  # a mask in no other form is a mapping (but a Dataset)
+        return not isinstance(mask, xr.Dataset)
     return hasattr(mask, "__geo_interface__")
 
 
@@ -205,6 +205,12 @@ def _read(polygons: Any) -> tuple[dict[str, Any], dict[str, Any]]:
 
 
 def _checked(document: Any, name: str) -> dict[str, Any]:
+    """A GeoJSON object, refused unless it is one; a list of features or geometries (what
+    QuPath exports unless asked for a FeatureCollection) as a FeatureCollection."""
+    if isinstance(document, list) and all(isinstance(f, dict) for f in document):
+        features = [f if f.get("type") == "Feature" else {"type": "Feature", "geometry": f}
+                    for f in document]  # fmt: skip
+        return {"type": "FeatureCollection", "features": features}
     if not isinstance(document, dict) or not isinstance(document.get("type"), str):
         raise ParameterError(f"{name} is not GeoJSON: a mapping with a 'type' is needed")
     return document
