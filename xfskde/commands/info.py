@@ -22,6 +22,7 @@ import numpy as np
 from .._labels import crs_wkt
 from ..exceptions import ParameterError, StoreCorruptError, StoreIncompleteError
 from ..io import locate, open_blocks, store_status
+from ..io.geojson import read_geojson
 from ..io.stores import source_changed, verify_store
 from ._images import crs_description, describe_image, is_image, level_table
 from ._options import add_dims_option
@@ -184,18 +185,14 @@ def _describe_image(path: str, dims: tuple[str, ...] | None) -> None:
 def _geojson_rows(path: str) -> list[tuple[str, str]]:
     """What a GeoJSON holds: its regions by class, the frame of its coordinates, and the
     texture model of one ``xfskde segment`` wrote."""
-    with locate(path).open() as file:
-        try:
-            document = json.load(file)
-        except (UnicodeDecodeError, json.JSONDecodeError) as error:
-            raise ParameterError(f"{path} is not GeoJSON ({error})") from None
-    features = document.get("features", [document]) if isinstance(document, dict) else []
+    document = read_geojson(path)
+    features = document.get("features") or [document]
     names = []
     for feature in features:
-        properties = feature.get("properties") or {} if isinstance(feature, dict) else {}
-        kind = (feature.get("geometry") or {}).get("type") if isinstance(feature, dict) else None
-        name = (properties.get("classification") or {}).get("name") or "unclassified"
-        names.append(f"{name} ({kind})")
+        feature = feature if isinstance(feature, dict) else {}
+        kind = (feature.get("geometry") or {}).get("type")
+        name = ((feature.get("properties") or {}).get("classification") or {}).get("name")
+        names.append(f"{name or 'unclassified'} ({kind})")
     crs = (document.get("crs") or {}).get("properties", {}).get("name")
     rows = [
         ("file", str(path)),
@@ -204,7 +201,7 @@ def _geojson_rows(path: str) -> list[tuple[str, str]]:
         ("coordinates", crs or "no crs member: WGS 84 on an image with a CRS (RFC 7946), else "
          "pixels of the image's level 0 (QuPath's)"),
     ]  # fmt: skip
-    recorded = document.get("xfskde") if isinstance(document, dict) else None
+    recorded = document.get("xfskde")
     if isinstance(recorded, dict) and "n_textures" in recorded:
         rows.append(("xfskde", f"the regions of {recorded['n_textures']} textures and their "
                      "texture model (--model takes it; --mask draws them)"))  # fmt: skip

@@ -57,7 +57,7 @@ from skimage.measure import approximate_polygon, find_contours, points_in_poly
 from .._labels import crs_wkt, parse_crs, pixel_steps
 from .._palette import label_rgba_8bit
 from ..exceptions import ParameterError
-from ._location import locate, micrometres
+from ._location import Location, locate, micrometres
 from .images import image_levels, level_arguments, open_image, opened_as
 
 __all__ = [
@@ -66,6 +66,7 @@ __all__ = [
     "is_polygons",
     "labels_geojson",
     "polygon_mask",
+    "read_geojson",
     "write_labels_geojson",
 ]
 
@@ -84,7 +85,7 @@ _WGS84 = "EPSG:4326"
 def is_polygons(mask: Any) -> bool:
     """Whether a mask is given as polygons: a GeoJSON file (``.geojson``, ``.json``: a path or
     URL), a GeoJSON mapping, or an object with ``__geo_interface__`` (shapely, geopandas)."""
-    if isinstance(mask, str | os.PathLike):
+    if isinstance(mask, str | os.PathLike | Location):
         return str(mask).lower().rstrip("/").endswith(_SUFFIXES)
     if isinstance(mask, Mapping):  # a mask in no other form is a mapping (but a Dataset)
         return not isinstance(mask, xr.Dataset)
@@ -179,10 +180,17 @@ def _drawn(
     return region, (top, left)
 
 
+def read_geojson(source: Any) -> dict[str, Any]:
+    """The GeoJSON object of a file (a path or URL), a mapping, or an object with
+    ``__geo_interface__``: a list of features or geometries (QuPath's export) as a
+    FeatureCollection; refused (:class:`~xfskde.exceptions.ParameterError`) unless it is one."""
+    return _read(source)[0]
+
+
 def _read(polygons: Any) -> tuple[dict[str, Any], dict[str, Any]]:
     """The GeoJSON mapping of ``polygons``, and the attrs its mask records (a file's source
     and version, so that a resumed write knows the mask changed)."""
-    if isinstance(polygons, str | os.PathLike):
+    if isinstance(polygons, str | os.PathLike | Location):
         where = locate(polygons)
         if not where.exists():
             raise FileNotFoundError(f"no such mask: {where}")
@@ -217,7 +225,7 @@ def _checked(document: Any, name: str) -> dict[str, Any]:
 
 
 def _name(polygons: Any) -> str:
-    if isinstance(polygons, str | os.PathLike):
+    if isinstance(polygons, str | os.PathLike | Location):
         return str(polygons)
     return "the mask" if isinstance(polygons, Mapping) else type(polygons).__name__
 

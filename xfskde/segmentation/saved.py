@@ -11,7 +11,6 @@ same textures under the same labels (``xfskde segment SLIDE OUT --model FIRST``)
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from typing import Any
 
@@ -21,6 +20,7 @@ import zarr
 
 from ..exceptions import ParameterError
 from ..io._location import store_target, zarr_like
+from ..io.geojson import read_geojson
 from ..io.images import gdal_pairs, ome_pairs
 from ..io.ometiff import ANNOTATION_NAMESPACE
 from ..io.png import png_attrs
@@ -82,8 +82,7 @@ def read_model(source: Any, *, storage_options: Mapping[str, Any] | None = None)
         with where.open() as handle:
             return TextureModel.from_attrs(png_attrs(handle), source=where)
     if str(where).lower().endswith(".geojson"):  # its foreign member "xfskde": the attrs
-        with where.open() as handle:
-            recorded = json.load(handle).get("xfskde")
+        recorded = read_geojson(where).get("xfskde")
         return TextureModel.from_attrs(recorded if isinstance(recorded, Mapping) else {},
                                        source=where)  # fmt: skip
     group = zarr.open_group(zarr_like(where), mode="r")
