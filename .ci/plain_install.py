@@ -62,8 +62,12 @@ def main() -> None:
     run("segment", "textures.tif", "labels.zarr", "--textures", "3")
     run("segment", "textures.tif", "labels.ome.tif", "--textures", "3")
     run("segment", "textures.tif", "labels.png", "--model", "labels.zarr")
+    run("segment", "textures.tif", "regions.geojson", "--model", "labels.zarr")  # no pyproj
+    run("segment", "textures.tif", "inside.zarr", "--model", "regions.geojson",
+        "--mask", "regions.geojson")  # fmt: skip
     assert "complete" in run("info", "labels.zarr")
     run("info", "labels.ome.tif")
+    assert "the regions of 3 textures" in run("info", "regions.geojson")
 
     stored = zarr.open_array("labels.zarr/labels", mode="r")[...]
     assert stored.shape == (512, 512) and set(np.unique(stored)) == {1, 2, 3}, np.unique(stored)
@@ -71,6 +75,9 @@ def main() -> None:
 
     with Image.open("labels.png") as picture:  # the same labels, as PIL reads an indexed PNG
         assert picture.mode == "P" and np.array_equal(np.asarray(picture), stored)
+    # the regions drawn back as the mask, the model read back from them: the same labels
+    inside = zarr.open_array("inside.zarr/labels", mode="r")[...]
+    assert np.array_equal(inside, stored), "the GeoJSON's regions are not the labels"
     labels = np.asarray(xfskde.segment(image, 3))
     rand = xfskde.metrics.rand_index(labels, truth)
     assert rand > 0.8, f"segment scored Rand {rand:.3f} on random textures"
