@@ -175,3 +175,20 @@ def test_geojson_without_regions_or_not_geojson_is_refused(tmp_path):
     with pytest.raises(ParameterError, match="lie outside the image"):
         resolve_mask({"type": "Polygon", "coordinates": [[[100, 100], [200, 100], [200, 200]]]},
                      image)  # fmt: skip
+
+
+def test_regions_classified_ignore_are_cut_out():
+    """QuPath's ``Ignore*`` class marks what an analysis leaves out (a fold, a pen mark): such
+    a region, drawn over an annotation, was foreground like the rest; it is cut out now, and
+    a GeoJSON of nothing else is refused."""
+    fold = {"type": "Feature", "properties": {"classification": {"name": "Ignore*"}},
+            "geometry": {"type": "Polygon", "coordinates": [
+                [[600, 700], [800, 700], [800, 900], [600, 900], [600, 700]]]}}  # fmt: skip
+    image = xr.DataArray(np.zeros((2048, 2048)), dims=("y", "x"))
+    mask = resolve_mask({**REGIONS, "features": [fold, *REGIONS["features"]]}, image)
+    expected = _expected((2048, 2048))
+    expected[700:900, 600:800] = False
+    np.testing.assert_array_equal(mask.values, expected)
+    assert mask.attrs["polygons"] == 2  # the fold is no region
+    with pytest.raises(ParameterError, match=r"but those classified Ignore\*"):
+        resolve_mask({"type": "FeatureCollection", "features": [fold]}, image)

@@ -26,7 +26,9 @@ polygons may overlap). The mask is the image at one scale: its own grid for an i
 :data:`MAX_SIDE` pixels on a side, averaged down by a whole factor beyond (a mask pixel then
 covers f × f image pixels, as :func:`xfskde.masks.tissue_mask`'s do). Only ``Polygon`` and
 ``MultiPolygon`` geometries are regions; points and lines (QuPath's detections as centroids)
-are left out, and a GeoJSON without any region is refused.
+are left out, and a GeoJSON without any region is refused. Regions classified ``Ignore*``
+(QuPath's class for what an analysis leaves out: a fold, a bubble, a pen mark) are cut out of
+the others (:data:`IGNORED_CLASS`).
 
 **Writing.** Labels become one ``MultiPolygon`` feature per texture, in the same frames read
 back: level-0 pixels for an image without a CRS (QuPath's *Import objects* draws them on the
@@ -61,6 +63,7 @@ from ._location import Location, locate, micrometres
 from .images import image_levels, level_arguments, open_image, opened_as
 
 __all__ = [
+    "IGNORED_CLASS",
     "MAX_SIDE",
     "OUTLINE_TOLERANCE",
     "is_polygons",
@@ -73,6 +76,9 @@ __all__ = [
 #: The longest side, in mask pixels, of a mask drawn from polygons: an image larger than this
 #: gets a mask averaged down by a whole factor (64 Mpx of booleans at most).
 MAX_SIDE = 8192
+#: QuPath's class for regions to leave out of an analysis (a fold, a bubble, a pen mark): such
+#: regions are cut out of the mask the others draw.
+IGNORED_CLASS = "Ignore*"
 #: How far (in pixels of the labels' grid) a written outline may cut across the staircase of
 #: the pixels' edges: the vertices of straight runs are dropped.
 OUTLINE_TOLERANCE = 0.3
@@ -122,10 +128,11 @@ def polygon_mask(polygons: Any, image: xr.DataArray, max_side: int = MAX_SIDE) -
     """
     document, attrs = _read(polygons)
     rings = list(_polygons(document))
-    if not rings:
+    if not any(not ignored for *_, ignored in rings):
+        some = f" but those classified {IGNORED_CLASS}" if rings else ""
         raise ParameterError(
-            f"{_name(polygons)} holds no Polygon or MultiPolygon: a mask needs regions (points "
-            "and lines are not)"
+            f"{_name(polygons)} holds no Polygon or MultiPolygon{some}: a mask needs regions "
+            "(points and lines are not)"
         )
     to_pixels = _frame(document, image, _name(polygons))
     ny, nx = image.sizes["y"], image.sizes["x"]
@@ -143,7 +150,8 @@ def polygon_mask(polygons: Any, image: xr.DataArray, max_side: int = MAX_SIDE) -
         return placed
 
     mask = np.zeros((my, mx), bool)
-    for exterior, holes in rings:
+    # the regions first, then those QuPath users mark to be ignored (a fold, a pen mark) cut out
+    for exterior, holes, ignored in sorted(rings, key=lambda ring: ring[2]):
         region, (top, left) = _drawn(*on_mask(exterior), (my, mx))
         if region is None:
             continue
@@ -151,13 +159,17 @@ def polygon_mask(polygons: Any, image: xr.DataArray, max_side: int = MAX_SIDE) -
             hole_rows, hole_cols = on_mask(hole)
             inside = draw_polygon(hole_rows - top, hole_cols - left, region.shape)
             region[inside] = False
-        mask[top : top + region.shape[0], left : left + region.shape[1]] |= region
+        part = mask[top : top + region.shape[0], left : left + region.shape[1]]
+        if ignored:
+            part &= ~region
+        else:
+            part |= region
     if not mask.any():
         raise ParameterError(
             f"the regions of {_name(polygons)} lie outside the image (no pixel centre of its "
             f"{ny} x {nx} falls inside one): {_frame_hint(document, image)}"
         )
-    attrs = {**attrs, "polygons": len(rings)}
+    attrs = {**attrs, "polygons": sum(not ignored for *_, ignored in rings)}
     if factor > 1:
         attrs["downsampled_by"] = factor
     return xr.DataArray(mask, dims=("y", "x"), name="mask", attrs=attrs)
@@ -230,25 +242,36 @@ def _name(polygons: Any) -> str:
     return "the mask" if isinstance(polygons, Mapping) else type(polygons).__name__
 
 
-def _polygons(node: Mapping[str, Any]) -> Iterator[tuple[np.ndarray, list[np.ndarray]]]:
+def _polygons(
+    node: Mapping[str, Any], ignored: bool = False
+) -> Iterator[tuple[np.ndarray, list[np.ndarray], bool]]:
     """Every polygon of a GeoJSON node: its exterior ring and its holes, as (2, n) arrays of
-    (x, y) vertices."""
+    (x, y) vertices, and whether it is to be left out (a feature classified
+    :data:`IGNORED_CLASS`)."""
     kind = node.get("type")
     if kind == "FeatureCollection":
         for feature in node.get("features") or ():
             yield from _polygons(feature)
     elif kind == "Feature":
         if node.get("geometry"):
-            yield from _polygons(node["geometry"])
+            yield from _polygons(node["geometry"], _class_name(node) == IGNORED_CLASS)
     elif kind == "GeometryCollection":
         for geometry in node.get("geometries") or ():
-            yield from _polygons(geometry)
+            yield from _polygons(geometry, ignored)
     elif kind in ("Polygon", "MultiPolygon"):
         polygons = node.get("coordinates") or ()
         for rings in [polygons] if kind == "Polygon" else polygons:
             arrays = [np.asarray(ring, float)[:, :2].T for ring in rings if len(ring) >= 3]
             if arrays:
-                yield arrays[0], arrays[1:]
+                yield arrays[0], arrays[1:], ignored
+
+
+def _class_name(feature: Mapping[str, Any]) -> str | None:
+    """A feature's class, as QuPath records it (``properties.classification.name``)."""
+    properties = feature.get("properties")
+    classification = properties.get("classification") if isinstance(properties, Mapping) else None
+    name = classification.get("name") if isinstance(classification, Mapping) else None
+    return str(name) if name is not None else None
 
 
 def _named_crs(document: Mapping[str, Any]) -> str | None:
