@@ -360,6 +360,28 @@ def test_cli_reads_and_writes_s3_configured_by_the_environment(s3, monkeypatch, 
     assert "(320, 384)" in described and "adobe_deflate" in described
 
 
+def test_cli_without_credentials_says_how_to_give_them(s3, tmp_path):
+    """A shell without AWS credentials (a new machine, a cron job): botocore's
+    NoCredentialsError was "internal error … report it" with exit status 1. It is a fault the
+    user fixes: one line naming how, exit status 2. In a process of its own, as a shell runs
+    it (s3fs keeps the filesystems it made, and their credentials, for the process)."""
+    import subprocess
+    import sys
+
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("AWS_", "FSSPEC_"))}
+    nowhere = str(tmp_path / "none")  # no credentials file, no config, no instance metadata
+    env.update(AWS_ENDPOINT_URL=s3["endpoint_url"], AWS_DEFAULT_REGION="eu-west-1",
+               AWS_SHARED_CREDENTIALS_FILE=nowhere, AWS_CONFIG_FILE=nowhere,
+               AWS_EC2_METADATA_DISABLED="true")  # fmt: skip
+    argv = [sys.executable, "-m", "xfskde.cli", "info", "s3://data/slide.tif"]
+    result = subprocess.run(argv, capture_output=True, text=True, env=env, timeout=120)
+    assert result.returncode == 2, result.stderr
+    assert result.stderr.startswith("xfskde info: error: no credentials to reach the bucket "
+                                     "(NoCredentialsError: ")  # fmt: skip
+    assert "AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY" in result.stderr
+    assert "FSSPEC_S3_ANON=true" in result.stderr and len(result.stderr.splitlines()) == 1
+
+
 def test_cli_on_a_cluster_in_another_directory_with_relative_paths(
     elsewhere_client, inputs, tmp_path, monkeypatch, expected
 ):

@@ -3,17 +3,17 @@
 Each subcommand lives in its own module of :mod:`xfskde.commands` with two functions:
 ``add_parser(subparsers)`` that declares it (and sets ``func``) and the function it runs.
 
-**Exit statuses.** 0: done. 1: ``xfskde info`` found the store incomplete or damaged, or
-xfskde itself failed (an internal error: one line, ``--debug`` for the traceback). 2: a mistake
-or a fault a user can fix — an :class:`~xfskde.exceptions.XfskdeError`, a missing, unreadable or
+**Exit statuses.** 0: done. 1: ``xfskde info`` found the store incomplete or damaged, or xfskde
+itself failed (an internal error: one line, ``--debug`` for the traceback). 2: a mistake or a
+fault a user can fix — an :class:`~xfskde.exceptions.XfskdeError`, a missing, unreadable or
 damaged file (a TIFF tile that cannot be decoded while the blocks are computed is named with its
-file), a full disk, a scheduler that does not answer. 141: whoever read the output stopped
-(``xfskde info ... | head``; nothing is printed). 130: interrupted (Ctrl-C); 143:
-terminated (SIGTERM, handled like Ctrl-C: no new block starts, the blocks being computed end,
-and the store is left to ``--resume``). Each failure prints one line on stderr, which says what
-a failed or interrupted write left behind and how to finish it; ``--debug`` shows the traceback
-instead. Warnings are printed one line each at the end of a run that succeeds, and dropped when
-it fails (its one line says what matters).
+file), a full disk, a scheduler that does not answer, a bucket reached without credentials. 141:
+whoever read the output stopped (``xfskde info ... | head``; nothing is printed). 130:
+interrupted (Ctrl-C); 143: terminated (SIGTERM, handled like Ctrl-C: no new block starts, the
+blocks being computed end, and the store is left to ``--resume``). Each failure prints one line
+on stderr, which says what a failed or interrupted write left behind and how to finish it;
+``--debug`` shows the traceback instead. Warnings are printed one line each at the end of a run
+that succeeds, and dropped when it fails (its one line says what matters).
 """
 
 from __future__ import annotations
@@ -39,6 +39,13 @@ COMMANDS = ("demo", "coefficients", "maps", "info", "segment", "experiment")
 #: What the libraries under xfskde raise for files and values a user can fix (tifffile, zarr,
 #: dask, distributed); any of them, or an XfskdeError, is one line and exit status 2.
 USER_ERRORS = (XfskdeError, OSError, ValueError, TypeError, KeyError, ImportError)
+#: What the cloud SDKs raise where they find no credentials (botocore for s3fs, google-auth
+#: for gcsfs, azure-identity for adlfs), by class name (none of them is a dependency): a fault
+#: the user fixes by configuring them, not a bug of xfskde.
+CREDENTIAL_ERRORS = (
+    "NoCredentialsError", "PartialCredentialsError", "DefaultCredentialsError",
+    "CredentialUnavailableError", "ClientAuthenticationError",
+)  # fmt: skip
 #: Exit statuses of an interrupted run: Ctrl-C, and SIGTERM (128 + the signal's number).
 INTERRUPTED, TERMINATED = 130, 128 + signal.SIGTERM
 
@@ -100,6 +107,17 @@ def _one_line(exc: BaseException) -> str:
     return line
 
 
+def _no_credentials(exc: Exception) -> str:
+    """The one line for a bucket reached without credentials, and how to give them."""
+    return (
+        f"no credentials to reach the bucket ({type(exc).__name__}: {_one_line(exc)}): "
+        "configure them as the cloud SDKs read them — AWS_ACCESS_KEY_ID and "
+        "AWS_SECRET_ACCESS_KEY, or AWS_PROFILE, for s3://; GOOGLE_APPLICATION_CREDENTIALS for "
+        "gs:// — or read a public bucket anonymously (FSSPEC_S3_ANON=true, "
+        "FSSPEC_GCS_TOKEN=anon)"
+    )
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit status."""
     parser = build_parser()
@@ -132,6 +150,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         except Exception as exc:  # a bug: say so in one line, and where to see more
             if args.debug:
                 raise
+            if any(c.__name__ in CREDENTIAL_ERRORS for c in type(exc).__mro__):
+                print(f"{name}: error: {_no_credentials(exc)}", file=sys.stderr)
+                return 2
             print(
                 f"{name}: internal error: {type(exc).__name__}: {_one_line(exc)} (run it again "
                 "with --debug for the traceback, and report it)",
