@@ -5,6 +5,7 @@ started in another directory read and write the same files.
 """
 
 import os
+import re
 
 import dask
 import numpy as np
@@ -101,6 +102,44 @@ def test_missing_remote_images_are_file_not_found(s3, served):
         xfskde.open_image("s3://data/nothing.tif", storage_options=s3)
     with pytest.raises(FileNotFoundError, match=r"nothing\.tif"):
         xfskde.open_image(f"{served}/nothing.tif")
+
+
+def test_a_server_that_refuses_or_fails_is_not_a_missing_file(capsys):
+    """A URL answered 401/403 (it needs a token), 5xx (the server's own failure) or not at
+    all was "no such image": the user checked the path. Each now says what the server said."""
+    import http.server
+    import threading
+
+    from xfskde.cli import main
+
+    class Answering(http.server.BaseHTTPRequestHandler):  # the status its path names
+        def do_HEAD(self):
+            self.send_response(int(self.path.strip("/").split(".")[0]))
+            self.end_headers()
+
+        do_GET = do_HEAD
+
+        def log_message(self, *args):
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Answering)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    url = f"http://127.0.0.1:{server.server_address[1]}"
+    try:
+        for status, error, said in [
+            (401, PermissionError, "the server answered 401 Unauthorized: it needs credentials"),
+            (403, PermissionError, "the server answered 403 Forbidden: it needs credentials"),
+            (503, ConnectionError, "the server answered 503 Service Unavailable (its own"),
+            (404, FileNotFoundError, "no such image"),
+        ]:
+            with pytest.raises(error, match=re.escape(said)):
+                xfskde.open_image(f"{url}/{status}.tif")
+            assert main(["segment", f"{url}/{status}.tif", "out.zarr", "--textures", "2"]) == 2
+            assert said in capsys.readouterr().err
+    finally:
+        server.shutdown()
+    with pytest.raises(ConnectionError, match=r"cannot reach http://127\.0\.0\.1:1/x\.tif"):
+        xfskde.open_image("http://127.0.0.1:1/x.tif")
 
 
 def test_geotiff_over_http_keeps_its_crs(tmp_path):

@@ -142,10 +142,41 @@ class Location:
         return fsspec.core.url_to_fs(self.url, **self.storage_options)
 
     def exists(self) -> bool:
+        """Whether something is here. A URL that the server refuses (401, 403), fails to
+        serve (5xx) or that cannot be reached raises, naming why: fsspec's ``exists`` says
+        False for all of them, and the user read "no such image" and checked the path."""
         if self.is_local:
             return os.path.exists(self.url)
         fs, path = self.filesystem()
-        return bool(fs.exists(path))
+        if fs.exists(path):
+            return True
+        self._refuse_unreachable(fs, path)
+        return False
+
+    def _refuse_unreachable(self, fs: Any, path: str) -> None:
+        """Raise where a URL that ``exists`` found nothing at was not answered "not found":
+        :class:`PermissionError` for 401 and 403, :class:`ConnectionError` for a server error
+        or a server that cannot be reached (both OSErrors: the command line's one line)."""
+        try:
+            fs.info(path)
+        except FileNotFoundError as error:  # fsspec's HTTP answer to everything: its cause
+            cause = error.__cause__ or error.__context__
+            status = getattr(cause, "status", None)
+            if status in (401, 403):
+                raise PermissionError(
+                    f"{self}: the server answered {status} {getattr(cause, 'message', '')}: it "
+                    "needs credentials (storage_options={'client_kwargs': {'headers': "
+                    "{'Authorization': ...}}}, or a signed URL)"
+                ) from None
+            if isinstance(status, int) and status >= 500:
+                raise ConnectionError(
+                    f"{self}: the server answered {status} {getattr(cause, 'message', '')} "
+                    "(its own failure): try again later"
+                ) from None
+            if status is None and isinstance(cause, OSError):  # refused, no route, no name
+                raise ConnectionError(f"cannot reach {self}: {cause}") from None
+        except Exception:  # nothing more to learn: what exists() said stands
+            return
 
     def is_dir(self) -> bool:
         if self.is_local:
