@@ -7,13 +7,13 @@ Each subcommand lives in its own module of :mod:`xfskde.commands` with two funct
 itself failed (an internal error: one line, ``--debug`` for the traceback). 2: a mistake or a
 fault a user can fix — an :class:`~xfskde.exceptions.XfskdeError`, a missing, unreadable or
 damaged file (a TIFF tile that cannot be decoded while the blocks are computed is named with its
-file), a full disk, a scheduler that does not answer, a bucket reached without credentials. 141:
-whoever read the output stopped (``xfskde info ... | head``; nothing is printed). 130:
-interrupted (Ctrl-C); 143: terminated (SIGTERM, handled like Ctrl-C: no new block starts, the
-blocks being computed end, and the store is left to ``--resume``). Each failure prints one line
-on stderr, which says what a failed or interrupted write left behind and how to finish it;
-``--debug`` shows the traceback instead. Warnings are printed one line each at the end of a run
-that succeeds, and dropped when it fails (its one line says what matters).
+file), a full disk, a scheduler that does not answer, a bucket reached without credentials, a
+server's refusal. 141: whoever read the output stopped (``xfskde info ... | head``; nothing is
+printed). 130: interrupted (Ctrl-C); 143: terminated (SIGTERM, handled like Ctrl-C: no new block
+starts, the blocks being computed end, and the store is left to ``--resume``). Each failure
+prints one line on stderr, which says what a failed or interrupted write left behind and how to
+finish it; ``--debug`` shows the traceback instead. Warnings are printed one line each at the
+end of a run that succeeds, and dropped when it fails (its one line says what matters).
 """
 
 from __future__ import annotations
@@ -31,6 +31,7 @@ from collections.abc import Iterator, Sequence
 
 from ._version import __version__
 from .exceptions import XfskdeError
+from .io._location import NEEDS_CREDENTIALS
 
 __all__ = ["main"]
 
@@ -118,6 +119,19 @@ def _no_credentials(exc: Exception) -> str:
     )
 
 
+def _answered(exc: Exception) -> str:
+    """The one line for an HTTP server's refusal or failure while a file or store is read
+    (aiohttp's ClientResponseError: a store's chunk, a tile), and what to do about it."""
+    status, url = getattr(exc, "status", None), getattr(exc, "request_info", None)
+    where = getattr(url, "real_url", None) or getattr(url, "url", "the server")
+    said = f"{where}: the server answered {status} {getattr(exc, 'message', '')}"
+    if status in (401, 403):
+        return f"{said}: {NEEDS_CREDENTIALS}"
+    if isinstance(status, int) and status >= 500:
+        return f"{said} (its own failure): try again later (a write: with --resume)"
+    return said
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit status."""
     parser = build_parser()
@@ -152,6 +166,9 @@ def main(argv: Sequence[str] | None = None) -> int:
                 raise
             if any(c.__name__ in CREDENTIAL_ERRORS for c in type(exc).__mro__):
                 print(f"{name}: error: {_no_credentials(exc)}", file=sys.stderr)
+                return 2
+            if type(exc).__name__ == "ClientResponseError":  # aiohttp: a server's answer
+                print(f"{name}: error: {_answered(exc)}", file=sys.stderr)
                 return 2
             print(
                 f"{name}: internal error: {type(exc).__name__}: {_one_line(exc)} (run it again "

@@ -163,11 +163,8 @@ class Location:
             cause = error.__cause__ or error.__context__
             status = getattr(cause, "status", None)
             if status in (401, 403):
-                raise PermissionError(
-                    f"{self}: the server answered {status} {getattr(cause, 'message', '')}: it "
-                    "needs credentials (storage_options={'client_kwargs': {'headers': "
-                    "{'Authorization': ...}}}, or a signed URL)"
-                ) from None
+                said = f"the server answered {status} {getattr(cause, 'message', '')}"
+                raise PermissionError(f"{self}: {said}: {NEEDS_CREDENTIALS}") from None
             if isinstance(status, int) and status >= 500:
                 raise ConnectionError(
                     f"{self}: the server answered {status} {getattr(cause, 'message', '')} "
@@ -479,6 +476,14 @@ def _check_protocol(protocol: str, url: str) -> None:
         raise ImportError(f"{url} needs the {protocol}:// filesystem: {hint}") from exc
     except ValueError as exc:
         raise ParameterError(f"{url}: unknown protocol {protocol!r} ({exc})") from exc
+
+
+#: What a server's 401 or 403 asks of the user (:meth:`Location.exists`, and the command
+#: line's line for a refusal while the blocks are read).
+NEEDS_CREDENTIALS = (
+    "it needs credentials (a token in the request's headers: storage_options={'client_kwargs': "
+    "{'headers': {'Authorization': ...}}}; or a signed URL)"
+)
 
 
 def locate(
