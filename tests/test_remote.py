@@ -139,7 +139,7 @@ def test_a_server_that_refuses_or_fails_is_not_a_missing_file(capsys):
         # a store's metadata refused by zarr's reader (aiohttp's error: "internal error")
         assert main(["segment", f"{url}/503.zarr", "out.zarr", "--textures", "2"]) == 2
         err = capsys.readouterr().err
-        assert "503.zarr/zarr.json: the server answered 503 Service Unavailable" in err, err
+        assert "503.zarr/" in err and "the server answered 503 Service Unavailable" in err, err
     finally:
         server.shutdown()
     with pytest.raises(ConnectionError, match=r"cannot reach http://127\.0\.0\.1:1/x\.tif"):
