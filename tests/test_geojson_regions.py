@@ -122,3 +122,24 @@ def test_a_scenes_regions_are_in_its_crs(tmp_path):
     np.testing.assert_array_equal(gdal, labels)
     drawn = polygon_mask(collection, opened).values
     np.testing.assert_array_equal(drawn, labels > 0)
+
+
+def test_a_scene_in_longitude_and_latitude_has_no_crs_member(tmp_path):
+    """WGS 84 is RFC 7946's CRS: no crs member (whose URN EPSG::4326 would name latitude
+    first), longitude before latitude, drawn back by GDAL and by the mask reader alike."""
+    pytest.importorskip("rioxarray")
+    labels = _labels((200, 300))
+    scene = xr.DataArray(
+        labels[None], dims=("band", "y", "x"),
+        coords={"band": [1], "y": 45.5 - 0.001 * np.arange(200), "x": 6.2 + 0.001 * np.arange(300)},
+    ).rio.write_crs("EPSG:4326")  # fmt: skip
+    scene.rio.to_raster(tmp_path / "labels.tif")
+    opened = xfskde.open_image(tmp_path / "labels.tif")
+    collection = labels_geojson(opened)
+    assert "crs" not in collection
+    lon, lat = collection["features"][0]["geometry"]["coordinates"][0][0][0]
+    assert 6.2 < lon < 6.5 and 45.3 < lat < 45.5
+    np.testing.assert_array_equal(
+        _drawn_by_gdal(collection, labels.shape, scene.rio.transform()), labels
+    )
+    np.testing.assert_array_equal(polygon_mask(collection, opened).values, labels > 0)

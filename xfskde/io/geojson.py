@@ -441,7 +441,9 @@ def labels_geojson(labels: Any, *, max_side: int = MAX_SIDE) -> dict[str, Any]:
         })  # fmt: skip
     collection: dict[str, Any] = {"type": "FeatureCollection", "features": features}
     if wkt is not None:
-        collection["crs"] = {"type": "name", "properties": {"name": _crs_name(wkt)}}
+        name = _crs_name(wkt)
+        if name is not None:  # WGS 84 longitude and latitude is RFC 7946's: no member
+            collection["crs"] = {"type": "name", "properties": {"name": name}}
     from .omezarr import _jsonable  # the one conversion of attrs to JSON
 
     collection["xfskde"] = {str(k): _jsonable(v) for k, v in image.attrs.items()}
@@ -495,9 +497,13 @@ def _inverse(to_pixels: Any) -> tuple[Any, Any]:
     return (lambda rows: y0 + (rows - ra) * sy), (lambda cols: x0 + (cols - ca) * sx)
 
 
-def _crs_name(wkt: str) -> str:
+def _crs_name(wkt: str) -> str | None:
     """The name of a CRS in a GeoJSON ``crs`` member: its EPSG URN where it has an EPSG code
-    (as GDAL writes it), else its WKT."""
+    (as GDAL writes it), else its WKT; None for WGS 84 longitude and latitude, RFC 7946's CRS,
+    which GeoJSON readers assume (and for which the URN EPSG::4326 would name latitude
+    first)."""
     crs = parse_crs(wkt)
     code = crs.to_epsg() if crs is not None else None
+    if code == 4326 or (crs is not None and crs == parse_crs("OGC:CRS84")):
+        return None
     return f"urn:ogc:def:crs:EPSG::{code}" if code else wkt
