@@ -93,6 +93,7 @@ def test_a_slides_regions_are_in_level_0_pixels(tmp_path, capsys):
     assert main(["info", str(regions)]) == 0
     out = capsys.readouterr().out
     assert "features    3: texture 1 (MultiPolygon)" in out and "--model takes it" in out
+    assert "extent      x 0 to 512, y 0 to 512" in out  # level 0's pixels, the labels of level 1
     for refused in (["--resume"], ["--abundances", "--overwrite"]):
         assert main([*argv, *refused]) == 2
     assert main(["coefficients", str(path), str(tmp_path / "f.geojson")]) == 2

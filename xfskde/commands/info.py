@@ -22,7 +22,7 @@ import numpy as np
 from .._labels import crs_wkt
 from ..exceptions import ParameterError, StoreCorruptError, StoreIncompleteError
 from ..io import locate, open_blocks, store_status
-from ..io.geojson import read_geojson
+from ..io.geojson import geojson_polygons, read_geojson
 from ..io.stores import source_changed, verify_store
 from ._images import crs_description, describe_image, is_image, level_table
 from ._options import add_dims_option
@@ -194,12 +194,20 @@ def _geojson_rows(path: str) -> list[tuple[str, str]]:
         name = ((feature.get("properties") or {}).get("classification") or {}).get("name")
         names.append(f"{name or 'unclassified'} ({kind})")
     crs = (document.get("crs") or {}).get("properties", {}).get("name")
+    vertices = [ring for exterior, holes, _ in geojson_polygons(document)
+                for ring in (exterior, *holes)]  # fmt: skip
+    if vertices:  # where they lie: pixels of a slide, degrees, metres of a projection
+        (x0, y0), (x1, y1) = (f(np.concatenate(vertices, axis=1), axis=1) for f in (np.min, np.max))
+        extent = f"x {x0:.6g} to {x1:.6g}, y {y0:.6g} to {y1:.6g}"
+    else:
+        extent = "no Polygon or MultiPolygon (a mask needs regions)"
     rows = [
         ("file", str(path)),
         ("format", "GeoJSON"),
         ("features", f"{len(features)}: {', '.join(names[:8])}{' ...' * (len(names) > 8)}"),
         ("coordinates", crs or "no crs member: WGS 84 on an image with a CRS (RFC 7946), else "
          "pixels of the image's level 0 (QuPath's)"),
+        ("extent", extent),
     ]  # fmt: skip
     recorded = document.get("xfskde")
     if isinstance(recorded, dict) and "n_textures" in recorded:

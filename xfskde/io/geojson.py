@@ -66,6 +66,7 @@ __all__ = [
     "IGNORED_CLASS",
     "MAX_SIDE",
     "OUTLINE_TOLERANCE",
+    "geojson_polygons",
     "is_polygons",
     "labels_geojson",
     "polygon_mask",
@@ -127,7 +128,7 @@ def polygon_mask(polygons: Any, image: xr.DataArray, max_side: int = MAX_SIDE) -
         wholly outside the image.
     """
     document, attrs = _read(polygons)
-    rings = list(_polygons(document))
+    rings = list(geojson_polygons(document))
     if not any(not ignored for *_, ignored in rings):
         some = f" but those classified {IGNORED_CLASS}" if rings else ""
         raise ParameterError(
@@ -242,7 +243,7 @@ def _name(polygons: Any) -> str:
     return "the mask" if isinstance(polygons, Mapping) else type(polygons).__name__
 
 
-def _polygons(
+def geojson_polygons(
     node: Mapping[str, Any], ignored: bool = False
 ) -> Iterator[tuple[np.ndarray, list[np.ndarray], bool]]:
     """Every polygon of a GeoJSON node: its exterior ring and its holes, as (2, n) arrays of
@@ -251,13 +252,13 @@ def _polygons(
     kind = node.get("type")
     if kind == "FeatureCollection":
         for feature in node.get("features") or ():
-            yield from _polygons(feature)
+            yield from geojson_polygons(feature)
     elif kind == "Feature":
         if node.get("geometry"):
-            yield from _polygons(node["geometry"], _class_name(node) == IGNORED_CLASS)
+            yield from geojson_polygons(node["geometry"], _class_name(node) == IGNORED_CLASS)
     elif kind == "GeometryCollection":
         for geometry in node.get("geometries") or ():
-            yield from _polygons(geometry, ignored)
+            yield from geojson_polygons(geometry, ignored)
     elif kind in ("Polygon", "MultiPolygon"):
         polygons = node.get("coordinates") or ()
         for rings in [polygons] if kind == "Polygon" else polygons:
