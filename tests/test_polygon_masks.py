@@ -64,7 +64,7 @@ def slides(tmp_path_factory):
     return paths["sized.ome.tif"], paths["unsized.tif"], folder / "regions.geojson"
 
 
-def test_qupath_regions_are_drawn_on_every_level_and_crop(slides):
+def test_qupath_regions_are_drawn_on_every_level_and_crop(slides, capsys):
     """Level-0 pixels, x the column: the same regions on level 0, on level 1 (a quarter of the
     pixels), on a crop of level 0 (placed by its µm coords) and on level 1 of a file without a
     pixel size (placed by the ratio of the sides); a crop of that one cannot be placed."""
@@ -87,6 +87,11 @@ def test_qupath_regions_are_drawn_on_every_level_and_crop(slides):
     listed.write_text(json.dumps(REGIONS["features"]))
     np.testing.assert_array_equal(resolve_mask(str(listed), xfskde.open_image(sized)).values,
                                   level0.values)  # fmt: skip
+    for path in (regions, listed):  # xfskde info read a list export with a parser of its own
+        assert main(["info", str(path)]) == 0
+    assert capsys.readouterr().out.count("features    3: Tumor (Polygon), unclassified") == 2
+    with pytest.raises(xfskde.exceptions.DimensionError, match=r"got an xarray\.Dataset"):
+        resolve_mask(xr.Dataset({"m": (("y", "x"), np.ones((4, 4)))}), array)  # not GeoJSON
 
 
 def test_a_mask_beyond_max_side_is_the_image_at_one_scale(slides):
