@@ -15,7 +15,7 @@ guessed silently:
   transformed to the image's CRS with pyproj (the ``geo`` extra), then placed by the image's
   ``x``/``y`` coords.
 * An image without one (a slide, a photograph, an array): the vertices are pixels of the
-  image's full resolution — QuPath's and napari's convention: ``x`` the column, ``y`` the row,
+  image's full resolution — QuPath's convention: ``x`` the column, ``y`` the row,
   ``(0, 0)`` the top-left corner of the top-left pixel. A pyramid level of a file (or the image
   read at ``mpp=``) is placed by the ratio of its sides to level 0's; a crop of one by its
   coordinates when they are lengths (the file records its pixel size); an image of no file is
@@ -33,9 +33,10 @@ the others (:data:`IGNORED_CLASS`).
 **Writing.** Labels become one ``MultiPolygon`` feature per texture, in the same frames read
 back: level-0 pixels for an image without a CRS (QuPath's *Import objects* draws them on the
 slide, each texture an annotation of its class, ``"texture 1"`` …, in the library's label
-colours), the image's CRS (its ``crs`` member, as GDAL writes one) for a scene. The outlines
-are traced between pixel centres (marching squares: scikit-image's ``find_contours``) on the
-labels' grid, averaged down by a whole factor to at most :data:`MAX_SIDE` pixels on a side, and
+colours), the image's CRS for a scene (its ``crs`` member, as GDAL writes one; none for WGS 84
+longitude and latitude, RFC 7946's). The outlines are traced between pixel centres (marching
+squares: scikit-image's ``find_contours``) on the labels' grid — every f-th label, f the whole
+factor that brings it to at most :data:`MAX_SIDE` pixels on a side — and
 stray from the traced line by at most :data:`OUTLINE_TOLERANCE` of a grid pixel
 (``approximate_polygon``: a staircase's steps become its slope). Read back by
 :func:`polygon_mask` they draw each texture's pixels again, every one (measured on ellipses,
