@@ -1376,7 +1376,7 @@ def _probe_tiles(
     with the channels to fit on or, where a model is applied (not ``fit``), said to be needed.
     """
     tiles = _present_tiles(arr, foreground, seed, count)
-    if tiles and not any(_complete(t).any() for t in tiles):
+    if tiles and not any(present_pixels(t).any() for t in tiles):
         held = np.any([np.isfinite(t).any(axis=(0, 1)) for t in tiles], axis=0)
         if held.any() and not held.all():
             gone, kept = np.flatnonzero(~held).tolist(), np.flatnonzero(held).tolist()
@@ -1400,11 +1400,6 @@ def _probe_tiles(
     return tiles
 
 
-def _complete(tile: np.ndarray) -> np.ndarray:
-    """The pixels of a (h, w, C) tile present in every channel."""
-    return np.isfinite(tile).all(axis=-1)
-
-
 def _present_tiles(
     arr: da.Array, foreground: np.ndarray | None, seed: int, count: int
 ) -> list[np.ndarray]:
@@ -1415,11 +1410,12 @@ def _present_tiles(
     held: its texture scale 3.9 px, where alone it is 6.9); the first tiles if none does."""
     tiles = _draw_tiles(arr, foreground, seed, count)
     _refuse_extreme(tiles)
-    if tiles and sum(bool(_complete(t).any()) for t in tiles) < len(tiles) / 2:
+    if tiles and sum(bool(present_pixels(t).any()) for t in tiles) < len(tiles) / 2:
         more = _draw_tiles(arr, foreground, seed + 1, 16 * count)
-        held = [t for t in more if _complete(t).any()]
-        if held:
-            tiles = sorted(held, key=lambda t: -_complete(t).mean())[:count]  # fullest first
+        shares = [(float(present_pixels(t).mean()), t) for t in more]  # each read once
+        held = [(share, t) for share, t in shares if share > 0]
+        if held:  # fullest first
+            tiles = [t for _, t in sorted(held, key=lambda pair: -pair[0])[:count]]
     return tiles
 
 
