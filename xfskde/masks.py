@@ -79,7 +79,7 @@ from .exceptions import (
 from .io import Location, locate, open_image
 from .io._location import micrometres
 from .io.geojson import is_polygons, polygon_mask
-from .io.images import image_levels, level_arguments, opened_as
+from .io.images import image_levels, is_whole_level, level_arguments, opened_as
 
 __all__ = [
     "COLOURLESS",
@@ -160,7 +160,7 @@ def _level_for(source: Any, max_side: int, storage_options: Any, opening: dict[s
     """The finest pyramid level whose longer side is at most ``max_side`` (else the coarsest)
     of the image opened as ``opening`` says (its ``series`` and ``dims``)."""
     levels = image_levels(source, storage_options=storage_options, **level_arguments(opening))
-    sides = [max(lv.shape[lv.dims.index("y")], lv.shape[lv.dims.index("x")]) for lv in levels]
+    sides = [max(level.sides) for level in levels]
     fitting = [i for i, side in enumerate(sides) if side <= max_side]
     return fitting[0] if fitting else len(levels) - 1
 
@@ -204,12 +204,9 @@ def _whole_source(image: xr.DataArray, storage_options: Any) -> tuple[Any, dict[
     opening = opened_as(image)
     try:
         levels = image_levels(source, **level_arguments(opening))
-        level = levels[int(image.attrs.get("source_level", 0))]
-    except (OSError, IndexError, ValueError, XfskdeError):
+    except (OSError, ValueError, XfskdeError):
         return image, {}
-    cells = int(image.attrs.get("source_binning", 1))  # read at mpp= in cells of pixels
-    shape = tuple(level.shape[level.dims.index(d)] // cells for d in ("y", "x"))
-    return (source, opening) if shape == (image.sizes["y"], image.sizes["x"]) else (image, {})
+    return (source, opening) if is_whole_level(image, levels) else (image, {})
 
 
 def _brightfield(
@@ -642,7 +639,7 @@ def tissue_mask(
             level = _level_for(image, max_side, storage_options, opening)
         opened = open_image(image, level=level, storage_options=storage_options, **opening)
         first = image_levels(image, storage_options=storage_options, **level_arguments(opening))[0]
-        full = (first.shape[first.dims.index("y")], first.shape[first.dims.index("x")])
+        full = first.sides
         dtype = stored_integer_dtype(opened) or opened.dtype
         small = _small(opened, max_side)
     values = np.asarray(small.values)

@@ -61,7 +61,7 @@ from .._labels import crs_wkt, parse_crs, pixel_steps
 from .._palette import label_rgba_8bit
 from ..exceptions import ParameterError
 from ._location import Location, locate, micrometres
-from .images import image_levels, level_arguments, open_image, opened_as
+from .images import image_levels, is_whole_level, level_arguments, open_image, opened_as
 
 __all__ = [
     "IGNORED_CLASS",
@@ -349,10 +349,8 @@ def _in_pixels(image: xr.DataArray, name: str) -> Any:
     where = image.encoding.get("source") or source
     opening = opened_as(image)
     levels = image_levels(where, **level_arguments(opening))
-    level = levels[min(int(image.attrs.get("source_level", 0)), len(levels) - 1)]
-    height, width = (levels[0].shape[levels[0].dims.index(d)] for d in ("y", "x"))
-    cells = int(image.attrs.get("source_binning", 1))
-    if tuple(level.shape[level.dims.index(d)] // cells for d in ("y", "x")) == (ny, nx):
+    if is_whole_level(image, levels):
+        height, width = levels[0].sides
         return lambda xy: np.stack([xy[1] * ny / height, xy[0] * nx / width])
     unit = str(image["x"].attrs.get("units", "")) if "x" in image.coords else ""
     steps = _grid(image)

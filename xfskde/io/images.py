@@ -1513,6 +1513,24 @@ class ImageLevel(NamedTuple):
     #: its unit: ``"µm"``, or a GeoTIFF's CRS unit (``"m"``, ``"°"``); None with no size
     units: str | None
 
+    @property
+    def sides(self) -> tuple[int, int]:
+        """Its (height, width) in pixels."""
+        return self.shape[self.dims.index("y")], self.shape[self.dims.index("x")]
+
+
+def is_whole_level(image: xr.DataArray, levels: Sequence[ImageLevel]) -> bool:
+    """Whether an opened image is the whole of the pyramid level of its file it records
+    (``source_level``; read at ``mpp=`` in cells of ``source_binning`` pixels, whole cells
+    only), given the file's ``levels`` (:func:`image_levels`): not a crop, nor an image
+    computed from it."""
+    number = int(image.attrs.get("source_level", 0))
+    if not 0 <= number < len(levels):
+        return False
+    cells = int(image.attrs.get("source_binning", 1))
+    height, width = levels[number].sides
+    return (height // cells, width // cells) == (image.sizes["y"], image.sizes["x"])
+
 
 def image_levels(
     source: Any,
