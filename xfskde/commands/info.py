@@ -22,10 +22,10 @@ import numpy as np
 from .._labels import crs_wkt
 from ..exceptions import ParameterError, StoreCorruptError, StoreIncompleteError
 from ..io import locate, open_blocks, store_status
-from ..io.geojson import geojson_polygons, read_geojson
+from ..io.geojson import feature_class, geojson_polygons, read_geojson
 from ..io.stores import source_changed, verify_store
 from ._images import crs_description, describe_image, is_image, level_table
-from ._options import add_dims_option
+from ._options import add_dims_option, is_geojson
 
 #: Problems of each kind listed one per line before the rest are counted.
 _LISTED = 50
@@ -191,8 +191,7 @@ def _geojson_rows(path: str) -> list[tuple[str, str]]:
     for feature in features:
         feature = feature if isinstance(feature, dict) else {}
         kind = (feature.get("geometry") or {}).get("type")
-        name = ((feature.get("properties") or {}).get("classification") or {}).get("name")
-        names.append(f"{name or 'unclassified'} ({kind})")
+        names.append(f"{feature_class(feature) or 'unclassified'} ({kind})")
     crs = (document.get("crs") or {}).get("properties", {}).get("name")
     vertices = [ring for exterior, holes, _ in geojson_polygons(document)
                 for ring in (exterior, *holes)]  # fmt: skip
@@ -219,7 +218,7 @@ def _geojson_rows(path: str) -> list[tuple[str, str]]:
 def run(args: argparse.Namespace) -> int:
     if not locate(args.store).exists() and not str(args.store).endswith(".zarr"):
         raise FileNotFoundError(f"no such store or image: {args.store}")
-    if str(args.store).lower().endswith(".geojson"):
+    if is_geojson(args.store):
         if args.verify:
             raise ParameterError(f"--verify checks a store's chunks; {args.store} is a GeoJSON")
         _print_rows(_geojson_rows(args.store))

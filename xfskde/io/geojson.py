@@ -67,6 +67,7 @@ __all__ = [
     "IGNORED_CLASS",
     "MAX_SIDE",
     "OUTLINE_TOLERANCE",
+    "feature_class",
     "geojson_polygons",
     "is_polygons",
     "labels_geojson",
@@ -256,7 +257,7 @@ def geojson_polygons(
             yield from geojson_polygons(feature)
     elif kind == "Feature":
         if node.get("geometry"):
-            yield from geojson_polygons(node["geometry"], _class_name(node) == IGNORED_CLASS)
+            yield from geojson_polygons(node["geometry"], feature_class(node) == IGNORED_CLASS)
     elif kind == "GeometryCollection":
         for geometry in node.get("geometries") or ():
             yield from geojson_polygons(geometry, ignored)
@@ -268,7 +269,7 @@ def geojson_polygons(
                 yield arrays[0], arrays[1:], ignored
 
 
-def _class_name(feature: Mapping[str, Any]) -> str | None:
+def feature_class(feature: Mapping[str, Any]) -> str | None:
     """A feature's class, as QuPath records it (``properties.classification.name``)."""
     properties = feature.get("properties")
     classification = properties.get("classification") if isinstance(properties, Mapping) else None
@@ -421,8 +422,8 @@ def labels_geojson(labels: Any, *, max_side: int = MAX_SIDE) -> dict[str, Any]:
     wkt = crs_wkt(image)
     stub = {} if wkt is None else {"crs": {"type": "name", "properties": {"name": wkt}}}
     rows_of, cols_of = _inverse(_frame(stub, image, "the labels"))
-    n = int(image.attrs.get("n_textures", grid.max() if grid.size else 0))
-    colours = label_rgba_8bit(max(n, int(grid.max()) if grid.size else 0))
+    high = int(grid.max()) if grid.size else 0
+    colours = label_rgba_8bit(max(int(image.attrs.get("n_textures", high)), high))  # as a PNG's
     features = []
     for label in (int(v) for v in np.unique(grid) if v > 0):
         polygons = []
