@@ -524,10 +524,27 @@ def is_geojson(output: str) -> bool:
     return _named(output, GEOJSON_SUFFIXES)
 
 
+#: The outputs written as one local file: their kind, how their name is told, the parser
+#: default by which a command says it writes them, and the refusal where it does not (the
+#: command's name in place of ``{command}``).
+_FILE_OUTPUTS = (
+    ("GeoJSON", is_geojson, "geojson_output",
+     "a GeoJSON holds regions: `xfskde segment` writes its labels as them; xfskde {command} "
+     "writes a Zarr store (*.zarr)"),
+    ("PNG", is_png, "png_output",
+     "a PNG holds a picture: `xfskde segment` writes its labels as one, `xfskde maps` its "
+     "orientation and coherence; xfskde {command} writes a Zarr store (*.zarr)"),
+    ("TIFF", is_geotiff, "tiff_output",
+     "xfskde {command} writes a Zarr store (name it *.zarr); `xfskde maps` and `xfskde "
+     "segment` write GeoTIFFs, and xfskde.io.geotiff.write_geotiff writes a field as 2 float "
+     "bands per coefficient"),
+)  # fmt: skip
+
+
 def is_file_output(output: str) -> bool:
     """Whether ``output`` is written as one local file (a TIFF, a PNG, a GeoJSON), not as a
     Zarr store."""
-    return is_geotiff(output) or is_png(output) or is_geojson(output)
+    return any(named(output) for _, named, _, _ in _FILE_OUTPUTS)
 
 
 def refuse_file_output(args: argparse.Namespace) -> None:
@@ -542,31 +559,12 @@ def refuse_file_output(args: argparse.Namespace) -> None:
             f"{args.output}: xfskde writes no {suffix} file: name the output *.zarr (a Zarr "
             f"store), *.ome.zarr (OME-Zarr), *.ome.tif (OME-TIFF) or *.tif (GeoTIFF){png}"
         )
-    if is_geojson(args.output):
-        kind = "GeoJSON"
-        if not getattr(args, "geojson_output", False):
-            raise ParameterError(
-                f"{args.output}: a GeoJSON holds regions: `xfskde segment` writes its labels "
-                f"as them; xfskde {args.command} writes a Zarr store (*.zarr)"
-            )
-    elif is_png(args.output):
-        kind = "PNG"
-        if not getattr(args, "png_output", False):
-            raise ParameterError(
-                f"{args.output}: a PNG holds a picture: `xfskde segment` writes its labels as "
-                f"one, `xfskde maps` its orientation and coherence; xfskde {args.command} "
-                "writes a Zarr store (*.zarr)"
-            )
-    elif is_geotiff(args.output):
-        kind = "TIFF"
-        if not getattr(args, "tiff_output", False):
-            raise ParameterError(
-                f"{args.output}: xfskde {args.command} writes a Zarr store (name it *.zarr); "
-                "`xfskde maps` and `xfskde segment` write GeoTIFFs, and "
-                "xfskde.io.geotiff.write_geotiff writes a field as 2 float bands per coefficient"
-            )
-    else:
+    found = [entry for entry in _FILE_OUTPUTS if entry[1](args.output)]
+    if not found:
         return
+    kind, _, writes, refusal = found[0]
+    if not getattr(args, writes, False):
+        raise ParameterError(f"{args.output}: {refusal.format(command=args.command)}")
     if args.resume:
         raise ParameterError(
             f"{args.output} is a {kind} file, written whole: --resume needs a Zarr store (name "
