@@ -617,6 +617,37 @@ def test_a_palette_mask_is_read_by_its_indices_not_its_colours(tmp_path, capsys)
     assert not labels[:, 32:].any() and labels[:, :32].all()
 
 
+@pytest.mark.parametrize("command", ["segment", "maps"])
+def test_a_mask_missing_or_damaged_is_named_as_the_mask_not_the_image(tmp_path, capsys, command):
+    """A mistyped ``--mask`` path was reported as the image being damaged ("cannot read
+    photo.tif (FileNotFoundError: no such image: …/mask.tif): the file is damaged, truncated
+    …"), and so was a mask store whose chunk cannot be decoded: the user checked the image.
+    Each names the mask now."""
+    import zarr
+
+    from xfskde.cli import main
+
+    photo, _ = random_textures((64, 64), seed=1)
+    tifffile.imwrite(tmp_path / "photo.tif", np.round(photo * 255).astype(np.uint8))
+    store = zarr.create_array(tmp_path / "mask.zarr", shape=(64, 64), chunks=(32, 32),
+                              dtype="uint8")  # fmt: skip
+    store[:] = 1
+    (tmp_path / "mask.zarr" / "c" / "1" / "1").write_bytes(b"not a chunk")
+    out = str(tmp_path / "out.zarr")
+    for mask, said in [("typo.tif", "no such mask: "), ("autp", "no such mask: "),
+                       ("mask.zarr", "cannot read the mask ")]:  # fmt: skip
+        argv = [command, str(tmp_path / "photo.tif"), out, "--mask", str(tmp_path / mask),
+                "--no-progress", "--overwrite"]  # fmt: skip
+        if command == "segment":
+            argv += ["--textures", "2"]
+        assert main(argv) == 2
+        err = capsys.readouterr().err
+        assert said + str(tmp_path / mask) in err, err
+        assert "photo.tif" not in err and "the file is damaged" not in err, err
+        if mask == "autp":  # a method mistyped: the methods named
+            assert "(a mask is a file, or one of 'auto', 'brightfield', 'fluorescence'" in err
+
+
 # ------------------------------------------------------------------------- consumers' mask=
 
 

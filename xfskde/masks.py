@@ -71,6 +71,7 @@ from ._pictures import is_picture, palette_indices
 from ._validation import _check_choice
 from .exceptions import (
     DimensionError,
+    ImageReadError,
     MaskWarning,
     ParameterError,
     XfskdeError,
@@ -728,7 +729,20 @@ def _mask_image(mask: Any) -> xr.DataArray:
     picture (a PNG or GIF of mode ``"P"``: an annotation tool's labels, a mask drawn in two
     colours) by its indices, its labels, not by the colours its palette gives them: a mask
     whose background colour is not black read as foreground everywhere."""
-    values = open_image(mask)
+    if isinstance(mask, str | os.PathLike | Location):
+        where = locate(mask)
+        if not where.exists():
+            methods = ", ".join(f"'{m}'" for m in (*METHODS, "none"))
+            raise FileNotFoundError(
+                f"no such mask: {where} (a mask is a file, or one of {methods})"
+            )
+    try:
+        values = open_image(mask).compute()  # read here: a failure is the mask's
+    except (XfskdeError, FileNotFoundError):
+        raise
+    except Exception as exc:  # named as the mask's, not taken for the image's (the CLI's note)
+        detail = f"{type(exc).__name__}: {' '.join(str(exc).split())}"
+        raise ImageReadError(f"cannot read the mask {mask} ({detail})") from exc
     if is_picture(mask):
         indices = palette_indices(mask)
     elif isinstance(mask, str | os.PathLike) and str(mask).lower().endswith((".png", ".gif")):
