@@ -24,7 +24,14 @@ PYPROJECT = PACKAGE.parent / "pyproject.toml"
 #: Every import of them is guarded: without the extra, the feature that needs one says which
 #: extra to install (``xfskde.plot._pyplot``, ``io.geotiff._require_rioxarray``; without pyproj
 #: a scene's ground pixel size is not recorded, :func:`xfskde._labels.parse_crs`).
-OPTIONAL_IMPORTS = {"matplotlib": "plot", "rioxarray": "geo", "rasterio": "geo", "pyproj": "geo"}
+OPTIONAL_IMPORTS = {
+    "matplotlib": "plot",
+    "rioxarray": "geo",
+    "rasterio": "geo",
+    "pyproj": "geo",
+    "geopandas": "vector",
+    "pyogrio": "vector",
+}
 
 PROBE = """
 import numpy as np

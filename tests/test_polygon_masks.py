@@ -5,6 +5,7 @@ and refused where the frame cannot be told."""
 from __future__ import annotations
 
 import json
+import sys
 
 import numpy as np
 import pytest
@@ -197,3 +198,58 @@ def test_regions_classified_ignore_are_cut_out():
     assert mask.attrs["polygons"] == 2  # the fold is no region
     with pytest.raises(ParameterError, match=r"but those classified Ignore\*"):
         resolve_mask({"type": "FeatureCollection", "features": [fold]}, image)
+
+
+def test_a_gis_s_vector_files_draw_as_gdal_does(tmp_path, capsys, monkeypatch):
+    """An area of interest kept as a shapefile (with its .prj, in UTM), a GeoPackage and KML
+    (WGS 84) or FlatGeobuf, read by geopandas with their CRS: each drawn on a UTM scene as
+    GDAL's rasterize draws the polygon (exactly in its own CRS, within 0.2 % from WGS 84); a
+    GeoDataFrame in Python alike; ``xfskde info`` names the format and the CRS. Refused with
+    the way in: a file of several layers, one at a URL, and any without geopandas."""
+    gpd = pytest.importorskip("geopandas")
+    pytest.importorskip("rioxarray")
+    from rasterio.features import rasterize
+    from shapely.geometry import Polygon
+
+    side = 256
+    scene = xr.DataArray(
+        np.zeros((1, side, side), np.uint8), dims=("band", "y", "x"),
+        coords={"band": [1], "y": 500_000 - 10.0 * np.arange(side) - 5,
+                "x": 300_000 + 10.0 * np.arange(side) + 5},
+    ).rio.write_crs("EPSG:32633")  # fmt: skip
+    scene.rio.to_raster(tmp_path / "scene.tif")
+    image = xfskde.open_image(tmp_path / "scene.tif")
+    ring = [(300_500, 499_000), (302_003, 498_600), (301_000, 497_907)]
+    gdal = rasterize([Polygon(ring)], out_shape=(side, side), transform=scene.rio.transform())
+    assert gdal.sum() > 5000
+    frame = gpd.GeoDataFrame({"name": ["aoi"]}, geometry=[Polygon(ring)], crs="EPSG:32633")
+    frame.to_file(tmp_path / "aoi.shp")
+    frame.to_file(tmp_path / "aoi.fgb")
+    frame.to_crs(4326).to_file(tmp_path / "aoi.gpkg", layer="aoi")
+    frame.to_crs(4326).to_file(tmp_path / "aoi.kml", driver="KML")
+    files = [("aoi.shp", 0), ("aoi.fgb", 0), ("aoi.gpkg", 0.002), ("aoi.kml", 0.002)]
+    for name, tolerance in files:
+        drawn = resolve_mask(str(tmp_path / name), image)
+        wrong = np.count_nonzero(drawn.values != gdal.astype(bool))
+        assert wrong <= tolerance * gdal.sum(), (name, wrong)
+        assert drawn.attrs["source"] == str(tmp_path / name)
+    np.testing.assert_array_equal(resolve_mask(frame, image).values, gdal.astype(bool))
+    from_gpkg = resolve_mask(str(tmp_path / "aoi.gpkg"), image).values
+    np.testing.assert_array_equal(resolve_mask(frame.to_crs(4326), image).values, from_gpkg)
+
+    capsys.readouterr()
+    assert main(["info", str(tmp_path / "aoi.shp")]) == 0
+    rows = dict(line.split(None, 1) for line in capsys.readouterr().out.splitlines())
+    assert rows["format"] == "shapefile"
+    assert rows["coordinates"] == "EPSG:32633 (WGS 84 / UTM zone 33N)"
+    assert rows["features"] == "1: unclassified (Polygon)"
+
+    frame.to_file(tmp_path / "two.gpkg", layer="first")
+    frame.to_file(tmp_path / "two.gpkg", layer="second")
+    with pytest.raises(ParameterError, match=r"holds 2 layers \(first, second\)"):
+        resolve_mask(str(tmp_path / "two.gpkg"), image)
+    with pytest.raises(ParameterError, match="a shapefile is read from a local file"):
+        resolve_mask("https://example.invalid/aoi.shp", image)
+    monkeypatch.setitem(sys.modules, "geopandas", None)  # as where it is not installed
+    with pytest.raises(ParameterError, match=r"needs geopandas: pip install 'xfskde\[vector\]'"):
+        resolve_mask(str(tmp_path / "aoi.shp"), image)

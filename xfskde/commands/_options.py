@@ -335,7 +335,8 @@ def add_mask_option(parser: argparse.ArgumentParser) -> None:
         "'brightfield' the tissue on glass whatever the bits; PATH is a mask image at any "
         "resolution (non-zero: foreground; a palette PNG by its indices, not its colours) or "
         "a GeoJSON of regions (QuPath's, in level-0 pixels; an area of interest, in its CRS "
-        "or WGS 84); blocks without foreground are neither read nor computed",
+        "or WGS 84; a shapefile, GeoPackage, FlatGeobuf or KML with geopandas installed); "
+        "blocks without foreground are neither read nor computed",
     )  # fmt: skip
 
 

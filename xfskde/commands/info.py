@@ -22,10 +22,16 @@ import numpy as np
 from .._labels import crs_wkt
 from ..exceptions import ParameterError, StoreCorruptError, StoreIncompleteError
 from ..io import locate, open_blocks, store_status
-from ..io.geojson import feature_class, geojson_polygons, read_geojson
+from ..io.geojson import (
+    feature_class,
+    geojson_polygons,
+    is_polygons,
+    read_geojson,
+    regions_format,
+)
 from ..io.stores import source_changed, verify_store
 from ._images import crs_description, describe_image, is_image, level_table
-from ._options import add_dims_option, is_geojson
+from ._options import add_dims_option
 
 #: Problems of each kind listed one per line before the rest are counted.
 _LISTED = 50
@@ -183,8 +189,9 @@ def _describe_image(path: str, dims: tuple[str, ...] | None) -> None:
 
 
 def _geojson_rows(path: str) -> list[tuple[str, str]]:
-    """What a GeoJSON holds: its regions by class, the frame of its coordinates, and the
-    texture model of one ``xfskde segment`` wrote."""
+    """What a GeoJSON (or another vector file: :data:`~xfskde.io.geojson.VECTOR_FORMATS`)
+    holds: its regions by class, the frame of its coordinates, and the texture model of one
+    ``xfskde segment`` wrote."""
     document = read_geojson(path)
     features = document.get("features") or [document]
     names = []
@@ -202,10 +209,10 @@ def _geojson_rows(path: str) -> list[tuple[str, str]]:
         extent = "no Polygon or MultiPolygon (a mask needs regions)"
     rows = [
         ("file", str(path)),
-        ("format", "GeoJSON"),
+        ("format", regions_format(path)),
         ("features", f"{len(features)}: {', '.join(names[:8])}{' ...' * (len(names) > 8)}"),
-        ("coordinates", crs or "no crs member: WGS 84 on an image with a CRS (RFC 7946), else "
-         "pixels of the image's level 0 (QuPath's)"),
+        ("coordinates", crs_description(crs) if crs else "no CRS: WGS 84 on an image with "
+         "a CRS (RFC 7946), else pixels of the image's level 0 (QuPath's)"),
         ("extent", extent),
     ]  # fmt: skip
     recorded = document.get("xfskde")
@@ -218,9 +225,11 @@ def _geojson_rows(path: str) -> list[tuple[str, str]]:
 def run(args: argparse.Namespace) -> int:
     if not locate(args.store).exists() and not str(args.store).endswith(".zarr"):
         raise FileNotFoundError(f"no such store or image: {args.store}")
-    if is_geojson(args.store):
+    if is_polygons(args.store):
         if args.verify:
-            raise ParameterError(f"--verify checks a store's chunks; {args.store} is a GeoJSON")
+            raise ParameterError(
+                f"--verify checks a store's chunks; {args.store} is a {regions_format(args.store)}"
+            )
         _print_rows(_geojson_rows(args.store))
         return 0
     if is_image(args.store):

@@ -2,9 +2,13 @@
 labels written as regions for QuPath and GIS (:func:`labels_geojson`, :func:`write_labels_geojson`).
 
 Pathologists draw their regions in QuPath and export them as GeoJSON; remote-sensing scientists
-keep an area of interest as a GeoJSON file or a GeoDataFrame. Either is a mask once its polygons
-are drawn on the image's pixels — :func:`xfskde.masks.resolve_mask` takes them wherever it
-takes a mask image (``mask="regions.geojson"``, ``--mask regions.geojson``).
+keep an area of interest as a GeoJSON file, a shapefile or GeoPackage, or a GeoDataFrame. Each
+is a mask once its polygons are drawn on the image's pixels — :func:`xfskde.masks.resolve_mask`
+takes them wherever it takes a mask image (``mask="regions.geojson"``, ``--mask aoi.shp``).
+The other vector formats (:data:`VECTOR_FORMATS`) are read by geopandas (GDAL's drivers,
+through pyogrio: the ``vector`` extra), with their CRS (a shapefile's ``.prj``), from local
+files of one layer; without geopandas they are refused with the ``ogr2ogr`` line that makes
+a GeoJSON of them.
 
 **Coordinates.** Which frame the vertices are in is read from the image and the GeoJSON, never
 guessed silently:
@@ -67,12 +71,14 @@ __all__ = [
     "IGNORED_CLASS",
     "MAX_SIDE",
     "OUTLINE_TOLERANCE",
+    "VECTOR_FORMATS",
     "feature_class",
     "geojson_polygons",
     "is_polygons",
     "labels_geojson",
     "polygon_mask",
     "read_geojson",
+    "regions_format",
     "write_labels_geojson",
 ]
 
@@ -87,15 +93,22 @@ IGNORED_CLASS = "Ignore*"
 OUTLINE_TOLERANCE = 0.3
 #: File names read as GeoJSON.
 _SUFFIXES = (".geojson", ".json")
+#: Other vector formats read as regions through geopandas (GDAL's drivers; the ``vector``
+#: extra): their names.
+VECTOR_FORMATS = {
+    ".shp": "shapefile", ".shp.zip": "zipped shapefile", ".shz": "zipped shapefile",
+    ".gpkg": "GeoPackage", ".fgb": "FlatGeobuf", ".kml": "KML", ".gml": "GML",
+}  # fmt: skip
 #: The CRS of a GeoJSON without a ``crs`` member (RFC 7946).
 _WGS84 = "EPSG:4326"
 
 
 def is_polygons(mask: Any) -> bool:
     """Whether a mask is given as polygons: a GeoJSON file (``.geojson``, ``.json``: a path or
-    URL), a GeoJSON mapping, or an object with ``__geo_interface__`` (shapely, geopandas)."""
+    URL) or another vector file (:data:`VECTOR_FORMATS`), a GeoJSON mapping, or an object with
+    ``__geo_interface__`` (shapely, geopandas)."""
     if isinstance(mask, str | os.PathLike | Location):
-        return str(mask).lower().rstrip("/").endswith(_SUFFIXES)
+        return str(mask).lower().rstrip("/").endswith((*_SUFFIXES, *VECTOR_FORMATS))
     if isinstance(mask, Mapping):  # a mask in no other form is a mapping (but a Dataset)
         return not isinstance(mask, xr.Dataset)
     return hasattr(mask, "__geo_interface__")
@@ -207,8 +220,16 @@ def _read(polygons: Any) -> tuple[dict[str, Any], dict[str, Any]]:
     and version, so that a resumed write knows the mask changed)."""
     if isinstance(polygons, str | os.PathLike | Location):
         where = locate(polygons)
+        vector = _vector_format(where) is not None
+        if vector and not where.is_local:
+            _refuse_remote_vector(where)
         if not where.exists():
             raise FileNotFoundError(f"no such mask: {where}")
+        if vector:
+            return _read(_read_vector(where))[0], {
+                "source": str(where),
+                "source_version": where.version(),
+            }
         try:
             with where.open() as file:
                 document = json.load(file)
@@ -225,6 +246,54 @@ def _read(polygons: Any) -> tuple[dict[str, Any], dict[str, Any]]:
     if crs is not None and "crs" not in document:
         document["crs"] = {"type": "name", "properties": {"name": crs.to_wkt()}}
     return _checked(document, type(polygons).__name__), {}
+
+
+def regions_format(source: Any) -> str:
+    """The format of a file of regions (:func:`is_polygons`), by its name: ``"GeoJSON"`` or
+    one of :data:`VECTOR_FORMATS`."""
+    return _vector_format(locate(source)) or "GeoJSON"
+
+
+def _vector_format(where: Location) -> str | None:
+    """The name of the vector format a file is in by its suffix (:data:`VECTOR_FORMATS`), or
+    None (GeoJSON)."""
+    name = where.name.lower()
+    return next((kind for suffix, kind in VECTOR_FORMATS.items() if name.endswith(suffix)), None)
+
+
+def _convert(where: Location) -> str:
+    return f"or convert it to GeoJSON: ogr2ogr -f GeoJSON regions.geojson {where.name}"
+
+
+def _refuse_remote_vector(where: Location) -> None:
+    raise ParameterError(
+        f"{where}: a {_vector_format(where)} is read from a local file; download it, "
+        f"{_convert(where)} (GeoJSON is read at URLs too)"
+    )
+
+
+def _read_vector(where: Location) -> Any:
+    """A local vector file read by geopandas (its one layer; its CRS with it), refused with
+    the ways in when it cannot be: without geopandas, of several layers, damaged."""
+    kind, convert = _vector_format(where), _convert(where)
+    try:
+        import geopandas
+        import pyogrio
+    except ImportError:
+        raise ParameterError(
+            f"reading {where} (a {kind}) needs geopandas: pip install 'xfskde[vector]'; {convert}"
+        ) from None
+    try:
+        layers = [str(name) for name, geometry in pyogrio.list_layers(where.url) if geometry]
+        if len(layers) > 1:
+            raise ParameterError(
+                f"{where} holds {len(layers)} layers ({', '.join(layers)}): write the one that "
+                f"draws the regions to a file of its own: ogr2ogr -f GeoJSON regions.geojson "
+                f"{where.name} LAYER"
+            )
+        return geopandas.read_file(where.url)
+    except pyogrio.errors.DataSourceError as error:
+        raise ParameterError(f"cannot read {where} as a {kind}: {error}") from None
 
 
 def _checked(document: Any, name: str) -> dict[str, Any]:
