@@ -253,3 +253,45 @@ def test_a_gis_s_vector_files_draw_as_gdal_does(tmp_path, capsys, monkeypatch):
     monkeypatch.setitem(sys.modules, "geopandas", None)  # as where it is not installed
     with pytest.raises(ParameterError, match=r"needs geopandas: pip install 'xfskde\[vector\]'"):
         resolve_mask(str(tmp_path / "aoi.shp"), image)
+
+
+def test_the_regions_of_some_classes_only(slides, tmp_path, capsys):
+    """A QuPath export holds every annotation (the tumour, an unclassified region, a fold to
+    ignore); ``classes=["Tumor"]`` / ``--mask-classes Tumor`` draws the tumour only, the fold
+    cut out of it still; the labels record the classes, and a resume with other classes is
+    refused. A class the file does not hold is refused naming those it does (a typo drew
+    nothing of it, silently, had it been skipped), and so are classes with a mask image."""
+    fold = {"type": "Feature", "properties": {"classification": {"name": "Ignore*"}},
+            "geometry": {"type": "Polygon", "coordinates": [
+                [[600, 700], [800, 700], [800, 900], [600, 900], [600, 700]]]}}  # fmt: skip
+    image = xr.DataArray(np.zeros((2048, 2048)), dims=("y", "x"))
+    regions = {**REGIONS, "features": [*REGIONS["features"], fold]}
+    tumour = resolve_mask(regions, image, classes=["Tumor"])
+    expected = _expected((2048, 2048))
+    expected[1200:1400, 1200:1600] = False  # the unclassified region
+    expected[700:900, 600:800] = False  # the fold
+    np.testing.assert_array_equal(tumour.values, expected)
+    assert tumour.attrs["classes"] == ["Tumor"] and tumour.attrs["polygons"] == 1
+    both = resolve_mask(regions, image, classes=["Tumor", "None"]).values
+    assert both.sum() == INSIDE - 200 * 200  # everything but the fold
+    with pytest.raises(ParameterError, match=r"holds no region of class 'Tumour': its classes "
+                       r"are 'Ignore\*', 'None', 'Tumor'"):  # fmt: skip
+        resolve_mask(regions, image, classes=["Tumour"])
+    with pytest.raises(ParameterError, match="choose regions of a GeoJSON by their class"):
+        resolve_mask(np.ones((8, 8)), image, classes=["Tumor"])
+
+    sized, _, _ = slides
+    (tmp_path / "regions.geojson").write_text(json.dumps(regions))
+    labels = tmp_path / "labels.zarr"
+    argv = ["segment", str(sized), str(labels), "--textures", "2", "--mask",
+            str(tmp_path / "regions.geojson"), "--mask-classes", "Tumor", "--mpp", "1",
+            "--no-progress"]  # fmt: skip
+    assert main(argv) == 0, capsys.readouterr().err
+    values = zarr.open_group(labels)["labels"][:]
+    np.testing.assert_array_equal(values > 0, expected[::2, ::2])
+    assert xfskde.open_image(labels).attrs["mask_classes"] == "Tumor"
+    argv[argv.index("Tumor")] = "Tumor,None"
+    assert main([*argv, "--resume"]) == 2
+    assert "mask_classes" in capsys.readouterr().err
+    assert main(["maps", str(sized), str(tmp_path / "m.zarr"), "--mask-classes", "Tumor"]) == 2
+    assert "the mask 'none' has no classes" in capsys.readouterr().err

@@ -54,7 +54,7 @@ import math
 import os
 import re
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import dask
@@ -686,21 +686,29 @@ def tissue_mask(
 # ------------------------------------------------------------------------- using a mask
 
 
-def resolve_mask(mask: Any, image: Any, margin: int = MARGIN) -> xr.DataArray | None:
+def resolve_mask(
+    mask: Any, image: Any, margin: int = MARGIN, classes: Sequence[str] | None = None
+) -> xr.DataArray | None:
     """The mask a consumer was given, as a small boolean ``(y, x)`` DataArray (or None).
 
     ``mask`` is None (no mask), ``"auto"`` or another of :data:`METHODS` (:func:`tissue_mask`
     of ``image`` by that method, grown by ``margin`` mask pixels), a path or URL of a mask
     image or a PIL picture of one (non-zero is foreground; a palette PNG's indices, not its
-    colours), regions drawn as polygons (a GeoJSON file, mapping or GeoDataFrame:
-    :func:`xfskde.io.geojson.polygon_mask`), or an array or DataArray (truthy is foreground).
+    colours), regions drawn as polygons (a GeoJSON file, mapping or GeoDataFrame, a shapefile
+    or GeoPackage: :func:`xfskde.io.geojson.polygon_mask`, of the regions of ``classes`` only
+    when given), or an array or DataArray (truthy is foreground).
     """
+    if classes is not None and not is_polygons(mask):
+        raise ParameterError(
+            f"classes (--mask-classes) choose regions of a GeoJSON by their class; the mask "
+            f"{mask if isinstance(mask, str) else type(mask).__name__!r} has no classes"
+        )
     if mask is None or (isinstance(mask, str) and mask == "none"):
         return None
     if isinstance(mask, str) and mask in METHODS:
         return tissue_mask(image, method=mask, margin=margin)
-    if is_polygons(mask):
-        return polygon_mask(mask, image)  # drawn on the image's grid: nothing to place
+    if is_polygons(mask):  # drawn on the image's grid: nothing to place
+        return polygon_mask(mask, image, classes=classes)
     if isinstance(mask, xr.DataArray):
         values = mask
     elif isinstance(mask, np.ndarray | da.Array):
@@ -765,9 +773,10 @@ def _mask_attrs(resolved: xr.DataArray | None, given: Any) -> dict[str, Any]:
     a method was named instead of ``"auto"``: the mask's ``method_asked``), the path of a
     mask read from a file (as given, or its ``source`` when the caller read it: the command
     line's ``--mask PATH``; a file written from a :func:`tissue_mask` is a file too), else
-    ``"an array"`` — and ``mask_foreground``, its share of foreground; nothing without a
-    mask. A mask read from a file records its ``mask_version`` (its ``source_version``: a
-    resumed write begun with another version of the mask starts again)."""
+    ``"an array"`` — and ``mask_foreground``, its share of foreground, and ``mask_classes``
+    where only the regions of some classes were drawn; nothing without a mask. A mask read
+    from a file records its ``mask_version`` (its ``source_version``: a resumed write begun
+    with another version of the mask starts again)."""
     if resolved is None:
         return {}
     what = given if isinstance(given, str) else "an array"
@@ -778,6 +787,8 @@ def _mask_attrs(resolved: xr.DataArray | None, given: Any) -> dict[str, Any]:
         how = resolved.attrs.get("method_asked", "auto")
         what = f"{how}: tissue_mask, {resolved.attrs['method']} (xfskde.masks)"
     attrs = {"mask": str(what), "mask_foreground": float(np.asarray(resolved.values).mean())}
+    if "classes" in resolved.attrs:  # the regions of these classes only
+        attrs["mask_classes"] = ", ".join(resolved.attrs["classes"])
     return attrs if version is None else {**attrs, "mask_version": str(version)}
 
 

@@ -325,7 +325,7 @@ def add_level_options(parser: argparse.ArgumentParser) -> None:
 
 
 def add_mask_option(parser: argparse.ArgumentParser) -> None:
-    """``--mask auto|none|METHOD|PATH``: the foreground to compute
+    """``--mask auto|none|METHOD|PATH`` and ``--mask-classes``: the foreground to compute
     (:func:`xfskde.masks.resolve_mask`)."""
     parser.add_argument(
         "--mask", default="none", metavar="auto|none|fluorescence|brightfield|PATH",
@@ -338,6 +338,19 @@ def add_mask_option(parser: argparse.ArgumentParser) -> None:
         "or WGS 84; a shapefile, GeoPackage, FlatGeobuf or KML with geopandas installed); "
         "blocks without foreground are neither read nor computed",
     )  # fmt: skip
+    parser.add_argument(
+        "--mask-classes", default=None, type=_names, metavar="CLASS[,CLASS...]",
+        help="with --mask REGIONS: draw only the regions of these classes (QuPath's "
+        "classifications, e.g. Tumor,Stroma); those classified Ignore* are cut out all the same",
+    )  # fmt: skip
+
+
+def _names(text: str) -> list[str]:
+    """An argparse type: comma-separated names, each stripped; none empty."""
+    names = [name.strip() for name in text.split(",")]
+    if not all(names):
+        raise argparse.ArgumentTypeError(f"empty name in {text!r}: give CLASS[,CLASS...]")
+    return names
 
 
 #: The value of an option chosen by the command.
@@ -435,7 +448,7 @@ def field_from_input(args: argparse.Namespace) -> tuple[Any, Any, Any]:
     )  # fmt: skip
     # nodata is no LocalParameters field: local_fskde resolves it ("auto": the image's
     # _FillValue) and records it in the field's attrs, which a resume compares
-    mask = resolve_mask(args.mask, image)
+    mask = resolve_mask(args.mask, image, classes=args.mask_classes)
     field = local_fskde(image, **fskde_kwargs(args), nodata=args.nodata, mask=mask)
     return image, field, mask
 

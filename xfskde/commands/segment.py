@@ -257,7 +257,7 @@ def run(args: argparse.Namespace) -> int:
             refuse_unshared_folder(os.path.dirname(output.url.rstrip(os.sep)))
         # the fit is seeded, so a resumed run fits the same endmembers; they are in the
         # labels' attrs, and write_blocks refuses to resume a store written with others
-        mask = resolve_mask(args.mask, image, margin=MASK_MARGIN)
+        mask = resolve_mask(args.mask, image, margin=MASK_MARGIN, classes=args.mask_classes)
         if model is None:
             model = fit_textures(image, args.textures, **options, mask=mask, nodata=args.nodata)
         if is_ome_zarr(out):

@@ -53,7 +53,7 @@ from __future__ import annotations
 import json
 import math
 import os
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -114,7 +114,12 @@ def is_polygons(mask: Any) -> bool:
     return hasattr(mask, "__geo_interface__")
 
 
-def polygon_mask(polygons: Any, image: xr.DataArray, max_side: int = MAX_SIDE) -> xr.DataArray:
+def polygon_mask(
+    polygons: Any,
+    image: xr.DataArray,
+    max_side: int = MAX_SIDE,
+    classes: Sequence[str] | None = None,
+) -> xr.DataArray:
     """The regions of a GeoJSON drawn on an image's grid: a boolean ``(y, x)`` mask.
 
     Parameters
@@ -128,21 +133,30 @@ def polygon_mask(polygons: Any, image: xr.DataArray, max_side: int = MAX_SIDE) -
     max_side : int
         The longest side of the mask; a larger image's mask is the image averaged down by a
         whole factor.
+    classes : sequence of str, optional
+        Draw only the regions of these classes (QuPath's ``classification``, as
+        :func:`feature_class` reads it: ``["Tumor"]`` of an export that also holds the
+        tissue's outline and the stroma); those classified :data:`IGNORED_CLASS` are cut out
+        all the same. Default: every region.
 
     Returns
     -------
     xarray.DataArray
         True inside the regions. Its attrs record ``source`` (and ``source_version``) for a
-        file, and ``polygons`` (how many were drawn).
+        file, ``polygons`` (how many were drawn) and the ``classes`` drawn, if chosen.
 
     Raises
     ------
     ParameterError
-        For a GeoJSON without regions, one whose frame cannot be told on this image (a ``crs``
-        on an image without one; a crop of a level without a pixel size), or regions that lie
-        wholly outside the image.
+        For a GeoJSON without regions (of the ``classes``: a class it does not hold is
+        refused, naming those it does), one whose frame cannot be told on this image (a
+        ``crs`` on an image without one; a crop of a level without a pixel size), or regions
+        that lie wholly outside the image.
     """
     document, attrs = _read(polygons)
+    if classes is not None:
+        document = _of_classes(document, [str(c) for c in classes], _name(polygons))
+        attrs["classes"] = [str(c) for c in classes]
     rings = list(geojson_polygons(document))
     if not any(not ignored for *_, ignored in rings):
         some = f" but those classified {IGNORED_CLASS}" if rings else ""
@@ -306,6 +320,26 @@ def _checked(document: Any, name: str) -> dict[str, Any]:
     if not isinstance(document, dict) or not isinstance(document.get("type"), str):
         raise ParameterError(f"{name} is not GeoJSON: a mapping with a 'type' is needed")
     return document
+
+
+def _of_classes(document: dict[str, Any], classes: list[str], name: str) -> dict[str, Any]:
+    """The features of a GeoJSON of the given ``classes``, and those classified
+    :data:`IGNORED_CLASS`; a class it does not hold is refused, naming those it does."""
+    if not classes:
+        raise ParameterError("classes is empty: name at least one class, or pass None for all")
+    features = document.get("features") if document.get("type") == "FeatureCollection" else None
+    features = [document] if features is None else features
+    held = sorted({str(feature_class(f)) for f in features if isinstance(f, Mapping)})
+    missing = [c for c in classes if c not in held]
+    if missing:
+        raise ParameterError(
+            f"{name} holds no region of class {', '.join(map(repr, missing))}: its classes are "
+            f"{', '.join(map(repr, held))} (QuPath's classification names; 'None': "
+            "unclassified)"
+        )
+    keep = {*classes, IGNORED_CLASS}
+    chosen = [f for f in features if isinstance(f, Mapping) and str(feature_class(f)) in keep]
+    return {**document, "type": "FeatureCollection", "features": chosen}
 
 
 def _name(polygons: Any) -> str:
