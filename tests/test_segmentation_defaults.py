@@ -201,6 +201,8 @@ def test_segment_with_no_arguments_records_its_choices():
     # colour alone tells these textures apart: the labels of neither of the window check's
     # fits need the bank or the FS-KDE (idle_groups), so the fit computes colour only
     assert a["features"] == "color" and a["gradient_scales"] == [0.0]
+    # what the method unmixed: colour only (it said "with cos^2K FS-KDE features" whatever)
+    assert a["method"] == "ORTSEG (occlusion of random textures) unmixing local colour histograms"
     assert a["chose_groups"] == (
         "bank, fskde left out before the fit: the labels of neither of the window check's fits "
         "(sigma 6 and 12) needed them; then color kept"

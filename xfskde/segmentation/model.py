@@ -36,7 +36,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
@@ -189,6 +189,24 @@ TWO_PASS_AREA = 1.4
 _LONG_NAMES = {"labels": "texture label", "abundances": "texture abundances"}
 
 
+#: What each feature group is, in the words of the result's ``method`` attr.
+_GROUP_WORDS = {
+    "color": "colour histograms",
+    "bank": "filter-bank spectral histograms",
+    "hist": "gradient-angle histograms",
+    "fskde": "cos^2K FS-KDEs of gradient angles",
+}
+
+
+def _method_description(features: Sequence[str]) -> str:
+    """The ``method`` a result records: ORTSEG (the paper's section 5.3, the Occlusion of Random
+    Textures SEGmenter) and the local features its model unmixes — those it kept, not those
+    the rule left out (:func:`.defaults.idle_groups`)."""
+    return "ORTSEG (occlusion of random textures) unmixing local " + ", ".join(
+        _GROUP_WORDS.get(name, name) for name in features
+    )
+
+
 @dataclass(frozen=True)
 class TextureModel:
     """Fitted pure texture features and the feature parameters that produced them.
@@ -303,7 +321,7 @@ class TextureModel:
         model."""
         s = self.spec
         return {
-            "method": "ORTSEG (occlusion of random textures) with cos^2K FS-KDE features",
+            "method": _method_description(s.features),
             "n_textures": self.n_textures,
             "features": ",".join(s.features),
             "window": s.window,
