@@ -295,3 +295,33 @@ def test_the_regions_of_some_classes_only(slides, tmp_path, capsys):
     assert "mask_classes" in capsys.readouterr().err
     assert main(["maps", str(sized), str(tmp_path / "m.zarr"), "--mask-classes", "Tumor"]) == 2
     assert "the mask 'none' has no classes" in capsys.readouterr().err
+
+
+def test_qupath_s_cells_are_left_out_of_the_mask(tmp_path, capsys):
+    """QuPath's export of all objects holds, beside the annotation, every cell it detected
+    inside it as a polygon: the mask was the union of the nuclei. Detections, cells and tiles
+    are left out (and counted), an export of nothing else is refused, and ``xfskde info``
+    counts them apart."""
+    cells = [
+        {"type": "Feature", "properties": {"objectType": "cell"},
+         "geometry": {"type": "Polygon", "coordinates": [
+             [[x, y], [x + 10, y], [x + 10, y + 10], [x, y + 10], [x, y]]]}}
+        for x in range(150, 850, 50) for y in range(250, 950, 50)
+    ]  # fmt: skip
+    annotation = {**REGIONS["features"][0],
+                  "properties": {"objectType": "annotation",
+                                 "classification": {"name": "Tumor"}}}  # fmt: skip
+    image = xr.DataArray(np.zeros((2048, 2048)), dims=("y", "x"))
+    export = {"type": "FeatureCollection", "features": [annotation, *cells]}
+    mask = resolve_mask(export, image)
+    expected = _expected((2048, 2048))
+    expected[1200:1400, 1200:1600] = False  # the second region is not in this export
+    np.testing.assert_array_equal(mask.values, expected)
+    assert mask.attrs["detections_left_out"] == len(cells) == 196
+    with pytest.raises(ParameterError, match=r"holds QuPath's detections only \(196 detection"):
+        resolve_mask({"type": "FeatureCollection", "features": cells}, image)
+    (tmp_path / "all.geojson").write_text(json.dumps(export))
+    assert main(["info", str(tmp_path / "all.geojson")]) == 0
+    rows = dict(line.split(None, 1) for line in capsys.readouterr().out.splitlines())
+    assert rows["features"] == "197: Tumor (Polygon), 196 detections"
+    assert rows["detections"].startswith("196 of QuPath's detections, cells or tiles")

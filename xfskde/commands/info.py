@@ -23,9 +23,11 @@ from .._labels import crs_wkt
 from ..exceptions import ParameterError, StoreCorruptError, StoreIncompleteError
 from ..io import locate, open_blocks, store_status
 from ..io.geojson import (
+    DETECTION_TYPES,
     feature_class,
     geojson_polygons,
     is_polygons,
+    object_type,
     read_geojson,
     regions_format,
 )
@@ -194,9 +196,12 @@ def _geojson_rows(path: str) -> list[tuple[str, str]]:
     ``xfskde segment`` wrote."""
     document = read_geojson(path)
     features = document.get("features") or [document]
-    names = []
+    names, detections = [], 0
     for feature in features:
         feature = feature if isinstance(feature, dict) else {}
+        if object_type(feature) in DETECTION_TYPES:  # QuPath's cells: listed by their count
+            detections += 1
+            continue
         kind = (feature.get("geometry") or {}).get("type")
         names.append(f"{feature_class(feature) or 'unclassified'} ({kind})")
     crs = (document.get("crs") or {}).get("properties", {}).get("name")
@@ -210,11 +215,15 @@ def _geojson_rows(path: str) -> list[tuple[str, str]]:
     rows = [
         ("file", str(path)),
         ("format", regions_format(path)),
-        ("features", f"{len(features)}: {', '.join(names[:8])}{' ...' * (len(names) > 8)}"),
+        ("features", f"{len(features)}: {', '.join(names[:8])}{' ...' * (len(names) > 8)}"
+         + (f"{', ' * bool(names)}{detections} detections" if detections else "")),
         ("coordinates", crs_description(crs) if crs else "no CRS: WGS 84 on an image with "
          "a CRS (RFC 7946), else pixels of the image's level 0 (QuPath's)"),
         ("extent", extent),
     ]  # fmt: skip
+    if detections:
+        rows.insert(3, ("detections", f"{detections} of QuPath's detections, cells or tiles "
+                        "(left out of a mask: not regions of interest)"))  # fmt: skip
     recorded = document.get("xfskde")
     if isinstance(recorded, dict) and "n_textures" in recorded:
         rows.append(("xfskde", f"the regions of {recorded['n_textures']} textures and their "

@@ -30,9 +30,12 @@ polygons may overlap). The mask is the image at one scale: its own grid for an i
 :data:`MAX_SIDE` pixels on a side, averaged down by a whole factor beyond (a mask pixel then
 covers f × f image pixels, as :func:`xfskde.masks.tissue_mask`'s do). Only ``Polygon`` and
 ``MultiPolygon`` geometries are regions; points and lines (QuPath's detections as centroids)
-are left out, and a GeoJSON without any region is refused. Regions classified ``Ignore*``
-(QuPath's class for what an analysis leaves out: a fold, a bubble, a pen mark) are cut out of
-the others (:data:`IGNORED_CLASS`).
+are left out, and a GeoJSON without any region is refused. QuPath's detections, cells and
+tiles (:data:`DETECTION_TYPES`: an export of all objects holds the cells it found inside the
+annotations, as polygons) are measured things, not regions of interest: left out too, and an
+export of nothing else refused. Regions classified ``Ignore*`` (QuPath's class for what an
+analysis leaves out: a fold, a bubble, a pen mark) are cut out of the others
+(:data:`IGNORED_CLASS`); ``classes=`` draws those of some classes only.
 
 **Writing.** Labels become one ``MultiPolygon`` feature per texture, in the same frames read
 back: level-0 pixels for an image without a CRS (QuPath's *Import objects* draws them on the
@@ -68,6 +71,7 @@ from ._location import Location, locate, micrometres
 from .images import image_levels, is_whole_level, level_arguments, open_image, opened_as
 
 __all__ = [
+    "DETECTION_TYPES",
     "IGNORED_CLASS",
     "MAX_SIDE",
     "OUTLINE_TOLERANCE",
@@ -76,6 +80,7 @@ __all__ = [
     "geojson_polygons",
     "is_polygons",
     "labels_geojson",
+    "object_type",
     "polygon_mask",
     "read_geojson",
     "regions_format",
@@ -91,6 +96,9 @@ IGNORED_CLASS = "Ignore*"
 #: How far (in pixels of the labels' grid) a written outline may cut across the staircase of
 #: the pixels' edges: the vertices of straight runs are dropped.
 OUTLINE_TOLERANCE = 0.3
+#: QuPath's objects that are measured things, not regions of interest (its ``objectType``):
+#: cells and their nuclei, detections, the tiles of a tiling; left out of masks.
+DETECTION_TYPES = ("detection", "cell", "tile")
 #: File names read as GeoJSON.
 _SUFFIXES = (".geojson", ".json")
 #: Other vector formats read as regions through geopandas (GDAL's drivers; the ``vector``
@@ -143,7 +151,8 @@ def polygon_mask(
     -------
     xarray.DataArray
         True inside the regions. Its attrs record ``source`` (and ``source_version``) for a
-        file, ``polygons`` (how many were drawn) and the ``classes`` drawn, if chosen.
+        file, ``polygons`` (how many were drawn), the ``classes`` drawn, if chosen, and
+        ``detections_left_out`` (QuPath's detections, cells and tiles: not regions), if any.
 
     Raises
     ------
@@ -154,6 +163,9 @@ def polygon_mask(
         that lie wholly outside the image.
     """
     document, attrs = _read(polygons)
+    document, detections = _without_detections(document, _name(polygons))
+    if detections:
+        attrs["detections_left_out"] = detections
     if classes is not None:
         document = _of_classes(document, [str(c) for c in classes], _name(polygons))
         attrs["classes"] = [str(c) for c in classes]
@@ -320,6 +332,31 @@ def _checked(document: Any, name: str) -> dict[str, Any]:
     if not isinstance(document, dict) or not isinstance(document.get("type"), str):
         raise ParameterError(f"{name} is not GeoJSON: a mapping with a 'type' is needed")
     return document
+
+
+def object_type(feature: Any) -> str | None:
+    """A feature's QuPath object type (``properties.objectType``: ``"annotation"``,
+    ``"detection"``, ``"cell"``, ``"tile"``, ``"tma_core"``), None where it has none."""
+    properties = feature.get("properties") if isinstance(feature, Mapping) else None
+    kind = properties.get("objectType") if isinstance(properties, Mapping) else None
+    return str(kind) if kind is not None else None
+
+
+def _without_detections(document: dict[str, Any], name: str) -> tuple[dict[str, Any], int]:
+    """A GeoJSON without QuPath's detections (:data:`DETECTION_TYPES`), and how many there
+    were; one of nothing else is refused."""
+    if document.get("type") != "FeatureCollection":
+        return document, 0
+    features = document.get("features") or []
+    kept = [f for f in features if object_type(f) not in DETECTION_TYPES]
+    dropped = len(features) - len(kept)
+    if dropped and not kept:
+        raise ParameterError(
+            f"{name} holds QuPath's detections only ({dropped} detection, cell or tile "
+            "objects): a mask is drawn from regions of interest; export the annotations "
+            "(QuPath: File > Export objects as GeoJSON, the annotations only)"
+        )
+    return {**document, "features": kept}, dropped
 
 
 def _of_classes(document: dict[str, Any], classes: list[str], name: str) -> dict[str, Any]:
