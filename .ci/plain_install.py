@@ -65,6 +65,9 @@ def main() -> None:
     run("segment", "textures.tif", "regions.geojson", "--model", "labels.zarr")  # no pyproj
     run("segment", "textures.tif", "inside.zarr", "--model", "regions.geojson",
         "--mask", "regions.geojson")  # fmt: skip
+    # the regions of one class only
+    run("segment", "textures.tif", "second.zarr", "--model", "regions.geojson",
+        "--mask", "regions.geojson", "--mask-classes", "texture 2")  # fmt: skip
     assert "complete" in run("info", "labels.zarr")
     run("info", "labels.ome.tif")
     assert "the regions of 3 textures" in run("info", "regions.geojson")
@@ -78,6 +81,14 @@ def main() -> None:
     # the regions drawn back as the mask, the model read back from them: the same labels
     inside = zarr.open_array("inside.zarr/labels", mode="r")[...]
     assert np.array_equal(inside, stored), "the GeoJSON's regions are not the labels"
+    second = zarr.open_array("second.zarr/labels", mode="r")[...]
+    assert np.array_equal(second > 0, stored == 2), "--mask-classes drew other regions"
+    assert np.array_equal(second[second > 0], stored[stored == 2])
+    # a shapefile needs geopandas, which no plain install has: refused with the way in
+    Path("aoi.shp").write_bytes(b"")
+    argv = [COMMAND, "segment", "textures.tif", "aoi.zarr", "--textures", "3", "--mask", "aoi.shp"]
+    refused = subprocess.run(argv, capture_output=True, text=True, timeout=600)
+    assert refused.returncode == 2 and "needs geopandas" in refused.stderr, refused.stderr
     labels = np.asarray(xfskde.segment(image, 3))
     rand = xfskde.metrics.rand_index(labels, truth)
     assert rand > 0.8, f"segment scored Rand {rand:.3f} on random textures"
