@@ -1389,3 +1389,32 @@ def test_a_photo_shown_turned_is_read_as_stored_and_says_so(tmp_path):
             xfskde.open_image(tmp_path / "plain.jpg")
             with Image.open(tmp_path / "plain.jpg") as opened:
                 xfskde.open_image(opened)
+
+
+def test_a_palette_tiff_is_refused_as_an_image_and_read_by_its_indices_as_a_mask(tmp_path, capsys):
+    """A palette TIFF (Photometric 3: each value an index into a colour map) was read as grey
+    intensities: its maps and labels were those of the colour map's order. The consumers
+    refuse it now with the conversion; a mask still reads its indices (an annotation tool's
+    two colours, white background at index 0); ``xfskde info`` says what its values are."""
+    from xfskde.cli import main
+    from xfskde.exceptions import ImageReadError
+    from xfskde.masks import resolve_mask
+
+    indices = np.zeros((64, 64), np.uint8)
+    indices[:, 32:] = 1
+    colours = np.zeros((3, 256), np.uint16)
+    colours[:, 0] = 65535  # index 0 white, index 1 black: as intensities, inverted
+    tifffile.imwrite(tmp_path / "drawn.tif", indices, photometric="palette", colormap=colours)
+    image = xfskde.open_image(tmp_path / "drawn.tif")
+    assert image.attrs["palette"] == 256
+    for compute in (lambda: xfskde.segment(image, 2),
+                    lambda: xfskde.local_fskde(image, order=4, size=3)):  # fmt: skip
+        with pytest.raises(ImageReadError, match=r"is a palette image .* convert it to RGB"):
+            compute()
+    mask = resolve_mask(str(tmp_path / "drawn.tif"), xr.DataArray(np.zeros((64, 64)),
+                                                                  dims=("y", "x")))  # fmt: skip
+    np.testing.assert_array_equal(mask.values, indices > 0)
+    assert main(["maps", str(tmp_path / "drawn.tif"), str(tmp_path / "m.zarr")]) == 2
+    assert "is a palette image" in capsys.readouterr().err
+    assert main(["info", str(tmp_path / "drawn.tif")]) == 0
+    assert "indices of a colour map of 256 entries" in capsys.readouterr().out

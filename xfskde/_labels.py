@@ -58,7 +58,7 @@ import xarray as xr
 
 from ._grid import sample_offset
 from ._version import __version__
-from .exceptions import DimensionError, ParameterError
+from .exceptions import DimensionError, ImageReadError, ParameterError
 
 __all__ = [
     "COLOR_DIMS",
@@ -173,7 +173,19 @@ def refuse_dataset(image: Any) -> None:
 
 
 def image_layout(image: xr.DataArray) -> tuple[Any, tuple[str, str, str | None]]:
-    """The image's data as ``(y, x)`` or ``(y, x, c)`` (NumPy or Dask, not loaded) and its dims."""
+    """The image's data as ``(y, x)`` or ``(y, x, c)`` (NumPy or Dask, not loaded) and its dims.
+
+    A palette image (``attrs["palette"]``: a TIFF whose values index a colour map, as
+    :func:`xfskde.open_image` reads it) is refused: its indices are no intensities, and their
+    gradients and histograms would be the colour map's order, not the picture's.
+    """
+    if image.attrs.get("palette"):
+        raise ImageReadError(
+            f"{image.attrs.get('source') or image.name or 'the image'} is a palette image (its "
+            f"values index a colour map of {image.attrs['palette']} entries, not intensities): "
+            "convert it to RGB first (PIL: Image.open(path).convert('RGB'); GDAL: "
+            "gdal_translate -expand rgb)"
+        )
     y, x, colour = image_dims(image)
     order = (y, x) if colour is None else (y, x, colour)
     return image.transpose(*order).data, (y, x, colour)

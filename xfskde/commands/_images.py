@@ -109,6 +109,10 @@ def _describe_tiff(path: str, levels: list[ImageLevel]) -> list[tuple[str, str]]
                 ("compression", compression.lower()),
             ]  # fmt: skip
             tiled = first.is_tiled
+            if first.photometric == 3 and first.colormap is not None:  # a palette image
+                rows.append(("values", f"indices of a colour map of {first.colormap.shape[-1]} "
+                             "entries (a palette image: a mask reads them; convert it to RGB "
+                             "to compute on it)"))  # fmt: skip
     except (OSError, tifffile.TiffFileError, ValueError, IndexError) as exc:
         raise ImageReadError(f"cannot read {path} as a TIFF image: {exc}") from exc
     if nodata is not None:

@@ -657,6 +657,9 @@ class _TiffInfo(NamedTuple):
     orientation: int = 1
     #: the names of the channels (OME-XML ``Channel Name``), when the file gives them
     channel_names: tuple[str, ...] | None = None
+    #: the entries of the colour map of a palette image (Photometric 3: its values index
+    #: the map), 0 for any other
+    palette: int = 0
 
 
 #: GeoKey unit names as they are usually written.
@@ -928,8 +931,10 @@ def _tiff_info(path: Location, series: int | str = 0) -> _TiffInfo:
             turned = first.tags.get(ORIENTATION_TAG)
             orientation = int(turned.value) if turned is not None else 1
             names = _ome_channel_names(ome)
+            colours = first.colormap if first.photometric == 3 else None  # PALETTE
+            palette = int(np.shape(colours)[-1]) if colours is not None else 0
             return _TiffInfo(levels, geotiff, nodata or None, size, geo, alpha, origin, index,
-                             orientation, names)  # fmt: skip
+                             orientation, names, palette)  # fmt: skip
     except _TIFF_ERRORS as exc:
         raise ImageReadError(f"cannot read {path} as a TIFF image: {exc}") from exc
 
@@ -1043,6 +1048,8 @@ def _open_tiff(path: Location, level: int, request: _Request) -> xr.DataArray:
     image = _channel_named(image, info.channel_names)
     if info.series:  # another image than the first: say which
         image.attrs["source_series"] = info.series
+    if info.palette:  # its values are indices: a mask reads them; the consumers refuse them
+        image.attrs["palette"] = info.palette
     geo = None
     if info.is_geotiff:
         ny, nx = _yx_shape(axes, shape)
