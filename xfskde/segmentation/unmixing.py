@@ -510,11 +510,38 @@ def _refine(
     The metric lies in P's span, so each round runs on the samples' coordinates in those
     axes, ``Z = (X - mean) P`` (n × k rather than n × D; the unmixing is the same, the common
     shift of samples and endmembers cancelling under the abundances' sum to one); the
-    endmembers in all D features are the means of the last labels, taken once at the end.
+    endmembers in all D features are the means of the last labels, taken once at the end
+    (:func:`_in_all_features`).
     Returns the endmembers, the unmixing vectors, the rounds made and the labels the last
     estimate gives the samples; None when the first labels leave a texture fewer than
     :data:`_REFINE_MEMBERS` samples (or W is zero). ``gram``: ``Zᵀ Z``, when the caller has
     it (:func:`_labelled_scatter`)."""
+    rounds_made = _refine_rounds(Z, labels, m, rounds, shrinkage, gram)
+    if rounds_made is None:
+        return None
+    labels, W, done, last = rounds_made
+    return (*_in_all_features(X, P, labels, m, W, shrinkage), done, last)
+
+
+def _in_all_features(
+    X: np.ndarray, P: np.ndarray, labels: np.ndarray, m: int, W: np.ndarray, shrinkage: float
+) -> tuple[np.ndarray, np.ndarray]:
+    """The ``m`` endmembers in all D features (the means of the samples X each label holds)
+    and their unmixing vectors in the metric of W (in the axes P)."""
+    E = _label_means(X, labels, np.bincount(labels, minlength=m))
+    return E, _unmixing_vectors(E, P, W, shrinkage)
+
+
+def _refine_rounds(
+    Z: np.ndarray,
+    labels: np.ndarray,
+    m: int,
+    rounds: int,
+    shrinkage: float,
+    gram: np.ndarray | None = None,
+) -> tuple[np.ndarray, np.ndarray, int, np.ndarray] | None:
+    """The rounds of :func:`_refine` in the axes only: the labels of the last estimate, its W,
+    the rounds made and the labels that estimate gives the samples (None as :func:`_refine`)."""
     k = Z.shape[1]
     gram = Z.T @ Z if gram is None else gram
     kept = None
@@ -532,11 +559,7 @@ def _refine(
         if np.array_equal(new, labels):
             break
         labels = new
-    if kept is None:
-        return None
-    labels, W, done, last = kept
-    E = _label_means(X, labels, np.bincount(labels, minlength=m))
-    return E, _unmixing_vectors(E, P, W, shrinkage), done, last
+    return kept
 
 
 def _label_means(values: np.ndarray, labels: np.ndarray, counts: np.ndarray) -> np.ndarray:
@@ -712,8 +735,9 @@ def _resplit_once(
     for name, split in splits.items():
         relabelled = labels.copy()
         relabelled[pair] = np.where(split == 0, i, j)
-        # the split's own estimate, then the rounds of refine_by_labels from its labels
-        refined = _refine(X, Z, P, relabelled, m, REFINE_ROUNDS + 1, shrinkage, gram)
+        # the split's own estimate, then the rounds of refine_by_labels from its labels (in
+        # the axes: the endmembers in all features only for the split kept)
+        refined = _refine_rounds(Z, relabelled, m, REFINE_ROUNDS + 1, shrinkage, gram)
         if refined is None:
             continue
         scatter = _labelled_scatter(Z, refined[3], m, gram)
@@ -721,9 +745,10 @@ def _resplit_once(
             continue
         score = _log_det(scatter[1])
         if score < best - 1e-3:
-            best, E, V, kept = score, refined[0], refined[1], name
+            best, kept, estimate = score, name, refined
     if kept is None:
         return None
+    E, V = _in_all_features(X, P, estimate[0], m, estimate[1], shrinkage)
     why = (
         f"textures {i + 1} and {j + 1} (the closest) re-split by {kept}: log |W| "
         f"{start_score:.3f} -> {best:.3f}"
