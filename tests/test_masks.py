@@ -287,6 +287,28 @@ def test_the_mask_of_a_plane_or_a_later_image_is_read_from_its_own_low_level(tmp
     assert (plane0.values == tissue_a[::4, ::4]).mean() > 0.99
 
 
+def test_a_slide_s_levels_are_read_once_for_its_mask(tmp_path, monkeypatch):
+    """tissue_mask read a slide's pyramid from its headers three times (is the image a whole
+    level; which level fits; the full size), which over HTTP is requests each time: once."""
+    import xfskde.masks
+
+    slide, _ = _slide(seed=0)
+    path = tmp_path / "slide.ome.tif"
+    with tifffile.TiffWriter(path) as tif:
+        tif.write(slide, tile=(256, 256), subifds=1, photometric="rgb",
+                  metadata={"axes": "YXS", "PhysicalSizeX": 0.5, "PhysicalSizeY": 0.5})  # fmt: skip
+        tif.write(slide[::4, ::4], tile=(256, 256), subfiletype=1, photometric="rgb")
+    calls = []
+    levels = xfskde.masks.image_levels
+    monkeypatch.setattr(
+        xfskde.masks, "image_levels", lambda *a, **k: calls.append(a) or levels(*a, **k)
+    )
+    for given in (open_image(path), str(path)):
+        calls.clear()
+        mask = tissue_mask(given, max_side=512, margin=0)
+        assert mask.attrs["source_level"] == 1 and len(calls) == 1, calls
+
+
 def test_nonzero_mask_of_a_scene_with_nodata():
     values = np.zeros((300, 400), np.uint16)
     values[50:250, 100:380] = 1000 + np.arange(280, dtype=np.uint16)

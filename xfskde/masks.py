@@ -80,7 +80,7 @@ from .exceptions import (
 from .io import Location, locate, open_image
 from .io._location import micrometres
 from .io.geojson import is_polygons, polygon_mask
-from .io.images import image_levels, is_whole_level, level_arguments, opened_as
+from .io.images import ImageLevel, image_levels, is_whole_level, level_arguments, opened_as
 
 __all__ = [
     "COLOURLESS",
@@ -157,10 +157,9 @@ _LEVEL_SAMPLE = 2**20
 _PADDING_AREA = 64
 
 
-def _level_for(source: Any, max_side: int, storage_options: Any, opening: dict[str, Any]) -> int:
-    """The finest pyramid level whose longer side is at most ``max_side`` (else the coarsest)
-    of the image opened as ``opening`` says (its ``series`` and ``dims``)."""
-    levels = image_levels(source, storage_options=storage_options, **level_arguments(opening))
+def _level_for(levels: list[ImageLevel], max_side: int) -> int:
+    """The finest of a file's pyramid ``levels`` whose longer side is at most ``max_side``
+    (else the coarsest)."""
     sides = [max(level.sides) for level in levels]
     fitting = [i for i, side in enumerate(sides) if side <= max_side]
     return fitting[0] if fitting else len(levels) - 1
@@ -193,12 +192,15 @@ def _small(image: xr.DataArray, max_side: int) -> xr.DataArray:
                         attrs={**image.attrs, "downsampled_by": factor})  # fmt: skip
 
 
-def _whole_source(image: xr.DataArray, storage_options: Any) -> tuple[Any, dict[str, Any]]:
+def _whole_source(
+    image: xr.DataArray, storage_options: Any
+) -> tuple[Any, dict[str, Any], list[ImageLevel] | None]:
     """The file an opened image came from, when the image is the whole of one of its levels
-    (its low-resolution level is then read for the mask, of the same plane and series), and
-    how to open it; else the image itself (a crop, a resampled or computed image:
-    block-averaged in memory, since the file's extent is not its extent). The file is reached
-    as it was opened: ``encoding["source"]`` keeps its location and storage options."""
+    (its low-resolution level is then read for the mask, of the same plane and series), how
+    to open it, and its levels (read once, here); else the image itself (a crop, a resampled
+    or computed image: block-averaged in memory, since the file's extent is not its extent).
+    The file is reached as it was opened: ``encoding["source"]`` keeps its location and
+    storage options."""
     recorded = image.encoding.get("source")
     source = recorded if isinstance(recorded, Location) else image.attrs["source"]
     source = locate(source, storage_options)
@@ -206,8 +208,8 @@ def _whole_source(image: xr.DataArray, storage_options: Any) -> tuple[Any, dict[
     try:
         levels = image_levels(source, **level_arguments(opening))
     except (OSError, ValueError, XfskdeError):
-        return image, {}
-    return (source, opening) if is_whole_level(image, levels) else (image, {})
+        return image, {}, None
+    return (source, opening, levels) if is_whole_level(image, levels) else (image, {}, None)
 
 
 def _brightfield(
@@ -627,20 +629,23 @@ def tissue_mask(
     if not (isinstance(margin, int) and margin >= 0):
         raise ParameterError(f"margin must be a whole number of mask pixels >= 0, got {margin!r}")
     opening: dict[str, Any] = {}  # the plane and series of a stack or multi-image file
+    levels = None  # a file's pyramid, read once (its headers: over HTTP, requests each time)
     if isinstance(image, np.ndarray | da.Array):  # labelled as open_image labels an array
         image = open_image(image)
     if isinstance(image, xr.DataArray) and "source" in image.attrs:
-        image, opening = _whole_source(image, storage_options)  # its file's low resolution
+        image, opening, levels = _whole_source(image, storage_options)  # its low resolution
     if isinstance(image, xr.DataArray):
         full = (image.sizes["y"], image.sizes["x"])
         dtype = stored_integer_dtype(image) or image.dtype
         small = _small(image, max_side)
     else:
+        if levels is None:
+            arguments = level_arguments(opening)
+            levels = image_levels(image, storage_options=storage_options, **arguments)
         if level is None:
-            level = _level_for(image, max_side, storage_options, opening)
+            level = _level_for(levels, max_side)
         opened = open_image(image, level=level, storage_options=storage_options, **opening)
-        first = image_levels(image, storage_options=storage_options, **level_arguments(opening))[0]
-        full = first.sides
+        full = levels[0].sides
         dtype = stored_integer_dtype(opened) or opened.dtype
         small = _small(opened, max_side)
     values = np.asarray(small.values)
