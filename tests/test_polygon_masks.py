@@ -274,6 +274,14 @@ def test_the_regions_of_some_classes_only(slides, tmp_path, capsys):
     assert tumour.attrs["classes"] == ["Tumor"] and tumour.attrs["polygons"] == 1
     both = resolve_mask(regions, image, classes=["Tumor", "None"]).values
     assert both.sum() == INSIDE - 200 * 200  # everything but the fold
+    derived = {**regions["features"][0], "properties": {
+        "classification": {"names": ["Tumor", "Positive"], "color": [200, 0, 0]}}}  # fmt: skip
+    positive = resolve_mask(
+        {**regions, "features": [derived, *regions["features"][1:]]},
+        image,
+        classes=["Tumor: Positive"],
+    )  # QuPath's derived class
+    np.testing.assert_array_equal(positive.values, expected)
     with pytest.raises(ParameterError, match=r"holds no region of class 'Tumour': its classes "
                        r"are 'Ignore\*', 'None', 'Tumor'"):  # fmt: skip
         resolve_mask(regions, image, classes=["Tumour"])

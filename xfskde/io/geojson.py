@@ -410,10 +410,16 @@ def geojson_polygons(
 
 
 def feature_class(feature: Mapping[str, Any]) -> str | None:
-    """A feature's class, as QuPath records it (``properties.classification.name``)."""
+    """A feature's class, as QuPath records it: ``properties.classification.name``, or for a
+    derived class its ``names`` joined as QuPath names it (``["Tumor", "Positive"]``:
+    ``"Tumor: Positive"``)."""
     properties = feature.get("properties")
     classification = properties.get("classification") if isinstance(properties, Mapping) else None
-    name = classification.get("name") if isinstance(classification, Mapping) else None
+    if not isinstance(classification, Mapping):
+        return None
+    name, names = classification.get("name"), classification.get("names")
+    if name is None and isinstance(names, list) and names:
+        name = ": ".join(map(str, names))
     return str(name) if name is not None else None
 
 
