@@ -1406,7 +1406,7 @@ def test_a_palette_tiff_is_refused_as_an_image_and_read_by_its_indices_as_a_mask
     colours[:, 0] = 65535  # index 0 white, index 1 black: as intensities, inverted
     tifffile.imwrite(tmp_path / "drawn.tif", indices, photometric="palette", colormap=colours)
     image = xfskde.open_image(tmp_path / "drawn.tif")
-    assert image.attrs["palette"] == 256
+    assert image.attrs["source_palette"] == 256
     for compute in (lambda: xfskde.segment(image, 2),
                     lambda: xfskde.local_fskde(image, order=4, size=3)):  # fmt: skip
         with pytest.raises(ImageReadError, match=r"is a palette image .* convert it to RGB"):

@@ -175,16 +175,17 @@ def refuse_dataset(image: Any) -> None:
 def image_layout(image: xr.DataArray) -> tuple[Any, tuple[str, str, str | None]]:
     """The image's data as ``(y, x)`` or ``(y, x, c)`` (NumPy or Dask, not loaded) and its dims.
 
-    A palette image (``attrs["palette"]``: a TIFF whose values index a colour map, as
-    :func:`xfskde.open_image` reads it) is refused: its indices are no intensities, and their
-    gradients and histograms would be the colour map's order, not the picture's.
+    A palette image (a TIFF whose values index a colour map, as :func:`xfskde.open_image`
+    reads it: ``attrs["source_palette"]``, the map's entries) is refused: its indices are no
+    intensities, and their gradients and histograms would be the colour map's order, not the
+    picture's.
     """
-    if image.attrs.get("palette"):
+    entries = image.attrs.get("source_palette")
+    if entries:
         raise ImageReadError(
             f"{image.attrs.get('source') or image.name or 'the image'} is a palette image (its "
-            f"values index a colour map of {image.attrs['palette']} entries, not intensities): "
-            "convert it to RGB first (PIL: Image.open(path).convert('RGB'); GDAL: "
-            "gdal_translate -expand rgb)"
+            f"values index a colour map of {entries} entries, not intensities): convert it to "
+            "RGB first (PIL: Image.open(path).convert('RGB'); GDAL: gdal_translate -expand rgb)"
         )
     y, x, colour = image_dims(image)
     order = (y, x) if colour is None else (y, x, colour)

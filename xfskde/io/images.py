@@ -1049,7 +1049,7 @@ def _open_tiff(path: Location, level: int, request: _Request) -> xr.DataArray:
     if info.series:  # another image than the first: say which
         image.attrs["source_series"] = info.series
     if info.palette:  # its values are indices: a mask reads them; the consumers refuse them
-        image.attrs["palette"] = info.palette
+        image.attrs["source_palette"] = info.palette
     geo = None
     if info.is_geotiff:
         ny, nx = _yx_shape(axes, shape)
