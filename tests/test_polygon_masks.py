@@ -333,3 +333,40 @@ def test_qupath_s_cells_are_left_out_of_the_mask(tmp_path, capsys):
     rows = dict(line.split(None, 1) for line in capsys.readouterr().out.splitlines())
     assert rows["features"] == "197: Tumor (Polygon), 196 detections"
     assert rows["detections"].startswith("196 of QuPath's detections, cells or tiles")
+
+
+def test_on_a_plane_of_a_stack_the_regions_of_that_plane(tmp_path):
+    """QuPath records the plane a region was drawn on (``geometry.plane``, z and t): on a
+    plane of a z-stack each was drawn whatever its plane. A region naming its plane is drawn
+    on that plane only, one naming none on every plane; regions on other planes only are
+    refused naming theirs."""
+    stack = np.zeros((3, 64, 64), np.uint8)
+    tifffile.imwrite(tmp_path / "stack.ome.tif", stack, ome=True, metadata={"axes": "ZYX"})
+
+    def square(top: int, plane: dict | None = None) -> dict:
+        ring = [[8, top], [24, top], [24, top + 16], [8, top + 16], [8, top]]
+        geometry = {"type": "Polygon", "coordinates": [ring], **({"plane": plane} if plane else {})}
+        return {"type": "Feature", "properties": {"objectType": "annotation"}, "geometry": geometry}
+
+    regions = {
+        "type": "FeatureCollection",
+        "features": [
+            square(0, {"c": -1, "z": 1, "t": 0}),
+            square(20, {"c": -1, "z": 0, "t": 0}),
+            square(40),
+        ],
+    }
+    for z, tops in [(1, (0, 40)), (0, (20, 40)), (2, (40,))]:
+        plane = xfskde.open_image(tmp_path / "stack.ome.tif", plane={"z": z})
+        mask = resolve_mask(regions, plane)
+        expected = np.zeros((64, 64), bool)
+        for top in tops:
+            expected[top : top + 16, 8:24] = True
+        np.testing.assert_array_equal(mask.values, expected)
+        assert mask.attrs.get("other_planes_left_out", 0) == 3 - len(tops)
+    flat = xr.DataArray(np.zeros((64, 64)), dims=("y", "x"))  # no stack: every region
+    assert resolve_mask(regions, flat).values.sum() == 3 * 16 * 16
+    elsewhere = {"type": "FeatureCollection", "features": [square(0, {"z": 2, "t": 0})]}
+    refusal = r"on other planes \(z=2; QuPath's plane\) than the image's \(z=0\)"
+    with pytest.raises(ParameterError, match=refusal):
+        resolve_mask(elsewhere, xfskde.open_image(tmp_path / "stack.ome.tif", plane={"z": 0}))

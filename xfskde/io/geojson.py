@@ -35,7 +35,9 @@ tiles (:data:`DETECTION_TYPES`: an export of all objects holds the cells it foun
 annotations, as polygons) are measured things, not regions of interest: left out too, and an
 export of nothing else refused. Regions classified ``Ignore*`` (QuPath's class for what an
 analysis leaves out: a fold, a bubble, a pen mark) are cut out of the others
-(:data:`IGNORED_CLASS`); ``classes=`` draws those of some classes only.
+(:data:`IGNORED_CLASS`); ``classes=`` draws those of some classes only. On a plane of a
+stack (an image opened with ``plane=``), a region that names its plane (QuPath's
+``geometry.plane``: z and t) is drawn only there; one that names none on every plane.
 
 **Writing.** Labels become one ``MultiPolygon`` feature per texture, in the same frames read
 back: level-0 pixels for an image without a CRS (QuPath's *Import objects* draws them on the
@@ -68,7 +70,14 @@ from .._labels import crs_wkt, parse_crs, pixel_steps
 from .._palette import label_rgba_8bit
 from ..exceptions import ParameterError
 from ._location import Location, locate, micrometres
-from .images import image_levels, is_whole_level, level_arguments, open_image, opened_as
+from .images import (
+    image_levels,
+    is_whole_level,
+    level_arguments,
+    open_image,
+    opened_as,
+    parse_plane,
+)
 
 __all__ = [
     "DETECTION_TYPES",
@@ -151,8 +160,9 @@ def polygon_mask(
     -------
     xarray.DataArray
         True inside the regions. Its attrs record ``source`` (and ``source_version``) for a
-        file, ``polygons`` (how many were drawn), the ``classes`` drawn, if chosen, and
-        ``detections_left_out`` (QuPath's detections, cells and tiles: not regions), if any.
+        file, ``polygons`` (how many were drawn), the ``classes`` drawn, if chosen,
+        ``detections_left_out`` (QuPath's detections, cells and tiles: not regions) and
+        ``other_planes_left_out`` (regions on other planes of a stack), if any.
 
     Raises
     ------
@@ -166,6 +176,9 @@ def polygon_mask(
     document, detections = _without_detections(document, _name(polygons))
     if detections:
         attrs["detections_left_out"] = detections
+    document, elsewhere = _on_the_plane(document, image, _name(polygons))
+    if elsewhere:
+        attrs["other_planes_left_out"] = elsewhere
     if classes is not None:
         document = _of_classes(document, [str(c) for c in classes], _name(polygons))
         attrs["classes"] = [str(c) for c in classes]
@@ -355,6 +368,41 @@ def _without_detections(document: dict[str, Any], name: str) -> tuple[dict[str, 
             f"{name} holds QuPath's detections only ({dropped} detection, cell or tile "
             "objects): a mask is drawn from regions of interest; export the annotations "
             "(QuPath: File > Export objects as GeoJSON, the annotations only)"
+        )
+    return {**document, "features": kept}, dropped
+
+
+def _plane_of(feature: Any) -> dict[str, int] | None:
+    """The z and t of the plane a feature lies on (QuPath's ``geometry.plane``), None where it
+    names none."""
+    geometry = feature.get("geometry") if isinstance(feature, Mapping) else None
+    plane = geometry.get("plane") if isinstance(geometry, Mapping) else None
+    if not isinstance(plane, Mapping):
+        return None
+    return {axis: int(plane.get(axis, 0)) for axis in ("z", "t")}
+
+
+def _on_the_plane(
+    document: dict[str, Any], image: xr.DataArray, name: str
+) -> tuple[dict[str, Any], int]:
+    """The features of a GeoJSON on the plane of a stack ``image`` was opened at (its
+    ``source_plane``), and how many lie on others: a region naming its plane (QuPath's
+    ``geometry.plane``, z and t) is drawn on that plane only, one naming none on every plane.
+    Nothing left is refused, naming the planes the regions lie on."""
+    opened = image.attrs.get("source_plane")
+    if not opened or document.get("type") != "FeatureCollection":
+        return document, 0
+    here = {axis: index for axis, index in parse_plane(str(opened)).items() if axis in "zt"}
+    features = document.get("features") or []
+    planes = [_plane_of(f) for f in features]
+    kept = [f for f, p in zip(features, planes, strict=True)
+            if p is None or all(p[axis] == index for axis, index in here.items())]  # fmt: skip
+    dropped = len(features) - len(kept)
+    if dropped and not kept:
+        named = sorted({", ".join(f"{a}={p[a]}" for a in here) for p in planes if p})
+        raise ParameterError(
+            f"the regions of {name} lie on other planes ({'; '.join(named)}; QuPath's plane) "
+            f"than the image's ({opened}): open it at theirs (--plane, open_image(plane=...))"
         )
     return {**document, "features": kept}, dropped
 
