@@ -144,3 +144,58 @@ def test_a_scene_in_longitude_and_latitude_has_no_crs_member(tmp_path):
         _drawn_by_gdal(collection, labels.shape, scene.rio.transform()), labels
     )
     np.testing.assert_array_equal(polygon_mask(collection, opened).values, labels > 0)
+
+
+def test_labels_as_a_geopackage_shapefile_or_flatgeobuf(tmp_path, capsys):
+    """``xfskde segment scene.tif labels.gpkg`` (or ``.shp``, ``.fgb``) wrote a Zarr store of
+    that name, a folder no GIS opens. Now the regions, by geopandas: read back by pyogrio (an
+    independent reader) in the scene's CRS, one feature per texture with its label, class
+    and colour, which GDAL burns back onto the labels' pixels, every one; a GeoPackage keeps
+    the model (``--model labels.gpkg`` labels the scene alike; ``--mask labels.gpkg
+    --mask-classes 'texture 2'`` draws that texture), a shapefile is refused as a model.
+    KML and other commands are refused."""
+    pytest.importorskip("rioxarray")
+    pyogrio = pytest.importorskip("pyogrio")
+    image, _ = random_textures((256, 256), seed=3)
+    scene = xr.DataArray(
+        np.moveaxis(np.round(image * 255).astype(np.uint8), -1, 0), dims=("band", "y", "x"),
+        coords={"band": [1, 2, 3], "y": 5_000_000 - 10.0 * np.arange(256) - 5,
+                "x": 300_000 + 10.0 * np.arange(256) + 5},
+    ).rio.write_crs("EPSG:32632")  # fmt: skip
+    scene.rio.to_raster(tmp_path / "scene.tif")
+    run = ["segment", str(tmp_path / "scene.tif")]
+    assert main([*run, str(tmp_path / "labels.zarr"), "--textures", "3", "--no-progress"]) == 0
+    labels = zarr.open_group(tmp_path / "labels.zarr")["labels"][:]
+    for name in ("labels.gpkg", "labels.shp", "labels.fgb"):
+        out = str(tmp_path / name)
+        assert main([*run, out, "--model", str(tmp_path / "labels.zarr")]) == 0, name
+        assert (tmp_path / name).is_file() and "labels as regions" in capsys.readouterr().out
+        meta, _, geometry, fields = pyogrio.raw.read(out, return_fids=False)
+        assert meta["crs"] == "EPSG:32632" and list(meta["fields"]) == [
+            "label", "class", "colour"]  # fmt: skip
+        records = dict(zip(meta["fields"], fields, strict=True))
+        assert list(records["class"]) == ["texture 1", "texture 2", "texture 3"]
+        red, green, blue = label_rgba_8bit(3)[1][:3]
+        assert records["colour"][0] == f"#{red:02x}{green:02x}{blue:02x}"
+        from shapely import from_wkb
+
+        shapes = list(zip(from_wkb(geometry), records["label"], strict=True))
+        burnt = rasterio_features.rasterize(shapes, out_shape=labels.shape, dtype="uint8",
+                                            transform=scene.rio.transform())  # fmt: skip
+        np.testing.assert_array_equal(burnt, labels, err_msg=name)
+    assert sorted(p.suffix for p in tmp_path.glob("labels.*") if p.is_file()) == [
+        ".cpg", ".dbf", ".fgb", ".gpkg", ".prj", ".shp", ".shx"]  # no scratch left  # fmt: skip
+    again = str(tmp_path / "again.zarr")
+    assert main([*run, again, "--model", str(tmp_path / "labels.gpkg"), "--mask",
+                 str(tmp_path / "labels.gpkg"), "--mask-classes", "texture 2",
+                 "--no-progress"]) == 0  # fmt: skip
+    second = zarr.open_group(again)["labels"][:]
+    np.testing.assert_array_equal(second, np.where(labels == 2, labels, 0))
+    assert main([*run, str(tmp_path / "x.zarr"), "--model", str(tmp_path / "labels.shp")]) == 2
+    assert "holds the regions, not the texture model" in capsys.readouterr().err
+    assert main(["info", str(tmp_path / "labels.gpkg")]) == 0
+    assert "the regions of 3 textures and their texture model" in capsys.readouterr().out
+    assert main([*run, str(tmp_path / "labels.kml"), "--textures", "3"]) == 2
+    assert "writes no .kml file" in capsys.readouterr().err
+    assert main(["maps", str(tmp_path / "scene.tif"), str(tmp_path / "maps.gpkg")]) == 2
+    assert "holds regions: `xfskde segment` writes its labels" in capsys.readouterr().err

@@ -6,11 +6,13 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import importlib.util
 import math
 import os
 import re
 import shutil
 import sys
+import tempfile
 import traceback
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -28,6 +30,7 @@ from ..exceptions import (
 )
 from ..gradients import BOUNDARY_MODES, GRADIENT_OPERATORS, NAN_POLICIES
 from ..io import locate, open_image, store_status
+from ..io.geojson import WRITTEN_VECTOR_FORMATS
 from ..io.images import parse_plane
 from ..io.omezarr import check_ome_zarr_grid
 from ..lazy import DEFAULT_CHUNK
@@ -341,7 +344,8 @@ def add_mask_option(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--mask-classes", default=None, type=_names, metavar="CLASS[,CLASS...]",
         help="with --mask REGIONS: draw only the regions of these classes (QuPath's "
-        "classifications, e.g. Tumor,Stroma); those classified Ignore* are cut out all the same",
+        "classifications, e.g. Tumor,Stroma, or a GIS file's 'class' column); those classified "
+        "Ignore* are cut out all the same",
     )  # fmt: skip
 
 
@@ -506,8 +510,14 @@ OME_TIFF_SUFFIXES = (".ome.tif", ".ome.tiff")
 PNG_SUFFIXES = (".png",)
 #: Output names written as GeoJSON regions of the labels (``xfskde segment`` only).
 GEOJSON_SUFFIXES = (".geojson",)
-#: Picture formats no command writes: lossy, or not made for labels or values.
-_UNWRITTEN_SUFFIXES = (".jpg", ".jpeg", ".bmp", ".gif", ".webp", ".npy")
+#: Output names written as the labels' regions in a GIS vector format, by geopandas
+#: (``xfskde segment`` only; :data:`xfskde.io.geojson.WRITTEN_VECTOR_FORMATS`).
+VECTOR_SUFFIXES = tuple(WRITTEN_VECTOR_FORMATS)
+#: Formats no command writes: pictures lossy or not made for labels or values, and vector
+#: formats read as masks but not written (KML is longitude and latitude only; zipped
+#: shapefiles and GML: write a GeoPackage).
+_UNWRITTEN_SUFFIXES = (".jpg", ".jpeg", ".bmp", ".gif", ".webp", ".npy",
+                       ".kml", ".kmz", ".gml", ".shz", ".shp.zip")  # fmt: skip
 
 
 def _named(output: str, suffixes: str | tuple[str, ...]) -> bool:
@@ -538,6 +548,12 @@ def is_geojson(output: str) -> bool:
     return _named(output, GEOJSON_SUFFIXES)
 
 
+def is_vector(output: str) -> bool:
+    """Whether ``output`` names a GeoPackage, shapefile or FlatGeobuf (by its suffix): the
+    labels as regions (:func:`write_vector_output`), written whole, as local files."""
+    return _named(output, VECTOR_SUFFIXES)
+
+
 #: The outputs written as one local file: their kind, how their name is told, the parser
 #: default by which a command says it writes them, and the refusal where it does not (the
 #: command's name in place of ``{command}``).
@@ -545,6 +561,9 @@ _FILE_OUTPUTS = (
     ("GeoJSON", is_geojson, "geojson_output",
      "a GeoJSON holds regions: `xfskde segment` writes its labels as them; xfskde {command} "
      "writes a Zarr store (*.zarr)"),
+    ("vector", is_vector, "geojson_output",
+     "a GeoPackage, shapefile or FlatGeobuf holds regions: `xfskde segment` writes its labels "
+     "as them; xfskde {command} writes a Zarr store (*.zarr)"),
     ("PNG", is_png, "png_output",
      "a PNG holds a picture: `xfskde segment` writes its labels as one, `xfskde maps` its "
      "orientation and coherence; xfskde {command} writes a Zarr store (*.zarr)"),
@@ -569,6 +588,8 @@ def refuse_file_output(args: argparse.Namespace) -> None:
     if _named(args.output, _UNWRITTEN_SUFFIXES):
         suffix = os.path.splitext(str(args.output).rstrip("/"))[1]
         png = "; *.png: the labels as an indexed PNG" if getattr(args, "png_output", False) else ""
+        if getattr(args, "geojson_output", False):
+            png += "; *.geojson, *.gpkg, *.shp or *.fgb: the labels as regions"
         raise ParameterError(
             f"{args.output}: xfskde writes no {suffix} file: name the output *.zarr (a Zarr "
             f"store), *.ome.zarr (OME-Zarr), *.ome.tif (OME-TIFF) or *.tif (GeoTIFF){png}"
@@ -588,6 +609,11 @@ def refuse_file_output(args: argparse.Namespace) -> None:
         raise ParameterError(
             f"{args.output}: a {kind} output is a local file; write a Zarr store to a URL "
             "(name it *.zarr)"
+        )
+    if kind == "vector" and importlib.util.find_spec("geopandas") is None:  # before the fit
+        raise ParameterError(
+            f"writing {args.output} needs geopandas: pip install 'xfskde[vector]'; or name the "
+            "output *.geojson"
         )
 
 
@@ -642,6 +668,24 @@ def write_geojson_output(labels: Any, args: argparse.Namespace) -> None:
     from ..io.geojson import write_labels_geojson
 
     _written_whole(args.output, lambda partial: write_labels_geojson(labels, partial))
+
+
+def write_vector_output(labels: Any, args: argparse.Namespace) -> None:
+    """Write labels to the GeoPackage, shapefile or FlatGeobuf ``args.output``
+    (:func:`xfskde.io.geojson.write_labels_vector`), whole: into a scratch folder beside it,
+    then each file moved into place (a shapefile is several: .shp, .shx, .dbf, .prj, ...)."""
+    from ..io.geojson import write_labels_vector
+
+    path = Path(args.output)
+    scratch = Path(tempfile.mkdtemp(prefix=f".{path.name}.", dir=path.parent or "."))
+    try:
+        write_labels_vector(labels, scratch / path.name)
+        if path.is_dir():  # --overwrite of a store given this name
+            shutil.rmtree(path)
+        for part in scratch.iterdir():
+            os.replace(part, path.with_name(part.name))
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
 
 
 def write_picture_output(rgb: Any, attrs: dict, args: argparse.Namespace) -> None:

@@ -29,6 +29,7 @@ from ..io.geojson import (
     is_polygons,
     object_type,
     read_geojson,
+    read_labels_attrs,
     regions_format,
 )
 from ..io.stores import source_changed, verify_store
@@ -225,6 +226,8 @@ def _geojson_rows(path: str) -> list[tuple[str, str]]:
         rows.insert(3, ("detections", f"{detections} of QuPath's detections, cells or tiles "
                         "(left out of a mask: not regions of interest)"))  # fmt: skip
     recorded = document.get("xfskde")
+    if regions_format(path) == "GeoPackage":  # the model in its layer's metadata
+        recorded = read_labels_attrs(path)
     if isinstance(recorded, dict) and "n_textures" in recorded:
         rows.append(("xfskde", f"the regions of {recorded['n_textures']} textures and their "
                      "texture model (--model takes it; --mask draws them)"))  # fmt: skip

@@ -67,6 +67,7 @@ from ._options import (
     is_ome_tiff,
     is_ome_zarr,
     is_png,
+    is_vector,
     output_exists,
     progress_on_stderr,
     refuse_existing,
@@ -76,6 +77,7 @@ from ._options import (
     write_geojson_output,
     write_png_output,
     write_tiff_output,
+    write_vector_output,
     writing,
 )
 
@@ -206,8 +208,10 @@ def run(args: argparse.Namespace) -> int:
     if auto_chunks:  # read in blocks of the smaller side first; larger ones once it is known
         args.chunks = FEATURE_CHUNK
     refuse_existing(args)
-    if args.abundances and (is_png(args.output) or is_geojson(args.output)):
-        kind = "PNG" if is_png(args.output) else "GeoJSON"
+    if args.abundances and (is_png(args.output) or is_geojson(args.output)
+                            or is_vector(args.output)):  # fmt: skip
+        kind = "PNG" if is_png(args.output) else "GeoJSON" if is_geojson(args.output) else (
+            "GeoPackage, shapefile or FlatGeobuf")  # fmt: skip
         raise ParameterError(
             f"{args.output}: a {kind} holds labels; name the output *.tif (a GeoTIFF of one "
             "band per texture) or *.zarr for the abundances"
@@ -287,6 +291,8 @@ def run(args: argparse.Namespace) -> int:
                 write_png_output(labels, args)
             elif is_geojson(out):
                 write_geojson_output(labels, args)
+            elif is_vector(out):
+                write_vector_output(labels, args)
             else:
                 written = write_blocks(
                     labels, out, name="labels", resume=args.resume, overwrite=args.overwrite,
@@ -296,7 +302,7 @@ def run(args: argparse.Namespace) -> int:
     shape = (image.sizes["y"], image.sizes["x"])
     what = "abundances" if args.abundances else "labels"
     if is_file_output(out):
-        if is_geojson(out):
+        if is_geojson(out) or is_vector(out):
             what = "labels as regions"
         if is_ome_tiff(out):
             what = "abundances and labels as an OME-TIFF pyramid"

@@ -85,6 +85,7 @@ __all__ = [
     "MAX_SIDE",
     "OUTLINE_TOLERANCE",
     "VECTOR_FORMATS",
+    "WRITTEN_VECTOR_FORMATS",
     "feature_class",
     "geojson_polygons",
     "is_polygons",
@@ -92,8 +93,10 @@ __all__ = [
     "object_type",
     "polygon_mask",
     "read_geojson",
+    "read_labels_attrs",
     "regions_format",
     "write_labels_geojson",
+    "write_labels_vector",
 ]
 
 #: The longest side, in mask pixels, of a mask drawn from polygons: an image larger than this
@@ -311,17 +314,24 @@ def _refuse_remote_vector(where: Location) -> None:
     )
 
 
-def _read_vector(where: Location) -> Any:
-    """A local vector file read by geopandas (its one layer; its CRS with it), refused with
-    the ways in when it cannot be: without geopandas, of several layers, damaged."""
-    kind, convert = _vector_format(where), _convert(where)
+def _geopandas(doing: str, remedy: str) -> tuple[Any, Any]:
+    """geopandas and pyogrio (the ``vector`` extra), refused with the way in where they are
+    missing."""
     try:
         import geopandas
         import pyogrio
     except ImportError:
         raise ParameterError(
-            f"reading {where} (a {kind}) needs geopandas: pip install 'xfskde[vector]'; {convert}"
+            f"{doing} needs geopandas: pip install 'xfskde[vector]'; {remedy}"
         ) from None
+    return geopandas, pyogrio
+
+
+def _read_vector(where: Location) -> Any:
+    """A local vector file read by geopandas (its one layer; its CRS with it), refused with
+    the ways in when it cannot be: without geopandas, of several layers, damaged."""
+    kind, convert = _vector_format(where), _convert(where)
+    geopandas, pyogrio = _geopandas(f"reading {where} (a {kind})", convert)
     try:
         layers = [str(name) for name, geometry in pyogrio.list_layers(where.url) if geometry]
         if len(layers) > 1:
@@ -460,11 +470,15 @@ def geojson_polygons(
 def feature_class(feature: Mapping[str, Any]) -> str | None:
     """A feature's class, as QuPath records it: ``properties.classification.name``, or for a
     derived class its ``names`` joined as QuPath names it (``["Tumor", "Positive"]``:
-    ``"Tumor: Positive"``)."""
+    ``"Tumor: Positive"``); else a ``class`` property, a GIS file's column (a land cover's
+    classes; :func:`write_labels_vector` writes the textures' there)."""
     properties = feature.get("properties")
-    classification = properties.get("classification") if isinstance(properties, Mapping) else None
-    if not isinstance(classification, Mapping):
+    if not isinstance(properties, Mapping):
         return None
+    classification = properties.get("classification")
+    if not isinstance(classification, Mapping):
+        column = properties.get("class")
+        return str(column) if column is not None and str(column) else None
     name, names = classification.get("name"), classification.get("names")
     if name is None and isinstance(names, list) and names:
         name = ": ".join(map(str, names))
@@ -651,6 +665,63 @@ def write_labels_geojson(labels: Any, path: str | os.PathLike, *, max_side: int 
     collection = labels_geojson(labels, max_side=max_side)
     with open(path, "w", encoding="utf-8") as file:
         json.dump(collection, file)
+
+
+#: The vector formats labels are written in (besides GeoJSON): suffix -> GDAL driver.
+WRITTEN_VECTOR_FORMATS = {".gpkg": "GPKG", ".shp": "ESRI Shapefile", ".fgb": "FlatGeobuf"}
+#: The layer metadata item of a GeoPackage that holds the labels' attrs (the model), as JSON.
+_MODEL_ITEM = "xfskde"
+
+
+def write_labels_vector(
+    labels: Any, path: str | os.PathLike, *, max_side: int = MAX_SIDE, driver: str | None = None
+) -> None:
+    """Write the regions of :func:`labels_geojson` to a GIS vector file, by geopandas (the
+    ``vector`` extra): a GeoPackage, shapefile or FlatGeobuf (:data:`WRITTEN_VECTOR_FORMATS`,
+    by ``path``'s suffix unless ``driver`` names GDAL's driver). One feature per texture, its
+    columns ``label``, ``class`` (``"texture i"``, which :func:`feature_class` reads:
+    ``--mask-classes``; a shapefile's names are of 10 characters at most) and ``colour``
+    (``"#rrggbb"``, the library's label colour); in the labels' CRS (a scene's; none for an
+    image without one, whose coordinates are its level-0 pixels). A GeoPackage keeps the
+    labels' attrs, the texture model with them, in its layer's metadata (``xfskde``, JSON):
+    ``--model labels.gpkg`` reads it (:func:`read_labels_attrs`); a shapefile or FlatGeobuf
+    holds the regions only."""
+    name = str(path).lower()
+    if driver is None:
+        driver = next((d for s, d in WRITTEN_VECTOR_FORMATS.items() if name.endswith(s)), None)
+        if driver is None:
+            raise ParameterError(
+                f"{path}: labels are written as regions in *.geojson, "
+                f"{', '.join('*' + s for s in WRITTEN_VECTOR_FORMATS)}"
+            )
+    geopandas, _ = _geopandas(f"writing {path}", "or name the output *.geojson")
+    collection = labels_geojson(labels, max_side=max_side)
+    image = labels if isinstance(labels, xr.DataArray) else xr.DataArray(labels, dims=("y", "x"))
+    rows = []
+    for feature in collection["features"]:
+        properties = feature["properties"]
+        colour = properties["classification"]["color"]
+        rows.append({"type": "Feature", "geometry": feature["geometry"], "properties": {
+            "label": properties["label"], "class": properties["classification"]["name"],
+            "colour": "#" + "".join(f"{c:02x}" for c in colour)}})  # fmt: skip
+    frame = geopandas.GeoDataFrame.from_features(rows, crs=crs_wkt(image))
+    if frame.empty:  # no texture (all background): the columns all the same
+        frame = geopandas.GeoDataFrame(
+            {"label": [], "class": [], "colour": []}, geometry=[], crs=crs_wkt(image)
+        )
+    extra = {}
+    if driver == "GPKG":
+        extra["layer_metadata"] = {_MODEL_ITEM: json.dumps(collection["xfskde"])}
+    frame.to_file(path, driver=driver, **extra)
+
+
+def read_labels_attrs(path: Any) -> dict[str, Any] | None:
+    """The labels' attrs a GeoPackage written by :func:`write_labels_vector` keeps (its
+    layer's ``xfskde`` metadata); None where it has none."""
+    _, pyogrio = _geopandas(f"reading {path}", "or give the Zarr store or GeoJSON")
+    metadata = pyogrio.read_info(str(path)).get("layer_metadata") or {}
+    text = metadata.get(_MODEL_ITEM)
+    return json.loads(text) if text else None
 
 
 def _outlines(region: np.ndarray) -> list[tuple[np.ndarray, list[np.ndarray]]]:

@@ -20,7 +20,7 @@ import zarr
 
 from ..exceptions import ParameterError
 from ..io._location import store_target, zarr_like
-from ..io.geojson import read_geojson
+from ..io.geojson import read_geojson, read_labels_attrs
 from ..io.images import gdal_pairs, ome_pairs
 from ..io.ometiff import ANNOTATION_NAMESPACE
 from ..io.png import png_attrs
@@ -81,6 +81,19 @@ def read_model(source: Any, *, storage_options: Mapping[str, Any] | None = None)
     if str(where).lower().endswith(".png"):
         with where.open() as handle:
             return TextureModel.from_attrs(png_attrs(handle), source=where)
+    if str(where).lower().endswith(".gpkg"):  # its layer's metadata item "xfskde": the attrs
+        recorded = read_labels_attrs(where.url if hasattr(where, "url") else where)
+        if recorded is None:
+            raise ParameterError(
+                f"{where} holds no texture model (no xfskde metadata): give the GeoPackage, "
+                "GeoJSON, Zarr store or TIFF that `xfskde segment` wrote"
+            )
+        return TextureModel.from_attrs(recorded, source=where)
+    if str(where).lower().endswith((".shp", ".fgb")):
+        raise ParameterError(
+            f"{where} holds the regions, not the texture model (a shapefile or FlatGeobuf keeps "
+            "no metadata): give the labels' GeoPackage, GeoJSON, Zarr store or TIFF"
+        )
     if str(where).lower().endswith(".geojson"):  # its foreign member "xfskde": the attrs
         recorded = read_geojson(where).get("xfskde")
         return TextureModel.from_attrs(recorded if isinstance(recorded, Mapping) else {},
