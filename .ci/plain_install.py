@@ -89,6 +89,9 @@ def main() -> None:
     argv = [COMMAND, "segment", "textures.tif", "aoi.zarr", "--textures", "3", "--mask", "aoi.shp"]
     refused = subprocess.run(argv, capture_output=True, text=True, timeout=600)
     assert refused.returncode == 2 and "needs geopandas" in refused.stderr, refused.stderr
+    argv = [COMMAND, "segment", "textures.tif", "labels.gpkg", "--textures", "3"]
+    refused = subprocess.run(argv, capture_output=True, text=True, timeout=600)
+    assert refused.returncode == 2 and "needs geopandas" in refused.stderr, refused.stderr
     labels = np.asarray(xfskde.segment(image, 3))
     rand = xfskde.metrics.rand_index(labels, truth)
     assert rand > 0.8, f"segment scored Rand {rand:.3f} on random textures"
