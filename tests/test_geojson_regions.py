@@ -6,6 +6,7 @@ and the command line's ``*.geojson`` output, read back by ``--model`` and ``xfsk
 from __future__ import annotations
 
 import json
+import warnings
 
 import numpy as np
 import pytest
@@ -18,7 +19,7 @@ import xfskde
 from xfskde._palette import label_rgba_8bit
 from xfskde.cli import main
 from xfskde.datasets import random_textures
-from xfskde.io.geojson import labels_geojson, polygon_mask
+from xfskde.io.geojson import labels_geojson, polygon_mask, write_labels_vector
 
 rasterio_features = pytest.importorskip("rasterio.features")
 Affine = pytest.importorskip("affine").Affine
@@ -199,3 +200,9 @@ def test_labels_as_a_geopackage_shapefile_or_flatgeobuf(tmp_path, capsys):
     assert "writes no .kml file" in capsys.readouterr().err
     assert main(["maps", str(tmp_path / "scene.tif"), str(tmp_path / "maps.gpkg")]) == 2
     assert "holds regions: `xfskde segment` writes its labels" in capsys.readouterr().err
+    # a slide's regions: in its level-0 pixels, without a CRS, on purpose and without a warning
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        write_labels_vector(_labels(), tmp_path / "slide.gpkg")
+    meta = pyogrio.read_info(str(tmp_path / "slide.gpkg"))
+    assert meta["crs"] is None and meta["features"] == 3

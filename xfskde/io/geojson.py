@@ -58,6 +58,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import warnings
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
@@ -712,7 +713,9 @@ def write_labels_vector(
     extra = {}
     if driver == "GPKG":
         extra["layer_metadata"] = {_MODEL_ITEM: json.dumps(collection["xfskde"])}
-    frame.to_file(path, driver=driver, **extra)
+    with warnings.catch_warnings():  # a slide's regions have no CRS on purpose: its pixels
+        warnings.filterwarnings("ignore", "'crs' was not provided", UserWarning)
+        frame.to_file(path, driver=driver, **extra)
 
 
 def read_labels_attrs(path: Any) -> dict[str, Any] | None:
