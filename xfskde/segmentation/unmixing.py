@@ -489,38 +489,12 @@ def refine_by_labels(
     P, Z = _principal_coordinates(X, axes)
     if P.shape[1] < 1 or X.shape[0] < 2 * P.shape[1]:
         return E, V, 0
-    refined = _refine(X, Z, P, abundances(X, E, V).argmax(axis=1), E.shape[0], rounds, shrinkage)
+    m = E.shape[0]
+    refined = _refine(Z, abundances(X, E, V).argmax(axis=1), m, rounds, shrinkage)
     if refined is None:
         return E, V, 0
-    return refined[:3]
-
-
-def _refine(
-    X: np.ndarray,
-    Z: np.ndarray,
-    P: np.ndarray,
-    labels: np.ndarray,
-    m: int,
-    rounds: int,
-    shrinkage: float,
-    gram: np.ndarray | None = None,
-) -> tuple[np.ndarray, np.ndarray, int, np.ndarray] | None:
-    """The rounds of :func:`refine_by_labels` from the samples' ``labels``, in the axes P.
-
-    The metric lies in P's span, so each round runs on the samples' coordinates in those
-    axes, ``Z = (X - mean) P`` (n × k rather than n × D; the unmixing is the same, the common
-    shift of samples and endmembers cancelling under the abundances' sum to one); the
-    endmembers in all D features are the means of the last labels, taken once at the end
-    (:func:`_in_all_features`).
-    Returns the endmembers, the unmixing vectors, the rounds made and the labels the last
-    estimate gives the samples; None when the first labels leave a texture fewer than
-    :data:`_REFINE_MEMBERS` samples (or W is zero). ``gram``: ``Zᵀ Z``, when the caller has
-    it (:func:`_labelled_scatter`)."""
-    rounds_made = _refine_rounds(Z, labels, m, rounds, shrinkage, gram)
-    if rounds_made is None:
-        return None
-    labels, W, done, last = rounds_made
-    return (*_in_all_features(X, P, labels, m, W, shrinkage), done, last)
+    labels, W, done, _ = refined
+    return (*_in_all_features(X, P, labels, m, W, shrinkage), done)
 
 
 def _in_all_features(
@@ -532,7 +506,7 @@ def _in_all_features(
     return E, _unmixing_vectors(E, P, W, shrinkage)
 
 
-def _refine_rounds(
+def _refine(
     Z: np.ndarray,
     labels: np.ndarray,
     m: int,
@@ -540,8 +514,17 @@ def _refine_rounds(
     shrinkage: float,
     gram: np.ndarray | None = None,
 ) -> tuple[np.ndarray, np.ndarray, int, np.ndarray] | None:
-    """The rounds of :func:`_refine` in the axes only: the labels of the last estimate, its W,
-    the rounds made and the labels that estimate gives the samples (None as :func:`_refine`)."""
+    """The rounds of :func:`refine_by_labels` from the samples' ``labels``, in the axes P.
+
+    The metric lies in P's span, so each round runs on the samples' coordinates in those
+    axes, ``Z = (X - mean) P`` (n × k rather than n × D; the unmixing is the same, the common
+    shift of samples and endmembers cancelling under the abundances' sum to one); the
+    endmembers in all D features are the means of the last labels, taken once by the caller
+    (:func:`_in_all_features`), for the estimate it keeps.
+    Returns the labels of the last estimate, its W, the rounds made and the labels that
+    estimate gives the samples; None when the first labels leave a texture fewer than
+    :data:`_REFINE_MEMBERS` samples (or W is zero). ``gram``: ``Zᵀ Z``, when the caller has
+    it (:func:`_labelled_scatter`)."""
     k = Z.shape[1]
     gram = Z.T @ Z if gram is None else gram
     kept = None
@@ -737,7 +720,7 @@ def _resplit_once(
         relabelled[pair] = np.where(split == 0, i, j)
         # the split's own estimate, then the rounds of refine_by_labels from its labels (in
         # the axes: the endmembers in all features only for the split kept)
-        refined = _refine_rounds(Z, relabelled, m, REFINE_ROUNDS + 1, shrinkage, gram)
+        refined = _refine(Z, relabelled, m, REFINE_ROUNDS + 1, shrinkage, gram)
         if refined is None:
             continue
         scatter = _labelled_scatter(Z, refined[3], m, gram)
