@@ -273,15 +273,24 @@ def add_dims_option(parser: argparse.ArgumentParser) -> None:
     )  # fmt: skip
 
 
+def _comma_names(text: str, expected: str) -> list[str]:
+    """Comma-separated names, each stripped; refused (``expected``, what to give) if one is
+    empty."""
+    names = [name.strip() for name in text.split(",")]
+    if not all(names):
+        raise argparse.ArgumentTypeError(f"expected {expected}, got {text!r}")
+    return names
+
+
 def channels_option(text: str) -> list[str]:
     """``--channels DAPI,CD3`` or ``--channels 0,2``: the channels to read, in order
     (``open_image``'s ``channels``: names, or indices where no channel is so named)."""
-    names = [name.strip() for name in text.split(",")]
-    if not all(names):
-        raise argparse.ArgumentTypeError(
-            f"expected channel names or indices separated by commas (DAPI,CD3 or 0,2), got {text!r}"
-        )
-    return names
+    return _comma_names(text, "channel names or indices separated by commas (DAPI,CD3 or 0,2)")
+
+
+def classes_option(text: str) -> list[str]:
+    """``--mask-classes Tumor,Stroma``: the classes of the regions a mask draws."""
+    return _comma_names(text, "class names separated by commas (Tumor or Tumor,Stroma)")
 
 
 def series_option(text: str) -> int | str:
@@ -342,19 +351,11 @@ def add_mask_option(parser: argparse.ArgumentParser) -> None:
         "blocks without foreground are neither read nor computed",
     )  # fmt: skip
     parser.add_argument(
-        "--mask-classes", default=None, type=_names, metavar="CLASS[,CLASS...]",
+        "--mask-classes", default=None, type=classes_option, metavar="CLASS[,CLASS...]",
         help="with --mask REGIONS: draw only the regions of these classes (QuPath's "
         "classifications, e.g. Tumor,Stroma, or a GIS file's 'class' column); those classified "
         "Ignore* are cut out all the same",
     )  # fmt: skip
-
-
-def _names(text: str) -> list[str]:
-    """An argparse type: comma-separated names, each stripped; none empty."""
-    names = [name.strip() for name in text.split(",")]
-    if not all(names):
-        raise argparse.ArgumentTypeError(f"empty name in {text!r}: give CLASS[,CLASS...]")
-    return names
 
 
 #: The value of an option chosen by the command.
