@@ -46,6 +46,18 @@ def _expected(shape: tuple[int, int], factor: int = 1) -> np.ndarray:
     return mask
 
 
+def _utm_scene(tmp_path, side: int) -> tuple[xr.DataArray, xr.DataArray]:
+    """A side² GeoTIFF of 10 m pixels in UTM zone 33N (rioxarray writes it), and the image
+    xfskde opens of it."""
+    scene = xr.DataArray(
+        np.zeros((1, side, side), np.uint8), dims=("band", "y", "x"),
+        coords={"band": [1], "y": 500_000 - 10.0 * np.arange(side) - 5,
+                "x": 300_000 + 10.0 * np.arange(side) + 5},
+    ).rio.write_crs("EPSG:32633")  # fmt: skip
+    scene.rio.to_raster(tmp_path / "scene.tif")
+    return scene, xfskde.open_image(tmp_path / "scene.tif")
+
+
 @pytest.fixture(scope="module")
 def slides(tmp_path_factory):
     """A 2048² pyramid (levels of 2048 and 1024) with 0.5 µm pixels, and one recording none."""
@@ -135,13 +147,7 @@ def test_an_area_of_interest_on_a_scene_as_gdal_draws_it(tmp_path):
 
     del rioxarray
     side = 512
-    scene = xr.DataArray(
-        np.zeros((1, side, side), np.uint8), dims=("band", "y", "x"),
-        coords={"band": [1], "y": 500_000 - 10.0 * np.arange(side) - 5,
-                "x": 300_000 + 10.0 * np.arange(side) + 5},
-    ).rio.write_crs("EPSG:32633")  # fmt: skip
-    scene.rio.to_raster(tmp_path / "scene.tif")
-    image = xfskde.open_image(tmp_path / "scene.tif")
+    scene, image = _utm_scene(tmp_path, side)
     ring = [[301_000, 499_000], [304_003, 498_500], [303_000, 495_007], [301_000, 499_000]]
     utm = {"type": "Feature", "properties": {},
            "crs": {"type": "name", "properties": {"name": "urn:ogc:def:crs:EPSG::32633"}},
@@ -212,13 +218,7 @@ def test_a_gis_s_vector_files_draw_as_gdal_does(tmp_path, capsys, monkeypatch):
     from shapely.geometry import Polygon
 
     side = 256
-    scene = xr.DataArray(
-        np.zeros((1, side, side), np.uint8), dims=("band", "y", "x"),
-        coords={"band": [1], "y": 500_000 - 10.0 * np.arange(side) - 5,
-                "x": 300_000 + 10.0 * np.arange(side) + 5},
-    ).rio.write_crs("EPSG:32633")  # fmt: skip
-    scene.rio.to_raster(tmp_path / "scene.tif")
-    image = xfskde.open_image(tmp_path / "scene.tif")
+    scene, image = _utm_scene(tmp_path, side)
     ring = [(300_500, 499_000), (302_003, 498_600), (301_000, 497_907)]
     gdal = rasterize([Polygon(ring)], out_shape=(side, side), transform=scene.rio.transform())
     assert gdal.sum() > 5000
