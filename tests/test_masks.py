@@ -431,6 +431,56 @@ def test_auto_does_not_take_a_fluorescence_image_for_a_slide():
     assert mask.attrs["method"] == "nonzero" and mask.values.all()
 
 
+def _composite(counts: np.ndarray) -> np.ndarray:
+    """A fluorescence image as a viewer exports it: 8-bit RGB, each channel stretched from
+    its 0.5th to its 99.8th percentile."""
+    low, high = np.percentile(counts, [0.5, 99.8], axis=(0, 1))
+    return (np.clip((counts - low) / (high - low), 0, 1) * 255).astype(np.uint8)
+
+
+@pytest.mark.parametrize("brightness", [0.1, 0.02])
+def test_auto_warns_of_a_fluorescence_composite_taken_for_a_slide(brightness):
+    """A fluorescence image exported as 8-bit RGB is taken for a brightfield slide, which
+    finds no glass and takes all of it for tissue, its dark background (48 %) included:
+    a warning names the method to ask for, and that method finds the section."""
+    from xfskde.datasets import section_in_fluorescence
+
+    counts, section = section_in_fluorescence(brightness=brightness)
+    composite = _composite(counts)
+    with pytest.warns(MaskWarning, match=r"found no glass.*4\d% of it a dark background.*"
+                                         r"mask='fluorescence'"):  # fmt: skip
+        taken = tissue_mask(composite, margin=0)
+    assert taken.attrs["method"] == "brightfield" and taken.values.all()
+    found = tissue_mask(composite, method="fluorescence", margin=0).values
+    assert found[section].mean() > 0.99 and found[~section].mean() < 0.03
+
+
+def test_auto_does_not_warn_of_brightfield_without_glass_nor_of_a_right_mask():
+    """No warning where the stain is the darker half (scikit-image's IHC field of view and
+    crops of it, whose pale parts the fluorescence rule takes for a signal), inside a
+    fluorescence section (no background), nor where the brightfield rule left a black
+    background out already (a bright composite: its background below the padding's level)."""
+    import warnings
+
+    from skimage import data
+
+    from xfskde.datasets import section_in_fluorescence
+
+    ihc = data.immunohistochemistry()
+    bright, section = section_in_fluorescence(brightness=1.0)
+    images = [ihc, ihc[78:437, 56:357], ihc[119:418, 221:496], ihc[1:238, 46:181]]
+    for brightness in (1.0, 0.1, 0.02):
+        images.append(
+            _composite(section_in_fluorescence(brightness=brightness)[0])[150:450, 250:550]
+        )
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", MaskWarning)
+        for image in images:
+            assert tissue_mask(image).values.mean() > 0.99
+        right = tissue_mask(_composite(bright), margin=0).values
+    assert right[section].mean() > 0.99 and right[~section].mean() < 0.01
+
+
 def test_a_method_named_as_the_mask_is_that_method_s_mask():
     """mask="brightfield" (--mask brightfield) takes a 16-bit RGB slide as a slide: the mask of
     the 8-bit slide, to the pixel; "fluorescence" and "nonzero" likewise name theirs."""
