@@ -92,6 +92,11 @@ def main() -> None:
     argv = [COMMAND, "segment", "textures.tif", "labels.gpkg", "--textures", "3"]
     refused = subprocess.run(argv, capture_output=True, text=True, timeout=600)
     assert refused.returncode == 2 and "needs geopandas" in refused.stderr, refused.stderr
+    # a Sentinel-2 band (JPEG 2000) is read through GDAL: refused with the extra to install
+    Path("T32TQM_B04.jp2").write_bytes(b"")
+    refused = subprocess.run([COMMAND, "info", "T32TQM_B04.jp2"], capture_output=True,
+                             text=True, timeout=600)  # fmt: skip
+    assert refused.returncode == 2 and "xfskde[geo]" in refused.stderr, refused.stderr
     labels = np.asarray(xfskde.segment(image, 3))
     rand = xfskde.metrics.rand_index(labels, truth)
     assert rand > 0.8, f"segment scored Rand {rand:.3f} on random textures"

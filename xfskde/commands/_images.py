@@ -18,6 +18,7 @@ import zarr
 from .._labels import band_scales, channel_names, crs_wkt, parse_crs, value_scale
 from ..exceptions import ImageReadError
 from ..io import locate, open_image
+from ..io._gdal import GDAL_FORMATS, gdal_format, gdal_levels
 from ..io.images import (
     ImageLevel,
     file_format,
@@ -147,6 +148,24 @@ def _describe_zarr(path: str) -> list[tuple[str, str]]:
     return [("format", f"{version} group")]
 
 
+# ------------------------------------------------------------------------------------ GDAL
+
+
+def _describe_gdal(path: str) -> list[tuple[str, str]]:
+    """The rows of a raster read through GDAL: its format and driver, nodata, alpha and where
+    its pixel size comes from."""
+    location = locate(path)
+    first = gdal_levels(location)[0]
+    rows = [("format", f"{gdal_format(location)} (GDAL's {first.driver} driver, via rasterio)")]
+    if first.nodata is not None:
+        rows.append(("nodata", f"{first.nodata:g}"))
+    if first.alpha:
+        rows.append(("alpha", "the last band: its transparent pixels are missing"))
+    known = first.pixel_size is not None
+    rows.append(("pixel_size", "from the GeoTransform" if known else "not recorded"))
+    return rows
+
+
 # ------------------------------------------------------------------------------ plain files
 
 
@@ -183,8 +202,10 @@ def describe_image(path: str, dims: tuple[str, ...] | None = None) -> ImageDescr
     location = locate(path)
     if is_store(location):
         rows = _describe_zarr(path)
-    elif file_format(location) == "tiff":
+    elif (kind := file_format(location)) == "tiff":
         rows = _describe_tiff(path, levels)
+    elif kind == "gdal":
+        rows = _describe_gdal(path)
     else:
         rows = _describe_plain(path)
     rows.append(("dims", " ".join(levels[0].dims)))
@@ -197,7 +218,7 @@ def describe_image(path: str, dims: tuple[str, ...] | None = None) -> ImageDescr
         counts = ", ".join(f"{d} {n}" for d, n in planes.items())
         choice = ",".join(f"{d.lower()}=N" for d in planes)
         rows.append(("planes", f"{counts} (one is read: --plane {choice})"))
-    located = dict(rows)["format"].startswith(("GeoTIFF", "Zarr"))  # where a CRS can be
+    located = dict(rows)["format"].startswith(("GeoTIFF", "Zarr", *GDAL_FORMATS.values()))
     if located or "c" in levels[0].dims:
         # lazy: the header and coordinates only (of the first plane: all share them)
         opened = open_image(path, plane=dict.fromkeys(planes, 0) or None, dims=dims)

@@ -83,6 +83,7 @@ from ..exceptions import (
     XfskdeError,
 )
 from ..lazy import DEFAULT_CHUNK, dask_view, plan_chunks
+from ._gdal import GdalLevel, gdal_format, gdal_levels, read_gdal_block
 from ._location import UNITS, Location, check_stamp, locate, metadata_stamp, micrometres
 from ._record import _refuse_holes
 from ._tiff import read_tiff_block
@@ -103,6 +104,10 @@ _OTHER_FORMATS = {
     ".oib": "Olympus OIB", ".oir": "Olympus OIR", ".ims": "Imaris", ".isyntax": "Philips iSyntax",
     ".dcm": "DICOM", ".ndpis": "Hamamatsu NDPIS", ".sld": "SlideBook", ".lsm5": "Zeiss LSM5",
 }  # fmt: skip
+#: Files of named variables, by suffix: xarray opens them, and one of their DataArrays is an
+#: image.
+_VARIABLE_FORMATS = {".nc": "NetCDF", ".nc4": "NetCDF", ".h5": "HDF5", ".hdf5": "HDF5",
+                     ".he5": "HDF-EOS5", ".hdf": "HDF"}  # fmt: skip
 #: TIFF axis codes that xfskde reads, and the dims they become.
 _TIFF_AXES = {"Y": "y", "X": "x", "S": "c", "C": "c"}
 #: What tifffile raises for a file it cannot read (TiffFileError derives from ValueError).
@@ -1077,6 +1082,74 @@ def _open_tiff(path: Location, level: int, request: _Request) -> xr.DataArray:
     return _recorded(image, path, level, _cell_size(sizes[level], cells), version)
 
 
+def _gdal_dims(level: GdalLevel) -> tuple[str, ...]:
+    """The dims a GDAL raster is read in: ``(c, y, x)``, band-sequential as GDAL gives it;
+    ``(y, x)`` for a single band, as a one-band GeoTIFF is."""
+    return ("c", "y", "x") if level.shape[0] > 1 else ("y", "x")
+
+
+def _gdal_image_level(
+    level: GdalLevel, given: tuple[str, ...] | None, path: Location
+) -> ImageLevel:
+    """What :func:`image_levels` says of a GDAL raster's level, as :func:`_open_gdal` opens
+    it (an alpha band dropped, the values then float32)."""
+    dims = _gdal_dims(level)
+    shape: tuple[int, ...] = level.shape if len(dims) == 3 else level.shape[1:]
+    _axes_of(dims, shape, given, path)
+    dtype = level.dtype
+    if level.alpha:
+        shape = (shape[0] - 1, *shape[1:]) if shape[0] > 2 else shape[1:]
+        dims, dtype = (dims if shape[0] > 1 and len(shape) == 3 else ("y", "x")), np.float32
+    return ImageLevel(tuple(shape), dims, np.dtype(dtype), level.block, level.pixel_size,
+                      level.units)  # fmt: skip
+
+
+def _open_gdal(path: Location, level: int, request: _Request) -> xr.DataArray:
+    """A JPEG 2000, VRT or ERDAS Imagine raster's ``level`` (0, or one of its overviews),
+    read through rasterio inside the tasks (:func:`xfskde.io._gdal.read_gdal_block`) and
+    labelled by rioxarray as a GeoTIFF is (:func:`_geo_labels`)."""
+    levels = gdal_levels(path)
+    kind = gdal_format(path)
+    if request.mpp is not None:
+        raise ParameterError(
+            f"mpp is a pixel size under a microscope, in µm; {path.name} is a {kind} raster, "
+            "whose pixels are measured in its CRS: pick one of its overviews with level= "
+            "(--level; xfskde info lists them)"
+        )
+    level, _ = _level_and_cells(path, [None] * len(levels), level, None)
+    info = levels[level]
+    dims = _gdal_dims(info)
+    shape = info.shape if len(dims) == 3 else info.shape[1:]
+    all_dims = list(_axes_of(dims, shape, request.dims, path))
+    native = (*shape[:-2], *info.block)
+    selection, planned, tiles = _read_plan(path, all_dims, shape, native, request, info.dtype)
+    version = path.version()
+    data = da.map_blocks(
+        functools.partial(read_gdal_block, path, level, version),
+        chunks=planned,
+        dtype=info.dtype,
+        meta=np.empty((0,) * len(shape), info.dtype),
+        name=f"xfskde-read-gdal-{tokenize(path.token(), level, version)}",
+    )
+    image = _plane_image(data, all_dims, selection, path.stem, tiles, request)
+    geo = _geo_labels(path, level, {"y": shape[-2], "x": shape[-1]})
+    if geo is not None:
+        coords, attrs, grid_mapping = geo
+        image = image.assign_coords(coords)
+        names = attrs.get("long_name")  # GDAL's band descriptions: one per band
+        if isinstance(names, tuple) and all(isinstance(n, str) and n for n in names):
+            image = _channel_named(image, names)
+        image.attrs.update(attrs)
+        if grid_mapping is not None:
+            image.encoding["grid_mapping"] = grid_mapping
+    nodata = None if info.nodata is None else nodata_value(info.nodata, info.dtype, "nodata")
+    if info.alpha and "c" in image.dims:
+        image = _alpha_dropped(image, nodata)
+    elif nodata is not None:
+        image.attrs["_FillValue"] = nodata
+    return _recorded(image, path, level, None, version)
+
+
 def _cell_size(size: tuple[float, float] | None, cells: int) -> tuple[float, float] | None:
     """The (y, x) pixel size of a level's pixels averaged over ``cells`` × ``cells``."""
     return None if size is None else (size[0] * cells, size[1] * cells)
@@ -1579,9 +1652,12 @@ def image_levels(
         _refuse_series(series, path)
         _refuse_remote_zip(path)
         return _zarr_levels(path, given)
-    if file_format(path) == "tiff":
+    kind = file_format(path)
+    if kind == "tiff":
         return _tiff_levels(path, series, given)
     _refuse_series(series, path)
+    if kind == "gdal":
+        return [_gdal_image_level(level, given, path) for level in gdal_levels(path)]
     image = _open_plain(path, _Request((DEFAULT_CHUNK, DEFAULT_CHUNK), 0, 1, dims=given))
     shape = tuple(int(n) for n in image.shape)
     yx = (image.sizes["y"], image.sizes["x"])
@@ -1616,7 +1692,8 @@ def is_store(path: Location) -> bool:
 
 
 def file_format(path: Location) -> str:
-    """``"tiff"`` or ``"plain"`` (PNG, JPEG, NPY, …): by the file's suffix, else by its first
+    """``"tiff"``, ``"plain"`` (PNG, JPEG, NPY, …) or ``"gdal"`` (JPEG 2000, VRT, ERDAS
+    Imagine: :data:`xfskde.io._gdal.GDAL_FORMATS`): by the file's suffix, else by its first
     bytes (:data:`_TIFF_MAGIC`: a TIFF by another name).
 
     Raises
@@ -1630,6 +1707,15 @@ def file_format(path: Location) -> str:
         return "tiff"
     if name.endswith(_PLAIN_SUFFIXES):
         return "plain"
+    if gdal_format(path) is not None:
+        return "gdal"
+    held = next((f for suffix, f in _VARIABLE_FORMATS.items() if name.endswith(suffix)), None)
+    if held is not None:
+        raise ImageReadError(
+            f"cannot read {path}: a {held} file holds named variables; open one with xarray "
+            f"and pass the DataArray (xr.open_dataset({path.name!r}, decode_coords='all', "
+            "chunks={})['B04']: lazy, its CRS kept)"
+        )
     other = next((f for suffix, f in _OTHER_FORMATS.items() if name.endswith(suffix)), None)
     if other is not None:
         raise ImageReadError(
@@ -1645,7 +1731,8 @@ def file_format(path: Location) -> str:
     if head in _TIFF_MAGIC:
         return "tiff"
     raise ImageReadError(
-        f"cannot read {path}: unknown format (expected TIFF/OME-TIFF/SVS, Zarr, PNG, JPEG or NPY)"
+        f"cannot read {path}: unknown format (expected TIFF/OME-TIFF/SVS, Zarr, PNG, JPEG or NPY;"
+        " JPEG 2000, VRT or ERDAS Imagine with the geo extra)"
     )
 
 
@@ -1962,8 +2049,11 @@ def _opened(
         _refuse_series(series, path)
         _refuse_remote_zip(path)
         return _open_zarr(path, level, request)
-    if file_format(path) == "tiff":
+    kind = file_format(path)
+    if kind == "tiff":
         return _open_tiff(path, level, request)
     _refuse_series(series, path)
+    if kind == "gdal":
+        return _open_gdal(path, level, request)
     _choose_level(path, [None], level, mpp)
     return _recorded(_open_plain(path, request), path, 0, None)

@@ -1,0 +1,175 @@
+"""Rasters only GDAL reads — JPEG 2000 (Sentinel-2's bands), VRT band stacks and mosaics, ERDAS
+Imagine — opened through rasterio, checked against rasterio's and rioxarray's own reads.
+
+The scene: three bands of :func:`xfskde.datasets.random_textures` (384², three textures) as
+uint16 counts of 10 m pixels in UTM zone 32N, each band a lossless JPEG 2000 file named as
+Sentinel-2's (``B04``, ``B03``, ``B02``), stacked by a VRT as ``gdalbuildvrt -separate`` makes
+one.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import xfskde
+from xfskde.cli import main
+from xfskde.datasets import random_textures
+from xfskde.exceptions import ImageReadError, ParameterError
+from xfskde.io import open_image
+from xfskde.io.images import image_levels
+from xfskde.metrics import rand_index
+
+rasterio = pytest.importorskip("rasterio")
+rioxarray = pytest.importorskip("rioxarray")
+from affine import Affine  # noqa: E402  (rasterio's dependency)
+
+SIDE = 384
+TRANSFORM = Affine(10.0, 0.0, 600000.0, 0.0, -10.0, 5000000.0)
+CRS = "EPSG:32632"
+BANDS = ("B04", "B03", "B02")
+
+
+def _counts() -> tuple[np.ndarray, np.ndarray]:
+    image, truth = random_textures((SIDE, SIDE), seed=3)
+    return (image * 10000 + 1).astype(np.uint16), truth
+
+
+def _write_band(path, band: np.ndarray, name: str) -> None:
+    profile = dict(driver="JP2OpenJPEG", width=SIDE, height=SIDE, count=1, dtype="uint16",
+                   crs=CRS, transform=TRANSFORM, nodata=0, QUALITY=100, REVERSIBLE="YES",
+                   BLOCKXSIZE=128, BLOCKYSIZE=128)  # fmt: skip
+    with rasterio.open(path, "w", **profile) as file:
+        file.write(band[None])
+        file.set_band_description(1, name)
+
+
+def _write_vrt(path, sources: list[str], names: tuple[str, ...]) -> None:
+    """A VRT stacking one-band files as bands (``gdalbuildvrt -separate``), paths relative."""
+    bands = "".join(
+        f'<VRTRasterBand dataType="UInt16" band="{i}"><Description>{name}</Description>'
+        f"<NoDataValue>0</NoDataValue><SimpleSource>"
+        f'<SourceFilename relativeToVRT="1">{source}</SourceFilename><SourceBand>1</SourceBand>'
+        f'<SrcRect xOff="0" yOff="0" xSize="{SIDE}" ySize="{SIDE}"/>'
+        f'<DstRect xOff="0" yOff="0" xSize="{SIDE}" ySize="{SIDE}"/></SimpleSource>'
+        f"</VRTRasterBand>\n"
+        for i, (source, name) in enumerate(zip(sources, names, strict=True), 1)
+    )
+    t = TRANSFORM
+    path.write_text(
+        f'<VRTDataset rasterXSize="{SIDE}" rasterYSize="{SIDE}">'
+        f"<SRS>{rasterio.crs.CRS.from_string(CRS).to_wkt()}</SRS>"
+        f"<GeoTransform>{t.c}, {t.a}, {t.b}, {t.f}, {t.d}, {t.e}</GeoTransform>\n"
+        f"{bands}</VRTDataset>\n"
+    )
+
+
+@pytest.fixture(scope="module")
+def scene(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("safe")
+    counts, truth = _counts()
+    for i, name in enumerate(BANDS):
+        _write_band(folder / f"T32TQM_{name}.jp2", counts[..., i], name)
+    _write_vrt(folder / "rgb.vrt", [f"T32TQM_{b}.jp2" for b in BANDS], BANDS)
+    return folder, counts, truth
+
+
+def test_a_jpeg2000_band_reads_as_rasterio_reads_it_with_its_crs_and_levels(scene):
+    folder, counts, _ = scene
+    path = folder / "T32TQM_B04.jp2"
+    image = open_image(path, chunks=128)
+    assert image.dims == ("y", "x") and image.dtype == np.uint16
+    assert image.data.numblocks[0] == 3  # read by the tasks, block by block
+    np.testing.assert_array_equal(image.values, counts[..., 0])
+    expected = rioxarray.open_rasterio(path).squeeze("band", drop=True)
+    np.testing.assert_array_equal(image.x.values, expected.x.values)
+    np.testing.assert_array_equal(image.y.values, expected.y.values)
+    assert image.rio.crs.to_epsg() == 32632 and image.attrs["_FillValue"] == 0
+    levels = image_levels(path)
+    with rasterio.open(path) as file:
+        factors = file.overviews(1)
+    assert [lv.sides for lv in levels] == [(SIDE, SIDE)] + [(SIDE // f,) * 2 for f in factors]
+    assert levels[0].pixel_size == (10.0, 10.0) and levels[0].units == "m"
+    with rasterio.open(path, overview_level=0) as file:
+        np.testing.assert_array_equal(open_image(path, level=1).values, file.read(1))
+    with pytest.raises(ParameterError, match=r"mpp is a pixel size under a microscope.*--level"):
+        open_image(path, mpp=1.0)
+    with pytest.raises(ParameterError, match="level"):
+        open_image(path, level=len(levels))
+
+
+def test_a_vrt_stack_of_bands_reads_its_bands_named_and_segments_to_a_geotiff(scene, tmp_path):
+    """``gdalbuildvrt -separate``'s stack of Sentinel-2 bands: (c, y, x), named by their
+    descriptions; ``xfskde segment rgb.vrt labels.tif`` labels it as the stacked array is
+    labelled, in a GeoTIFF of the scene's CRS and grid."""
+    folder, counts, truth = scene
+    vrt = folder / "rgb.vrt"
+    image = open_image(vrt, chunks=128)
+    assert image.dims == ("c", "y", "x") and list(image.c.values) == list(BANDS)
+    np.testing.assert_array_equal(image.transpose("y", "x", "c").values, counts)
+    np.testing.assert_array_equal(open_image(vrt, channels=["B02"]).values, counts[None, ..., 2])
+    out = tmp_path / "labels.tif"
+    assert main(["segment", str(vrt), str(out), "--textures", "3"]) == 0
+    with rasterio.open(out) as file:
+        assert file.crs.to_epsg() == 32632 and file.transform == TRANSFORM
+        labels = file.read(1)
+    np.testing.assert_array_equal(labels, xfskde.segment(image, 3).values)
+    assert rand_index(labels, truth) > 0.95
+
+
+def test_an_imagine_file_reads_as_rasterio_reads_it(tmp_path):
+    counts, _ = _counts()
+    path = tmp_path / "scene.img"
+    profile = dict(driver="HFA", width=SIDE, height=SIDE, count=3, dtype="uint16", crs=CRS,
+                   transform=TRANSFORM)  # fmt: skip
+    with rasterio.open(path, "w", **profile) as file:
+        file.write(counts.transpose(2, 0, 1))
+    image = open_image(path, chunks=128)
+    np.testing.assert_array_equal(image.values, counts.transpose(2, 0, 1))
+    assert image.rio.crs.to_epsg() == 32632
+
+
+def test_a_truncated_jpeg2000_file_is_refused_not_read_as_zeros(scene, tmp_path):
+    """GDAL's JPEG 2000 decoder, on its own threads, reports a damaged codestream where no
+    one hears it and gives zeros; read on the task's thread, the failure is the file's."""
+    folder, _, _ = scene
+    whole = (folder / "T32TQM_B04.jp2").read_bytes()
+    cut = tmp_path / "cut.jp2"
+    cut.write_bytes(whole[: len(whole) * 4 // 5])  # GDAL alone gives 17 % zeros, no error
+    image = open_image(cut)
+    with pytest.raises(ImageReadError, match=r"cannot read .*cut\.jp2 .*IReadBlock failed"):
+        image.compute()
+
+
+def test_a_vrt_whose_source_is_missing_is_refused_when_opened(scene, tmp_path):
+    folder, _, _ = scene
+    vrt = folder / "missing.vrt"
+    _write_vrt(vrt, ["T32TQM_B04.jp2", "T32TQM_B08.jp2"], ("B04", "B08"))
+    with pytest.raises(ImageReadError, match=r"1 of the files it is made of is missing: .*B08"):
+        open_image(vrt)
+    assert main(["segment", str(vrt), str(tmp_path / "l.tif"), "--textures", "2"]) == 2
+
+
+def test_info_describes_a_vrt(scene, capsys):
+    folder, _, _ = scene
+    assert main(["info", str(folder / "rgb.vrt")]) == 0
+    out = capsys.readouterr().out
+    assert "GDAL VRT (GDAL's VRT driver, via rasterio)" in out
+    assert "B04, B03, B02" in out and "EPSG:32632 (WGS 84 / UTM zone 32N)" in out
+    assert "nodata     0" in out and "(10, 10) m" in out
+
+
+def test_a_netcdf_file_is_refused_with_the_way_to_open_one_of_its_variables(tmp_path):
+    """A NetCDF file holds named variables: refused naming xarray, not "unknown format"; the
+    way it names keeps the CRS (the band's spatial_ref a coordinate)."""
+    import xarray as xr
+
+    counts, _ = _counts()
+    y = TRANSFORM.f + TRANSFORM.e * (np.arange(SIDE) + 0.5)
+    x = TRANSFORM.c + TRANSFORM.a * (np.arange(SIDE) + 0.5)
+    scene = xr.DataArray(counts, dims=("y", "x", "band"), coords={"y": y, "x": x})
+    scene.rio.write_crs(CRS).to_dataset(name="rgb").to_netcdf(tmp_path / "scene.nc")
+    with pytest.raises(ImageReadError, match=r"holds named variables; open one with xarray"):
+        open_image(tmp_path / "scene.nc")
+    opened = xr.open_dataset(tmp_path / "scene.nc", decode_coords="all", chunks={})["rgb"]
+    assert open_image(opened).rio.crs.to_epsg() == 32632

@@ -1,0 +1,185 @@
+"""Rasters that only GDAL reads — JPEG 2000 (Sentinel-2's bands), VRT mosaics and band stacks
+(``gdalbuildvrt``), ERDAS Imagine — described, and read in rectangles inside Dask tasks (the
+tasks of :func:`xfskde.io.open_image` named ``xfskde-read-gdal-...``), through rasterio (the
+``geo`` extra).
+
+A task receives only the file's :class:`~xfskde.io._location.Location` (a local path) and the
+level, opens the file with rasterio and reads its rectangle of every band (``Dataset.read``
+with a window): a GDAL dataset is not shared between threads, and opening one reads its header
+only (a VRT's XML, a JPEG 2000's boxes). GDAL reads on the task's thread alone
+(``GDAL_NUM_THREADS=1``): Dask's threads are the parallelism, and the JPEG 2000 decoder's own
+threads report a damaged codestream where no one hears it — a truncated file was read as
+zeros, without an error. The labels — CRS, coordinates, band descriptions,
+nodata — are rioxarray's, read once when the image is opened, as a GeoTIFF's are.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any, NamedTuple
+
+import numpy as np
+
+from ..exceptions import ImageReadError
+from ._location import Location
+
+__all__ = ["GDAL_FORMATS", "GdalLevel", "gdal_format", "gdal_levels", "read_gdal_block"]
+
+#: The formats read through GDAL, by suffix.
+GDAL_FORMATS: dict[str, str] = {
+    ".jp2": "JPEG 2000", ".j2k": "JPEG 2000", ".vrt": "GDAL VRT", ".img": "ERDAS Imagine",
+}  # fmt: skip
+
+
+class GdalLevel(NamedTuple):
+    """One level of a GDAL raster (the full resolution, then its overviews)."""
+
+    #: bands, rows, columns
+    shape: tuple[int, int, int]
+    dtype: np.dtype
+    #: the (rows, columns) of one of its blocks: what one read decodes
+    block: tuple[int, int]
+    #: the (y, x) size of a pixel in its CRS's units (the GeoTransform's), None without one
+    pixel_size: tuple[float, float] | None
+    #: the driver's name (``JP2OpenJPEG``, ``VRT``, ``HFA``)
+    driver: str
+    #: the value of its missing pixels, if it records one
+    nodata: float | int | None
+    #: whether its last band is an alpha (opacity) band, as GDAL marks one
+    alpha: bool
+    #: the unit of ``pixel_size``: its CRS's (``"m"``, ``"°"``), None without a size
+    units: str | None
+
+
+def gdal_format(path: Location) -> str | None:
+    """The name of the GDAL-only format of ``path`` (:data:`GDAL_FORMATS`), else None."""
+    name = path.name.lower()
+    return next((f for suffix, f in GDAL_FORMATS.items() if name.endswith(suffix)), None)
+
+
+def _rasterio(path: Location) -> Any:
+    """rasterio, or the refusal that names the extra and the conversion."""
+    kind = gdal_format(path) or "GDAL"
+    try:
+        import rasterio
+    except ImportError:
+        raise ImageReadError(
+            f"cannot read {path}: a {kind} file is read through GDAL, which needs rasterio: "
+            "install the geo extra (pip install 'xfskde[geo]'), or convert it to a "
+            f"Cloud-Optimised GeoTIFF (gdal_translate -of COG {path.name} "
+            f"{path.stem}.tif)"
+        ) from None
+    if not path.is_local:
+        raise ImageReadError(
+            f"cannot read {path}: a {kind} file is read through GDAL from a local path only; "
+            "download it, or convert it to a Cloud-Optimised GeoTIFF (gdal_translate -of COG), "
+            "which is read at a URL tile by tile"
+        )
+    return rasterio
+
+
+def _open(path: Location, level: int) -> Any:
+    """The dataset of ``level`` (0: the full resolution; n: the n-th overview)."""
+    rasterio = _rasterio(path)
+    overview = {"overview_level": level - 1} if level else {}
+    try:
+        return rasterio.open(path.url, **overview)
+    except rasterio.errors.RasterioError as exc:
+        raise ImageReadError(f"cannot read {path}: {' '.join(str(exc).split())}") from exc
+
+
+def _level(dataset: Any) -> GdalLevel:
+    dtypes = set(dataset.dtypes)
+    if len(dtypes) > 1:
+        raise ImageReadError(
+            f"cannot read {dataset.name}: its bands are of different types "
+            f"({', '.join(sorted(dtypes))}); make one type of them (gdal_translate -ot Float32)"
+        )
+    from rasterio.enums import ColorInterp
+
+    rows, columns = dataset.block_shapes[0]
+    size, units = None, None
+    if not dataset.transform.is_identity:  # a GeoTransform, in its CRS's units (or none)
+        t = dataset.transform
+        size = (float(np.hypot(t.b, t.e)), float(np.hypot(t.a, t.d)))
+        crs = dataset.crs
+        if crs is None:
+            units = "CRS units"
+        elif crs.is_geographic:
+            units = "°"
+        else:
+            units = {"metre": "m", "meter": "m"}.get(crs.linear_units, crs.linear_units)
+    alpha = dataset.count in (2, 4) and dataset.colorinterp[-1] == ColorInterp.alpha
+    return GdalLevel(
+        (int(dataset.count), int(dataset.height), int(dataset.width)),
+        np.dtype(dataset.dtypes[0]),
+        (int(rows), int(columns)),
+        size,
+        str(dataset.driver),
+        dataset.nodata,
+        bool(alpha),
+        units,
+    )
+
+
+def gdal_levels(path: Location) -> list[GdalLevel]:
+    """The full resolution of a GDAL raster and its overviews (a JPEG 2000's resolution
+    levels, a VRT's or Imagine file's overviews), from their headers.
+
+    Raises
+    ------
+    ImageReadError
+        Without rasterio, at a URL, for a file GDAL cannot open, a VRT whose sources are
+        missing, or a raster whose bands differ in type.
+    """
+    with _open(path, 0) as dataset:
+        levels = [_level(dataset)]
+        missing = [f for f in dataset.files[1:] if not f.startswith("/vsi") and not
+                   os.path.exists(f)]  # fmt: skip
+        if missing:  # a VRT's sources: their blocks would fail in the tasks, after a fit
+            raise ImageReadError(
+                f"cannot read {path}: {len(missing)} of the files it is made of "
+                f"{'is' if len(missing) == 1 else 'are'} missing: {', '.join(missing)}"
+            )
+        count = len(dataset.overviews(1)) if dataset.count else 0
+    for n in range(1, count + 1):
+        with _open(path, n) as overview:
+            levels.append(_level(overview))
+    return levels
+
+
+def read_gdal_block(
+    path: Location, level: int, version: str, block_info: dict | None = None
+) -> np.ndarray:
+    """The ``(bands, rows, columns)`` block of a GDAL raster's level that a Dask task covers
+    (its ``array-location``; ``(rows, columns)`` of a raster of one band): the block function
+    of ``dask.array.map_blocks``.
+
+    Raises
+    ------
+    ImageReadError
+        When the file changed since it was opened, or GDAL cannot give the block (a damaged or
+        truncated file, a VRT whose sources are gone), naming the file, with GDAL's error as
+        its cause.
+    """
+    import rasterio
+    from rasterio.windows import Window
+
+    *bands, (r0, r1), (c0, c1) = block_info[None]["array-location"]
+    path.refuse_changed(version)
+    try:  # one thread: GDAL's JPEG 2000 decoder, on threads of its own, reports a damaged
+        # codestream there and hands back zeros as if read (a truncated file: all of it)
+        with rasterio.Env(GDAL_NUM_THREADS=1), _open(path, level) as dataset:
+            window = Window(c0, r0, c1 - c0, r1 - r0)  # type: ignore[call-arg]
+            if not bands:  # one band, read as (y, x)
+                return dataset.read(1, window=window)
+            return dataset.read(list(range(bands[0][0] + 1, bands[0][1] + 1)), window=window)
+    except ImageReadError:
+        raise
+    except Exception as exc:  # any failure to produce the pixels is the file's, and says so
+        cause = exc.__cause__ or exc  # rasterio's "Read failed": GDAL's own words are its cause
+        detail = f"{type(cause).__name__}: {' '.join(str(cause).split())}"
+        raise ImageReadError(
+            f"cannot read {path} ({detail}): the file is damaged or truncated, or a source of "
+            "a VRT is missing"
+        ) from exc
