@@ -173,3 +173,20 @@ def test_a_netcdf_file_is_refused_with_the_way_to_open_one_of_its_variables(tmp_
         open_image(tmp_path / "scene.nc")
     opened = xr.open_dataset(tmp_path / "scene.nc", decode_coords="all", chunks={})["rgb"]
     assert open_image(opened).rio.crs.to_epsg() == 32632
+
+
+def test_a_vrt_whose_band_is_rewritten_is_not_read_in_part(scene, tmp_path):
+    """A VRT's own bytes do not change when a band it names is rewritten: its version holds
+    its files' too, so a resumed store starts again and a task refuses to mix the two."""
+    import shutil
+
+    folder, counts, _ = scene
+    copy = tmp_path / "safe"
+    shutil.copytree(folder, copy)
+    image = open_image(copy / "rgb.vrt", chunks=128)
+    before = image.attrs["source_version"]
+    assert "T32TQM_B03.jp2" in before
+    _write_band(copy / "T32TQM_B03.jp2", counts[..., 2], "B03")  # another band's pixels
+    assert open_image(copy / "rgb.vrt").attrs["source_version"] != before
+    with pytest.raises(ImageReadError, match=r"rgb\.vrt changed since it was opened"):
+        image.compute()

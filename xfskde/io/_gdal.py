@@ -21,9 +21,11 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from ..exceptions import ImageReadError
-from ._location import Location
+from ._location import Location, locate
 
-__all__ = ["GDAL_FORMATS", "GdalLevel", "gdal_format", "gdal_levels", "read_gdal_block"]
+__all__ = [
+    "GDAL_FORMATS", "GdalLevel", "gdal_format", "gdal_levels", "gdal_version", "read_gdal_block",
+]  # fmt: skip
 
 #: The formats read through GDAL, by suffix.
 GDAL_FORMATS: dict[str, str] = {
@@ -148,6 +150,16 @@ def gdal_levels(path: Location) -> list[GdalLevel]:
     return levels
 
 
+def gdal_version(path: Location) -> str:
+    """What changes when the raster's pixels are rewritten: the file's version
+    (:meth:`~xfskde.io._location.Location.version`) and each other file GDAL reads for it —
+    a VRT's bands and tiles, an Imagine file's spill file —, whose rewriting leaves a VRT's
+    own bytes as they were."""
+    with _open(path, 0) as dataset:
+        others = [f for f in dataset.files[1:] if not f.startswith("/vsi")]
+    return "; ".join([path.version(), *(f"{f}: {locate(f).version()}" for f in others)])
+
+
 def read_gdal_block(
     path: Location, level: int, version: str, block_info: dict | None = None
 ) -> np.ndarray:
@@ -158,7 +170,8 @@ def read_gdal_block(
     Raises
     ------
     ImageReadError
-        When the file changed since it was opened, or GDAL cannot give the block (a damaged or
+        When the file, or one it names, changed since it was opened (:func:`gdal_version`),
+        or GDAL cannot give the block (a damaged or
         truncated file, a VRT whose sources are gone), naming the file, with GDAL's error as
         its cause.
     """
@@ -166,7 +179,7 @@ def read_gdal_block(
     from rasterio.windows import Window
 
     *bands, (r0, r1), (c0, c1) = block_info[None]["array-location"]
-    path.refuse_changed(version)
+    path.refuse_changed(version, lambda: gdal_version(path))
     try:  # one thread: GDAL's JPEG 2000 decoder, on threads of its own, reports a damaged
         # codestream there and hands back zeros as if read (a truncated file: all of it)
         with rasterio.Env(GDAL_NUM_THREADS=1), _open(path, level) as dataset:

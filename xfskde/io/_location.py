@@ -24,7 +24,7 @@ import json
 import math
 import os
 import socket
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -309,10 +309,11 @@ class Location:
             ]
         )
 
-    def refuse_changed(self, version: str) -> None:
-        """Refuse to read a file that is not the ``version`` (:meth:`version`) its image was
-        opened on: rewritten since, its tiles would be read at the old layout's offsets, or
-        another image's pixels mixed with the first one's.
+    def refuse_changed(self, version: str, current: Callable[[], str] | None = None) -> None:
+        """Refuse to read a file that is not the ``version`` (:meth:`version`, or what
+        ``current`` gives: a VRT's, with the files it names) its image was opened on:
+        rewritten since, its tiles would be read at the old layout's offsets, or another
+        image's pixels mixed with the first one's.
 
         Raises
         ------
@@ -320,7 +321,7 @@ class Location:
             Naming both versions.
         """
         try:
-            now = self.version()
+            now = self.version() if current is None else current()
         except FileNotFoundError:
             raise ImageReadError(_unseen(self)) from None
         if now != version:
