@@ -904,3 +904,53 @@ def test_the_automatic_mask_of_a_scene_is_its_data_not_a_slide_s_tissue(tmp_path
     for slide in (rgb, rgb / 255.0):
         mask = tissue_mask(slide, margin=0)
         assert mask.attrs["method"] == "brightfield" and not mask.values[40:80, 40:100].any()
+
+
+def test_a_geotiff_s_transparency_mask_makes_its_pixels_missing(tmp_path, capsys):
+    """An orthophoto COG compressed as JPEG holds no nodata value: GDAL writes a transparency
+    mask beside each level (``-mask``), which was read as a second image and left aside, the
+    area outside the footprint analysed as data (JPEG's noise there: 5 % of it foreground to
+    ``"auto"``, a texture of its own). Its pixels 0 are missing, at every level, as rasterio
+    reads them; segmentation labels them 0."""
+    from xfskde.cli import main
+    from xfskde.datasets import random_textures
+    from xfskde.io.images import image_levels
+    from xfskde.metrics import rand_index
+
+    rgb, truth = random_textures((512, 512), seed=3)
+    pixels = (rgb * 255).astype(np.uint8).transpose(2, 0, 1)
+    footprint = np.zeros((512, 512), bool)
+    footprint[:, 100:] = True
+    pixels[:, ~footprint] = 0
+    path = tmp_path / "ortho.tif"
+    profile = dict(driver="GTiff", width=512, height=512, count=3, dtype="uint8", crs=CRS,
+                   transform=Affine(0.5, 0, 300000, 0, -0.5, 5000000), tiled=True,
+                   blockxsize=256, blockysize=256, compress="JPEG", photometric="YCBCR")  # fmt: skip
+    with rasterio.Env(GDAL_TIFF_INTERNAL_MASK=True):
+        with rasterio.open(path, "w", **profile) as file:
+            file.write(pixels)
+            file.write_mask(footprint.astype(np.uint8) * 255)
+        with rasterio.open(path, "r+") as file:
+            file.build_overviews([2])
+    import tifffile
+
+    for level in (0, 1):
+        image = open_image(path, level=level)
+        with rasterio.open(path, overview_level=level - 1 if level else None) as file:
+            present = file.read_masks(1) > 0  # GDAL's reading of the mask
+        assert image.dtype == np.float32 and image.attrs["source_dtype"] == "uint8"
+        values = image.values
+        np.testing.assert_array_equal(np.isnan(values).any(axis=-1), ~present)
+        stored = tifffile.imread(path, series=0, level=level)  # (GDAL's YCbCr JPEG decoding
+        np.testing.assert_array_equal(values[present], stored[present])  # differs at edges)
+    assert image_levels(path)[0].dtype == np.float32
+    assert not xfskde.masks.tissue_mask(path, margin=0).values[:, :100].any()
+    out = tmp_path / "labels.tif"
+    assert main(["segment", str(path), str(out), "--textures", "3"]) == 0
+    with rasterio.open(out) as file:
+        labels = file.read(1)
+    assert (labels[:, :100] == 0).all() and (labels[:, 100:] > 0).all()
+    assert rand_index(labels[:, 110:], truth[:, 110:]) > 0.95
+    capsys.readouterr()
+    assert main(["info", str(path)]) == 0
+    assert "1, and its transparency mask" in capsys.readouterr().out

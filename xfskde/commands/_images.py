@@ -27,6 +27,7 @@ from ..io.images import (
     is_plane_axis,
     is_store,
     ome_pairs,
+    transparency_mask_series,
 )
 from ..io.ometiff import ANNOTATION_NAMESPACE
 from ..io.png import png_attrs
@@ -75,6 +76,8 @@ def _series_row(tif: tifffile.TiffFile) -> str:
     """How many images a TIFF holds; for several, each one's index, name and axes."""
     if len(tif.series) == 1:
         return "1"
+    if len(tif.series) == 2 and transparency_mask_series(tif, 0) == 1:
+        return "1, and its transparency mask (GDAL's internal mask: where it is 0 is missing)"
     each = ", ".join(
         f"{i} {s.name!r} {s.axes}" if s.name else f"{i} {s.axes}" for i, s in enumerate(tif.series)
     )

@@ -665,6 +665,9 @@ class _TiffInfo(NamedTuple):
     #: the entries of the colour map of a palette image (Photometric 3: its values index
     #: the map), 0 for any other
     palette: int = 0
+    #: the series holding the described one's transparency mask (GDAL's internal mask: pages
+    #: of NewSubfileType 4 beside each level), if it has one
+    mask_series: int | None = None
 
 
 #: GeoKey unit names as they are usually written.
@@ -905,6 +908,24 @@ def _refuse_cut_short(tif: tifffile.TiffFile, series: int, path: Any) -> None:
                 )
 
 
+def transparency_mask_series(tif: tifffile.TiffFile, index: int) -> int | None:
+    """The series of ``tif`` that is series ``index``'s transparency mask, if any: one bit
+    per pixel, 0 where there is no data, as GDAL writes beside each level of a JPEG-compressed
+    GeoTIFF or COG (``-mask``, ``GDAL_TIFF_INTERNAL_MASK``; an orthophoto's area outside its
+    footprint, where JPEG cannot hold a nodata value); its pages of NewSubfileType 4 (mask),
+    each level the image's shape."""
+    image = tif.series[index]
+    if image.keyframe.subfiletype & 4:  # the mask itself, read as an image
+        return None
+    shapes = [_yx_shape(level.axes, level.shape) for level in image.levels]
+    for number, other in enumerate(tif.series):
+        if number == index or not other.keyframe.subfiletype & 4 or other.axes != "YX":
+            continue
+        if [tuple(level.shape) for level in other.levels] == shapes:
+            return number
+    return None
+
+
 def _tiff_info(path: Location, series: int | str = 0) -> _TiffInfo:
     """The levels of a series (a stripped level's native chunk is a strip: ``(rows per strip,
     image width)``), whether its first page has GeoTIFF keys, and its GDAL_NODATA text.
@@ -938,8 +959,9 @@ def _tiff_info(path: Location, series: int | str = 0) -> _TiffInfo:
             names = _ome_channel_names(ome)
             colours = first.colormap if first.photometric == 3 else None  # PALETTE
             palette = int(np.shape(colours)[-1]) if colours is not None else 0
+            mask = transparency_mask_series(tif, index)
             return _TiffInfo(levels, geotiff, nodata or None, size, geo, alpha, origin, index,
-                             orientation, names, palette)  # fmt: skip
+                             orientation, names, palette, mask)  # fmt: skip
     except _TIFF_ERRORS as exc:
         raise ImageReadError(f"cannot read {path} as a TIFF image: {exc}") from exc
 
@@ -1076,6 +1098,15 @@ def _open_tiff(path: Location, level: int, request: _Request) -> xr.DataArray:
     nodata = None if info.nodata is None else nodata_value(info.nodata, dtype, "GDAL_NODATA")
     if info.alpha and "c" in image.dims and image.sizes["c"] in (2, 4):
         image = _alpha_dropped(image, nodata)
+    elif info.mask_series is not None:
+        mask = da.map_blocks(
+            functools.partial(read_tiff_block, path, level, version, info.mask_series),
+            chunks=(image.chunks[image.dims.index("y")], image.chunks[image.dims.index("x")]),
+            dtype=np.uint8,
+            meta=np.empty((0, 0), np.uint8),
+            name=f"xfskde-read-tiff-mask-{tokenize(path.token(), level, version, info.series)}",
+        )
+        image = _masked(image, mask, nodata)
     elif nodata is not None:
         image.attrs["_FillValue"] = nodata
     image = _binned(image, cells, request)
@@ -1550,6 +1581,26 @@ def _transparent_palette(picture: Any) -> bool:
     return transparent and getattr(picture, "n_frames", 1) == 1
 
 
+def _masked(image: xr.DataArray, mask: da.Array, nodata: float | int | None) -> xr.DataArray:
+    """An image without data where its transparency ``mask`` (``(y, x)``, read in the image's
+    chunks) is 0, and at its ``nodata`` pixels: float32 with NaN there, recorded as
+    ``_FillValue`` NaN, as :func:`_alpha_dropped` makes an image with alpha (GDAL reads an
+    internal mask as it reads an alpha band); the values stay those stored, an integer
+    image's dtype recorded as ``attrs["source_dtype"]``."""
+    present = xr.DataArray(mask != 0, dims=("y", "x"))
+    if nodata is not None:
+        stored = image == nodata
+        present = present & ~(stored.all("c") if "c" in image.dims else stored)
+    out = image.astype(np.float32).where(present).transpose(*image.dims)
+    out.attrs = dict(image.attrs)
+    out.encoding.update(image.encoding)
+    out.attrs["_FillValue"] = float("nan")
+    out.attrs["mask"] = "the TIFF's transparency mask: where it is 0, the pixels are NaN"
+    if image.dtype.kind in "ui":
+        out.attrs["source_dtype"] = image.dtype.name
+    return out
+
+
 def _alpha_dropped(image: xr.DataArray, nodata: float | int | None) -> xr.DataArray:
     """An image whose last channel is alpha, without it: float32 colour (or grey) with NaN
     at its transparent pixels, and at its ``nodata`` pixels, recorded as ``_FillValue`` NaN (as
@@ -1758,6 +1809,8 @@ def _tiff_levels(
             shape = (*shape[:i], shape[i] - 1, *shape[i + 1 :])
             if shape[i] == 1:
                 shape, dims = shape[:i] + shape[i + 1 :], dims[:i] + dims[i + 1 :]
+            dtype = np.float32
+        elif info.mask_series is not None:  # NaN where it is 0
             dtype = np.float32
         unit = units if size is not None else None
         levels.append(ImageLevel(shape, dims, np.dtype(dtype), tile, size, unit))
