@@ -190,3 +190,24 @@ def test_a_vrt_whose_band_is_rewritten_is_not_read_in_part(scene, tmp_path):
     assert open_image(copy / "rgb.vrt").attrs["source_version"] != before
     with pytest.raises(ImageReadError, match=r"rgb\.vrt changed since it was opened"):
         image.compute()
+
+
+def test_a_vrt_s_store_is_complete_and_flagged_when_a_band_changes(scene, tmp_path, capsys):
+    """A resumable store of a VRT's labels is marked complete (its version compared as it
+    was recorded: the VRT's with its files', not the VRT's bytes alone: "changed while it was
+    written" until that was so), and ``xfskde info`` flags it once a band is rewritten."""
+    import shutil
+
+    from xfskde.io.stores import source_changed
+
+    folder, counts, _ = scene
+    copy = tmp_path / "safe"
+    shutil.copytree(folder, copy)
+    store = tmp_path / "labels.zarr"
+    assert main(["segment", str(copy / "rgb.vrt"), str(store), "--textures", "3"]) == 0
+    import zarr
+
+    attrs = zarr.open_group(str(store), mode="r").attrs["xfskde_parameters"]
+    assert source_changed(attrs) is None
+    _write_band(copy / "T32TQM_B02.jp2", counts[..., 0], "B02")
+    assert source_changed(attrs) is not None

@@ -24,7 +24,8 @@ from ..exceptions import ImageReadError
 from ._location import Location, locate
 
 __all__ = [
-    "GDAL_FORMATS", "GdalLevel", "gdal_format", "gdal_levels", "gdal_version", "read_gdal_block",
+    "GDAL_FORMATS", "GdalLevel", "gdal_format", "gdal_levels", "gdal_version", "input_version",
+    "read_gdal_block",
 ]  # fmt: skip
 
 #: The formats read through GDAL, by suffix.
@@ -158,6 +159,14 @@ def gdal_version(path: Location) -> str:
     with _open(path, 0) as dataset:
         others = [f for f in dataset.files[1:] if not f.startswith("/vsi")]
     return "; ".join([path.version(), *(f"{f}: {locate(f).version()}" for f in others)])
+
+
+def input_version(path: Location) -> str:
+    """The version of an input file or store as its image records it
+    (``attrs["source_version"]``) and a finished or resumed write compares it: a raster read
+    through GDAL's with the files it names (:func:`gdal_version`), any other's
+    :meth:`~xfskde.io._location.Location.version`."""
+    return gdal_version(path) if gdal_format(path) is not None else path.version()
 
 
 def read_gdal_block(

@@ -83,7 +83,7 @@ from ..exceptions import (
     XfskdeError,
 )
 from ..lazy import DEFAULT_CHUNK, dask_view, plan_chunks
-from ._gdal import GdalLevel, gdal_format, gdal_levels, gdal_version, read_gdal_block
+from ._gdal import GdalLevel, gdal_format, gdal_levels, input_version, read_gdal_block
 from ._location import UNITS, Location, check_stamp, locate, metadata_stamp, micrometres
 from ._record import _refuse_holes
 from ._tiff import read_tiff_block
@@ -1154,7 +1154,7 @@ def _open_gdal(path: Location, level: int, request: _Request) -> xr.DataArray:
     all_dims = list(_axes_of(dims, shape, request.dims, path))
     native = (*shape[:-2], *info.block)
     selection, planned, tiles = _read_plan(path, all_dims, shape, native, request, info.dtype)
-    version = gdal_version(path)  # a VRT's with its files'
+    version = input_version(path)  # a VRT's with its files'
     data = da.map_blocks(
         functools.partial(read_gdal_block, path, level, version),
         chunks=planned,

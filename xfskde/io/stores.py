@@ -74,6 +74,7 @@ from .._scheduling import compute as compute_collections
 from .._scheduling import connect, is_address, refuse_unshared_folder, runs_on_cluster
 from ..exceptions import (
     DimensionError,
+    ImageReadError,
     InputChangedWarning,
     ParameterError,
     StoreCorruptError,
@@ -84,6 +85,7 @@ from ..exceptions import (
     find_stack_level,
 )
 from ..lazy import dask_view, plan_chunks, skipped_blocks
+from ._gdal import input_version
 from ._location import Location, locate, store_target, zarr_like
 from ._record import _BLOCKS, _STATUS_ATTR, _read_record
 
@@ -375,8 +377,8 @@ def source_changed(attrs: Any) -> tuple[str, str, str] | None:
         return None
     location = locate(source)
     try:
-        now = location.version()
-    except OSError:  # gone (or unreadable): every block was read before, nothing to compare
+        now = input_version(location)  # a VRT's with the files it names
+    except (OSError, ImageReadError):  # gone, unreadable: every block was read before
         return None
     return None if now == then else (source, then, now)
 
