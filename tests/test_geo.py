@@ -925,7 +925,8 @@ def test_a_geotiff_s_transparency_mask_makes_its_pixels_missing(tmp_path, capsys
     path = tmp_path / "ortho.tif"
     profile = dict(driver="GTiff", width=512, height=512, count=3, dtype="uint8", crs=CRS,
                    transform=Affine(0.5, 0, 300000, 0, -0.5, 5000000), tiled=True,
-                   blockxsize=256, blockysize=256, compress="JPEG", photometric="YCBCR")  # fmt: skip
+                   blockxsize=256, blockysize=256, compress="JPEG",
+                   photometric="YCBCR")  # fmt: skip
     with rasterio.Env(GDAL_TIFF_INTERNAL_MASK=True):
         with rasterio.open(path, "w", **profile) as file:
             file.write(pixels)

@@ -882,3 +882,50 @@ def test_a_mask_in_microns_is_placed_on_an_image_in_micrometres():
     mask.x.attrs["units"] = "mm"
     with pytest.raises(ParameterError, match="in mm and the image's in µm"):
         resolve_mask(mask, image)
+
+
+def test_the_pixels_of_some_classes_of_a_label_image(tmp_path, capsys):
+    """``--mask labels.tif --mask-classes 2`` (``resolve_mask(..., classes=["2"])``): a label
+    image — a classifier's or land cover's, xfskde's own — masks the pixels of those labels,
+    ``"texture 2"`` naming label 2 of xfskde's labels as their regions do; a class it does
+    not hold is refused naming those it does, and so are a colour mask, a mask of fractions
+    and a method (which has no classes). Until 2026-11-30 classes were for GeoJSON only."""
+    import zarr
+
+    from xfskde.cli import main
+
+    image, truth = random_textures((384, 384), seed=5)
+    labels = (truth + 1).astype(np.uint8)  # 1, 2, 3
+    tifffile.imwrite(tmp_path / "image.tif", (image * 255).astype(np.uint8))
+    tifffile.imwrite(tmp_path / "labels.tif", labels)
+    image = open_image(image)
+    two = resolve_mask(str(tmp_path / "labels.tif"), image, classes=["2"])
+    np.testing.assert_array_equal(two.values, labels == 2)
+    assert two.attrs["classes"] == ["2"]
+    both = resolve_mask(labels, image, classes=["1", "texture 3"])
+    np.testing.assert_array_equal(both.values, labels != 2)
+    for classes in (["2"], ["texture 2"]):
+        out = tmp_path / f"{classes[0]}.zarr"
+        argv = ["segment", str(tmp_path / "image.tif"), str(out), "--textures", "2",
+                "--mask", str(tmp_path / "labels.tif"), "--mask-classes", classes[0]]  # fmt: skip
+        assert main(argv) == 0
+        stored = zarr.open_array(str(out / "labels"), mode="r")[...]
+        np.testing.assert_array_equal(stored > 0, labels == 2)
+        assert xfskde_attrs(out)["mask_classes"] == classes[0]
+    capsys.readouterr()
+    argv[2], argv[-1] = str(tmp_path / "7.zarr"), "7"
+    assert main(argv) == 2
+    assert "holds no pixel of class '7': its values are 1, 2, 3" in capsys.readouterr().err
+    with pytest.raises(ParameterError, match="has 3 channels: give one band of labels"):
+        resolve_mask(xr.DataArray(np.dstack([labels] * 3), dims=("y", "x", "c")), image,
+                     classes=["2"])  # fmt: skip
+    with pytest.raises(ParameterError, match="holds fractions"):
+        resolve_mask(labels / 3, image, classes=["2"])
+    with pytest.raises(ParameterError, match="the mask 'auto' has no classes"):
+        resolve_mask("auto", image, classes=["2"])
+    with pytest.raises(ParameterError, match="a whole number, or 'texture N'"):
+        resolve_mask(labels, image, classes=["forest"])
+
+
+def xfskde_attrs(store) -> dict:
+    return open_image(store).attrs

@@ -285,8 +285,8 @@ def test_the_regions_of_some_classes_only(slides, tmp_path, capsys):
     with pytest.raises(ParameterError, match=r"holds no region of class 'Tumour': its classes "
                        r"are 'Ignore\*', 'None', 'Tumor'"):  # fmt: skip
         resolve_mask(regions, image, classes=["Tumour"])
-    with pytest.raises(ParameterError, match="choose regions of a GeoJSON by their class"):
-        resolve_mask(np.ones((8, 8)), image, classes=["Tumor"])
+    with pytest.raises(ParameterError, match="a class of a label image is its value"):
+        resolve_mask(np.ones((8, 8)), image, classes=["Tumor"])  # an array: a label image
 
     sized, _, _ = slides
     (tmp_path / "regions.geojson").write_text(json.dumps(regions))

@@ -776,12 +776,16 @@ def resolve_mask(
     image or a PIL picture of one (non-zero is foreground; a palette PNG's indices, not its
     colours), regions drawn as polygons (a GeoJSON file, mapping or GeoDataFrame, a shapefile
     or GeoPackage: :func:`xfskde.io.geojson.polygon_mask`, of the regions of ``classes`` only
-    when given), or an array or DataArray (truthy is foreground).
+    when given), or an array or DataArray (truthy is foreground). With ``classes``, a mask
+    image or array is a label image, its foreground the pixels of those labels
+    (:func:`_of_label_classes`: ``["40"]``, ``["texture 2"]``).
     """
-    if classes is not None and not is_polygons(mask):
+    if classes is not None and (
+        mask is None or (isinstance(mask, str) and mask in (*METHODS, "none"))
+    ):
         raise ParameterError(
-            f"classes (--mask-classes) choose regions of a GeoJSON by their class; the mask "
-            f"{mask if isinstance(mask, str) else type(mask).__name__!r} has no classes"
+            f"classes (--mask-classes) choose the regions of a GeoJSON or the pixels of a "
+            f"label image by their class; the mask {mask!r} has no classes"
         )
     if mask is None or (isinstance(mask, str) and mask == "none"):
         return None
@@ -801,15 +805,66 @@ def resolve_mask(
     if len(values.dims) - len(colour) != 2:
         raise DimensionError(f"a mask needs dims y and x, got {values.dims}")
     array = np.asarray(values.values)
-    if colour:
-        array = array.transpose([values.dims.index(d) for d in ("y", "x", *colour)])
-        array = array.reshape(*array.shape[:2], -1).any(axis=-1)
-    foreground = np.isfinite(array) & (array != 0) if array.dtype.kind == "f" else array != 0
+    if classes is not None:
+        foreground = _of_label_classes(array, values, classes, mask)
+    else:
+        if colour:
+            array = array.transpose([values.dims.index(d) for d in ("y", "x", *colour)])
+            array = array.reshape(*array.shape[:2], -1).any(axis=-1)
+        finite = array.dtype.kind == "f"
+        foreground = np.isfinite(array) & (array != 0) if finite else array != 0
     coords = {d: values.coords[d] for d in ("y", "x") if d in values.coords}
     coords.update({k: c for k, c in values.coords.items() if c.ndim == 0})  # its CRS, if any
     result = xr.DataArray(foreground, dims=("y", "x"), coords=coords, name="mask",
                           attrs=dict(values.attrs))  # fmt: skip
+    if classes is not None:
+        result.attrs["classes"] = list(classes)
     return _over_extent(result, image)
+
+
+#: How a class of xfskde's labels is named (its regions' ``class``, its NGFF name).
+_TEXTURE_CLASS = re.compile(r"texture (\d+)")
+
+
+def _of_label_classes(
+    array: np.ndarray, values: xr.DataArray, classes: Sequence[str], mask: Any
+) -> np.ndarray:
+    """The pixels of a label image (one integer per pixel: a land-cover map, a classifier's
+    or annotation tool's labels, xfskde's own) whose label is one of ``classes``: each an
+    integer (``"40"``), or ``"texture N"`` for label N of xfskde's labels, as their regions
+    and NGFF names call it. A class the image does not hold is refused, naming those it does
+    (at most 24)."""
+    name = mask if isinstance(mask, str | os.PathLike) else type(mask).__name__
+    if array.ndim != 2:
+        raise ParameterError(
+            f"classes (--mask-classes) choose pixels of a label image by their value; the mask "
+            f"{name!s} has {array.shape[-1]} channels: give one band of labels"
+        )
+    finite = array[np.isfinite(array)] if array.dtype.kind == "f" else array
+    if array.dtype.kind not in "iub" and not np.array_equal(finite, np.round(finite)):
+        raise ParameterError(
+            f"classes (--mask-classes) choose pixels of a label image by their value; the mask "
+            f"{name!s} holds fractions ({array.dtype}), not labels"
+        )
+    wanted = []
+    for text in classes:
+        named = _TEXTURE_CLASS.fullmatch(text.strip())
+        number = named.group(1) if named else text.strip()
+        if not re.fullmatch(r"-?\d+", number):
+            raise ParameterError(
+                f"a class of a label image is its value, a whole number, or 'texture N' for "
+                f"xfskde's labels; got {text!r} (the mask {name!s})"
+            )
+        wanted.append(int(number))
+    held = np.unique(finite)
+    missing = [c for c, v in zip(classes, wanted, strict=True) if v not in held]
+    if missing:
+        shown = ", ".join(f"{v:g}" for v in held[:24]) + (", ..." if held.size > 24 else "")
+        raise ParameterError(
+            f"the mask {name!s} holds no pixel of class {', '.join(map(repr, missing))}: its "
+            f"values are {shown}"
+        )
+    return np.isin(array, wanted)
 
 
 def _mask_image(mask: Any) -> xr.DataArray:

@@ -289,7 +289,8 @@ def channels_option(text: str) -> list[str]:
 
 
 def classes_option(text: str) -> list[str]:
-    """``--mask-classes Tumor,Stroma``: the classes of the regions a mask draws."""
+    """``--mask-classes Tumor,Stroma``: the classes of the regions a mask draws, or of the
+    pixels of a label image (``--mask-classes 40``)."""
     return _comma_names(text, "class names separated by commas (Tumor or Tumor,Stroma)")
 
 
@@ -354,7 +355,9 @@ def add_mask_option(parser: argparse.ArgumentParser) -> None:
         "--mask-classes", default=None, type=classes_option, metavar="CLASS[,CLASS...]",
         help="with --mask REGIONS: draw only the regions of these classes (QuPath's "
         "classifications, e.g. Tumor,Stroma, or a GIS file's 'class' column); those classified "
-        "Ignore* are cut out all the same",
+        "Ignore* are cut out all the same. With --mask LABELS (a label image: a land cover, a "
+        "classifier's or xfskde's labels): the pixels of these values (40, or 4,5; 'texture 2' "
+        "for xfskde's)",
     )  # fmt: skip
 
 
