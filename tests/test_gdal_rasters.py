@@ -211,3 +211,27 @@ def test_a_vrt_s_store_is_complete_and_flagged_when_a_band_changes(scene, tmp_pa
     assert source_changed(attrs) is None
     _write_band(copy / "T32TQM_B02.jp2", counts[..., 0], "B02")
     assert source_changed(attrs) is not None
+
+
+def test_a_vrt_s_mask_band_makes_its_pixels_missing(tmp_path):
+    """A VRT of GeoTIFFs with internal masks (an orthophoto's JPEG tiles) has a mask band;
+    its pixels 0 are missing, as the TIFF's own mask makes them (and as rasterio reads it)."""
+    import rasterio.shutil
+
+    image, _ = random_textures((SIDE, SIDE), seed=3)
+    pixels = (image * 255).astype(np.uint8).transpose(2, 0, 1)
+    footprint = np.zeros((SIDE, SIDE), bool)
+    footprint[:, 80:] = True
+    profile = dict(driver="GTiff", width=SIDE, height=SIDE, count=3, dtype="uint8", crs=CRS,
+                   transform=TRANSFORM, tiled=True, blockxsize=128, blockysize=128)  # fmt: skip
+    with rasterio.Env(GDAL_TIFF_INTERNAL_MASK=True):
+        with rasterio.open(tmp_path / "tile.tif", "w", **profile) as file:
+            file.write(pixels)
+            file.write_mask(footprint.astype(np.uint8) * 255)
+    rasterio.shutil.copy(tmp_path / "tile.tif", tmp_path / "mosaic.vrt", driver="VRT")
+    opened = open_image(tmp_path / "mosaic.vrt", chunks=128)
+    assert opened.dtype == np.float32 and opened.attrs["source_dtype"] == "uint8"
+    values = opened.values
+    np.testing.assert_array_equal(np.isnan(values).any(axis=0), ~footprint)
+    np.testing.assert_array_equal(values[:, footprint], pixels[:, footprint])
+    assert image_levels(tmp_path / "mosaic.vrt")[0].dtype == np.float32

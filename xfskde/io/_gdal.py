@@ -52,6 +52,9 @@ class GdalLevel(NamedTuple):
     alpha: bool
     #: the unit of ``pixel_size``: its CRS's (``"m"``, ``"°"``), None without a size
     units: str | None
+    #: whether it has a mask of its own (GDAL's per-dataset mask: a VRT's ``MaskBand``, the
+    #: internal mask of the GeoTIFFs it names), its pixels 0 missing
+    masked: bool = False
 
 
 def gdal_format(path: Location) -> str | None:
@@ -98,7 +101,7 @@ def _level(dataset: Any) -> GdalLevel:
             f"cannot read {dataset.name}: its bands are of different types "
             f"({', '.join(sorted(dtypes))}); make one type of them (gdal_translate -ot Float32)"
         )
-    from rasterio.enums import ColorInterp
+    from rasterio.enums import ColorInterp, MaskFlags
 
     rows, columns = dataset.block_shapes[0]
     size, units = None, None
@@ -113,6 +116,8 @@ def _level(dataset: Any) -> GdalLevel:
         else:
             units = {"metre": "m", "meter": "m"}.get(crs.linear_units, crs.linear_units)
     alpha = dataset.count in (2, 4) and dataset.colorinterp[-1] == ColorInterp.alpha
+    flags = dataset.mask_flag_enums[0] if dataset.count else ()
+    masked = not alpha and MaskFlags.per_dataset in flags and MaskFlags.alpha not in flags
     return GdalLevel(
         (int(dataset.count), int(dataset.height), int(dataset.width)),
         np.dtype(dataset.dtypes[0]),
@@ -122,6 +127,7 @@ def _level(dataset: Any) -> GdalLevel:
         dataset.nodata,
         bool(alpha),
         units,
+        bool(masked),
     )
 
 
@@ -170,11 +176,12 @@ def input_version(path: Location) -> str:
 
 
 def read_gdal_block(
-    path: Location, level: int, version: str, block_info: dict | None = None
+    path: Location, level: int, version: str, masked: bool = False, block_info: dict | None = None
 ) -> np.ndarray:
     """The ``(bands, rows, columns)`` block of a GDAL raster's level that a Dask task covers
     (its ``array-location``; ``(rows, columns)`` of a raster of one band): the block function
-    of ``dask.array.map_blocks``.
+    of ``dask.array.map_blocks``. With ``masked`` (:attr:`GdalLevel.masked`), float32 with
+    NaN where its mask is 0.
 
     Raises
     ------
@@ -193,9 +200,12 @@ def read_gdal_block(
         # codestream there and hands back zeros as if read (a truncated file: all of it)
         with rasterio.Env(GDAL_NUM_THREADS=1), _open(path, level) as dataset:
             window = Window(c0, r0, c1 - c0, r1 - r0)  # type: ignore[call-arg]
-            if not bands:  # one band, read as (y, x)
-                return dataset.read(1, window=window)
-            return dataset.read(list(range(bands[0][0] + 1, bands[0][1] + 1)), window=window)
+            chosen = 1 if not bands else list(range(bands[0][0] + 1, bands[0][1] + 1))
+            values = dataset.read(chosen, window=window)  # one band: (y, x)
+            if masked:
+                values = values.astype(np.float32)
+                values[..., dataset.read_masks(1, window=window) == 0] = np.nan
+            return values
     except ImageReadError:
         raise
     except Exception as exc:  # any failure to produce the pixels is the file's, and says so

@@ -1127,7 +1127,7 @@ def _gdal_image_level(
     dims = _gdal_dims(level)
     shape: tuple[int, ...] = level.shape if len(dims) == 3 else level.shape[1:]
     _axes_of(dims, shape, given, path)
-    dtype = level.dtype
+    dtype = np.float32 if level.masked else level.dtype
     if level.alpha:
         shape = (shape[0] - 1, *shape[1:]) if shape[0] > 2 else shape[1:]
         dims, dtype = (dims if shape[0] > 1 and len(shape) == 3 else ("y", "x")), np.float32
@@ -1155,11 +1155,12 @@ def _open_gdal(path: Location, level: int, request: _Request) -> xr.DataArray:
     native = (*shape[:-2], *info.block)
     selection, planned, tiles = _read_plan(path, all_dims, shape, native, request, info.dtype)
     version = input_version(path)  # a VRT's with its files'
+    dtype = np.dtype(np.float32) if info.masked else info.dtype  # NaN where its mask is 0
     data = da.map_blocks(
-        functools.partial(read_gdal_block, path, level, version),
+        functools.partial(read_gdal_block, path, level, version, info.masked),
         chunks=planned,
-        dtype=info.dtype,
-        meta=np.empty((0,) * len(shape), info.dtype),
+        dtype=dtype,
+        meta=np.empty((0,) * len(shape), dtype),
         name=f"xfskde-read-gdal-{tokenize(path.token(), level, version)}",
     )
     image = _plane_image(data, all_dims, selection, path.stem, tiles, request)
@@ -1176,6 +1177,12 @@ def _open_gdal(path: Location, level: int, request: _Request) -> xr.DataArray:
     nodata = None if info.nodata is None else nodata_value(info.nodata, info.dtype, "nodata")
     if info.alpha and "c" in image.dims:
         image = _alpha_dropped(image, nodata)
+    elif info.masked:
+        image.attrs.update(
+            _FillValue=float("nan"),
+            source_dtype=info.dtype.name,
+            mask="the raster's mask (GDAL's): where it is 0, the pixels are NaN",
+        )
     elif nodata is not None:
         image.attrs["_FillValue"] = nodata
     return _recorded(image, path, level, None, version)
