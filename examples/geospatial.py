@@ -21,7 +21,12 @@ Needs the geo extra (``pip install "xfskde[geo]"``: rioxarray). The script
 6. writes each texture's fraction of every pixel as a band (``--abundances``);
 7. draws an area of interest as a GeoJSON polygon in WGS 84 longitude and latitude (as GIS
    tools export one) and segments only inside it (``--mask aoi.geojson``): the polygon is
-   transformed to the scene's UTM grid and drawn by pixel centres, as GDAL's rasterize draws it.
+   transformed to the scene's UTM grid and drawn by pixel centres, as GDAL's rasterize draws it;
+8. writes bands B08 and B04 as Sentinel-2 writes them, lossless JPEG 2000 files, stacks them
+   with a VRT (as ``gdalbuildvrt -separate`` does) and a scene classification at 20 m (class 4,
+   vegetation, on the top half; 8, cloud, below) as a third JPEG 2000: ``xfskde segment
+   stack.vrt --model labels.tif --mask scl.jp2 --mask-classes 4`` labels the vegetation only,
+   as the GeoTIFF's bands were labelled.
 
     python examples/geospatial.py [--size 256] [--out DIR]
 """
@@ -88,6 +93,28 @@ def write_bands(path: Path, size: int, names: tuple[str, ...]) -> None:
     bands = bands.rio.write_crs(CRS).rio.write_nodata(0)
     bands.attrs.update(scale_factor=1e-4, add_offset=0.0, long_name=tuple(names))
     bands.rio.to_raster(path, tiled=True, blockxsize=64, blockysize=64)
+
+
+def write_vrt(path: Path, sources: list[str], size: int) -> None:
+    """A VRT stacking one-band files as its bands, named by their files' stems after the last
+    ``_`` (``T32TQM_B08.jp2`` -> ``B08``), paths relative to it: what ``gdalbuildvrt
+    -separate`` writes."""
+    from pyproj import CRS as ProjCRS
+
+    bands = "".join(
+        f'  <VRTRasterBand dataType="UInt16" band="{i}">'
+        f"<Description>{Path(source).stem.rsplit('_', 1)[-1]}</Description>"
+        f"<NoDataValue>0</NoDataValue><SimpleSource>"
+        f'<SourceFilename relativeToVRT="1">{source}</SourceFilename><SourceBand>1</SourceBand>'
+        f"</SimpleSource></VRTRasterBand>\n"
+        for i, source in enumerate(sources, 1)
+    )
+    path.write_text(
+        f'<VRTDataset rasterXSize="{size}" rasterYSize="{size}">\n'
+        f"  <SRS>{ProjCRS.from_user_input(CRS).to_wkt()}</SRS>\n"
+        f"  <GeoTransform>{CORNER[0]}, {PIXEL}, 0, {CORNER[1]}, 0, {-PIXEL}</GeoTransform>\n"
+        f"{bands}</VRTDataset>\n"
+    )
 
 
 def main(argv: list[str] | None = None) -> dict[str, float]:
@@ -222,6 +249,33 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
         side = args.size // 2
         print(f"aoi-labels.tif: labels inside the area of interest only, {inside.mean():.2%} "
               f"of the scene (its {side}² pixels: {results['aoi_square']:.2%})")  # fmt: skip
+        # 8. Sentinel-2's JPEG 2000 bands stacked by a VRT, masked by a scene classification
+        stored = rioxarray.open_rasterio(folder / "bands.tif", mask_and_scale=False)
+        for name in ("B08", "B04"):
+            band = stored.isel(band=list(stored.attrs["long_name"]).index(name))
+            band.attrs = {"long_name": name, "_FillValue": 0}
+            band.rio.to_raster(folder / f"T32TQM_{name}.jp2", driver="JP2OpenJPEG",
+                               QUALITY=100, REVERSIBLE="YES")  # fmt: skip
+        write_vrt(folder / "stack.vrt", ["T32TQM_B08.jp2", "T32TQM_B04.jp2"], args.size)
+        half = args.size // 2  # the classification at 20 m: 4 (vegetation) above, 8 below
+        classes = np.where(np.arange(half)[:, None] < half // 2, 4, 8).repeat(half, 1)
+        scl = xr.DataArray(classes.astype(np.uint8), dims=("y", "x"), coords={
+            "y": CORNER[1] - (np.arange(half) + 0.5) * 2 * PIXEL,
+            "x": CORNER[0] + (np.arange(half) + 0.5) * 2 * PIXEL})  # fmt: skip
+        scl.rio.write_crs(CRS).rio.to_raster(folder / "scl.jp2", driver="JP2OpenJPEG",
+                                             QUALITY=100, REVERSIBLE="YES")  # fmt: skip
+        xfskde_command(["segment", str(folder / "stack.vrt"), str(folder / "vrt-labels.tif"),
+                        "--model", str(folder / "labels.tif"), "--mask", str(folder / "scl.jp2"),
+                        "--mask-classes", "4", *quiet])  # fmt: skip
+        vegetation = rioxarray.open_rasterio(folder / "vrt-labels.tif").values[0]
+        results["vrt_labels_outside_class"] = float((vegetation[args.size // 2 :] > 0).mean())
+        away = np.s_[: args.size // 4]  # farther from the class's edge than a window reaches
+        same = vegetation[away] == first.values[0][away]
+        results["vrt_same_labels_inside"] = float(same.mean())
+        print(f"vrt-labels.tif: the JPEG 2000 bands stacked by stack.vrt, labelled inside "
+              f"class 4 of scl.jp2 only, as bands.tif was at "
+              f"{results['vrt_same_labels_inside']:.1%} of the pixels away from its edge; "
+              f"{results['vrt_labels_outside_class']:.1%} labelled outside")  # fmt: skip
         if args.out:
             print(f"files in {folder}: " + ", ".join(sorted(p.name for p in folder.glob("*.tif"))))
     return results

@@ -764,10 +764,12 @@ def test_the_example_shows_what_it_says(tmp_path):
     assert results["fractions_argmax_is_labels"] > 0.999  # the labels are their arg-max
     # the area of interest, drawn in WGS 84, is the square of UTM pixels it was made from
     assert abs(results["aoi_share"] - results["aoi_square"]) < 0.002
+    # JPEG 2000 bands stacked by a VRT, labelled inside one class of a scene classification
+    assert results["vrt_same_labels_inside"] == 1.0 and results["vrt_labels_outside_class"] == 0
     assert {p.name for p in tmp_path.glob("*.tif")} == {
         "scene.tif", "cells.tif", "orientation.tif", "coherence.tif", "bands.tif",
         "reordered.tif", "band-maps.tif", "labels.tif", "again.tif", "fractions.tif",
-        "aoi-labels.tif",
+        "aoi-labels.tif", "vrt-labels.tif",
     }  # fmt: skip
 
 
