@@ -235,3 +235,24 @@ def test_a_vrt_s_mask_band_makes_its_pixels_missing(tmp_path):
     np.testing.assert_array_equal(np.isnan(values).any(axis=0), ~footprint)
     np.testing.assert_array_equal(values[:, footprint], pixels[:, footprint])
     assert image_levels(tmp_path / "mosaic.vrt")[0].dtype == np.float32
+
+
+def test_a_vrt_s_alpha_band_wherever_it_is_makes_its_pixels_missing(tmp_path):
+    """A VRT over a drone's six-band orthomosaic (five bands, then the alpha GDAL reads from
+    its ExtraSamples): five bands, NaN where the alpha is 0, their names kept."""
+    import rasterio.shutil
+    import tifffile
+
+    counts, _ = _counts()
+    planes = [counts[..., i] for i in range(3)] + [counts[..., 0] // 2, counts[..., 1] // 2]
+    opacity = np.full((SIDE, SIDE), 65535, np.uint16)
+    opacity[:, :50] = 0
+    tifffile.imwrite(tmp_path / "drone.tif", np.dstack([*planes, opacity]),
+                     photometric="minisblack", extrasamples=[0, 0, 0, 0, 2])  # fmt: skip
+    rasterio.shutil.copy(tmp_path / "drone.tif", tmp_path / "drone.vrt", driver="VRT")
+    image = open_image(tmp_path / "drone.vrt")
+    assert dict(image.sizes) == {"c": 5, "y": SIDE, "x": SIDE} and image.dtype == np.float32
+    values = image.values
+    assert np.isnan(values[:, :, :50]).all() and not np.isnan(values[:, :, 50:]).any()
+    np.testing.assert_array_equal(values[:, :, 50:], np.stack(planes)[:, :, 50:])
+    assert image_levels(tmp_path / "drone.vrt")[0].shape == (5, SIDE, SIDE)

@@ -1418,3 +1418,38 @@ def test_a_palette_tiff_is_refused_as_an_image_and_read_by_its_indices_as_a_mask
     assert "is a palette image" in capsys.readouterr().err
     assert main(["info", str(tmp_path / "drawn.tif")]) == 0
     assert "indices of a colour map of 256 entries" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(
+    ("photometric", "extras", "alpha"),
+    [("minisblack", [0, 0, 0, 0, 2], 5), ("rgb", [2, 0, 0], 3), ("rgb", [0, 0, 1], 5)],
+    ids=["five-bands-and-alpha", "rgb-alpha-bands", "rgb-bands-alpha"],
+)
+def test_the_alpha_of_a_multispectral_tiff_makes_its_pixels_missing(
+    tmp_path, photometric, extras, alpha
+):
+    """A drone's multispectral orthomosaic (five bands and alpha, as Metashape writes it) or
+    GDAL's RGB + NIR with ALPHA=YES (alpha the first extra sample): the channel ExtraSamples
+    marks alpha is dropped and its pixels 0 are missing, wherever it is. Until 2026-11-30 only
+    the last of 2 or 4 channels was: a six-band orthomosaic's alpha was read as a band, its
+    area outside the flight a texture of its own."""
+    from xfskde.datasets import random_textures
+
+    rgb, _ = random_textures((256, 256), seed=3)
+    colour = (rgb * 255).astype(np.uint8)
+    planes = [colour[..., i] for i in range(3)] + [colour.mean(-1).astype(np.uint8),
+                                                   colour[..., 0] // 2]  # fmt: skip
+    opacity = np.full((256, 256), 255, np.uint8)
+    opacity[:, :60] = 0
+    planes.insert(alpha, opacity)
+    stored = np.dstack(planes)
+    path = tmp_path / "orthomosaic.tif"
+    tifffile.imwrite(path, stored, photometric=photometric, extrasamples=extras, tile=(128, 128))
+    image = xfskde.open_image(path)
+    assert image.sizes["c"] == 5 and image.dtype == np.float32
+    values = image.values
+    assert np.isnan(values[:, :60]).all() and not np.isnan(values[:, 60:]).any()
+    others = np.delete(stored, alpha, axis=-1)
+    np.testing.assert_array_equal(values[:, 60:], others[:, 60:])
+    labels = xfskde.segment(image, 3)
+    assert (labels.values[:, :60] == 0).all() and (labels.values[:, 60:] > 0).all()

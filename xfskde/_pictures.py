@@ -92,12 +92,15 @@ def pixels(image: Any) -> np.ndarray:
     return np.ascontiguousarray(colour[..., 0] if colour.shape[-1] == 1 else colour)
 
 
-def transparent_as_nan(block: np.ndarray, axis: int, nodata: float | int | None) -> np.ndarray:
-    """A block's colour channels (all but the last along ``axis``, the alpha) as float32, NaN
-    where the alpha is 0 and where every colour channel equals ``nodata``."""
-    colour = np.delete(block, -1, axis=axis)
+def transparent_as_nan(
+    block: np.ndarray, axis: int, nodata: float | int | None, index: int = -1
+) -> np.ndarray:
+    """A block's colour channels (all but the alpha, channel ``index`` along ``axis``: the
+    last, or the first extra sample of a multispectral TIFF) as float32, NaN where the alpha
+    is 0 and where every colour channel equals ``nodata``."""
+    colour = np.delete(block, index, axis=axis)
     out = colour.astype(np.float32)
-    missing = np.take(block, -1, axis=axis) == 0
+    missing = np.take(block, index, axis=axis) == 0
     if nodata is not None:
         missing |= np.all(colour == nodata, axis=axis)
     np.copyto(out, np.float32(np.nan), where=np.expand_dims(missing, axis))

@@ -162,8 +162,8 @@ def _describe_gdal(path: str) -> list[tuple[str, str]]:
     rows = [("format", f"{gdal_format(location)} (GDAL's {first.driver} driver, via rasterio)")]
     if first.nodata is not None:
         rows.append(("nodata", f"{first.nodata:g}"))
-    if first.alpha:
-        rows.append(("alpha", "the last band: its transparent pixels are missing"))
+    if first.alpha is not None:
+        rows.append(("alpha", f"band {first.alpha + 1}: its transparent pixels are missing"))
     known = first.pixel_size is not None
     rows.append(("pixel_size", "from the GeoTransform" if known else "not recorded"))
     return rows

@@ -48,8 +48,8 @@ class GdalLevel(NamedTuple):
     driver: str
     #: the value of its missing pixels, if it records one
     nodata: float | int | None
-    #: whether its last band is an alpha (opacity) band, as GDAL marks one
-    alpha: bool
+    #: the band (from 0) that is an alpha (opacity) band, as GDAL marks one, else None
+    alpha: int | None
     #: the unit of ``pixel_size``: its CRS's (``"m"``, ``"°"``), None without a size
     units: str | None
     #: whether it has a mask of its own (GDAL's per-dataset mask: a VRT's ``MaskBand``, the
@@ -115,9 +115,10 @@ def _level(dataset: Any) -> GdalLevel:
             units = "°"
         else:
             units = {"metre": "m", "meter": "m"}.get(crs.linear_units, crs.linear_units)
-    alpha = dataset.count in (2, 4) and dataset.colorinterp[-1] == ColorInterp.alpha
+    interpretation = list(dataset.colorinterp) if dataset.count > 1 else []
+    alpha = interpretation.index(ColorInterp.alpha) if ColorInterp.alpha in interpretation else None
     flags = dataset.mask_flag_enums[0] if dataset.count else ()
-    masked = not alpha and MaskFlags.per_dataset in flags and MaskFlags.alpha not in flags
+    masked = alpha is None and MaskFlags.per_dataset in flags and MaskFlags.alpha not in flags
     return GdalLevel(
         (int(dataset.count), int(dataset.height), int(dataset.width)),
         np.dtype(dataset.dtypes[0]),
@@ -125,7 +126,7 @@ def _level(dataset: Any) -> GdalLevel:
         size,
         str(dataset.driver),
         dataset.nodata,
-        bool(alpha),
+        alpha,
         units,
         bool(masked),
     )

@@ -652,8 +652,9 @@ class _TiffInfo(NamedTuple):
     pixel_size: tuple[float, float] | None
     #: a GeoTIFF's (y, x) pixel size in the units of its CRS, and that unit's name
     geo_pixel_size: tuple[tuple[float, float], str] | None = None
-    #: whether the last sample of each pixel is an alpha (opacity) channel (ExtraSamples)
-    alpha: bool = False
+    #: the channel that is an alpha (opacity) channel (ExtraSamples: the last of RGBA, or of
+    #: a drone's five bands and alpha), None without one
+    alpha: int | None = None
     #: the (y, x) centre of level 0's first pixel in µm (an xfskde OME-TIFF's origin), else 0
     origin: tuple[float, float] = (0.0, 0.0)
     #: the index of the series (the image of a multi-image file) described
@@ -908,6 +909,17 @@ def _refuse_cut_short(tif: tifffile.TiffFile, series: int, path: Any) -> None:
                 )
 
 
+def _alpha_channel(page: Any) -> int | None:
+    """The channel of a TIFF page that is an alpha channel — the first extra sample marked
+    associated or unassociated alpha (ExtraSamples 1 or 2), after the photometric samples —
+    else None."""
+    extras = [int(e) for e in (page.extrasamples or ())]
+    alpha = next((i for i, e in enumerate(extras) if e in (1, 2)), None)
+    if alpha is None or page.samplesperpixel < 2:
+        return None
+    return int(page.samplesperpixel) - len(extras) + alpha
+
+
 def transparency_mask_series(tif: tifffile.TiffFile, index: int) -> int | None:
     """The series of ``tif`` that is series ``index``'s transparency mask, if any: one bit
     per pixel, 0 where there is no data, as GDAL writes beside each level of a JPEG-compressed
@@ -951,7 +963,7 @@ def _tiff_info(path: Location, series: int | str = 0) -> _TiffInfo:
             ome = _ome_pixels(tif, index)  # the OME-XML read once, for sizes and channels
             size = None if geotiff else _tiff_pixel_size(tif, index, ome)
             geo = _geo_pixel_size(tif) if geotiff else None
-            alpha = any(int(e) in (1, 2) for e in (first.extrasamples or ()))  # (un)assoc.
+            alpha = _alpha_channel(first)
             xml = tif.ome_metadata if tif.is_ome and size else None
             origin = _ome_origin(xml, index) if xml else (0.0, 0.0)
             turned = first.tags.get(ORIENTATION_TAG)
@@ -1096,8 +1108,8 @@ def _open_tiff(path: Location, level: int, request: _Request) -> xr.DataArray:
         offset = tuple(o + 0.5 * (size - b) for o, size, b in levels)
         image = image.assign_coords(_physical_coords(_yx_shape(axes, shape), sizes[level], offset))
     nodata = None if info.nodata is None else nodata_value(info.nodata, dtype, "GDAL_NODATA")
-    if info.alpha and "c" in image.dims and image.sizes["c"] in (2, 4):
-        image = _alpha_dropped(image, nodata)
+    if info.alpha is not None and "c" in image.dims and image.sizes["c"] > info.alpha:
+        image = _alpha_dropped(image, nodata, info.alpha)
     elif info.mask_series is not None:
         mask = da.map_blocks(
             functools.partial(read_tiff_block, path, level, version, info.mask_series),
@@ -1128,9 +1140,10 @@ def _gdal_image_level(
     shape: tuple[int, ...] = level.shape if len(dims) == 3 else level.shape[1:]
     _axes_of(dims, shape, given, path)
     dtype = np.float32 if level.masked else level.dtype
-    if level.alpha:
-        shape = (shape[0] - 1, *shape[1:]) if shape[0] > 2 else shape[1:]
-        dims, dtype = (dims if shape[0] > 1 and len(shape) == 3 else ("y", "x")), np.float32
+    if level.alpha is not None:  # dropped: the other bands, or one band as (y, x)
+        bands = shape[0] - 1
+        shape, dims = ((bands, *shape[1:]), dims) if bands > 1 else (shape[1:], ("y", "x"))
+        dtype = np.float32
     return ImageLevel(tuple(shape), dims, np.dtype(dtype), level.block, level.pixel_size,
                       level.units)  # fmt: skip
 
@@ -1175,8 +1188,8 @@ def _open_gdal(path: Location, level: int, request: _Request) -> xr.DataArray:
         if grid_mapping is not None:
             image.encoding["grid_mapping"] = grid_mapping
     nodata = None if info.nodata is None else nodata_value(info.nodata, info.dtype, "nodata")
-    if info.alpha and "c" in image.dims:
-        image = _alpha_dropped(image, nodata)
+    if info.alpha is not None and "c" in image.dims:
+        image = _alpha_dropped(image, nodata, info.alpha)
     elif info.masked:
         image.attrs.update(
             _FillValue=float("nan"),
@@ -1608,8 +1621,11 @@ def _masked(image: xr.DataArray, mask: da.Array, nodata: float | int | None) -> 
     return out
 
 
-def _alpha_dropped(image: xr.DataArray, nodata: float | int | None) -> xr.DataArray:
-    """An image whose last channel is alpha, without it: float32 colour (or grey) with NaN
+def _alpha_dropped(
+    image: xr.DataArray, nodata: float | int | None, index: int = -1
+) -> xr.DataArray:
+    """An image whose channel ``index`` (the last) is alpha, without it: float32 colour (or
+    grey, or a multispectral image's other bands) with NaN
     at its transparent pixels, and at its ``nodata`` pixels, recorded as ``_FillValue`` NaN (as
     GDAL reads an alpha band as a mask), block by block for a lazy image. The values stay those
     stored; an integer image's dtype is recorded as ``attrs["source_dtype"]``, so that
@@ -1618,9 +1634,12 @@ def _alpha_dropped(image: xr.DataArray, nodata: float | int | None) -> xr.DataAr
     axis = image.dims.index("c")
     data = image.data
     chunks = tuple((c[0] - 1,) if i == axis else c for i, c in enumerate(data.chunks))
-    dropped = data.map_blocks(transparent_as_nan, axis, nodata, chunks=chunks,
+    dropped = data.map_blocks(transparent_as_nan, axis, nodata, index, chunks=chunks,
                               dtype=np.float32)  # fmt: skip
-    coords = {k: v for k, v in image.coords.items() if "c" not in v.dims}
+    coords: dict[str, Any] = {k: v for k, v in image.coords.items() if "c" not in v.dims}
+    for name, coord in image.coords.items():  # the channels' names, the alpha's left out
+        if coord.dims == ("c",):
+            coords[name] = ("c", np.delete(coord.values, index), dict(coord.attrs))
     out = xr.DataArray(dropped, dims=image.dims, coords=coords, attrs=dict(image.attrs),
                        name=image.name)  # fmt: skip
     out.encoding.update(image.encoding)
@@ -1811,7 +1830,7 @@ def _tiff_levels(
     for (axes, shape, dtype, tile), size in zip(info.levels, sizes, strict=True):
         dims = _axes_of(_tiff_dims(axes), tuple(shape), given, path)
         shape = tuple(map(int, shape))
-        if info.alpha and "c" in dims and shape[dims.index("c")] in (2, 4):  # as opened
+        if info.alpha is not None and "c" in dims and shape[dims.index("c")] > info.alpha:
             i = dims.index("c")
             shape = (*shape[:i], shape[i] - 1, *shape[i + 1 :])
             if shape[i] == 1:
