@@ -256,3 +256,17 @@ def test_a_vrt_s_alpha_band_wherever_it_is_makes_its_pixels_missing(tmp_path):
     assert np.isnan(values[:, :, :50]).all() and not np.isnan(values[:, :, 50:]).any()
     np.testing.assert_array_equal(values[:, :, 50:], np.stack(planes)[:, :, 50:])
     assert image_levels(tmp_path / "drone.vrt")[0].shape == (5, SIDE, SIDE)
+
+
+def test_a_sentinel_2_product_is_refused_with_the_way_to_stack_its_bands(tmp_path):
+    """The SAFE folder was taken for a Zarr store ("not a Zarr store"), its MTD_MSIL2A.xml for
+    an unknown format: both name the bands' files and the VRT that stacks them."""
+    product = tmp_path / "S2A_MSIL2A_20260101T101421_N0511_R022_T32TQM_20260101T120000.SAFE"
+    (product / "GRANULE").mkdir(parents=True)
+    (product / "MTD_MSIL2A.xml").write_text("<xml/>")
+    for source in (product, product / "MTD_MSIL2A.xml"):
+        with pytest.raises(ImageReadError, match=r"Sentinel-2 product .* gdalbuildvrt -separate"):
+            open_image(source)
+        with pytest.raises(ImageReadError, match="Sentinel-2 product"):
+            image_levels(source)
+        assert main(["info", str(source)]) == 2

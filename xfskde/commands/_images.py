@@ -58,8 +58,8 @@ def is_image(path: str) -> bool:
     location = locate(path)
     if location.is_local and not location.exists():
         return False
-    if not is_store(location):
-        return True
+    if not is_store(location) or location.name.lower().endswith(".safe"):
+        return True  # a Sentinel-2 product's folder: an input, refused with the way in
     if location.is_local and location.is_file() and not location.is_zip:
         return True
     try:

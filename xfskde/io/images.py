@@ -1721,6 +1721,7 @@ def image_levels(
     """
     given = None if dims is None else _checked_dims(dims)
     path = locate(source, storage_options)
+    _refuse_product(path)
     name = path.name.lower()
     remote_store = name.endswith(".zarr") and not path.is_local  # zarr says if it is there
     if not remote_store and not path.exists():
@@ -1760,6 +1761,20 @@ def opened_as(image: xr.DataArray) -> dict[str, Any]:
 def level_arguments(opening: dict[str, Any]) -> dict[str, Any]:
     """The arguments of :func:`xfskde.io.images.image_levels` among ``open_image``'s."""
     return {k: v for k, v in opening.items() if k in ("series", "dims")}
+
+
+def _refuse_product(path: Location) -> None:
+    """Refuse a Sentinel-2 product — its ``.SAFE`` folder, or the ``MTD_MSIL*.xml`` in it —
+    naming the way in: its bands are JPEG 2000 files, stacked by a VRT (a folder would be
+    taken for a Zarr store, the XML for an unknown format)."""
+    name = path.name.lower()
+    if name.endswith(".safe") or (name.startswith("mtd_msil") and name.endswith(".xml")):
+        raise ImageReadError(
+            f"cannot read {path}: a Sentinel-2 product holds one JPEG 2000 file per band "
+            "(GRANULE/*/IMG_DATA/R10m/*_B04_10m.jp2, ...); stack the bands to use with a VRT "
+            "and give it: gdalbuildvrt -separate stack.vrt *_B04_10m.jp2 *_B03_10m.jp2 "
+            "*_B02_10m.jp2"
+        )
 
 
 def is_store(path: Location) -> bool:
@@ -2117,6 +2132,7 @@ def _opened(
     if isinstance(source, zarr.Array | zarr.Group):
         return _open_zarr(source, level, request)
     path = locate(source, storage_options)
+    _refuse_product(path)
     if path.name.lower().endswith(".zarr"):  # zarr says whether it is there (http lists no dirs)
         _refuse_series(series, path)
         if path.is_local and not path.exists():
