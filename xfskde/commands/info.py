@@ -61,7 +61,8 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument(
         "store",
         metavar="STORE|IMAGE",
-        help="a Zarr store written by xfskde, or an image (TIFF/OME-TIFF/SVS, Zarr, PNG, NPY)",
+        help="a Zarr store written by xfskde, or an image (TIFF/OME-TIFF/SVS, Zarr, PNG, NPY, "
+        "JPEG 2000, VRT)",
     )
     parser.add_argument(
         "--verify",

@@ -94,7 +94,9 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         "from the image and recorded with the labels.",
     )
     parser.add_argument(
-        "input", help="image file (TIFF/OME-TIFF/SVS, PNG, NPY) or Zarr store: a path or URL"
+        "input",
+        help="image file (TIFF/OME-TIFF/SVS/GeoTIFF, PNG, NPY; JPEG 2000 or VRT with the "
+        "geo extra) or Zarr store: a path or URL",
     )
     parser.add_argument(
         "output",
