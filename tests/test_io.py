@@ -1453,3 +1453,27 @@ def test_the_alpha_of_a_multispectral_tiff_makes_its_pixels_missing(
     np.testing.assert_array_equal(values[:, 60:], others[:, 60:])
     labels = xfskde.segment(image, 3)
     assert (labels.values[:, :60] == 0).all() and (labels.values[:, 60:] > 0).all()
+
+
+def test_a_tiff_that_stores_zero_as_white_is_read_as_viewers_show_it(tmp_path):
+    """Photometric MinIsWhite (0 is white: scanners, some cameras) was read as stored, the
+    image's negative: its gradients pointed the other way (directions off by pi) and a
+    brightfield mask took its bright glass for dark tissue. It is read inverted, 2^bits - 1
+    less the stored value, as PIL and every viewer show it, its nodata alike."""
+    from PIL import Image
+
+    camera = data.camera()
+    path = tmp_path / "negative.tif"
+    tifffile.imwrite(path, 255 - camera, photometric="miniswhite")
+    image = xfskde.open_image(path)
+    assert image.dtype == np.uint8
+    np.testing.assert_array_equal(image.values, camera)
+    np.testing.assert_array_equal(image.values, np.asarray(Image.open(path)))
+    assert "MinIsWhite" in image.attrs["source_photometric"]
+    twelve = tmp_path / "twelve.tif"
+    counts = (camera.astype(np.uint16) * 16).astype(np.uint16)
+    tifffile.imwrite(twelve, 4095 - counts, photometric="miniswhite", bitspersample=12,
+                     extratags=[(42113, "s", 0, "4095", True)])  # GDAL_NODATA, stored  # fmt: skip
+    read = xfskde.open_image(twelve)
+    np.testing.assert_array_equal(read.values, counts)
+    assert read.attrs["_FillValue"] == 0  # the stored 4095 is read as 0

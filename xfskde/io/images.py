@@ -669,6 +669,9 @@ class _TiffInfo(NamedTuple):
     #: the series holding the described one's transparency mask (GDAL's internal mask: pages
     #: of NewSubfileType 4 beside each level), if it has one
     mask_series: int | None = None
+    #: for an image that stores 0 as white (Photometric 0, MinIsWhite), the value that is
+    #: black (2^bits - 1 of an integer image), else None
+    white_is_zero: int | None = None
 
 
 #: GeoKey unit names as they are usually written.
@@ -972,8 +975,11 @@ def _tiff_info(path: Location, series: int | str = 0) -> _TiffInfo:
             colours = first.colormap if first.photometric == 3 else None  # PALETTE
             palette = int(np.shape(colours)[-1]) if colours is not None else 0
             mask = transparency_mask_series(tif, index)
+            inverted = None
+            if first.photometric == 0 and np.dtype(first.dtype).kind in "ui":  # MinIsWhite
+                inverted = 2 ** int(first.bitspersample) - 1
             return _TiffInfo(levels, geotiff, nodata or None, size, geo, alpha, origin, index,
-                             orientation, names, palette, mask)  # fmt: skip
+                             orientation, names, palette, mask, inverted)  # fmt: skip
     except _TIFF_ERRORS as exc:
         raise ImageReadError(f"cannot read {path} as a TIFF image: {exc}") from exc
 
@@ -1089,6 +1095,13 @@ def _open_tiff(path: Location, level: int, request: _Request) -> xr.DataArray:
         image.attrs["source_series"] = info.series
     if info.palette:  # its values are indices: a mask reads them; the consumers refuse them
         image.attrs["source_palette"] = info.palette
+    if info.white_is_zero is not None and info.alpha is None:  # as viewers show it
+        black = np.asarray(info.white_is_zero, dtype)
+        image = image.copy(data=black - image.data)
+        image.attrs["source_photometric"] = (
+            f"MinIsWhite: read inverted, {info.white_is_zero} - the stored value, as viewers "
+            "show it"
+        )
     geo = None
     if info.is_geotiff:
         ny, nx = _yx_shape(axes, shape)
@@ -1108,6 +1121,8 @@ def _open_tiff(path: Location, level: int, request: _Request) -> xr.DataArray:
         offset = tuple(o + 0.5 * (size - b) for o, size, b in levels)
         image = image.assign_coords(_physical_coords(_yx_shape(axes, shape), sizes[level], offset))
     nodata = None if info.nodata is None else nodata_value(info.nodata, dtype, "GDAL_NODATA")
+    if nodata is not None and info.white_is_zero is not None and info.alpha is None:
+        nodata = info.white_is_zero - nodata  # the stored value's, read inverted
     if info.alpha is not None and "c" in image.dims and image.sizes["c"] > info.alpha:
         image = _alpha_dropped(image, nodata, info.alpha)
     elif info.mask_series is not None:
