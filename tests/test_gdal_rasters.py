@@ -264,7 +264,12 @@ def test_a_sentinel_2_product_is_refused_with_the_way_to_stack_its_bands(tmp_pat
     product = tmp_path / "S2A_MSIL2A_20260101T101421_N0511_R022_T32TQM_20260101T120000.SAFE"
     (product / "GRANULE").mkdir(parents=True)
     (product / "MTD_MSIL2A.xml").write_text("<xml/>")
-    for source in (product, product / "MTD_MSIL2A.xml"):
+    import zipfile
+
+    downloaded = tmp_path / "S2B_MSIL2A_20260101T101421_N0511_R022_T32TQM_20260101T120000.zip"
+    with zipfile.ZipFile(downloaded, "w") as archive:  # as the Copernicus browser gives it
+        archive.writestr(f"{product.name}/MTD_MSIL2A.xml", "<xml/>")
+    for source in (product, product / "MTD_MSIL2A.xml", downloaded):
         with pytest.raises(ImageReadError, match=r"Sentinel-2 product .* gdalbuildvrt -separate"):
             open_image(source)
         with pytest.raises(ImageReadError, match="Sentinel-2 product"):

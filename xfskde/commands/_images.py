@@ -25,6 +25,7 @@ from ..io.images import (
     gdal_pairs,
     image_levels,
     is_plane_axis,
+    is_product,
     is_store,
     ome_pairs,
     transparency_mask_series,
@@ -58,8 +59,8 @@ def is_image(path: str) -> bool:
     location = locate(path)
     if location.is_local and not location.exists():
         return False
-    if not is_store(location) or location.name.lower().endswith(".safe"):
-        return True  # a Sentinel-2 product's folder: an input, refused with the way in
+    if not is_store(location) or is_product(location):
+        return True  # a Sentinel-2 product's folder or zip: an input, refused with the way in
     if location.is_local and location.is_file() and not location.is_zip:
         return True
     try:

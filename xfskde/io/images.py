@@ -43,6 +43,7 @@ import io
 import json
 import logging
 import os
+import re
 import threading
 import warnings
 import xml.etree.ElementTree as ElementTree
@@ -1778,17 +1779,26 @@ def level_arguments(opening: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in opening.items() if k in ("series", "dims")}
 
 
+#: A Sentinel-2 product, by name: its folder or zip as downloaded, its metadata file.
+_SENTINEL_2_PRODUCT = re.compile(r".*\.safe(\.zip)?|s2[a-d]_msi(l1c|l2a)_.*\.zip|mtd_msil.*\.xml")
+
+
+def is_product(path: Location) -> bool:
+    """Whether ``path`` names a Sentinel-2 product (:data:`_SENTINEL_2_PRODUCT`) rather than
+    an image: refused by :func:`open_image`, and taken for an input by ``xfskde info``."""
+    return _SENTINEL_2_PRODUCT.fullmatch(path.name.lower()) is not None
+
+
 def _refuse_product(path: Location) -> None:
-    """Refuse a Sentinel-2 product — its ``.SAFE`` folder, or the ``MTD_MSIL*.xml`` in it —
-    naming the way in: its bands are JPEG 2000 files, stacked by a VRT (a folder would be
-    taken for a Zarr store, the XML for an unknown format)."""
-    name = path.name.lower()
-    if name.endswith(".safe") or (name.startswith("mtd_msil") and name.endswith(".xml")):
+    """Refuse a Sentinel-2 product — its ``.SAFE`` folder or the zip of it, or the
+    ``MTD_MSIL*.xml`` in it — naming the way in: its bands are JPEG 2000 files, stacked by a
+    VRT (a folder or zip would be taken for a Zarr store, the XML for an unknown format)."""
+    if is_product(path):
         raise ImageReadError(
             f"cannot read {path}: a Sentinel-2 product holds one JPEG 2000 file per band "
-            "(GRANULE/*/IMG_DATA/R10m/*_B04_10m.jp2, ...); stack the bands to use with a VRT "
-            "and give it: gdalbuildvrt -separate stack.vrt *_B04_10m.jp2 *_B03_10m.jp2 "
-            "*_B02_10m.jp2"
+            "(GRANULE/*/IMG_DATA/R10m/*_B04_10m.jp2, ...; unzip it first); stack the bands to "
+            "use with a VRT and give it: gdalbuildvrt -separate stack.vrt *_B04_10m.jp2 "
+            "*_B03_10m.jp2 *_B02_10m.jp2"
         )
 
 
