@@ -132,6 +132,12 @@ def _level(dataset: Any) -> GdalLevel:
     )
 
 
+def _named_files(dataset: Any) -> list[str]:
+    """The local files GDAL reads for a dataset besides its own (a VRT's sources, an
+    Imagine file's spill file, sidecars); those behind ``/vsi…`` (at URLs) left out."""
+    return [f for f in dataset.files[1:] if not f.startswith("/vsi")]
+
+
 def gdal_levels(path: Location) -> list[GdalLevel]:
     """The full resolution of a GDAL raster and its overviews (a JPEG 2000's resolution
     levels, a VRT's or Imagine file's overviews), from their headers.
@@ -144,8 +150,7 @@ def gdal_levels(path: Location) -> list[GdalLevel]:
     """
     with _open(path, 0) as dataset:
         levels = [_level(dataset)]
-        missing = [f for f in dataset.files[1:] if not f.startswith("/vsi") and not
-                   os.path.exists(f)]  # fmt: skip
+        missing = [f for f in _named_files(dataset) if not os.path.exists(f)]
         if missing:  # a VRT's sources: their blocks would fail in the tasks, after a fit
             raise ImageReadError(
                 f"cannot read {path}: {len(missing)} of the files it is made of "
@@ -164,7 +169,7 @@ def gdal_version(path: Location) -> str:
     a VRT's bands and tiles, an Imagine file's spill file —, whose rewriting leaves a VRT's
     own bytes as they were."""
     with _open(path, 0) as dataset:
-        others = [f for f in dataset.files[1:] if not f.startswith("/vsi")]
+        others = _named_files(dataset)
     return "; ".join([path.version(), *(f"{f}: {locate(f).version()}" for f in others)])
 
 
