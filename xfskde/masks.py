@@ -125,7 +125,7 @@ _BLACK = 0.08
 DARK_DISTANCE = 16
 DARK_SHARE = 0.1
 DARK_LEVEL = 0.45
-#: ... measured on every k-th pixel of the mask's, at most this many on a side.
+#: ... measured on cells of the mask's pixels (their means), at most this many on a side.
 _DARK_SIDE = 512
 #: An RGB image whose saturation's 99th percentile is below this has no stain to threshold:
 #: the brightfield mask uses its darkness, as a grey image's.
@@ -806,7 +806,7 @@ def resolve_mask(
         raise DimensionError(f"a mask needs dims y and x, got {values.dims}")
     array = np.asarray(values.values)
     if classes is not None:
-        foreground = _of_label_classes(array, values, classes, mask)
+        foreground = _of_label_classes(array, classes, mask)
     else:
         if colour:
             array = array.transpose([values.dims.index(d) for d in ("y", "x", *colour)])
@@ -826,9 +826,7 @@ def resolve_mask(
 _TEXTURE_CLASS = re.compile(r"texture (\d+)")
 
 
-def _of_label_classes(
-    array: np.ndarray, values: xr.DataArray, classes: Sequence[str], mask: Any
-) -> np.ndarray:
+def _of_label_classes(array: np.ndarray, classes: Sequence[str], mask: Any) -> np.ndarray:
     """The pixels of a label image (one integer per pixel: a land-cover map, a classifier's
     or annotation tool's labels, xfskde's own) whose label is one of ``classes``: each an
     integer (``"40"``), or ``"texture N"`` for label N of xfskde's labels, as their regions
