@@ -157,6 +157,7 @@ def test_info_describes_a_vrt(scene, capsys):
     assert "GDAL VRT (GDAL's VRT driver, via rasterio)" in out
     assert "B04, B03, B02" in out and "EPSG:32632 (WGS 84 / UTM zone 32N)" in out
     assert "nodata     0" in out and "(10, 10) m" in out
+    assert "sources    3 files (T32TQM_B04.jp2, T32TQM_B03.jp2, T32TQM_B02.jp2)" in out
 
 
 def test_a_netcdf_file_is_refused_with_the_way_to_open_one_of_its_variables(tmp_path):

@@ -165,6 +165,12 @@ def _describe_gdal(path: str) -> list[tuple[str, str]]:
         rows.append(("nodata", f"{first.nodata:g}"))
     if first.alpha is not None:
         rows.append(("alpha", f"band {first.alpha + 1}: its transparent pixels are missing"))
+    if first.masked:
+        rows.append(("mask", "GDAL's mask of the raster: where it is 0 is missing"))
+    if first.driver == "VRT":
+        sources = [f for f in first.files if not f.lower().endswith((".aux.xml", ".ovr"))]
+        names = ", ".join(Path(f).name for f in sources[:3]) + (", ..." if sources[3:] else "")
+        rows.append(("sources", f"{len(sources)} file{'s' * (len(sources) != 1)} ({names})"))
     known = first.pixel_size is not None
     rows.append(("pixel_size", "from the GeoTransform" if known else "not recorded"))
     return rows

@@ -55,6 +55,8 @@ class GdalLevel(NamedTuple):
     #: whether it has a mask of its own (GDAL's per-dataset mask: a VRT's ``MaskBand``, the
     #: internal mask of the GeoTIFFs it names), its pixels 0 missing
     masked: bool = False
+    #: the local files GDAL reads for it besides its own (a VRT's sources)
+    files: tuple[str, ...] = ()
 
 
 def gdal_format(path: Location) -> str | None:
@@ -129,6 +131,7 @@ def _level(dataset: Any) -> GdalLevel:
         alpha,
         units,
         bool(masked),
+        tuple(_named_files(dataset)),
     )
 
 
@@ -150,7 +153,7 @@ def gdal_levels(path: Location) -> list[GdalLevel]:
     """
     with _open(path, 0) as dataset:
         levels = [_level(dataset)]
-        missing = [f for f in _named_files(dataset) if not os.path.exists(f)]
+        missing = [f for f in levels[0].files if not os.path.exists(f)]
         if missing:  # a VRT's sources: their blocks would fail in the tasks, after a fit
             raise ImageReadError(
                 f"cannot read {path}: {len(missing)} of the files it is made of "
