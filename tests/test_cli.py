@@ -148,7 +148,9 @@ def test_overwrite_replaces_a_file(tmp_path):
     assert xfskde.open_coefficients(out).shape == (32, 32, 9)
 
 
-def test_warnings_are_one_line_after_success_and_dropped_on_failure(tmp_path, capsys, monkeypatch):
+def test_warnings_are_one_line_once_when_raised_and_the_error_last(tmp_path, capsys, monkeypatch):
+    """Each warning is printed as one line, once, when it is raised — before the work it
+    concerns, not after a slide's ten minutes — and a failure's error is the last line."""
     import warnings
 
     import xfskde.commands.info as info
@@ -168,7 +170,20 @@ def test_warnings_are_one_line_after_success_and_dropped_on_failure(tmp_path, ca
     assert capsys.readouterr().err == "xfskde info: warning: something to know over two lines\n"
     monkeypatch.setattr(info, "run", warns_then(xfskde.exceptions.ParameterError("bad")))
     assert main(["info", "x"]) == 2
-    assert capsys.readouterr().err == "xfskde info: error: bad\n"  # the one line that matters
+    assert capsys.readouterr().err == (
+        "xfskde info: warning: something to know over two lines\nxfskde info: error: bad\n"
+    )
+
+    def warns_during_the_work(args):
+        warnings.warn("the mask is not what you think", UserWarning, stacklevel=1)
+        print("working", file=sys.stderr)  # the work, after the warning
+        return 0
+
+    monkeypatch.setattr(info, "run", warns_during_the_work)
+    assert main(["info", "x"]) == 0
+    assert capsys.readouterr().err == (
+        "xfskde info: warning: the mask is not what you think\nworking\n"
+    )
 
 
 def test_a_bug_is_one_line_with_status_1_and_debug_shows_it(capsys, monkeypatch):

@@ -27,7 +27,8 @@ import sys
 import threading
 import traceback
 import warnings
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any
 
 from ._version import __version__
 from .exceptions import XfskdeError
@@ -137,10 +138,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     name = f"xfskde {args.command}"
-    caught: list[warnings.WarningMessage] = []
     with _sigterm_interrupts(), contextlib.ExitStack() as stack:
-        if not args.debug:
-            caught = stack.enter_context(warnings.catch_warnings(record=True))
+        if not args.debug:  # each warning as one line, once, when it is raised
+            stack.enter_context(warnings.catch_warnings())
+            warnings.showwarning = _one_line_warnings(name)
         try:
             status = int(args.func(args) or 0)
             # now, not at exit: a reader that went away (| head) is a BrokenPipeError here
@@ -176,13 +177,24 @@ def main(argv: Sequence[str] | None = None) -> int:
                 file=sys.stderr,
             )
             return 1
-    shown = set()
-    for caught_warning in caught:
-        line = " ".join(str(caught_warning.message).split())
+    return status
+
+
+def _one_line_warnings(name: str) -> Callable[..., None]:
+    """A ``warnings.showwarning`` that prints each warning as one line on stderr
+    (``xfskde segment: warning: ...``), once, when it is raised: before the work it concerns
+    (a mask taken for the wrong kind of image, seen before a slide's ten minutes), and before
+    an error that ends the command (until 2026-11-30 the warnings were printed after the
+    work, and not at all after an error)."""
+    shown: set[str] = set()
+
+    def show(message: Warning | str, *_: Any, **__: Any) -> None:
+        line = " ".join(str(message).split())
         if line not in shown:
             shown.add(line)
-            print(f"{name}: warning: {line}", file=sys.stderr)
-    return status
+            print(f"{name}: warning: {line}", file=sys.stderr, flush=True)
+
+    return show
 
 
 if __name__ == "__main__":  # pragma: no cover
