@@ -176,6 +176,8 @@ def test_warnings_are_one_line_once_when_raised_and_the_error_last(tmp_path, cap
 
     def warns_during_the_work(args):
         warnings.warn("the mask is not what you think", UserWarning, stacklevel=1)
+        warnings.warn("use @, not *", PendingDeprecationWarning, stacklevel=1)  # a library's
+        warnings.warn("old API", DeprecationWarning, stacklevel=1)  # programmers' business
         print("working", file=sys.stderr)  # the work, after the warning
         return 0
 

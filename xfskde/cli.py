@@ -185,10 +185,13 @@ def _one_line_warnings(name: str) -> Callable[..., None]:
     (``xfskde segment: warning: ...``), once, when it is raised: before the work it concerns
     (a mask taken for the wrong kind of image, seen before a slide's ten minutes), and before
     an error that ends the command (until 2026-11-30 the warnings were printed after the
-    work, and not at all after an error)."""
+    work, and not at all after an error). Deprecation warnings, which speak to a library's
+    programmers (a dependency's use of another), are not the command's user's: left out."""
     shown: set[str] = set()
 
-    def show(message: Warning | str, *_: Any, **__: Any) -> None:
+    def show(message: Warning | str, category: type[Warning], *_: Any, **__: Any) -> None:
+        if issubclass(category, DeprecationWarning | PendingDeprecationWarning):
+            return
         line = " ".join(str(message).split())
         if line not in shown:
             shown.add(line)
