@@ -172,6 +172,9 @@ def test_a_netcdf_file_is_refused_with_the_way_to_open_one_of_its_variables(tmp_
     scene.rio.write_crs(CRS).to_dataset(name="rgb").to_netcdf(tmp_path / "scene.nc")
     with pytest.raises(ImageReadError, match=r"holds named variables; open one with xarray"):
         open_image(tmp_path / "scene.nc")
+    (tmp_path / "probabilities.h5").write_bytes(b"\x89HDF\r\n\x1a\n")  # ilastik's export
+    with pytest.raises(ImageReadError, match=r"holds named datasets; read the image's with h5py"):
+        open_image(tmp_path / "probabilities.h5")
     opened = xr.open_dataset(tmp_path / "scene.nc", decode_coords="all", chunks={})["rgb"]
     assert open_image(opened).rio.crs.to_epsg() == 32632
 

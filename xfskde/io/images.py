@@ -1827,11 +1827,18 @@ def file_format(path: Location) -> str:
     if gdal_format(path) is not None:
         return "gdal"
     held = next((f for suffix, f in _VARIABLE_FORMATS.items() if name.endswith(suffix)), None)
-    if held is not None:
+    if held == "NetCDF":
         raise ImageReadError(
-            f"cannot read {path}: a {held} file holds named variables; open one with xarray "
+            f"cannot read {path}: a NetCDF file holds named variables; open one with xarray "
             f"and pass the DataArray (xr.open_dataset({path.name!r}, decode_coords='all', "
             "chunks={})['B04']: lazy, its CRS kept)"
+        )
+    if held is not None:  # an ilastik export, a satellite's HDF: datasets in groups
+        raise ImageReadError(
+            f"cannot read {path}: a {held} file holds named datasets; read the image's with "
+            f"h5py (h5py.File({path.name!r})['exported_data']: an ilastik export's) or xarray "
+            "(a NetCDF-4 or HDF-EOS5 file's variables) and pass the array, with dims= where "
+            "it has none"
         )
     other = next((f for suffix, f in _OTHER_FORMATS.items() if name.endswith(suffix)), None)
     if other is not None:
