@@ -90,6 +90,7 @@ def test_a_jpeg2000_band_reads_as_rasterio_reads_it_with_its_crs_and_levels(scen
         factors = file.overviews(1)
     assert [lv.sides for lv in levels] == [(SIDE, SIDE)] + [(SIDE // f,) * 2 for f in factors]
     assert levels[0].pixel_size == (10.0, 10.0) and levels[0].units == "m"
+    assert [lv.pixel_size for lv in levels[1:]] == [(10.0 * f, 10.0 * f) for f in factors]
     with rasterio.open(path, overview_level=0) as file:
         np.testing.assert_array_equal(open_image(path, level=1).values, file.read(1))
     with pytest.raises(ParameterError, match=r"mpp is a pixel size under a microscope.*--level"):
@@ -279,3 +280,28 @@ def test_a_sentinel_2_product_is_refused_with_the_way_to_stack_its_bands(tmp_pat
         with pytest.raises(ImageReadError, match="Sentinel-2 product"):
             image_levels(source)
         assert main(["info", str(source)]) == 2
+
+
+def test_a_photograph_s_jpeg_2000_has_pixel_coordinates_and_no_warning(tmp_path):
+    """A JPEG 2000 without georeferencing (a camera's, a scanner's export) opens as a plain
+    TIFF does: no coordinates, no CRS, no pixel size at any level — GDAL gave its overview a
+    GeoTransform of uninitialised numbers (1e-309 "CRS units") and rioxarray coordinates from
+    them — and without rasterio's NotGeoreferencedWarning, printed by every command."""
+    import warnings
+
+    image, _ = random_textures((256, 256), seed=1)
+    pixels = (image * 255).astype(np.uint8).transpose(2, 0, 1)
+    path = tmp_path / "photo.jp2"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with rasterio.open(path, "w", driver="JP2OpenJPEG", width=256, height=256, count=3,
+                           dtype="uint8", QUALITY=100, REVERSIBLE="YES") as file:  # fmt: skip
+            file.write(pixels)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        levels = image_levels(path)
+        for level in range(len(levels)):
+            opened = open_image(path, level=level)
+            assert not opened.coords and opened.rio.crs is None
+    assert len(levels) > 1 and all(lv.pixel_size is None for lv in levels)
+    np.testing.assert_array_equal(open_image(path).values, pixels)

@@ -16,6 +16,7 @@ nodata — are rioxarray's, read once when the image is opened, as a GeoTIFF's a
 from __future__ import annotations
 
 import os
+import warnings
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -57,6 +58,8 @@ class GdalLevel(NamedTuple):
     masked: bool = False
     #: the local files GDAL reads for it besides its own (a VRT's sources)
     files: tuple[str, ...] = ()
+    #: whether it is georeferenced (a CRS or a GeoTransform; a photograph's JPEG 2000 is not)
+    located: bool = False
 
 
 def gdal_format(path: Location) -> str | None:
@@ -91,7 +94,9 @@ def _open(path: Location, level: int) -> Any:
     rasterio = _rasterio(path)
     overview = {"overview_level": level - 1} if level else {}
     try:
-        return rasterio.open(path.url, **overview)
+        with warnings.catch_warnings():  # a photograph's JPEG 2000: no CRS, as expected here
+            warnings.simplefilter("ignore", rasterio.errors.NotGeoreferencedWarning)
+            return rasterio.open(path.url, **overview)
     except rasterio.errors.RasterioError as exc:
         raise ImageReadError(f"cannot read {path}: {' '.join(str(exc).split())}") from exc
 
@@ -107,7 +112,8 @@ def _level(dataset: Any) -> GdalLevel:
 
     rows, columns = dataset.block_shapes[0]
     size, units = None, None
-    if not dataset.transform.is_identity:  # a GeoTransform, in its CRS's units (or none)
+    located = dataset.crs is not None or not dataset.transform.is_identity
+    if located:  # a GeoTransform, in its CRS's units (or none)
         t = dataset.transform
         size = (float(np.hypot(t.b, t.e)), float(np.hypot(t.a, t.d)))
         crs = dataset.crs
@@ -132,6 +138,7 @@ def _level(dataset: Any) -> GdalLevel:
         units,
         bool(masked),
         tuple(_named_files(dataset)),
+        located,
     )
 
 
@@ -160,9 +167,17 @@ def gdal_levels(path: Location) -> list[GdalLevel]:
                 f"{'is' if len(missing) == 1 else 'are'} missing: {', '.join(missing)}"
             )
         count = len(dataset.overviews(1)) if dataset.count else 0
+    full = levels[0]
     for n in range(1, count + 1):
         with _open(path, n) as overview:
-            levels.append(_level(overview))
+            level = _level(overview)
+        # its pixel size from the full resolution's (GDAL gives an overview of a raster without
+        # a GeoTransform one of uninitialised numbers), as a pyramid's levels are sized
+        size = None
+        if full.pixel_size is not None:
+            size = tuple(p * f / o for p, f, o in zip(full.pixel_size, full.shape[1:],
+                                                      level.shape[1:], strict=True))  # fmt: skip
+        levels.append(level._replace(pixel_size=size, units=full.units, located=full.located))
     return levels
 
 

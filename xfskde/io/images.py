@@ -1193,7 +1193,9 @@ def _open_gdal(path: Location, level: int, request: _Request) -> xr.DataArray:
         name=f"xfskde-read-gdal-{tokenize(path.token(), level, version)}",
     )
     image = _plane_image(data, all_dims, selection, path.stem, tiles, request)
-    geo = _geo_labels(path, level, {"y": shape[-2], "x": shape[-1]})
+    geo = None  # a photograph's JPEG 2000 has pixel coordinates, as a plain TIFF
+    if info.located:
+        geo = _geo_labels(path, level, {"y": shape[-2], "x": shape[-1]})
     if geo is not None:
         coords, attrs, grid_mapping = geo
         image = image.assign_coords(coords)
