@@ -1455,7 +1455,7 @@ def test_the_alpha_of_a_multispectral_tiff_makes_its_pixels_missing(
     assert (labels.values[:, :60] == 0).all() and (labels.values[:, 60:] > 0).all()
 
 
-def test_a_tiff_that_stores_zero_as_white_is_read_as_viewers_show_it(tmp_path):
+def test_a_tiff_that_stores_zero_as_white_is_read_as_viewers_show_it(tmp_path, capsys):
     """Photometric MinIsWhite (0 is white: scanners, some cameras) was read as stored, the
     image's negative: its gradients pointed the other way (directions off by pi) and a
     brightfield mask took its bright glass for dark tissue. It is read inverted, 2^bits - 1
@@ -1470,6 +1470,10 @@ def test_a_tiff_that_stores_zero_as_white_is_read_as_viewers_show_it(tmp_path):
     np.testing.assert_array_equal(image.values, camera)
     np.testing.assert_array_equal(image.values, np.asarray(Image.open(path)))
     assert "MinIsWhite" in image.attrs["source_photometric"]
+    from xfskde.cli import main
+
+    assert main(["info", str(path)]) == 0
+    assert "0 is white (MinIsWhite): read inverted" in capsys.readouterr().out
     twelve = tmp_path / "twelve.tif"
     counts = (camera.astype(np.uint16) * 16).astype(np.uint16)
     tifffile.imwrite(twelve, 4095 - counts, photometric="miniswhite", bitspersample=12,

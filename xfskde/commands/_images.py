@@ -114,6 +114,9 @@ def _describe_tiff(path: str, levels: list[ImageLevel]) -> list[tuple[str, str]]
                 ("compression", compression.lower()),
             ]  # fmt: skip
             tiled = first.is_tiled
+            if first.photometric == 0:  # MinIsWhite: as viewers show it
+                rows.append(("values", "0 is white (MinIsWhite): read inverted, 2^bits - 1 "
+                             "less each stored value, as viewers show it"))  # fmt: skip
             if first.photometric == 3 and first.colormap is not None:  # a palette image
                 rows.append(("values", f"indices of a colour map of {first.colormap.shape[-1]} "
                              "entries (a palette image: a mask reads them; convert it to RGB "
