@@ -865,6 +865,14 @@ def _of_label_classes(array: np.ndarray, classes: Sequence[str], mask: Any) -> n
     return np.isin(array, wanted)
 
 
+def _crs_name(crs: Any) -> str:
+    """A CRS as a user knows it: ``EPSG:32632``, else its name."""
+    if crs is None:
+        return "none"
+    epsg = crs.to_epsg()
+    return f"EPSG:{epsg}" if epsg else str(crs.name)
+
+
 def _mask_image(mask: Any) -> xr.DataArray:
     """A mask given as a file or a PIL picture, as :func:`open_image` reads it — but a palette
     picture (a PNG or GIF of mode ``"P"``: an annotation tool's labels, a mask drawn in two
@@ -990,9 +998,13 @@ def _placeable(mask: xr.DataArray, image: xr.DataArray) -> bool:
     if ours is not None and theirs is not None and ours != theirs:
         a, b = parse_crs(ours), parse_crs(theirs)
         if a is None or b is None or a != b:
+            epsg = a.to_epsg() if a is not None else None  # the image's (a), the mask's (b)
+            target = f"EPSG:{epsg}" if epsg else "the image's CRS"
             raise ParameterError(
-                "the mask is in another CRS than the image: reproject it onto the image's "
-                "grid first (rioxarray: mask.rio.reproject_match(image, resampling=nearest))"
+                f"the mask is in another CRS ({_crs_name(b)}) than the image ({_crs_name(a)}): "
+                "reproject it onto the image's grid first (rioxarray: "
+                "mask.rio.reproject_match(image, resampling=Resampling.nearest); GDAL: "
+                f"gdalwarp -t_srs {target} -r near mask.tif mask-utm.tif)"
             )
     units = [str(a.coords["x"].attrs.get("units", "")) for a in (mask, image)]
     lengths = [micrometres(1.0, u) for u in units]  # "um" and "µm", "m" and "metre" alike
