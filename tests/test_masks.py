@@ -836,7 +836,8 @@ def test_a_mask_of_another_aspect_or_extent_is_refused_not_stretched(tmp_path):
     half. A mask must be the image at one scale (a side one pixel off, from rounding a
     downsample, is fine); one with coordinates in the image's CRS and unit is placed by them
     (a land mask of a larger area, at half the resolution, cut to the scene), and refused if it
-    covers only part of the image or is in another CRS."""
+    covers only part of the image; one in another CRS is reprojected onto the image's grid
+    (:func:`test_a_mask_in_another_crs_is_reprojected_onto_the_scene`)."""
     import rioxarray  # noqa: F401  (the rio accessor: the test extra installs it)
 
     import xfskde
@@ -865,10 +866,45 @@ def test_a_mask_of_another_aspect_or_extent_is_refused_not_stretched(tmp_path):
     half = scene((100, 48), 5.0e6, 4.0e5, 20.0)  # the western half only
     with pytest.raises(ParameterError, match="covers the whole image"):
         resolve_mask(half, field)
-    elsewhere = scene((200, 300), 5.0e6 + 200, 4.0e5 - 400, 20.0, crs="EPSG:32633")
-    with pytest.raises(ParameterError, match=r"another CRS \(EPSG:32633\) than the image "
-                       r"\(EPSG:32632\).*gdalwarp -t_srs EPSG:32632 -r near"):  # fmt: skip
-        resolve_mask(elsewhere, field)
+
+
+@pytest.mark.parametrize("side", [384, 5000])
+def test_a_mask_in_another_crs_is_reprojected_onto_the_scene(side):
+    """A land cover in WGS 84 over a UTM scene (ESA WorldCover's tiles are in EPSG:4326) is
+    reprojected onto the scene's grid by nearest neighbour, as rioxarray's reproject_match
+    does it — on a grid coarsened to at most 2048 pixels a side for a larger scene (5000²: 3 ×
+    3 cells) —, and its classes chosen before. Until 2026-11-30 it was refused ("reproject it
+    first"), and one of the scene's shape in another CRS was taken pixel for pixel."""
+    import dask.array as da
+    import rioxarray  # noqa: F401
+    from pyproj import Transformer
+    from rasterio.enums import Resampling
+
+    step = 10.0 * 384 / side
+    y = 5.0e6 - step * (np.arange(side) + 0.5)
+    x = 6.0e5 + step * (np.arange(side) + 0.5)
+    scene = xr.DataArray(da.zeros((side, side), np.uint8, chunks=2048), dims=("y", "x"),
+                         coords={"y": y, "x": x}).rio.write_crs("EPSG:32632")  # fmt: skip
+    west, north = Transformer.from_crs(32632, 4326, always_xy=True).transform(5.99e5, 5.0001e6)
+    res = 5e-5  # about 4-6 m
+    lon = west + res * (np.arange(900) + 0.5)
+    lat = north - res * (np.arange(600) + 0.5)
+    classes = np.where(
+        (lon[None, :] - lon[0]) ** 2 + (lat[:, None] - lat[0]) ** 2 < 0.0007, 40, 10
+    ).astype(np.uint8)  # a quarter-disk of cropland, the rest trees
+    cover = xr.DataArray(classes, dims=("y", "x"), coords={"y": lat, "x": lon})
+    cover = cover.rio.write_crs("EPSG:4326")
+    mask = resolve_mask(cover, scene, classes=["40"])
+    factor = -(-side // 2048)
+    grid = scene.isel(y=slice(None, None, factor), x=slice(None, None, factor))
+    reference = cover.rio.reproject(
+        "EPSG:32632", shape=(grid.sizes["y"], grid.sizes["x"]),
+        transform=scene.rio.transform(recalc=True) * scene.rio.transform().scale(factor),
+        resampling=Resampling.nearest,
+    )  # fmt: skip
+    np.testing.assert_array_equal(mask.values, reference.values == 40)
+    assert mask.attrs["reprojected_from"] == "EPSG:4326"
+    assert 0.05 < mask.values.mean() < 0.95  # the disk's edge crosses the scene
 
 
 def test_a_mask_in_microns_is_placed_on_an_image_in_micrometres():

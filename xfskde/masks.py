@@ -819,7 +819,7 @@ def resolve_mask(
                           attrs=dict(values.attrs))  # fmt: skip
     if classes is not None:
         result.attrs["classes"] = list(classes)
-    return _over_extent(result, image)
+    return _over_extent(_in_image_crs(result, image), image)
 
 
 #: How a class of xfskde's labels is named (its regions' ``class``, its NGFF name).
@@ -931,6 +931,47 @@ def _mask_attrs(resolved: xr.DataArray | None, given: Any) -> dict[str, Any]:
     if "classes" in resolved.attrs:  # the regions of these classes only
         attrs["mask_classes"] = ", ".join(resolved.attrs["classes"])
     return attrs if version is None else {**attrs, "mask_version": str(version)}
+
+
+def _in_image_crs(mask: xr.DataArray, image: xr.DataArray) -> xr.DataArray:
+    """A boolean ``mask`` in another CRS than ``image``'s (a land cover in WGS 84 over a UTM
+    scene), reprojected onto the image's grid — coarsened by the whole factor that brings its
+    longer side to at most :data:`MAX_SIDE` — by nearest neighbour (rioxarray's
+    ``reproject``; outside the mask's extent is background), as QGIS draws a layer of another
+    CRS over a scene; ``mask`` itself where both CRSs are the same, or either is missing or
+    unread, or the grids are not regular (:func:`_placeable` then refuses it or places it).
+    Records ``reprojected_from`` (the mask's CRS)."""
+    ours, theirs = crs_wkt(image), crs_wkt(mask)
+    if ours is None or theirs is None or ours == theirs:
+        return mask
+    a, b = parse_crs(ours), parse_crs(theirs)
+    if a is None or b is None or a == b or None in (pixel_steps(mask), pixel_steps(image)):
+        return mask
+    try:
+        import rioxarray  # noqa: F401  (the rio accessor)
+        from rasterio.enums import Resampling
+    except ImportError:
+        return mask
+    height, width = image.sizes["y"], image.sizes["x"]
+    factor = max(1, math.ceil(max(height, width) / MAX_SIDE))
+    corner = image.rio.transform(recalc=True)
+    shape = (-(-height // factor), -(-width // factor))
+    source = xr.DataArray(mask.values.astype(np.uint8), dims=("y", "x"),
+                          coords={d: mask.coords[d] for d in ("y", "x")})  # fmt: skip
+    source = source.rio.write_crs(b).rio.write_nodata(0)
+    moved = source.rio.reproject(a, shape=shape, transform=corner * corner.scale(factor),
+                                 resampling=Resampling.nearest, nodata=0)  # fmt: skip
+    step_y, step_x = (float(image[d].values[1] - image[d].values[0]) for d in ("y", "x"))
+    y = image.y.values[0] + step_y * (factor - 1) / 2 + step_y * factor * np.arange(shape[0])
+    x = image.x.values[0] + step_x * (factor - 1) / 2 + step_x * factor * np.arange(shape[1])
+    coords: dict[str, Any] = {
+        "y": ("y", y, dict(image.y.attrs)),
+        "x": ("x", x, dict(image.x.attrs)),
+    }
+    coords.update({k: c for k, c in image.coords.items() if c.ndim == 0})  # the image's CRS
+    attrs = {**mask.attrs, "reprojected_from": _crs_name(b)}
+    return xr.DataArray(moved.values > 0, dims=("y", "x"), coords=coords, name=mask.name,
+                        attrs=attrs)  # fmt: skip
 
 
 def _over_extent(mask: xr.DataArray, image: xr.DataArray) -> xr.DataArray:
