@@ -305,3 +305,21 @@ def test_a_photograph_s_jpeg_2000_has_pixel_coordinates_and_no_warning(tmp_path)
             assert not opened.coords and opened.rio.crs is None
     assert len(levels) > 1 and all(lv.pixel_size is None for lv in levels)
     np.testing.assert_array_equal(open_image(path).values, pixels)
+
+
+def test_a_vrt_and_its_bands_at_a_url_read_as_they_do_on_disk(scene):
+    """A Sentinel-2 tile's JPEG 2000 bands and the VRT stacking them served over HTTP (an
+    object store, Copernicus's S3): read through fsspec as rasterio's opener, byte range by
+    byte range, the VRT's sources at the same URL beside it — the same pixels, CRS and band
+    names as on disk. Until 2026-11-30 they were refused at a URL."""
+    from _servers import http_server
+
+    folder, counts, _ = scene
+    with http_server(folder) as url:
+        image = open_image(f"{url}/rgb.vrt", chunks=128)
+        assert image.rio.crs.to_epsg() == 32632 and list(image.c.values) == list(BANDS)
+        np.testing.assert_array_equal(image.transpose("y", "x", "c").values, counts)
+        band = open_image(f"{url}/T32TQM_B04.jp2", level=1)
+        with rasterio.open(folder / "T32TQM_B04.jp2", overview_level=0) as file:
+            np.testing.assert_array_equal(band.values, file.read(1))
+        assert len(image_levels(f"{url}/T32TQM_B04.jp2")) > 1

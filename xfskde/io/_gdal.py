@@ -3,19 +3,22 @@
 tasks of :func:`xfskde.io.open_image` named ``xfskde-read-gdal-...``), through rasterio (the
 ``geo`` extra).
 
-A task receives only the file's :class:`~xfskde.io._location.Location` (a local path) and the
-level, opens the file with rasterio and reads its rectangle of every band (``Dataset.read``
-with a window): a GDAL dataset is not shared between threads, and opening one reads its header
-only (a VRT's XML, a JPEG 2000's boxes). GDAL reads on the task's thread alone
+A task receives only the file's :class:`~xfskde.io._location.Location` (a path, or a URL read
+through fsspec as rasterio's opener: by byte ranges, with its storage options) and the level,
+opens the file with rasterio and reads its rectangle of every band (``Dataset.read`` with a
+window): a GDAL dataset is not shared between threads, and opening one reads its header only
+(a VRT's XML, a JPEG 2000's boxes). GDAL reads on the task's thread alone
 (``GDAL_NUM_THREADS=1``): Dask's threads are the parallelism, and the JPEG 2000 decoder's own
 threads report a damaged codestream where no one hears it — a truncated file was read as
-zeros, without an error. The labels — CRS, coordinates, band descriptions,
-nodata — are rioxarray's, read once when the image is opened, as a GeoTIFF's are.
+zeros, without an error. The labels — CRS, coordinates, band descriptions, nodata — are
+rioxarray's, read once when the image is opened, as a GeoTIFF's are.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
+import threading
 import warnings
 from typing import Any, NamedTuple
 
@@ -80,23 +83,31 @@ def _rasterio(path: Location) -> Any:
             f"Cloud-Optimised GeoTIFF (gdal_translate -of COG {path.name} "
             f"{path.stem}.tif)"
         ) from None
-    if not path.is_local:
-        raise ImageReadError(
-            f"cannot read {path}: a {kind} file is read through GDAL from a local path only; "
-            "download it, or convert it to a Cloud-Optimised GeoTIFF (gdal_translate -of COG), "
-            "which is read at a URL tile by tile"
-        )
     return rasterio
+
+
+#: Held while a dataset read through fsspec is opened and read: rasterio's Python openers
+#: keep a registry that threads opening at once corrupt (a KeyError inside rasterio).
+_OPENER_LOCK = threading.RLock()
+
+
+def _serialised(path: Location) -> Any:
+    """:data:`_OPENER_LOCK` for a remote raster, nothing for a local one."""
+    return contextlib.nullcontext() if path.is_local else _OPENER_LOCK
 
 
 def _open(path: Location, level: int) -> Any:
     """The dataset of ``level`` (0: the full resolution; n: the n-th overview)."""
     rasterio = _rasterio(path)
-    overview = {"overview_level": level - 1} if level else {}
+    options: dict[str, Any] = {"overview_level": level - 1} if level else {}
+    where = path.url
+    if not path.is_local:  # through fsspec (rasterio's opener): byte ranges, its credentials
+        fs, where = path.filesystem()
+        options["opener"] = fs
     try:
         with warnings.catch_warnings():  # a photograph's JPEG 2000: no CRS, as expected here
             warnings.simplefilter("ignore", rasterio.errors.NotGeoreferencedWarning)
-            return rasterio.open(path.url, **overview)
+            return rasterio.open(where, **options)
     except rasterio.errors.RasterioError as exc:
         raise ImageReadError(f"cannot read {path}: {' '.join(str(exc).split())}") from exc
 
@@ -144,7 +155,8 @@ def _level(dataset: Any) -> GdalLevel:
 
 def _named_files(dataset: Any) -> list[str]:
     """The local files GDAL reads for a dataset besides its own (a VRT's sources, an
-    Imagine file's spill file, sidecars); those behind ``/vsi…`` (at URLs) left out."""
+    Imagine file's spill file, sidecars); those behind ``/vsi…`` (at URLs, or read through
+    fsspec: a remote VRT's sources) left out."""
     return [f for f in dataset.files[1:] if not f.startswith("/vsi")]
 
 
@@ -155,10 +167,10 @@ def gdal_levels(path: Location) -> list[GdalLevel]:
     Raises
     ------
     ImageReadError
-        Without rasterio, at a URL, for a file GDAL cannot open, a VRT whose sources are
+        Without rasterio, for a file GDAL cannot open, a VRT whose (local) sources are
         missing, or a raster whose bands differ in type.
     """
-    with _open(path, 0) as dataset:
+    with _serialised(path), _open(path, 0) as dataset:
         levels = [_level(dataset)]
         missing = [f for f in levels[0].files if not os.path.exists(f)]
         if missing:  # a VRT's sources: their blocks would fail in the tasks, after a fit
@@ -169,7 +181,7 @@ def gdal_levels(path: Location) -> list[GdalLevel]:
         count = len(dataset.overviews(1)) if dataset.count else 0
     full = levels[0]
     for n in range(1, count + 1):
-        with _open(path, n) as overview:
+        with _serialised(path), _open(path, n) as overview:
             level = _level(overview)
         # its pixel size from the full resolution's (GDAL gives an overview of a raster without
         # a GeoTransform one of uninitialised numbers), as a pyramid's levels are sized
@@ -186,7 +198,7 @@ def gdal_version(path: Location) -> str:
     (:meth:`~xfskde.io._location.Location.version`) and each other file GDAL reads for it —
     a VRT's bands and tiles, an Imagine file's spill file —, whose rewriting leaves a VRT's
     own bytes as they were."""
-    with _open(path, 0) as dataset:
+    with _serialised(path), _open(path, 0) as dataset:
         others = _named_files(dataset)
     return "; ".join([path.version(), *(f"{f}: {locate(f).version()}" for f in others)])
 
@@ -222,7 +234,7 @@ def read_gdal_block(
     path.refuse_changed(version, lambda: gdal_version(path))
     try:  # one thread: GDAL's JPEG 2000 decoder, on threads of its own, reports a damaged
         # codestream there and hands back zeros as if read (a truncated file: all of it)
-        with rasterio.Env(GDAL_NUM_THREADS=1), _open(path, level) as dataset:
+        with _serialised(path), rasterio.Env(GDAL_NUM_THREADS=1), _open(path, level) as dataset:
             window = Window(c0, r0, c1 - c0, r1 - r0)  # type: ignore[call-arg]
             chosen = 1 if not bands else list(range(bands[0][0] + 1, bands[0][1] + 1))
             values = dataset.read(chosen, window=window)  # one band: (y, x)
