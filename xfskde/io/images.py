@@ -1042,6 +1042,23 @@ def _geo_labels(
     return coords, attrs, grid_mapping if grid_mapping in coords else None
 
 
+def _georeferenced(
+    image: xr.DataArray, geo: tuple[dict[str, Any], dict[str, Any], str | None]
+) -> xr.DataArray:
+    """``image`` with the labels :func:`_geo_labels` read (a GeoTIFF's, or a raster's read
+    through GDAL): its coordinates and CRS, its bands named by their descriptions (as an
+    OME-TIFF's channels), rioxarray's attrs and the grid mapping's name."""
+    coords, attrs, grid_mapping = geo
+    image = image.assign_coords(coords)
+    names = attrs.get("long_name")  # GDAL's band descriptions: one per band
+    if isinstance(names, tuple) and all(isinstance(n, str) and n for n in names):
+        image = _channel_named(image, names)
+    image.attrs.update(attrs)
+    if grid_mapping is not None:
+        image.encoding["grid_mapping"] = grid_mapping
+    return image
+
+
 def _yx_shape(axes: str, shape: Sequence[int]) -> tuple[int, int]:
     return int(shape[axes.index("Y")]), int(shape[axes.index("X")])
 
@@ -1108,14 +1125,7 @@ def _open_tiff(path: Location, level: int, request: _Request) -> xr.DataArray:
         ny, nx = _yx_shape(axes, shape)
         geo = _geo_labels(path, level, {"y": ny, "x": nx})
     if geo is not None:
-        coords, attrs, grid_mapping = geo
-        image = image.assign_coords(coords)
-        names = attrs.get("long_name")  # GDAL's band descriptions: one per band
-        if isinstance(names, tuple) and all(isinstance(n, str) and n for n in names):
-            image = _channel_named(image, names)  # the bands' names, as OME channels'
-        image.attrs.update(attrs)
-        if grid_mapping is not None:
-            image.encoding["grid_mapping"] = grid_mapping
+        image = _georeferenced(image, geo)
     elif sizes[level] is not None:  # a level's pixel centre: the mean of the ones it covers
         base = info.pixel_size
         levels = zip(info.origin, sizes[level], base, strict=True)
@@ -1197,14 +1207,7 @@ def _open_gdal(path: Location, level: int, request: _Request) -> xr.DataArray:
     if info.located:
         geo = _geo_labels(path, level, {"y": shape[-2], "x": shape[-1]})
     if geo is not None:
-        coords, attrs, grid_mapping = geo
-        image = image.assign_coords(coords)
-        names = attrs.get("long_name")  # GDAL's band descriptions: one per band
-        if isinstance(names, tuple) and all(isinstance(n, str) and n for n in names):
-            image = _channel_named(image, names)
-        image.attrs.update(attrs)
-        if grid_mapping is not None:
-            image.encoding["grid_mapping"] = grid_mapping
+        image = _georeferenced(image, geo)
     nodata = None if info.nodata is None else nodata_value(info.nodata, info.dtype, "nodata")
     if info.alpha is not None and "c" in image.dims:
         image = _alpha_dropped(image, nodata, info.alpha)
