@@ -197,8 +197,11 @@ def gdal_version(path: Location) -> str:
     """What changes when the raster's pixels are rewritten: the file's version
     (:meth:`~xfskde.io._location.Location.version`) and each other file GDAL reads for it —
     a VRT's bands and tiles, an Imagine file's spill file —, whose rewriting leaves a VRT's
-    own bytes as they were."""
-    with _serialised(path), _open(path, 0) as dataset:
+    own bytes as they were. At a URL those files are read through fsspec and none is named
+    locally: the file's version alone, without opening it (each task asks)."""
+    if not path.is_local:
+        return path.version()
+    with _open(path, 0) as dataset:
         others = _named_files(dataset)
     return "; ".join([path.version(), *(f"{f}: {locate(f).version()}" for f in others)])
 
