@@ -20,7 +20,12 @@ from skimage import data
 
 import xfskde
 from xfskde.api import mask_nodata, present_samples
-from xfskde.exceptions import DimensionError, GeoreferencingWarning, ParameterError
+from xfskde.exceptions import (
+    DimensionError,
+    GeoreferencingWarning,
+    ImageReadError,
+    ParameterError,
+)
 from xfskde.io import open_coefficients, open_image, write_coefficients
 from xfskde.io.geotiff import write_geotiff
 from xfskde.local import LocalParameters
@@ -908,12 +913,15 @@ def test_the_automatic_mask_of_a_scene_is_its_data_not_a_slide_s_tissue(tmp_path
         assert mask.attrs["method"] == "brightfield" and not mask.values[40:80, 40:100].any()
 
 
-def test_a_geotiff_s_transparency_mask_makes_its_pixels_missing(tmp_path, capsys):
+@pytest.mark.parametrize("internal", [True, False], ids=["internal", "msk-file"])
+def test_a_geotiff_s_transparency_mask_makes_its_pixels_missing(tmp_path, capsys, internal):
     """An orthophoto COG compressed as JPEG holds no nodata value: GDAL writes a transparency
     mask beside each level (``-mask``), which was read as a second image and left aside, the
     area outside the footprint analysed as data (JPEG's noise there: 5 % of it foreground to
     ``"auto"``, a texture of its own). Its pixels 0 are missing, at every level, as rasterio
-    reads them; segmentation labels them 0."""
+    reads them; segmentation labels them 0. So with the mask in a file beside the TIFF
+    (``ortho.tif.msk``, where rasterio's ``write_mask`` puts it by default), which was not
+    read at all."""
     from xfskde.cli import main
     from xfskde.datasets import random_textures
     from xfskde.io.images import image_levels
@@ -929,12 +937,13 @@ def test_a_geotiff_s_transparency_mask_makes_its_pixels_missing(tmp_path, capsys
                    transform=Affine(0.5, 0, 300000, 0, -0.5, 5000000), tiled=True,
                    blockxsize=256, blockysize=256, compress="JPEG",
                    photometric="YCBCR")  # fmt: skip
-    with rasterio.Env(GDAL_TIFF_INTERNAL_MASK=True):
+    with rasterio.Env(GDAL_TIFF_INTERNAL_MASK=internal):
         with rasterio.open(path, "w", **profile) as file:
             file.write(pixels)
             file.write_mask(footprint.astype(np.uint8) * 255)
         with rasterio.open(path, "r+") as file:
             file.build_overviews([2])
+    assert (tmp_path / "ortho.tif.msk").exists() != internal
     import tifffile
 
     for level in (0, 1):
@@ -956,4 +965,30 @@ def test_a_geotiff_s_transparency_mask_makes_its_pixels_missing(tmp_path, capsys
     assert rand_index(labels[:, 110:], truth[:, 110:]) > 0.95
     capsys.readouterr()
     assert main(["info", str(path)]) == 0
-    assert "1, and its transparency mask" in capsys.readouterr().out
+    said = capsys.readouterr().out
+    if internal:
+        assert "1, and its transparency mask" in said
+        return
+    assert "ortho.tif.msk beside it (GDAL's transparency mask" in said
+    # the mask is part of the input: a store of its labels goes stale when it is rewritten
+    store = tmp_path / "labels.zarr"
+    assert main(["segment", str(path), str(store), "--textures", "3", "--no-progress"]) == 0
+    footprint[:, 100:140] = False
+    with rasterio.Env(GDAL_TIFF_INTERNAL_MASK=False), rasterio.open(path, "r+") as file:
+        file.write_mask(footprint.astype(np.uint8) * 255)
+    assert (tmp_path / "ortho.tif.msk").stat().st_size > 0
+    capsys.readouterr()
+    assert main(["info", str(store)]) == 0
+    assert "has changed since this store was computed" in capsys.readouterr().out
+    # overviews built before the mask: GDAL reads them all valid; refused, naming gdaladdo
+    late = tmp_path / "late.tif"
+    with rasterio.Env(GDAL_TIFF_INTERNAL_MASK=False):
+        with rasterio.open(late, "w", **profile) as file:
+            file.write(pixels)
+        with rasterio.open(late, "r+") as file:
+            file.build_overviews([2])
+        with rasterio.open(late, "r+") as file:
+            file.write_mask(footprint.astype(np.uint8) * 255)
+    assert np.isnan(open_image(late).values[:, :100]).all()
+    with pytest.raises(ImageReadError, match=r"late.tif.msk.*no level of 256x256.*gdaladdo"):
+        open_image(late, level=1)

@@ -28,6 +28,7 @@ from ..io.images import (
     is_product,
     is_store,
     ome_pairs,
+    tiff_mask_file,
     transparency_mask_series,
 )
 from ..io.ometiff import ANNOTATION_NAMESPACE
@@ -125,6 +126,9 @@ def _describe_tiff(path: str, levels: list[ImageLevel]) -> list[tuple[str, str]]
         raise ImageReadError(f"cannot read {path} as a TIFF image: {exc}") from exc
     if nodata is not None:
         rows.append(("nodata", f"{str(nodata.value).strip(chr(0) + ' ')} (GDAL_NODATA tag)"))
+    if (sidecar := tiff_mask_file(locate(path))) is not None:
+        rows.append(("mask", f"{sidecar.name} beside it (GDAL's transparency mask: where it is "
+                     "0 is missing)"))  # fmt: skip
     for name, pairs in (r for r in recorded if r[1]):  # an OME-TIFF or GeoTIFF xfskde wrote
         model = f", the texture model of {pairs['n_textures']} textures" if (
             "endmembers" in pairs and "n_textures" in pairs) else ""  # fmt: skip

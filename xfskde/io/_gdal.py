@@ -26,6 +26,7 @@ import numpy as np
 
 from ..exceptions import ImageReadError
 from ._location import Location, locate
+from ._tiff import mask_sidecar
 
 __all__ = [
     "GDAL_FORMATS", "GdalLevel", "gdal_format", "gdal_levels", "gdal_version", "input_version",
@@ -209,9 +210,13 @@ def gdal_version(path: Location) -> str:
 def input_version(path: Location) -> str:
     """The version of an input file or store as its image records it
     (``attrs["source_version"]``) and a finished or resumed write compares it: a raster read
-    through GDAL's with the files it names (:func:`gdal_version`), any other's
+    through GDAL's with the files it names (:func:`gdal_version`), a TIFF's with the
+    transparency mask beside it (:func:`~xfskde.io._tiff.mask_sidecar`), any other's
     :meth:`~xfskde.io._location.Location.version`."""
-    return gdal_version(path) if gdal_format(path) is not None else path.version()
+    if gdal_format(path) is not None:
+        return gdal_version(path)
+    version, sidecar = path.version(), mask_sidecar(path)
+    return version if sidecar is None else f"{version}; {sidecar.name}: {sidecar.version()}"
 
 
 def read_gdal_block(

@@ -33,7 +33,13 @@ import zarr
 from ..exceptions import ImageReadError
 from ._location import Location
 
-__all__ = ["read_tiff_block", "tiff_level"]
+__all__ = ["MASK_SIDECAR", "mask_sidecar", "read_tiff_block", "tiff_level"]
+
+#: The suffix GDAL adds to a TIFF's name for the file of its transparency mask, written beside
+#: it unless ``GDAL_TIFF_INTERNAL_MASK`` is on (rasterio's ``write_mask`` with GDAL 3.10 writes
+#: it so): ``ortho.tif.msk``
+MASK_SIDECAR = ".msk"
+_TIFF_SUFFIXES = (".tif", ".tiff")
 
 _NATIVE_ORDER = "<" if sys.byteorder == "little" else ">"
 
@@ -117,6 +123,20 @@ class _SegmentReader:
         out = np.zeros((r1 - r0, c1 - c0, *self._extra), self._page.dtype)
         (self._read_mapped if self._raw else self._read_decoded)(indices, out, r0, c0)
         return out[(slice(None), slice(None), *region[2:])]
+
+
+def mask_sidecar(path: Location) -> Location | None:
+    """The file of a TIFF's transparency mask beside it (``ortho.tif.msk``, a TIFF of one
+    band and the image's levels, 0 where there is no data), as GDAL finds it; None where
+    there is none, or where it cannot be reached (a bucket that answers 403 for a key that
+    does not exist: the image itself is read, or refused, on its own)."""
+    if not path.name.lower().endswith(_TIFF_SUFFIXES):
+        return None
+    sidecar = Location(path.url + MASK_SIDECAR, path.storage_options)
+    try:
+        return sidecar if sidecar.is_file() else None
+    except Exception:  # a remote answer other than a file (403, 5xx): no mask
+        return None
 
 
 @functools.lru_cache(maxsize=16)

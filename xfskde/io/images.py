@@ -87,7 +87,7 @@ from ..lazy import DEFAULT_CHUNK, dask_view, plan_chunks
 from ._gdal import GdalLevel, gdal_format, gdal_levels, input_version, read_gdal_block
 from ._location import UNITS, Location, check_stamp, locate, metadata_stamp, micrometres
 from ._record import _refuse_holes
-from ._tiff import read_tiff_block
+from ._tiff import mask_sidecar, read_tiff_block
 
 __all__ = ["GeoreferencingWarning", "ImageLevel", "image_levels", "open_image"]
 
@@ -673,6 +673,11 @@ class _TiffInfo(NamedTuple):
     #: for an image that stores 0 as white (Photometric 0, MinIsWhite), the value that is
     #: black (2^bits - 1 of an integer image), else None
     white_is_zero: int | None = None
+    #: the file of the image's transparency mask beside it (GDAL's ``ortho.tif.msk``:
+    #: :func:`xfskde.io._tiff.mask_sidecar`), when it has no mask inside, and the (y, x)
+    #: shapes of that file's levels
+    mask_file: Location | None = None
+    mask_shapes: tuple[tuple[int, int], ...] = ()
 
 
 #: GeoKey unit names as they are usually written.
@@ -979,10 +984,50 @@ def _tiff_info(path: Location, series: int | str = 0) -> _TiffInfo:
             inverted = None
             if first.photometric == 0 and np.dtype(first.dtype).kind in "ui":  # MinIsWhite
                 inverted = 2 ** int(first.bitspersample) - 1
-            return _TiffInfo(levels, geotiff, nodata or None, size, geo, alpha, origin, index,
-                             orientation, names, palette, mask, inverted)  # fmt: skip
     except _TIFF_ERRORS as exc:
         raise ImageReadError(f"cannot read {path} as a TIFF image: {exc}") from exc
+    # GDAL's mask beside the file is the first image's, and one inside it or an alpha band
+    # comes first
+    sidecar = mask_sidecar(path) if index == 0 and mask is None and alpha is None else None
+    return _TiffInfo(levels, geotiff, nodata or None, size, geo, alpha, origin, index,
+                     orientation, names, palette, mask, inverted, sidecar,
+                     _sidecar_shapes(sidecar, path) if sidecar else ())  # fmt: skip
+
+
+def tiff_mask_file(path: Location) -> Location | None:
+    """The file of a TIFF's transparency mask beside it (``.msk``) that :func:`open_image`
+    reads with its first image, if any."""
+    return _tiff_info(path).mask_file
+
+
+def _sidecar_shapes(sidecar: Location, path: Location) -> tuple[tuple[int, int], ...]:
+    """The (y, x) shapes of the levels of the transparency mask beside a TIFF (``.msk``).
+
+    Raises
+    ------
+    ImageReadError
+        When it is not a TIFF of one mask for all bands (GDAL's per-band masks, which xfskde
+        does not read), naming what to do.
+    """
+    try:
+        with (
+            _refusing_damage(sidecar),
+            sidecar.open_ranged() as file,
+            tifffile.TiffFile(file, name=sidecar.name) as tif,
+        ):
+            mask = tif.series[0]
+            axes, shapes = mask.axes, [_yx_shape(level.axes, level.shape) for level in mask.levels]
+    except _TIFF_ERRORS as exc:
+        raise ImageReadError(
+            f"cannot read {sidecar}, the transparency mask beside {path.name}, as a TIFF: {exc}"
+        ) from exc
+    if axes != "YX":
+        raise ImageReadError(
+            f"{sidecar.name} holds a transparency mask per band of {path.name} (axes {axes}), "
+            "which xfskde does not read: write one mask for all bands (gdal_translate -mask "
+            "<band>), or move the .msk file aside to read the image without it"
+        )
+    return tuple(shapes)
 
 
 def _geo_labels(
@@ -1136,19 +1181,52 @@ def _open_tiff(path: Location, level: int, request: _Request) -> xr.DataArray:
         nodata = info.white_is_zero - nodata  # the stored value's, read inverted
     if info.alpha is not None and "c" in image.dims and image.sizes["c"] > info.alpha:
         image = _alpha_dropped(image, nodata, info.alpha)
-    elif info.mask_series is not None:
-        mask = da.map_blocks(
-            functools.partial(read_tiff_block, path, level, version, info.mask_series),
-            chunks=(image.chunks[image.dims.index("y")], image.chunks[image.dims.index("x")]),
-            dtype=np.uint8,
-            meta=np.empty((0, 0), np.uint8),
-            name=f"xfskde-read-tiff-mask-{tokenize(path.token(), level, version, info.series)}",
-        )
-        image = _masked(image, mask, nodata)
+    elif info.mask_series is not None or info.mask_file is not None:
+        image = _masked(image, _transparency(path, info, level, version, image), nodata)
+        if info.mask_file is not None:
+            image.attrs["mask"] = (
+                f"the transparency mask beside the TIFF ({info.mask_file.name}): where it is 0, "
+                "the pixels are NaN"
+            )
     elif nodata is not None:
         image.attrs["_FillValue"] = nodata
     image = _binned(image, cells, request)
+    if info.mask_file is not None:  # a resumed write sees the mask rewritten, as the image
+        version = input_version(path)
     return _recorded(image, path, level, _cell_size(sizes[level], cells), version)
+
+
+def _transparency(
+    path: Location, info: _TiffInfo, level: int, version: str, image: xr.DataArray
+) -> da.Array:
+    """The transparency mask of a TIFF's ``level``, ``(y, x)`` in ``image``'s chunks, read
+    inside the tasks: GDAL's internal mask (a series of the file) or the file beside it
+    (``.msk``), its level of the same shape.
+
+    Raises
+    ------
+    ImageReadError
+        When the file beside it has no level of that shape (overviews built before the mask),
+        naming what to do.
+    """
+    source, series, at, stamp = path, info.mask_series, level, version
+    if info.mask_file is not None:
+        shape = _yx_shape(info.levels[level][0], info.levels[level][1])
+        if shape not in info.mask_shapes:
+            raise ImageReadError(
+                f"{info.mask_file.name}, the transparency mask of {path.name}, has no level of "
+                f"{shape[1]}x{shape[0]} px (its level {level}): read another level, or build "
+                "the overviews again (gdaladdo), which writes the mask's too"
+            )
+        source, series = info.mask_file, 0
+        at, stamp = info.mask_shapes.index(shape), info.mask_file.version()
+    return da.map_blocks(
+        functools.partial(read_tiff_block, source, at, stamp, series),
+        chunks=(image.chunks[image.dims.index("y")], image.chunks[image.dims.index("x")]),
+        dtype=np.uint8,
+        meta=np.empty((0, 0), np.uint8),
+        name=f"xfskde-read-tiff-mask-{tokenize(source.token(), at, stamp, series)}",
+    )
 
 
 def _gdal_dims(level: GdalLevel) -> tuple[str, ...]:
@@ -1888,7 +1966,7 @@ def _tiff_levels(
             if shape[i] == 1:
                 shape, dims = shape[:i] + shape[i + 1 :], dims[:i] + dims[i + 1 :]
             dtype = np.float32
-        elif info.mask_series is not None:  # NaN where it is 0
+        elif info.mask_series is not None or info.mask_file is not None:  # NaN where it is 0
             dtype = np.float32
         unit = units if size is not None else None
         levels.append(ImageLevel(shape, dims, np.dtype(dtype), tile, size, unit))
