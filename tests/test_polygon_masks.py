@@ -300,7 +300,10 @@ def test_the_regions_of_some_classes_only(slides, tmp_path, capsys):
     assert xfskde.open_image(labels).attrs["mask_classes"] == "Tumor"
     argv[argv.index("Tumor")] = "Tumor,None"
     assert main([*argv, "--resume"]) == 2
-    assert "mask_classes" in capsys.readouterr().err
+    # what the user changed first, before all the segmentation chose from it
+    assert 'parameters, shape, dims or coordinates (mask_classes "Tumor" in the store, ' in (
+        capsys.readouterr().err
+    )
     assert main(["maps", str(sized), str(tmp_path / "m.zarr"), "--mask-classes", "Tumor"]) == 2
     assert "the mask 'none' has no classes" in capsys.readouterr().err
 
@@ -333,6 +336,49 @@ def test_qupath_s_cells_are_left_out_of_the_mask(tmp_path, capsys):
     rows = dict(line.split(None, 1) for line in capsys.readouterr().out.splitlines())
     assert rows["features"] == "197: Tumor (Polygon), 196 detections"
     assert rows["detections"].startswith("196 of QuPath's detections, cells or tiles")
+
+
+def test_qupath_s_exports_in_every_form_it_writes_them(tmp_path):
+    """QuPath's regions as a user hands them over: a list of features read with ``json.load``
+    (its default export: refused in Python, as a list of dicts, though a file of it was read),
+    a GeoDataFrame of the file (GDAL gives every GeoJSON WGS 84: refused on a slide, as in a
+    CRS), objects nested under their parent (``childObjects``: not drawn), QuPath 0.2–0.3's
+    ``object_type`` and 0.2's ``id`` (its detections drawn as regions), a single cell (drawn,
+    where the same cell in a collection is left out) and a class with a comma in its name
+    (split by ``--mask-classes`` and refused)."""
+    image = xr.DataArray(np.zeros((2048, 2048)), dims=("y", "x"))
+    expected = _expected((2048, 2048))
+    features = REGIONS["features"]
+    np.testing.assert_array_equal(resolve_mask(list(features), image).values, expected)
+    np.testing.assert_array_equal(polygon_mask(list(features), image).values, expected)
+    path = tmp_path / "regions.geojson"  # a FeatureCollection: GDAL reads no bare list
+    path.write_text(json.dumps(REGIONS))
+    geopandas = pytest.importorskip("geopandas")
+    frame = geopandas.read_file(path)
+    assert frame.crs.to_epsg() == 4326  # GDAL's, for any GeoJSON
+    np.testing.assert_array_equal(resolve_mask(frame, image).values, expected)
+
+    tumour, other = features[0], features[1]
+    parent = {"type": "Feature", "properties": {"classification": {"name": "Tissue"}},
+              "geometry": {"type": "Polygon", "coordinates": [
+                  [[0, 0], [2000, 0], [2000, 2000], [0, 2000], [0, 0]]]},
+              "childObjects": [{**tumour, "childObjects": [other]}]}  # fmt: skip
+    nested = resolve_mask([parent], image, classes=["Tumor", "None"])
+    np.testing.assert_array_equal(nested.values, expected)
+    cell = {"type": "Feature", "geometry": other["geometry"]}
+    for legacy in (
+        {**cell, "properties": {"object_type": "detection"}},  # QuPath 0.3
+        {**cell, "id": "PathCellObject", "properties": {}},
+    ):  # QuPath 0.2
+        mask = resolve_mask([tumour, legacy], image)
+        assert mask.attrs["detections_left_out"] == 1
+        assert mask.values.sum() == 800 * 800 - 200 * 200
+        with pytest.raises(ParameterError, match="holds QuPath's detections only"):
+            resolve_mask(legacy, image)  # one Feature, as in a collection
+    dense = {**other, "properties": {"classification": {"name": "Stroma, dense"}}}
+    drawn = resolve_mask([tumour, dense], image, classes=["Stroma", "dense"])  # as split
+    assert drawn.attrs["classes"] == ["Stroma, dense"]
+    assert drawn.values.sum() == 400 * 200
 
 
 def test_on_a_plane_of_a_stack_the_regions_of_that_plane(tmp_path):

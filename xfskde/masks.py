@@ -891,7 +891,11 @@ def _mask_image(mask: Any) -> xr.DataArray:
         raise
     except Exception as exc:  # named as the mask's, not taken for the image's (the CLI's note)
         detail = f"{type(exc).__name__}: {' '.join(str(exc).split())}"
-        raise ImageReadError(f"cannot read the mask {mask} ({detail})") from exc
+        named = mask if isinstance(mask, str | os.PathLike | Location) else type(mask).__name__
+        raise ImageReadError(
+            f"cannot read the mask {named} ({detail}): a mask is a file, an image or array, "
+            "polygons (GeoJSON, a GeoDataFrame) or one of the methods"
+        ) from exc
     if is_picture(mask):
         indices = palette_indices(mask)
     elif isinstance(mask, str | os.PathLike) and str(mask).lower().endswith((".png", ".gif")):

@@ -59,7 +59,7 @@ import json
 import math
 import os
 import warnings
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -112,6 +112,10 @@ OUTLINE_TOLERANCE = 0.3
 #: QuPath's objects that are measured things, not regions of interest (its ``objectType``):
 #: cells and their nuclei, detections, the tiles of a tiling; left out of masks.
 DETECTION_TYPES = ("detection", "cell", "tile")
+#: QuPath 0.2's object types, the class names it wrote as a feature's ``id``.
+_LEGACY_TYPES = {"PathDetectionObject": "detection", "PathCellObject": "cell",
+                 "PathTileObject": "tile", "PathAnnotationObject": "annotation",
+                 "TMACoreObject": "tma_core"}  # fmt: skip
 #: File names read as GeoJSON.
 _SUFFIXES = (".geojson", ".json")
 #: Other vector formats read as regions through geopandas (GDAL's drivers; the ``vector``
@@ -132,6 +136,8 @@ def is_polygons(mask: Any) -> bool:
         return str(mask).lower().rstrip("/").endswith((*_SUFFIXES, *VECTOR_FORMATS))
     if isinstance(mask, Mapping):  # a mask in no other form is a mapping (but a Dataset)
         return not isinstance(mask, xr.Dataset)
+    if isinstance(mask, list | tuple):  # QuPath's export as json.load reads it: its features
+        return bool(mask) and all(isinstance(m, Mapping) and "type" in m for m in mask)
     return hasattr(mask, "__geo_interface__")
 
 
@@ -184,8 +190,8 @@ def polygon_mask(
     if elsewhere:
         attrs["other_planes_left_out"] = elsewhere
     if classes is not None:
-        document = _of_classes(document, [str(c) for c in classes], _name(polygons))
-        attrs["classes"] = [str(c) for c in classes]
+        document, attrs["classes"] = _of_classes(document, [str(c) for c in classes],
+                                                 _name(polygons))  # fmt: skip
     rings = list(geojson_polygons(document))
     if not any(not ignored for *_, ignored in rings):
         some = f" but those classified {IGNORED_CLASS}" if rings else ""
@@ -284,9 +290,14 @@ def _read(polygons: Any) -> tuple[dict[str, Any], dict[str, Any]]:
         }
     if isinstance(polygons, Mapping):
         return _checked(dict(polygons), "the mask"), {}
+    if isinstance(polygons, list | tuple) and not hasattr(polygons, "__geo_interface__"):
+        return _checked([dict(f) if isinstance(f, Mapping) else f for f in polygons],
+                        "the mask"), {}  # fmt: skip
     document = dict(polygons.__geo_interface__)
     crs = getattr(polygons, "crs", None)  # a GeoDataFrame's or GeoSeries' CRS
-    if crs is not None and "crs" not in document:
+    # WGS 84 is what GDAL gives every GeoJSON it reads, a slide's QuPath regions included:
+    # what a GeoJSON without a crs member means (RFC 7946; on an image without a CRS, pixels)
+    if crs is not None and "crs" not in document and crs.to_epsg() != 4326:
         document["crs"] = {"type": "name", "properties": {"name": crs.to_wkt()}}
     return _checked(document, type(polygons).__name__), {}
 
@@ -348,22 +359,54 @@ def _read_vector(where: Location) -> Any:
 
 def _checked(document: Any, name: str) -> dict[str, Any]:
     """A GeoJSON object, refused unless it is one; a list of features or geometries (what
-    QuPath exports unless asked for a FeatureCollection) as a FeatureCollection."""
+    QuPath exports unless asked for a FeatureCollection) and a single Feature as a
+    FeatureCollection, with the objects QuPath nests in a feature (``childObjects``) as
+    features of their own."""
     if isinstance(document, list) and all(isinstance(f, dict) for f in document):
         features = [f if f.get("type") == "Feature" else {"type": "Feature", "geometry": f}
                     for f in document]  # fmt: skip
-        return {"type": "FeatureCollection", "features": features}
+        document = {"type": "FeatureCollection", "features": features}
     if not isinstance(document, dict) or not isinstance(document.get("type"), str):
         raise ParameterError(f"{name} is not GeoJSON: a mapping with a 'type' is needed")
+    if document["type"] == "Feature":  # one object: whether it is a region is its type's
+        crs = {"crs": document["crs"]} if "crs" in document else {}  # (pre-RFC 7946) its CRS
+        document = {"type": "FeatureCollection", "features": [document], **crs}
+    if document["type"] == "FeatureCollection":
+        features = document.get("features") or []
+        document = {**document, "features": list(_with_children(features))}
     return document
+
+
+def _with_children(features: Iterable[Any]) -> Iterator[Any]:
+    """Each feature, then the features nested in it (QuPath's ``childObjects``, beside its
+    ``geometry`` or in its ``properties``), depth first, without them."""
+    for feature in features:
+        if not isinstance(feature, Mapping):
+            yield feature
+            continue
+        properties = feature.get("properties")
+        nested = [*(feature.get("childObjects") or ())]
+        if isinstance(properties, Mapping) and properties.get("childObjects"):
+            nested += properties["childObjects"]
+            feature = {**feature, "properties": {k: v for k, v in properties.items()
+                                                 if k != "childObjects"}}  # fmt: skip
+        yield {k: v for k, v in feature.items() if k != "childObjects"}
+        yield from _with_children(nested)
 
 
 def object_type(feature: Any) -> str | None:
     """A feature's QuPath object type (``properties.objectType``: ``"annotation"``,
-    ``"detection"``, ``"cell"``, ``"tile"``, ``"tma_core"``), None where it has none."""
-    properties = feature.get("properties") if isinstance(feature, Mapping) else None
-    kind = properties.get("objectType") if isinstance(properties, Mapping) else None
-    return str(kind) if kind is not None else None
+    ``"detection"``, ``"cell"``, ``"tile"``, ``"tma_core"``), None where it has none. Read
+    as QuPath reads it: ``objectType``, else ``object_type`` (QuPath 0.2–0.3), else ``type``;
+    QuPath 0.2's class name in the feature's ``id`` (``"PathCellObject"``) as its type."""
+    if not isinstance(feature, Mapping):
+        return None
+    properties = feature.get("properties")
+    if isinstance(properties, Mapping):
+        for key in ("objectType", "object_type", "type"):
+            if properties.get(key) is not None:
+                return str(properties[key])
+    return _LEGACY_TYPES.get(str(feature.get("id")))
 
 
 def _without_detections(document: dict[str, Any], name: str) -> tuple[dict[str, Any], int]:
@@ -418,14 +461,19 @@ def _on_the_plane(
     return {**document, "features": kept}, dropped
 
 
-def _of_classes(document: dict[str, Any], classes: list[str], name: str) -> dict[str, Any]:
+def _of_classes(
+    document: dict[str, Any], classes: list[str], name: str
+) -> tuple[dict[str, Any], list[str]]:
     """The features of a GeoJSON of the given ``classes``, and those classified
-    :data:`IGNORED_CLASS`; a class it does not hold is refused, naming those it does."""
+    :data:`IGNORED_CLASS`, and the classes drawn (a name with a comma the command line split
+    joined again: :func:`_comma_names_rejoined`); a class it does not hold is refused, naming
+    those it does."""
     if not classes:
         raise ParameterError("classes is empty: name at least one class, or pass None for all")
     features = document.get("features") if document.get("type") == "FeatureCollection" else None
     features = [document] if features is None else features
     held = sorted({str(feature_class(f)) for f in features if isinstance(f, Mapping)})
+    classes = _comma_names_rejoined(classes, held)
     missing = [c for c in classes if c not in held]
     if missing:
         raise ParameterError(
@@ -435,7 +483,21 @@ def _of_classes(document: dict[str, Any], classes: list[str], name: str) -> dict
         )
     keep = {*classes, IGNORED_CLASS}
     chosen = [f for f in features if isinstance(f, Mapping) and str(feature_class(f)) in keep]
-    return {**document, "type": "FeatureCollection", "features": chosen}
+    return {**document, "type": "FeatureCollection", "features": chosen}, classes
+
+
+def _comma_names_rejoined(classes: list[str], held: list[str]) -> list[str]:
+    """``classes`` with the runs of names that are the parts of a held class whose name has a
+    comma (``--mask-classes "Stroma, dense"``, split at its comma by the command line) joined
+    back into it, where one of those parts is not a class of its own."""
+    for name in (h for h in held if "," in h):
+        parts = [p.strip() for p in name.split(",")]
+        for i in range(len(classes) - len(parts) + 1):
+            run = classes[i : i + len(parts)]
+            if [c.strip() for c in run] == parts and not set(run) <= set(held):
+                return _comma_names_rejoined([*classes[:i], name, *classes[i + len(parts):]],
+                                             held)  # fmt: skip
+    return classes
 
 
 def _name(polygons: Any) -> str:

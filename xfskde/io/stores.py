@@ -430,12 +430,14 @@ def _parameter_differences(stored: Any, params: str, shown: int = 4) -> str:
     def short(key: str) -> bool:
         return key != _COORDS_KEY and sum(map(len, values[key])) <= 2 * _SHOWN_VALUE
 
-    # the data's own layout first, then the values a user gives (short: a seed, a size; the
-    # shortest first, as a fit's scales and weights are short too but written to 16 digits),
-    # then what was derived from them (an attr "chose_*" saying why, fitted arrays)
-    def order(key: str) -> tuple[bool, bool, bool, int, str]:
+    # the data's own layout first, then its inputs (the mask, its classes: what changes all
+    # that the segmentation chooses), then the values a user gives (short: a seed, a size;
+    # the shortest first, as a fit's scales and weights are short too but written to 16
+    # digits), then what was derived from them (an attr "chose_*" saying why, fitted arrays)
+    def order(key: str) -> tuple[bool, bool, bool, bool, int, str]:
         length = sum(map(len, values[key])) if short(key) else 0
-        return key not in names, key.startswith("chose_"), not short(key), length, key
+        inputs = key.startswith(("mask", "source"))
+        return key not in names, not inputs, key.startswith("chose_"), not short(key), length, key
 
     keys = sorted(values, key=order)
     parts = []
