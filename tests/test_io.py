@@ -702,6 +702,11 @@ def test_a_plane_of_a_z_stack_or_time_series_is_read_alone(tmp_path):
     image = xfskde.open_image(tzyx, plane={"T": 1, "z": 1})
     np.testing.assert_array_equal(image.values, _stack((6, 64, 64))[4])
     assert image.dims == ("y", "x") and image.attrs["source_plane"] == "t=1,z=1"
+    # as --plane and source_plane write it (an AttributeError of a str had no 'items')
+    again = xfskde.open_image(tzyx, plane="t=1, z=1")
+    np.testing.assert_array_equal(again.values, image.values)
+    with pytest.raises(ParameterError, match="plane must be a mapping such as"):
+        xfskde.open_image(tzyx, plane=1)
     # OME-Zarr (written by ome-zarr-py, the second reader of the format)
     from ome_zarr.writer import write_image
 

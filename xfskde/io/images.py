@@ -2018,7 +2018,7 @@ def open_image(
     halo: int = 0,
     stride: int = 1,
     storage_options: Mapping[str, Any] | None = None,
-    plane: Mapping[str, int] | None = None,
+    plane: Mapping[str, int] | str | None = None,
     series: int | str = 0,
     dims: Sequence[str] | None = None,
     channels: Sequence[str | int] | str | int | None = None,
@@ -2066,10 +2066,11 @@ def open_image(
     storage_options : dict, optional
         Options of the fsspec filesystem of a URL (``{"endpoint_url": ..., "anon": True}``,
         credentials); refused with a local path.
-    plane : dict, optional
+    plane : dict or str, optional
         For images with axes beyond y, x and colour — a z-stack, a time series, an OME-Zarr
         image's ``t`` and ``z`` — the plane to read: ``{"z": 12}``, ``{"t": 0, "z": -1}`` (an
-        index per axis, by its lower-case name; negative counts from the end). Every such axis
+        index per axis, by its lower-case name; negative counts from the end), or as
+        ``--plane`` writes it, ``"z=12"``, ``"t=0,z=-1"``. Every such axis
         of more than one plane must be named; only the chosen plane is read (each task reads
         its blocks of that plane, not the stack). Recorded as ``attrs["source_plane"]``
         (``"z=12"``). A DataArray is indexed alike (``.isel``).
@@ -2142,6 +2143,12 @@ def open_image(
     refuse_dataset(source)
     _check_chunks(chunks)
     given = None if dims is None else _checked_dims(dims)
+    if isinstance(plane, str):  # as --plane and attrs["source_plane"] write it: "z=12"
+        plane = parse_plane(plane)
+    elif plane is not None and not isinstance(plane, Mapping):
+        raise ParameterError(
+            f"plane must be a mapping such as {{'z': 12}} or 'z=12', got {plane!r}"
+        )
     request = _Request(_target(chunks), int(halo), int(stride), mpp, plane, series, given)
     image = _opened(source, level, chunks, storage_options, request)
     if given is not None:  # a new object: a DataArray passed in keeps its attrs
