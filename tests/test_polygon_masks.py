@@ -381,6 +381,30 @@ def test_qupath_s_exports_in_every_form_it_writes_them(tmp_path):
     assert drawn.values.sum() == 400 * 200
 
 
+def test_regions_sharing_an_edge_share_no_pixel_as_gdal_draws_them():
+    """Two QuPath regions abutting along y = 1751 at level 1 (edges through the centres of a
+    row): scikit-image's centre test counted that row in both (a class's area over-counted by
+    a row, 400 px). Drawn as GDAL's scan lines draw them, half-open: each centre in one."""
+    from rasterio.features import rasterize
+
+    image = xr.DataArray(np.zeros((80, 80)), dims=("y", "x"))
+    shapes = [[[10, 10], [50, 10], [50, 30.5], [10, 30.5]],  # a row's centres on the edge
+              [[10, 30.5], [50, 30.5], [50, 60], [10, 60]],
+              [[10, 10], [30.5, 10], [30.5, 60], [10, 60]],  # a column's
+              [[30.5, 10], [50, 10], [50, 60], [30.5, 60]],
+              [[0.5, 0.5], [60.5, 60.5], [0.5, 60.5]],  # a diagonal's
+              [[0.5, 0.5], [60.5, 0.5], [60.5, 60.5]]]  # fmt: skip
+    drawn = []
+    for ring in shapes:
+        geometry = {"type": "Polygon", "coordinates": [[*ring, ring[0]]]}
+        drawn.append(polygon_mask(geometry, image).values)
+        gdal = rasterize([geometry], out_shape=(80, 80)).astype(bool)
+        np.testing.assert_array_equal(drawn[-1], gdal)
+    for first, second in zip(drawn[0::2], drawn[1::2], strict=True):
+        assert not (first & second).any()
+    assert [d.sum() for d in drawn[:2]] == [20 * 40, 30 * 40]
+
+
 def test_on_a_plane_of_a_stack_the_regions_of_that_plane(tmp_path):
     """QuPath records the plane a region was drawn on (``geometry.plane``, z and t): on a
     plane of a z-stack each was drawn whatever its plane. A region naming its plane is drawn
