@@ -272,6 +272,24 @@ def test_a_tiny_image_whose_sample_tells_nothing_keeps_its_weights():
     assert len(np.unique(np.asarray(labels))) == 3
 
 
+def test_an_image_of_a_few_rows_is_segmented_as_its_dims_say(tmp_path):
+    """A 3 × 500 RGB image (a DataArray of dims y, x, c; a TIFF of axes YXS) was refused deep
+    in the window check, whose crop is a NumPy array, as one whose channels might come first,
+    with advice to pass what had been passed."""
+    import tifffile
+
+    from xfskde.cli import main
+
+    image, _ = random_textures((256, 256), seed=100)
+    strip = xr.DataArray(image[100:103, :500], dims=("y", "x", "c"))
+    labels = segment(strip, 2)
+    assert labels.shape == (3, 256) and len(np.unique(labels.values)) == 2
+    tifffile.imwrite(tmp_path / "strip.tif", (image[:7, :3] * 255).astype(np.uint8),
+                     photometric="rgb")  # fmt: skip
+    out = tmp_path / "labels.zarr"
+    assert main(["segment", str(tmp_path / "strip.tif"), str(out), "--textures", "2"]) == 0
+
+
 def test_colour_that_only_adds_noise_is_weighed_down():
     """Colour dead leaves whose largest texture k-means split along the bars' colours (seed
     104: Rand 0.70 before the rule): the colour group's S / N is below 1, its weight falls,

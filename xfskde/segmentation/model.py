@@ -2365,7 +2365,9 @@ def _auto_size(
         sigma, rule = _bounded(arr, foreground, spec_args, sigma, rule, choices, scale)
         choices["size"] = rule
         return _equivalent_size(window, sigma), None
-    crop = _crop(arr, foreground)
+    # labelled as what it is: a crop of a few rows or columns would otherwise be refused as
+    # an array whose channels might come first (a 3 x 500 RGB image)
+    crop = xr.DataArray(_crop(arr, foreground), dims=("y", "x", "c"))
 
     def labelled(candidate: float) -> tuple[np.ndarray, tuple[str, ...]]:
         spec = FeatureSpec(size=_equivalent_size(window, candidate), stride=1, **spec_args)
