@@ -2,10 +2,12 @@
 
 import numpy as np
 import pytest
+import xarray as xr
 from _brute_force import local_fskde_reference, padded_gradient
 from skimage import data
 
 from xfskde import Cos2KKernel, Window, fskde, local_fskde, overlap_depth, rotate
+from xfskde.exceptions import ParameterError
 from xfskde.local import LocalParameters, local_fskde_block, sample_count, sample_offset
 
 WINDOWS = [
@@ -344,6 +346,27 @@ def test_overlap_depth_is_enough_for_a_block(camera):
 def test_bad_parameters_are_named(kwargs, error, match):
     with pytest.raises(error, match=match):
         local_fskde(np.zeros((8, 8)), **kwargs)
+    if error is ValueError:  # xfskde's own: a ParameterError, which a caller can catch
+        with pytest.raises(ParameterError):
+            local_fskde(np.zeros((8, 8)), **kwargs)
+
+
+def test_parameters_the_image_cannot_hold_are_refused_before_any_allocation():
+    """size=1e6 asked NumPy for petabytes of padding (MemoryError), order=10**6 for a 244 GiB
+    field, stride=1000 on 128² returned an empty (0, 0, 5) field without a word: each is a
+    ParameterError naming the parameter and the image, a DataArray's and a colour image's too."""
+    image = np.zeros((128, 96))
+    with pytest.raises(
+        ParameterError, match=r"size 1000000.0 is a window wider than this 128 x 96"
+    ):
+        local_fskde(image, order=4, size=1e6)
+    with pytest.raises(ParameterError, match=r"order 10000000: .* would take 1,831 GiB"):
+        local_fskde(image, order=10**7)
+    with pytest.raises(ParameterError, match=r"stride 1000 places no sample .*at most 192"):
+        local_fskde(xr.DataArray(image, dims=("y", "x")), order=4, stride=1000)
+    with pytest.raises(ParameterError, match="stride 300 places no sample"):
+        local_fskde(np.zeros((3, 128, 96)), order=4, stride=300, channel_axis=0)
+    assert local_fskde(image, order=4, stride=192).shape == (1, 1, 5)  # one cell: its centre
 
 
 def test_bad_dims():

@@ -1,6 +1,7 @@
 """ORTSEG segmentation: features against brute force, exact unmixing, chunk invariance, accuracy."""
 
 import itertools
+import re
 import subprocess
 import sys
 import threading
@@ -541,6 +542,38 @@ def test_bad_arguments(leaves):
         segment(image, 3, weights={"edges": 1.0})
     with pytest.raises(ValueError, match="color_bins"):
         segment(image, 3, color_bins=1)
+
+
+def test_segmentation_parameters_out_of_range_are_refused_in_one_line():
+    """What reached NumPy, numba or scikit-learn (a MemoryError, a process killed for memory,
+    KMeans's NaN message), was taken silently (a negative weight, n_textures=True, a stride
+    past the image labelling it all one texture) or raised a bare ValueError is a
+    ParameterError naming the parameter; a sample far larger than the image allocates no more
+    than its pixels."""
+    image, _ = random_textures((96, 128), seed=100)
+    refused = [
+        ({"size": 1e6}, "size 1000000.0 is a window wider than this 96 x 128"),
+        ({"stride": 1000}, "stride 1000 places no sample"),
+        ({"n_coefficients": 10000}, "n_coefficients must be an integer >= 2 and <= 64"),
+        ({"seed": -1}, "seed must be an integer from 0 to 2"),
+        ({"seed": 2**70}, "seed must be an integer from 0 to 2"),
+        ({"weights": {"fskde": float("nan")}}, "weights must be finite numbers >= 0"),
+        ({"weights": {"fskde": -1}}, "weights must be finite numbers >= 0"),
+        ({"weights": {"color": 0, "bank": 0, "fskde": 0}}, "weight 0: nothing is left"),
+        ({"size": 0}, "size must be a positive number"),
+        ({"stride": 2.5}, "stride must be a positive integer"),
+        ({"color_bins": 1}, "color_bins must be an integer >= 2"),
+        ({"features": ()}, "features must be a non-empty subset"),
+        ({"gradient_scales": (-1,)}, "gradient_scales must be one or more numbers >= 0"),
+    ]
+    for kwargs, match in refused:
+        with pytest.raises(ParameterError, match=re.escape(match)):
+            segment(image, 3, **kwargs)
+    with pytest.raises(ParameterError, match="n_textures must be an integer from 1 to"):
+        segment(image, True)
+    labels, model = segment(image, 3, sample=10**9, return_model=True)  # 723 GiB a task
+    np.testing.assert_array_equal(labels, segment(image, 3, sample=10**6))
+    assert model.sample == 10**9
 
 
 def test_channels_first_is_refused_not_read_as_rows():

@@ -9,6 +9,7 @@ a value of the wrong kind.
 from __future__ import annotations
 
 import numbers
+import os
 from typing import Any
 
 import numpy as np
@@ -29,6 +30,36 @@ def _check_order(order: Any) -> int:
     if order < 1:
         raise ParameterError(f"order must be an integer >= 1, got {order}")
     return order
+
+
+def physical_memory() -> int | None:
+    """The machine's physical memory in bytes, where the system says it (POSIX), else None."""
+    try:
+        return int(os.sysconf("SC_PAGE_SIZE")) * int(os.sysconf("SC_PHYS_PAGES"))
+    except (AttributeError, OSError, ValueError):
+        return None
+
+
+def check_within_image(
+    shape: tuple[int, int], stride: int, sigma: float, size: Any, names: tuple[str, str]
+) -> None:
+    """Refuse a ``stride`` that places no sample on an image of ``(height, width)`` ``shape``
+    (its first cell's centre, pixel (stride - 1) // 2, beyond the image: an empty result) and
+    a window wider than the image (σ ``sigma`` px, from ``size``, beyond its longer side: every
+    pixel would see all of it, and the halo padded around it grows as 4σ — a size of 1e6
+    asked for petabytes). ``names`` are the parameters' names as the caller knows them."""
+    height, width = shape
+    if (stride - 1) // 2 >= min(height, width):
+        raise ParameterError(
+            f"{names[0]} {stride} places no sample on this {height} x {width} image (the first "
+            f"cell's centre is pixel {(stride - 1) // 2}): give a {names[0]} of at most "
+            f"{2 * min(height, width)}"
+        )
+    if sigma > max(height, width):
+        raise ParameterError(
+            f"{names[1]} {size!r} is a window wider than this {height} x {width} image (sigma "
+            f"{sigma:g} px): give a {names[1]} whose window fits in it"
+        )
 
 
 def _check_eps(eps: Any) -> float | None:

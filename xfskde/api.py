@@ -42,6 +42,7 @@ from ._labels import (
     value_scale,
 )
 from ._pictures import is_picture, pixels
+from ._validation import check_within_image, physical_memory
 from .exceptions import ParameterError, PixelAspectWarning, find_stack_level
 from .gradients import Boundary, Operator, result_float_dtype
 from .kernel import Approximation, Cos2KKernel
@@ -258,6 +259,7 @@ def local_fskde_dataarray(
     ``nodata`` and ``mask`` are as in :func:`local_fskde`.
     """
     value, source, params = _resolve_nodata(image, nodata, params)
+    _refuse_beyond((image.sizes["y"], image.sizes["x"]), params, isinstance(image.data, da.Array))
     foreground = resolve_mask(mask, image)
     data, (_, _, colour) = image_layout(image)
     _warn_if_not_square(image)
@@ -279,6 +281,28 @@ def local_fskde_dataarray(
     return label_result(
         values, image, stride=params.stride, extra_dims={"k": k}, name="fskde", attrs=attrs
     )
+
+
+def _refuse_beyond(shape: tuple[int, int], params: LocalParameters, lazy: bool) -> None:
+    """Refuse parameters that cannot give this image's field: a stride that places no sample
+    on it, a window wider than it (:func:`xfskde._validation.check_within_image`), or, for an
+    image of ``(height, width)`` ``shape`` in memory (not ``lazy``: its field is computed
+    whole), an ``order`` whose field would not fit in the machine's memory (``order=10**6`` on
+    a 128² image: 244 GiB, a MemoryError deep in the core, or the process killed)."""
+    check_within_image(shape, params.stride, params.window.sigma, params.window.size,
+                       ("stride", "size"))  # fmt: skip
+    if lazy:
+        return
+    memory = physical_memory()
+    cells = math.prod(-(-(n - sample_offset(params.stride)) // params.stride) for n in shape)
+    needed = cells * params.length * np.dtype(np.complex128).itemsize
+    if memory is not None and needed > memory:
+        raise ParameterError(
+            f"order {params.kernel.order}: the field of this {shape[0]} x {shape[1]} image "
+            f"would take {needed / 2**30:,.0f} GiB, more than this machine's "
+            f"{memory / 2**30:.3g} GiB: give a lower order, a larger stride, or the image as a "
+            "Dask array (open_image), whose field is computed block by block"
+        )
 
 
 def _fields_of_planes(image: xr.DataArray, params: LocalParameters, nodata: Any, mask: Any) -> Any:
@@ -450,6 +474,10 @@ def local_fskde(
         params = copy.copy(params)
         params.nan_policy = "omit"  # its transparent pixels, NaN: missing, as open_image reads
     image = mask_nodata(image, value)
+    if image.ndim in (2, 3) and (image.ndim == 2 or channel_axis is not None):
+        axis = None if image.ndim == 2 else channel_axis % 3
+        yx = tuple(n for i, n in enumerate(image.shape) if i != axis)
+        _refuse_beyond(yx, params, isinstance(image, da.Array))  # type: ignore[arg-type]
     foreground = None
     if mask is not None:  # a mask is labelled (y, x): the array is seen as the image it is
         lib = da if isinstance(image, da.Array) else np

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ._validation import _check_choice
+from .exceptions import ParameterError
 
 __all__ = ["GAUSSIAN_TRUNCATE", "WINDOW_KINDS", "Window", "make_window"]
 
@@ -49,9 +50,11 @@ class Window:
         except (TypeError, ValueError):
             raise TypeError(f"size must be a positive number, got {self.size!r}") from None
         if not np.isfinite(size) or size <= 0:
-            raise ValueError(f"size must be a positive number of pixels, got {self.size!r}")
+            raise ParameterError(f"size must be a positive number of pixels, got {self.size!r}")
         if self.kind == "box" and not size.is_integer():
-            raise ValueError(f"size of a box window is its side in pixels, an integer; got {size}")
+            raise ParameterError(
+                f"size of a box window is its side in pixels, an integer; got {size}"
+            )
         object.__setattr__(self, "size", int(size) if self.kind == "box" else size)
 
     @property

@@ -42,6 +42,7 @@ pixels at least :func:`feature_depth` from the block edge are exact.
 from __future__ import annotations
 
 import math
+import numbers
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, NamedTuple
@@ -49,6 +50,7 @@ from typing import Any, NamedTuple
 import numba
 import numpy as np
 
+from ..exceptions import ParameterError
 from ..gradients import GradientOperator, angle_bins, gradient
 from ..kernel import Cos2KKernel
 from ..windows import Window, make_window
@@ -138,22 +140,31 @@ class FeatureSpec:
         feats = (self.features,) if isinstance(self.features, str) else tuple(self.features)
         bad = [f for f in feats if f not in FEATURE_GROUPS]
         if bad or not feats:
-            raise ValueError(
+            raise ParameterError(
                 f"features must be a non-empty subset of {FEATURE_GROUPS}, got {self.features!r}"
             )
         object.__setattr__(self, "features", tuple(f for f in FEATURE_GROUPS if f in feats))
         object.__setattr__(self, "window", make_window(self.window, self.size).kind)
         object.__setattr__(self, "size", make_window(self.window, self.size).size)
-        checks = (("color_bins", 2), ("angle_bins", 2), ("n_coefficients", 2), ("stride", 1),
-                  ("bank_bins", 2))  # fmt: skip
-        for name, low in checks:
+        # the most bins or coefficients a pixel's features hold (n_coefficients=10000: 20 000
+        # features a pixel, the process killed for memory)
+        checks = (("color_bins", 2, 256), ("angle_bins", 2, 256), ("n_coefficients", 2, 64),
+                  ("stride", 1, None), ("bank_bins", 2, 256))  # fmt: skip
+        for name, low, high in checks:
             value = getattr(self, name)
-            if int(value) != value or value < low:
-                raise ValueError(f"{name} must be an integer >= {low}, got {value!r}")
+            if (
+                isinstance(value, bool)
+                or not isinstance(value, numbers.Real)
+                or int(value) != value
+                or value < low
+                or (high is not None and value > high)
+            ):
+                most = f" and <= {high}" if high is not None else ""
+                raise ParameterError(f"{name} must be an integer >= {low}{most}, got {value!r}")
             object.__setattr__(self, name, int(value))
         scales = np.atleast_1d(np.asarray(self.gradient_scales, dtype=float))
         if scales.ndim != 1 or not len(scales) or not np.all(np.isfinite(scales) & (scales >= 0)):
-            raise ValueError(
+            raise ParameterError(
                 "gradient_scales must be one or more numbers >= 0 (0: central differences), "
                 f"got {self.gradient_scales!r}"
             )
@@ -161,7 +172,7 @@ class FeatureSpec:
         if self.bank_ranges is not None:
             ranges = tuple((float(lo), float(hi)) for lo, hi in self.bank_ranges)
             if len(ranges) != len(BANK_FILTERS) or any(not lo < hi for lo, hi in ranges):
-                raise ValueError(
+                raise ParameterError(
                     f"bank_ranges must be {len(BANK_FILTERS)} (low, high) pairs with low < high"
                 )
             object.__setattr__(self, "bank_ranges", ranges)
@@ -169,7 +180,7 @@ class FeatureSpec:
             ranges = tuple((float(lo), float(hi)) for lo, hi in self.color_ranges)
             if not ranges or any(not (math.isfinite(lo) and lo < hi < math.inf)
                                  for lo, hi in ranges):  # fmt: skip
-                raise ValueError(
+                raise ParameterError(
                     "color_ranges must be one finite (low, high) pair per channel, low < high, "
                     f"got {self.color_ranges!r}"
                 )

@@ -36,6 +36,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
+import numbers
 from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -66,6 +67,7 @@ from .._labels import (
 )
 from .._memory import release_free_memory
 from .._pictures import is_picture
+from .._validation import check_within_image
 from ..api import Nodata, check_nodata
 from ..exceptions import DimensionError, ParameterError
 from ..io.images import length_pixel_size_um, open_image
@@ -1806,7 +1808,7 @@ def _fit_prepared(
 
     def tile(x: np.ndarray, *, src_origin, rows, cols, extra, image_shape, shared=None):
         full = _padded(_unit_float(x, nodata), fit_halo, src_origin, rows, cols)
-        out = np.full((per_block, n_features), np.nan, np.float32)
+        out = np.full((held, n_features), np.nan, np.float32)
         part = _sample_block(full, spec, fit_halo, per_block, extra, (rows[0], cols[0]),
                              image_shape, shared, shift)  # fmt: skip
         out[: part.shape[0]] = part
@@ -1818,9 +1820,11 @@ def _fit_prepared(
     ]
     if tiled:
         regions = [_fit_tile(*region, seed_of[b]) for region, b in zip(regions, picks, strict=True)]
+    # a region gives at most one sample a pixel: sample=10**9 had each task allocate 723 GiB
+    held = min(per_block, max((r[1] - r[0]) * (c[1] - c[0]) for r, c in regions))
     # each task reads its cell or tile and the halo only, and returns its sampled rows
     samples = map_regions(tile, arr, regions, halo=fit_halo,
-                          trailing=(per_block, n_features), dtype=np.float32,
+                          trailing=(held, n_features), dtype=np.float32,
                           name="xfskde-segment-sample", token=(spec, seed, int(sample), shift),
                           shared=None if masked else foreground,
                           extra=[seed_of[b] for b in picks])  # fmt: skip
@@ -1995,12 +1999,19 @@ def fit_textures(
     -------
     TextureModel
     """
-    if int(n_textures) != n_textures or not 1 <= n_textures <= MAX_TEXTURES:
+    if (
+        isinstance(n_textures, bool)
+        or int(n_textures) != n_textures
+        or not 1 <= n_textures <= MAX_TEXTURES
+    ):
         raise ParameterError(
             f"n_textures must be an integer from 1 to {MAX_TEXTURES}, got {n_textures!r}"
         )
-    if int(sample) != sample or sample < n_textures:
+    if isinstance(sample, bool) or int(sample) != sample or sample < n_textures:
         raise ParameterError(f"sample must be an integer >= n_textures, got {sample!r}")
+    if isinstance(seed, bool) or not isinstance(seed, numbers.Integral) or not 0 <= seed < 2**32:
+        raise ParameterError(f"seed must be an integer from 0 to 2**32 - 1, got {seed!r}")
+    _check_weights(weights)
     if method not in FIT_METHODS:
         raise ParameterError(f"method must be one of {FIT_METHODS}, got {method!r}")
     if metric not in METRICS:
@@ -2011,6 +2022,8 @@ def fit_textures(
     # a first view of the image, to measure it: chunked for the paper's window
     first = _prepare(image, chunks, Window(window, FINE_SIZE).depth, nodata)
     arr = first.unit
+    if not isinstance(size, str) or not isinstance(stride, str):
+        _check_within(arr.shape[:2], window, size, stride)
     foreground = _foreground(first, mask)[0]
     feats = auto_features(arr.shape[2]) if auto_groups else features
     if isinstance(gradient_scales, str):
@@ -2026,6 +2039,11 @@ def fit_textures(
             raise ParameterError(f"weights has unknown feature groups {sorted(unknown)}")
         w.update({k: float(v) for k, v in weights.items()})
     feats = (feats,) if isinstance(feats, str) else tuple(feats)
+    if weights and not any(w.get(g, 0.0) for g in feats):  # the fit blamed a flat image
+        raise ParameterError(
+            f"weights give every feature group of this image ({', '.join(feats)}) the weight 0: "
+            "nothing is left to segment by; give at least one a positive weight"
+        )
     choices: dict[str, Any] = {}
     if color_ranges not in COLOR_RANGES:
         raise ParameterError(f"color_ranges must be one of {COLOR_RANGES}, got {color_ranges!r}")
@@ -2129,6 +2147,35 @@ def fit_textures(
     forget_spectra()  # the filters' spectra of the crops' and tiles' shapes: not the labels'
     release_free_memory()  # what the crops, tiles and features freed: not kept for the labels
     return TextureModel.from_attrs(model.attrs())  # the model its results record, exactly
+
+
+def _check_weights(weights: dict[str, float] | None) -> None:
+    """Refuse weights that are not finite numbers >= 0 (NaN reached scikit-learn's k-means,
+    a negative weight was taken)."""
+    if not weights:
+        return
+    values = {}
+    for name, value in weights.items():
+        try:
+            values[name] = float(value)
+        except (TypeError, ValueError):
+            values[name] = math.nan
+    bad = {k: weights[k] for k, v in values.items() if not (math.isfinite(v) and v >= 0)}
+    if bad:
+        raise ParameterError(f"weights must be finite numbers >= 0, got {bad}")
+
+
+def _check_within(
+    shape: tuple[int, int], window: str, size: float | str, stride: int | str
+) -> None:
+    """Refuse a ``size`` and ``stride`` given that do not fit the image
+    (:func:`xfskde._validation.check_within_image`: ``size=1e6`` asked for petabytes, a stride
+    beyond the image labelled it all one texture)."""
+    step = 1 if isinstance(stride, str) else stride
+    if isinstance(step, bool) or not isinstance(step, numbers.Integral) or step < 1:
+        raise ParameterError(f"stride must be a positive integer or 'auto', got {stride!r}")
+    sigma = 0.0 if isinstance(size, str) else Window(window, size).sigma
+    check_within_image(tuple(shape), int(step), sigma, size, ("stride", "size"))
 
 
 def _unit_choices(spec: FeatureSpec, names: tuple[str, ...] | None) -> dict[str, str]:
