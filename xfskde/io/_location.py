@@ -276,7 +276,7 @@ class Location:
             except OSError:
                 is_dir = True
         if not is_dir:
-            return f"{fs.size(path)} bytes, {fs.ukey(path)}"
+            return f"{fs.size(path)} bytes, {_content_key(fs, path)}"
         try:
             listing = fs.find(path, detail=True)
         except (OSError, NotImplementedError, ValueError):
@@ -352,6 +352,33 @@ class Location:
         return zarr.storage.FsspecStore.from_url(
             self.url, storage_options=self.storage_options or None, read_only=read_only
         )
+
+
+#: What names a remote file's content in fsspec's info of it, most telling first: an S3
+#: object's ETag, a GCS object's generation and MD5, an HTTP server's ETag and digests.
+_CONTENT_KEYS = ("ETag", "etag", "generation", "md5Hash", "Content-MD5", "Digest", "crc32c")
+#: Else its time of writing (an S3 listing gives it in local time, a HEAD in UTC).
+_TIME_KEYS = ("LastModified", "last_modified", "Last-Modified", "updated", "mtime", "modified")
+
+
+def _content_key(fs: Any, path: str) -> str:
+    """What names the content of a remote file now: its ETag, generation or digest (or the
+    time it was written, in UTC) from fsspec's info, read afresh; the filesystem's ``ukey``
+    only where the info holds none of them. Not ``ukey`` first: s3fs hashes the whole info,
+    which a listing of the folder (GDAL looks for a JPEG 2000's sidecars beside it) fills with
+    other fields and its time in local time, and the same object then had two versions: a
+    read refused as "changed since it was opened" in 6 of 8 runs."""
+    info = fs.info(path)
+    for key in _CONTENT_KEYS:
+        if info.get(key):
+            return f"{key} {str(info[key]).strip(chr(34))}"
+    for key in _TIME_KEYS:
+        value = info.get(key)
+        if isinstance(value, datetime.datetime):
+            value = value.astimezone(datetime.UTC).isoformat()
+        if value:
+            return f"{key} {value}"
+    return str(fs.ukey(path))
 
 
 def _utc(ns: int) -> str:
