@@ -32,6 +32,11 @@ def _check_order(order: Any) -> int:
     return order
 
 
+#: The σ in pixels beyond which a window wider than its image is refused: its padded block
+#: (the image and 4σ around it) then holds 8192² pixels or more.
+WIDEST_WINDOW = 1024
+
+
 def physical_memory() -> int | None:
     """The machine's physical memory in bytes, where the system says it (POSIX), else None."""
     try:
@@ -45,9 +50,10 @@ def check_within_image(
 ) -> None:
     """Refuse a ``stride`` that places no sample on an image of ``(height, width)`` ``shape``
     (its first cell's centre, pixel (stride - 1) // 2, beyond the image: an empty result) and
-    a window wider than the image (σ ``sigma`` px, from ``size``, beyond its longer side: every
-    pixel would see all of it, and the halo padded around it grows as 4σ — a size of 1e6
-    asked for petabytes). ``names`` are the parameters' names as the caller knows them."""
+    a window both wider than the image and than :data:`WIDEST_WINDOW` (σ ``sigma`` px, from
+    ``size``: every pixel would see all of it, and the halo padded around it grows as 4σ — a
+    size of 1e6 asked for petabytes; the default window on a 3 x 3 image is computed as on
+    any other). ``names`` are the parameters' names as the caller knows them."""
     height, width = shape
     if (stride - 1) // 2 >= min(height, width):
         raise ParameterError(
@@ -55,7 +61,7 @@ def check_within_image(
             f"cell's centre is pixel {(stride - 1) // 2}): give a {names[0]} of at most "
             f"{2 * min(height, width)}"
         )
-    if sigma > max(height, width):
+    if sigma > max(height, width, WIDEST_WINDOW):
         raise ParameterError(
             f"{names[1]} {size!r} is a window wider than this {height} x {width} image (sigma "
             f"{sigma:g} px): give a {names[1]} whose window fits in it"
