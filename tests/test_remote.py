@@ -476,7 +476,7 @@ def test_remote_inputs_record_a_version_that_a_rewrite_changes(s3, served, tmp_p
     fs.invalidate_cache()
     fs.ls("data/", detail=True)
     location = xfskde.io.locate("s3://data/changing.tif", storage_options=s3)
-    fs_of, path = location.filesystem()
+    fs_of, _ = location.filesystem()
     fs_of.ls("data/", detail=True)
     assert location.version() == first
     fs.put(str(tmp_path / "b.tif"), "data/changing.tif")  # the same size, other pixels

@@ -259,9 +259,9 @@ def local_fskde_dataarray(
     ``nodata`` and ``mask`` are as in :func:`local_fskde`.
     """
     value, source, params = _resolve_nodata(image, nodata, params)
-    _refuse_beyond((image.sizes["y"], image.sizes["x"]), params, isinstance(image.data, da.Array))
-    foreground = resolve_mask(mask, image)
     data, (_, _, colour) = image_layout(image)
+    _refuse_beyond(data.shape[:2], params, isinstance(data, da.Array))
+    foreground = resolve_mask(mask, image)
     _warn_if_not_square(image)
     data = mask_nodata(data, value)
     scales = band_scales(image)
