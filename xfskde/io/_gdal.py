@@ -20,6 +20,7 @@ import contextlib
 import os
 import threading
 import warnings
+from collections.abc import Iterator
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -30,7 +31,7 @@ from ._tiff import mask_sidecar
 
 __all__ = [
     "GDAL_FORMATS", "GdalLevel", "gdal_format", "gdal_levels", "gdal_version", "input_version",
-    "read_gdal_block",
+    "read_gdal_block", "remote_env",
 ]  # fmt: skip
 
 #: The formats read through GDAL, by suffix.
@@ -92,9 +93,32 @@ def _rasterio(path: Location) -> Any:
 _OPENER_LOCK = threading.RLock()
 
 
-def _serialised(path: Location) -> Any:
-    """:data:`_OPENER_LOCK` for a remote raster, nothing for a local one."""
-    return contextlib.nullcontext() if path.is_local else _OPENER_LOCK
+@contextlib.contextmanager
+def remote_env(path: Location) -> Iterator[None]:
+    """For a raster read through fsspec (a URL), GDAL told that its folder is empty
+    (``GDAL_DISABLE_READDIR_ON_OPEN=EMPTY_DIR``, what GDAL advises for cloud storage): it
+    otherwise looks for sidecar files (``.ovr``, ``.aux.xml``, ``.msk``) through the opener,
+    a request each, with a URL's query carried into every name it tries — a server that
+    ignores the query answered with the image itself, which GDAL then parsed as each sidecar,
+    and ``overviews()`` of a signed URL did not return. Nothing for a local file."""
+    if path.is_local:
+        yield
+        return
+    import rasterio
+
+    with rasterio.Env(GDAL_DISABLE_READDIR_ON_OPEN="EMPTY_DIR"):
+        yield
+
+
+@contextlib.contextmanager
+def _serialised(path: Location) -> Iterator[None]:
+    """For a remote raster, :data:`_OPENER_LOCK` and :func:`remote_env`; nothing for a local
+    one."""
+    if path.is_local:
+        yield
+        return
+    with _OPENER_LOCK, remote_env(path):
+        yield
 
 
 def _open(path: Location, level: int) -> Any:
@@ -110,6 +134,12 @@ def _open(path: Location, level: int) -> Any:
             warnings.simplefilter("ignore", rasterio.errors.NotGeoreferencedWarning)
             return rasterio.open(where, **options)
     except rasterio.errors.RasterioError as exc:
+        if path.has_query and gdal_format(path) == "VRT":  # its sources' URLs: unsigned
+            raise ImageReadError(
+                f"cannot read the VRT {path.name} at a URL with a query (a signed URL): GDAL "
+                "reaches its sources by their own URLs, which carry no signature; give the "
+                "bucket's URL (s3://...) with credentials, or a VRT naming signed URLs"
+            ) from exc
         raise ImageReadError(f"cannot read {path}: {' '.join(str(exc).split())}") from exc
 
 
@@ -157,7 +187,11 @@ def _level(dataset: Any) -> GdalLevel:
 def _named_files(dataset: Any) -> list[str]:
     """The local files GDAL reads for a dataset besides its own (a VRT's sources, an
     Imagine file's spill file, sidecars); those behind ``/vsi…`` (at URLs, or read through
-    fsspec: a remote VRT's sources) left out."""
+    fsspec: a remote VRT's sources) left out. A dataset read through fsspec is not asked:
+    GDAL lists the folder for sidecars through the opener, which for a signed URL (its query
+    in every name it tries) did not return."""
+    if str(dataset.name).startswith("/vsi"):
+        return []
     return [f for f in dataset.files[1:] if not f.startswith("/vsi")]
 
 

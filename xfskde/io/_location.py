@@ -100,8 +100,19 @@ class Location:
 
     @property
     def name(self) -> str:
-        """The last component of the path (``"slide.ome.tif"``)."""
-        return self.url.rstrip("/").rsplit("/", 1)[-1]
+        """The last component of the path (``"slide.ome.tif"``); of an HTTP(S) URL's path,
+        without its query and fragment (a signed URL's ``?X-Amz-Signature=...``), which do
+        not name the file's format."""
+        url = self.url
+        if self.protocol in ("http", "https"):
+            url = url.split("#", 1)[0].split("?", 1)[0]
+        return url.rstrip("/").rsplit("/", 1)[-1]
+
+    @property
+    def has_query(self) -> bool:
+        """Whether an HTTP(S) URL carries a query (a signed URL): no file beside it can be
+        named by changing its path."""
+        return self.protocol in ("http", "https") and "?" in self.url
 
     @property
     def stem(self) -> str:

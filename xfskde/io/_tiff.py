@@ -130,7 +130,7 @@ def mask_sidecar(path: Location) -> Location | None:
     band and the image's levels, 0 where there is no data), as GDAL finds it; None where
     there is none, or where it cannot be reached (a bucket that answers 403 for a key that
     does not exist: the image itself is read, or refused, on its own)."""
-    if not path.name.lower().endswith(_TIFF_SUFFIXES):
+    if not path.name.lower().endswith(_TIFF_SUFFIXES) or path.has_query:
         return None
     sidecar = Location(path.url + MASK_SIDECAR, path.storage_options)
     try:

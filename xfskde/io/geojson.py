@@ -133,8 +133,9 @@ def is_polygons(mask: Any) -> bool:
     """Whether a mask is given as polygons: a GeoJSON file (``.geojson``, ``.json``: a path or
     URL) or another vector file (:data:`VECTOR_FORMATS`), a GeoJSON mapping, or an object with
     ``__geo_interface__`` (shapely, geopandas)."""
-    if isinstance(mask, str | os.PathLike | Location):
-        return str(mask).lower().rstrip("/").endswith((*_SUFFIXES, *VECTOR_FORMATS))
+    if isinstance(mask, str | os.PathLike | Location):  # by its name: a signed URL's is
+        where = mask if isinstance(mask, Location) else Location(os.fspath(mask))  # less its
+        return where.name.lower().endswith((*_SUFFIXES, *VECTOR_FORMATS))  # query
     if isinstance(mask, Mapping):  # a mask in no other form is a mapping (but a Dataset)
         return not isinstance(mask, xr.Dataset)
     if isinstance(mask, list | tuple):  # QuPath's export as json.load reads it: its features

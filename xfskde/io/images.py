@@ -84,7 +84,14 @@ from ..exceptions import (
     XfskdeError,
 )
 from ..lazy import DEFAULT_CHUNK, dask_view, plan_chunks
-from ._gdal import GdalLevel, gdal_format, gdal_levels, input_version, read_gdal_block
+from ._gdal import (
+    GdalLevel,
+    gdal_format,
+    gdal_levels,
+    input_version,
+    read_gdal_block,
+    remote_env,
+)
 from ._location import UNITS, Location, check_stamp, locate, metadata_stamp, micrometres
 from ._record import _refuse_holes
 from ._tiff import mask_sidecar, read_tiff_block
@@ -1052,39 +1059,40 @@ def _geo_labels(
             stacklevel=4,
         )
         return None
-    fs, fs_path = path.filesystem()
-    opener: dict[str, Any] = {} if path.is_local else {"opener": fs}  # through fsspec
-    # an overview only when one is asked: rioxarray given overview_level, even None, leaves
-    # out the bands' descriptions (their names)
-    overview = {"overview_level": level - 1} if level else {}
-    with rioxarray.open_rasterio(
-        fs_path, mask_and_scale=False, cache=False, parse_coordinates=True, **overview,
-        **opener,
-    ) as geo:  # fmt: skip
-        if geo.sizes.get("y") != shape["y"] or geo.sizes.get("x") != shape["x"]:
-            warnings.warn(
-                f"{path.name}: GDAL reads level {level} as {dict(geo.sizes)}, tifffile as "
-                f"{shape}; the CRS and coordinates are not kept",
-                GeoreferencingWarning,
-                stacklevel=4,
-            )
-            return None
-        # CF's names and units of the axes (projection_x_coordinate in metre; longitude in
-        # degrees_east), which rioxarray leaves off: xarray, cf-xarray and GDAL's netCDF reader
-        # then know what the coordinates are, and the results and stores keep them
-        geo = geo.rio.write_coordinate_system()
-        coords = {
-            str(name): (coord.dims, np.asarray(coord.values), dict(coord.attrs))
-            for name, coord in geo.coords.items()
-            if set(coord.dims) <= {"y", "x"}
-        }
-        attrs = {str(k): v for k, v in geo.attrs.items()}
-        grid_mapping = geo.encoding.get("grid_mapping")
-    if level:  # an overview's bands lack their descriptions, scale and offset: the image's
-        with rioxarray.open_rasterio(fs_path, mask_and_scale=False, cache=False,
-                                     parse_coordinates=False, **opener) as full:  # fmt: skip
-            attrs = {str(k): v for k, v in full.attrs.items()}
-    return coords, attrs, grid_mapping if grid_mapping in coords else None
+    with remote_env(path):  # GDAL not sent after sidecars at a URL
+        fs, fs_path = path.filesystem()
+        opener: dict[str, Any] = {} if path.is_local else {"opener": fs}  # through fsspec
+        # an overview only when one is asked: rioxarray given overview_level, even None, leaves
+        # out the bands' descriptions (their names)
+        overview = {"overview_level": level - 1} if level else {}
+        with rioxarray.open_rasterio(
+            fs_path, mask_and_scale=False, cache=False, parse_coordinates=True, **overview,
+            **opener,
+        ) as geo:  # fmt: skip
+            if geo.sizes.get("y") != shape["y"] or geo.sizes.get("x") != shape["x"]:
+                warnings.warn(
+                    f"{path.name}: GDAL reads level {level} as {dict(geo.sizes)}, tifffile as "
+                    f"{shape}; the CRS and coordinates are not kept",
+                    GeoreferencingWarning,
+                    stacklevel=4,
+                )
+                return None
+            # CF's names and units of the axes (projection_x_coordinate in metre; longitude in
+            # degrees_east), which rioxarray leaves off: xarray, cf-xarray and GDAL's netCDF reader
+            # then know what the coordinates are, and the results and stores keep them
+            geo = geo.rio.write_coordinate_system()
+            coords = {
+                str(name): (coord.dims, np.asarray(coord.values), dict(coord.attrs))
+                for name, coord in geo.coords.items()
+                if set(coord.dims) <= {"y", "x"}
+            }
+            attrs = {str(k): v for k, v in geo.attrs.items()}
+            grid_mapping = geo.encoding.get("grid_mapping")
+        if level:  # an overview's bands lack their descriptions, scale and offset: the image's
+            with rioxarray.open_rasterio(fs_path, mask_and_scale=False, cache=False,
+                                         parse_coordinates=False, **opener) as full:  # fmt: skip
+                attrs = {str(k): v for k, v in full.attrs.items()}
+        return coords, attrs, grid_mapping if grid_mapping in coords else None
 
 
 def _georeferenced(
