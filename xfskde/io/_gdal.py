@@ -134,12 +134,6 @@ def _open(path: Location, level: int) -> Any:
             warnings.simplefilter("ignore", rasterio.errors.NotGeoreferencedWarning)
             return rasterio.open(where, **options)
     except rasterio.errors.RasterioError as exc:
-        if path.has_query and gdal_format(path) == "VRT":  # its sources' URLs: unsigned
-            raise ImageReadError(
-                f"cannot read the VRT {path.name} at a URL with a query (a signed URL): GDAL "
-                "reaches its sources by their own URLs, which carry no signature; give the "
-                "bucket's URL (s3://...) with credentials, or a VRT naming signed URLs"
-            ) from exc
         raise ImageReadError(f"cannot read {path}: {' '.join(str(exc).split())}") from exc
 
 
