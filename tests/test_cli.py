@@ -540,3 +540,64 @@ def test_segment_writes_a_photos_labels_as_an_indexed_png(tmp_path, capsys):
         found, model = xfskde.segment(picture, 3, return_model=True)
     write_labels_png(found, tmp_path / "notebook.png", model=model)
     assert read_model(tmp_path / "notebook.png").attrs() == model.attrs()
+
+
+def test_advice_names_the_commands_options_not_the_apis_keywords(tmp_path, capsys, monkeypatch):
+    """A refusal raised from the command line tells the user which option to give: NaN pixels
+    under maps' default say --nan-policy omit (they said nan_policy='omit', a Python keyword
+    that no command takes)."""
+    monkeypatch.chdir(tmp_path)
+    image = np.ones((16, 16), np.float32)
+    image[4, 5] = np.nan
+    tifffile.imwrite(tmp_path / "nan.tif", image)
+    assert main(["maps", "nan.tif", "out.ome.zarr", "--no-progress"]) == 2
+    err = capsys.readouterr().err
+    assert err == (
+        "xfskde maps: error: image contains NaN or infinite pixels; pass --nan-policy omit to "
+        "give every gradient that touches them zero weight, or fill them first\n"
+    )
+    stack = np.zeros((3, 16, 16), np.uint8)  # (z, y, x): which plane?
+    tifffile.imwrite(
+        tmp_path / "stack.tif", stack, photometric="minisblack", metadata={"axes": "QYX"}
+    )
+    assert main(["segment", "stack.tif", "s.zarr", "--textures", "2", "--no-progress"]) == 2
+    err = capsys.readouterr().err
+    assert err.endswith("choose one plane with --plane q=0\n") and "plane={" not in err
+
+
+@pytest.mark.parametrize(
+    ("command", "message", "said"),
+    [
+        ("segment", "n_textures must be an integer from 1 to 12, got 0",
+         "--textures must be an integer from 1 to 12, got 0"),
+        ("segment", "only 1 pixels could be sampled, fewer than n_textures = 3: give more",
+         "only 1 pixels could be sampled, fewer than --textures 3: give more"),
+        ("segment", "color_bins must be an integer >= 2 and <= 256, got 1",
+         "--color-bins must be an integer >= 2 and <= 256, got 1"),
+        ("segment", "seed must be an integer from 0 to 2**32 - 1, got -1",
+         "--seed must be an integer from 0 to 2**32 - 1, got -1"),
+        ("segment", "values span 0 to 1: pass match_levels=True (--match-levels) to map them",
+         "values span 0 to 1: pass --match-levels to map them"),
+        ("segment", "metric='within' needs the covariance: pass metric='euclidean'",
+         "--metric within needs the covariance: pass --metric euclidean"),
+        ("segment", "large values: give it as nodata=-3.4e+38 (--nodata=-3.4e+38) if so",
+         "large values: give it as --nodata=-3.4e+38 if so"),
+        ("maps", "name its axes, dims=('c', 'y', 'x') for colour or dims=('z', 'y', 'x') with "
+         "plane={'z': 0} for a stack (--dims c,y,x, or --dims z,y,x --plane z=0, on the command "
+         "line)", "name its axes, --dims c,y,x for colour or --dims z,y,x with --plane z=0 for a "
+         "stack"),
+        ("maps", "out.zarr exists; pass resume=True to finish it or overwrite=True to replace it",
+         "out.zarr exists; pass --resume to finish it or --overwrite to replace it"),
+        ("maps", "the nodata value is not a number; pass nodata= a number, or nodata=None",
+         "the nodata value is not a number; pass --nodata a number, or --nodata none"),
+        # what the command has no option for, or cannot spell, is left as it is
+        ("maps", "n_textures must be an integer, got 0", "n_textures must be an integer, got 0"),
+        ("maps", "use eps=None to keep all", "use eps=None to keep all"),
+        ("info", "pass nan_policy='omit'", "pass nan_policy='omit'"),
+        ("segment", "cannot read /data/color_bins.tif", "cannot read /data/color_bins.tif"),
+    ],
+)  # fmt: skip
+def test_the_apis_keywords_are_said_as_options(command, message, said):
+    from xfskde.cli import _as_options, _options
+
+    assert _as_options(message, _options(build_parser(), command)) == said
