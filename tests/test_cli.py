@@ -601,3 +601,54 @@ def test_the_apis_keywords_are_said_as_options(command, message, said):
     from xfskde.cli import _as_options, _options
 
     assert _as_options(message, _options(build_parser(), command)) == said
+
+
+SEGMENT_FORMS = (
+    "*.zarr or a name without a suffix (a Zarr store); *.ome.zarr (OME-Zarr); *.ome.tif "
+    "(OME-TIFF); *.tif (GeoTIFF); *.png (an indexed PNG); or *.geojson, *.gpkg, *.shp or *.fgb "
+    "(regions)"
+)
+MAPS_FORMS = (
+    "*.ome.zarr or a name without a suffix (OME-Zarr); *.ome.tif (OME-TIFF); *.tif (GeoTIFF); "
+    "or *.png (the maps as a picture)"
+)
+
+
+@pytest.mark.parametrize(
+    ("command", "name", "suffix", "forms"),
+    [
+        ("segment", "out.txt", ".txt", SEGMENT_FORMS),
+        ("segment", "labels.JSON", ".json", SEGMENT_FORMS),
+        ("segment", "labels.csv", ".csv", SEGMENT_FORMS),
+        ("maps", "maps.nc", ".nc", MAPS_FORMS),
+        ("maps", "maps.h5", ".h5", MAPS_FORMS),
+        ("maps", "maps.jpeg", ".jpeg", MAPS_FORMS),
+        ("coefficients", "f.jp2", ".jp2", "*.zarr or a name without a suffix (a Zarr store)"),
+        ("coefficients", "f.vrt", ".vrt", "*.zarr or a name without a suffix (a Zarr store)"),
+        ("coefficients", "f.shp.zip", ".shp.zip", "*.zarr or a name without a suffix (a Zarr "
+         "store)"),
+    ],
+)  # fmt: skip
+def test_an_output_named_as_a_file_the_command_does_not_write_is_refused(
+    tmp_path, capsys, command, name, suffix, forms
+):
+    """``xfskde segment in.png out.txt`` wrote a Zarr store named out.txt: an output whose
+    suffix is a file format the command does not write is refused before anything is read,
+    naming the outputs it writes."""
+    textures = ["--textures", "2"] if command == "segment" else []
+    argv = [command, str(tmp_path / "missing.png"), str(tmp_path / name), *textures]
+    assert main(argv) == 2
+    assert capsys.readouterr().err == (
+        f"xfskde {command}: error: {tmp_path / name}: xfskde {command} writes no {suffix} file: "
+        f"name the output {forms}\n"
+    )
+    assert not (tmp_path / name).exists()
+
+
+def test_an_output_without_a_suffix_or_of_an_unknown_one_is_a_store(tmp_path, capsys):
+    photo = str(tmp_path / "photo.tif")
+    tifffile.imwrite(photo, (random_textures((32, 32), seed=1)[0] * 255).astype(np.uint8))
+    for name in ("labels", "labels.zarr", "run.v2"):
+        argv = ["segment", photo, str(tmp_path / name), "--textures", "2", "--size", "2"]
+        assert main([*argv, "--no-progress"]) == 0, capsys.readouterr().err
+        assert xfskde.io.open_blocks(tmp_path / name).shape == (32, 32)
