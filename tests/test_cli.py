@@ -540,3 +540,115 @@ def test_segment_writes_a_photos_labels_as_an_indexed_png(tmp_path, capsys):
         found, model = xfskde.segment(picture, 3, return_model=True)
     write_labels_png(found, tmp_path / "notebook.png", model=model)
     assert read_model(tmp_path / "notebook.png").attrs() == model.attrs()
+
+
+def test_advice_names_the_commands_options_not_the_apis_keywords(tmp_path, capsys, monkeypatch):
+    """A refusal raised from the command line tells the user which option to give: NaN pixels
+    under maps' default say --nan-policy omit (they said nan_policy='omit', a Python keyword
+    that no command takes)."""
+    monkeypatch.chdir(tmp_path)
+    image = np.ones((16, 16), np.float32)
+    image[4, 5] = np.nan
+    tifffile.imwrite(tmp_path / "nan.tif", image)
+    assert main(["maps", "nan.tif", "out.ome.zarr", "--no-progress"]) == 2
+    err = capsys.readouterr().err
+    assert err == (
+        "xfskde maps: error: image contains NaN or infinite pixels; pass --nan-policy omit to "
+        "give every gradient that touches them zero weight, or fill them first\n"
+    )
+    stack = np.zeros((3, 16, 16), np.uint8)  # (z, y, x): which plane?
+    tifffile.imwrite(
+        tmp_path / "stack.tif", stack, photometric="minisblack", metadata={"axes": "QYX"}
+    )
+    assert main(["segment", "stack.tif", "s.zarr", "--textures", "2", "--no-progress"]) == 2
+    err = capsys.readouterr().err
+    assert err.endswith("choose one plane with --plane q=0\n") and "plane={" not in err
+
+
+@pytest.mark.parametrize(
+    ("command", "message", "said"),
+    [
+        ("segment", "n_textures must be an integer from 1 to 12, got 0",
+         "--textures must be an integer from 1 to 12, got 0"),
+        ("segment", "only 1 pixels could be sampled, fewer than n_textures = 3: give more",
+         "only 1 pixels could be sampled, fewer than --textures 3: give more"),
+        ("segment", "color_bins must be an integer >= 2 and <= 256, got 1",
+         "--color-bins must be an integer >= 2 and <= 256, got 1"),
+        ("segment", "seed must be an integer from 0 to 2**32 - 1, got -1",
+         "--seed must be an integer from 0 to 2**32 - 1, got -1"),
+        ("segment", "values span 0 to 1: pass match_levels=True (--match-levels) to map them",
+         "values span 0 to 1: pass --match-levels to map them"),
+        ("segment", "metric='within' needs the covariance: pass metric='euclidean'",
+         "--metric within needs the covariance: pass --metric euclidean"),
+        ("segment", "large values: give it as nodata=-3.4e+38 (--nodata=-3.4e+38) if so",
+         "large values: give it as --nodata=-3.4e+38 if so"),
+        ("maps", "name its axes, dims=('c', 'y', 'x') for colour or dims=('z', 'y', 'x') with "
+         "plane={'z': 0} for a stack (--dims c,y,x, or --dims z,y,x --plane z=0, on the command "
+         "line)", "name its axes, --dims c,y,x for colour or --dims z,y,x with --plane z=0 for a "
+         "stack"),
+        ("maps", "out.zarr exists; pass resume=True to finish it or overwrite=True to replace it",
+         "out.zarr exists; pass --resume to finish it or --overwrite to replace it"),
+        ("maps", "the nodata value is not a number; pass nodata= a number, or nodata=None",
+         "the nodata value is not a number; pass --nodata a number, or --nodata none"),
+        # what the command has no option for, or cannot spell, is left as it is
+        ("maps", "n_textures must be an integer, got 0", "n_textures must be an integer, got 0"),
+        ("maps", "use eps=None to keep all", "use eps=None to keep all"),
+        ("info", "pass nan_policy='omit'", "pass nan_policy='omit'"),
+        ("segment", "cannot read /data/color_bins.tif", "cannot read /data/color_bins.tif"),
+    ],
+)  # fmt: skip
+def test_the_apis_keywords_are_said_as_options(command, message, said):
+    from xfskde.cli import _as_options, _options
+
+    assert _as_options(message, _options(build_parser(), command)) == said
+
+
+SEGMENT_FORMS = (
+    "*.zarr or a name without a suffix (a Zarr store); *.ome.zarr (OME-Zarr); *.ome.tif "
+    "(OME-TIFF); *.tif (GeoTIFF); *.png (an indexed PNG); or *.geojson, *.gpkg, *.shp or *.fgb "
+    "(regions)"
+)
+MAPS_FORMS = (
+    "*.ome.zarr or a name without a suffix (OME-Zarr); *.ome.tif (OME-TIFF); *.tif (GeoTIFF); "
+    "or *.png (the maps as a picture)"
+)
+
+
+@pytest.mark.parametrize(
+    ("command", "name", "suffix", "forms"),
+    [
+        ("segment", "out.txt", ".txt", SEGMENT_FORMS),
+        ("segment", "labels.JSON", ".json", SEGMENT_FORMS),
+        ("segment", "labels.csv", ".csv", SEGMENT_FORMS),
+        ("maps", "maps.nc", ".nc", MAPS_FORMS),
+        ("maps", "maps.h5", ".h5", MAPS_FORMS),
+        ("maps", "maps.jpeg", ".jpeg", MAPS_FORMS),
+        ("coefficients", "f.jp2", ".jp2", "*.zarr or a name without a suffix (a Zarr store)"),
+        ("coefficients", "f.vrt", ".vrt", "*.zarr or a name without a suffix (a Zarr store)"),
+        ("coefficients", "f.shp.zip", ".shp.zip", "*.zarr or a name without a suffix (a Zarr "
+         "store)"),
+    ],
+)  # fmt: skip
+def test_an_output_named_as_a_file_the_command_does_not_write_is_refused(
+    tmp_path, capsys, command, name, suffix, forms
+):
+    """``xfskde segment in.png out.txt`` wrote a Zarr store named out.txt: an output whose
+    suffix is a file format the command does not write is refused before anything is read,
+    naming the outputs it writes."""
+    textures = ["--textures", "2"] if command == "segment" else []
+    argv = [command, str(tmp_path / "missing.png"), str(tmp_path / name), *textures]
+    assert main(argv) == 2
+    assert capsys.readouterr().err == (
+        f"xfskde {command}: error: {tmp_path / name}: xfskde {command} writes no {suffix} file: "
+        f"name the output {forms}\n"
+    )
+    assert not (tmp_path / name).exists()
+
+
+def test_an_output_without_a_suffix_or_of_an_unknown_one_is_a_store(tmp_path, capsys):
+    photo = str(tmp_path / "photo.tif")
+    tifffile.imwrite(photo, (random_textures((32, 32), seed=1)[0] * 255).astype(np.uint8))
+    for name in ("labels", "labels.zarr", "run.v2"):
+        argv = ["segment", photo, str(tmp_path / name), "--textures", "2", "--size", "2"]
+        assert main([*argv, "--no-progress"]) == 0, capsys.readouterr().err
+        assert xfskde.io.open_blocks(tmp_path / name).shape == (32, 32)

@@ -291,3 +291,27 @@ def test_a_store_whose_input_changed_since_says_it_is_stale(tmp_path, capsys):
     tiff.unlink()
     assert main(["info", str(store)]) == 0
     assert "STALE" not in capsys.readouterr().out
+
+
+def test_info_says_a_palette_png_stores_indices_read_as_their_colours(tmp_path, capsys):
+    """``xfskde info labels.png`` on the palette PNG segment writes described its level as
+    (H, W, 3) float32 only: what open_image reads (the indices' RGB colours, NaN where
+    transparent), not what the file stores. It says both now."""
+    from PIL import Image
+
+    indices = np.zeros((6, 10), np.uint8)
+    indices[:, 5:] = 2
+    picture = Image.fromarray(indices, mode="L").convert("P")
+    picture.putpalette([0, 0, 0, 255, 0, 0, 0, 255, 0])
+    picture.save(tmp_path / "labels.png", transparency=0)
+    Image.fromarray(np.zeros((6, 10, 3), np.uint8)).save(tmp_path / "rgb.png")
+    assert main(["info", str(tmp_path / "labels.png")]) == 0
+    out = capsys.readouterr().out
+    assert (
+        "palette   stores (6, 10) indices into a palette of 3 colours, index 0 transparent; "
+        "read as their RGB colours (transparent pixels missing: NaN), as the levels below say "
+        "(the indices: np.asarray(PIL.Image.open(path)); as --mask the indices are read)\n"
+    ) in out
+    assert "(6, 10, 3)  float32" in out  # what open_image gives
+    assert main(["info", str(tmp_path / "rgb.png")]) == 0
+    assert "\npalette " not in capsys.readouterr().out

@@ -657,6 +657,32 @@ def test_resolve_mask_forms(tmp_path):
     np.testing.assert_array_equal(resolve_mask(drawn, image).values, drawn > 0)
 
 
+def test_a_mask_given_as_nested_lists_is_an_array_mask():
+    """``segment(image, n, mask=[[False, True], ...])`` failed with "cannot read the mask list
+    (TypeError ...)": rows of booleans or numbers are the array NumPy reads from them; QuPath's
+    features (a list of mappings with a "type") are still polygons."""
+    import xfskde
+
+    image = xr.DataArray(np.zeros((8, 8)), dims=("y", "x"))
+    drawn = np.zeros((4, 4), bool)
+    drawn[1:3, 1:3] = True
+    for listed in (drawn.tolist(), drawn.astype(int).tolist(), tuple(map(list, drawn))):
+        np.testing.assert_array_equal(resolve_mask(listed, image).values, drawn)
+    with pytest.raises(ParameterError, match="rows of equal length"):
+        resolve_mask([[1, 0], [1]], image)
+    with pytest.raises(ParameterError, match="booleans or numbers, one per pixel; got items"):
+        resolve_mask([["a", "b"], ["c", "d"]], image)
+    square = {"type": "Polygon", "coordinates": [[[0, 0], [4, 0], [4, 4], [0, 4], [0, 0]]]}
+    features = [{"type": "Feature", "geometry": square, "properties": {}}]
+    assert resolve_mask(features, image).values[:4, :4].all()
+    photo, _ = random_textures((32, 32), seed=1)
+    half = np.zeros((32, 32), bool)
+    half[:, 16:] = True
+    labels = xfskde.segment(photo, 2, size=2, mask=half.tolist())
+    np.testing.assert_array_equal(labels, xfskde.segment(photo, 2, size=2, mask=half))
+    assert not np.asarray(labels)[:, :16].any() and np.asarray(labels)[:, 16:].all()
+
+
 def test_a_palette_mask_is_read_by_its_indices_not_its_colours(tmp_path, capsys):
     """A mask drawn as a palette PNG (an annotation tool's labels: index 0 the background, here
     white; index 1 red) was read by its colours, any non-zero channel foreground: white was

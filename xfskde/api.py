@@ -412,7 +412,8 @@ def local_fskde(
     mask : "auto", path, array or DataArray, optional
         The foreground to compute (:mod:`xfskde.masks`): ``"auto"`` finds tissue or signal with
         :func:`xfskde.masks.tissue_mask` (on a low-resolution level of the image's file when it
-        has one), a path or an array gives it (non-zero is foreground), at any resolution: it
+        has one), a path, an array or a nested list of rows (``[[False, True], ...]``) gives
+        it (non-zero is foreground), at any resolution: it
         covers the image's extent. Samples outside it are NaN (no value: not computed, and
         so are the maps drawn from them); with a Dask-backed image the
         blocks it does not touch are neither read nor computed. DataArray results record it

@@ -12,8 +12,11 @@ server's refusal. 141: whoever read the output stopped (``xfskde info ... | head
 printed). 130: interrupted (Ctrl-C); 143: terminated (SIGTERM, handled like Ctrl-C: no new block
 starts, the blocks being computed end, and the store is left to ``--resume``). Each failure
 prints one line on stderr, which says what a failed or interrupted write left behind and how to
-finish it; ``--debug`` shows the traceback instead. Warnings are printed one line each at the
-end of a run that succeeds, and dropped when it fails (its one line says what matters).
+finish it, and names the command's options where the library's message names its keywords
+(``nan_policy='omit'`` is said ``--nan-policy omit``, ``n_textures`` ``--textures``: a keyword
+the command has no option for is left as it is); ``--debug`` shows the traceback instead.
+Warnings are printed one line each at the end of a run that succeeds, and dropped when it fails
+(its one line says what matters).
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ import argparse
 import contextlib
 import importlib
 import os
+import re
 import signal
 import sys
 import threading
@@ -91,22 +95,99 @@ def _sigterm_interrupts() -> Iterator[None]:
         signal.signal(signal.SIGTERM, previous)
 
 
-#: The library's keywords that its messages name, as the command line spells them: a
-#: refusal tells the user what to pass, and on the command line that is a flag.
-_FLAGS = {"resume=True": "--resume", "overwrite=True": "--overwrite"}
+#: The library's parameters whose command-line option is not ``--`` and the parameter's name
+#: with dashes (``color_bins`` is ``--color-bins``; these are not).
+_OPTION_NAMES = {"n_textures": "--textures", "n_coefficients": "--coefficients"}
+#: Parameters that a refusal names first, bare (``size must be a positive number``): on the
+#: command line, the option (``--size must be ...``).
+_LEADING = re.compile(r"^([a-z][a-z_]*)\b(?= (?:must|[-\d'(]|is |places ))")
+#: A Python value as a refusal writes it after ``keyword=``: a quoted word, True, None, a
+#: number, a tuple of quoted words, a dict of quoted names to integers, or nothing at all.
+_VALUE = (
+    r"'[^']*'|\"[^\"]*\"|True|None|-?\d[\w.+-]*"
+    r"|\((?:'[^']*'(?:, )?)+\)|\{(?:'[^']*': -?\d+(?:, )?)+\}|(?=[\s,;:.)]|$)"
+)
+_KEYWORD = re.compile(rf"(?<![\w.'\"-])([a-z][a-z_]*)=({_VALUE})")
+#: The command line's form that a message gives after the API's (``plane={'z': 0} (--plane z=0
+#: on the command line)``), which is all a user of the command line needs.
+_ALSO = re.compile(
+    rf"(?<![\w.'\"-])[a-z][a-z_]*=(?:{_VALUE}) \((--[^()]*?)(?: on the command line)?\)"
+)
+_QUOTED = r"'([^']*)'"
+_ON_THE_COMMAND_LINE = re.compile(r" ?\((--[^()]*?),? on the command line\)")
 
 
-def _one_line(exc: BaseException) -> str:
+def _option(keyword: str, options: frozenset[str]) -> str | None:
+    """The option of ``options`` that gives the library's parameter ``keyword``, or None."""
+    option = _OPTION_NAMES.get(keyword, "--" + keyword.replace("_", "-"))
+    return option if option in options else None
+
+
+def _as_typed(option: str, value: str) -> str | None:
+    """The words that give ``option`` the Python ``value`` on the command line, or None where
+    the command line cannot spell it (``eps=None``: leave ``--eps`` out)."""
+    if value == "True":
+        return option
+    if value == "None":
+        return f"{option} none" if option == "--nodata" else None
+    if not value:  # "pass level= ...": the option itself
+        return option
+    if value[0] in "'\"":
+        return f"{option} {value[1:-1]}"
+    if value[0] == "(":
+        return f"{option} {','.join(re.findall(_QUOTED, value))}"
+    if value[0] == "{":
+        pairs = re.findall(r"'([^']*)': (-?\d+)", value)
+        return f"{option} {','.join(f'{k}={v}' for k, v in pairs)}"
+    return f"{option} {value}"
+
+
+def _as_options(line: str, options: frozenset[str]) -> str:
+    """``line`` with the library's keywords (``nan_policy='omit'``, ``plane={'z': 0}``,
+    ``resume=True``, ``n_textures``) as ``options``, the command's, spell them: a refusal
+    tells the user what to pass, and on the command line that is an option. A keyword the
+    command has no option for is left as it is."""
+
+    kept = []  # the keywords the command line cannot spell
+
+    def keyword(match: re.Match[str]) -> str:
+        option = _option(match[1], options)
+        typed = None if option is None else _as_typed(option, match[2])
+        if typed is None:
+            kept.append(match[0])
+        return match[0] if typed is None else typed
+
+    line = _ALSO.sub(lambda m: m[1], line)
+    line = _KEYWORD.sub(keyword, line)
+    if not any(re.fullmatch(r"[a-z_]{2,}=.*", k) for k in kept):  # all said as options now
+        line = _ON_THE_COMMAND_LINE.sub("", line)
+    for name in {*_OPTION_NAMES, *re.findall(r"\b[a-z]+_[a-z_]+\b", line)}:
+        option = _option(name, options)
+        if option is not None:
+            line = re.sub(rf"(?<![\w.'\"/-]){name}(?: =)?(?![\w=]|\.\w)", option, line)
+    leading = _LEADING.match(line)
+    if leading and (option := _option(leading[1], options)) is not None:
+        line = option + line[leading.end() :]
+    return line
+
+
+def _one_line(exc: BaseException, options: frozenset[str] = frozenset()) -> str:
     """The message of an error, and its notes (what a write left behind), on one line, the
-    keywords it names as the command's flags (:data:`_FLAGS`)."""
+    library's keywords that it names as the command's ``options`` (:func:`_as_options`)."""
     message = " ".join(str(exc).split()) or type(exc).__name__
     if isinstance(exc, KeyError):
         message = f"missing key {message}"
     notes = [" ".join(str(n).split()) for n in getattr(exc, "__notes__", ())]
-    line = "; ".join([message, *notes])
-    for keyword, flag in _FLAGS.items():
-        line = line.replace(keyword, flag)
-    return line
+    return _as_options("; ".join([message, *notes]), options)
+
+
+def _options(parser: argparse.ArgumentParser, command: str) -> frozenset[str]:
+    """The long options of ``parser``'s subcommand ``command``."""
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction) and command in action.choices:
+            sub = action.choices[command]
+            return frozenset(o for a in sub._actions for o in a.option_strings if o[:2] == "--")
+    return frozenset()
 
 
 def _no_credentials(exc: Exception) -> str:
@@ -138,10 +219,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     name = f"xfskde {args.command}"
+    options = _options(parser, args.command)
     with _sigterm_interrupts(), contextlib.ExitStack() as stack:
         if not args.debug:  # each warning as one line, once, when it is raised
             stack.enter_context(warnings.catch_warnings())
-            warnings.showwarning = _one_line_warnings(name)
+            warnings.showwarning = _one_line_warnings(name, options)
         try:
             status = int(args.func(args) or 0)
             # now, not at exit: a reader that went away (| head) is a BrokenPipeError here
@@ -160,7 +242,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         except USER_ERRORS as exc:
             if args.debug:
                 raise
-            print(f"{name}: error: {_one_line(exc)}", file=sys.stderr)
+            print(f"{name}: error: {_one_line(exc, options)}", file=sys.stderr)
             return 2
         except Exception as exc:  # a bug: say so in one line, and where to see more
             if args.debug:
@@ -180,7 +262,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     return status
 
 
-def _one_line_warnings(name: str) -> Callable[..., None]:
+def _one_line_warnings(name: str, options: frozenset[str] = frozenset()) -> Callable[..., None]:
     """A ``warnings.showwarning`` that prints each warning as one line on stderr
     (``xfskde segment: warning: ...``), once, when it is raised: before the work it concerns
     (a mask taken for the wrong kind of image, seen before a slide's ten minutes), and before
@@ -192,7 +274,7 @@ def _one_line_warnings(name: str) -> Callable[..., None]:
     def show(message: Warning | str, category: type[Warning], *_: Any, **__: Any) -> None:
         if issubclass(category, DeprecationWarning | PendingDeprecationWarning):
             return
-        line = " ".join(str(message).split())
+        line = _as_options(" ".join(str(message).split()), options)
         if line not in shown:
             shown.add(line)
             print(f"{name}: warning: {line}", file=sys.stderr, flush=True)

@@ -776,7 +776,8 @@ def resolve_mask(
     image or a PIL picture of one (non-zero is foreground; a palette PNG's indices, not its
     colours), regions drawn as polygons (a GeoJSON file, mapping or GeoDataFrame, a shapefile
     or GeoPackage: :func:`xfskde.io.geojson.polygon_mask`, of the regions of ``classes`` only
-    when given), or an array or DataArray (truthy is foreground). With ``classes``, a mask
+    when given), or an array, DataArray or nested list of rows (``[[False, True], ...]``, as
+    :func:`numpy.asarray` reads it; truthy is foreground). With ``classes``, a mask
     image or array is a label image, its foreground the pixels of those labels
     (:func:`_of_label_classes`: ``["40"]``, ``["texture 2"]``).
     """
@@ -795,7 +796,8 @@ def resolve_mask(
         return polygon_mask(mask, image, classes=classes)
     if isinstance(mask, xr.DataArray):
         values = mask
-    elif isinstance(mask, np.ndarray | da.Array):
+    elif isinstance(mask, np.ndarray | da.Array | list | tuple):
+        mask = _listed(mask) if isinstance(mask, list | tuple) else mask
         if mask.ndim != 2:
             raise DimensionError(f"a mask must be 2-D (y, x), got shape {mask.shape}")
         values = xr.DataArray(mask, dims=("y", "x"))
@@ -820,6 +822,25 @@ def resolve_mask(
     if classes is not None:
         result.attrs["classes"] = list(classes)
     return _over_extent(_in_image_crs(result, image), image)
+
+
+def _listed(mask: list | tuple) -> np.ndarray:
+    """A mask given as nested lists (rows of booleans or numbers), as the array NumPy reads
+    from it; lists that are not one number per pixel (rows of different lengths, strings)
+    are refused in one line."""
+    try:
+        array = np.asarray(mask)
+    except ValueError as exc:  # rows of different lengths
+        raise ParameterError(
+            "a mask given as a list must be rows of equal length, one boolean or number per "
+            f"pixel ({' '.join(str(exc).split())})"
+        ) from exc
+    if array.dtype.kind not in "biuf":
+        raise ParameterError(
+            "a mask given as a list must be rows of booleans or numbers, one per pixel; got "
+            f"items NumPy reads as {array.dtype} (GeoJSON features are mappings with a 'type')"
+        )
+    return array
 
 
 #: How a class of xfskde's labels is named (its regions' ``class``, its NGFF name).

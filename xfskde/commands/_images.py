@@ -190,6 +190,9 @@ def _describe_plain(path: str) -> list[tuple[str, str]]:
     if path.lower().endswith(".npy"):
         return [("format", "NumPy .npy (read into memory)")]
     rows = [("format", f"{Path(path).suffix[1:].upper()} (read into memory)")]
+    palette = _palette_row(path)
+    if palette is not None:
+        rows.append(("palette", palette))
     if path.lower().endswith(".png"):  # one xfskde wrote: what it holds, and how to read it
         with locate(path).open() as file:
             recorded = png_attrs(file)
@@ -203,6 +206,33 @@ def _describe_plain(path: str) -> list[tuple[str, str]]:
                          "of the maps (hue orientation, brightness coherence), not their "
                          "values"))  # fmt: skip
     return rows
+
+
+def _palette_row(path: str) -> str | None:
+    """What a palette picture (a PNG or GIF of PIL's mode ``"P"`` or ``"PA"``: xfskde's
+    labels, a quantised photo) stores, and how :func:`xfskde.open_image` reads it — as the
+    RGB colours of its indices, which the levels' table then describes (float32, NaN where a
+    colour is transparent) — or None for any other picture."""
+    from PIL import Image
+
+    with locate(path).open() as file, Image.open(file) as picture:
+        if picture.mode not in ("P", "PA"):
+            return None
+        colours = len(picture.getpalette() or ()) // 3
+        height, width = picture.height, picture.width
+        clear = picture.info.get("transparency")
+    if isinstance(clear, int):
+        clear_text = f", index {clear} transparent"
+    elif isinstance(clear, bytes) and any(a < 255 for a in clear):
+        clear_text = f", {sum(a < 255 for a in clear)} of them (partly) transparent"
+    else:
+        clear_text = ""
+    missing = " (transparent pixels missing: NaN)" if clear_text else ""
+    return (
+        f"stores ({height}, {width}) indices into a palette of {colours} colours"
+        f"{clear_text}; read as their RGB colours{missing}, as the levels below say "
+        "(the indices: np.asarray(PIL.Image.open(path)); as --mask the indices are read)"
+    )
 
 
 def describe_image(path: str, dims: tuple[str, ...] | None = None) -> ImageDescription:

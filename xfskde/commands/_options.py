@@ -517,11 +517,24 @@ GEOJSON_SUFFIXES = (".geojson",)
 #: Output names written as the labels' regions in a GIS vector format, by geopandas
 #: (``xfskde segment`` only; :data:`xfskde.io.geojson.WRITTEN_VECTOR_FORMATS`).
 VECTOR_SUFFIXES = tuple(WRITTEN_VECTOR_FORMATS)
-#: Formats no command writes: pictures lossy or not made for labels or values, and vector
+#: Formats no command writes: pictures lossy or not made for labels or values, vector
 #: formats read as masks but not written (KML is longitude and latitude only; zipped
-#: shapefiles and GML: write a GeoPackage).
-_UNWRITTEN_SUFFIXES = (".jpg", ".jpeg", ".bmp", ".gif", ".webp", ".npy",
-                       ".kml", ".kmz", ".gml", ".shz", ".shp.zip")  # fmt: skip
+#: shapefiles and GML: write a GeoPackage; a regions file is written as *.geojson, not
+#: *.json), rasters and arrays of other libraries, text, tables and archives. Any other name
+#: — with no suffix (``labels``) or one no file format uses — is a store (until 2026-12-01 an
+#: output named ``out.txt``, ``out.nc`` or ``out.jp2`` was written as a Zarr store of that
+#: name).
+_UNWRITTEN_SUFFIXES = (
+    ".jpg", ".jpeg", ".jpe", ".bmp", ".gif", ".webp", ".jp2", ".j2k", ".jpx", ".avif",
+    ".heic", ".ico", ".svg", ".pdf", ".eps", ".ps",
+    ".npy", ".npz", ".mat", ".pkl", ".pickle", ".parquet", ".feather", ".arrow",
+    ".nc", ".nc4", ".cdf", ".h5", ".hdf", ".hdf5", ".he5", ".n5",
+    ".vrt", ".img", ".hdr", ".envi", ".asc", ".xyz", ".ecw", ".sid", ".dem", ".dt2",
+    ".svs", ".ndpi", ".scn", ".mrxs", ".czi", ".nd2", ".lif", ".vsi", ".dcm", ".btf", ".tf8",
+    ".kml", ".kmz", ".gml", ".shz", ".shp.zip", ".json", ".topojson", ".csv", ".tsv",
+    ".txt", ".xml", ".html", ".htm", ".md", ".yaml", ".yml", ".log",
+    ".zip", ".tar", ".gz", ".tgz", ".bz2", ".xz", ".7z",
+)  # fmt: skip
 
 
 def _named(output: str, suffixes: str | tuple[str, ...]) -> bool:
@@ -584,19 +597,37 @@ def is_file_output(output: str) -> bool:
     return any(named(output) for _, named, _, _ in _FILE_OUTPUTS)
 
 
+def output_forms(args: argparse.Namespace) -> str:
+    """The outputs the command of ``args`` writes, by the names that choose them, in words:
+    ``maps`` an OME-Zarr image under any other name, ``coefficients`` a Zarr store."""
+    if args.command == "maps":
+        forms = ["*.ome.zarr or a name without a suffix (OME-Zarr)"]
+    else:
+        forms = ["*.zarr or a name without a suffix (a Zarr store)"]
+        if getattr(args, "tiff_output", False):
+            forms.append("*.ome.zarr (OME-Zarr)")
+    if getattr(args, "tiff_output", False):
+        forms += ["*.ome.tif (OME-TIFF)", "*.tif (GeoTIFF)"]
+    if getattr(args, "png_output", False):
+        picture = "the maps as a picture" if args.command == "maps" else "an indexed PNG"
+        forms.append(f"*.png ({picture})")
+    if getattr(args, "geojson_output", False):
+        forms.append("*.geojson, *.gpkg, *.shp or *.fgb (regions)")
+    return "; ".join(forms[:-1]) + "; or " + forms[-1] if len(forms) > 1 else forms[0]
+
+
 def refuse_file_output(args: argparse.Namespace) -> None:
     """An output written as one file — a GeoTIFF, a PNG, a GeoJSON — is refused before anything is
     computed for a command that does not write it, with ``--resume`` (it is written whole) and
-    at a URL (it is a local file); a picture format no command writes (``labels.jpg``, once
-    written as a Zarr store of that name) always."""
+    at a URL (it is a local file); the suffix of a file format no command writes
+    (:data:`_UNWRITTEN_SUFFIXES`: ``labels.jpg``, ``out.txt``, once written as Zarr stores of
+    those names) always, naming the outputs the command writes (:func:`output_forms`)."""
     if _named(args.output, _UNWRITTEN_SUFFIXES):
-        suffix = os.path.splitext(str(args.output).rstrip("/"))[1]
-        png = "; *.png: the labels as an indexed PNG" if getattr(args, "png_output", False) else ""
-        if getattr(args, "geojson_output", False):
-            png += "; *.geojson, *.gpkg, *.shp or *.fgb: the labels as regions"
+        name = str(args.output).rstrip("/").lower()
+        suffix = max((s for s in _UNWRITTEN_SUFFIXES if name.endswith(s)), key=len)
         raise ParameterError(
-            f"{args.output}: xfskde writes no {suffix} file: name the output *.zarr (a Zarr "
-            f"store), *.ome.zarr (OME-Zarr), *.ome.tif (OME-TIFF) or *.tif (GeoTIFF){png}"
+            f"{args.output}: xfskde {args.command} writes no {suffix} file: name the output "
+            f"{output_forms(args)}"
         )
     found = [entry for entry in _FILE_OUTPUTS if entry[1](args.output)]
     if not found:

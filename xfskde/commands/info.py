@@ -6,8 +6,10 @@ the values aligned; attributes that hold arrays (a label store's endmembers) are
 their shape and dtype. With ``--verify``, every chunk is read back and checked: damaged chunks
 (checksum mismatch, undecodable) and missing ones (written, but gone) are listed, and the exit
 status is 1 unless the store is complete and whole. An input image (TIFF/OME-TIFF/SVS, Zarr,
-PNG, NPY) is described by its format and, for each pyramid level, its shape, dtype, tile or
-chunk, and pixel size with its unit when the file records one.
+PNG, NPY) is described by its format (a palette PNG or GIF: the indices it stores, and that
+they are read as their RGB colours) and, for each pyramid level as :func:`xfskde.open_image`
+reads it, its shape, dtype, tile or chunk, and pixel size with its unit when the file records
+one.
 """
 
 from __future__ import annotations

@@ -2580,11 +2580,12 @@ def segment(
         Also return the :class:`TextureModel`.
     mask : "auto", path, array or DataArray, optional
         The foreground to segment (:mod:`xfskde.masks`: ``"auto"`` finds tissue or signal, a
-        path names a mask image, an array or DataArray covers the image's extent at any
-        resolution): blocks beyond the window's reach of any foreground are neither read nor
-        computed, pixels outside it are missing pixels to the fit and to the labels (they vote
-        for nothing; the windows are renormalised to the foreground, so what lies outside
-        changes nothing inside) and get the label :data:`BACKGROUND`.
+        path names a mask image, an array, DataArray or nested list of rows
+        (``[[False, True], ...]``) covers the image's extent at any resolution): blocks beyond
+        the window's reach of any foreground are neither read nor computed, pixels outside it
+        are missing pixels to the fit and to the labels (they vote for nothing; the windows
+        are renormalised to the foreground, so what lies outside changes nothing inside) and
+        get the label :data:`BACKGROUND`.
     nodata : "auto", number or None
         The value that marks missing pixels (a pixel whose every channel equals it): ``"auto"``
         reads it from a DataArray's metadata as :func:`xfskde.local_fskde` does, None uses every
