@@ -188,6 +188,32 @@ def test_warnings_are_one_line_once_when_raised_and_the_error_last(tmp_path, cap
     )
 
 
+def test_a_bucket_s_refusal_and_an_unreachable_endpoint_are_the_user_s_to_fix(capsys, monkeypatch):
+    """s3fs's 403 is a PermissionError that says only "Forbidden" (printed as the whole
+    error), and botocore's EndpointConnectionError (a wrong AWS_ENDPOINT_URL) was "internal
+    error … report it", status 1: each is one line naming what to check, status 2."""
+    botocore = pytest.importorskip("botocore.exceptions")
+    import xfskde.commands.info as info
+
+    def forbidden(args):
+        raise PermissionError("Forbidden")
+
+    monkeypatch.setattr(info, "run", forbidden)
+    assert main(["info", "s3://locked/scene.tif"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("xfskde info: error: Forbidden: the storage service refused access")
+    assert "AWS_ACCESS_KEY_ID" in err and len(err.splitlines()) == 1
+
+    def unreachable(args):
+        raise botocore.EndpointConnectionError(endpoint_url="http://127.0.0.1:1/b/scene.tif")
+
+    monkeypatch.setattr(info, "run", unreachable)
+    assert main(["info", "s3://b/scene.tif"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("xfskde info: error: cannot reach the storage service (Could not")
+    assert "AWS_ENDPOINT_URL" in err and len(err.splitlines()) == 1
+
+
 def test_a_bug_is_one_line_with_status_1_and_debug_shows_it(capsys, monkeypatch):
     import xfskde.commands.info as info
 

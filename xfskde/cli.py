@@ -52,6 +52,21 @@ CREDENTIAL_ERRORS = (
     "NoCredentialsError", "PartialCredentialsError", "DefaultCredentialsError",
     "CredentialUnavailableError", "ClientAuthenticationError",
 )  # fmt: skip
+#: What botocore raises where the storage service's endpoint cannot be reached (by class
+#: name: botocore is no dependency): the user's endpoint or network, not a bug of xfskde.
+UNREACHABLE_ERRORS = (
+    "EndpointConnectionError", "ConnectTimeoutError", "ReadTimeoutError", "ConnectionClosedError",
+)  # fmt: skip
+UNREACHABLE = (
+    "check its URL (AWS_ENDPOINT_URL, FSSPEC_S3_ENDPOINT_URL, or storage_options' "
+    "endpoint_url) and the network, then run it again"
+)
+#: What a bucket's refusal (s3fs's bare "Forbidden", "Access Denied") asks of the user.
+DENIED = (
+    "the storage service refused access: check the credentials (AWS_ACCESS_KEY_ID and "
+    "AWS_SECRET_ACCESS_KEY, or AWS_PROFILE) and that the bucket's policy grants them this "
+    "object, or read a public bucket anonymously (FSSPEC_S3_ANON=true)"
+)
 #: Exit statuses of an interrupted run: Ctrl-C, and SIGTERM (128 + the signal's number).
 INTERRUPTED, TERMINATED = 130, 128 + signal.SIGTERM
 
@@ -242,7 +257,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         except USER_ERRORS as exc:
             if args.debug:
                 raise
-            print(f"{name}: error: {_one_line(exc, options)}", file=sys.stderr)
+            line = _one_line(exc, options)
+            if isinstance(exc, PermissionError) and "://" not in line:  # s3fs: "Forbidden"
+                line = f"{line}: {DENIED}"
+            print(f"{name}: error: {line}", file=sys.stderr)
             return 2
         except Exception as exc:  # a bug: say so in one line, and where to see more
             if args.debug:
@@ -252,6 +270,10 @@ def main(argv: Sequence[str] | None = None) -> int:
                 return 2
             if type(exc).__name__ == "ClientResponseError":  # aiohttp: a server's answer
                 print(f"{name}: error: {_answered(exc)}", file=sys.stderr)
+                return 2
+            if any(c.__name__ in UNREACHABLE_ERRORS for c in type(exc).__mro__):
+                print(f"{name}: error: cannot reach the storage service ({_one_line(exc)}): "
+                      f"{UNREACHABLE}", file=sys.stderr)  # fmt: skip
                 return 2
             print(
                 f"{name}: internal error: {type(exc).__name__}: {_one_line(exc)} (run it again "
