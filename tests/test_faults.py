@@ -484,6 +484,22 @@ def test_damaged_tiffs_raise_image_read_errors_through_the_api(tmp_path):
     assert info.value.__cause__ is not None
 
 
+def test_a_tiff_cut_before_its_first_page_is_damaged_not_a_missing_series(tmp_path, capsys):
+    """GDAL writes a GeoTIFF's page description last: a copy cut short loses it, and the
+    refusal read "has no series 0; its series are" with nothing after it."""
+    import struct
+
+    path = tmp_path / "cut.tif"
+    tifffile.imwrite(path, CAMERA)
+    data = bytearray(path.read_bytes())
+    data[4:8] = struct.pack("<I", len(data) + 1000)  # the first page: past the end
+    path.write_bytes(bytes(data))
+    with pytest.raises(ImageReadError, match="holds no image: it is damaged or truncated"):
+        xfskde.open_image(path)
+    assert main(["info", str(path)]) == 2
+    assert "holds no image: it is damaged or truncated" in capsys.readouterr().err
+
+
 @pytest.mark.parametrize("compression", [None, "zlib", "jpeg"])
 def test_a_tiff_cut_short_is_refused_when_opened(tmp_path, capsys, compression):
     """A copy or download cut short keeps its header: it opened, its first blocks computed,

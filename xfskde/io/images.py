@@ -843,6 +843,11 @@ def _series_index(tif: tifffile.TiffFile, series: int | str, path: Any) -> int:
         For an index the file does not have or a name none of its images has, listing them.
     """
     names = [s.name or "" for s in tif.series]
+    if not names:  # a file cut before its first image's description (GDAL writes it last)
+        raise ImageReadError(
+            f"{path} holds no image: it is damaged or truncated (its header names no page "
+            "that is there); copy or download it again"
+        )
     listed = ", ".join(f"{i} {n!r}" if n else str(i) for i, n in enumerate(names))
     if isinstance(series, str):
         if series in names:
