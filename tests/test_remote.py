@@ -4,6 +4,7 @@ local S3 server (moto's server mode), ``http://`` on a real file server with byt
 started in another directory read and write the same files.
 """
 
+import json
 import os
 import re
 
@@ -450,6 +451,20 @@ def test_auto_mask_of_an_s3_image_reads_it_as_it_was_opened(s3, inputs):
     local = tissue_mask(xfskde.open_image(inputs / "slide.tif"), max_side=192)
     assert remote.attrs["source"] == "s3://data/slide.tif" and remote.shape == (160, 192)
     np.testing.assert_array_equal(remote.values, local.values)
+
+
+def test_a_mask_in_the_image_s_bucket_is_read_with_its_storage_options(s3, inputs):
+    """An image opened with storage_options (no AWS_* environment) and its regions in the
+    same bucket: the mask was read without them (botocore's bare NoCredentialsError)."""
+    fs = s3fs.S3FileSystem(**s3)
+    ring = [[40, 30], [300, 30], [300, 200], [40, 200], [40, 30]]
+    fs.pipe("data/aoi.geojson", json.dumps({"type": "Polygon", "coordinates": [ring]}).encode())
+    image = xfskde.open_image("s3://data/slide.tif", storage_options=s3)
+    remote = xfskde.masks.resolve_mask("s3://data/aoi.geojson", image)
+    expected = np.zeros(IMAGE.shape, bool)
+    expected[30:200, 40:300] = True
+    np.testing.assert_array_equal(remote.values, expected)
+    assert remote.attrs["source"] == "s3://data/aoi.geojson"
 
 
 def test_remote_inputs_record_a_version_that_a_rewrite_changes(s3, served, tmp_path):

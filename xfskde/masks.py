@@ -792,6 +792,7 @@ def resolve_mask(
         return None
     if isinstance(mask, str) and mask in METHODS:
         return tissue_mask(image, method=mask, margin=margin)
+    mask = _reached_as_the_image(mask, image)
     if is_polygons(mask):  # drawn on the image's grid: nothing to place
         return polygon_mask(mask, image, classes=classes)
     if isinstance(mask, xr.DataArray):
@@ -841,6 +842,22 @@ def _listed(mask: list | tuple) -> np.ndarray:
             f"items NumPy reads as {array.dtype} (GeoJSON features are mappings with a 'type')"
         )
     return array
+
+
+def _reached_as_the_image(mask: Any, image: Any) -> Any:
+    """A mask's URL of the image's protocol reached with the storage options the image was
+    opened with (``open_image("s3://...", storage_options=...)``, then ``mask="s3://.../
+    aoi.geojson"``: the mask was read without them, a bare NoCredentialsError); any other mask
+    as it is."""
+    if not isinstance(mask, str | os.PathLike) or isinstance(mask, Location):
+        return mask
+    source = getattr(image, "encoding", {}).get("source")
+    if not isinstance(source, Location) or source.is_local or not source.storage_options:
+        return mask
+    where = locate(mask)
+    if where.is_local or where.protocol != source.protocol:
+        return mask
+    return locate(where, source.storage_options)
 
 
 #: How a class of xfskde's labels is named (its regions' ``class``, its NGFF name).
