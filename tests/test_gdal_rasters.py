@@ -9,6 +9,8 @@ one.
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 
@@ -329,3 +331,12 @@ def test_a_vrt_and_its_bands_at_a_url_read_as_they_do_on_disk(scene):
         np.testing.assert_array_equal(signed.values, band.values)
         again = open_image(f"{url}/rgb.vrt?token=abc", chunks=128)
         np.testing.assert_array_equal(again.values, image.values)
+        # its sources read from its XML (GDAL names them /vsiriopener_...): versioned with
+        # it, listed by info, and one missing refused when it is opened, naming it (a block
+        # failed later with "Resource temporarily unavailable")
+        version = image.attrs["source_version"]
+        assert all(f"{url}/T32TQM_{b}.jp2: " in version for b in BANDS)
+        _write_vrt(folder / "missing.vrt", ["T32TQM_B04.jp2", "T32TQM_B05.jp2"], ("B04", "B05"))
+        with pytest.raises(ImageReadError, match=r"1 of the files it is made of is missing: "
+                           rf"{re.escape(url)}/T32TQM_B05.jp2"):  # fmt: skip
+            open_image(f"{url}/missing.vrt")

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import posixpath
 import threading
 import warnings
 from collections.abc import Iterator
@@ -201,13 +202,15 @@ def gdal_levels(path: Location) -> list[GdalLevel]:
     """
     with _serialised(path), _open(path, 0) as dataset:
         levels = [_level(dataset)]
-        missing = [f for f in levels[0].files if not os.path.exists(f)]
-        if missing:  # a VRT's sources: their blocks would fail in the tasks, after a fit
-            raise ImageReadError(
-                f"cannot read {path}: {len(missing)} of the files it is made of "
-                f"{'is' if len(missing) == 1 else 'are'} missing: {', '.join(missing)}"
-            )
         count = len(dataset.overviews(1)) if dataset.count else 0
+    if not path.is_local and gdal_format(path) == "GDAL VRT":  # its sources, at URLs too
+        levels = [levels[0]._replace(files=tuple(str(s) for s in vrt_sources(path)))]
+    missing = [f for f in levels[0].files if not _exists(f, path)]
+    if missing:  # a VRT's sources: their blocks would fail in the tasks, after a fit
+        raise ImageReadError(
+            f"cannot read {path}: {len(missing)} of the files it is made of "
+            f"{'is' if len(missing) == 1 else 'are'} missing: {', '.join(missing)}"
+        )
     full = levels[0]
     for n in range(1, count + 1):
         with _serialised(path), _open(path, n) as overview:
@@ -226,13 +229,59 @@ def gdal_version(path: Location) -> str:
     """What changes when the raster's pixels are rewritten: the file's version
     (:meth:`~xfskde.io._location.Location.version`) and each other file GDAL reads for it —
     a VRT's bands and tiles, an Imagine file's spill file —, whose rewriting leaves a VRT's
-    own bytes as they were. At a URL those files are read through fsspec and none is named
-    locally: the file's version alone, without opening it (each task asks)."""
+    own bytes as they were. At a URL: a VRT's with its sources' (:func:`vrt_sources`, read
+    from its XML, each asked its version), any other raster's alone, without opening it."""
     if not path.is_local:
-        return path.version()
-    with _open(path, 0) as dataset:
-        others = _named_files(dataset)
-    return "; ".join([path.version(), *(f"{f}: {locate(f).version()}" for f in others)])
+        if gdal_format(path) != "GDAL VRT":
+            return path.version()
+        named = [(str(s), s) for s in vrt_sources(path)]
+    else:
+        with _open(path, 0) as dataset:
+            named = [(f, locate(f)) for f in _named_files(dataset)]
+    return "; ".join([path.version(), *(f"{f}: {where.version()}" for f, where in named)])
+
+
+def vrt_sources(path: Location) -> list[Location]:
+    """The files a VRT names (its ``SourceFilename`` elements, in order, each once), as
+    locations: one named relative to the VRT (``relativeToVRT="1"``, ``../B04.jp2``) beside
+    it — at its URL, with its storage options —, one behind GDAL's ``/vsis3/``, ``/vsigs/``
+    or ``/vsicurl/`` at that URL, any other as named. Read from the VRT's XML: GDAL, reading
+    a VRT at a URL through fsspec, names its sources by paths of its own (``/vsiriopener_…``)."""
+    from xml.etree import ElementTree
+
+    with path.open() as file:
+        root = ElementTree.fromstring(file.read())
+    folder = path.url.split("?", 1)[0].rsplit("/", 1)[0] if not path.is_local else None
+    sources: dict[str, Location] = {}
+    for element in root.iter("SourceFilename"):
+        name = (element.text or "").strip()
+        relative = element.get("relativeToVRT") == "1" or not (
+            name.startswith(("/", "\\")) or "://" in name or name[1:3] == ":\\"
+        )
+        if relative:
+            base = folder if folder is not None else os.path.dirname(path.url)
+            scheme, _, rest = base.partition("://") if "://" in base else ("", "", base)
+            joined = posixpath.normpath(f"{rest}/{name}") if scheme else os.path.join(base, name)
+            url = f"{scheme}://{joined}" if scheme else os.path.normpath(joined)
+        else:
+            url = next((f"{scheme}{name[len(prefix):]}" for prefix, scheme in _VSI.items()
+                        if name.startswith(prefix)), name)  # fmt: skip
+        options = path.storage_options if url.split("://")[0] == path.url.split("://")[0] else {}
+        sources.setdefault(url, locate(url, options if "://" in url else None))
+    return list(sources.values())
+
+
+#: GDAL's virtual file systems of a VRT's sources, and the URLs they stand for.
+_VSI = {"/vsis3/": "s3://", "/vsigs/": "gs://", "/vsicurl/": "", "/vsiaz/": "az://"}
+
+
+def _exists(name: str, raster: Location) -> bool:
+    """Whether a file a raster names is there: a local path by the file system, a URL by
+    asking its server (a refusal raises, naming it: :meth:`Location.exists`)."""
+    if "://" not in name:
+        return os.path.exists(name)
+    options = raster.storage_options if name.split("://")[0] == raster.protocol else None
+    return locate(name, options).exists()
 
 
 def input_version(path: Location) -> str:
@@ -267,7 +316,7 @@ def read_gdal_block(
     from rasterio.windows import Window
 
     *bands, (r0, r1), (c0, c1) = block_info[None]["array-location"]
-    path.refuse_changed(version, lambda: gdal_version(path))
+    path.refuse_changed(version, (lambda: gdal_version(path)) if path.is_local else None)
     try:  # one thread: GDAL's JPEG 2000 decoder, on threads of its own, reports a damaged
         # codestream there and hands back zeros as if read (a truncated file: all of it)
         with _serialised(path), rasterio.Env(GDAL_NUM_THREADS=1), _open(path, level) as dataset:

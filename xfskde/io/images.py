@@ -1285,9 +1285,12 @@ def _open_gdal(path: Location, level: int, request: _Request) -> xr.DataArray:
     native = (*shape[:-2], *info.block)
     selection, planned, tiles = _read_plan(path, all_dims, shape, native, request, info.dtype)
     version = input_version(path)  # a VRT's with its files'
+    # what each task checks: at a URL the file's own version (its sources' too would be a
+    # request each, every block); they are checked when it is opened and a write finishes
+    checked = version if path.is_local else path.version()
     dtype = np.dtype(np.float32) if info.masked else info.dtype  # NaN where its mask is 0
     data = da.map_blocks(
-        functools.partial(read_gdal_block, path, level, version, info.masked),
+        functools.partial(read_gdal_block, path, level, checked, info.masked),
         chunks=planned,
         dtype=dtype,
         meta=np.empty((0,) * len(shape), dtype),
