@@ -301,7 +301,7 @@ def test_the_regions_of_some_classes_only(slides, tmp_path, capsys):
     argv[argv.index("Tumor")] = "Tumor,None"
     assert main([*argv, "--resume"]) == 2
     # what the user changed first, before all the segmentation chose from it
-    assert 'parameters, shape, dims or coordinates (mask_classes "Tumor" in the store, ' in (
+    assert 'parameters, shape, dims or coordinates (--mask-classes "Tumor" in the store, ' in (
         capsys.readouterr().err
     )
     assert main(["maps", str(sized), str(tmp_path / "m.zarr"), "--mask-classes", "Tumor"]) == 2
