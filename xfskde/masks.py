@@ -849,7 +849,7 @@ def _reached_as_the_image(mask: Any, image: Any) -> Any:
     opened with (``open_image("s3://...", storage_options=...)``, then ``mask="s3://.../
     aoi.geojson"``: the mask was read without them, a bare NoCredentialsError); any other mask
     as it is."""
-    if not isinstance(mask, str | os.PathLike) or isinstance(mask, Location):
+    if not isinstance(mask, str | os.PathLike):
         return mask
     source = getattr(image, "encoding", {}).get("source")
     if not isinstance(source, Location) or source.is_local or not source.storage_options:

@@ -521,7 +521,7 @@ VECTOR_SUFFIXES = tuple(WRITTEN_VECTOR_FORMATS)
 #: formats read as masks but not written (KML is longitude and latitude only; zipped
 #: shapefiles and GML: write a GeoPackage; a regions file is written as *.geojson, not
 #: *.json), rasters and arrays of other libraries, text, tables and archives. Any other name
-#: — with no suffix (``labels``) or one no file format uses — is a store (until 2026-12-01 an
+#: — with no suffix (``labels``) or one no file format uses — is a store (until 2026-11-30 an
 #: output named ``out.txt``, ``out.nc`` or ``out.jp2`` was written as a Zarr store of that
 #: name).
 _UNWRITTEN_SUFFIXES = (
