@@ -382,9 +382,10 @@ def test_qupath_s_exports_in_every_form_it_writes_them(tmp_path):
 
 
 def test_regions_sharing_an_edge_share_no_pixel_as_gdal_draws_them():
-    """Two QuPath regions abutting along y = 1751 at level 1 (edges through the centres of a
-    row): scikit-image's centre test counted that row in both (a class's area over-counted by
-    a row, 400 px). Drawn as GDAL's scan lines draw them, half-open: each centre in one."""
+    """Two QuPath regions abutting along y = 1750, drawn on level 2 (the edge through the
+    centres of row 437): scikit-image's centre test counted that row in both (each class's
+    area over-counted by its 100 pixels). Drawn as GDAL's scan lines draw them, half-open:
+    each centre in one region."""
     from rasterio.features import rasterize
 
     image = xr.DataArray(np.zeros((80, 80)), dims=("y", "x"))

@@ -264,7 +264,8 @@ def _filled(rows: np.ndarray, cols: np.ndarray, shape: tuple[int, int]) -> np.nd
     centres after ``a`` up to ``b``. A centre on an edge is then inside one of the two
     regions the edge divides, never both — a pixel-centre test that counts the boundary as
     inside (scikit-image's ``polygon``) gave the centres on a shared edge to both (two
-    QuPath regions abutting along y = 1751 at level 1: a row of 400 pixels in each)."""
+    QuPath regions abutting along y = 1750, drawn on level 2, whose row 437 has its centres
+    on that edge: its 100 pixels in each)."""
     y0, x0 = np.asarray(rows, float), np.asarray(cols, float)
     y1, x1 = np.roll(y0, -1), np.roll(x0, -1)  # each vertex to the next, the last to the first
     low, high = np.minimum(y0, y1), np.maximum(y0, y1)
