@@ -309,6 +309,27 @@ def test_a_photograph_s_jpeg_2000_has_pixel_coordinates_and_no_warning(tmp_path)
     np.testing.assert_array_equal(open_image(path).values, pixels)
 
 
+def test_a_vrt_in_a_bucket_naming_its_bands_in_the_folder_above(scene, tmp_path):
+    """A VRT in ``s3://bucket/vrts/`` naming ``../T32TQM_B04.jp2``: GDAL asks rasterio's
+    opener for ``bucket/vrts/../T32TQM_B04.jp2``, which s3fs looked up as it is ("Resource
+    temporarily unavailable"); the opener resolves it. On a real S3 server (moto)."""
+    pytest.importorskip("moto")
+    s3fs = pytest.importorskip("s3fs")
+    from _servers import s3_server
+
+    folder, counts, _ = scene
+    with s3_server() as options:
+        fs = s3fs.S3FileSystem(**options)
+        fs.mkdir("bucket")
+        for band in BANDS:
+            fs.put(str(folder / f"T32TQM_{band}.jp2"), f"bucket/T32TQM_{band}.jp2")
+        _write_vrt(tmp_path / "up.vrt", [f"../T32TQM_{b}.jp2" for b in BANDS], BANDS)
+        fs.put(str(tmp_path / "up.vrt"), "bucket/vrts/up.vrt")
+        image = open_image("s3://bucket/vrts/up.vrt", storage_options=options)
+        np.testing.assert_array_equal(image.transpose("y", "x", "c").values, counts)
+        assert "s3://bucket/T32TQM_B03.jp2: " in image.attrs["source_version"]
+
+
 def test_a_vrt_and_its_bands_at_a_url_read_as_they_do_on_disk(scene):
     """A Sentinel-2 tile's JPEG 2000 bands and the VRT stacking them served over HTTP (an
     object store, Copernicus's S3): read through fsspec as rasterio's opener, byte range by

@@ -32,7 +32,7 @@ from ._tiff import mask_sidecar
 
 __all__ = [
     "GDAL_FORMATS", "GdalLevel", "gdal_format", "gdal_levels", "gdal_version", "input_version",
-    "read_gdal_block", "remote_env",
+    "read_gdal_block", "remote_env", "remote_opener",
 ]  # fmt: skip
 
 #: The formats read through GDAL, by suffix.
@@ -128,14 +128,44 @@ def _open(path: Location, level: int) -> Any:
     options: dict[str, Any] = {"overview_level": level - 1} if level else {}
     where = path.url
     if not path.is_local:  # through fsspec (rasterio's opener): byte ranges, its credentials
-        fs, where = path.filesystem()
-        options["opener"] = fs
+        where = path.filesystem()[1]
+        options["opener"] = remote_opener(path)
     try:
         with warnings.catch_warnings():  # a photograph's JPEG 2000: no CRS, as expected here
             warnings.simplefilter("ignore", rasterio.errors.NotGeoreferencedWarning)
             return rasterio.open(where, **options)
     except rasterio.errors.RasterioError as exc:
         raise ImageReadError(f"cannot read {path}: {' '.join(str(exc).split())}") from exc
+
+
+class _Resolving:
+    """An fsspec filesystem as rasterio's opener, the ``.`` and ``..`` of the paths GDAL asks
+    for resolved: GDAL names a VRT's source ``../B04.jp2`` as ``bucket/vrts/../B04.jp2``,
+    which s3fs looks up as it is (GDAL's "Resource temporarily unavailable"; an HTTP server
+    resolves it itself)."""
+
+    def __init__(self, fs: Any) -> None:
+        self._fs = fs
+
+    def __getattr__(self, name: str) -> Any:
+        method = getattr(self._fs, name)
+        if not callable(method):
+            return method
+        return lambda path, *args, **kwargs: method(_resolved(path), *args, **kwargs)
+
+
+def remote_opener(path: Location) -> Any:
+    """rasterio's opener of a remote raster: its fsspec filesystem, paths resolved
+    (:class:`_Resolving`)."""
+    return _Resolving(path.filesystem()[0])
+
+
+def _resolved(path: Any) -> Any:
+    """A path (or URL) with its ``.`` and ``..`` components resolved; anything else as is."""
+    if not isinstance(path, str) or not ("/../" in path or "/./" in path):
+        return path
+    scheme, found, rest = path.partition("://")
+    return f"{scheme}://{posixpath.normpath(rest)}" if found else posixpath.normpath(path)
 
 
 def _level(dataset: Any) -> GdalLevel:

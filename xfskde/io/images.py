@@ -91,6 +91,7 @@ from ._gdal import (
     input_version,
     read_gdal_block,
     remote_env,
+    remote_opener,
 )
 from ._location import UNITS, Location, check_stamp, locate, metadata_stamp, micrometres
 from ._record import _refuse_holes
@@ -1065,8 +1066,9 @@ def _geo_labels(
         )
         return None
     with remote_env(path):  # GDAL not sent after sidecars at a URL
-        fs, fs_path = path.filesystem()
-        opener: dict[str, Any] = {} if path.is_local else {"opener": fs}  # through fsspec
+        fs_path = path.filesystem()[1]
+        # through fsspec, GDAL's paths resolved (a VRT's ../ sources)
+        opener: dict[str, Any] = {} if path.is_local else {"opener": remote_opener(path)}
         # an overview only when one is asked: rioxarray given overview_level, even None, leaves
         # out the bands' descriptions (their names)
         overview = {"overview_level": level - 1} if level else {}
