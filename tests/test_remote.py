@@ -404,6 +404,34 @@ def test_cli_reads_and_writes_s3_configured_by_the_environment(s3, monkeypatch, 
     assert "(320, 384)" in described and "adobe_deflate" in described
 
 
+def test_cli_writes_file_outputs_to_a_bucket_whole(s3, inputs, monkeypatch, tmp_path):
+    """A GeoTIFF, a PNG and a GeoJSON output at an s3:// URL were refused as local files (a
+    north-up scene's maps, which must be a GeoTIFF, could not go to a bucket at all): written
+    in a scratch folder and put there whole, the same bytes' labels as a local run's; over an
+    existing one only with --overwrite."""
+    import tifffile as tiff
+
+    from xfskde.cli import main
+
+    monkeypatch.setenv("AWS_ENDPOINT_URL", s3["endpoint_url"])
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", s3["key"])
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", s3["secret"])
+    monkeypatch.setenv("AWS_DEFAULT_REGION", "eu-west-1")
+    fs = s3fs.S3FileSystem(**s3)
+    common = ["--textures", "2", "--no-progress"]
+    assert main(["segment", str(inputs / "slide.tif"), str(tmp_path / "l.tif"), *common]) == 0
+    local = tiff.imread(tmp_path / "l.tif")
+    for name in ("l.tif", "l.png", "l.geojson"):
+        out = f"s3://data/files/{name}"
+        assert main(["segment", "s3://data/slide.tif", out, *common]) == 0
+        assert fs.exists(out) and fs.size(out) > 0
+        assert main(["segment", "s3://data/slide.tif", out, *common]) == 2  # exists
+    fs.get("data/files/l.tif", str(tmp_path / "got.tif"))
+    np.testing.assert_array_equal(tiff.imread(tmp_path / "got.tif"), local)
+    assert main(["segment", "s3://data/slide.tif", "s3://data/files/l.tif", *common,
+                 "--overwrite"]) == 0  # fmt: skip
+
+
 def test_cli_without_credentials_says_how_to_give_them(s3, tmp_path):
     """A shell without AWS credentials (a new machine, a cron job): botocore's
     NoCredentialsError was "internal error … report it" with exit status 1. It is a fault the

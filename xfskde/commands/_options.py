@@ -640,10 +640,12 @@ def refuse_file_output(args: argparse.Namespace) -> None:
             f"{args.output} is a {kind} file, written whole: --resume needs a Zarr store (name "
             "the output *.zarr), or run again with --overwrite"
         )
-    if not locate(args.output).is_local:
+    where = locate(args.output)
+    if not where.is_local and (kind == "vector" or where.read_only):
+        why = "a read-only server" if where.read_only else "GDAL writes GIS vector files locally"
         raise ParameterError(
-            f"{args.output}: a {kind} output is a local file; write a Zarr store to a URL "
-            "(name it *.zarr)"
+            f"{args.output}: a {kind} output at {where.protocol}:// cannot be written ({why}); "
+            "write it locally, or a *.zarr store, a *.tif, *.png or *.geojson to a bucket"
         )
     if kind == "vector" and importlib.util.find_spec("geopandas") is None:  # before the fit
         raise ParameterError(
@@ -734,7 +736,23 @@ def write_picture_output(rgb: Any, attrs: dict, args: argparse.Namespace) -> Non
 def _written_whole(output: str, write: Callable[[Path], Any]) -> None:
     """``write(partial)`` to ``OUTPUT.partial`` next to ``output``, then renamed to it, so
     that a file at ``output`` is always whole; a failed or interrupted write leaves nothing
-    new there (a store of that name, given ``--overwrite``, is replaced once the file is)."""
+    new there (a store of that name, given ``--overwrite``, is replaced once the file is).
+    At a URL (a bucket), written to a scratch folder here, then put there whole: an object
+    store shows an object once all of it is uploaded (a north-up scene's maps, which must be
+    a GeoTIFF, could not be written to a bucket at all)."""
+    where = locate(output)
+    if not where.is_local:
+        scratch = Path(tempfile.mkdtemp(prefix="xfskde-output-"))
+        try:
+            local = scratch / where.name
+            write(local)
+            if where.is_dir():  # --overwrite of a store given this name
+                where.remove()
+            fs, remote = where.filesystem()
+            fs.put_file(str(local), remote)
+        finally:
+            shutil.rmtree(scratch, ignore_errors=True)
+        return
     path = Path(output)
     partial = path.with_name(path.name + ".partial")
     try:
