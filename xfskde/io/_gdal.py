@@ -28,7 +28,7 @@ import numpy as np
 
 from ..exceptions import ImageReadError
 from ._location import Location, locate
-from ._tiff import mask_sidecar
+from ._tiff import mask_sidecar, with_mask_version
 
 __all__ = [
     "GDAL_FORMATS", "GdalLevel", "gdal_format", "gdal_levels", "gdal_version", "input_version",
@@ -322,8 +322,7 @@ def input_version(path: Location) -> str:
     :meth:`~xfskde.io._location.Location.version`."""
     if gdal_format(path) is not None:
         return gdal_version(path)
-    version, sidecar = path.version(), mask_sidecar(path)
-    return version if sidecar is None else f"{version}; {sidecar.name}: {sidecar.version()}"
+    return with_mask_version(path.version(), mask_sidecar(path))
 
 
 def read_gdal_block(

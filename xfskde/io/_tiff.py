@@ -33,7 +33,7 @@ import zarr
 from ..exceptions import ImageReadError
 from ._location import Location
 
-__all__ = ["MASK_SIDECAR", "mask_sidecar", "read_tiff_block", "tiff_level"]
+__all__ = ["MASK_SIDECAR", "mask_sidecar", "read_tiff_block", "tiff_level", "with_mask_version"]
 
 #: The suffix GDAL adds to a TIFF's name for the file of its transparency mask, written beside
 #: it unless ``GDAL_TIFF_INTERNAL_MASK`` is on (rasterio's ``write_mask`` with GDAL 3.10 writes
@@ -137,6 +137,12 @@ def mask_sidecar(path: Location) -> Location | None:
         return sidecar if sidecar.is_file() else None
     except Exception:  # a remote answer other than a file (403, 5xx): no mask
         return None
+
+
+def with_mask_version(version: str, sidecar: Location | None) -> str:
+    """A TIFF's ``version`` with that of the transparency mask ``sidecar`` beside it
+    (:func:`mask_sidecar`), if it has one: what its image records and a write compares."""
+    return version if sidecar is None else f"{version}; {sidecar.name}: {sidecar.version()}"
 
 
 @functools.lru_cache(maxsize=16)

@@ -95,7 +95,7 @@ from ._gdal import (
 )
 from ._location import UNITS, Location, check_stamp, locate, metadata_stamp, micrometres
 from ._record import _refuse_holes
-from ._tiff import mask_sidecar, read_tiff_block
+from ._tiff import mask_sidecar, read_tiff_block, with_mask_version
 
 __all__ = ["GeoreferencingWarning", "ImageLevel", "image_levels", "open_image"]
 
@@ -1206,8 +1206,9 @@ def _open_tiff(path: Location, level: int, request: _Request) -> xr.DataArray:
     elif nodata is not None:
         image.attrs["_FillValue"] = nodata
     image = _binned(image, cells, request)
-    if info.mask_file is not None:  # a resumed write sees the mask rewritten, as the image
-        version = input_version(path)
+    # a resumed write sees the mask beside it rewritten, as the image (the file's version and
+    # its mask's, known here: not looked up again)
+    version = with_mask_version(version, info.mask_file)
     return _recorded(image, path, level, _cell_size(sizes[level], cells), version)
 
 
