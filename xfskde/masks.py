@@ -81,7 +81,7 @@ from .exceptions import (
     find_stack_level,
 )
 from .io import Location, locate, open_image
-from .io._location import micrometres
+from .io._location import locate_beside, micrometres
 from .io.geojson import is_polygons, polygon_mask
 from .io.images import ImageLevel, image_levels, is_whole_level, level_arguments, opened_as
 
@@ -849,15 +849,11 @@ def _reached_as_the_image(mask: Any, image: Any) -> Any:
     opened with (``open_image("s3://...", storage_options=...)``, then ``mask="s3://.../
     aoi.geojson"``: the mask was read without them, a bare NoCredentialsError); any other mask
     as it is."""
-    if not isinstance(mask, str | os.PathLike):
-        return mask
     source = getattr(image, "encoding", {}).get("source")
-    if not isinstance(source, Location) or source.is_local or not source.storage_options:
+    if not isinstance(mask, str | os.PathLike) or not isinstance(source, Location):
         return mask
-    where = locate(mask)
-    if where.is_local or where.protocol != source.protocol:
-        return mask
-    return locate(where, source.storage_options)
+    where = locate_beside(mask, source)
+    return where if where.storage_options else mask
 
 
 #: How a class of xfskde's labels is named (its regions' ``class``, its NGFF name).

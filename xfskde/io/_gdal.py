@@ -27,7 +27,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from ..exceptions import ImageReadError
-from ._location import Location, locate
+from ._location import Location, locate, locate_beside
 from ._tiff import mask_sidecar, with_mask_version
 
 __all__ = [
@@ -235,7 +235,8 @@ def gdal_levels(path: Location) -> list[GdalLevel]:
         count = len(dataset.overviews(1)) if dataset.count else 0
     if not path.is_local and gdal_format(path) == "GDAL VRT":  # its sources, at URLs too
         levels = [levels[0]._replace(files=tuple(str(s) for s in vrt_sources(path)))]
-    missing = [f for f in levels[0].files if not _exists(f, path)]
+    # a URL asked of its server (a refusal raises, naming it: Location.exists)
+    missing = [f for f in levels[0].files if not locate_beside(f, path).exists()]
     if missing:  # a VRT's sources: their blocks would fail in the tasks, after a fit
         raise ImageReadError(
             f"cannot read {path}: {len(missing)} of the files it is made of "
@@ -296,22 +297,12 @@ def vrt_sources(path: Location) -> list[Location]:
         else:
             url = next((f"{scheme}{name[len(prefix):]}" for prefix, scheme in _VSI.items()
                         if name.startswith(prefix)), name)  # fmt: skip
-        options = path.storage_options if url.split("://")[0] == path.url.split("://")[0] else {}
-        sources.setdefault(url, locate(url, options if "://" in url else None))
+        sources.setdefault(url, locate_beside(url, path))
     return list(sources.values())
 
 
 #: GDAL's virtual file systems of a VRT's sources, and the URLs they stand for.
 _VSI = {"/vsis3/": "s3://", "/vsigs/": "gs://", "/vsicurl/": "", "/vsiaz/": "az://"}
-
-
-def _exists(name: str, raster: Location) -> bool:
-    """Whether a file a raster names is there: a local path by the file system, a URL by
-    asking its server (a refusal raises, naming it: :meth:`Location.exists`)."""
-    if "://" not in name:
-        return os.path.exists(name)
-    options = raster.storage_options if name.split("://")[0] == raster.protocol else None
-    return locate(name, options).exists()
 
 
 def input_version(path: Location) -> str:

@@ -562,6 +562,16 @@ def locate(
     return Location(text, storage_options)
 
 
+def locate_beside(source: str | os.PathLike, other: Location) -> Location:
+    """The :class:`Location` of a path or URL named with ``other`` (a VRT's source, a mask
+    for an image read from a bucket): reached with ``other``'s storage options where it is a
+    URL of the same protocol, as it is otherwise."""
+    where = locate(source)
+    if where.is_local or where.protocol != other.protocol or not other.storage_options:
+        return where
+    return Location(where.url, other.storage_options)
+
+
 def store_target(store: Any, storage_options: Mapping[str, Any] | None = None) -> Any:
     """Where a store is: a :class:`Location` for a path or URL (absolute, decided here on the
     client), a zarr store object as it is."""
