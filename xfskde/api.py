@@ -27,7 +27,7 @@ import dask.array as da
 import numpy as np
 import xarray as xr
 
-from ._grid import sample_offset
+from ._grid import sample_count, sample_offset
 from ._labels import (
     band_scales,
     ground_pixel_size,
@@ -294,7 +294,7 @@ def _refuse_beyond(shape: tuple[int, int], params: LocalParameters, lazy: bool) 
     if lazy:
         return
     memory = physical_memory()
-    cells = math.prod(-(-(n - sample_offset(params.stride)) // params.stride) for n in shape)
+    cells = math.prod(sample_count(n, params.stride) for n in shape)
     needed = cells * params.length * np.dtype(np.complex128).itemsize
     if memory is not None and needed > memory:
         raise ParameterError(
