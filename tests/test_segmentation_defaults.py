@@ -21,6 +21,7 @@ from xfskde.segmentation.defaults import (
     FINE_SIZE,
     FSKDE_SHARE,
     GREY_CHROMA,
+    GREY_LEVELS_RATIO,
     IDLE_SHARE,
     LABEL_FRACTION,
     REGION_FLOOR,
@@ -36,6 +37,7 @@ from xfskde.segmentation.defaults import (
     gradient_unit,
     group_signal,
     idle_groups,
+    keeps_grey_levels,
     label_window,
     region_scale,
     scale_window,
@@ -1032,3 +1034,46 @@ def test_images_smaller_than_the_sample_grid_are_segmented_in_bounds(shape):
     image = np.random.default_rng(0).random(shape).astype(np.float32)
     labels = np.asarray(segment(image, 2))
     assert labels.shape == shape and set(np.unique(labels)) <= {1, 2}
+
+
+def _grey_levels(side=256, noise=0.0, seed=0):
+    """Three vertical bands of flat grey (25 | 125 | 225 of 255), with Gaussian noise."""
+    image = np.full((side, side), 25.0)
+    image[:, side // 3 : 2 * side // 3] = 125.0
+    image[:, 2 * side // 3 :] = 225.0
+    image += np.random.default_rng(seed).normal(0.0, noise, image.shape)
+    truth = np.zeros((side, side), int)
+    truth[:, side // 3 : 2 * side // 3] = 1
+    truth[:, 2 * side // 3 :] = 2
+    return np.clip(image, 0, 255).astype(np.uint8), truth
+
+
+def test_regions_of_flat_grey_are_told_apart_by_their_grey_levels():
+    """Grey regions without texture: the filter bank sees only their boundaries, and its
+    intensity filter (one of sixteen) was outweighed by them — two bands one label, the
+    boundaries another (Rand 0.75). The grey levels' histograms, whose S / N here is hundreds
+    of times the bank's, join the fit and tell them apart."""
+    image, truth = _grey_levels()
+    labels = segment(xr.DataArray(image, dims=("y", "x")), 3)
+    assert rand_index(truth, np.asarray(labels)) > 0.98  # 0.985; 0.752 without grey levels
+    assert labels.attrs["chose_grey_levels"].startswith("kept: their S/N")
+    assert labels.attrs["features"].startswith("color")
+    noisy, truth = _grey_levels(noise=5.0, seed=1)
+    assert rand_index(truth, np.asarray(segment(noisy, 3))) > 0.98  # 0.995; 0.990 before
+
+
+def test_grey_levels_of_matched_textures_are_left_out():
+    """Real textures whose grey levels are matched (the mosaics' mean and spread per texture):
+    their grey levels' S / N is within a few times the bank's, so they are left out and the
+    model is the bank and FS-KDE's, as before the grey levels were tried."""
+    grey, truth = texture_mosaic((256, 256), seed=3)
+    labels, model = segment(grey, 3, return_model=True)
+    assert model.spec.features == ("bank", "fskde")
+    assert model.choices["grey_levels"].startswith("left out: their S/N")
+    assert rand_index(truth, labels) > 0.85
+    assert keeps_grey_levels({"color": 50.0, "bank": 10.0})[0] is (50.0 >= GREY_LEVELS_RATIO * 10)
+    assert keeps_grey_levels({"color": 600.0, "bank": 3.7})[0]
+    assert not keeps_grey_levels({"color": 30.0, "bank": 12.0})[0]  # a mosaic: 2.5 x
+    # named groups or weights: no trial, nothing recorded
+    named = fit_textures(grey, 3, features=("bank", "fskde"))
+    assert "grey_levels" not in named.choices

@@ -106,6 +106,7 @@ from .defaults import (
     group_columns,
     group_signal,
     idle_groups,
+    keeps_grey_levels,
     label_window,
     region_scale,
     scale_window,
@@ -677,6 +678,7 @@ def _sample_block(
     image_shape: tuple[int, int],
     mask: np.ndarray | None = None,
     shift: int = 0,
+    trial: tuple[str, ...] = (),
 ):
     """Exact features at ``n`` points of a grid over the interior of a fully haloed block whose
     first interior pixel is the image's ``origin``.
@@ -689,11 +691,13 @@ def _sample_block(
     costs a fraction of the block. With ``shift`` d > 0 (the block's halo then holds d more
     pixels) each point's features are followed by how much each group's features change across
     it, one column per group of ``spec.features``, then the same for all features together:
-    ‖F(p + d' e_y) - F(p - d' e_y)‖ + ‖F(p + d' e_x) - F(p - d' e_x)‖, read off the same grid:
-    its step is d' / k for the smallest k that gives at least n / 5 points, d' = k ⌊d / k⌋ ≤ d,
-    and the grid reaches k steps beyond the interior on every side, so that one windowed grid
-    holds every point and its four neighbours (one vertical pass over about n / 5 + 2k rows'
-    worth of points, where five separate grids took three times as many).
+    ‖F(p + d' e_y) - F(p - d' e_y)‖ + ‖F(p + d' e_x) - F(p - d' e_x)‖ (over the groups not on
+    ``trial``: how steady a sample is does not depend on whether the fit keeps those), read off
+    the same grid: its step is d' / k for the smallest k that gives at least n / 5 points,
+    d' = k ⌊d / k⌋ ≤ d, and the grid reaches k steps beyond the interior on every side, so
+    that one windowed grid holds every point and its four neighbours (one vertical pass over
+    about n / 5 + 2k rows' worth of points, where five separate grids took three times as
+    many).
     """
     height, width = block.shape[0] - 2 * halo, block.shape[1] - 2 * halo
     corner = (origin[0] - halo, origin[1] - halo)  # the image position of the block's (0, 0)
@@ -723,10 +727,14 @@ def _sample_block(
         # squared differences per feature, summed per group and over all features
         dy = (F[2 * k :, k : k + nx] - F[:ny, k : k + nx]) ** 2
         dx = (F[k : k + ny, 2 * k :] - F[k : k + ny, :nx]) ** 2
+        groups = _group_slices(spec, block.shape[-1])
         changes = [
             np.sqrt(dy[..., columns].sum(axis=-1)) + np.sqrt(dx[..., columns].sum(axis=-1))
-            for columns in _group_slices(spec, block.shape[-1]).values()
+            for columns in groups.values()
         ]
+        if trial:
+            counted = group_columns(groups, [g for g in groups if g not in trial])
+            dy, dx = dy[..., counted], dx[..., counted]
         changes.append(np.sqrt(dy.sum(axis=-1)) + np.sqrt(dx.sum(axis=-1)))
         X = np.concatenate([X, np.stack(changes, axis=-1)], axis=-1)
     present = valid[rows + halo][:, cols + halo]
@@ -1757,6 +1765,7 @@ def _fit_prepared(
     metric: str = "euclidean",
     cells: tuple[tuple[int, ...], tuple[int, ...]] | None = None,
     masked: bool = False,
+    trial: tuple[str, ...] = (),
 ) -> TextureModel:
     """The fit of :func:`fit_textures` on an image already prepared (:func:`_prepare`, with the
     halo of the features and the fit's :func:`_shift`), whose blocks :func:`_unit_float` turns
@@ -1776,7 +1785,10 @@ def _fit_prepared(
     cannot estimate the metric the fit keeps the Euclidean one and says why in its
     ``choices``. The blocks sampled are those reaching the ``foreground``, whose outside is
     missing pixels to the samples' windows, unless ``masked`` (the image's values are missing
-    there already: cells averaged over the foreground's pixels only)."""
+    there already: cells averaged over the foreground's pixels only). The groups on ``trial``
+    (a grey image's grey levels, with ``signal``) are sampled but left out of how steady each
+    sample is, and kept where :func:`.defaults.keeps_grey_levels` says so from the groups'
+    S / N: their weight is 0 otherwise, and they are then dropped as idle."""
     shift = _shift(spec, method, signal, metric)
     fit_halo = feature_depth(spec) + shift
     groups = _group_slices(spec, arr.shape[2])
@@ -1810,7 +1822,7 @@ def _fit_prepared(
         full = _padded(_unit_float(x, nodata), fit_halo, src_origin, rows, cols)
         out = np.full((held, n_features), np.nan, np.float32)
         part = _sample_block(full, spec, fit_halo, per_block, extra, (rows[0], cols[0]),
-                             image_shape, shared, shift)  # fmt: skip
+                             image_shape, shared, shift, trial)  # fmt: skip
         out[: part.shape[0]] = part
         return out
 
@@ -1825,7 +1837,8 @@ def _fit_prepared(
     # each task reads its cell or tile and the halo only, and returns its sampled rows
     samples = map_regions(tile, arr, regions, halo=fit_halo,
                           trailing=(held, n_features), dtype=np.float32,
-                          name="xfskde-segment-sample", token=(spec, seed, int(sample), shift),
+                          name="xfskde-segment-sample",
+                          token=(spec, seed, int(sample), shift, trial),
                           shared=None if masked else foreground,
                           extra=[seed_of[b] for b in picks])  # fmt: skip
     X = samples.compute().reshape(-1, n_features)
@@ -1847,12 +1860,20 @@ def _fit_prepared(
                 name: group_signal(X[stable, columns], group_change[stable, i])
                 for i, (name, columns) in enumerate(groups.items())
             }
-            weights = signal_weights(weights, signals)
+            weighed = signals
+            if trial:
+                kept, choices["grey_levels"] = keeps_grey_levels(signals)
+                if not kept:  # weight 0, and no say in the others' weights
+                    weights = {**weights, **{name: 0.0 for name in trial}}
+                    weighed = {k: v for k, v in signals.items() if k not in trial}
+            weights = signal_weights(weights, weighed)
             choices["signal"] = (
                 "S/N "
                 + ", ".join(f"{name} {v:.2f}" for name, v in signals.items())
                 + ": each weight times min(1, S/N)², over the largest of them"
             )
+    if trial and "grey_levels" not in choices:  # not measured: not kept
+        weights = {**weights, **{name: 0.0 for name in trial}}
     scales: dict[str, float] = {}
     for name, columns in groups.items():
         part = X[:, columns]
@@ -2062,6 +2083,7 @@ def fit_textures(
                 f"{', '.join(feats)}: the image is grey in {arr.shape[2]} channels (chroma "
                 f"{chroma:.3f} of its grey spread <= {GREY_CHROMA})"
             )
+    grey = signal and "color" not in feats  # a grey image (one channel, or channels found grey)
     spec_args = dict(
         features=feats, window=window, color_bins=color_bins, angle_bins=angle_bins,
         n_coefficients=n_coefficients, gradient_scales=gradient_scales, bank_bins=bank_bins,
@@ -2079,6 +2101,12 @@ def fit_textures(
                                   choices, signal, extent)  # fmt: skip
         release_free_memory()  # what the window check's crops freed: not kept for the fit
         spec_args, checked = _with_groups(spec_args, needed)
+    trial: tuple[str, ...] = ()
+    if grey:  # its grey levels tried (defaults.keeps_grey_levels)
+        trial = ("color",)
+        levels = channel_ranges(tiles) if color_ranges == AUTO else None
+        spec_args = {**spec_args, "features": ("color", *spec_args["features"]),
+                     "color_ranges": levels}  # fmt: skip
     sigma = Window(window, size).sigma  # in pixels
     f = _resolution(resolution, size_auto, sigma, choices)
     if f > min(arr.shape[:2]):
@@ -2123,7 +2151,8 @@ def fit_textures(
         plan = _coarse_plan(prepared.raw.shape[:2], f, None)
         cells = tuple(tuple(c // f for c in axis) for axis in plan)
     model = _fit_prepared(arr, foreground, spec, int(n_textures), w, method, sample, seed, value,
-                          signal=signal, metric=metric, cells=cells, masked=f > 1)  # fmt: skip
+                          signal=signal, metric=metric, cells=cells, masked=f > 1,
+                          trial=trial)  # fmt: skip
     if asked == "within" and model.metric != "within":
         raise ParameterError(
             "metric='within' needs the within-texture covariance, which this image's sample "
