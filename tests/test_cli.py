@@ -8,6 +8,7 @@ import sys
 import numpy as np
 import pytest
 import tifffile
+import xarray as xr
 from skimage import data
 from skimage import io as skio
 from skimage.color import rgb2hsv
@@ -146,6 +147,50 @@ def test_overwrite_replaces_a_file(tmp_path):
     assert main(args) == 2  # exists
     assert main([*args, "--overwrite"]) == 0
     assert xfskde.open_coefficients(out).shape == (32, 32, 9)
+
+
+def test_overwrite_never_replaces_what_the_command_reads(tmp_path, capsys):
+    """--overwrite cleared the output before the input was read: named as the folder holding
+    the slide, it deleted the slide and its neighbours; named as the input store, the store;
+    named as the input TIFF, the slide became the labels. Each is refused up front, naming
+    the input, and nothing is touched; so is a folder of the user's files that is no store."""
+    image = (np.random.default_rng(0).random((48, 48, 3)) * 255).astype(np.uint8)
+    project = tmp_path / "project"
+    project.mkdir()
+    tifffile.imwrite(project / "in.tif", image, photometric="rgb")
+    (project / "notes.txt").write_text("mine")
+    grey = xr.DataArray(image[..., 0], dims=("y", "x"))
+    xfskde.io.write_coefficients(xfskde.local_fskde(grey, order=2), tmp_path / "in.zarr")
+    before = sorted(p.name for p in project.iterdir())
+    cases = [
+        ["maps", str(project / "in.tif"), str(project)],  # the folder holding the input
+        ["coefficients", str(tmp_path / "in.zarr"), str(tmp_path / "in.zarr")],
+        ["segment", str(project / "in.tif"), str(project / "in.tif"), "--textures", "2"],
+        ["segment", str(project / "in.tif"), str(tmp_path / "out.zarr"), "--textures", "2",
+         "--mask", str(project / "in.tif")],  # a mask the output holds is read too
+    ]  # fmt: skip
+    cases[-1][2] = str(project)
+    for args in cases:
+        assert main([*args, "--overwrite", "--no-progress"]) == 2
+        err = capsys.readouterr().err
+        assert " the input " in err or " the mask " in err, err
+        assert "--overwrite would replace what the command reads" in err
+    assert sorted(p.name for p in project.iterdir()) == before
+    assert (project / "notes.txt").read_text() == "mine"
+    assert xfskde.open_coefficients(tmp_path / "in.zarr").shape == (48, 48, 3)
+    # a folder of other files is no store to replace, on the command line or in Python
+    other = tmp_path / "other.zarr"
+    other.mkdir()
+    (other / "data.csv").write_text("1,2")
+    assert main(["maps", str(project / "in.tif"), str(other), "--overwrite"]) == 2
+    assert "is a folder of other files, not a Zarr store" in capsys.readouterr().err
+    field = xfskde.local_fskde(grey, order=2)
+    with pytest.raises(xfskde.exceptions.ParameterError, match="overwrite=True replaces only"):
+        xfskde.io.write_coefficients(field, other, overwrite=True)
+    assert (other / "data.csv").read_text() == "1,2"
+    # a store is replaced, as --overwrite says
+    assert main(["coefficients", str(project / "in.tif"), str(tmp_path / "in.zarr"),
+                 "--overwrite", "--no-progress", "--order", "2"]) == 0  # fmt: skip
 
 
 def test_warnings_are_one_line_once_when_raised_and_the_error_last(tmp_path, capsys, monkeypatch):

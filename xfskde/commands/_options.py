@@ -33,8 +33,10 @@ from ..io import locate, open_image, store_status
 from ..io.geojson import WRITTEN_VECTOR_FORMATS
 from ..io.images import parse_plane
 from ..io.omezarr import check_ome_zarr_grid
+from ..io.stores import refuse_foreign_folder
 from ..lazy import DEFAULT_CHUNK
 from ..local import LocalParameters
+from ..masks import METHODS as MASK_METHODS
 from ..masks import resolve_mask
 from ..windows import WINDOW_KINDS
 
@@ -768,6 +770,8 @@ def refuse_existing(args: argparse.Namespace) -> None:
     """An output that exists is refused before anything is computed, unless ``--resume`` or
     ``--overwrite`` says what to do with it (a file output: :func:`refuse_file_output`)."""
     refuse_file_output(args)
+    if args.overwrite and output_exists(args.output):
+        refuse_replacing(args)
     if output_exists(args.output) and not (args.overwrite or args.resume):
         if is_file_output(args.output):
             raise StoreExistsError(f"{args.output} exists; pass --overwrite to replace it")
@@ -775,6 +779,28 @@ def refuse_existing(args: argparse.Namespace) -> None:
             f"{args.output} exists; pass --resume to finish an interrupted run or --overwrite "
             "to replace it"
         )
+
+
+def refuse_replacing(args: argparse.Namespace) -> None:
+    """``--overwrite`` replaces what a command writes — a file, or a Zarr store — and nothing
+    else: refused, before anything is computed, where the output is or holds what the command
+    reads (the input image, a mask file, a model's result: the store was cleared before the
+    image was read, and a folder named as the output went with the slide in it), and where
+    it is a folder that is no Zarr store (the user's files, which nothing xfskde writes
+    replaces)."""
+    out = locate(args.output)
+    read = {"input": args.input, "mask": getattr(args, "mask", None),
+            "model": getattr(args, "model", None)}  # fmt: skip
+    for what, given in read.items():
+        if given is None or (what == "mask" and str(given) in ("none", *MASK_METHODS)):
+            continue
+        if out.holds(locate(given)):
+            relation = "is" if locate(given) == out else "holds"
+            raise ParameterError(
+                f"{args.output} {relation} the {what} {given}: --overwrite would replace what "
+                "the command reads; name another output"
+            )
+    refuse_foreign_folder(out, "--overwrite")
 
 
 def output_exists(output: str) -> bool:

@@ -65,6 +65,10 @@ def micrometres(value: Any, unit: Any) -> float | None:
     return length * scale if scale is not None and math.isfinite(length) and length > 0 else None
 
 
+#: The files at the root of a Zarr store: v3's metadata, v2's group's and array's.
+_ZARR_ROOTS = ("zarr.json", ".zgroup", ".zarray")
+
+
 class Location:
     """An absolute local path, or a URL and the storage options to reach it.
 
@@ -208,6 +212,24 @@ class Location:
     def is_occupied(self) -> bool:
         """Whether something is there: a file, or a directory (prefix) that is not empty."""
         return self.exists() and not self.is_empty_dir()
+
+    def holds(self, other: Location) -> bool:
+        """Whether ``other`` is this location or lies under it (a file in this folder, at any
+        depth): local paths compared once symbolic links are resolved, URLs of the same
+        protocol by their paths."""
+        if self.protocol != other.protocol:
+            return False
+        if self.is_local:
+            outer, inner = os.path.realpath(self.url), os.path.realpath(other.url)
+            return inner == outer or inner.startswith(outer.rstrip(os.sep) + os.sep)
+        outer, inner = self.url.rstrip("/"), other.url.rstrip("/")
+        return inner == outer or inner.startswith(outer + "/")
+
+    def is_zarr_store(self) -> bool:
+        """Whether a Zarr store (v3 or v2: its root's ``zarr.json``, ``.zgroup`` or
+        ``.zarray``) is here."""
+        fs, path = self.filesystem()
+        return any(fs.exists(f"{path.rstrip('/')}/{name}") for name in _ZARR_ROOTS)
 
     def remove(self) -> None:
         """Remove the file or the whole directory (prefix) there, if anything is there."""

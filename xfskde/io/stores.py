@@ -452,6 +452,18 @@ def _parameter_differences(stored: Any, params: str, shown: int = 4) -> str:
 # ----------------------------------------------------------------------------------- layout
 
 
+def refuse_foreign_folder(store: Any, option: str) -> None:
+    """Refuse to replace a folder (a prefix) that holds files but no Zarr store: ``option``
+    (``--overwrite``, ``overwrite=True``) replaces a store or a file written here, never the
+    user's other files (zarr clears whatever folder it creates a group in)."""
+    if isinstance(store, Location) and not store.is_empty_dir() and store.is_dir():
+        if not store.is_zarr_store():
+            raise ParameterError(
+                f"{store} is a folder of other files, not a Zarr store: {option} replaces only "
+                "a store or a file xfskde writes; name another output, or empty it yourself"
+            )
+
+
 def _create_store(
     store: Any,
     field: xr.DataArray,
@@ -975,6 +987,8 @@ def write_blocks(
             f"{store} already exists; pass resume=True to finish an interrupted write or "
             "overwrite=True to replace it"
         )
+    if exists and overwrite:
+        refuse_foreign_folder(store, "overwrite=True")
     fresh = not exists or overwrite
     kept: zarr.Array | None = None  # a store written again from a new input keeps its layout
     if not fresh:
