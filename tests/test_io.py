@@ -1112,6 +1112,8 @@ def test_mpp_between_the_levels_of_a_pyramid_averages_the_finer_one(tmp_path):
         ({"resolution": (2e4, 1e4), "resolutionunit": "CENTIMETER"}, (1.0, 0.5)),
         ({"resolution": (300, 300), "resolutionunit": "INCH"}, None),  # a printing hint
         ({"imagej": True, "resolution": (4.0, 4.0), "metadata": {"unit": "micron"}}, (0.25, 0.25)),
+        # Fiji escapes the micro sign of its µm calibration: "unit=\\u00B5m"
+        ({"imagej": True, "resolution": (4.0, 4.0), "metadata": {"unit": "\\u00B5m"}}, (0.25,) * 2),
         ({}, None),
     ],
 )
@@ -1124,6 +1126,34 @@ def test_pixel_size_from_svs_resolution_tags_and_imagej(tmp_path, options, expec
     else:
         np.testing.assert_allclose(image.attrs["source_pixel_size_um"], expected)
         np.testing.assert_allclose(image.x.values[1] - image.x.values[0], expected[1])
+
+
+@pytest.mark.parametrize(
+    ("unit", "size"),
+    [
+        ("\\u00B5m", 0.325),  # the micro sign, escaped as Fiji writes it
+        ("\\u03BCm", 0.325),  # the Greek mu, escaped
+        ("micron", 0.325),
+        ("microns", 0.325),
+        ("nm", 0.325e-3),
+        ("mm", 325.0),
+        ("cm", 3250.0),
+        ("inch", 0.325 * 25400),
+        ("pixel", None),  # not calibrated
+    ],
+)
+def test_pixel_size_from_an_imagej_description_as_fiji_writes_it(tmp_path, unit, size):
+    path = tmp_path / "fiji.tif"
+    description = f"ImageJ=1.54f\nimages=1\nunit={unit}\nloop=false\n"
+    tifffile.imwrite(path, np.zeros((64, 64), np.uint16), description=description,
+                     resolution=(1 / 0.325, 1 / 0.325))  # fmt: skip
+    with tifffile.TiffFile(path) as tif:
+        assert tif.is_imagej and tif.imagej_metadata["unit"] == unit
+    image = xfskde.open_image(path)
+    if size is None:
+        assert "source_pixel_size_um" not in image.attrs
+    else:
+        np.testing.assert_allclose(image.attrs["source_pixel_size_um"], (size, size), rtol=1e-6)
 
 
 def test_results_carry_micrometres_and_the_source(tmp_path):
