@@ -994,8 +994,10 @@ def test_ome_tiff_levels_have_coordinates_in_micrometres(tmp_path):
 def test_mpp_picks_the_nearest_level(tmp_path):
     path = tmp_path / "slide.ome.tif"
     _ome_pyramid(path)
-    assert [xfskde.open_image(path, mpp=m).attrs["source_level"]
-            for m in (0.2, 0.3, 0.5, 0.8, 1.0, 5.0)] == [0, 0, 1, 2, 2, 2]  # fmt: skip
+    read = [xfskde.open_image(path, mpp=m).attrs for m in (0.2, 0.3, 0.5, 0.8, 1.0, 5.0)]
+    assert [(a["source_level"], a.get("source_binning", 1)) for a in read] == [
+        (0, 1), (0, 1), (1, 1), (0, 3), (2, 1), (2, 5)  # 0.8: 0.75 µm, not the 1 µm level
+    ]  # fmt: skip
     with pytest.raises(ParameterError, match="level or mpp"):
         xfskde.open_image(path, level=1, mpp=0.5)
     with pytest.raises(ParameterError, match="mpp must be a positive"):
@@ -1004,6 +1006,31 @@ def test_mpp_picks_the_nearest_level(tmp_path):
     tifffile.imwrite(plain, np.zeros((64, 64), np.uint8))
     with pytest.raises(ParameterError, match="does not record"):
         xfskde.open_image(plain, mpp=0.5)
+
+
+def test_mpp_reads_the_nearest_pixel_size_of_every_level_and_whole_cells(tmp_path):
+    """A 0.325 / 0.65 / 1.3 µm pyramid at mpp=1 was read at 1.3 µm (level 2, 30 % off), where
+    level 0 in 3 x 3 cells gives 0.975 µm; at mpp=0.5 it gave 0.65 µm (30 % off) without a
+    word, which a model fitted at 0.5 µm then refused, advising mpp=0.5 again."""
+    pixels = np.random.default_rng(7).integers(0, 256, (256, 256), dtype=np.uint8)
+    path = tmp_path / "pyramid.ome.tif"
+    with tifffile.TiffWriter(path) as tif:
+        tif.write(pixels, tile=(64, 64), subifds=2,
+                  metadata={"PhysicalSizeX": 0.325, "PhysicalSizeY": 0.325})  # fmt: skip
+        tif.write(pixels[::2, ::2], tile=(64, 64), subfiletype=1)
+        tif.write(pixels[::4, ::4], tile=(64, 64), subfiletype=1)
+    one = xfskde.open_image(path, mpp=1.0)
+    assert (one.attrs["source_level"], one.attrs["source_binning"]) == (0, 3)
+    np.testing.assert_allclose(one.attrs["source_pixel_size_um"], [0.975, 0.975])
+    np.testing.assert_array_equal(one.values, _cell_means(pixels, 3))
+    assert xfskde.open_image(path, mpp=1.3).attrs["source_level"] == 2  # a level as it is
+    two = xfskde.open_image(path, mpp=2.0)  # level 1 in 3 x 3 cells: 1.95 µm
+    assert (two.attrs["source_level"], two.attrs["source_binning"]) == (1, 3)
+    # nothing comes within 25 % of 0.5 µm: refused, naming what the slide gives
+    with pytest.raises(ParameterError, match=r"mpp=0.5 µm: no level of .* \(0.325 µm, 0.65 µm, "
+                       r"1.3 µm\).* within 25%.* nearest is 0.65 µm \(level 1, 30% off\): ask "
+                       r"for mpp=0.65, or resample"):  # fmt: skip
+        xfskde.open_image(path, mpp=0.5)
 
 
 def _cell_means(pixels: np.ndarray, f: int) -> np.ndarray:
@@ -1036,8 +1063,8 @@ def test_mpp_between_levels_averages_cells_of_a_finer_one(tmp_path):
     chunked = xfskde.open_image(single, mpp=1, chunks=16, halo=6)
     assert min(chunked.chunks[0]) >= 6 and chunked.shape == (65, 45, 3)
     np.testing.assert_array_equal(chunked.values, _cell_means(pixels, 2))
-    # a level within 10 % is read as it is; finer than the finest level is refused
-    assert "source_binning" not in xfskde.open_image(single, mpp=0.53).attrs
+    # a level nearer than any cells of it is read as it is; finer than it by 25 % is refused
+    assert "source_binning" not in xfskde.open_image(single, mpp=0.6).attrs
     with pytest.raises(ParameterError, match=r"mpp=0.25 µm is finer than the finest level"):
         xfskde.open_image(single, mpp=0.25)
     # a Zarr store (an OME-Zarr image of one level), NaN: a cell with a missing pixel is missing
