@@ -730,8 +730,10 @@ def write_ome_zarr(
         (micrometres, or in ``pixel_size_units``); without one, the axes have no unit and the
         transforms are in input pixels.
     chunks : int or (int, int), optional
-        Spatial chunk sides of every level (chunks are ``(1, cy, cx)``). Default: the Dask
-        chunks of the first map when they are 64–4096 samples, else 512.
+        Spatial chunk sides of every level: level 0's chunks are ``(c, cy, cx)``, every
+        channel of a block (the block store writes and records a block whole), the coarser
+        levels' ``(1, cy, cx)``, one channel each. Default: the Dask chunks of the first map
+        when they are 64–4096 samples, else 512.
     coarsest : int
         Levels are added until the longer side is at most this (default 512).
     name : str, optional
