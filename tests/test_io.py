@@ -221,6 +221,40 @@ def test_channels_are_read_by_name_or_index_and_a_mask_reads_the_same(tmp_path, 
     assert "'CD8' is no channel of this image" in capsys.readouterr().err
 
 
+def test_channels_not_picked_are_never_read(tmp_path):
+    """open_image(channels=["CD3"]) of an OME-Zarr image stored one channel per chunk, or of
+    a tiled OME-TIFF of a page per channel, read (and decoded) every channel: a damaged chunk
+    of DAPI, not asked for, failed the read of CD3."""
+    names = ["DAPI", "CD3", "PanCK"]
+    cyx = np.random.default_rng(3).integers(100, 1000, (3, 128, 128), dtype=np.uint16)
+    group = zarr.open_group(tmp_path / "panel.ome.zarr", mode="w")
+    group.create_array("0", data=cyx, chunks=(1, 64, 64))
+    group.attrs["ome"] = {
+        "version": "0.5",
+        "multiscales": [{"axes": [{"name": "c", "type": "channel"},
+                                  {"name": "y", "type": "space"},
+                                  {"name": "x", "type": "space"}],
+                         "datasets": [{"path": "0", "coordinateTransformations": [
+                             {"type": "scale", "scale": [1.0, 0.5, 0.5]}]}]}],
+        "omero": {"channels": [{"label": n} for n in names]},
+    }  # fmt: skip
+    (tmp_path / "panel.ome.zarr" / "0" / "c" / "0" / "1" / "1").write_bytes(b"garbage")
+    path = tmp_path / "panel.ome.tif"
+    tifffile.imwrite(path, cyx, tile=(64, 64), compression="zlib",
+                     metadata={"axes": "CYX", "Channel": {"Name": names}})  # fmt: skip
+    with tifffile.TiffFile(path) as tif:  # DAPI's last tile: its page, then the tile
+        offset = tif.pages[0].dataoffsets[3]
+    with open(path, "r+b") as handle:
+        handle.seek(offset)
+        handle.write(b"garbage!")
+    for source in (path, tmp_path / "panel.ome.zarr"):
+        with pytest.raises((RuntimeError, ImageReadError)):  # the damage is there to read
+            xfskde.open_image(source).compute()
+        picked = xfskde.open_image(source, channels=["CD3", "PanCK"], chunks=64)
+        assert picked.data.chunks[0] == (2,)  # the channels picked: one chunk, as ever
+        np.testing.assert_array_equal(picked.values, cyx[[1, 2]])
+
+
 def test_arrays_are_wrapped_with_named_dims_and_aligned_chunks():
     rgb = data.astronaut()
     image = xfskde.open_image(rgb, chunks=200)

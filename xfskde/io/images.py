@@ -175,6 +175,9 @@ class _Request(NamedTuple):
     series: int | str = 0
     #: the names of an unlabelled source's axes (``open_image``'s ``dims``), checked
     dims: tuple[str, ...] | None = None
+    #: whether some channels only are read (``open_image``'s ``channels``): the colour dim
+    #: is then cut as the file stores it, so that the others' chunks are never read
+    picks: bool = False
 
 
 def _plan(
@@ -184,7 +187,10 @@ def _plan(
 
     The ``y`` and ``x`` dims are planned by :func:`~xfskde.lazy.plan_chunks` on the native
     tiles, with the caller's halo and stride; every other dim (colour, or a length-1 dim about
-    to be dropped) is one chunk.
+    to be dropped) is one chunk — but the colour dim of a request that ``picks`` channels,
+    which is cut as the source stores it (an OME-Zarr image's chunks of one channel, an
+    OME-TIFF's page per channel), so that the channels not picked are never read; they are
+    joined into one chunk once picked (:func:`_chosen_channels`).
     """
     iy, ix = list(dims).index("y"), list(dims).index("x")
     tiles = (max(1, int(native[iy])), max(1, int(native[ix])))
@@ -195,7 +201,10 @@ def _plan(
         halo=request.halo,
         stride=request.stride,
     )
-    planned = {"y": rows, "x": cols}
+    planned: dict[str, tuple[int, ...]] = {"y": rows, "x": cols}
+    for d, n, side in zip(dims, shape, native, strict=True):
+        if request.picks and d.lower() in COLOR_DIMS and 0 < side < n:
+            planned[d] = (int(side),) * (n // side) + ((n % side,) if n % side else ())
     out = tuple(planned.get(d, (int(n),)) for d, n in zip(dims, shape, strict=True))
     return out, {"y": tiles[0], "x": tiles[1]}
 
@@ -690,6 +699,8 @@ def _rechunked(image: xr.DataArray, request: _Request) -> xr.DataArray:
     y, x, _ = image_dims(image)
     dims = ["y" if d == y else "x" if d == x else str(d) for d in image.dims]
     native = image.data.chunksize if isinstance(image.data, da.Array) else (1,) * image.ndim
+    if not isinstance(image.data, da.Array):  # in memory: picking channels reads nothing
+        request = request._replace(picks=False)
     planned, _ = _plan(image.shape, dims, native, request)
     if isinstance(image.data, da.Array):
         return image.chunk(dict(zip(image.dims, planned, strict=True)))
@@ -703,6 +714,8 @@ def _open_array(source: Any, request: _Request, name: str, what: Any = "the arra
     shape = tuple(source.shape)
     dims = _axes_of(None, shape, request.dims, what)
     native = source.chunksize if isinstance(source, da.Array) else (1,) * source.ndim
+    if not isinstance(source, da.Array):  # in memory or mapped: a pick costs no read
+        request = request._replace(picks=False)
     selection, planned, tiles = _read_plan(what, dims, shape, native, request, source.dtype)
     if isinstance(source, da.Array):
         data = source if source.chunks == planned else source.rechunk(planned)
@@ -1220,7 +1233,7 @@ def _open_tiff(path: Location, level: int, request: _Request) -> xr.DataArray:
     level, cells = _level_and_cells(path, sizes, level, request.mpp)
     axes, shape, dtype, tile = levels[level]
     all_dims = list(_axes_of(_tiff_dims(axes), tuple(shape), request.dims, path))
-    native = {"Y": tile[0], "X": tile[1]}
+    native = {"Y": tile[0], "X": tile[1], "C": 1}  # a page per channel (samples: "S")
     native_shape = [native.get(a, n) for a, n in zip(axes, shape, strict=True)]
     selection, planned, tiles = _read_plan(path, all_dims, tuple(shape), native_shape,
                                            _for_cells(request, cells), dtype)  # fmt: skip
@@ -2236,7 +2249,8 @@ def open_image(
         raise ParameterError(
             f"plane must be a mapping such as {{'z': 12}} or 'z=12', got {plane!r}"
         )
-    request = _Request(_target(chunks), int(halo), int(stride), mpp, plane, series, given)
+    request = _Request(_target(chunks), int(halo), int(stride), mpp, plane, series, given,
+                       picks=channels is not None)  # fmt: skip
     image = _opened(source, level, chunks, storage_options, request)
     if given is not None:  # a new object: a DataArray passed in keeps its attrs
         image = image.assign_attrs(source_axes=" ".join(given))
@@ -2285,6 +2299,8 @@ def _chosen_channels(
     if not indices or len(set(indices)) != len(indices):
         raise ParameterError(f"channels must name each channel once, at least one; got {wanted!r}")
     picked = image.isel({dim: indices})
+    if isinstance(picked.data, da.Array) and len(picked.chunks[picked.dims.index(dim)]) > 1:
+        picked = picked.chunk({dim: -1})  # read channel by channel (_plan): one chunk now
     record = [names[i] for i in indices] if names else indices
     # rioxarray's attrs of one value per band (descriptions, scales, ...): those picked
     per_band = {
