@@ -582,6 +582,11 @@ def test_existing_store_and_mismatched_resume(tmp_path):
     # the refusal says what differs: the layout first, then the parameters a user gave
     assert "(shape [64, 64, 4] in the store, [64, 64, 5] now; coordinates;" in str(refused.value)
     assert "order 3 in the store, 4 now" in str(refused.value)
+    # the first series of a TIFF records none: said as series 0, not null
+    second = F.assign_attrs(source_series=1)
+    with pytest.raises(StoreParametersError) as refused:
+        xfskde.write_coefficients(second, tmp_path / "f.zarr", resume=True)
+    assert "source_series 0 in the store, 1 now" in str(refused.value)
     assert xfskde.write_coefficients(other, tmp_path / "f.zarr", overwrite=True) == 1
     with pytest.raises(DimensionError, match="dims"):
         xfskde.write_coefficients(F.transpose("k", "y", "x"), tmp_path / "g.zarr")
