@@ -981,32 +981,42 @@ def _refuse_cut_short(tif: tifffile.TiffFile, series: int, path: Any) -> None:
     """Refuse a TIFF whose tiles or strips start beyond its end: a copy or download cut short
     that kept its header (tifffile writes it first). Its header opens and its first blocks
     compute, and a whole slide failed only at the block that reached the cut, hours in; any
-    reader fails there. Checked on the first and last page of each level of the series (a
-    stack cut short loses its page chain: :func:`_refusing_damage`). An uncompressed segment
-    must end within the file; a compressed one that starts within it and runs past its end is
-    left to its decoder, as libtiff leaves it (some writers count a few bytes too many).
+    reader fails there. Checked on every page of each level of the series whose IFD was read
+    (a stack cut short loses its page chain: :func:`_refusing_damage`). An uncompressed
+    segment must end within the file; a compressed one that starts within it and runs past its
+    end is left to its decoder, as libtiff leaves it (some writers count a few bytes too many).
 
     Raises
     ------
     ImageReadError
-        Naming the level, how many of its segments are gone and the file's size.
+        Naming the level, how many of its segments are gone — or from which of its pages on,
+        for a level of several pages (a stack: the pages past the cut, and the metadata
+        written after them, cannot be counted) — and the file's size.
     """
     size = tif.filehandle.size
+
+    def gone(page: Any) -> int:
+        offsets = np.asarray(page.dataoffsets, np.int64)
+        counts = np.asarray(page.databytecounts, np.int64)
+        # an uncompressed segment needs all its bytes; a compressed one may end early
+        needed = counts if page.compression == 1 else np.minimum(counts, 1)
+        return int(np.count_nonzero((counts > 0) & (offsets + needed > size)))
+
     for number, level in enumerate(tif.series[series].levels):
-        pages = [p for p in {id(p): p for p in (level.pages[0], level.pages[-1])}.values() if p]
-        for page in pages:
-            offsets = np.asarray(page.dataoffsets, np.int64)
-            counts = np.asarray(page.databytecounts, np.int64)
-            # an uncompressed segment needs all its bytes; a compressed one may end early
-            needed = counts if page.compression == 1 else np.minimum(counts, 1)
-            gone = int(np.count_nonzero((counts > 0) & (offsets + needed > size)))
-            if gone:
-                kind = "tiles" if page.is_tiled else "strips"
-                raise ImageReadError(
-                    f"cannot read {path} (truncated: {gone} of the {counts.size} {kind} of "
-                    f"level {number} lie past its end, at byte {size:,}): the file was cut "
-                    "short; copy or download it again"
-                )
+        planes = list(level.pages)  # None: a page whose IFD lies past the end
+        pages = [p for p in planes if p]
+        if not pages or (len(pages) == len(planes) and not gone(pages[-1]) and not gone(pages[0])):
+            continue
+        if len(planes) > 1:  # a stack, whose pages past the cut may be unreadable: which
+            first = next(i for i, p in enumerate(planes) if p is None or gone(p))
+            what = f"the pages of level {number} after the first {first}"
+        else:
+            kind = "tiles" if pages[0].is_tiled else "strips"
+            what = f"{gone(pages[0])} of the {len(pages[0].dataoffsets)} {kind} of level {number}"
+        raise ImageReadError(
+            f"cannot read {path} (truncated: {what} lie past its end, at "
+            f"byte {size:,}): the file was cut short; copy or download it again"
+        )
 
 
 def _alpha_channel(page: Any) -> int | None:
