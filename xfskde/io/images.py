@@ -674,7 +674,7 @@ def length_pixel_size_um(image: xr.DataArray) -> tuple[float, float] | None:
 
 def _dataarray_at(image: xr.DataArray, mpp: float, request: _Request) -> xr.DataArray:
     """A DataArray at ``mpp`` µm per pixel, as :func:`open_image` reads a file's level
-    (:func:`_level_and_cells`: as it is within 10 %, else averaged over f × f cells by
+    (:func:`_level_and_cells`: the nearest pixel size, as it is or averaged over f × f cells by
     :func:`_binned`); its pixel size comes from its coords."""
     size = length_pixel_size_um(image) if {"y", "x"} <= set(map(str, image.dims)) else None
     if size is None:
