@@ -664,6 +664,13 @@ def test_advice_names_the_commands_options_not_the_apis_keywords(tmp_path, capsy
          "out.zarr exists; pass --resume to finish it or --overwrite to replace it"),
         ("maps", "the nodata value is not a number; pass nodata= a number, or nodata=None",
          "the nodata value is not a number; pass --nodata a number, or --nodata none"),
+        # a Python call beside the option that does the same: the option alone (it read
+        # "open_image(--plane...)" and "open_image(..., --mpp 0.5)")
+        ("segment", "labels drawn on plane z=1: open it at theirs (--plane, open_image(plane=...))",
+         "labels drawn on plane z=1: open it at theirs (--plane)"),
+        ("segment", "open the image at 0.5 µm (open_image(..., mpp=0.5), `xfskde segment --mpp "
+         "0.5`), or fit a model", "open the image at 0.5 µm (`xfskde segment --mpp 0.5`), or "
+         "fit a model"),
         # what the command has no option for, or cannot spell, is left as it is
         ("maps", "n_textures must be an integer, got 0", "n_textures must be an integer, got 0"),
         ("maps", "use eps=None to keep all", "use eps=None to keep all"),

@@ -49,7 +49,7 @@ def test_maps_of_a_slide_two_readers_and_the_apis_values(slide, tmp_path, capsys
     out = tmp_path / "maps.ome.zarr"
     assert main(["maps", str(slide), str(out), *PARAMS]) == 0
     summary = capsys.readouterr().out
-    assert "192 x 256 cells of 1 micrometer" in summary
+    assert "192 x 256 cells of 1 micrometer, 1 level, in" in summary  # not "1 levels"
     Image.from_zarr(zarr.open_group(out, mode="r"))  # ome-zarr-models: a valid NGFF 0.5 image
     node = next(iter(Reader(parse_url(str(out)))()))  # ome-zarr-py reads its pyramid
     levels = [np.asarray(d) for d in node.data]
@@ -67,6 +67,25 @@ def test_maps_of_a_slide_two_readers_and_the_apis_values(slide, tmp_path, capsys
     described = capsys.readouterr().out
     assert "status                 complete (" in described
     assert "source_pixel_size_um" in described
+
+
+def test_pixels_not_square_are_told_by_both_sides(tmp_path, capsys):
+    """1 x 0.5 µm pixels: the summary said cells of 0.5 micrometer, and --mpp 0.5 was refused
+    as finer than the finest level "(0.7071 µm)", naming neither side."""
+    path = tmp_path / "aniso.ome.tif"
+    pixels = np.random.default_rng(2).integers(0, 256, (128, 128), dtype=np.uint8)
+    tifffile.imwrite(path, pixels, metadata={"PhysicalSizeX": 0.5, "PhysicalSizeY": 1.0})
+    out = tmp_path / "aniso.ome.zarr"
+    assert main(["maps", str(path), str(out), *PARAMS]) == 0
+    said = capsys.readouterr()
+    assert "32 x 32 cells of 4 x 2 (y x x) micrometer, 1 level, in" in said.out
+    assert "not square" in said.err
+    assert main(["maps", str(path), str(tmp_path / "fine.ome.zarr"), *PARAMS, "--mpp", "0.5"]) == 2
+    said = capsys.readouterr().err
+    assert "(1 x 0.5 µm (y x x; 0.7071 µm mean), level 0)" in said, said
+    # mpp weighs the geometric mean of the sides; f x f cells keep their aspect
+    binned = xfskde.open_image(path, mpp=1.4)
+    assert binned.attrs["source_binning"] == 2 and binned.attrs["source_pixel_size_um"] == [2, 1]
 
 
 def test_mpp_picks_the_level(slide, tmp_path):

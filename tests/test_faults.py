@@ -474,6 +474,25 @@ def test_a_stack_cut_short_is_refused_not_read_as_its_first_page(tmp_path, capsy
     assert not (tmp_path / "l.zarr").exists()
 
 
+def test_a_stack_cut_short_in_a_page_says_from_which_page_on(tmp_path):
+    """A TZCYX OME-TIFF cut in its third page's data: the refusal counted the strips of the
+    last page tifffile could read ("1 of the 1 strips of level 0"), though every plane from
+    the third on was gone; it now says from which page on."""
+    rng = np.random.default_rng(0)
+    stack = (rng.random((2, 2, 3, 96, 128)) * 1000).astype(np.uint16)
+    path = tmp_path / "tzcyx.ome.tif"
+    tifffile.imwrite(path, stack, ome=True, compression="zlib", metadata={"axes": "TZCYX"})
+    with tifffile.TiffFile(path) as tif:
+        cut = tif.pages[2].dataoffsets[0] - 5  # its IFD whole, its data not
+    path.write_bytes(path.read_bytes()[:cut])
+    with pytest.raises(xfskde.exceptions.ImageReadError) as refused:
+        xfskde.open_image(path, plane={"t": 0, "z": 0})
+    assert (
+        f"(truncated: the pages of level 0 after the first 2 lie past its end, at byte "
+        f"{cut:,})" in str(refused.value)
+    )
+
+
 def test_damaged_tiffs_raise_image_read_errors_through_the_api(tmp_path):
     """The reading task itself says which file failed (not only the CLI): ImageReadError, with
     the reader's own error as its cause."""

@@ -221,6 +221,40 @@ def test_channels_are_read_by_name_or_index_and_a_mask_reads_the_same(tmp_path, 
     assert "'CD8' is no channel of this image" in capsys.readouterr().err
 
 
+def test_channels_not_picked_are_never_read(tmp_path):
+    """open_image(channels=["CD3"]) of an OME-Zarr image stored one channel per chunk, or of
+    a tiled OME-TIFF of a page per channel, read (and decoded) every channel: a damaged chunk
+    of DAPI, not asked for, failed the read of CD3."""
+    names = ["DAPI", "CD3", "PanCK"]
+    cyx = np.random.default_rng(3).integers(100, 1000, (3, 128, 128), dtype=np.uint16)
+    group = zarr.open_group(tmp_path / "panel.ome.zarr", mode="w")
+    group.create_array("0", data=cyx, chunks=(1, 64, 64))
+    group.attrs["ome"] = {
+        "version": "0.5",
+        "multiscales": [{"axes": [{"name": "c", "type": "channel"},
+                                  {"name": "y", "type": "space"},
+                                  {"name": "x", "type": "space"}],
+                         "datasets": [{"path": "0", "coordinateTransformations": [
+                             {"type": "scale", "scale": [1.0, 0.5, 0.5]}]}]}],
+        "omero": {"channels": [{"label": n} for n in names]},
+    }  # fmt: skip
+    (tmp_path / "panel.ome.zarr" / "0" / "c" / "0" / "1" / "1").write_bytes(b"garbage")
+    path = tmp_path / "panel.ome.tif"
+    tifffile.imwrite(path, cyx, tile=(64, 64), compression="zlib",
+                     metadata={"axes": "CYX", "Channel": {"Name": names}})  # fmt: skip
+    with tifffile.TiffFile(path) as tif:  # DAPI's last tile: its page, then the tile
+        offset = tif.pages[0].dataoffsets[3]
+    with open(path, "r+b") as handle:
+        handle.seek(offset)
+        handle.write(b"garbage!")
+    for source in (path, tmp_path / "panel.ome.zarr"):
+        with pytest.raises((RuntimeError, ImageReadError)):  # the damage is there to read
+            xfskde.open_image(source).compute()
+        picked = xfskde.open_image(source, channels=["CD3", "PanCK"], chunks=64)
+        assert picked.data.chunks[0] == (2,)  # the channels picked: one chunk, as ever
+        np.testing.assert_array_equal(picked.values, cyx[[1, 2]])
+
+
 def test_arrays_are_wrapped_with_named_dims_and_aligned_chunks():
     rgb = data.astronaut()
     image = xfskde.open_image(rgb, chunks=200)
@@ -548,6 +582,11 @@ def test_existing_store_and_mismatched_resume(tmp_path):
     # the refusal says what differs: the layout first, then the parameters a user gave
     assert "(shape [64, 64, 4] in the store, [64, 64, 5] now; coordinates;" in str(refused.value)
     assert "order 3 in the store, 4 now" in str(refused.value)
+    # the first series of a TIFF records none: said as series 0, not null
+    second = F.assign_attrs(source_series=1)
+    with pytest.raises(StoreParametersError) as refused:
+        xfskde.write_coefficients(second, tmp_path / "f.zarr", resume=True)
+    assert "source_series 0 in the store, 1 now" in str(refused.value)
     assert xfskde.write_coefficients(other, tmp_path / "f.zarr", overwrite=True) == 1
     with pytest.raises(DimensionError, match="dims"):
         xfskde.write_coefficients(F.transpose("k", "y", "x"), tmp_path / "g.zarr")
@@ -994,8 +1033,10 @@ def test_ome_tiff_levels_have_coordinates_in_micrometres(tmp_path):
 def test_mpp_picks_the_nearest_level(tmp_path):
     path = tmp_path / "slide.ome.tif"
     _ome_pyramid(path)
-    assert [xfskde.open_image(path, mpp=m).attrs["source_level"]
-            for m in (0.2, 0.3, 0.5, 0.8, 1.0, 5.0)] == [0, 0, 1, 2, 2, 2]  # fmt: skip
+    read = [xfskde.open_image(path, mpp=m).attrs for m in (0.2, 0.3, 0.5, 0.8, 1.0, 5.0)]
+    assert [(a["source_level"], a.get("source_binning", 1)) for a in read] == [
+        (0, 1), (0, 1), (1, 1), (0, 3), (2, 1), (2, 5)  # 0.8: 0.75 µm, not the 1 µm level
+    ]  # fmt: skip
     with pytest.raises(ParameterError, match="level or mpp"):
         xfskde.open_image(path, level=1, mpp=0.5)
     with pytest.raises(ParameterError, match="mpp must be a positive"):
@@ -1004,6 +1045,31 @@ def test_mpp_picks_the_nearest_level(tmp_path):
     tifffile.imwrite(plain, np.zeros((64, 64), np.uint8))
     with pytest.raises(ParameterError, match="does not record"):
         xfskde.open_image(plain, mpp=0.5)
+
+
+def test_mpp_reads_the_nearest_pixel_size_of_every_level_and_whole_cells(tmp_path):
+    """A 0.325 / 0.65 / 1.3 µm pyramid at mpp=1 was read at 1.3 µm (level 2, 30 % off), where
+    level 0 in 3 x 3 cells gives 0.975 µm; at mpp=0.5 it gave 0.65 µm (30 % off) without a
+    word, which a model fitted at 0.5 µm then refused, advising mpp=0.5 again."""
+    pixels = np.random.default_rng(7).integers(0, 256, (256, 256), dtype=np.uint8)
+    path = tmp_path / "pyramid.ome.tif"
+    with tifffile.TiffWriter(path) as tif:
+        tif.write(pixels, tile=(64, 64), subifds=2,
+                  metadata={"PhysicalSizeX": 0.325, "PhysicalSizeY": 0.325})  # fmt: skip
+        tif.write(pixels[::2, ::2], tile=(64, 64), subfiletype=1)
+        tif.write(pixels[::4, ::4], tile=(64, 64), subfiletype=1)
+    one = xfskde.open_image(path, mpp=1.0)
+    assert (one.attrs["source_level"], one.attrs["source_binning"]) == (0, 3)
+    np.testing.assert_allclose(one.attrs["source_pixel_size_um"], [0.975, 0.975])
+    np.testing.assert_array_equal(one.values, _cell_means(pixels, 3))
+    assert xfskde.open_image(path, mpp=1.3).attrs["source_level"] == 2  # a level as it is
+    two = xfskde.open_image(path, mpp=2.0)  # level 1 in 3 x 3 cells: 1.95 µm
+    assert (two.attrs["source_level"], two.attrs["source_binning"]) == (1, 3)
+    # nothing comes within 25 % of 0.5 µm: refused, naming what the slide gives
+    with pytest.raises(ParameterError, match=r"mpp=0.5 µm: no level of .* \(0.325 µm, 0.65 µm, "
+                       r"1.3 µm\).* within 25%.* nearest is 0.65 µm \(level 1, 30% off\): ask "
+                       r"for mpp=0.65, or resample"):  # fmt: skip
+        xfskde.open_image(path, mpp=0.5)
 
 
 def _cell_means(pixels: np.ndarray, f: int) -> np.ndarray:
@@ -1036,8 +1102,8 @@ def test_mpp_between_levels_averages_cells_of_a_finer_one(tmp_path):
     chunked = xfskde.open_image(single, mpp=1, chunks=16, halo=6)
     assert min(chunked.chunks[0]) >= 6 and chunked.shape == (65, 45, 3)
     np.testing.assert_array_equal(chunked.values, _cell_means(pixels, 2))
-    # a level within 10 % is read as it is; finer than the finest level is refused
-    assert "source_binning" not in xfskde.open_image(single, mpp=0.53).attrs
+    # a level nearer than any cells of it is read as it is; finer than it by 25 % is refused
+    assert "source_binning" not in xfskde.open_image(single, mpp=0.6).attrs
     with pytest.raises(ParameterError, match=r"mpp=0.25 µm is finer than the finest level"):
         xfskde.open_image(single, mpp=0.25)
     # a Zarr store (an OME-Zarr image of one level), NaN: a cell with a missing pixel is missing
@@ -1112,6 +1178,8 @@ def test_mpp_between_the_levels_of_a_pyramid_averages_the_finer_one(tmp_path):
         ({"resolution": (2e4, 1e4), "resolutionunit": "CENTIMETER"}, (1.0, 0.5)),
         ({"resolution": (300, 300), "resolutionunit": "INCH"}, None),  # a printing hint
         ({"imagej": True, "resolution": (4.0, 4.0), "metadata": {"unit": "micron"}}, (0.25, 0.25)),
+        # Fiji escapes the micro sign of its µm calibration: "unit=\\u00B5m"
+        ({"imagej": True, "resolution": (4.0, 4.0), "metadata": {"unit": "\\u00B5m"}}, (0.25,) * 2),
         ({}, None),
     ],
 )
@@ -1124,6 +1192,34 @@ def test_pixel_size_from_svs_resolution_tags_and_imagej(tmp_path, options, expec
     else:
         np.testing.assert_allclose(image.attrs["source_pixel_size_um"], expected)
         np.testing.assert_allclose(image.x.values[1] - image.x.values[0], expected[1])
+
+
+@pytest.mark.parametrize(
+    ("unit", "size"),
+    [
+        ("\\u00B5m", 0.325),  # the micro sign, escaped as Fiji writes it
+        ("\\u03BCm", 0.325),  # the Greek mu, escaped
+        ("micron", 0.325),
+        ("microns", 0.325),
+        ("nm", 0.325e-3),
+        ("mm", 325.0),
+        ("cm", 3250.0),
+        ("inch", 0.325 * 25400),
+        ("pixel", None),  # not calibrated
+    ],
+)
+def test_pixel_size_from_an_imagej_description_as_fiji_writes_it(tmp_path, unit, size):
+    path = tmp_path / "fiji.tif"
+    description = f"ImageJ=1.54f\nimages=1\nunit={unit}\nloop=false\n"
+    tifffile.imwrite(path, np.zeros((64, 64), np.uint16), description=description,
+                     resolution=(1 / 0.325, 1 / 0.325))  # fmt: skip
+    with tifffile.TiffFile(path) as tif:
+        assert tif.is_imagej and tif.imagej_metadata["unit"] == unit
+    image = xfskde.open_image(path)
+    if size is None:
+        assert "source_pixel_size_um" not in image.attrs
+    else:
+        np.testing.assert_allclose(image.attrs["source_pixel_size_um"], (size, size), rtol=1e-6)
 
 
 def test_results_carry_micrometres_and_the_source(tmp_path):

@@ -240,7 +240,7 @@ def test_layers_are_the_stores_channels_in_micrometres(folder, shown):
     # the scale: the input's pixel size in µm times the stride; the first sample at the centre
     # of the first 8 × 8 cell, pixel 3.5 (the translation the docs' block puts back)
     recorded = root.attrs["xfskde"]
-    pixel_size, stride = recorded["pixel_size_um"], recorded["attrs"]["stride"]
+    pixel_size, stride = recorded["um_per_coordinate"], recorded["attrs"]["stride"]
     assert scale == [p * stride for p in pixel_size] == [PIXEL * STRIDE] * 2
     assert translation == [3.5 * PIXEL] * 2
     for layer in images:

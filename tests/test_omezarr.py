@@ -15,6 +15,7 @@ import dask.array as da
 import numpy as np
 import ome_zarr_models
 import pytest
+import tifffile
 import xarray as xr
 import zarr
 from dask.callbacks import Callback
@@ -399,6 +400,32 @@ def test_pixel_size_from_attrs(tmp_path):
     assert scale({"pixel_size": [500, 250], "pixel_size_units": "nm"})[0] == [1.0, 0.5, 0.25]
     assert scale({"mpp": 0.5}, pixel_size=2.0)[0] == [1.0, 2.0, 2.0]  # the argument wins
     assert scale({}) == ([1.0, 1.0, 1.0], [None, None, None])
+
+
+def test_the_recorded_scale_of_the_coordinates_is_not_called_a_pixel_size(tmp_path):
+    """The root's xfskde.pixel_size_um was [1.0, 1.0] for maps of a 0.5 µm slide (µm per
+    unit of their coordinates, already µm), beside a source_pixel_size_um of 0.5: it is now
+    named for what it holds, and stores that name it the old way still take labels."""
+    pixels = np.random.default_rng(1).random((32, 32)).astype(np.float32)
+    path = tmp_path / "slide.ome.tif"
+    tifffile.imwrite(path, pixels, metadata={"PhysicalSizeX": 0.5, "PhysicalSizeY": 0.5})
+    image = xfskde.open_image(path).rename("m")
+    write_ome_zarr(image, tmp_path / "um.zarr")
+    block = zarr.open_group(tmp_path / "um.zarr", mode="r").attrs["xfskde"]
+    assert "pixel_size_um" not in block and block["um_per_coordinate"] == [1.0, 1.0]
+    assert block["attrs"]["source_pixel_size_um"] == [0.5, 0.5]
+    # maps in input pixels: µm per pixel; a store of before names it pixel_size_um
+    plain = xr.DataArray(pixels, dims=("y", "x"), name="m")
+    write_ome_zarr(plain, tmp_path / "old.zarr", pixel_size=0.5)
+    root = zarr.open_group(tmp_path / "old.zarr", mode="r+")
+    block = dict(root.attrs["xfskde"])
+    assert block["um_per_coordinate"] == [0.5, 0.5]
+    block["pixel_size_um"] = block.pop("um_per_coordinate")
+    root.update_attributes({"xfskde": block})
+    labels = xr.DataArray((pixels > 0.5).astype(np.uint8), dims=("y", "x"), name="bright")
+    group = write_ome_zarr_labels(labels, tmp_path / "old.zarr", chunks=32)
+    scale = group.attrs["ome"]["multiscales"][0]["datasets"][0]["coordinateTransformations"]
+    assert scale[0]["scale"] == [0.5, 0.5]
 
 
 def test_labels_added_to_an_existing_image(tmp_path, maps, segmentation):

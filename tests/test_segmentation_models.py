@@ -242,6 +242,23 @@ def test_a_model_refuses_images_of_another_magnification(cohort, tmp_path, capsy
     labels = xfskde.io.open_blocks(tmp_path / "two.zarr")
     assert labels.shape == (image.shape[0] // 2, image.shape[1] // 2)
     assert labels.attrs["source_binning"] == 2
+    # a slide of 0.325 µm: 0.325 and 0.65 µm are both over 25 % off the model's 0.5 µm, which
+    # --mpp cannot mend; the line said "--mpp 0.5", which read 0.65 µm and was refused again
+    _ome_tiff(tmp_path / "fine.ome.tif", image, 0.325)
+    from xfskde.io.images import MPP_LIMIT
+    from xfskde.segmentation.model import PIXEL_RATIO
+
+    assert MPP_LIMIT == PIXEL_RATIO  # what --mpp reads, a model takes
+    argv = ["segment", str(tmp_path / "fine.ome.tif"), str(tmp_path / "three.zarr")]
+    for extra in ([], ["--mpp", "0.65"]):
+        assert main([*argv, "--model", str(one), *extra]) == 2
+        said = capsys.readouterr().err
+        assert "the nearest is 0.65 µm (level 0 in 2 x 2 cells, 30% off)" in said, said
+        assert "Resample the image to 0.5 µm pixels" in said and "--mpp 0.5" not in said, said
+    assert main([*argv, "--model", str(one), "--mpp", "0.5"]) == 2
+    said = capsys.readouterr().err
+    assert "--mpp 0.5 µm: no level of" in said and "within 25%" in said, said
+    assert not (tmp_path / "three.zarr").exists()
     # an image without a pixel size makes a model without one
     assert fit_textures(image, 3, sample=3000).pixel_size is None
 

@@ -128,6 +128,9 @@ _KEYWORD = re.compile(rf"(?<![\w.'\"-])([a-z][a-z_]*)=({_VALUE})")
 _ALSO = re.compile(
     rf"(?<![\w.'\"-])[a-z][a-z_]*=(?:{_VALUE}) \((--[^()]*?)(?: on the command line)?\)"
 )
+#: A Python call given beside the option that does the same (``(--plane, open_image(plane=...))``,
+#: ``(open_image(..., mpp=0.5), `xfskde segment --mpp 0.5`)``), with the ", " that joins it.
+_CALL = re.compile(r"(, )?\b[a-z_]+\((?:\.\.\., )?([a-z][a-z_]*)=[^()]*\)(, )?")
 _QUOTED = r"'([^']*)'"
 _ON_THE_COMMAND_LINE = re.compile(r" ?\((--[^()]*?),? on the command line\)")
 
@@ -172,7 +175,14 @@ def _as_options(line: str, options: frozenset[str]) -> str:
             kept.append(match[0])
         return match[0] if typed is None else typed
 
+    def call(match: re.Match[str]) -> str:  # gone where its option is said beside it
+        option = _option(match[2], options)
+        if option is None or option not in line.replace(match[0], " "):
+            return match[0]
+        return ", " if match[1] and match[3] else ""
+
     line = _ALSO.sub(lambda m: m[1], line)
+    line = _CALL.sub(call, line)
     line = _KEYWORD.sub(keyword, line)
     if not any(re.fullmatch(r"[a-z_]{2,}=.*", k) for k in kept):  # all said as options now
         line = _ON_THE_COMMAND_LINE.sub("", line)

@@ -333,9 +333,10 @@ def add_level_options(parser: argparse.ArgumentParser) -> None:
     )
     group.add_argument(
         "--mpp", type=float, default=None,
-        help="instead of --level: the pixel size wanted, in µm; a level within 10%% of it is "
-        "read, else a finer level averaged over cells of whole pixels, nearest to it (the input "
-        "must record its pixel size: OME-TIFF, SVS, OME-Zarr, ...)",
+        help="instead of --level: the pixel size wanted, in µm; the nearest a level gives, as "
+        "it is or averaged over cells of f x f pixels (f whole), is read, and refused when "
+        "over 25%% off (non-square pixels: the geometric mean of their sizes; the input must "
+        "record its pixel size: OME-TIFF, SVS, OME-Zarr, ...)",
     )  # fmt: skip
 
 

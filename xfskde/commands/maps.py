@@ -107,12 +107,14 @@ def run(args: argparse.Namespace) -> int:
     seconds = time.perf_counter() - start
     multiscale = group.attrs["ome"]["multiscales"][0]
     unit = next((a.get("unit") for a in multiscale["axes"] if a["name"] == "x"), None)
-    scale = multiscale["datasets"][0]["coordinateTransformations"][0]["scale"][-1]
-    cell = f"{scale:g} {unit}" if unit else f"{scale:g} input pixels"
+    sy, sx = multiscale["datasets"][0]["coordinateTransformations"][0]["scale"][-2:]
+    side = f"{sx:g}" if sy == sx else f"{sy:g} x {sx:g} (y x x)"  # pixels not square
+    cell = f"{side} {unit}" if unit else f"{side} input pixels"
     pixels = image.sizes["y"] * image.sizes["x"]
+    levels = len(multiscale["datasets"])
     print(
         f"wrote {args.output}: {', '.join(MAPS)} of {ny} x {nx} cells of {cell}, "
-        f"{len(multiscale['datasets'])} levels, in {seconds:.1f} s "
+        f"{levels} level{'s' if levels != 1 else ''}, in {seconds:.1f} s "
         f"({pixels / 1e6 / max(seconds, 1e-9):.1f} Mpx/s)"
     )
     return 0

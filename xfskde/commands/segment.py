@@ -32,6 +32,7 @@ from ..io import (
     write_ome_zarr,
     write_ome_zarr_labels,
 )
+from ..io.images import image_levels, nearest_reading, pixel_size_text, reading_text
 from ..io.ometiff import copy_ome_zarr_to_tiff, temporary_ome_zarr
 from ..io.png import check_png_size
 from ..io.stores import input_changed
@@ -249,6 +250,8 @@ def run(args: argparse.Namespace) -> int:
     image = open_image(args.input, level=args.level or 0, mpp=args.mpp, chunks=args.chunks,
                        halo=halo, plane=args.plane, series=args.series,
                        dims=args.dims, channels=args.channels)  # fmt: skip
+    if model is not None and args.level is None:
+        _refuse_unreachable_scale(image, model, args)
     if model is not None and args.level is None and args.mpp is None:
         image = _at_model_scale(image, model, args, halo)
     image = _in_blocks(image, args, halo, auto_chunks)
@@ -359,6 +362,33 @@ def _given_model(args: argparse.Namespace) -> Any:
             f"{model.n_textures} textures: drop --textures"
         )
     return model
+
+
+def _refuse_unreachable_scale(image: Any, model: Any, args: argparse.Namespace) -> None:
+    """Refuse, in one line, an input that no level of gives pixels within ``PIXEL_RATIO`` of
+    the model's, as it is or averaged over whole cells (``open_image(mpp=)``'s readings): a
+    slide of 0.325 µm given a model of 0.5 µm (0.325 and 0.65 µm are both over 25 % off),
+    which ``--mpp`` cannot fix, rather than the model's refusal naming an ``--mpp`` that
+    reads the same pixels again. An image that records no pixel size in µm is the model's
+    business."""
+    if model.pixel_ratio(image) is None or "source_pixel_size_um" not in image.attrs:
+        return
+    wanted = math.sqrt(model.pixel_size[0] * model.pixel_size[1])
+    levels = image_levels(args.input, series=args.series, dims=args.dims)
+    sizes = [level.pixel_size if level.units == "µm" else None for level in levels]
+    if sizes[0] is None:
+        return
+    nearest = nearest_reading(sizes, wanted)
+    if nearest.off <= PIXEL_RATIO * (1 + 1e-9):
+        return
+    raise ParameterError(
+        f"the model of {args.model} was fitted on pixels of {wanted:.4g} µm and takes pixels "
+        f"within {PIXEL_RATIO - 1:.0%} of them, which no level of {args.input} "
+        f"({', '.join(pixel_size_text(s) for s in sizes if s)}) gives, as it is or averaged "
+        f"over whole f x f cells: the nearest is {pixel_size_text(nearest.size)} "
+        f"({reading_text(nearest)}, {nearest.off - 1:.0%} off). Resample the image to "
+        f"{wanted:.4g} µm pixels with another tool, or fit a model on images of this pixel size"
+    )
 
 
 def _at_model_scale(image: Any, model: Any, args: argparse.Namespace, halo: int) -> Any:

@@ -23,6 +23,7 @@ import hashlib
 import json
 import math
 import os
+import re
 import socket
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
@@ -51,17 +52,24 @@ _MICROMETRES = {
     "µm": 1.0, "um": 1.0, "micron": 1.0, "microns": 1.0, "micrometer": 1.0, "micrometre": 1.0,
     "\u03bcm": 1.0, "nm": 1e-3, "nanometer": 1e-3, "nanometre": 1e-3, "mm": 1e3,
     "millimeter": 1e3, "millimetre": 1e3, "cm": 1e4, "centimeter": 1e4, "centimetre": 1e4,
-    "m": 1e6, "meter": 1e6, "metre": 1e6, "å": 1e-4, "angstrom": 1e-4,
+    "m": 1e6, "meter": 1e6, "metre": 1e6, "å": 1e-4, "angstrom": 1e-4, "in": 25400.0,
+    "inch": 25400.0, "inches": 25400.0,
 }  # fmt: skip
+#: A character escaped as ImageJ writes a unit in its description (``unit=\\u00B5m``: µm).
+_ESCAPED = re.compile(r"\\u([0-9a-fA-F]{4})")
 
 
 def micrometres(value: Any, unit: Any) -> float | None:
-    """A length in µm, or None if the value or its unit is not a known physical length."""
+    """A length in µm, or None if the value or its unit is not a known physical length.
+
+    The unit may be escaped as ImageJ and Fiji write it in their description (``\\u00B5m``,
+    the micro sign; ``\\u03BCm``, the Greek mu)."""
     try:
         length = float(value)
     except (TypeError, ValueError):
         return None
-    scale = _MICROMETRES.get(str(unit).strip().lower() if unit is not None else UNITS)
+    name = UNITS if unit is None else _ESCAPED.sub(lambda m: chr(int(m[1], 16)), str(unit))
+    scale = _MICROMETRES.get(name.strip().lower())
     return length * scale if scale is not None and math.isfinite(length) and length > 0 else None
 
 

@@ -42,6 +42,7 @@ import html
 import io
 import json
 import logging
+import math
 import os
 import re
 import threading
@@ -174,6 +175,9 @@ class _Request(NamedTuple):
     series: int | str = 0
     #: the names of an unlabelled source's axes (``open_image``'s ``dims``), checked
     dims: tuple[str, ...] | None = None
+    #: whether some channels only are read (``open_image``'s ``channels``): the colour dim
+    #: is then cut as the file stores it, so that the others' chunks are never read
+    picks: bool = False
 
 
 def _plan(
@@ -183,7 +187,10 @@ def _plan(
 
     The ``y`` and ``x`` dims are planned by :func:`~xfskde.lazy.plan_chunks` on the native
     tiles, with the caller's halo and stride; every other dim (colour, or a length-1 dim about
-    to be dropped) is one chunk.
+    to be dropped) is one chunk — but the colour dim of a request that ``picks`` channels,
+    which is cut as the source stores it (an OME-Zarr image's chunks of one channel, an
+    OME-TIFF's page per channel), so that the channels not picked are never read; they are
+    joined into one chunk once picked (:func:`_chosen_channels`).
     """
     iy, ix = list(dims).index("y"), list(dims).index("x")
     tiles = (max(1, int(native[iy])), max(1, int(native[ix])))
@@ -194,7 +201,10 @@ def _plan(
         halo=request.halo,
         stride=request.stride,
     )
-    planned = {"y": rows, "x": cols}
+    planned: dict[str, tuple[int, ...]] = {"y": rows, "x": cols}
+    for d, n, side in zip(dims, shape, native, strict=True):
+        if request.picks and d.lower() in COLOR_DIMS and 0 < side < n:
+            planned[d] = (int(side),) * (n // side) + ((n % side,) if n % side else ())
     out = tuple(planned.get(d, (int(n),)) for d, n in zip(dims, shape, strict=True))
     return out, {"y": tiles[0], "x": tiles[1]}
 
@@ -346,11 +356,25 @@ def _plane_image(
     return _plane_attrs(_labelled(data, kept, name, tiles), dims, selection, request.plane)
 
 
-#: A level whose pixel size is within this ratio of ``mpp`` is read as it is; otherwise a
-#: finer level is averaged over whole cells of pixels to come nearer.
-MPP_TOLERANCE = 1.1
-#: ``mpp`` finer than the finest level by more than this ratio is refused (nothing is made up).
-MPP_FINEST = 1.25
+#: ``open_image(mpp=)`` reads pixels within this ratio of ``mpp`` (25 %), or refuses: the
+#: ratio within which a texture model takes an image's pixels as its own
+#: (:data:`xfskde.segmentation.model.PIXEL_RATIO`), so that the pixel size a model names
+#: reads an image the model takes.
+MPP_LIMIT = 1.25
+#: Readings of ``mpp`` that come this near it as the nearest one (1 %, by ratio) count as
+#: tied with it: of those, the one that reads the fewest pixels (a pyramid's rounded sizes
+#: make its level and a finer level in cells differ by a fraction of a percent).
+MPP_TIE = 1.01
+
+
+def pixel_size_text(size: Sequence[float]) -> str:
+    """A (y, x) pixel size in µm as messages give it: ``0.5 µm``, or both axes where they
+    differ, with their geometric mean, which ``mpp`` is compared with (``1 x 0.5 µm (y x x;
+    0.7071 µm mean)``)."""
+    y, x = float(size[0]), float(size[1])
+    if math.isclose(y, x, rel_tol=1e-6):
+        return f"{x:.4g} µm"
+    return f"{y:.4g} x {x:.4g} µm (y x x; {math.sqrt(y * x):.4g} µm mean)"
 
 
 def _level_and_cells(
@@ -359,35 +383,85 @@ def _level_and_cells(
     """The level to read and the side f of the f × f cells of its pixels averaged into one
     (:func:`_binned`), so that the pixel size comes nearest ``mpp`` µm.
 
-    ``level`` (f = 1) without ``mpp``. With it, a level within :data:`MPP_TOLERANCE` of
-    ``mpp`` is read as it is (the nearest of them); else the coarsest level finer than
-    ``mpp``, averaged over the whole number of pixels f that comes nearest (by ratio): a
-    single-level 0.5 µm slide at ``mpp=2`` is read in 4 × 4 cells, an Aperio pyramid of 0.5 /
-    2 / 8 µm at ``mpp=1`` is its first level in 2 × 2 cells (the nearest level was 2 times off
-    either way). ``mpp`` finer than the finest level by more than :data:`MPP_FINEST` is
-    refused."""
-    chosen = _choose_level(source, sizes, level, mpp)
+    ``level`` (f = 1) without ``mpp``. With it, every level and every whole f are weighed,
+    and the pixel size nearest ``mpp`` by ratio is read (a pixel's size is the geometric mean
+    of its y and x sizes, as f × f cells keep its aspect); of readings within
+    :data:`MPP_TIE` of the nearest, the one with the fewest pixels. A 0.325 / 0.65 / 1.3 µm
+    pyramid at ``mpp=1`` is its level 0 in 3 × 3 cells (0.975 µm; level 2 is 30 % off), an
+    Aperio pyramid of 0.5 / 2 / 8 µm at ``mpp=1`` its level 0 in 2 × 2 cells, at ``mpp=2``
+    its level 1. A nearest reading more than :data:`MPP_LIMIT` off ``mpp`` is refused, naming
+    the pixel sizes the image gives (a 0.325 µm slide at ``mpp=0.5``: 0.325 and 0.65 µm are
+    both over 25 % off)."""
+    chosen = _choose_level(source, sizes, level, mpp)  # checks level and mpp
     if mpp is None:
         return chosen, 1
-    means = [float(np.sqrt(s[0] * s[1])) if s else np.inf for s in sizes]
-    if means[chosen] <= mpp * MPP_TOLERANCE and means[chosen] * MPP_TOLERANCE >= mpp:
-        return chosen, 1
-    finer = [i for i, m in enumerate(means) if m < mpp]
-    if not finer:
-        if means[chosen] > mpp * MPP_FINEST:
-            raise ParameterError(
-                f"mpp={mpp:g} µm is finer than the finest level of {source} "
-                f"({means[chosen]:.4g} µm): read that level with level={chosen} (--level "
-                f"{chosen}), or ask for mpp={means[chosen]:.4g} or more"
-            )
-        return chosen, 1
-    coarsest = max(finer, key=lambda i: means[i])
-    ratio = mpp / means[coarsest]
-    cells = min((max(1, int(np.floor(ratio))), int(np.ceil(ratio))),
-                key=lambda f: abs(np.log(f / ratio)))  # fmt: skip
-    if abs(np.log(cells / ratio)) >= abs(np.log(means[chosen] / mpp)):
-        return chosen, 1  # the nearest level is no further off
-    return coarsest, cells
+    reading = nearest_reading(sizes, mpp)
+    if reading.off > MPP_LIMIT * (1 + 1e-9):  # 25 % off itself is within
+        _refuse_mpp(source, sizes, mpp, reading)
+    return reading.level, reading.cells
+
+
+class MppReading(NamedTuple):
+    """The reading of an image nearest a pixel size (:func:`nearest_reading`)."""
+
+    #: the level read
+    level: int
+    #: the side f of the f × f cells of its pixels averaged into one
+    cells: int
+    #: the (y, x) size of the pixels read, in µm
+    size: tuple[float, float]
+    #: how far they are from the size asked, as a ratio ≥ 1 of their geometric mean to it
+    off: float
+
+
+def nearest_reading(sizes: Sequence[tuple[float, float] | None], mpp: float) -> MppReading:
+    """The level and whole f whose f × f cells come nearest ``mpp`` µm, by ratio, of levels
+    of (y, x) pixel sizes ``sizes`` (None: unknown, never chosen), as ``open_image(mpp=)``
+    reads them (see :func:`_level_and_cells`), without refusing one too far off."""
+    readings = []  # (how far off by ratio, cells, level)
+    for i, size in enumerate(sizes):
+        if size:
+            mean = math.sqrt(size[0] * size[1])
+            ratio = mpp / mean
+            for f in {1, max(1, math.floor(ratio)), max(1, math.ceil(ratio))}:
+                readings.append((abs(math.log(mean * f / mpp)), f, i))
+    nearest = min(readings)[0]
+    near = [(f, gap, i) for gap, f, i in readings if gap <= nearest + math.log(MPP_TIE)]
+    cells, off, level = min(near)
+    size = sizes[level]
+    assert size is not None  # only levels of known sizes are read
+    return MppReading(level, cells, (size[0] * cells, size[1] * cells), math.exp(off))
+
+
+def _refuse_mpp(
+    source: Any, sizes: Sequence[tuple[float, float] | None], mpp: float, nearest: MppReading
+) -> None:
+    """Refuse ``mpp`` that no level of ``source`` comes within :data:`MPP_LIMIT` of, as it is
+    or in whole cells (``nearest``: the nearest reading), naming what to ask for instead."""
+    known = [(math.sqrt(s[0] * s[1]), i, s) for i, s in enumerate(sizes) if s]
+    finest, level, smallest = min(known)
+    if mpp < finest:
+        raise ParameterError(
+            f"mpp={mpp:g} µm is finer than the finest level of {source} "
+            f"({pixel_size_text(smallest)}, level {level}), by more than "
+            f"{MPP_LIMIT - 1:.0%}: read that level with level={level}, or ask for "
+            f"mpp={finest:.4g} or more"
+        )
+    got = math.sqrt(nearest.size[0] * nearest.size[1])
+    levels = ", ".join(pixel_size_text(s) for _, _, s in known)
+    raise ParameterError(
+        f"mpp={mpp:g} µm: no level of {source} ({levels}), "
+        f"as it is or averaged over whole f x f cells, comes within {MPP_LIMIT - 1:.0%} of it; "
+        f"the nearest is {pixel_size_text(nearest.size)} ({reading_text(nearest)}, "
+        f"{nearest.off - 1:.0%} off): ask for mpp={got:.4g}, or resample the image to "
+        f"{mpp:g} µm pixels with another tool"
+    )
+
+
+def reading_text(reading: MppReading) -> str:
+    """What a reading reads: ``level 1``, ``level 0 in 2 x 2 cells``."""
+    cells = reading.cells
+    return f"level {reading.level}" + (f" in {cells} x {cells} cells" if cells > 1 else "")
 
 
 #: The largest side a level is read in to be averaged over cells (4096² RGB bytes: 50 MB).
@@ -600,7 +674,7 @@ def length_pixel_size_um(image: xr.DataArray) -> tuple[float, float] | None:
 
 def _dataarray_at(image: xr.DataArray, mpp: float, request: _Request) -> xr.DataArray:
     """A DataArray at ``mpp`` µm per pixel, as :func:`open_image` reads a file's level
-    (:func:`_level_and_cells`: as it is within 10 %, else averaged over f × f cells by
+    (:func:`_level_and_cells`: the nearest pixel size, as it is or averaged over f × f cells by
     :func:`_binned`); its pixel size comes from its coords."""
     size = length_pixel_size_um(image) if {"y", "x"} <= set(map(str, image.dims)) else None
     if size is None:
@@ -625,6 +699,8 @@ def _rechunked(image: xr.DataArray, request: _Request) -> xr.DataArray:
     y, x, _ = image_dims(image)
     dims = ["y" if d == y else "x" if d == x else str(d) for d in image.dims]
     native = image.data.chunksize if isinstance(image.data, da.Array) else (1,) * image.ndim
+    if not isinstance(image.data, da.Array):  # in memory: picking channels reads nothing
+        request = request._replace(picks=False)
     planned, _ = _plan(image.shape, dims, native, request)
     if isinstance(image.data, da.Array):
         return image.chunk(dict(zip(image.dims, planned, strict=True)))
@@ -638,6 +714,8 @@ def _open_array(source: Any, request: _Request, name: str, what: Any = "the arra
     shape = tuple(source.shape)
     dims = _axes_of(None, shape, request.dims, what)
     native = source.chunksize if isinstance(source, da.Array) else (1,) * source.ndim
+    if not isinstance(source, da.Array):  # in memory or mapped: a pick costs no read
+        request = request._replace(picks=False)
     selection, planned, tiles = _read_plan(what, dims, shape, native, request, source.dtype)
     if isinstance(source, da.Array):
         data = source if source.chunks == planned else source.rechunk(planned)
@@ -903,32 +981,42 @@ def _refuse_cut_short(tif: tifffile.TiffFile, series: int, path: Any) -> None:
     """Refuse a TIFF whose tiles or strips start beyond its end: a copy or download cut short
     that kept its header (tifffile writes it first). Its header opens and its first blocks
     compute, and a whole slide failed only at the block that reached the cut, hours in; any
-    reader fails there. Checked on the first and last page of each level of the series (a
-    stack cut short loses its page chain: :func:`_refusing_damage`). An uncompressed segment
-    must end within the file; a compressed one that starts within it and runs past its end is
-    left to its decoder, as libtiff leaves it (some writers count a few bytes too many).
+    reader fails there. Checked on every page of each level of the series whose IFD was read
+    (a stack cut short loses its page chain: :func:`_refusing_damage`). An uncompressed
+    segment must end within the file; a compressed one that starts within it and runs past its
+    end is left to its decoder, as libtiff leaves it (some writers count a few bytes too many).
 
     Raises
     ------
     ImageReadError
-        Naming the level, how many of its segments are gone and the file's size.
+        Naming the level, how many of its segments are gone — or from which of its pages on,
+        for a level of several pages (a stack: the pages past the cut, and the metadata
+        written after them, cannot be counted) — and the file's size.
     """
     size = tif.filehandle.size
+
+    def gone(page: Any) -> int:
+        offsets = np.asarray(page.dataoffsets, np.int64)
+        counts = np.asarray(page.databytecounts, np.int64)
+        # an uncompressed segment needs all its bytes; a compressed one may end early
+        needed = counts if page.compression == 1 else np.minimum(counts, 1)
+        return int(np.count_nonzero((counts > 0) & (offsets + needed > size)))
+
     for number, level in enumerate(tif.series[series].levels):
-        pages = [p for p in {id(p): p for p in (level.pages[0], level.pages[-1])}.values() if p]
-        for page in pages:
-            offsets = np.asarray(page.dataoffsets, np.int64)
-            counts = np.asarray(page.databytecounts, np.int64)
-            # an uncompressed segment needs all its bytes; a compressed one may end early
-            needed = counts if page.compression == 1 else np.minimum(counts, 1)
-            gone = int(np.count_nonzero((counts > 0) & (offsets + needed > size)))
-            if gone:
-                kind = "tiles" if page.is_tiled else "strips"
-                raise ImageReadError(
-                    f"cannot read {path} (truncated: {gone} of the {counts.size} {kind} of "
-                    f"level {number} lie past its end, at byte {size:,}): the file was cut "
-                    "short; copy or download it again"
-                )
+        planes = list(level.pages)  # None: a page whose IFD lies past the end
+        pages = [p for p in planes if p]
+        if not pages or (len(pages) == len(planes) and not gone(pages[-1]) and not gone(pages[0])):
+            continue
+        if len(planes) > 1:  # a stack, whose pages past the cut may be unreadable: which
+            first = next(i for i, p in enumerate(planes) if p is None or gone(p))
+            what = f"the pages of level {number} after the first {first}"
+        else:
+            kind = "tiles" if pages[0].is_tiled else "strips"
+            what = f"{gone(pages[0])} of the {len(pages[0].dataoffsets)} {kind} of level {number}"
+        raise ImageReadError(
+            f"cannot read {path} (truncated: {what} lie past its end, at "
+            f"byte {size:,}): the file was cut short; copy or download it again"
+        )
 
 
 def _alpha_channel(page: Any) -> int | None:
@@ -1155,7 +1243,7 @@ def _open_tiff(path: Location, level: int, request: _Request) -> xr.DataArray:
     level, cells = _level_and_cells(path, sizes, level, request.mpp)
     axes, shape, dtype, tile = levels[level]
     all_dims = list(_axes_of(_tiff_dims(axes), tuple(shape), request.dims, path))
-    native = {"Y": tile[0], "X": tile[1]}
+    native = {"Y": tile[0], "X": tile[1], "C": 1}  # a page per channel (samples: "S")
     native_shape = [native.get(a, n) for a, n in zip(axes, shape, strict=True)]
     selection, planned, tiles = _read_plan(path, all_dims, tuple(shape), native_shape,
                                            _for_cells(request, cells), dtype)  # fmt: skip
@@ -2060,17 +2148,20 @@ def open_image(
         Pyramid level of a multiscale TIFF or OME-Zarr image (0 = full resolution); a
         DataArray is one level (another is refused).
     mpp : float, optional
-        Instead of ``level``: the pixel size wanted, in µm (micrometres per pixel). A level
-        within 10 % of it is read as it is (the nearest); else the coarsest level finer than
-        ``mpp`` is averaged over f × f cells of its pixels, f the whole number that comes
-        nearest (a single-level 0.5 µm slide at ``mpp=2``: 4 × 4 cells; an Aperio pyramid of
-        0.5 / 2 / 8 µm at ``mpp=1``: its first level in 2 × 2 cells), lazily, block by block,
-        in the image's dtype (a cell with a missing pixel is missing), the last partial row
-        and column of cells dropped; recorded as ``attrs["source_binning"]`` (f), and the
-        coords and ``source_pixel_size_um`` are the cells'. ``mpp`` finer than the finest
-        level (by more than 1.25 times) is refused. Needs an image that records its pixel
-        size: a DataArray's comes from its y and x coords and their ``units`` (µm, nm, ...),
-        and it is averaged alike.
+        Instead of ``level``: the pixel size wanted, in µm (micrometres per pixel). Of every
+        level, read as it is or averaged over f × f cells of its pixels (f whole), the pixel
+        size nearest ``mpp`` by ratio is read; readings within 1 % of the nearest count as
+        tied, and the one reading the fewest pixels is taken (a single-level 0.5 µm slide at
+        ``mpp=2``: 4 × 4 cells; a 0.325 / 0.65 / 1.3 µm pyramid at ``mpp=1``: level 0 in
+        3 × 3 cells, 0.975 µm). A pixel's size is the geometric mean of its y and x sizes
+        (f × f cells keep non-square pixels' aspect). Cells are averaged lazily, block by
+        block, in the image's dtype (a cell with a missing pixel is missing), the last
+        partial row and column of cells dropped; recorded as ``attrs["source_binning"]``
+        (f), and the coords and ``source_pixel_size_um`` are the cells'. A nearest pixel
+        size more than 25 % off ``mpp`` (:data:`MPP_LIMIT`, the ratio a texture model
+        takes) is refused, naming the sizes the image gives. Needs an image that records
+        its pixel size: a DataArray's comes from its y and x coords and their ``units``
+        (µm, nm, ...), and it is averaged alike.
     chunks : int or dict, optional
         Target Dask chunk side in pixels, an int or ``{"y": rows, "x": columns}`` (default
         :data:`xfskde.lazy.DEFAULT_CHUNK`, 2048). Chunks are planned by
@@ -2168,7 +2259,8 @@ def open_image(
         raise ParameterError(
             f"plane must be a mapping such as {{'z': 12}} or 'z=12', got {plane!r}"
         )
-    request = _Request(_target(chunks), int(halo), int(stride), mpp, plane, series, given)
+    request = _Request(_target(chunks), int(halo), int(stride), mpp, plane, series, given,
+                       picks=channels is not None)  # fmt: skip
     image = _opened(source, level, chunks, storage_options, request)
     if given is not None:  # a new object: a DataArray passed in keeps its attrs
         image = image.assign_attrs(source_axes=" ".join(given))
@@ -2217,6 +2309,8 @@ def _chosen_channels(
     if not indices or len(set(indices)) != len(indices):
         raise ParameterError(f"channels must name each channel once, at least one; got {wanted!r}")
     picked = image.isel({dim: indices})
+    if isinstance(picked.data, da.Array) and len(picked.chunks[picked.dims.index(dim)]) > 1:
+        picked = picked.chunk({dim: -1})  # read channel by channel (_plan): one chunk now
     record = [names[i] for i in indices] if names else indices
     # rioxarray's attrs of one value per band (descriptions, scales, ...): those picked
     per_band = {

@@ -111,6 +111,10 @@ AXIAL_ATTR = "orientation_convention"
 WINDOW_PERCENTILES = (0.5, 99.5)
 #: Below this mean resultant length of the doubled angles, a block has no axis (NaN).
 AXIAL_MIN_RESULTANT = 1e-6
+#: The key of the root's ``xfskde`` attributes that holds the µm per unit of the maps' (y, x)
+#: coordinates (``[1.0, 1.0]`` for maps in µm, the ``pixel_size`` given for maps in input
+#: pixels; None without a length), by which :func:`write_ome_zarr_labels` scales a label image.
+COORDINATE_UM = "um_per_coordinate"
 
 _AXIAL_COLOUR = "FFFFFF"
 _AXIAL_LUT = "spectrum.lut"
@@ -726,8 +730,10 @@ def write_ome_zarr(
         (micrometres, or in ``pixel_size_units``); without one, the axes have no unit and the
         transforms are in input pixels.
     chunks : int or (int, int), optional
-        Spatial chunk sides of every level (chunks are ``(1, cy, cx)``). Default: the Dask
-        chunks of the first map when they are 64–4096 samples, else 512.
+        Spatial chunk sides of every level: level 0's chunks are ``(c, cy, cx)``, every
+        channel of a block (the block store writes and records a block whole), the coarser
+        levels' ``(1, cy, cx)``, one channel each. Default: the Dask chunks of the first map
+        when they are 64–4096 samples, else 512.
     coarsest : int
         Levels are added until the longer side is at most this (default 512).
     name : str, optional
@@ -884,7 +890,10 @@ def write_ome_zarr(
             "ome": {"version": NGFF_VERSION, "multiscales": [multiscale], "omero": omero},
             "xfskde": {
                 "version": __version__,
-                "pixel_size_um": list(factor_um) if factor_um else None,
+                # µm per unit of the maps' y and x coordinates (1 where they are µm already,
+                # the pixel size given where they count input pixels): what a label image
+                # added later is scaled by; the input's pixel size is attrs' source_pixel_size_um
+                COORDINATE_UM: list(factor_um) if factor_um else None,
                 "channels": {n: _jsonable(dict(m.attrs)) for n, m in items},
                 "attrs": _jsonable(attrs),
             },
@@ -978,7 +987,9 @@ def write_ome_zarr_labels(
     if pixel_size is not None:
         factor, unit = _number_pair(pixel_size, "pixel_size"), "micrometer"
     else:
-        recorded = (root.attrs.get("xfskde") or {}).get("pixel_size_um", "absent")
+        block = root.attrs.get("xfskde") or {}
+        # stores written before 2026-11-30 named it pixel_size_um, though it is no pixel size
+        recorded = block.get(COORDINATE_UM, block.get("pixel_size_um", "absent"))
         if recorded not in (None, "absent"):
             factor, unit = _number_pair(recorded, "the recorded pixel size"), "micrometer"
         elif recorded is None or not any(units):

@@ -411,6 +411,9 @@ def _same_parameters(stored: Any, params: str) -> bool:
 
 #: Values longer than this are named, not shown, in :func:`_parameter_differences`.
 _SHOWN_VALUE = 40
+#: What an attr that is not recorded means, as a refusal says it: an image read from the first
+#: series of a TIFF records none (``open_image`` names another series only).
+_UNRECORDED = {"source_series": 0}
 
 
 def _parameter_differences(stored: Any, params: str, shown: int = 4) -> str:
@@ -422,7 +425,7 @@ def _parameter_differences(stored: Any, params: str, shown: int = 4) -> str:
         return "its recorded parameters cannot be read"
     names = {_DIMS_KEY: "dims", _COORDS_KEY: "coordinates", "shape": "shape", "dtype": "dtype"}
     values = {
-        k: (json.dumps(old.get(k)), json.dumps(new.get(k)))
+        k: (json.dumps(old.get(k, _UNRECORDED.get(k))), json.dumps(new.get(k, _UNRECORDED.get(k))))
         for k in old.keys() | new.keys()
         if old.get(k) != new.get(k)
     }
