@@ -16,6 +16,7 @@ import zarr
 from skimage.draw import disk, ellipse
 
 import xfskde
+from xfskde._labels import label_result
 from xfskde._palette import label_rgba_8bit
 from xfskde.cli import main
 from xfskde.datasets import random_textures
@@ -206,3 +207,39 @@ def test_labels_as_a_geopackage_shapefile_or_flatgeobuf(tmp_path, capsys):
         write_labels_vector(_labels(), tmp_path / "slide.gpkg")
     meta = pyogrio.read_info(str(tmp_path / "slide.gpkg"))
     assert meta["crs"] is None and meta["features"] == 3
+
+
+#: A 15° rotated grid of 10 m pixels in UTM zone 33N (GDAL's GeoTransform with rotation terms).
+ROTATED = (9.659258, -2.588190, 500_000.0, -2.588190, -9.659258, 4_600_000.0)
+
+
+def test_a_rotated_scenes_regions_go_through_its_whole_transform(tmp_path):
+    """A GeoTIFF whose GeoTransform has rotation terms: its regions (GeoJSON and GeoPackage)
+    are in its CRS through x = a·col + b·row + c, y = d·col + e·row + f, which GDAL burns
+    back onto its labels, every pixel, and the mask reader draws again. They were written
+    in pixel coordinates (its x and y coords, pixel indices) under the scene's CRS."""
+    rasterio = pytest.importorskip("rasterio")
+    pytest.importorskip("rioxarray")
+    labels = _labels((128, 160))
+    transform = Affine(*ROTATED)
+    profile = {"driver": "GTiff", "width": 160, "height": 128, "count": 1, "dtype": "uint8",
+               "crs": "EPSG:32633", "transform": transform}  # fmt: skip
+    with rasterio.open(tmp_path / "labels.tif", "w", **profile) as file:
+        file.write(labels, 1)
+    opened = xfskde.open_image(tmp_path / "labels.tif")
+    # as segmentation labels it: x and y the pixels' indices, the GeoTransform in spatial_ref
+    result = label_result(opened.data, opened, name="labels", attrs={})
+    assert result.x.values[1] == 1 and result.rio.transform() == transform
+    for given in (result, opened):
+        collection = labels_geojson(given)
+        assert collection["crs"]["properties"]["name"] == "urn:ogc:def:crs:EPSG::32633"
+        drawn = _drawn_by_gdal(collection, labels.shape, transform)
+        np.testing.assert_array_equal(drawn, labels)
+        np.testing.assert_array_equal(polygon_mask(collection, given).values, labels > 0)
+    gpd = pytest.importorskip("geopandas")
+    write_labels_vector(result, tmp_path / "labels.gpkg")
+    frame = gpd.read_file(tmp_path / "labels.gpkg")
+    shapes = zip(frame.geometry, frame["label"], strict=True)
+    burnt = rasterio_features.rasterize(shapes, out_shape=labels.shape, transform=transform,
+                                        dtype="uint8")  # fmt: skip
+    np.testing.assert_array_equal(burnt, labels)

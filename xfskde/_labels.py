@@ -67,6 +67,7 @@ __all__ = [
     "band_scales",
     "cell_geotransform",
     "channel_names",
+    "geotransform",
     "image_dims",
     "image_layout",
     "image_nodata",
@@ -240,7 +241,7 @@ def sampled_coords(image: xr.DataArray, y: str, x: str, stride: int = 1) -> dict
             dims = tuple({y: "y", x: "x"}[d] for d in var.dims)
             renamed = xr.Variable(dims, var.data, coord.attrs)
             coords["y" if name == y else "x" if name == x else str(name)] = renamed
-    geo = _geotransform(image)
+    geo = geotransform(image)
     for dim, n, axis in (("y", image.sizes[y], 1), ("x", image.sizes[x], 0)):
         if dim in coords:
             continue
@@ -253,8 +254,10 @@ def sampled_coords(image: xr.DataArray, y: str, x: str, stride: int = 1) -> dict
     return coords
 
 
-def _geotransform(image: xr.DataArray) -> tuple[float, ...] | None:
-    """The image's GDAL GeoTransform ``(c, a, b, f, d, e)``, if a scalar coord carries one."""
+def geotransform(image: xr.DataArray) -> tuple[float, ...] | None:
+    """The image's GDAL GeoTransform ``(c, a, b, f, d, e)``, if a scalar coord carries one
+    (rioxarray's ``spatial_ref``): ``X = c + col*a + row*b``, ``Y = f + col*d + row*e``, the
+    pixels' edges at integer ``col`` and ``row``."""
     for coord in image.coords.values():
         text = coord.attrs.get("GeoTransform") if coord.ndim == 0 else None
         if text is not None:
@@ -312,17 +315,15 @@ def _georeference(coords: dict[str, Any], attrs: dict[str, Any], stride: int) ->
     for name, coord in list(coords.items()):
         if not isinstance(coord, xr.Variable) or coord.ndim != 0:
             continue
-        text = coord.attrs.get("GeoTransform")
-        if text is None:
-            continue
+        own = dict(coord.attrs)
         try:
-            values = tuple(float(v) for v in str(text).split())
+            values = tuple(float(v) for v in str(own.get("GeoTransform")).split())
         except ValueError:
-            continue
-        if len(values) != 6:
-            continue
-        new = cell_geotransform(values, stride, x0, y0)
-        coords[name] = xr.Variable((), coord.data, {**coord.attrs, "GeoTransform": _gdal(new)})
+            values = ()
+        if len(values) == 6:
+            own["GeoTransform"] = _gdal(cell_geotransform(values, stride, x0, y0))
+        if own != coord.attrs:
+            coords[name] = xr.Variable((), coord.data, own)
     transform = attrs.get("transform")  # rasterio order (a, b, c, d, e, f), as xarray once wrote
     if isinstance(transform, list | tuple) and len(transform) >= 6:
         a, b, c, d, e, f = (float(v) for v in transform[:6])

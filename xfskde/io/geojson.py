@@ -16,8 +16,10 @@ guessed silently:
 * An image with a CRS (a GeoTIFF opened with rioxarray): the vertices are in the GeoJSON's
   CRS — its ``crs`` member where it has one (QGIS and GDAL write it for any CRS but WGS 84; a
   GeoDataFrame's ``crs``), else WGS 84 longitude and latitude, as RFC 7946 has it — and are
-  transformed to the image's CRS with pyproj (the ``geo`` extra), then placed by the image's
-  ``x``/``y`` coords.
+  transformed to the image's CRS with pyproj (the ``geo`` extra), then placed by the affine
+  transform of the image's grid: its regular ``x``/``y`` coords, or its GeoTransform where
+  that is rotated (:func:`_scene_grid`). A scene georeferenced by ground control points only
+  is refused (:func:`refuse_gcps`).
 * An image without one (a slide, a photograph, an array): the vertices are pixels of the
   image's full resolution — QuPath's convention: ``x`` the column, ``y`` the row,
   ``(0, 0)`` the top-left corner of the top-left pixel. A pyramid level of a file (or the image
@@ -45,9 +47,10 @@ stack (an image opened with ``plane=``), a region that names its plane (QuPath's
 back: level-0 pixels for an image without a CRS (QuPath's *Import objects* draws them on the
 slide, each texture an annotation of its class, ``"texture 1"`` …, in the library's label
 colours), the image's CRS for a scene (its ``crs`` member, as GDAL writes one; none for WGS 84
-longitude and latitude, RFC 7946's). The outlines are traced between pixel centres (marching
-squares: scikit-image's ``find_contours``) on the labels' grid — every f-th label, f the whole
-factor that brings it to at most :data:`MAX_SIDE` pixels on a side — and
+longitude and latitude, RFC 7946's), through the whole affine transform of the labels' grid
+(a rotated GeoTransform's rotation terms included). The outlines are traced between pixel
+centres (marching squares: scikit-image's ``find_contours``) on the labels' grid — every f-th
+label, f the whole factor that brings it to at most :data:`MAX_SIDE` pixels on a side — and
 stray from the traced line by at most :data:`OUTLINE_TOLERANCE` of a grid pixel
 (``approximate_polygon``: a staircase's steps become its slope). Read back by
 :func:`polygon_mask` they draw each texture's pixels again, every one (measured on ellipses,
@@ -68,7 +71,7 @@ import numpy as np
 import xarray as xr
 from skimage.measure import approximate_polygon, find_contours, points_in_poly
 
-from .._labels import crs_wkt, parse_crs, pixel_steps
+from .._labels import crs_wkt, geotransform, parse_crs, pixel_steps
 from .._palette import label_rgba_8bit
 from ..exceptions import ParameterError
 from ._location import Location, locate, micrometres
@@ -96,6 +99,7 @@ __all__ = [
     "polygon_mask",
     "read_geojson",
     "read_labels_attrs",
+    "refuse_gcps",
     "regions_format",
     "write_labels_geojson",
     "write_labels_vector",
@@ -604,15 +608,21 @@ def _frame(document: Mapping[str, Any], image: xr.DataArray, name: str) -> Any:
 
 
 def _geographic(crs: str, wkt: str, image: xr.DataArray) -> Any:
-    """Vertices in ``crs`` onto an image in the CRS ``wkt``, placed by its x/y coords."""
+    """Vertices in ``crs`` onto an image in the CRS ``wkt``, placed through the affine
+    transform of its grid (:func:`_scene_grid`)."""
     source, target = parse_crs(crs), parse_crs(wkt)
     if source is None or target is None:
         raise ParameterError(
             f"cannot read the CRS {crs if source is None else 'of the image'}: pyproj (the "
             "geo extra: pip install 'xfskde[geo]') reads CRSs"
         )
-    steps = _grid(image)
-    if steps is None:
+    refuse_gcps(
+        image,
+        "a polygon cannot be placed on it",
+        "warp the scene first (gdalwarp -t_srs EPSG:XXXX scene.tif warped.tif)",
+    )
+    grid = _scene_grid(image)
+    if grid is None:
         raise ParameterError(
             "the image's x and y coords are not a regular grid: no polygon can be placed on it"
         )
@@ -621,15 +631,62 @@ def _geographic(crs: str, wkt: str, image: xr.DataArray) -> Any:
         from pyproj import Transformer
 
         transform = Transformer.from_crs(source, target, always_xy=True).transform
-    first = (float(image.y.values[0]), float(image.x.values[0]))
+    c, a, b, f, d, e = grid
+    det = a * e - b * d
 
     def to_pixels(xy: np.ndarray) -> np.ndarray:
         x, y = transform(xy[0], xy[1]) if transform else (xy[0], xy[1])
-        rows = (np.asarray(y) - first[0]) / steps[0] + 0.5
-        cols = (np.asarray(x) - first[1]) / steps[1] + 0.5
-        return np.stack([rows, cols])
+        dx, dy = np.asarray(x) - c, np.asarray(y) - f
+        return np.stack([(a * dy - d * dx) / det, (e * dx - b * dy) / det])  # rows, cols
 
     return to_pixels
+
+
+def _scene_grid(image: xr.DataArray) -> tuple[float, ...] | None:
+    """The affine transform ``(c, a, b, f, d, e)`` of a scene's pixels to its CRS (GDAL's
+    GeoTransform: ``x = c + a*col + b*row``, ``y = f + d*col + e*row``, the pixels' edges at
+    integers). A rotated grid's is its GeoTransform (its ``x`` and ``y`` coords are pixel
+    indices, as rioxarray gives them; its 2-D ``xc``/``yc`` coords, where it has them, must
+    agree); any other is read off its regular ``x`` and ``y`` coords, whose origin a crop or
+    flip keeps true where the GeoTransform goes stale. None where it has neither."""
+    geo = geotransform(image)
+    if geo is not None and (geo[2] != 0 or geo[4] != 0):
+        c, a, b, f, d, e = geo
+        centres = [image.coords.get(n) for n in ("xc", "yc")]
+        if all(v is not None and v.dims == ("y", "x") for v in centres):
+            xc, yc = (float(v.values[0, 0]) for v in centres)
+            off = math.hypot(xc - (c + (a + b) / 2), yc - (f + (d + e) / 2))
+            if off > 1e-3 * math.hypot(a, d):
+                raise ParameterError(
+                    "the image's rotated GeoTransform does not place its first pixel where its "
+                    "xc and yc coords do (a crop with isel keeps the whole scene's): write the "
+                    "crop's own transform with rio.write_transform, or crop the file"
+                )
+        return geo
+    steps = _grid(image)
+    if steps is None:
+        return None
+    y0, x0 = float(image.y.values[0]), float(image.x.values[0])
+    return x0 - steps[1] / 2, steps[1], 0.0, y0 - steps[0] / 2, 0.0, steps[0]
+
+
+def refuse_gcps(image: xr.DataArray, why: str, remedy: str) -> None:
+    """A scene georeferenced by ground control points only (rioxarray's ``gcps`` attr, beside
+    no GeoTransform of its own) is refused, saying ``why`` and the ``remedy``: its pixels have
+    no affine place in its CRS, and GDAL's warp from its points is not done here."""
+    name = image.attrs.get("grid_mapping") or image.encoding.get("grid_mapping") or "spatial_ref"
+    coord = image.coords.get(name)
+    gcps = coord.attrs.get("gcps") if coord is not None else None
+    if not gcps:
+        return
+    try:
+        count = len(json.loads(gcps)["features"])
+    except (TypeError, ValueError, KeyError):
+        count = "its"
+    raise ParameterError(
+        f"{image.attrs.get('source', 'the image')} is georeferenced by {count} ground control "
+        f"points only (GCPs, no GeoTransform): {why}; {remedy}"
+    )
 
 
 def _grid(image: xr.DataArray) -> tuple[float, float] | None:
@@ -722,8 +779,7 @@ def labels_geojson(labels: Any, *, max_side: int = MAX_SIDE) -> dict[str, Any]:
     if grid.dtype.kind not in "ui":
         raise ParameterError(f"labels must be integers to be written as regions, got {grid.dtype}")
     wkt = crs_wkt(image)
-    stub = {} if wkt is None else {"crs": {"type": "name", "properties": {"name": wkt}}}
-    rows_of, cols_of = _inverse(_frame(stub, image, "the labels"))
+    to_vertices = _vertices(image, wkt)
     high = int(grid.max()) if grid.size else 0
     colours = label_rgba_8bit(max(int(image.attrs.get("n_textures", high)), high))  # as a PNG's
     features = []
@@ -731,8 +787,7 @@ def labels_geojson(labels: Any, *, max_side: int = MAX_SIDE) -> dict[str, Any]:
         polygons = []
         for exterior, holes in _outlines(grid == label):
             rings = [exterior, *holes]  # (row, col) edges of the grid -> of the image, -> out
-            rings = [np.stack([cols_of(r[:, 1] * factor), rows_of(r[:, 0] * factor)], 1)
-                     for r in rings]  # fmt: skip
+            rings = [to_vertices(r[:, 0] * factor, r[:, 1] * factor) for r in rings]
             polygons.append([np.round(r, 6).tolist() for r in rings])
         name = f"texture {label}"
         colour = [int(c) for c in colours[label][:3]]
@@ -844,13 +899,38 @@ def _outlines(region: np.ndarray) -> list[tuple[np.ndarray, list[np.ndarray]]]:
     return polygons
 
 
+def _vertices(image: xr.DataArray, wkt: str | None) -> Any:
+    """The function that takes rows and columns of an image's pixels (edges at integers) to
+    (n, 2) (x, y) vertices: a scene's through the full affine transform of its grid
+    (:func:`_scene_grid`, rotation terms included), an image's without a CRS in its level-0
+    pixels (:func:`_inverse` of :func:`_in_pixels`). A scene georeferenced by ground control
+    points only is refused: its regions have no place in its CRS here."""
+    if wkt is None:
+        rows_of, cols_of = _inverse(_in_pixels(image, "the labels"))
+        return lambda rows, cols: np.stack([cols_of(cols), rows_of(rows)], 1)
+    refuse_gcps(
+        image,
+        "its regions cannot be written in its CRS",
+        "write the labels as *.tif, which keeps the GCPs, then warp them (gdalwarp) "
+        "and polygonize them in the GIS (gdal_polygonize)",
+    )
+    grid = _scene_grid(image)
+    if grid is None:
+        raise ParameterError(
+            "the labels' x and y coords are not a regular grid, and they carry no rotated "
+            "GeoTransform: their regions cannot be placed in their CRS; write them as *.tif"
+        )
+    c, a, b, f, d, e = grid
+    return lambda rows, cols: np.stack([c + a * cols + b * rows, f + d * cols + e * rows], 1)
+
+
 def _inverse(to_pixels: Any) -> tuple[Any, Any]:
     """The vertex coordinates (y, x) of image pixel rows and columns (edges at integers): the
-    inverse of a frame (:func:`_frame`, affine along each axis without a reprojection).
+    inverse of a frame of level-0 pixels (:func:`_in_pixels`, affine along each axis).
 
     Read off the frame at two points, then again at the image's first pixel edge and a
-    thousand pixels on: a scene's coordinates are large (5e6 m north), and the first two
-    points alone left 1e-5 m of rounding in every vertex."""
+    thousand pixels on, so that a frame far from its origin keeps no rounding of the first
+    reading in its vertices."""
     (r0, r1), (c0, c1) = to_pixels(np.array([[0.0, 1.0], [0.0, 1.0]]))
     y0, x0 = -r0 / (r1 - r0), -c0 / (c1 - c0)  # near the image's first edges
     y1, x1 = y0 + 1000 / (r1 - r0), x0 + 1000 / (c1 - c0)
