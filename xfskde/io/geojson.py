@@ -19,7 +19,7 @@ guessed silently:
   transformed to the image's CRS with pyproj (the ``geo`` extra), then placed by the affine
   transform of the image's grid: its regular ``x``/``y`` coords, or its GeoTransform where
   that is rotated (:func:`_scene_grid`). A scene georeferenced by ground control points only
-  is refused (:func:`refuse_gcps`).
+  is refused (:func:`_refuse_gcps`).
 * An image without one (a slide, a photograph, an array): the vertices are pixels of the
   image's full resolution — QuPath's convention: ``x`` the column, ``y`` the row,
   ``(0, 0)`` the top-left corner of the top-left pixel. A pyramid level of a file (or the image
@@ -71,7 +71,7 @@ import numpy as np
 import xarray as xr
 from skimage.measure import approximate_polygon, find_contours, points_in_poly
 
-from .._labels import crs_wkt, geotransform, parse_crs, pixel_steps
+from .._labels import crs_wkt, gcp_count, geotransform, parse_crs, pixel_steps
 from .._palette import label_rgba_8bit
 from ..exceptions import ParameterError
 from ._location import Location, locate, micrometres
@@ -99,7 +99,7 @@ __all__ = [
     "polygon_mask",
     "read_geojson",
     "read_labels_attrs",
-    "refuse_gcps",
+    "refuse_gcp_regions",
     "regions_format",
     "write_labels_geojson",
     "write_labels_vector",
@@ -616,7 +616,7 @@ def _geographic(crs: str, wkt: str, image: xr.DataArray) -> Any:
             f"cannot read the CRS {crs if source is None else 'of the image'}: pyproj (the "
             "geo extra: pip install 'xfskde[geo]') reads CRSs"
         )
-    refuse_gcps(
+    _refuse_gcps(
         image,
         "a polygon cannot be placed on it",
         "warp the scene first (gdalwarp -t_srs EPSG:XXXX scene.tif warped.tif)",
@@ -670,23 +670,29 @@ def _scene_grid(image: xr.DataArray) -> tuple[float, ...] | None:
     return x0 - steps[1] / 2, steps[1], 0.0, y0 - steps[0] / 2, 0.0, steps[0]
 
 
-def refuse_gcps(image: xr.DataArray, why: str, remedy: str) -> None:
-    """A scene georeferenced by ground control points only (rioxarray's ``gcps`` attr, beside
-    no GeoTransform of its own) is refused, saying ``why`` and the ``remedy``: its pixels have
-    no affine place in its CRS, and GDAL's warp from its points is not done here."""
-    name = image.attrs.get("grid_mapping") or image.encoding.get("grid_mapping") or "spatial_ref"
-    coord = image.coords.get(name)
-    gcps = coord.attrs.get("gcps") if coord is not None else None
-    if not gcps:
-        return
-    try:
-        count = len(json.loads(gcps)["features"])
-    except (TypeError, ValueError, KeyError):
-        count = "its"
-    raise ParameterError(
-        f"{image.attrs.get('source', 'the image')} is georeferenced by {count} ground control "
-        f"points only (GCPs, no GeoTransform): {why}; {remedy}"
+def refuse_gcp_regions(image: xr.DataArray) -> None:
+    """Labels of ``image`` (a scene georeferenced by ground control points only) are refused
+    as regions: their vertices have no place in its CRS here; a GeoTIFF keeps the GCPs. The
+    command line asks before the fit."""
+    _refuse_gcps(
+        image,
+        "its regions cannot be written in its CRS",
+        "write the labels as *.tif, which keeps the GCPs, then warp them (gdalwarp) "
+        "and polygonize them in the GIS (gdal_polygonize)",
     )
+
+
+def _refuse_gcps(image: xr.DataArray, why: str, remedy: str) -> None:
+    """A scene georeferenced by ground control points (rioxarray's ``gcps`` attr, in place of
+    a GeoTransform: :func:`xfskde._labels.gcp_count`) is refused, saying ``why`` and the
+    ``remedy``: its pixels have no affine place in its CRS, and GDAL's warp from its points
+    is not done here."""
+    count = gcp_count(image)
+    if count:
+        raise ParameterError(
+            f"{image.attrs.get('source', 'the image')} is georeferenced by {count} ground "
+            f"control points only (GCPs, no GeoTransform): {why}; {remedy}"
+        )
 
 
 def _grid(image: xr.DataArray) -> tuple[float, float] | None:
@@ -908,12 +914,7 @@ def _vertices(image: xr.DataArray, wkt: str | None) -> Any:
     if wkt is None:
         rows_of, cols_of = _inverse(_in_pixels(image, "the labels"))
         return lambda rows, cols: np.stack([cols_of(cols), rows_of(rows)], 1)
-    refuse_gcps(
-        image,
-        "its regions cannot be written in its CRS",
-        "write the labels as *.tif, which keeps the GCPs, then warp them (gdalwarp) "
-        "and polygonize them in the GIS (gdal_polygonize)",
-    )
+    refuse_gcp_regions(image)
     grid = _scene_grid(image)
     if grid is None:
         raise ParameterError(
