@@ -243,3 +243,39 @@ def test_a_rotated_scenes_regions_go_through_its_whole_transform(tmp_path):
     burnt = rasterio_features.rasterize(shapes, out_shape=labels.shape, transform=transform,
                                         dtype="uint8")  # fmt: skip
     np.testing.assert_array_equal(burnt, labels)
+
+
+def test_a_geopackage_is_written_into_layer_by_layer(tmp_path, capsys):
+    """``xfskde segment scene.tif project.gpkg`` into a GeoPackage holding the user's own
+    layer: the labels' layer (named as the file) is added, and ``--overwrite`` replaces that
+    layer alone, as GDAL and QGIS write layers; the other layer was deleted with the file.
+    Without ``--overwrite`` only a file that holds the labels' layer already is refused; the
+    model in that layer's metadata is read back by ``--model``."""
+    pytest.importorskip("rioxarray")
+    gpd = pytest.importorskip("geopandas")
+    pyogrio = pytest.importorskip("pyogrio")
+    from shapely.geometry import box
+
+    image, _ = random_textures((96, 96), seed=3)
+    scene = xr.DataArray(
+        np.round(image[..., 0] * 255).astype(np.uint8)[None], dims=("band", "y", "x"),
+        coords={"band": [1], "y": 5_000_000 - 10.0 * np.arange(96) - 5,
+                "x": 300_000 + 10.0 * np.arange(96) + 5},
+    ).rio.write_crs("EPSG:32632")  # fmt: skip
+    scene.rio.to_raster(tmp_path / "scene.tif")
+    project = tmp_path / "project.gpkg"
+    square = box(300_100, 4_999_100, 300_500, 4_999_500)
+    aoi = gpd.GeoDataFrame({"name": ["aoi"]}, geometry=[square], crs="EPSG:32632")
+    aoi.to_file(project, layer="aoi")
+    run = ["segment", str(tmp_path / "scene.tif"), str(project), "--no-progress"]
+    assert main([*run, "--textures", "2"]) == 0
+    assert sorted(pyogrio.list_layers(project)[:, 0]) == ["aoi", "project"]
+    assert main([*run, "--textures", "2"]) == 2
+    assert "holds a layer 'project' already; pass --overwrite" in capsys.readouterr().err
+    assert main([*run, "--textures", "3", "--overwrite"]) == 0
+    assert sorted(pyogrio.list_layers(project)[:, 0]) == ["aoi", "project"]
+    assert gpd.read_file(project, layer="aoi").geometry[0].equals(aoi.geometry[0])
+    assert list(gpd.read_file(project, layer="project")["label"]) == [1, 2, 3]
+    assert main([*run[:2], str(tmp_path / "again.zarr"), "--model", str(project)]) == 0
+    assert "3 textures" in capsys.readouterr().out
+    assert not list(tmp_path.glob(".project.gpkg.*"))  # no scratch left

@@ -30,7 +30,7 @@ from ..exceptions import (
 )
 from ..gradients import BOUNDARY_MODES, GRADIENT_OPERATORS, NAN_POLICIES
 from ..io import locate, open_image, store_status
-from ..io.geojson import WRITTEN_VECTOR_FORMATS
+from ..io.geojson import WRITTEN_VECTOR_FORMATS, geopackage_layers, labels_layer
 from ..io.images import parse_plane
 from ..io.omezarr import check_ome_zarr_grid
 from ..lazy import DEFAULT_CHUNK
@@ -710,12 +710,16 @@ def write_geojson_output(labels: Any, args: argparse.Namespace) -> None:
 def write_vector_output(labels: Any, args: argparse.Namespace) -> None:
     """Write labels to the GeoPackage, shapefile or FlatGeobuf ``args.output``
     (:func:`xfskde.io.geojson.write_labels_vector`), whole: into a scratch folder beside it,
-    then each file moved into place (a shapefile is several: .shp, .shx, .dbf, .prj, ...)."""
+    then each file moved into place (a shapefile is several: .shp, .shx, .dbf, .prj, ...). A
+    GeoPackage that exists with other layers is copied there first and gets its layer
+    (:func:`xfskde.io.geojson.labels_layer`) written or replaced, its other layers kept."""
     from ..io.geojson import write_labels_vector
 
     path = Path(args.output)
     scratch = Path(tempfile.mkdtemp(prefix=f".{path.name}.", dir=path.parent or "."))
     try:
+        if _other_layers(args.output):  # a GeoPackage of other layers: ours written into a copy
+            shutil.copy2(path, scratch / path.name)
         write_labels_vector(labels, scratch / path.name)
         if path.is_dir():  # --overwrite of a store given this name
             shutil.rmtree(path)
@@ -764,11 +768,31 @@ def _written_whole(output: str, write: Callable[[Path], Any]) -> None:
         partial.unlink(missing_ok=True)
 
 
+def _other_layers(output: str) -> bool:
+    """Whether ``output`` is a GeoPackage file that holds layers other than the one the
+    labels' regions are written to (:func:`xfskde.io.geojson.labels_layer`): a project's,
+    whose layers are kept."""
+    if not _named(output, ".gpkg") or not Path(output).is_file():
+        return False
+    layers = geopackage_layers(output)
+    return bool(layers) and any(layer != labels_layer(output) for layer in layers)
+
+
 def refuse_existing(args: argparse.Namespace) -> None:
     """An output that exists is refused before anything is computed, unless ``--resume`` or
-    ``--overwrite`` says what to do with it (a file output: :func:`refuse_file_output`)."""
+    ``--overwrite`` says what to do with it (a file output: :func:`refuse_file_output`). A
+    GeoPackage is written into as GDAL writes a layer: refused only where it holds the
+    layer of the labels already."""
     refuse_file_output(args)
     if output_exists(args.output) and not (args.overwrite or args.resume):
+        if _other_layers(args.output):
+            layer = labels_layer(args.output)
+            if layer not in (geopackage_layers(args.output) or ()):
+                return  # the labels' layer is added, the others kept
+            raise StoreExistsError(
+                f"{args.output} holds a layer {layer!r} already; pass --overwrite to replace "
+                "that layer (its other layers are kept)"
+            )
         if is_file_output(args.output):
             raise StoreExistsError(f"{args.output} exists; pass --overwrite to replace it")
         raise StoreExistsError(

@@ -93,8 +93,10 @@ __all__ = [
     "WRITTEN_VECTOR_FORMATS",
     "feature_class",
     "geojson_polygons",
+    "geopackage_layers",
     "is_polygons",
     "labels_geojson",
+    "labels_layer",
     "object_type",
     "polygon_mask",
     "read_geojson",
@@ -840,7 +842,9 @@ def write_labels_vector(
     image without one, whose coordinates are its level-0 pixels). A GeoPackage keeps the
     labels' attrs, the texture model with them, in its layer's metadata (``xfskde``, JSON):
     ``--model labels.gpkg`` reads it (:func:`read_labels_attrs`); a shapefile or FlatGeobuf
-    holds the regions only."""
+    holds the regions only. A GeoPackage's layer is named as the file (:func:`labels_layer`,
+    as GDAL names a new file's one): in a GeoPackage that exists, that layer is written or
+    replaced and its other layers are kept, as GDAL and QGIS write a layer."""
     name = str(path).lower()
     if driver is None:
         driver = next((d for s, d in WRITTEN_VECTOR_FORMATS.items() if name.endswith(s)), None)
@@ -866,19 +870,45 @@ def write_labels_vector(
         )
     extra = {}
     if driver == "GPKG":
+        extra["layer"] = labels_layer(path)
         extra["layer_metadata"] = {_MODEL_ITEM: json.dumps(collection["xfskde"])}
     with warnings.catch_warnings():  # a slide's regions have no CRS on purpose: its pixels
         warnings.filterwarnings("ignore", "'crs' was not provided", UserWarning)
         frame.to_file(path, driver=driver, **extra)
 
 
+def labels_layer(path: Any) -> str:
+    """The name of the layer :func:`write_labels_vector` writes in a GeoPackage: the file's
+    name without its suffix (``labels`` in ``labels.gpkg``)."""
+    return os.path.splitext(os.path.basename(str(path).rstrip("/")))[0]
+
+
+def geopackage_layers(path: Any) -> list[str] | None:
+    """The layers of a GeoPackage file, None where it cannot be read as one (or geopandas,
+    the ``vector`` extra, is missing)."""
+    try:
+        _, pyogrio = _geopandas(f"reading {path}", "")
+    except ParameterError:
+        return None
+    try:
+        return [str(name) for name, _ in pyogrio.list_layers(str(path))]
+    except (OSError, pyogrio.errors.DataSourceError):
+        return None
+
+
 def read_labels_attrs(path: Any) -> dict[str, Any] | None:
-    """The labels' attrs a GeoPackage written by :func:`write_labels_vector` keeps (its
-    layer's ``xfskde`` metadata); None where it has none."""
+    """The labels' attrs a GeoPackage written by :func:`write_labels_vector` keeps (the
+    ``xfskde`` metadata of its layer :func:`labels_layer`, else of the first of its other
+    layers that has it: a project's GeoPackage holding the labels beside other layers); None
+    where none has it."""
     _, pyogrio = _geopandas(f"reading {path}", "or give the Zarr store or GeoJSON")
-    metadata = pyogrio.read_info(str(path)).get("layer_metadata") or {}
-    text = metadata.get(_MODEL_ITEM)
-    return json.loads(text) if text else None
+    ours = labels_layer(path)
+    layers = [str(name) for name, _ in pyogrio.list_layers(str(path))]
+    for layer in sorted(layers, key=lambda name: name != ours):  # its own layer first
+        metadata = pyogrio.read_info(str(path), layer=layer).get("layer_metadata") or {}
+        if metadata.get(_MODEL_ITEM):
+            return json.loads(metadata[_MODEL_ITEM])
+    return None
 
 
 def _outlines(region: np.ndarray) -> list[tuple[np.ndarray, list[np.ndarray]]]:
