@@ -778,12 +778,34 @@ def _other_layers(output: str) -> bool:
     return bool(layers) and any(layer != labels_layer(output) for layer in layers)
 
 
+def refuse_unwritable_folder(output: str) -> None:
+    """A local output whose folder cannot be written in is refused before anything is
+    computed, naming the folder (it was found after the whole computation, in words about a
+    temporary file): a file output's folder must exist and be writable; a Zarr store's
+    missing folders are created, as Zarr creates them, in the nearest one that exists, which
+    must be writable."""
+    where = locate(output)
+    if not where.is_local:
+        return
+    folder = Path(os.path.abspath(where.url.rstrip(os.sep))).parent
+    if not is_file_output(output):
+        while not folder.exists() and folder != folder.parent:
+            folder = folder.parent
+    why = ("does not exist: create it first" if not folder.exists()
+           else "is not a folder" if not folder.is_dir()
+           else "is not writable: choose a folder you can write in"
+           if not os.access(folder, os.W_OK | os.X_OK) else None)  # fmt: skip
+    if why is not None:
+        raise ParameterError(f"cannot write {output}: the folder {folder} {why}")
+
+
 def refuse_existing(args: argparse.Namespace) -> None:
     """An output that exists is refused before anything is computed, unless ``--resume`` or
     ``--overwrite`` says what to do with it (a file output: :func:`refuse_file_output`). A
     GeoPackage is written into as GDAL writes a layer: refused only where it holds the
     layer of the labels already."""
     refuse_file_output(args)
+    refuse_unwritable_folder(args.output)
     if output_exists(args.output) and not (args.overwrite or args.resume):
         if _other_layers(args.output):
             layer = labels_layer(args.output)
