@@ -20,6 +20,7 @@ from xfskde._labels import label_result
 from xfskde._palette import label_rgba_8bit
 from xfskde.cli import main
 from xfskde.datasets import random_textures
+from xfskde.exceptions import ParameterError
 from xfskde.io.geojson import labels_geojson, polygon_mask, write_labels_vector
 
 rasterio_features = pytest.importorskip("rasterio.features")
@@ -279,3 +280,22 @@ def test_a_geopackage_is_written_into_layer_by_layer(tmp_path, capsys):
     assert main([*run[:2], str(tmp_path / "again.zarr"), "--model", str(project)]) == 0
     assert "3 textures" in capsys.readouterr().out
     assert not list(tmp_path.glob(".project.gpkg.*"))  # no scratch left
+
+
+def test_labels_of_a_plane_of_a_stack_name_their_plane_as_qupath_does(tmp_path):
+    """Labels of one plane of a z-stack (``--plane z=2``) as GeoJSON: each geometry names its
+    plane as QuPath writes it (``"plane": {"c": -1, "z": 2, "t": 0}``), which QuPath's
+    Import objects reads (it put them on z = 0 without it) and the mask reader too: drawn on
+    that plane again, refused on another. Labels of a single image name none."""
+    labels = _labels()
+    stack = np.zeros((3, *labels.shape), np.uint8)
+    tifffile.imwrite(tmp_path / "stack.ome.tif", stack, ome=True, metadata={"axes": "ZYX"})
+    on_z2 = xfskde.open_image(tmp_path / "stack.ome.tif", plane={"z": 2})
+    collection = labels_geojson(label_result(labels, on_z2, name="labels", attrs={}))
+    planes = [f["geometry"]["plane"] for f in collection["features"]]
+    assert planes == [{"c": -1, "z": 2, "t": 0}] * 3
+    np.testing.assert_array_equal(polygon_mask(collection, on_z2).values, labels > 0)
+    on_z0 = xfskde.open_image(tmp_path / "stack.ome.tif", plane={"z": 0})
+    with pytest.raises(ParameterError, match=r"lie on other planes \(z=2; QuPath's plane\)"):
+        polygon_mask(collection, on_z0)
+    assert all("plane" not in f["geometry"] for f in labels_geojson(labels)["features"])

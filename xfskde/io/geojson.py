@@ -773,7 +773,9 @@ def labels_geojson(labels: Any, *, max_side: int = MAX_SIDE) -> dict[str, Any]:
     dict
         The collection: each feature's ``properties`` hold ``label``, QuPath's
         ``objectType`` (``"annotation"``) and ``classification`` (``name`` ``"texture i"``
-        and ``color``, the library's label colour as 0-255 RGB); a scene's collection has the
+        and ``color``, the library's label colour as 0-255 RGB); its ``geometry`` the plane
+        of a stack the labels are of (QuPath's ``plane``, ``{"c": -1, "z": Z, "t": T}``,
+        where their ``source_plane`` names a z or t); a scene's collection has the
         ``crs`` member of its CRS; the labels' attrs are kept under the foreign member
         ``"xfskde"``. Coordinates are level-0 pixels of the image (``x`` the column) or the
         scene's CRS units (module docstring).
@@ -788,6 +790,7 @@ def labels_geojson(labels: Any, *, max_side: int = MAX_SIDE) -> dict[str, Any]:
         raise ParameterError(f"labels must be integers to be written as regions, got {grid.dtype}")
     wkt = crs_wkt(image)
     to_vertices = _vertices(image, wkt)
+    plane = _qupath_plane(image)
     high = int(grid.max()) if grid.size else 0
     colours = label_rgba_8bit(max(int(image.attrs.get("n_textures", high)), high))  # as a PNG's
     features = []
@@ -801,7 +804,7 @@ def labels_geojson(labels: Any, *, max_side: int = MAX_SIDE) -> dict[str, Any]:
         colour = [int(c) for c in colours[label][:3]]
         features.append({
             "type": "Feature",
-            "geometry": {"type": "MultiPolygon", "coordinates": polygons},
+            "geometry": {"type": "MultiPolygon", "coordinates": polygons, **plane},
             "properties": {"label": label, "objectType": "annotation",
                            "classification": {"name": name, "color": colour}},
         })  # fmt: skip
@@ -814,6 +817,18 @@ def labels_geojson(labels: Any, *, max_side: int = MAX_SIDE) -> dict[str, Any]:
 
     collection["xfskde"] = {str(k): _jsonable(v) for k, v in image.attrs.items()}
     return collection
+
+
+def _qupath_plane(labels: xr.DataArray) -> dict[str, Any]:
+    """The member QuPath gives a geometry on one plane of a stack, ``{"plane": {"c": -1,
+    "z": Z, "t": T}}``, for labels of an image opened at a plane (its ``source_plane`` naming
+    a z or t, as :func:`_on_the_plane` reads it back); nothing for any other labels (QuPath
+    then draws them on z = 0, t = 0)."""
+    opened = labels.attrs.get("source_plane")
+    chosen = parse_plane(str(opened)) if opened else {}
+    if not {"z", "t"} & set(chosen):
+        return {}
+    return {"plane": {"c": -1, "z": chosen.get("z", 0), "t": chosen.get("t", 0)}}
 
 
 def write_labels_geojson(labels: Any, path: str | os.PathLike, *, max_side: int = MAX_SIDE) -> None:
