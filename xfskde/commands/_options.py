@@ -659,10 +659,11 @@ def refuse_ome_zarr_grid(image: Any, args: argparse.Namespace, *, always: bool) 
     a north-up GeoTIFF's decreasing y is refused, with a GeoTIFF output as the way out), made
     before anything is computed (segment fits first). ``always``: every output but a GeoTIFF is
     OME-Zarr (``maps``); else only a name ending in ``.ome.zarr``. An OME-TIFF is a copy of the
-    OME-Zarr image: checked alike."""
+    OME-Zarr image: checked alike; a PNG (``maps``' picture) for its grid only, as a picture
+    of a scene with a CRS is drawn."""
     ome = not is_geotiff(args.output) if always else is_ome_zarr(args.output)
     if ome or is_ome_tiff(args.output):
-        check_ome_zarr_grid(image, str(args.input))
+        check_ome_zarr_grid(image, str(args.input), crs=not is_png(args.output))
 
 
 def is_ome_zarr(output: str) -> bool:
@@ -776,6 +777,19 @@ def _other_layers(output: str) -> bool:
         return False
     layers = geopackage_layers(output)
     return bool(layers) and any(layer != labels_layer(output) for layer in layers)
+
+
+def refuse_no_gradient(args: argparse.Namespace, image: Any, what: str) -> None:
+    """Remove the output just written of an image without a gradient anywhere (every
+    ``what`` zero or NaN: a constant image, one of a pixel, or all missing), which would pass
+    for a result, and say so (:class:`~xfskde.exceptions.ImageReadError`)."""
+    locate(args.output).remove()
+    height, width = image.sizes["y"], image.sizes["x"]
+    raise ImageReadError(
+        f"{args.input} has no gradient anywhere (its {height} x {width} pixels are all "
+        "equal, or all NaN under --nan-policy omit, or all nodata): every "
+        f"{what} is zero or NaN, so {args.output} was not kept"
+    )
 
 
 def refuse_unwritable_folder(output: str) -> None:
