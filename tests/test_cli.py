@@ -2,6 +2,7 @@
 
 import argparse
 import math
+import os
 import subprocess
 import sys
 
@@ -733,3 +734,49 @@ def test_an_output_without_a_suffix_or_of_an_unknown_one_is_a_store(tmp_path, ca
         argv = ["segment", photo, str(tmp_path / name), "--textures", "2", "--size", "2"]
         assert main([*argv, "--no-progress"]) == 0, capsys.readouterr().err
         assert xfskde.io.open_blocks(tmp_path / name).shape == (32, 32)
+
+
+@pytest.mark.parametrize("command", ["segment", "maps", "coefficients"])
+def test_an_output_folder_that_cannot_be_written_in_is_refused_before_the_work(
+    tmp_path, capsys, command
+):
+    """An output in a folder that does not exist was found only after the fit and the whole
+    computation, in words about GDAL's temporary file (``labels.tif.partial.gtiff.tmp``):
+    refused before the input is read — it is missing here, and reading it would be the
+    error — naming the folder. A Zarr store's missing folders are created as Zarr creates
+    them, in a folder that must be one (a file there is refused)."""
+    textures = ["--textures", "2"] if command == "segment" else []
+    names = {"segment": ["labels.tif", "labels.gpkg", "labels.geojson", "labels.png"],
+             "maps": ["maps.tif", "maps.png", "maps.ome.zarr"],
+             "coefficients": ["field.zarr"]}[command]  # fmt: skip
+    (tmp_path / "a file").write_text("")
+    for name in names:
+        for folder, why in [("nowhere", "does not exist: create it first"),
+                            ("a file", "is not a folder")]:  # fmt: skip
+            if name.endswith("zarr") and folder == "nowhere":
+                continue  # created
+            output = tmp_path / folder / name
+            argv = [command, str(tmp_path / "missing.tif"), str(output), *textures]
+            assert main(argv) == 2
+            assert capsys.readouterr().err == (
+                f"xfskde {command}: error: cannot write {output}: the folder "
+                f"{tmp_path / folder} {why}\n"
+            )
+    store = tmp_path / "a file" / "deeper" / "field.zarr"
+    assert main([command, str(tmp_path / "missing.tif"), str(store), *textures]) == 2
+    assert f"the folder {tmp_path / 'a file'} is not a folder" in capsys.readouterr().err
+
+
+@pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() == 0, reason="root writes anywhere")
+def test_a_read_only_output_folder_is_refused_before_the_work(tmp_path, capsys):
+    """A read-only folder, for a file output and for the folder a Zarr store is created in."""
+    folder = tmp_path / "read-only"
+    folder.mkdir()
+    folder.chmod(0o555)
+    try:
+        for output in (folder / "labels.tif", folder / "new" / "labels.zarr"):
+            argv = ["segment", str(tmp_path / "missing.tif"), str(output), "--textures", "2"]
+            assert main(argv) == 2
+            assert f"the folder {folder} is not writable" in capsys.readouterr().err
+    finally:
+        folder.chmod(0o755)

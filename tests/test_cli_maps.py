@@ -271,3 +271,61 @@ def test_maps_as_a_picture_show_each_orientation_in_its_hue(tmp_path, capsys, mo
     assert main(["segment", str(tmp_path / "fibres.tif"), str(labels), "--textures", "2",
                  "--no-progress"]) == 2  # fmt: skip
     assert "the labels: 128 x 128 pixels" in capsys.readouterr().err and not labels.exists()
+
+
+def test_maps_of_a_scene_without_a_gradient_are_refused_as_coefficients_are(tmp_path, capsys):
+    """A scene all nodata: ``xfskde coefficients`` refused it, ``segment`` too, and ``maps``
+    wrote all-NaN maps with status 0. Now each of its outputs is refused alike (and not
+    kept), naming why; a scene with data is written as before."""
+    rasterio = pytest.importorskip("rasterio")
+    empty, scene = str(tmp_path / "empty.tif"), str(tmp_path / "scene.tif")
+    profile = {"driver": "GTiff", "width": 64, "height": 48, "count": 1, "dtype": "uint16",
+               "nodata": 0}  # fmt: skip
+    pixels = np.random.default_rng(0).integers(1, 1000, (48, 64)).astype(np.uint16)
+    for path, values in ((empty, np.zeros_like(pixels)), (scene, pixels)):
+        with rasterio.open(path, "w", **profile) as file:
+            file.write(values, 1)
+    for name in ("maps.tif", "maps.ome.zarr", "maps.ome.tif", "maps.png"):
+        out = tmp_path / name
+        assert main(["maps", empty, str(out), "--no-progress"]) == 2
+        assert capsys.readouterr().err == (
+            f"xfskde maps: error: {empty} has no gradient anywhere (its 48 x 64 pixels are all "
+            "equal, or all NaN under --nan-policy omit, or all nodata): every map is zero or "
+            f"NaN, so {out} was not kept\n"
+        )
+        assert not out.exists()
+        assert main(["maps", scene, str(out), "--no-progress"]) == 0 and out.exists()
+
+
+def test_a_south_up_scene_to_ome_zarr_is_refused_before_the_fit(tmp_path, capsys, monkeypatch):
+    """A south-up scene (y increasing, with a CRS) to ``*.ome.zarr`` was refused only after
+    the fit, about "the map 'texture 1'" and ``xfskde.io.write_geotiff``: refused before, as a
+    north-up one is, naming ``*.tif``; ``maps`` to a PNG is drawn as before."""
+    rasterio = pytest.importorskip("rasterio")
+    pytest.importorskip("rioxarray")
+    from affine import Affine
+
+    from xfskde.commands import segment
+
+    scene = str(tmp_path / "south-up.tif")
+    south_up = Affine(10, 0, 500_000, 0, 10, 4_597_000)  # y grows down the rows
+    profile = {"driver": "GTiff", "width": 64, "height": 48, "count": 1, "dtype": "uint16",
+               "crs": "EPSG:32633", "transform": south_up}  # fmt: skip
+    with rasterio.open(scene, "w", **profile) as file:
+        file.write(np.random.default_rng(0).integers(1, 1000, (48, 64)).astype(np.uint16), 1)
+
+    def no_fit(*args, **kwargs):
+        raise AssertionError("fitted")
+
+    monkeypatch.setattr(segment, "fit_textures", no_fit)
+    for argv in (["segment", scene, str(tmp_path / "l.ome.zarr"), "--textures", "2"],
+                 ["maps", scene, str(tmp_path / "m.ome.zarr")]):  # fmt: skip
+        assert main(argv) == 2
+        assert capsys.readouterr().err == (
+            f"xfskde {argv[0]}: error: {scene} is georeferenced (a CRS: its x and y are "
+            "coordinates on the ground, not pixels) and an OME-Zarr image (or an OME-TIFF, its "
+            "copy) is a grid of pixels: write a GeoTIFF (xfskde.io.geotiff.write_geotiff; on "
+            "the command line, name the output *.tif, not *.ome.tif)\n"
+        )
+    picture = tmp_path / "maps.png"  # a picture of the maps is drawn as before
+    assert main(["maps", scene, str(picture), "--no-progress"]) == 0 and picture.exists()

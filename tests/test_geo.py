@@ -992,3 +992,49 @@ def test_a_geotiff_s_transparency_mask_makes_its_pixels_missing(tmp_path, capsys
     assert np.isnan(open_image(late).values[:, :100]).all()
     with pytest.raises(ImageReadError, match=r"late.tif.msk.*no level of 256x256.*gdaladdo"):
         open_image(late, level=1)
+
+
+def test_a_scene_georeferenced_by_gcps_only(tmp_path, capsys):
+    """A GeoTIFF placed by ground control points alone (no GeoTransform). A stride-8 map
+    copied the full-resolution GCPs onto its 8x coarser grid, so GDAL placed it 8 times too
+    small in the scene's corner: its GCPs are now on its cells (pixel/line over 8, the cells
+    anchored at the image's corner), and GDAL places it over the scene. Its labels as regions
+    (pixel coordinates named EPSG:32633, y mirrored) are refused before the fit, naming the
+    way (a GeoTIFF keeps the GCPs); ``xfskde info`` says how it is georeferenced."""
+    from rasterio.control import GroundControlPoint
+    from rasterio.transform import from_gcps
+
+    from xfskde.cli import main
+    from xfskde.io.geojson import labels_geojson
+
+    path = str(tmp_path / "gcp.tif")
+    corners = [(0, 0, 500_000, 4_600_000), (0, 160, 501_600, 4_600_000),
+               (128, 0, 500_000, 4_598_720), (128, 160, 501_600, 4_598_720)]  # fmt: skip
+    points = [GroundControlPoint(row, col, x, y) for row, col, x, y in corners]
+    pixels = np.random.default_rng(0).integers(100, 1100, (128, 160)).astype(np.uint16)
+    profile = {"driver": "GTiff", "width": 160, "height": 128, "count": 1, "dtype": "uint16"}
+    with rasterio.open(path, "w", **profile) as file:
+        file.write(pixels, 1)
+        file.gcps = (points, rasterio.crs.CRS.from_epsg(32633))
+    out = str(tmp_path / "maps.tif")
+    args = ["--window", "box", "--size", "8", "--stride", "8", "--no-progress"]
+    assert main(["maps", path, out, *args]) == 0
+    with rasterio.open(out) as written:
+        gcps, crs = written.gcps
+        assert written.shape == (16, 20) and crs.to_epsg() == 32633
+        assert [(p.row, p.col) for p in gcps] == [(r / 8, c / 8) for r, c, _, _ in corners]
+        placed = from_gcps(gcps)
+        assert placed * (0, 0) == (500_000, 4_600_000)
+        assert placed * (written.width, written.height) == (501_600, 4_598_720)
+    capsys.readouterr()
+    assert main(["segment", path, str(tmp_path / "labels.gpkg"), "--textures", "2"]) == 2
+    err = capsys.readouterr().err
+    assert "is georeferenced by 4 ground control points only" in err
+    assert "write the labels as *.tif, which keeps the GCPs" in err
+    labels = xr.DataArray(np.ones((128, 160), np.uint8), dims=("y", "x")).assign_coords(
+        spatial_ref=open_image(path).spatial_ref
+    )
+    with pytest.raises(ParameterError, match="ground control points only"):
+        labels_geojson(labels)
+    assert main(["info", path]) == 0
+    assert "by 4 ground control points (GCPs), no GeoTransform" in capsys.readouterr().out

@@ -16,9 +16,11 @@ import zarr
 from skimage.draw import disk, ellipse
 
 import xfskde
+from xfskde._labels import label_result
 from xfskde._palette import label_rgba_8bit
 from xfskde.cli import main
 from xfskde.datasets import random_textures
+from xfskde.exceptions import ParameterError
 from xfskde.io.geojson import labels_geojson, polygon_mask, write_labels_vector
 
 rasterio_features = pytest.importorskip("rasterio.features")
@@ -206,3 +208,94 @@ def test_labels_as_a_geopackage_shapefile_or_flatgeobuf(tmp_path, capsys):
         write_labels_vector(_labels(), tmp_path / "slide.gpkg")
     meta = pyogrio.read_info(str(tmp_path / "slide.gpkg"))
     assert meta["crs"] is None and meta["features"] == 3
+
+
+#: A 15° rotated grid of 10 m pixels in UTM zone 33N (GDAL's GeoTransform with rotation terms).
+ROTATED = (9.659258, -2.588190, 500_000.0, -2.588190, -9.659258, 4_600_000.0)
+
+
+def test_a_rotated_scenes_regions_go_through_its_whole_transform(tmp_path):
+    """A GeoTIFF whose GeoTransform has rotation terms: its regions (GeoJSON and GeoPackage)
+    are in its CRS through x = a·col + b·row + c, y = d·col + e·row + f, which GDAL burns
+    back onto its labels, every pixel, and the mask reader draws again. They were written
+    in pixel coordinates (its x and y coords, pixel indices) under the scene's CRS."""
+    rasterio = pytest.importorskip("rasterio")
+    pytest.importorskip("rioxarray")
+    labels = _labels((128, 160))
+    transform = Affine(*ROTATED)
+    profile = {"driver": "GTiff", "width": 160, "height": 128, "count": 1, "dtype": "uint8",
+               "crs": "EPSG:32633", "transform": transform}  # fmt: skip
+    with rasterio.open(tmp_path / "labels.tif", "w", **profile) as file:
+        file.write(labels, 1)
+    opened = xfskde.open_image(tmp_path / "labels.tif")
+    # as segmentation labels it: x and y the pixels' indices, the GeoTransform in spatial_ref
+    result = label_result(opened.data, opened, name="labels", attrs={})
+    assert result.x.values[1] == 1 and result.rio.transform() == transform
+    for given in (result, opened):
+        collection = labels_geojson(given)
+        assert collection["crs"]["properties"]["name"] == "urn:ogc:def:crs:EPSG::32633"
+        drawn = _drawn_by_gdal(collection, labels.shape, transform)
+        np.testing.assert_array_equal(drawn, labels)
+        np.testing.assert_array_equal(polygon_mask(collection, given).values, labels > 0)
+    gpd = pytest.importorskip("geopandas")
+    write_labels_vector(result, tmp_path / "labels.gpkg")
+    frame = gpd.read_file(tmp_path / "labels.gpkg")
+    shapes = zip(frame.geometry, frame["label"], strict=True)
+    burnt = rasterio_features.rasterize(shapes, out_shape=labels.shape, transform=transform,
+                                        dtype="uint8")  # fmt: skip
+    np.testing.assert_array_equal(burnt, labels)
+
+
+def test_a_geopackage_is_written_into_layer_by_layer(tmp_path, capsys):
+    """``xfskde segment scene.tif project.gpkg`` into a GeoPackage holding the user's own
+    layer: the labels' layer (named as the file) is added, and ``--overwrite`` replaces that
+    layer alone, as GDAL and QGIS write layers; the other layer was deleted with the file.
+    Without ``--overwrite`` only a file that holds the labels' layer already is refused; the
+    model in that layer's metadata is read back by ``--model``."""
+    pytest.importorskip("rioxarray")
+    gpd = pytest.importorskip("geopandas")
+    pyogrio = pytest.importorskip("pyogrio")
+    from shapely.geometry import box
+
+    image, _ = random_textures((96, 96), seed=3)
+    scene = xr.DataArray(
+        np.round(image[..., 0] * 255).astype(np.uint8)[None], dims=("band", "y", "x"),
+        coords={"band": [1], "y": 5_000_000 - 10.0 * np.arange(96) - 5,
+                "x": 300_000 + 10.0 * np.arange(96) + 5},
+    ).rio.write_crs("EPSG:32632")  # fmt: skip
+    scene.rio.to_raster(tmp_path / "scene.tif")
+    project = tmp_path / "project.gpkg"
+    square = box(300_100, 4_999_100, 300_500, 4_999_500)
+    aoi = gpd.GeoDataFrame({"name": ["aoi"]}, geometry=[square], crs="EPSG:32632")
+    aoi.to_file(project, layer="aoi")
+    run = ["segment", str(tmp_path / "scene.tif"), str(project), "--no-progress"]
+    assert main([*run, "--textures", "2"]) == 0
+    assert sorted(pyogrio.list_layers(project)[:, 0]) == ["aoi", "project"]
+    assert main([*run, "--textures", "2"]) == 2
+    assert "holds a layer 'project' already; pass --overwrite" in capsys.readouterr().err
+    assert main([*run, "--textures", "3", "--overwrite"]) == 0
+    assert sorted(pyogrio.list_layers(project)[:, 0]) == ["aoi", "project"]
+    assert gpd.read_file(project, layer="aoi").geometry[0].equals(aoi.geometry[0])
+    assert list(gpd.read_file(project, layer="project")["label"]) == [1, 2, 3]
+    assert main([*run[:2], str(tmp_path / "again.zarr"), "--model", str(project)]) == 0
+    assert "3 textures" in capsys.readouterr().out
+    assert not list(tmp_path.glob(".project.gpkg.*"))  # no scratch left
+
+
+def test_labels_of_a_plane_of_a_stack_name_their_plane_as_qupath_does(tmp_path):
+    """Labels of one plane of a z-stack (``--plane z=2``) as GeoJSON: each geometry names its
+    plane as QuPath writes it (``"plane": {"c": -1, "z": 2, "t": 0}``), which QuPath's
+    Import objects reads (it put them on z = 0 without it) and the mask reader too: drawn on
+    that plane again, refused on another. Labels of a single image name none."""
+    labels = _labels()
+    stack = np.zeros((3, *labels.shape), np.uint8)
+    tifffile.imwrite(tmp_path / "stack.ome.tif", stack, ome=True, metadata={"axes": "ZYX"})
+    on_z2 = xfskde.open_image(tmp_path / "stack.ome.tif", plane={"z": 2})
+    collection = labels_geojson(label_result(labels, on_z2, name="labels", attrs={}))
+    planes = [f["geometry"]["plane"] for f in collection["features"]]
+    assert planes == [{"c": -1, "z": 2, "t": 0}] * 3
+    np.testing.assert_array_equal(polygon_mask(collection, on_z2).values, labels > 0)
+    on_z0 = xfskde.open_image(tmp_path / "stack.ome.tif", plane={"z": 0})
+    with pytest.raises(ParameterError, match=r"lie on other planes \(z=2; QuPath's plane\)"):
+        polygon_mask(collection, on_z0)
+    assert all("plane" not in f["geometry"] for f in labels_geojson(labels)["features"])

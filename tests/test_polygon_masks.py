@@ -441,3 +441,30 @@ def test_on_a_plane_of_a_stack_the_regions_of_that_plane(tmp_path):
     refusal = r"on other planes \(z=2; QuPath's plane\) than the image's \(z=0\)"
     with pytest.raises(ParameterError, match=refusal):
         resolve_mask(elsewhere, xfskde.open_image(tmp_path / "stack.ome.tif", plane={"z": 0}))
+
+
+def test_an_area_of_interest_on_a_rotated_scene_as_gdal_draws_it(tmp_path):
+    """A scene whose GeoTransform has rotation terms (its x and y are pixel indices, its
+    coordinates 2-D): a polygon in its CRS is placed through the inverse of that affine
+    transform, pixel for pixel as GDAL's rasterize draws it with the rotated transform. It
+    was refused ("x and y coords are not a regular grid")."""
+    rasterio = pytest.importorskip("rasterio")
+    pytest.importorskip("rioxarray")
+    from affine import Affine
+    from rasterio.features import rasterize
+
+    transform = Affine(9.659258, -2.588190, 500_000.0, -2.588190, -9.659258, 4_600_000.0)
+    profile = {"driver": "GTiff", "width": 160, "height": 128, "count": 1, "dtype": "uint16",
+               "crs": "EPSG:32633", "transform": transform}  # fmt: skip
+    with rasterio.open(tmp_path / "rotated.tif", "w", **profile) as file:
+        file.write(np.ones((128, 160), np.uint16), 1)
+    image = xfskde.open_image(tmp_path / "rotated.tif")
+    ring = [[500_300, 4_598_800], [501_200, 4_598_900], [500_900, 4_599_700], [500_300, 4_598_800]]
+    aoi = {"type": "Polygon", "coordinates": [ring],
+           "crs": {"type": "name", "properties": {"name": "EPSG:32633"}}}  # fmt: skip
+    gdal = rasterize([aoi], out_shape=(128, 160), transform=transform).astype(bool)
+    assert gdal.sum() > 2000
+    np.testing.assert_array_equal(resolve_mask(aoi, image).values, gdal)
+    # a crop that keeps the whole scene's transform is refused, not drawn off by the crop
+    with pytest.raises(ParameterError, match="does not place its first pixel"):
+        resolve_mask(aoi, image.isel(y=slice(10, None)))

@@ -34,7 +34,8 @@ here, so each result carries the same labels:
   pixels (``0 < r < s``) has a last, partial cell when ``r > o``: it overhangs the image edge by
   ``s - r`` pixels (its sample lies inside); when ``r <= o`` the last ``r`` pixels belong to no
   cell. A stale input GeoTransform (an image cropped with ``isel``) does not carry over: the
-  origin always follows the coordinates.
+  origin always follows the coordinates. Ground control points (rioxarray's ``gcps`` attr, a
+  scene georeferenced by them alone) are put on the cells alike (:func:`cell_gcps`).
 * **Attributes.** The input's attrs are kept, less those that describe how the *input's values*
   are encoded (:data:`VALUE_ATTRS`: a fill value or scale factor of uint16 reflectances means
   nothing for complex coefficients, and a ``nodata`` attr would make rioxarray mask the
@@ -49,6 +50,7 @@ here, so each result carries the same labels:
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Mapping
 from typing import Any
@@ -65,8 +67,11 @@ __all__ = [
     "NODATA_ATTRS",
     "VALUE_ATTRS",
     "band_scales",
+    "cell_gcps",
     "cell_geotransform",
     "channel_names",
+    "gcp_count",
+    "geotransform",
     "image_dims",
     "image_layout",
     "image_nodata",
@@ -240,7 +245,7 @@ def sampled_coords(image: xr.DataArray, y: str, x: str, stride: int = 1) -> dict
             dims = tuple({y: "y", x: "x"}[d] for d in var.dims)
             renamed = xr.Variable(dims, var.data, coord.attrs)
             coords["y" if name == y else "x" if name == x else str(name)] = renamed
-    geo = _geotransform(image)
+    geo = geotransform(image)
     for dim, n, axis in (("y", image.sizes[y], 1), ("x", image.sizes[x], 0)):
         if dim in coords:
             continue
@@ -253,8 +258,10 @@ def sampled_coords(image: xr.DataArray, y: str, x: str, stride: int = 1) -> dict
     return coords
 
 
-def _geotransform(image: xr.DataArray) -> tuple[float, ...] | None:
-    """The image's GDAL GeoTransform ``(c, a, b, f, d, e)``, if a scalar coord carries one."""
+def geotransform(image: xr.DataArray) -> tuple[float, ...] | None:
+    """The image's GDAL GeoTransform ``(c, a, b, f, d, e)``, if a scalar coord carries one
+    (rioxarray's ``spatial_ref``): ``X = c + col*a + row*b``, ``Y = f + col*d + row*e``, the
+    pixels' edges at integer ``col`` and ``row``."""
     for coord in image.coords.values():
         text = coord.attrs.get("GeoTransform") if coord.ndim == 0 else None
         if text is not None:
@@ -297,6 +304,29 @@ def cell_geotransform(
     return c, a, b, f, d, e
 
 
+def cell_gcps(gcps: str, stride: int) -> str:
+    """The ground control points of an image (rioxarray's ``gcps`` attr: a GeoJSON
+    FeatureCollection of points whose ``row`` and ``col`` properties are GDAL's line and
+    pixel, the pixels' edges at integers) on the stride-``stride`` cells of its grid.
+
+    The cells are anchored at the image's corner, as :func:`cell_geotransform` anchors them
+    (cell ``i`` spans the pixels ``i*s .. i*s + s - 1``): a point at pixel ``(col, row)``
+    lies at ``(col / s, row / s)`` of the cells. Text that is not such a collection is
+    refused: copied unchanged it would place the result ``s`` times too small."""
+    try:
+        collection = json.loads(gcps)
+        for feature in collection["features"]:
+            properties = feature["properties"]
+            properties["row"] = float(properties["row"]) / stride
+            properties["col"] = float(properties["col"]) / stride
+    except (TypeError, ValueError, KeyError) as exc:
+        raise ParameterError(
+            f"cannot read the image's ground control points (its gcps attr, {exc!r}): a "
+            "strided result needs them on its cells; drop the attr or use stride=1"
+        ) from None
+    return json.dumps(collection)
+
+
 def _first(coords: Mapping[str, Any], dim: str) -> float | None:
     """The first value of a 1-D numeric coordinate of the result, if there is one."""
     coord = coords.get(dim)
@@ -307,22 +337,23 @@ def _first(coords: Mapping[str, Any], dim: str) -> float | None:
 
 
 def _georeference(coords: dict[str, Any], attrs: dict[str, Any], stride: int) -> None:
-    """Rewrite, in place, each GeoTransform carried over so that it describes the result's cells."""
+    """Rewrite, in place, each GeoTransform and each set of ground control points carried over
+    so that they describe the result's cells."""
     x0, y0 = _first(coords, "x"), _first(coords, "y")
     for name, coord in list(coords.items()):
         if not isinstance(coord, xr.Variable) or coord.ndim != 0:
             continue
-        text = coord.attrs.get("GeoTransform")
-        if text is None:
-            continue
+        own = dict(coord.attrs)
+        if stride != 1 and "gcps" in own:
+            own["gcps"] = cell_gcps(own["gcps"], stride)
         try:
-            values = tuple(float(v) for v in str(text).split())
+            values = tuple(float(v) for v in str(own.get("GeoTransform")).split())
         except ValueError:
-            continue
-        if len(values) != 6:
-            continue
-        new = cell_geotransform(values, stride, x0, y0)
-        coords[name] = xr.Variable((), coord.data, {**coord.attrs, "GeoTransform": _gdal(new)})
+            values = ()
+        if len(values) == 6:
+            own["GeoTransform"] = _gdal(cell_geotransform(values, stride, x0, y0))
+        if own != coord.attrs:
+            coords[name] = xr.Variable((), coord.data, own)
     transform = attrs.get("transform")  # rasterio order (a, b, c, d, e, f), as xarray once wrote
     if isinstance(transform, list | tuple) and len(transform) >= 6:
         a, b, c, d, e, f = (float(v) for v in transform[:6])
@@ -368,6 +399,19 @@ def crs_wkt(image: xr.DataArray) -> str | None:
         return None
     text = coord.attrs.get("crs_wkt") or coord.attrs.get("spatial_ref")
     return str(text) if text else None
+
+
+def gcp_count(image: xr.DataArray) -> int:
+    """How many ground control points georeference an image (rioxarray's ``gcps`` attr of its
+    grid-mapping coord, as :func:`crs_wkt` finds it: a scene with GCPs instead of a
+    GeoTransform); 0 for none, and for an attr that is not a GeoJSON collection of them."""
+    name = image.attrs.get("grid_mapping") or image.encoding.get("grid_mapping") or "spatial_ref"
+    coord = image.coords.get(name)
+    text = coord.attrs.get("gcps") if coord is not None else None
+    try:
+        return len(json.loads(text)["features"]) if text else 0
+    except (TypeError, ValueError, KeyError):
+        return 0
 
 
 def parse_crs(wkt: str) -> Any | None:

@@ -15,7 +15,7 @@ from typing import NamedTuple
 import tifffile
 import zarr
 
-from .._labels import band_scales, channel_names, crs_wkt, parse_crs, value_scale
+from .._labels import band_scales, channel_names, crs_wkt, gcp_count, parse_crs, value_scale
 from ..exceptions import ImageReadError
 from ..io import locate, open_image
 from ..io._gdal import GDAL_FORMATS, gdal_format, gdal_levels
@@ -275,6 +275,11 @@ def describe_image(path: str, dims: tuple[str, ...] | None = None) -> ImageDescr
         wkt = crs_wkt(opened) if located else None
         if wkt is not None:
             rows.append(("crs", crs_description(wkt)))
+        gcps = gcp_count(opened) if located else 0
+        if gcps:
+            rows.append(("georeferencing", f"by {gcps} ground control points (GCPs), no "
+                         "GeoTransform: copied to *.tif outputs (on their cells), not used to "
+                         "place them; regions (*.geojson, *.gpkg) are refused"))  # fmt: skip
         scale, units = value_scale(opened)
         offset = opened.attrs.get("add_offset", 0)
         unit = f" in {units}" if units else ""

@@ -30,7 +30,7 @@ from ..exceptions import (
 )
 from ..gradients import BOUNDARY_MODES, GRADIENT_OPERATORS, NAN_POLICIES
 from ..io import locate, open_image, store_status
-from ..io.geojson import WRITTEN_VECTOR_FORMATS
+from ..io.geojson import WRITTEN_VECTOR_FORMATS, geopackage_layers, labels_layer
 from ..io.images import parse_plane
 from ..io.omezarr import check_ome_zarr_grid
 from ..io.stores import refuse_foreign_folder
@@ -662,10 +662,11 @@ def refuse_ome_zarr_grid(image: Any, args: argparse.Namespace, *, always: bool) 
     a north-up GeoTIFF's decreasing y is refused, with a GeoTIFF output as the way out), made
     before anything is computed (segment fits first). ``always``: every output but a GeoTIFF is
     OME-Zarr (``maps``); else only a name ending in ``.ome.zarr``. An OME-TIFF is a copy of the
-    OME-Zarr image: checked alike."""
+    OME-Zarr image: checked alike; a PNG (``maps``' picture) for its grid only, as a picture
+    of a scene with a CRS is drawn."""
     ome = not is_geotiff(args.output) if always else is_ome_zarr(args.output)
     if ome or is_ome_tiff(args.output):
-        check_ome_zarr_grid(image, str(args.input))
+        check_ome_zarr_grid(image, str(args.input), crs=not is_png(args.output))
 
 
 def is_ome_zarr(output: str) -> bool:
@@ -713,12 +714,16 @@ def write_geojson_output(labels: Any, args: argparse.Namespace) -> None:
 def write_vector_output(labels: Any, args: argparse.Namespace) -> None:
     """Write labels to the GeoPackage, shapefile or FlatGeobuf ``args.output``
     (:func:`xfskde.io.geojson.write_labels_vector`), whole: into a scratch folder beside it,
-    then each file moved into place (a shapefile is several: .shp, .shx, .dbf, .prj, ...)."""
+    then each file moved into place (a shapefile is several: .shp, .shx, .dbf, .prj, ...). A
+    GeoPackage that exists with other layers is copied there first and gets its layer
+    (:func:`xfskde.io.geojson.labels_layer`) written or replaced, its other layers kept."""
     from ..io.geojson import write_labels_vector
 
     path = Path(args.output)
     scratch = Path(tempfile.mkdtemp(prefix=f".{path.name}.", dir=path.parent or "."))
     try:
+        if _other_layers(args.output):  # a GeoPackage of other layers: ours written into a copy
+            shutil.copy2(path, scratch / path.name)
         write_labels_vector(labels, scratch / path.name)
         if path.is_dir():  # --overwrite of a store given this name
             shutil.rmtree(path)
@@ -767,13 +772,68 @@ def _written_whole(output: str, write: Callable[[Path], Any]) -> None:
         partial.unlink(missing_ok=True)
 
 
+def _other_layers(output: str) -> bool:
+    """Whether ``output`` is a GeoPackage file that holds layers other than the one the
+    labels' regions are written to (:func:`xfskde.io.geojson.labels_layer`): a project's,
+    whose layers are kept."""
+    if not _named(output, ".gpkg") or not Path(output).is_file():
+        return False
+    layers = geopackage_layers(output)
+    return bool(layers) and any(layer != labels_layer(output) for layer in layers)
+
+
+def refuse_no_gradient(args: argparse.Namespace, image: Any, what: str) -> None:
+    """Remove the output just written of an image without a gradient anywhere (every
+    ``what`` zero or NaN: a constant image, one of a pixel, or all missing), which would pass
+    for a result, and say so (:class:`~xfskde.exceptions.ImageReadError`)."""
+    locate(args.output).remove()
+    height, width = image.sizes["y"], image.sizes["x"]
+    raise ImageReadError(
+        f"{args.input} has no gradient anywhere (its {height} x {width} pixels are all "
+        "equal, or all NaN under --nan-policy omit, or all nodata): every "
+        f"{what} is zero or NaN, so {args.output} was not kept"
+    )
+
+
+def refuse_unwritable_folder(output: str) -> None:
+    """A local output whose folder cannot be written in is refused before anything is
+    computed, naming the folder (it was found after the whole computation, in words about a
+    temporary file): a file output's folder must exist and be writable; a Zarr store's
+    missing folders are created, as Zarr creates them, in the nearest one that exists, which
+    must be writable."""
+    where = locate(output)
+    if not where.is_local:
+        return
+    folder = Path(os.path.abspath(where.url.rstrip(os.sep))).parent
+    if not is_file_output(output):
+        while not folder.exists() and folder != folder.parent:
+            folder = folder.parent
+    why = ("does not exist: create it first" if not folder.exists()
+           else "is not a folder" if not folder.is_dir()
+           else "is not writable: choose a folder you can write in"
+           if not os.access(folder, os.W_OK | os.X_OK) else None)  # fmt: skip
+    if why is not None:
+        raise ParameterError(f"cannot write {output}: the folder {folder} {why}")
+
+
 def refuse_existing(args: argparse.Namespace) -> None:
     """An output that exists is refused before anything is computed, unless ``--resume`` or
-    ``--overwrite`` says what to do with it (a file output: :func:`refuse_file_output`)."""
+    ``--overwrite`` says what to do with it (a file output: :func:`refuse_file_output`). A
+    GeoPackage is written into as GDAL writes a layer: refused only where it holds the
+    layer of the labels already."""
     refuse_file_output(args)
+    refuse_unwritable_folder(args.output)
     if args.overwrite and output_exists(args.output):
         refuse_replacing(args)
     if output_exists(args.output) and not (args.overwrite or args.resume):
+        if _other_layers(args.output):
+            layer = labels_layer(args.output)
+            if layer not in (geopackage_layers(args.output) or ()):
+                return  # the labels' layer is added, the others kept
+            raise StoreExistsError(
+                f"{args.output} holds a layer {layer!r} already; pass --overwrite to replace "
+                "that layer (its other layers are kept)"
+            )
         if is_file_output(args.output):
             raise StoreExistsError(f"{args.output} exists; pass --overwrite to replace it")
         raise StoreExistsError(

@@ -5,13 +5,13 @@ from __future__ import annotations
 import argparse
 import time
 
-from ..exceptions import ImageReadError
-from ..io import locate, open_blocks, write_coefficients
+from ..io import open_blocks, write_coefficients
 from ..io.stores import block_record
 from ._options import (
     add_field_options,
     field_from_input,
     progress_on_stderr,
+    refuse_no_gradient,
     warn_if_large,
     writing,
 )
@@ -51,13 +51,7 @@ def run(args: argparse.Namespace) -> int:
         # no coefficient is a value but 0 or NaN: a constant image, one of a pixel, or all
         # missing (NaN under --nan-policy omit, or --nodata); such a store would pass for a
         # result, so it is not kept
-        locate(args.output).remove()
-        height, width = image.sizes["y"], image.sizes["x"]
-        raise ImageReadError(
-            f"{args.input} has no gradient anywhere (its {height} x {width} pixels are all "
-            "equal, or all NaN under --nan-policy omit, or all nodata): every coefficient is "
-            f"zero or NaN, so {args.output} was not kept"
-        )
+        refuse_no_gradient(args, image, "coefficient")
     total = record.size
     pixels = image.sizes["y"] * image.sizes["x"]
     # the store's chunks: a resume adopts them, whatever blocks the field was planned in

@@ -15,10 +15,12 @@ import argparse
 import time
 
 import dask
+import numpy as np
 import xarray as xr
 
-from ..io import write_ome_tiff, write_ome_zarr
+from ..io import open_image, write_ome_tiff, write_ome_zarr
 from ..io.png import check_png_size
+from ..io.stores import block_record
 from ..orientation import coherence, energy, orientation
 from ..plot import axial_rgb
 from ._options import (
@@ -28,6 +30,7 @@ from ._options import (
     is_ome_tiff,
     is_png,
     progress_on_stderr,
+    refuse_no_gradient,
     refuse_ome_zarr_grid,
     scheduler,
     warn_if_large,
@@ -68,6 +71,8 @@ def run(args: argparse.Namespace) -> int:
         with writing(args.output, args.input), dask.config.set(config), progress_on_stderr():
             write_ome_tiff(maps, args.output, overwrite=args.overwrite, scheduler=args.scheduler,
                            progress=not args.no_progress)  # fmt: skip
+        if not _holds_a_value(args.output):
+            refuse_no_gradient(args, image, "map")
         seconds = time.perf_counter() - start
         print(f"wrote {args.output}: {', '.join(MAPS)} of {ny} x {nx} cells as an OME-TIFF "
               f"pyramid, in {seconds:.1f} s")  # fmt: skip
@@ -78,6 +83,8 @@ def run(args: argparse.Namespace) -> int:
         with writing(args.output, args.input), dask.config.set(config), scheduler(args), \
                 progress_on_stderr():  # fmt: skip
             omega, strength = dask.compute(maps["orientation"], maps["coherence"])
+            if not _valued(strength.values):
+                refuse_no_gradient(args, image, "map")
             picture = axial_rgb(omega.values, strength.values)  # hue ω over [0, π), value C
             write_picture_output(picture, dict(maps["orientation"].attrs), args)
         seconds = time.perf_counter() - start
@@ -89,6 +96,8 @@ def run(args: argparse.Namespace) -> int:
         with writing(args.output, args.input), dask.config.set(config), scheduler(args), \
                 progress_on_stderr():  # fmt: skip
             write_tiff_output(bands, args)
+        if not _holds_a_value(args.output):
+            refuse_no_gradient(args, image, "map")
         seconds = time.perf_counter() - start
         print(
             f"wrote {args.output}: {', '.join(MAPS)} of {ny} x {nx} cells as bands 1-3, in "
@@ -104,6 +113,8 @@ def run(args: argparse.Namespace) -> int:
             scheduler=args.scheduler,
             progress=not args.no_progress,
         )
+    if (block_record(args.output) == 2).all():  # no value but 0 and NaN in any block
+        refuse_no_gradient(args, image, "map")
     seconds = time.perf_counter() - start
     multiscale = group.attrs["ome"]["multiscales"][0]
     unit = next((a.get("unit") for a in multiscale["axes"] if a["name"] == "x"), None)
@@ -118,3 +129,20 @@ def run(args: argparse.Namespace) -> int:
         f"({pixels / 1e6 / max(seconds, 1e-9):.1f} Mpx/s)"
     )
     return 0
+
+
+def _valued(values: np.ndarray) -> bool:
+    """Whether maps hold a value other than 0 and NaN (a gradient somewhere)."""
+    return bool((np.isfinite(values) & (values != 0)).any())
+
+
+def _holds_a_value(output: str) -> bool:
+    """Whether the maps written to the file ``output`` (a GeoTIFF, an OME-TIFF) hold a value
+    other than 0 and NaN, read back block by block until one does (the first, but for a
+    scene of little data)."""
+    written = open_image(output)
+    data = written.data
+    for index in np.ndindex(*data.numblocks):
+        if _valued(np.asarray(data.blocks[index])):
+            return True
+    return False

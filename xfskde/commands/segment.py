@@ -32,6 +32,7 @@ from ..io import (
     write_ome_zarr,
     write_ome_zarr_labels,
 )
+from ..io.geojson import refuse_gcp_regions
 from ..io.images import image_levels, nearest_reading, pixel_size_text, reading_text
 from ..io.ometiff import copy_ome_zarr_to_tiff, temporary_ome_zarr
 from ..io.png import check_png_size
@@ -256,6 +257,8 @@ def run(args: argparse.Namespace) -> int:
         image = _at_model_scale(image, model, args, halo)
     image = _in_blocks(image, args, halo, auto_chunks)
     refuse_ome_zarr_grid(image, args, always=False)
+    if is_geojson(out) or is_vector(out):  # before the fit
+        refuse_gcp_regions(image)
     if is_png(out):  # before the fit
         check_png_size((image.sizes["y"], image.sizes["x"]), f"{out}: the labels",
                        "name the output *.tif (a GeoTIFF), *.ome.tif or *.zarr")  # fmt: skip

@@ -16,8 +16,10 @@ guessed silently:
 * An image with a CRS (a GeoTIFF opened with rioxarray): the vertices are in the GeoJSON's
   CRS — its ``crs`` member where it has one (QGIS and GDAL write it for any CRS but WGS 84; a
   GeoDataFrame's ``crs``), else WGS 84 longitude and latitude, as RFC 7946 has it — and are
-  transformed to the image's CRS with pyproj (the ``geo`` extra), then placed by the image's
-  ``x``/``y`` coords.
+  transformed to the image's CRS with pyproj (the ``geo`` extra), then placed by the affine
+  transform of the image's grid: its regular ``x``/``y`` coords, or its GeoTransform where
+  that is rotated (:func:`_scene_grid`). A scene georeferenced by ground control points only
+  is refused (:func:`_refuse_gcps`).
 * An image without one (a slide, a photograph, an array): the vertices are pixels of the
   image's full resolution — QuPath's convention: ``x`` the column, ``y`` the row,
   ``(0, 0)`` the top-left corner of the top-left pixel. A pyramid level of a file (or the image
@@ -45,9 +47,10 @@ stack (an image opened with ``plane=``), a region that names its plane (QuPath's
 back: level-0 pixels for an image without a CRS (QuPath's *Import objects* draws them on the
 slide, each texture an annotation of its class, ``"texture 1"`` …, in the library's label
 colours), the image's CRS for a scene (its ``crs`` member, as GDAL writes one; none for WGS 84
-longitude and latitude, RFC 7946's). The outlines are traced between pixel centres (marching
-squares: scikit-image's ``find_contours``) on the labels' grid — every f-th label, f the whole
-factor that brings it to at most :data:`MAX_SIDE` pixels on a side — and
+longitude and latitude, RFC 7946's), through the whole affine transform of the labels' grid
+(a rotated GeoTransform's rotation terms included). The outlines are traced between pixel
+centres (marching squares: scikit-image's ``find_contours``) on the labels' grid — every f-th
+label, f the whole factor that brings it to at most :data:`MAX_SIDE` pixels on a side — and
 stray from the traced line by at most :data:`OUTLINE_TOLERANCE` of a grid pixel
 (``approximate_polygon``: a staircase's steps become its slope). Read back by
 :func:`polygon_mask` they draw each texture's pixels again, every one (measured on ellipses,
@@ -68,7 +71,7 @@ import numpy as np
 import xarray as xr
 from skimage.measure import approximate_polygon, find_contours, points_in_poly
 
-from .._labels import crs_wkt, parse_crs, pixel_steps
+from .._labels import crs_wkt, gcp_count, geotransform, parse_crs, pixel_steps
 from .._palette import label_rgba_8bit
 from ..exceptions import ParameterError
 from ._location import Location, locate, micrometres
@@ -90,12 +93,15 @@ __all__ = [
     "WRITTEN_VECTOR_FORMATS",
     "feature_class",
     "geojson_polygons",
+    "geopackage_layers",
     "is_polygons",
     "labels_geojson",
+    "labels_layer",
     "object_type",
     "polygon_mask",
     "read_geojson",
     "read_labels_attrs",
+    "refuse_gcp_regions",
     "regions_format",
     "write_labels_geojson",
     "write_labels_vector",
@@ -604,15 +610,21 @@ def _frame(document: Mapping[str, Any], image: xr.DataArray, name: str) -> Any:
 
 
 def _geographic(crs: str, wkt: str, image: xr.DataArray) -> Any:
-    """Vertices in ``crs`` onto an image in the CRS ``wkt``, placed by its x/y coords."""
+    """Vertices in ``crs`` onto an image in the CRS ``wkt``, placed through the affine
+    transform of its grid (:func:`_scene_grid`)."""
     source, target = parse_crs(crs), parse_crs(wkt)
     if source is None or target is None:
         raise ParameterError(
             f"cannot read the CRS {crs if source is None else 'of the image'}: pyproj (the "
             "geo extra: pip install 'xfskde[geo]') reads CRSs"
         )
-    steps = _grid(image)
-    if steps is None:
+    _refuse_gcps(
+        image,
+        "a polygon cannot be placed on it",
+        "warp the scene first (gdalwarp -t_srs EPSG:XXXX scene.tif warped.tif)",
+    )
+    grid = _scene_grid(image)
+    if grid is None:
         raise ParameterError(
             "the image's x and y coords are not a regular grid: no polygon can be placed on it"
         )
@@ -621,15 +633,68 @@ def _geographic(crs: str, wkt: str, image: xr.DataArray) -> Any:
         from pyproj import Transformer
 
         transform = Transformer.from_crs(source, target, always_xy=True).transform
-    first = (float(image.y.values[0]), float(image.x.values[0]))
+    c, a, b, f, d, e = grid
+    det = a * e - b * d
 
     def to_pixels(xy: np.ndarray) -> np.ndarray:
         x, y = transform(xy[0], xy[1]) if transform else (xy[0], xy[1])
-        rows = (np.asarray(y) - first[0]) / steps[0] + 0.5
-        cols = (np.asarray(x) - first[1]) / steps[1] + 0.5
-        return np.stack([rows, cols])
+        dx, dy = np.asarray(x) - c, np.asarray(y) - f
+        return np.stack([(a * dy - d * dx) / det, (e * dx - b * dy) / det])  # rows, cols
 
     return to_pixels
+
+
+def _scene_grid(image: xr.DataArray) -> tuple[float, ...] | None:
+    """The affine transform ``(c, a, b, f, d, e)`` of a scene's pixels to its CRS (GDAL's
+    GeoTransform: ``x = c + a*col + b*row``, ``y = f + d*col + e*row``, the pixels' edges at
+    integers). A rotated grid's is its GeoTransform (its ``x`` and ``y`` coords are pixel
+    indices, as rioxarray gives them; its 2-D ``xc``/``yc`` coords, where it has them, must
+    agree); any other is read off its regular ``x`` and ``y`` coords, whose origin a crop or
+    flip keeps true where the GeoTransform goes stale. None where it has neither."""
+    geo = geotransform(image)
+    if geo is not None and (geo[2] != 0 or geo[4] != 0):
+        c, a, b, f, d, e = geo
+        centres = [image.coords.get(n) for n in ("xc", "yc")]
+        if all(v is not None and v.dims == ("y", "x") for v in centres):
+            xc, yc = (float(v.values[0, 0]) for v in centres)
+            off = math.hypot(xc - (c + (a + b) / 2), yc - (f + (d + e) / 2))
+            if off > 1e-3 * math.hypot(a, d):
+                raise ParameterError(
+                    "the image's rotated GeoTransform does not place its first pixel where its "
+                    "xc and yc coords do (a crop with isel keeps the whole scene's): write the "
+                    "crop's own transform with rio.write_transform, or crop the file"
+                )
+        return geo
+    steps = _grid(image)
+    if steps is None:
+        return None
+    y0, x0 = float(image.y.values[0]), float(image.x.values[0])
+    return x0 - steps[1] / 2, steps[1], 0.0, y0 - steps[0] / 2, 0.0, steps[0]
+
+
+def refuse_gcp_regions(image: xr.DataArray) -> None:
+    """Labels of ``image`` (a scene georeferenced by ground control points only) are refused
+    as regions: their vertices have no place in its CRS here; a GeoTIFF keeps the GCPs. The
+    command line asks before the fit."""
+    _refuse_gcps(
+        image,
+        "its regions cannot be written in its CRS",
+        "write the labels as *.tif, which keeps the GCPs, then warp them (gdalwarp) "
+        "and polygonize them in the GIS (gdal_polygonize)",
+    )
+
+
+def _refuse_gcps(image: xr.DataArray, why: str, remedy: str) -> None:
+    """A scene georeferenced by ground control points (rioxarray's ``gcps`` attr, in place of
+    a GeoTransform: :func:`xfskde._labels.gcp_count`) is refused, saying ``why`` and the
+    ``remedy``: its pixels have no affine place in its CRS, and GDAL's warp from its points
+    is not done here."""
+    count = gcp_count(image)
+    if count:
+        raise ParameterError(
+            f"{image.attrs.get('source', 'the image')} is georeferenced by {count} ground "
+            f"control points only (GCPs, no GeoTransform): {why}; {remedy}"
+        )
 
 
 def _grid(image: xr.DataArray) -> tuple[float, float] | None:
@@ -708,7 +773,9 @@ def labels_geojson(labels: Any, *, max_side: int = MAX_SIDE) -> dict[str, Any]:
     dict
         The collection: each feature's ``properties`` hold ``label``, QuPath's
         ``objectType`` (``"annotation"``) and ``classification`` (``name`` ``"texture i"``
-        and ``color``, the library's label colour as 0-255 RGB); a scene's collection has the
+        and ``color``, the library's label colour as 0-255 RGB); its ``geometry`` the plane
+        of a stack the labels are of (QuPath's ``plane``, ``{"c": -1, "z": Z, "t": T}``,
+        where their ``source_plane`` names a z or t); a scene's collection has the
         ``crs`` member of its CRS; the labels' attrs are kept under the foreign member
         ``"xfskde"``. Coordinates are level-0 pixels of the image (``x`` the column) or the
         scene's CRS units (module docstring).
@@ -722,8 +789,8 @@ def labels_geojson(labels: Any, *, max_side: int = MAX_SIDE) -> dict[str, Any]:
     if grid.dtype.kind not in "ui":
         raise ParameterError(f"labels must be integers to be written as regions, got {grid.dtype}")
     wkt = crs_wkt(image)
-    stub = {} if wkt is None else {"crs": {"type": "name", "properties": {"name": wkt}}}
-    rows_of, cols_of = _inverse(_frame(stub, image, "the labels"))
+    to_vertices = _vertices(image, wkt)
+    plane = _qupath_plane(image)
     high = int(grid.max()) if grid.size else 0
     colours = label_rgba_8bit(max(int(image.attrs.get("n_textures", high)), high))  # as a PNG's
     features = []
@@ -731,14 +798,13 @@ def labels_geojson(labels: Any, *, max_side: int = MAX_SIDE) -> dict[str, Any]:
         polygons = []
         for exterior, holes in _outlines(grid == label):
             rings = [exterior, *holes]  # (row, col) edges of the grid -> of the image, -> out
-            rings = [np.stack([cols_of(r[:, 1] * factor), rows_of(r[:, 0] * factor)], 1)
-                     for r in rings]  # fmt: skip
+            rings = [to_vertices(r[:, 0] * factor, r[:, 1] * factor) for r in rings]
             polygons.append([np.round(r, 6).tolist() for r in rings])
         name = f"texture {label}"
         colour = [int(c) for c in colours[label][:3]]
         features.append({
             "type": "Feature",
-            "geometry": {"type": "MultiPolygon", "coordinates": polygons},
+            "geometry": {"type": "MultiPolygon", "coordinates": polygons, **plane},
             "properties": {"label": label, "objectType": "annotation",
                            "classification": {"name": name, "color": colour}},
         })  # fmt: skip
@@ -751,6 +817,18 @@ def labels_geojson(labels: Any, *, max_side: int = MAX_SIDE) -> dict[str, Any]:
 
     collection["xfskde"] = {str(k): _jsonable(v) for k, v in image.attrs.items()}
     return collection
+
+
+def _qupath_plane(labels: xr.DataArray) -> dict[str, Any]:
+    """The member QuPath gives a geometry on one plane of a stack, ``{"plane": {"c": -1,
+    "z": Z, "t": T}}``, for labels of an image opened at a plane (its ``source_plane`` naming
+    a z or t, as :func:`_on_the_plane` reads it back); nothing for any other labels (QuPath
+    then draws them on z = 0, t = 0)."""
+    opened = labels.attrs.get("source_plane")
+    chosen = parse_plane(str(opened)) if opened else {}
+    if not {"z", "t"} & set(chosen):
+        return {}
+    return {"plane": {"c": -1, "z": chosen.get("z", 0), "t": chosen.get("t", 0)}}
 
 
 def write_labels_geojson(labels: Any, path: str | os.PathLike, *, max_side: int = MAX_SIDE) -> None:
@@ -779,7 +857,9 @@ def write_labels_vector(
     image without one, whose coordinates are its level-0 pixels). A GeoPackage keeps the
     labels' attrs, the texture model with them, in its layer's metadata (``xfskde``, JSON):
     ``--model labels.gpkg`` reads it (:func:`read_labels_attrs`); a shapefile or FlatGeobuf
-    holds the regions only."""
+    holds the regions only. A GeoPackage's layer is named as the file (:func:`labels_layer`,
+    as GDAL names a new file's one): in a GeoPackage that exists, that layer is written or
+    replaced and its other layers are kept, as GDAL and QGIS write a layer."""
     name = str(path).lower()
     if driver is None:
         driver = next((d for s, d in WRITTEN_VECTOR_FORMATS.items() if name.endswith(s)), None)
@@ -805,19 +885,45 @@ def write_labels_vector(
         )
     extra = {}
     if driver == "GPKG":
+        extra["layer"] = labels_layer(path)
         extra["layer_metadata"] = {_MODEL_ITEM: json.dumps(collection["xfskde"])}
     with warnings.catch_warnings():  # a slide's regions have no CRS on purpose: its pixels
         warnings.filterwarnings("ignore", "'crs' was not provided", UserWarning)
         frame.to_file(path, driver=driver, **extra)
 
 
+def labels_layer(path: Any) -> str:
+    """The name of the layer :func:`write_labels_vector` writes in a GeoPackage: the file's
+    name without its suffix (``labels`` in ``labels.gpkg``)."""
+    return os.path.splitext(os.path.basename(str(path).rstrip("/")))[0]
+
+
+def geopackage_layers(path: Any) -> list[str] | None:
+    """The layers of a GeoPackage file, None where it cannot be read as one (or geopandas,
+    the ``vector`` extra, is missing)."""
+    try:
+        _, pyogrio = _geopandas(f"reading {path}", "")
+    except ParameterError:
+        return None
+    try:
+        return [str(name) for name, _ in pyogrio.list_layers(str(path))]
+    except (OSError, pyogrio.errors.DataSourceError):
+        return None
+
+
 def read_labels_attrs(path: Any) -> dict[str, Any] | None:
-    """The labels' attrs a GeoPackage written by :func:`write_labels_vector` keeps (its
-    layer's ``xfskde`` metadata); None where it has none."""
+    """The labels' attrs a GeoPackage written by :func:`write_labels_vector` keeps (the
+    ``xfskde`` metadata of its layer :func:`labels_layer`, else of the first of its other
+    layers that has it: a project's GeoPackage holding the labels beside other layers); None
+    where none has it."""
     _, pyogrio = _geopandas(f"reading {path}", "or give the Zarr store or GeoJSON")
-    metadata = pyogrio.read_info(str(path)).get("layer_metadata") or {}
-    text = metadata.get(_MODEL_ITEM)
-    return json.loads(text) if text else None
+    ours = labels_layer(path)
+    layers = [str(name) for name, _ in pyogrio.list_layers(str(path))]
+    for layer in sorted(layers, key=lambda name: name != ours):  # its own layer first
+        metadata = pyogrio.read_info(str(path), layer=layer).get("layer_metadata") or {}
+        if metadata.get(_MODEL_ITEM):
+            return json.loads(metadata[_MODEL_ITEM])
+    return None
 
 
 def _outlines(region: np.ndarray) -> list[tuple[np.ndarray, list[np.ndarray]]]:
@@ -844,13 +950,33 @@ def _outlines(region: np.ndarray) -> list[tuple[np.ndarray, list[np.ndarray]]]:
     return polygons
 
 
+def _vertices(image: xr.DataArray, wkt: str | None) -> Any:
+    """The function that takes rows and columns of an image's pixels (edges at integers) to
+    (n, 2) (x, y) vertices: a scene's through the full affine transform of its grid
+    (:func:`_scene_grid`, rotation terms included), an image's without a CRS in its level-0
+    pixels (:func:`_inverse` of :func:`_in_pixels`). A scene georeferenced by ground control
+    points only is refused: its regions have no place in its CRS here."""
+    if wkt is None:
+        rows_of, cols_of = _inverse(_in_pixels(image, "the labels"))
+        return lambda rows, cols: np.stack([cols_of(cols), rows_of(rows)], 1)
+    refuse_gcp_regions(image)
+    grid = _scene_grid(image)
+    if grid is None:
+        raise ParameterError(
+            "the labels' x and y coords are not a regular grid, and they carry no rotated "
+            "GeoTransform: their regions cannot be placed in their CRS; write them as *.tif"
+        )
+    c, a, b, f, d, e = grid
+    return lambda rows, cols: np.stack([c + a * cols + b * rows, f + d * cols + e * rows], 1)
+
+
 def _inverse(to_pixels: Any) -> tuple[Any, Any]:
     """The vertex coordinates (y, x) of image pixel rows and columns (edges at integers): the
-    inverse of a frame (:func:`_frame`, affine along each axis without a reprojection).
+    inverse of a frame of level-0 pixels (:func:`_in_pixels`, affine along each axis).
 
     Read off the frame at two points, then again at the image's first pixel edge and a
-    thousand pixels on: a scene's coordinates are large (5e6 m north), and the first two
-    points alone left 1e-5 m of rounding in every vertex."""
+    thousand pixels on, so that a frame far from its origin keeps no rounding of the first
+    reading in its vertices."""
     (r0, r1), (c0, c1) = to_pixels(np.array([[0.0, 1.0], [0.0, 1.0]]))
     y0, x0 = -r0 / (r1 - r0), -c0 / (c1 - c0)  # near the image's first edges
     y1, x1 = y0 + 1000 / (r1 - r0), x0 + 1000 / (c1 - c0)

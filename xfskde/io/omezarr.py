@@ -197,16 +197,29 @@ def _maps(maps: Any) -> tuple[list[tuple[str, xr.DataArray]], bool]:
     return items, shared
 
 
+#: The way out for a scene no OME-Zarr image holds (north-up, or any with a CRS).
+_GEOTIFF_INSTEAD = ("write a GeoTIFF (xfskde.io.geotiff.write_geotiff; on the command line, "
+                    "name the output *.tif, not *.ome.tif)")  # fmt: skip
+
+
+def _crs_coord(array: xr.DataArray) -> str | None:
+    """The name of the scalar coord that holds an array's CRS (rioxarray's ``spatial_ref``),
+    None where it has none."""
+    return next((str(name) for name, coord in array.coords.items()
+                 if coord.ndim == 0 and any(k in coord.attrs for k in _GEO_ATTRS)),
+                None)  # fmt: skip
+
+
 def _refuse_georeferenced(array: xr.DataArray, what: str) -> None:
     """Maps with a CRS coordinate have CRS coordinates, not pixels: GeoTIFF is their format."""
-    for coord_name, coord in array.coords.items():
-        if coord.ndim == 0 and any(k in coord.attrs for k in _GEO_ATTRS):
-            raise ParameterError(
-                f"{what} is georeferenced (its coordinate {coord_name!r} holds a CRS, so x and y "
-                "are CRS coordinates, not pixels): write it with xfskde.io.write_geotiff; to "
-                f"write it here anyway, drop the CRS and give pixel coordinates, e.g. "
-                f".drop_vars({coord_name!r}).assign_coords(y=..., x=...)"
-            )
+    coord_name = _crs_coord(array)
+    if coord_name is not None:
+        raise ParameterError(
+            f"{what} is georeferenced (its coordinate {coord_name!r} holds a CRS, so x and y "
+            "are CRS coordinates, not pixels): write it with xfskde.io.write_geotiff; to "
+            f"write it here anyway, drop the CRS and give pixel coordinates, e.g. "
+            f".drop_vars({coord_name!r}).assign_coords(y=..., x=...)"
+        )
 
 
 @dataclass(frozen=True)
@@ -240,8 +253,7 @@ def _axis(array: xr.DataArray, dim: str, what: str) -> tuple[np.ndarray, float, 
         raise ParameterError(
             f"{what} is north-up (its y coordinate decreases, as a GeoTIFF's does) and an "
             "OME-Zarr image (or an OME-TIFF, its copy) is an increasing grid, which would show it "
-            "upside down: write a GeoTIFF (xfskde.io.geotiff.write_geotiff; on the command line, "
-            "name the output *.tif, not *.ome.tif)"
+            f"upside down: {_GEOTIFF_INSTEAD}"
         )
     if step <= 0 or not regular:
         raise ParameterError(
@@ -252,11 +264,19 @@ def _axis(array: xr.DataArray, dim: str, what: str) -> tuple[np.ndarray, float, 
     return values, float(values[0]), step
 
 
-def check_ome_zarr_grid(image: xr.DataArray, what: str) -> None:
+def check_ome_zarr_grid(image: xr.DataArray, what: str, *, crs: bool = True) -> None:
     """Refuse, before anything is computed, an image whose ``y, x`` grid no OME-Zarr level can
     hold (the check :func:`write_ome_zarr` makes on its maps): what the command line runs
-    before a fit whose results would go to an OME-Zarr image."""
+    before a fit whose results would go to an OME-Zarr image. A scene with a CRS, whatever
+    way its y runs (the writer refuses its maps: :func:`_refuse_georeferenced`), is refused
+    as a north-up one is, with a GeoTIFF as the way out (``crs=False``: the grid alone)."""
     _grid(image.isel({d: 0 for d in image.dims if d not in ("y", "x")}), what)
+    if crs and _crs_coord(image) is not None:
+        raise ParameterError(
+            f"{what} is georeferenced (a CRS: its x and y are coordinates on the ground, not "
+            f"pixels) and an OME-Zarr image (or an OME-TIFF, its copy) is a grid of pixels: "
+            f"{_GEOTIFF_INSTEAD}"
+        )
 
 
 def _grid(array: xr.DataArray, what: str) -> tuple[_Grid, tuple[np.ndarray, np.ndarray]]:
