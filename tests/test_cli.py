@@ -194,6 +194,38 @@ def test_overwrite_never_replaces_what_the_command_reads(tmp_path, capsys):
                  "--overwrite", "--no-progress", "--order", "2"]) == 0  # fmt: skip
 
 
+def test_segment_resumes_a_fit_that_differs_by_another_machines_arithmetic(tmp_path, monkeypatch):
+    """A resumed segment fits again; where BLAS took other kernels (a cluster's workers in
+    another environment) the endmembers came out 1e-8 apart and the unmixing vectors 3e-5,
+    and the store was refused as written with other parameters. The same fit by
+    ``same_fit`` continues the store with the model it records; another seed is refused."""
+    import dataclasses
+
+    import xfskde.commands.segment as segment_command
+
+    image, _ = random_textures((96, 96), seed=1)
+    tifffile.imwrite(tmp_path / "in.tif", (image * 255).astype(np.uint8), photometric="rgb")
+    out = tmp_path / "labels.zarr"
+    args = ["segment", str(tmp_path / "in.tif"), str(out), "--textures", "3", "--no-progress"]
+    assert main(args) == 0
+    recorded = xfskde.segmentation.read_model(out)
+    fit = segment_command.fit_textures
+
+    def on_other_machine(*a, **k):
+        model = fit(*a, **k)
+        vectors = model.unmixing_vectors
+        return dataclasses.replace(
+            model, endmembers=np.asarray(model.endmembers) * (1 + 1e-8),
+            unmixing_vectors=None if vectors is None else np.asarray(vectors) * (1 + 3e-5),
+        )  # fmt: skip
+
+    monkeypatch.setattr(segment_command, "fit_textures", on_other_machine)
+    assert main([*args, "--resume"]) == 0
+    kept = xfskde.segmentation.read_model(out)
+    np.testing.assert_array_equal(kept.endmembers, recorded.endmembers)  # the store's model
+    assert main([*args, "--resume", "--seed", "1"]) == 2
+
+
 def test_warnings_are_one_line_once_when_raised_and_the_error_last(tmp_path, capsys, monkeypatch):
     """Each warning is printed as one line, once, when it is raised — before the work it
     concerns, not after a slide's ten minutes — and a failure's error is the last line."""

@@ -528,3 +528,26 @@ def test_floats_that_hold_stored_integers_are_read_as_those_integers(cohort, tmp
     b = xfskde.segment(as_floats, 3, **options)
     np.testing.assert_array_equal(a.values, b.values)
     assert not a.values[:, :30].any() and a.values[:, 40:].all()
+
+
+def test_same_fit_is_one_fit_up_to_the_last_bits_of_the_arithmetic():
+    """What a resumed segment takes for the fit its store records: numbers within 1e-4 of
+    their list's largest, a choice's figures within a unit of their last digit; not another
+    seed, nor endmembers a percent apart."""
+    import dataclasses
+
+    from xfskde.segmentation.saved import same_fit
+
+    image, _ = random_textures((96, 96), seed=2)
+    model = fit_textures(image, 3)
+    E = np.asarray(model.endmembers)
+    assert same_fit(model, model)
+    assert same_fit(dataclasses.replace(model, endmembers=E * (1 + 1e-8)), model)
+    assert not same_fit(dataclasses.replace(model, endmembers=E * (1 + 1e-2)), model)
+    assert not same_fit(dataclasses.replace(model, seed=1), model)
+    choices = dict(model.choices, resplit="log |W| -323.479 -> -323.549")
+    rounded = dict(model.choices, resplit="log |W| -323.480 -> -323.549")
+    other = dict(model.choices, resplit="log |W| -323.479 -> -322.549")
+    ours = dataclasses.replace(model, choices=choices)
+    assert same_fit(dataclasses.replace(model, choices=rounded), ours)
+    assert not same_fit(dataclasses.replace(model, choices=other), ours)

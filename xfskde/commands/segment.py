@@ -53,7 +53,7 @@ from ..segmentation.model import (
     PIXEL_RATIO,
     feature_chunk,
 )
-from ..segmentation.saved import read_model
+from ..segmentation.saved import read_model, same_fit
 from ..windows import WINDOW_KINDS, Window
 from ._options import (
     add_level_options,
@@ -272,6 +272,7 @@ def run(args: argparse.Namespace) -> int:
         mask = resolve_mask(args.mask, image, margin=MASK_MARGIN, classes=args.mask_classes)
         if model is None:
             model = fit_textures(image, args.textures, **options, mask=mask, nodata=args.nodata)
+            model = _as_resumed(model, args)
         if is_ome_zarr(out):
             written = _write_ome_zarr(model, image, mask, args)
         elif is_ome_tiff(out):  # the OME-Zarr image, written beside it, as one file
@@ -325,6 +326,22 @@ def run(args: argparse.Namespace) -> int:
         done += f" (the store's {skipped} outside the mask filled, not computed)"
     print(f"wrote {out}: {what} {shape}, {model.n_textures} textures, {done}")
     return 0
+
+
+def _as_resumed(model: Any, args: argparse.Namespace) -> Any:
+    """The model the store that ``--resume`` finishes records, where ``model``, fitted again
+    from the same options, is the same fit up to another machine's arithmetic
+    (:func:`.segmentation.saved.same_fit`): a store begun on threads and resumed on a
+    cluster's workers, whose BLAS took other kernels, was refused as "written with other
+    parameters (endmembers; unmixing_vectors)" for differences of 1e-8. Otherwise ``model``,
+    which the store's parameters then refuse, naming what differs."""
+    if not args.resume or is_file_output(args.output) or not output_exists(args.output):
+        return model
+    try:
+        recorded = read_model(args.output)
+    except (XfskdeError, OSError, KeyError, ValueError):  # no model there: the store refuses
+        return model
+    return recorded if same_fit(model, recorded) else model
 
 
 #: The fit's options: with ``--model`` they are the model's, and giving one is refused.

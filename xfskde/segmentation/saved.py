@@ -11,9 +11,12 @@ same textures under the same labels (``xfskde segment SLIDE OUT --model FIRST``)
 
 from __future__ import annotations
 
+import math
+import re
 from collections.abc import Mapping
 from typing import Any
 
+import numpy as np
 import tifffile
 import xarray as xr
 import zarr
@@ -27,9 +30,15 @@ from ..io.png import png_attrs
 from ..io.stores import open_blocks
 from .model import TextureModel
 
-__all__ = ["read_model"]
+__all__ = ["read_model", "same_fit"]
 
 _TIFF_SUFFIXES = (".tif", ".tiff")
+#: How near two fits' numbers are to be the same fit (:func:`same_fit`): relative to the
+#: largest of a list (the endmembers, the unmixing vectors) or to a number, and absolute for
+#: numbers near zero. Fits of other seeds or settings differ by 1e-2 and more.
+_FIT_RTOL, _FIT_ATOL = 1e-4, 1e-12
+#: A number as text (in the choices: ``log |W| -323.479 -> -323.549``, ``S/N bank 3.72``).
+_NUMBER = re.compile(r"-?\d+(?:\.(\d+))?(?:e[-+]?\d+)?")
 
 
 def read_model(source: Any, *, storage_options: Mapping[str, Any] | None = None) -> TextureModel:
@@ -103,6 +112,54 @@ def read_model(source: Any, *, storage_options: Mapping[str, Any] | None = None)
     if isinstance(recorded, Mapping) and isinstance(recorded.get("attrs"), Mapping):
         return TextureModel.from_attrs(recorded["attrs"], source=where)  # an OME-Zarr image
     return TextureModel.from_attrs(open_blocks(where, allow_incomplete=True).attrs, source=where)
+
+
+def same_fit(fitted: TextureModel, recorded: TextureModel) -> bool:
+    """Whether two models are one fit up to the last bits of another machine's arithmetic.
+
+    The fit is seeded, so fitting the same image with the same settings again gives the same
+    model — to the bit on the same machine, but not where BLAS takes another kernel (another
+    CPU, a cluster's workers in another environment): endmembers 1e-8 apart, relative, and the
+    unmixing vectors 3e-5. A resumed ``xfskde segment`` fits again and compares: the same
+    settings and the same fit by this test continue the store with the model it records,
+    anything else is refused as other parameters. Equal: every attr of the two
+    (:meth:`.TextureModel.attrs`), numbers within ``_FIT_RTOL`` relative (``_FIT_ATOL``
+    absolute near zero), lists of them within ``_FIT_RTOL`` of their largest magnitude, text
+    with its numbers compared alike and within a unit of the last digit written (the choices
+    round their figures: ``log |W| -323.479``), the rest exactly."""
+    a, b = fitted.attrs(), recorded.attrs()
+    return a.keys() == b.keys() and all(_alike(a[key], b[key]) for key in a)
+
+
+def _alike(a: Any, b: Any) -> bool:
+    """:func:`same_fit`'s comparison of two attr values."""
+    if isinstance(a, str) and isinstance(b, str):
+        numbers_a, numbers_b = list(_NUMBER.finditer(a)), list(_NUMBER.finditer(b))
+        if _NUMBER.sub("#", a) != _NUMBER.sub("#", b) or len(numbers_a) != len(numbers_b):
+            return False
+        for x, y in zip(numbers_a, numbers_b, strict=True):
+            digits = max(len(x.group(1) or ""), len(y.group(1) or ""))
+            unit = 10.0**-digits if "e" not in x.group(0) + y.group(0) else 0.0
+            if not math.isclose(float(x.group(0)), float(y.group(0)),
+                                rel_tol=_FIT_RTOL, abs_tol=max(unit, _FIT_ATOL)):  # fmt: skip
+                return False
+        return True
+    if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)):
+        if len(a) != len(b):
+            return False
+        numeric = all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in (*a, *b))
+        if not numeric:
+            return all(_alike(x, y) for x, y in zip(a, b, strict=True))
+        x, y = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
+        scale = float(np.nanmax(np.abs(x), initial=0.0))
+        same_gaps = np.array_equal(np.isnan(x), np.isnan(y))
+        return same_gaps and bool(np.nanmax(np.abs(x - y), initial=0.0) <= _FIT_RTOL * scale
+                                  + _FIT_ATOL)  # fmt: skip
+    if isinstance(a, bool) or isinstance(b, bool):
+        return a is b
+    if isinstance(a, (int, float)) and isinstance(b, (int, float)):
+        return math.isclose(a, b, rel_tol=_FIT_RTOL, abs_tol=_FIT_ATOL) or (a != a and b != b)
+    return a == b
 
 
 def _tiff_attrs(where: Any) -> dict[str, str]:
