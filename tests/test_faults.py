@@ -1091,6 +1091,39 @@ def test_a_resume_after_the_input_was_replaced_computes_every_block_again(
     assert capsys.readouterr().err == ""
 
 
+@pytest.mark.parametrize("other", ["grey", "rgb"])
+def test_a_resume_from_another_file_is_refused_not_written_over(tmp_path, capsys, monkeypatch,
+                                                                 other):  # fmt: skip
+    """Another slide of the same shape (or an RGB file for a grey one) given to --resume was
+    taken for another version of the store's image: the complete store was computed again
+    from it, with a warning and status 0, and then named the other file as its source. A
+    resume from another file is refused, naming both; the same file named by a relative path
+    from another folder is the same input, and resumes."""
+    first, second, store = tmp_path / "a.tif", tmp_path / "b.tif", tmp_path / "out.zarr"
+    tifffile.imwrite(first, CAMERA[:128, :128], tile=(32, 32))
+    pixels = CAMERA[128:256, 128:256]
+    tifffile.imwrite(second, np.stack([pixels] * 3, -1) if other == "rgb" else pixels,
+                     tile=(32, 32))  # fmt: skip
+    argv = [str(store), *ARGS, "--scheduler", "synchronous"]
+    assert main(["coefficients", str(first), *argv]) == 0
+    before = xfskde.open_coefficients(store)
+    capsys.readouterr()
+    assert main(["coefficients", str(second), *argv, "--resume"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == [
+        f"xfskde coefficients: error: cannot resume {store}: it was computed from {first}, not "
+        f"{second} (a resume finishes a store from its own input); pass --overwrite to start "
+        f"again from {second}, or name another store"
+    ]
+    after = xfskde.open_coefficients(store)
+    assert after.attrs["source"] == str(first)
+    np.testing.assert_array_equal(after.values, before.values)
+    monkeypatch.chdir(tmp_path)  # the same file, named from its own folder
+    assert main(["coefficients", "a.tif", "out.zarr", *ARGS, "--resume"]) == 0
+    said = capsys.readouterr()
+    assert said.err == "" and " 0 of 16 blocks computed" in said.out, said
+
+
 def test_a_zarr_input_with_a_chunk_rewritten_is_another_version(tmp_path):
     """A Zarr store's version covers its chunks: one chunk written again (a store being
     corrected in place) is seen, and the API resume warns and writes every block again."""

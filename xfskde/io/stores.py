@@ -353,6 +353,24 @@ def _changed_input(stored: Any, params: str) -> str | None:
     return " and ".join(changed) or None
 
 
+def _other_source(stored: Any, params: str) -> tuple[str, str] | None:
+    """``(then, now)``: the input file a store was begun from and another one the data is read
+    from now, both as recorded (``source``: an absolute path or a URL, so the same file named
+    from another working directory is the same); None when they are the same or either is not
+    recorded. Another version of the *same* file is :func:`_changed_input`'s: that store is
+    written again; another file is refused, not written over."""
+    try:
+        old, new = json.loads(stored), json.loads(params)
+    except (TypeError, ValueError):
+        return None
+    if not isinstance(old, dict):
+        return None
+    then, now = old.get("source"), new.get("source")
+    if not isinstance(then, str) or not isinstance(now, str) or then == now:
+        return None
+    return then, now
+
+
 def source_changed(attrs: Any) -> tuple[str, str, str] | None:
     """``(source, then, now)`` when the local input file or Zarr store a result was computed
     from (its recorded ``source`` and ``source_version``) is of another version now
@@ -945,7 +963,8 @@ def write_blocks(
         If the store exists and neither ``resume`` nor ``overwrite`` is set.
     StoreParametersError
         If ``resume`` meets a store written with other parameters, shape, dtype, dims or
-        coordinates, or is given chunks or compressors other than the store's.
+        coordinates, or from another input file (its recorded ``source``), or is given chunks
+        or compressors other than the store's.
     StoreFormatError
         If ``resume`` meets something that is not a Zarr store.
 
@@ -1012,6 +1031,13 @@ def write_blocks(
             )
         elif not (written := _read_record(group)[0] > 0).any():
             fresh = True  # nothing was written: start again, with whatever parameters
+        elif (other := _other_source(group.attrs.get(_PARAMETERS_ATTR), params)) is not None:
+            then, now = other
+            raise StoreParametersError(
+                f"cannot resume {store}: it was computed from {then}, not {now} (a resume "
+                "finishes a store from its own input); pass overwrite=True to start again from "
+                f"{now}, or name another store"
+            )
         elif (changed := _changed_input(group.attrs.get(_PARAMETERS_ATTR), params)) is not None:
             # its blocks came from other pixels: none of them is kept (the input was replaced,
             # or repaired after a failed read: either way, only a whole new write is sure)
