@@ -5,6 +5,7 @@ import signal
 import time
 
 import cloudpickle
+import dask
 import numpy as np
 import pytest
 import tifffile
@@ -15,6 +16,7 @@ from skimage import data
 
 import xfskde
 from xfskde.cli import main
+from xfskde.io import store_status
 
 distributed = pytest.importorskip("distributed")
 
@@ -213,3 +215,53 @@ def test_a_killed_worker_on_a_larger_image(client, tmp_path):
     pixels = np.tile(CAMERA, (4, 4))  # 2048 x 2048, 256 chunks
     path = _zarr_image(tmp_path / "big.zarr", pixels, chunks=128)
     _check_killed_worker(client, pixels, path, 128, order=8, window="gaussian", size=3, stride=4)
+
+
+def test_a_worker_killed_for_memory_is_one_line_and_the_store_resumes(tmp_path, capsys):
+    """A worker killed while it computed a block (its nanny's memory limit, the kernel's OOM
+    killer) came back as distributed's KilledWorker: "internal error: KilledWorker: ... report
+    it", status 1. It is the one line of a failed write, status 2: what happened, what to do,
+    and what the store keeps for --resume."""
+
+    class KillsAtBlock11(distributed.WorkerPlugin):  # by value: the workers cannot import tests
+        def setup(self, worker):
+            import xfskde.io.stores as stores
+
+            real = stores._write_block
+
+            def dies(block, store, name, by, bx, *args, **kwargs):
+                if (by, bx) == (1, 1):
+                    os.kill(os.getpid(), signal.SIGKILL)
+                return real(block, store, name, by, bx, *args, **kwargs)
+
+            stores._write_block = dies
+
+    pixels = CAMERA[:256, :256]
+    tiff, out = tmp_path / "in.tif", tmp_path / "out.zarr"
+    tifffile.imwrite(tiff, pixels, tile=(128, 128))
+    argv = ["coefficients", str(tiff), str(out), "--window", "box", "--size", "5", "--order", "4",
+            "--chunks", "128", "--no-progress"]  # fmt: skip
+    with dask.config.set({"distributed.scheduler.allowed-failures": 0}):
+        cluster = distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=True,
+                                           dashboard_address=None, silence_logs=50)  # fmt: skip
+    with cluster, distributed.Client(cluster) as client:
+        client.register_plugin(KillsAtBlock11())
+        assert main([*argv, "--scheduler", cluster.scheduler_address]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1, err
+    assert err[0].startswith(
+        "xfskde coefficients: error: a worker of the Dask cluster died while it computed a "
+        "block (KilledWorker: killed once, the last on tcp://"
+    ), err
+    assert ("most often for lack of memory: give the workers more memory (dask worker "
+            "--memory-limit) or compute in smaller --chunks; ") in err[0]  # fmt: skip
+    done = store_status(out)["blocks_done"]
+    assert done < 4 and err[0].endswith(
+        f"{out} keeps {done} of 4 blocks: fix the cause, then run the same command with "
+        "--resume to finish it (or --overwrite to start again)"
+    ), err
+    assert main([*argv, "--resume", "--scheduler", "synchronous"]) == 0
+    np.testing.assert_array_equal(
+        xfskde.open_coefficients(out).values,
+        xfskde.local_fskde(pixels, order=4, window="box", size=5),
+    )
