@@ -1124,6 +1124,45 @@ def test_a_resume_from_another_file_is_refused_not_written_over(tmp_path, capsys
     assert said.err == "" and " 0 of 16 blocks computed" in said.out, said
 
 
+def test_of_two_writers_that_found_no_store_the_second_is_refused(tmp_path, capsys,
+                                                                   monkeypatch):  # fmt: skip
+    """Two runs started at once on the same new store both found nothing there; the second
+    then laid its store out over the first's (zarr clears a folder it overwrites) and failed
+    in zarr's words ("An array exists in store ... at path 'y'"; "keeps 0 of 0 blocks"). A new
+    store's group is now claimed at once, exclusively: the second writer is refused with the
+    usual line and the first's store is left whole."""
+    import xfskde.commands._options as options
+    import xfskde.io.stores as stores
+
+    tiff, store = tmp_path / "in.tif", tmp_path / "out.zarr"
+    tifffile.imwrite(tiff, CAMERA[:128, :128], tile=(32, 32))
+    argv = ["coefficients", str(tiff), str(store), *ARGS, "--scheduler", "synchronous"]
+    assert main(argv) == 0
+    first = xfskde.open_coefficients(store).values
+    capsys.readouterr()
+    # the second run looked before the first had laid anything out
+    monkeypatch.setattr(options, "output_exists", lambda output: False)
+    monkeypatch.setattr(stores, "_store_exists", lambda store: False)
+    assert main(argv) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == [
+        f"xfskde coefficients: error: {store} already exists (another write laid it out just "
+        "now); pass --resume to finish an interrupted write or --overwrite to replace it"
+    ]
+    monkeypatch.undo()
+    assert store_status(store)["complete"]
+    np.testing.assert_array_equal(xfskde.open_coefficients(store).values, first)
+    # and through the API, with an empty folder made beforehand (a new store too)
+    (tmp_path / "empty.zarr").mkdir()
+    field = xfskde.local_fskde(CAMERA[:64, :64].astype(np.float32), order=3)
+    field = xr.DataArray(field, dims=("y", "x", "k"))
+    assert xfskde.io.write_coefficients(field, tmp_path / "empty.zarr") == 1
+    monkeypatch.setattr(stores, "_store_exists", lambda store: False)
+    with pytest.raises(xfskde.exceptions.StoreExistsError, match="already exists"):
+        xfskde.io.write_coefficients(field, tmp_path / "empty.zarr")
+    assert store_status(tmp_path / "empty.zarr")["complete"]
+
+
 def test_a_zarr_input_with_a_chunk_rewritten_is_another_version(tmp_path):
     """A Zarr store's version covers its chunks: one chunk written again (a store being
     corrected in place) is seen, and the API resume warns and writes every block again."""

@@ -494,6 +494,8 @@ def _create_store(
     params: str,
     codecs: tuple[Any, ...],
     fill_value: Any = 0,
+    *,
+    new: bool = False,
 ) -> None:
     """Lay out an empty store: the group with its status, coordinates, the data array, the
     completion record — in that order, so that a layout cut short is recognised as one.
@@ -501,13 +503,19 @@ def _create_store(
     Written with the zarr API rather than ``Dataset.to_zarr``: xarray 2026.9 stores a *lazy*
     complex variable's metadata as float64 in Zarr v3, and the layout must exist before any
     block is written.
+
+    A ``new`` store (nothing was there) replaces nothing: its group is claimed first, at once
+    (:func:`_claim_group`), so that of two writers that both found no store, the second is
+    refused (:class:`~xfskde.exceptions.StoreExistsError`) instead of clearing the first's
+    layout, or failing in zarr's words.
     """
-    group = zarr.create_group(
-        zarr_like(store),
-        overwrite=True,
-        zarr_format=3,
-        attributes={_STATUS_ATTR: "incomplete", _PARAMETERS_ATTR: params, _DATA_ATTR: name},
-    )
+    attributes = {_STATUS_ATTR: "incomplete", _PARAMETERS_ATTR: params, _DATA_ATTR: name}
+    if new:
+        group = _claim_group(store, attributes)
+    else:
+        group = zarr.create_group(
+            zarr_like(store), overwrite=True, zarr_format=3, attributes=attributes
+        )
     extra = []
     for coord_name, coord in field.coords.items():
         values = np.asarray(coord.values)
@@ -555,6 +563,28 @@ def _create_store(
         dimension_names=("xfskde_block_y", "xfskde_block_x"),
         compressors=(Crc32cCodec(),),
     )
+
+
+def _claim_group(store: Any, attributes: dict[str, Any]) -> zarr.Group:
+    """The group of a new store, created only where none is: a local one's ``zarr.json``
+    opened exclusively (``O_EXCL``: of two writers, exactly one creates it), elsewhere by
+    zarr without overwriting. Another writer's store there is a StoreExistsError."""
+    taken = StoreExistsError(
+        f"{store} already exists (another write laid it out just now); pass resume=True to "
+        "finish an interrupted write or overwrite=True to replace it"
+    )
+    try:
+        if isinstance(store, Location) and store.is_local and not store.is_zip:
+            held: dict[str, Any] = {}  # the group's metadata as zarr writes it
+            zarr.create_group(zarr.storage.MemoryStore(held), zarr_format=3, attributes=attributes)
+            os.makedirs(store.url, exist_ok=True)
+            with open(os.path.join(store.url, "zarr.json"), "xb") as file:
+                file.write(held["zarr.json"].to_bytes())
+            return zarr.open_group(zarr_like(store), mode="r+", zarr_format=3)
+        return zarr.create_group(zarr_like(store), zarr_format=3, attributes=attributes)
+    except (FileExistsError, zarr.errors.ContainsGroupError, zarr.errors.ContainsArrayError,
+            zarr.errors.ContainsArrayAndGroupError) as exc:  # fmt: skip
+        raise taken from exc
 
 
 def _store_exists(store: Any) -> bool:
@@ -1093,7 +1123,8 @@ def write_blocks(
     if fresh:
         if overwrite and isinstance(store, Location) and store.is_file():
             store.remove()  # a file where the store goes: zarr cannot clear it itself
-        _create_store(store, field, name, (cy, cx), (nby, nbx), params, codecs, fill_value)
+        _create_store(store, field, name, (cy, cx), (nby, nbx), params, codecs, fill_value,
+                      new=not exists)  # fmt: skip
     done = _read_record(zarr.open_group(zarr_like(store), mode="r"))[0] > 0
     # one writer mapped over every block; selecting the missing blocks' outputs lets Dask cull
     # the rest, so a resumed write neither reads nor computes what is already stored
