@@ -748,6 +748,40 @@ def test_a_flipped_byte_and_a_lost_chunk_are_named(tmp_path, capsys):
     assert "12 of 12 blocks read: every checksum matches" in capsys.readouterr().out
 
 
+def test_a_resume_of_a_complete_store_says_so_and_finds_a_lost_chunk(tmp_path, capsys):
+    """A complete store with a damaged and a lost chunk was "resumed" with "0 of 64 blocks
+    computed", status 0, while info --verify listed both. A resume of a complete store says
+    it is complete already and points at --verify (a changed byte is seen only by reading
+    every chunk back); a chunk file gone, which one listing of the store shows, is computed
+    again (the status "incomplete" first, so a resume cut short says so)."""
+    tiff, store = tmp_path / "in.tif", tmp_path / "out.zarr"
+    tifffile.imwrite(tiff, CAMERA[:128, :128], tile=(32, 32))
+    argv = ["coefficients", str(tiff), str(store), *ARGS, "--scheduler", "synchronous"]
+    assert main(argv) == 0
+    expected = xfskde.open_coefficients(store).values
+    capsys.readouterr()
+    assert main([*argv, "--resume"]) == 0
+    verify = f"xfskde info --verify {store} reads every chunk back against its checksum"
+    assert capsys.readouterr().out == (
+        f"{store} is complete already: nothing computed ((128, 128, 5) complex64, chunks (32, 32), "
+        f"16 blocks; {verify})\n"
+    )
+    (store / "fskde" / "c" / "3" / "0" / "0").unlink()
+    assert main([*argv, "--resume"]) == 0
+    out = capsys.readouterr().out
+    assert " 1 of 16 blocks computed " in out, out
+    assert out.rstrip().endswith(f"; the complete store had lost them: {verify}"), out
+    assert store_status(store)["complete"] and verify_store(store).whole
+    np.testing.assert_array_equal(xfskde.open_coefficients(store).values, expected)
+    # through the API: the status says incomplete from the moment the loss is seen
+    (store / "fskde" / "c" / "0" / "1" / "0").unlink()
+    field = xfskde.open_image(tiff)
+    field = xfskde.local_fskde(field, order=4, window="box", size=5)
+    pending = xfskde.io.write_coefficients(field, store, resume=True, compute=False)
+    assert not store_status(store)["complete"] and store_status(store)["blocks_done"] == 15
+    assert int(pending.sum().compute()) == 1
+
+
 def test_undecodable_chunks_record_entries_and_coordinates(tmp_path, capsys):
     store, _ = _written(tmp_path)
     # a chunk whose checksum is right but whose bytes are no Blosc frame: zarr itself appends
@@ -1121,7 +1155,7 @@ def test_a_resume_from_another_file_is_refused_not_written_over(tmp_path, capsys
     monkeypatch.chdir(tmp_path)  # the same file, named from its own folder
     assert main(["coefficients", "a.tif", "out.zarr", *ARGS, "--resume"]) == 0
     said = capsys.readouterr()
-    assert said.err == "" and " 0 of 16 blocks computed" in said.out, said
+    assert said.err == "" and "out.zarr is complete already: nothing computed" in said.out
 
 
 def test_of_two_writers_that_found_no_store_the_second_is_refused(tmp_path, capsys,
@@ -1243,7 +1277,7 @@ def test_a_result_written_inside_its_zarr_input_is_not_part_of_it(tmp_path, wher
     capsys.readouterr()
     assert main([*argv, "--resume"]) == 0
     said = capsys.readouterr()
-    assert said.err == "" and "0 of 16 blocks computed" in said.out, said
+    assert said.err == "" and "is complete already: nothing computed" in said.out, said
     with fsspec.open(f"{root}/notes.txt", "w") as notes:  # a file that is not a result: counted
         notes.write("exported by the scanner")
     assert xfskde.open_image(root).attrs["source_version"] != version
@@ -1268,7 +1302,7 @@ def test_labels_added_to_an_ome_zarr_input_leave_its_version(tmp_path, where, ca
     capsys.readouterr()
     assert main([*argv, "--resume"]) == 0
     said = capsys.readouterr()
-    assert said.err == "" and "0 of 1 blocks computed" in said.out, said
+    assert said.err == "" and "is complete already: nothing computed" in said.out, said
     level = zarr.open_array(f"{root}/0", mode="r+")  # a pixel of the image itself: counted
     level[0, 0] = 255 - level[0, 0]
     assert xfskde.open_image(root).attrs["source_version"] != version

@@ -858,13 +858,15 @@ def write_coefficients(
         written without a rechunk.
     resume : bool
         Continue an interrupted write: blocks whose completion record exists are not computed
-        again. The parameters must match the store's (shape, dtype, dims, coordinates,
-        attributes); the chunks and the codecs are the store's own (``chunks`` and
-        ``compressors`` may be left out, and others are refused), whatever the field's Dask
-        chunks. A store in which no block was written yet is started again, with any
-        parameters; one begun from another version of the field's input file (its
-        ``source_version``, :func:`input_changed`) is written again whole, with an
-        :class:`~xfskde.exceptions.InputChangedWarning`.
+        again, unless their chunk is not in the store (a listing of its keys: the status
+        becomes ``"incomplete"`` and they are computed again). The parameters must match the
+        store's (shape, dtype, dims, coordinates, attributes); the chunks and the codecs are
+        the store's own (``chunks`` and ``compressors`` may be left out, and others are
+        refused), whatever the field's Dask chunks. It is refused for a store begun from
+        another input file (its ``source``). A store in which no block was written yet is
+        started again, with any parameters; one begun from another version of the field's
+        input file (its ``source_version``, :func:`input_changed`) is written again whole,
+        with an :class:`~xfskde.exceptions.InputChangedWarning`.
     overwrite : bool
         Replace an existing store (otherwise an existing store is an error unless ``resume``).
     compute : bool
@@ -1085,6 +1087,7 @@ def write_blocks(
             fresh, kept = True, group[name]
         else:
             _refuse_other_parameters(store, group, params)
+            _forget_lost_chunks(store, group, name)
     if kept is not None and chunks is None:  # the chunks and codecs it was begun with
         stored_y, stored_x = _array_spatial(kept)
         cy, cx = int(kept.chunks[stored_y]), int(kept.chunks[stored_x])
@@ -1265,6 +1268,37 @@ def _raw_chunk(array: zarr.Array, key: str) -> bytes | None:
 
 def _chunk_exists(array: zarr.Array, key: str) -> bool:
     return bool(sync(array.store.exists(key)))
+
+
+async def _keys_under(store: Any, prefix: str) -> set[str]:
+    return {key async for key in store.list_prefix(prefix)}
+
+
+def _forget_lost_chunks(store: Any, group: zarr.Group, name: str) -> int:
+    """Before a resume: the blocks that the record says were written but whose chunk is not in
+    the store (a file lost or removed since) are marked not written — the status
+    ``"incomplete"`` first, then their entries — so that the resume computes them again.
+    Returns how many. One listing of the array's keys, not a read: a chunk whose bytes changed
+    is found by reading it back (:func:`verify_store`)."""
+    record = _read_record(group)[0]
+    written = np.argwhere(record > 0)
+    if not len(written):
+        return 0
+    array = group[name]
+    spatial = _array_spatial(array)
+    stored = sync(_keys_under(array.store, f"{array.path}/" if array.path else ""))
+    lost = [
+        (int(by), int(bx))
+        for by, bx in written
+        if _chunk_key(array, _region(spatial, array.ndim, by, bx, 0)) not in stored
+    ]
+    if lost:
+        writable = zarr.open_group(zarr_like(store), mode="r+")
+        writable.attrs[_STATUS_ATTR] = "incomplete"  # first: a resume cut short says so
+        entries = writable[_BLOCKS]
+        for block in lost:
+            entries[block] = _NOT_WRITTEN
+    return len(lost)
 
 
 def _checksum_matches(raw: bytes) -> bool:
