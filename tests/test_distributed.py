@@ -265,3 +265,44 @@ def test_a_worker_killed_for_memory_is_one_line_and_the_store_resumes(tmp_path, 
         xfskde.open_coefficients(out).values,
         xfskde.local_fskde(pixels, order=4, window="box", size=5),
     )
+
+
+def test_a_cluster_run_stopped_by_sigterm_prints_no_asyncio_traceback(tmp_path, capsys, caplog):
+    """SIGTERM during a run on a cluster printed asyncio's "Task exception was never retrieved
+    ... distributed.client.AllExit" traceback (the gather's waiting tasks, cancelled) before
+    the one line saying what the store keeps."""
+    import gc
+    import threading
+
+    class SlowBlocks(distributed.WorkerPlugin):
+        def setup(self, worker):
+            import xfskde.io.stores as stores
+
+            real = stores._write_block
+
+            def slow(*args, **kwargs):
+                time.sleep(0.3)
+                return real(*args, **kwargs)
+
+            stores._write_block = slow
+
+    tiff, out = tmp_path / "in.tif", tmp_path / "out.zarr"
+    tifffile.imwrite(tiff, CAMERA[:256, :256], tile=(32, 32))
+    cluster = distributed.LocalCluster(n_workers=1, threads_per_worker=2, processes=True,
+                                       dashboard_address=None, silence_logs=50)  # fmt: skip
+    with cluster, distributed.Client(cluster) as client:
+        client.register_plugin(SlowBlocks())
+        timer = threading.Timer(1.5, os.kill, (os.getpid(), signal.SIGTERM))
+        timer.start()
+        try:
+            status = main(["coefficients", str(tiff), str(out), "--window", "box", "--size", "5",
+                           "--order", "4", "--chunks", "32", "--no-progress",
+                           "--scheduler", cluster.scheduler_address])  # fmt: skip
+        finally:
+            timer.cancel()
+        time.sleep(0.5)  # the cancelled waits end in the client's loop
+    gc.collect()
+    assert status == 143
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("xfskde coefficients: terminated (SIGTERM); "), err
+    assert not [r for r in caplog.records if "never retrieved" in r.getMessage()], caplog.text

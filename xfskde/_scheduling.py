@@ -21,6 +21,7 @@ neither a local scheduler nor an address (``"thread"``) is a
 from __future__ import annotations
 
 import asyncio
+import logging
 import os
 import re
 import socket
@@ -217,6 +218,21 @@ def _compute_local(collections: Sequence[Any], scheduler: Any) -> list:
     return results
 
 
+class _GatherCutShort(logging.Filter):
+    """Leaves out asyncio's "Task exception was never retrieved" for distributed's ``AllExit``:
+    a gather cut short (Ctrl-C, SIGTERM, a failed task) leaves one waiting task per future in
+    the client's loop, which ends with ``AllExit`` when its future is cancelled and which
+    nobody awaits any more — a multi-line traceback before the command's one line, about
+    nothing that went wrong. Everything else asyncio logs is kept."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        exc = record.exc_info[1] if record.exc_info else None
+        return type(exc).__name__ != "AllExit"
+
+
+_GATHER_CUT_SHORT = _GatherCutShort()
+
+
 def _worker_died(exc: BaseException) -> str:
     """The one line for distributed's ``KilledWorker``, and what to do (its task's key is
     Dask's fused name of every step, which says nothing to a user)."""
@@ -262,6 +278,7 @@ def compute(collections: Sequence[Any], scheduler: Any = None, progress: bool = 
                 show_progress(futures)
             return client.gather(futures)
         except BaseException as exc:
+            logging.getLogger("asyncio").addFilter(_GATHER_CUT_SHORT)  # once: a set
             client.cancel(futures)  # nothing more starts; running tasks end on their own
             if type(exc).__name__ == "KilledWorker":
                 raise WorkerDiedError(_worker_died(exc)) from exc
