@@ -106,7 +106,9 @@ def test_field_blocks_are_sized_by_their_coefficients(tmp_path, capsys):
     assert main([*argv, "--chunks", "2048", "--overwrite"]) == 0  # one block
     capsys.readouterr()
     assert main([*argv, "--resume"]) == 0  # planned in 768², resumed in the store's 1024²
-    assert "chunks (1024, 1024), 0 of 1 blocks computed" in capsys.readouterr().out
+    said = capsys.readouterr().out
+    assert "is complete already: nothing computed (" in said
+    assert "chunks (1024, 1024), 1 block;" in said
 
 
 def test_console_script_runs(tmp_path):

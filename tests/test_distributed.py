@@ -5,6 +5,7 @@ import signal
 import time
 
 import cloudpickle
+import dask
 import numpy as np
 import pytest
 import tifffile
@@ -15,6 +16,7 @@ from skimage import data
 
 import xfskde
 from xfskde.cli import main
+from xfskde.io import store_status
 
 distributed = pytest.importorskip("distributed")
 
@@ -213,3 +215,94 @@ def test_a_killed_worker_on_a_larger_image(client, tmp_path):
     pixels = np.tile(CAMERA, (4, 4))  # 2048 x 2048, 256 chunks
     path = _zarr_image(tmp_path / "big.zarr", pixels, chunks=128)
     _check_killed_worker(client, pixels, path, 128, order=8, window="gaussian", size=3, stride=4)
+
+
+def test_a_worker_killed_for_memory_is_one_line_and_the_store_resumes(tmp_path, capsys):
+    """A worker killed while it computed a block (its nanny's memory limit, the kernel's OOM
+    killer) came back as distributed's KilledWorker: "internal error: KilledWorker: ... report
+    it", status 1. It is the one line of a failed write, status 2: what happened, what to do,
+    and what the store keeps for --resume."""
+
+    class KillsAtBlock11(distributed.WorkerPlugin):  # by value: the workers cannot import tests
+        def setup(self, worker):
+            import xfskde.io.stores as stores
+
+            real = stores._write_block
+
+            def dies(block, store, name, by, bx, *args, **kwargs):
+                if (by, bx) == (1, 1):
+                    os.kill(os.getpid(), signal.SIGKILL)
+                return real(block, store, name, by, bx, *args, **kwargs)
+
+            stores._write_block = dies
+
+    pixels = CAMERA[:256, :256]
+    tiff, out = tmp_path / "in.tif", tmp_path / "out.zarr"
+    tifffile.imwrite(tiff, pixels, tile=(128, 128))
+    argv = ["coefficients", str(tiff), str(out), "--window", "box", "--size", "5", "--order", "4",
+            "--chunks", "128", "--no-progress"]  # fmt: skip
+    with dask.config.set({"distributed.scheduler.allowed-failures": 0}):
+        cluster = distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=True,
+                                           dashboard_address=None, silence_logs=50)  # fmt: skip
+    with cluster, distributed.Client(cluster) as client:
+        client.register_plugin(KillsAtBlock11())
+        assert main([*argv, "--scheduler", cluster.scheduler_address]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1, err
+    assert err[0].startswith(
+        "xfskde coefficients: error: a worker of the Dask cluster died while it computed a "
+        "block (KilledWorker: killed once, the last on tcp://"
+    ), err
+    assert ("most often for lack of memory: give the workers more memory (dask worker "
+            "--memory-limit) or compute in smaller --chunks; ") in err[0]  # fmt: skip
+    done = store_status(out)["blocks_done"]
+    assert done < 4 and err[0].endswith(
+        f"{out} keeps {done} of 4 blocks: fix the cause, then run the same command with "
+        "--resume to finish it (or --overwrite to start again)"
+    ), err
+    assert main([*argv, "--resume", "--scheduler", "synchronous"]) == 0
+    np.testing.assert_array_equal(
+        xfskde.open_coefficients(out).values,
+        xfskde.local_fskde(pixels, order=4, window="box", size=5),
+    )
+
+
+def test_a_cluster_run_stopped_by_sigterm_prints_no_asyncio_traceback(tmp_path, capsys, caplog):
+    """SIGTERM during a run on a cluster printed asyncio's "Task exception was never retrieved
+    ... distributed.client.AllExit" traceback (the gather's waiting tasks, cancelled) before
+    the one line saying what the store keeps."""
+    import gc
+    import threading
+
+    class SlowBlocks(distributed.WorkerPlugin):
+        def setup(self, worker):
+            import xfskde.io.stores as stores
+
+            real = stores._write_block
+
+            def slow(*args, **kwargs):
+                time.sleep(0.3)
+                return real(*args, **kwargs)
+
+            stores._write_block = slow
+
+    tiff, out = tmp_path / "in.tif", tmp_path / "out.zarr"
+    tifffile.imwrite(tiff, CAMERA[:256, :256], tile=(32, 32))
+    cluster = distributed.LocalCluster(n_workers=1, threads_per_worker=2, processes=True,
+                                       dashboard_address=None, silence_logs=50)  # fmt: skip
+    with cluster, distributed.Client(cluster) as client:
+        client.register_plugin(SlowBlocks())
+        timer = threading.Timer(1.5, os.kill, (os.getpid(), signal.SIGTERM))
+        timer.start()
+        try:
+            status = main(["coefficients", str(tiff), str(out), "--window", "box", "--size", "5",
+                           "--order", "4", "--chunks", "32", "--no-progress",
+                           "--scheduler", cluster.scheduler_address])  # fmt: skip
+        finally:
+            timer.cancel()
+        time.sleep(0.5)  # the cancelled waits end in the client's loop
+    gc.collect()
+    assert status == 143
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("xfskde coefficients: terminated (SIGTERM); "), err
+    assert not [r for r in caplog.records if "never retrieved" in r.getMessage()], caplog.text

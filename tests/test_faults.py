@@ -748,6 +748,40 @@ def test_a_flipped_byte_and_a_lost_chunk_are_named(tmp_path, capsys):
     assert "12 of 12 blocks read: every checksum matches" in capsys.readouterr().out
 
 
+def test_a_resume_of_a_complete_store_says_so_and_finds_a_lost_chunk(tmp_path, capsys):
+    """A complete store with a damaged and a lost chunk was "resumed" with "0 of 64 blocks
+    computed", status 0, while info --verify listed both. A resume of a complete store says
+    it is complete already and points at --verify (a changed byte is seen only by reading
+    every chunk back); a chunk file gone, which one listing of the store shows, is computed
+    again (the status "incomplete" first, so a resume cut short says so)."""
+    tiff, store = tmp_path / "in.tif", tmp_path / "out.zarr"
+    tifffile.imwrite(tiff, CAMERA[:128, :128], tile=(32, 32))
+    argv = ["coefficients", str(tiff), str(store), *ARGS, "--scheduler", "synchronous"]
+    assert main(argv) == 0
+    expected = xfskde.open_coefficients(store).values
+    capsys.readouterr()
+    assert main([*argv, "--resume"]) == 0
+    verify = f"xfskde info --verify {store} reads every chunk back against its checksum"
+    assert capsys.readouterr().out == (
+        f"{store} is complete already: nothing computed ((128, 128, 5) complex64, chunks (32, 32), "
+        f"16 blocks; {verify})\n"
+    )
+    (store / "fskde" / "c" / "3" / "0" / "0").unlink()
+    assert main([*argv, "--resume"]) == 0
+    out = capsys.readouterr().out
+    assert " 1 of 16 blocks computed " in out, out
+    assert out.rstrip().endswith(f"; the complete store had lost them: {verify}"), out
+    assert store_status(store)["complete"] and verify_store(store).whole
+    np.testing.assert_array_equal(xfskde.open_coefficients(store).values, expected)
+    # through the API: the status says incomplete from the moment the loss is seen
+    (store / "fskde" / "c" / "0" / "1" / "0").unlink()
+    field = xfskde.open_image(tiff)
+    field = xfskde.local_fskde(field, order=4, window="box", size=5)
+    pending = xfskde.io.write_coefficients(field, store, resume=True, compute=False)
+    assert not store_status(store)["complete"] and store_status(store)["blocks_done"] == 15
+    assert int(pending.sum().compute()) == 1
+
+
 def test_undecodable_chunks_record_entries_and_coordinates(tmp_path, capsys):
     store, _ = _written(tmp_path)
     # a chunk whose checksum is right but whose bytes are no Blosc frame: zarr itself appends
@@ -1091,6 +1125,78 @@ def test_a_resume_after_the_input_was_replaced_computes_every_block_again(
     assert capsys.readouterr().err == ""
 
 
+@pytest.mark.parametrize("other", ["grey", "rgb"])
+def test_a_resume_from_another_file_is_refused_not_written_over(tmp_path, capsys, monkeypatch,
+                                                                 other):  # fmt: skip
+    """Another slide of the same shape (or an RGB file for a grey one) given to --resume was
+    taken for another version of the store's image: the complete store was computed again
+    from it, with a warning and status 0, and then named the other file as its source. A
+    resume from another file is refused, naming both; the same file named by a relative path
+    from another folder is the same input, and resumes."""
+    first, second, store = tmp_path / "a.tif", tmp_path / "b.tif", tmp_path / "out.zarr"
+    tifffile.imwrite(first, CAMERA[:128, :128], tile=(32, 32))
+    pixels = CAMERA[128:256, 128:256]
+    tifffile.imwrite(second, np.stack([pixels] * 3, -1) if other == "rgb" else pixels,
+                     tile=(32, 32))  # fmt: skip
+    argv = [str(store), *ARGS, "--scheduler", "synchronous"]
+    assert main(["coefficients", str(first), *argv]) == 0
+    before = xfskde.open_coefficients(store)
+    capsys.readouterr()
+    assert main(["coefficients", str(second), *argv, "--resume"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == [
+        f"xfskde coefficients: error: cannot resume {store}: it was computed from {first}, not "
+        f"{second} (a resume finishes a store from its own input); pass --overwrite to start "
+        f"again from {second}, or name another store"
+    ]
+    after = xfskde.open_coefficients(store)
+    assert after.attrs["source"] == str(first)
+    np.testing.assert_array_equal(after.values, before.values)
+    monkeypatch.chdir(tmp_path)  # the same file, named from its own folder
+    assert main(["coefficients", "a.tif", "out.zarr", *ARGS, "--resume"]) == 0
+    said = capsys.readouterr()
+    assert said.err == "" and "out.zarr is complete already: nothing computed" in said.out
+
+
+def test_of_two_writers_that_found_no_store_the_second_is_refused(tmp_path, capsys,
+                                                                   monkeypatch):  # fmt: skip
+    """Two runs started at once on the same new store both found nothing there; the second
+    then laid its store out over the first's (zarr clears a folder it overwrites) and failed
+    in zarr's words ("An array exists in store ... at path 'y'"; "keeps 0 of 0 blocks"). A new
+    store's group is now claimed at once, exclusively: the second writer is refused with the
+    usual line and the first's store is left whole."""
+    import xfskde.commands._options as options
+    import xfskde.io.stores as stores
+
+    tiff, store = tmp_path / "in.tif", tmp_path / "out.zarr"
+    tifffile.imwrite(tiff, CAMERA[:128, :128], tile=(32, 32))
+    argv = ["coefficients", str(tiff), str(store), *ARGS, "--scheduler", "synchronous"]
+    assert main(argv) == 0
+    first = xfskde.open_coefficients(store).values
+    capsys.readouterr()
+    # the second run looked before the first had laid anything out
+    monkeypatch.setattr(options, "output_exists", lambda output: False)
+    monkeypatch.setattr(stores, "_store_exists", lambda store: False)
+    assert main(argv) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == [
+        f"xfskde coefficients: error: {store} already exists (another write laid it out just "
+        "now); pass --resume to finish an interrupted write or --overwrite to replace it"
+    ]
+    monkeypatch.undo()
+    assert store_status(store)["complete"]
+    np.testing.assert_array_equal(xfskde.open_coefficients(store).values, first)
+    # and through the API, with an empty folder made beforehand (a new store too)
+    (tmp_path / "empty.zarr").mkdir()
+    field = xfskde.local_fskde(CAMERA[:64, :64].astype(np.float32), order=3)
+    field = xr.DataArray(field, dims=("y", "x", "k"))
+    assert xfskde.io.write_coefficients(field, tmp_path / "empty.zarr") == 1
+    monkeypatch.setattr(stores, "_store_exists", lambda store: False)
+    with pytest.raises(xfskde.exceptions.StoreExistsError, match="already exists"):
+        xfskde.io.write_coefficients(field, tmp_path / "empty.zarr")
+    assert store_status(tmp_path / "empty.zarr")["complete"]
+
+
 def test_a_zarr_input_with_a_chunk_rewritten_is_another_version(tmp_path):
     """A Zarr store's version covers its chunks: one chunk written again (a store being
     corrected in place) is seen, and the API resume warns and writes every block again."""
@@ -1171,7 +1277,7 @@ def test_a_result_written_inside_its_zarr_input_is_not_part_of_it(tmp_path, wher
     capsys.readouterr()
     assert main([*argv, "--resume"]) == 0
     said = capsys.readouterr()
-    assert said.err == "" and "0 of 16 blocks computed" in said.out, said
+    assert said.err == "" and "is complete already: nothing computed" in said.out, said
     with fsspec.open(f"{root}/notes.txt", "w") as notes:  # a file that is not a result: counted
         notes.write("exported by the scanner")
     assert xfskde.open_image(root).attrs["source_version"] != version
@@ -1196,7 +1302,7 @@ def test_labels_added_to_an_ome_zarr_input_leave_its_version(tmp_path, where, ca
     capsys.readouterr()
     assert main([*argv, "--resume"]) == 0
     said = capsys.readouterr()
-    assert said.err == "" and "0 of 1 blocks computed" in said.out, said
+    assert said.err == "" and "is complete already: nothing computed" in said.out, said
     level = zarr.open_array(f"{root}/0", mode="r+")  # a pixel of the image itself: counted
     level[0, 0] = 255 - level[0, 0]
     assert xfskde.open_image(root).attrs["source_version"] != version

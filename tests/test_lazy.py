@@ -17,7 +17,7 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from xfskde import local_fskde, overlap_depth
-from xfskde.lazy import ChunkSizeWarning, safe_chunks, sample_chunks
+from xfskde.lazy import DEFAULT_CHUNK, ChunkSizeWarning, safe_chunks, sample_chunks
 
 HEIGHT, WIDTH = 61, 47
 WINDOWS = [("box", 5), ("box", 8), ("gaussian", 1.5), ("disk", 3)]
@@ -100,6 +100,10 @@ def test_chunk_helpers():
     assert safe_chunks((10, 10, 3), 5) == (10, 13)
     assert safe_chunks((2, 10, 10), 5) == (12, 10)
     assert safe_chunks((4,), 5) == (4,)
+    # runs of small chunks join into pieces near the target, at their own boundaries
+    assert safe_chunks((1,) * 10, 3, target=4) == (3, 4, 3)
+    assert safe_chunks((8,) * 8192, 13) == (2048,) * 32  # not one chunk of 65536 rows
+    assert safe_chunks((100, 2, 2, 80, 60), 5) == (100, 84, 60)  # into the smaller neighbour
     assert sample_chunks((8, 8, 8), 8) == (1, 1, 1)
     assert sample_chunks((5, 5, 5), 8) == (1, 0, 1)  # samples at 3 and 11: none in [5, 10)
     assert sum(sample_chunks((13, 9, 30), 3)) == 17
@@ -110,6 +114,34 @@ def test_small_chunks_are_merged_with_a_warning():
         lazy = local_fskde(da.from_array(IMAGE, chunks=(3, 47)), order=3, window="box", size=9)
     assert min(lazy.chunks[0]) >= overlap_depth("box", 9)
     assert_eq(lazy, local_fskde(IMAGE, order=3, window="box", size=9), rtol=1e-6, atol=1e-7)
+
+
+_TALL = np.random.default_rng(11).random((4300, 30), dtype=np.float32)
+_TINY = {  # rows, columns
+    "one-pixel rows": ((1,) * 4300, (30,)),
+    "alternating": ((3, 7) * 430, (4,) * 7 + (2,)),
+    "random": (_fit(np.random.default_rng(3).integers(1, 12, 800).tolist(), 4300), (30,)),
+    "small between large": ((2000, 2, 3, 1) + (1,) * 794 + (1500,), (4,) * 7 + (2,)),
+}
+
+
+@pytest.mark.parametrize("chunks", list(_TINY.values()), ids=list(_TINY))
+def test_tiny_chunks_merge_into_bounded_blocks_of_the_in_memory_values(chunks):
+    """Chunks below the halo used to be merged all into one: a (65536, 2048) image in chunks of
+    8 rows became one task of 9.66 GB, and the warning listed every chunk (12 502 characters).
+    Runs of small chunks now join into blocks near the target, and the field is still the
+    in-memory one."""
+    kwargs = {"order": 3, "window": "box", "size": 9, "stride": 2}
+    depth = overlap_depth("box", 9)
+    expected = local_fskde(_TALL, **kwargs)
+    with pytest.warns(ChunkSizeWarning, match="overlap depth") as caught:
+        lazy = local_fskde(da.from_array(_TALL, chunks=chunks), **kwargs)
+    message = str(caught[0].message)
+    assert len(message) < 400, message  # counts and sides, not every chunk
+    row_sides = [2 * n for n in lazy.chunks[0]]  # samples at stride 2: pixels
+    assert len(row_sides) >= 3 and max(row_sides) <= DEFAULT_CHUNK + 2 * depth
+    assert lazy.chunks[1] == (15,)  # 30 columns in chunks of 4 and 2: one block
+    np.testing.assert_allclose(lazy.compute(), expected, rtol=1e-6, atol=1e-6)
 
 
 def test_two_fields_in_one_graph_keep_their_own_blocks():

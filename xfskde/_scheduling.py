@@ -12,11 +12,16 @@ neither a local scheduler nor an address (``"thread"``) is a
 :class:`~xfskde.exceptions.ParameterError`, and an address that nothing answers on
 (``tcp://127.0.0.1:1``) a :class:`ConnectionError` within :data:`CONNECT_TIMEOUT` seconds
 (at once when the connection is refused), instead of distributed's 30 s of retries.
+
+**Workers that die.** A task whose workers die as often as the scheduler allows (distributed's
+``KilledWorker``: most often a worker out of memory) is a
+:class:`~xfskde.exceptions.WorkerDiedError` naming the task and what to do.
 """
 
 from __future__ import annotations
 
 import asyncio
+import logging
 import os
 import re
 import socket
@@ -31,7 +36,7 @@ from urllib.parse import urlsplit
 import dask
 import dask.threaded
 
-from .exceptions import ParameterError
+from .exceptions import ParameterError, WorkerDiedError
 
 __all__: list[str] = []
 
@@ -213,12 +218,52 @@ def _compute_local(collections: Sequence[Any], scheduler: Any) -> list:
     return results
 
 
+class _GatherCutShort(logging.Filter):
+    """Leaves out asyncio's "Task exception was never retrieved" for distributed's ``AllExit``:
+    a gather cut short (Ctrl-C, SIGTERM, a failed task) leaves one waiting task per future in
+    the client's loop, which ends with ``AllExit`` when its future is cancelled and which
+    nobody awaits any more — a multi-line traceback before the command's one line, about
+    nothing that went wrong. Everything else asyncio logs is kept."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        exc = record.exc_info[1] if record.exc_info else None
+        return type(exc).__name__ != "AllExit"
+
+
+_GATHER_CUT_SHORT = _GatherCutShort()
+
+
+def _worker_died(exc: BaseException) -> str:
+    """The one line for distributed's ``KilledWorker``, and what to do (its task's key is
+    Dask's fused name of every step, which says nothing to a user)."""
+    worker = getattr(getattr(exc, "last_worker", None), "address", None)
+    tries = getattr(exc, "allowed_failures", None)
+    tried = (
+        "each time"
+        if not isinstance(tries, int)
+        else "once"
+        if tries == 0
+        else f"{tries + 1} times"
+    )
+    last = f", the last on {worker}" if worker else ""
+    return (
+        f"a worker of the Dask cluster died while it computed a block (KilledWorker: killed "
+        f"{tried}{last}), most often for lack of memory: give the workers more memory (dask "
+        "worker --memory-limit) or compute in smaller chunks="
+    )
+
+
 def compute(collections: Sequence[Any], scheduler: Any = None, progress: bool = False) -> list:
     """Compute ``collections`` together on ``scheduler`` and return their results.
 
     ``scheduler`` is None (Dask's current one: the active Client, if any), a local scheduler
     name, a ``distributed.Client`` or a scheduler address (connected to for this call, see
     :func:`connect`).
+
+    Raises
+    ------
+    WorkerDiedError
+        On a cluster, if a task's workers died as often as the scheduler allows.
     """
     if is_address(scheduler):
         with connect(scheduler) as client:
@@ -232,8 +277,11 @@ def compute(collections: Sequence[Any], scheduler: Any = None, progress: bool = 
 
                 show_progress(futures)
             return client.gather(futures)
-        except BaseException:
+        except BaseException as exc:
+            logging.getLogger("asyncio").addFilter(_GATHER_CUT_SHORT)  # once: a set
             client.cancel(futures)  # nothing more starts; running tasks end on their own
+            if type(exc).__name__ == "KilledWorker":
+                raise WorkerDiedError(_worker_died(exc)) from exc
             raise
     if not progress:
         return _compute_local(collections, scheduler)

@@ -18,6 +18,7 @@ class                           raised when
 :class:`StoreParametersError`   a store is resumed with parameters that differ from its own
 :class:`StoreFormatError`       a path is not a store written by xfskde
 :class:`StoreCorruptError`      a chunk of a store is damaged (checksum, decoding) or missing
+:class:`WorkerDiedError`        a Dask worker died computing a task (most often out of memory)
 :class:`ChunkSizeWarning`       chunks smaller than the halo were merged with a neighbour
 :class:`GeoreferencingWarning`  a GeoTIFF opens without its CRS (rioxarray missing, mismatch)
 :class:`PixelAspectWarning`     angles are measured on a grid of pixels that are not square
@@ -48,6 +49,7 @@ __all__ = [
     "StoreFormatError",
     "StoreIncompleteError",
     "StoreParametersError",
+    "WorkerDiedError",
     "XfskdeError",
     "find_stack_level",
 ]
@@ -105,6 +107,13 @@ class StoreCorruptError(StoreError, ValueError):
     The message names the store, the array and the chunk key; ``xfskde info --verify STORE``
     lists every such chunk. Recompute the store (``--overwrite``) or restore it from a copy.
     """
+
+
+class WorkerDiedError(XfskdeError, RuntimeError):
+    """A worker of a Dask cluster died while it computed a task, as many times as the scheduler
+    allows (distributed's ``KilledWorker``): most often it ran out of memory and its nanny
+    killed it. Give the workers more memory, or compute in smaller chunks; a store keeps the
+    blocks written before, and a resumed write finishes it."""
 
 
 class ChunkSizeWarning(UserWarning):

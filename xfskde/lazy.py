@@ -10,8 +10,9 @@ runs through :func:`map_haloed`, and every chunking default comes from :func:`pl
   reads beyond it through ``scipy.ndimage``-style boundary index maps, segmentation mirrors it —
   so no pixel is ever invented by Dask. Only the spatial axes overlap; trailing axes (colour)
   are one chunk.
-* **Chunks smaller than the halo** cannot lend their neighbours a halo: they are merged with a
-  neighbour and a :class:`~xfskde.exceptions.ChunkSizeWarning` says so, always.
+* **Chunks smaller than the halo** cannot lend their neighbours a halo: runs of them are joined
+  into blocks near :data:`DEFAULT_CHUNK`, a lone one into a neighbour (:func:`safe_chunks`),
+  and a :class:`~xfskde.exceptions.ChunkSizeWarning` says so, always.
 * **Output chunks are declared**, never trimmed after the fact (dask #11961): the block function
   returns exactly the samples of its own chunk on the stride grid of :mod:`xfskde._grid`, which
   is anchored to the image origin, not to the chunk. A chunk covering rows ``[a, b)`` computes
@@ -223,21 +224,92 @@ def plan_chunks(
     return out[0], out[1]
 
 
-def safe_chunks(chunks: tuple[int, ...], depth: int) -> tuple[int, ...]:
-    """Merge chunks smaller than ``depth`` into a neighbour (a single chunk is always safe)."""
-    out = [c for c in chunks if c > 0]
+def safe_chunks(
+    chunks: tuple[int, ...], depth: int, target: int = DEFAULT_CHUNK
+) -> tuple[int, ...]:
+    """One axis's ``chunks`` with those smaller than ``depth`` merged, so that every chunk can
+    lend its neighbours a halo (a single chunk is always safe).
+
+    Chunks of at least ``depth`` are kept as they are. A run of consecutive smaller chunks is
+    joined into pieces of about ``target`` (as few as keep each at most ``target``, cut at the
+    run's own chunk boundaries, so a task still reads whole input chunks); a piece still
+    shorter than ``depth`` (a run shorter than the halo) joins its smaller neighbour. So no
+    chunk grows beyond ``max(target, largest chunk) + depth``: tiny chunks never make one task
+    of the whole axis.
+
+    Parameters
+    ----------
+    chunks : tuple of int
+        The chunks of one axis.
+    depth : int
+        The halo each block needs from its neighbours.
+    target : int
+        The side the merged pieces of a run of small chunks approach (default
+        :data:`DEFAULT_CHUNK`).
+
+    Returns
+    -------
+    tuple of int
+        The merged chunks, summing to the same length.
+
+    Examples
+    --------
+    >>> safe_chunks((10, 10, 3), 5)
+    (10, 13)
+    >>> safe_chunks((1,) * 10, 3, target=4)
+    (3, 4, 3)
+    """
+    out = [int(c) for c in chunks if c > 0]
     if len(out) <= 1:
         return tuple(out) or tuple(chunks)
-    merged: list[int] = []
-    for c in out:
-        if merged and (merged[-1] < depth or c < depth):
-            merged[-1] += c
+    target = max(int(target), int(depth), 1)
+    pieces: list[int] = []
+    run: list[int] = []
+    for c in [*out, None]:
+        if c is not None and c < depth:
+            run.append(c)
+            continue
+        if run:
+            pieces.extend(_split_run(run, target))
+            run = []
+        if c is not None:
+            pieces.append(c)
+    # a piece still shorter than the halo joins its smaller neighbour
+    while len(pieces) > 1 and min(pieces) < depth:
+        i = pieces.index(min(pieces))
+        if i == 0 or (i < len(pieces) - 1 and pieces[i + 1] < pieces[i - 1]):
+            j = i + 1
         else:
-            merged.append(c)
-    # a short last chunk merged above; a short first chunk merged into its successor
-    if len(merged) > 1 and merged[-1] < depth:
-        merged[-2] += merged.pop()
-    return tuple(merged)
+            j = i - 1
+        pieces[min(i, j)] = pieces[i] + pieces[j]
+        del pieces[max(i, j)]
+    return tuple(pieces)
+
+
+def _split_run(run: list[int], target: int) -> list[int]:
+    """A run of small chunks joined into as few pieces as keep each near ``target`` or below,
+    cut at the run's chunk boundaries nearest equal shares (:func:`safe_chunks`)."""
+    total = sum(run)
+    n = max(1, math.ceil(total / target))
+    ends = np.cumsum(run)
+    cuts = sorted({int(ends[np.abs(ends - total * k / n).argmin()]) for k in range(1, n)} - {total})
+    return np.diff([0, *cuts, total]).tolist()  # cuts: distinct, between 0 and total
+
+
+def _merged(before: tuple[int, ...], after: tuple[int, ...], halo: int, axis: str) -> str:
+    """What :func:`safe_chunks` did to one axis, in a few words for the warning (never the
+    chunks themselves: an axis may have thousands)."""
+    if before == after:
+        return f"{axis}s unchanged"
+    small = sum(1 for c in before if c < halo)
+    return (f"{axis}s {len(before)} chunks of {_sides(before)} pixels ({small} below it) -> "
+            f"{len(after)} of {_sides(after)}")  # fmt: skip
+
+
+def _sides(chunks: tuple[int, ...]) -> str:
+    """``"8"`` or ``"8 to 12"``: the sides of an axis's chunks."""
+    low, high = min(chunks), max(chunks)
+    return f"{low}" if low == high else f"{low} to {high}"
 
 
 def map_haloed(
@@ -272,8 +344,8 @@ def map_haloed(
     image : dask.array.Array
         ``(y, x, *rest)``.
     halo : int
-        Pixels of the neighbours each block needs; chunks smaller than it are merged (with a
-        :class:`~xfskde.exceptions.ChunkSizeWarning`).
+        Pixels of the neighbours each block needs; chunks smaller than it are merged by
+        :func:`safe_chunks` (with a :class:`~xfskde.exceptions.ChunkSizeWarning`).
     stride : int
         The output's sample grid (1: every pixel).
     trailing : sequence of int
@@ -317,9 +389,9 @@ def map_haloed(
     if (row_chunks, col_chunks) != image.chunks[:2]:
         warnings.warn(
             f"chunks smaller than the overlap depth ({halo} pixels) were merged with their "
-            f"neighbours: rows {image.chunks[0]} -> {row_chunks}, columns {image.chunks[1]} -> "
-            f"{col_chunks}. Choose chunks of at least {halo} pixels (xfskde.lazy.plan_chunks) "
-            "to avoid the rechunk.",
+            f"neighbours: {_merged(image.chunks[0], row_chunks, halo, 'row')}, "
+            f"{_merged(image.chunks[1], col_chunks, halo, 'column')}. Choose chunks of at least "
+            f"{halo} pixels (xfskde.lazy.plan_chunks) to avoid the rechunk.",
             ChunkSizeWarning,
             stacklevel=find_stack_level(),
         )

@@ -5,11 +5,13 @@ from __future__ import annotations
 import argparse
 import time
 
-from ..io import open_blocks, write_coefficients
+from ..exceptions import XfskdeError
+from ..io import open_blocks, store_status, write_coefficients
 from ..io.stores import block_record
 from ._options import (
     add_field_options,
     field_from_input,
+    output_exists,
     progress_on_stderr,
     refuse_no_gradient,
     warn_if_large,
@@ -35,6 +37,7 @@ def run(args: argparse.Namespace) -> int:
     image, field, _ = field_from_input(args)
     warn_if_large(args, field.size * field.dtype.itemsize, "store")
     start = time.perf_counter()
+    complete = args.resume and _complete(args.output)
     config = {"num_workers": args.workers} if args.workers else {}
     with writing(args.output, args.input), dask.config.set(config), progress_on_stderr():
         written = write_coefficients(
@@ -56,9 +59,29 @@ def run(args: argparse.Namespace) -> int:
     pixels = image.sizes["y"] * image.sizes["x"]
     # the store's chunks: a resume adopts them, whatever blocks the field was planned in
     chunks = tuple(open_blocks(args.output).encoding["chunks"][:2])
+    verify = f"xfskde info --verify {args.output} reads every chunk back against its checksum"
+    if complete and not written:
+        blocks = f"{total} block" + ("s" if total != 1 else "")
+        print(f"{args.output} is complete already: nothing computed ({tuple(field.shape)} "
+              f"{field.dtype}, chunks {chunks}, {blocks}; {verify})")  # fmt: skip
+        return 0
+    if complete:  # blocks the record said were written, whose chunks were gone
+        verify = f"; the complete store had lost them: {verify}"
+    else:
+        verify = ""
     print(
         f"wrote {args.output}: {tuple(field.shape)} {field.dtype}, chunks {chunks}, "
         f"{written} of {total} blocks computed in {seconds:.1f} s "
-        f"({pixels / 1e6 / max(seconds, 1e-9):.1f} Mpx/s)"
+        f"({pixels / 1e6 / max(seconds, 1e-9):.1f} Mpx/s){verify}"
     )
     return 0
+
+
+def _complete(output: str) -> bool:
+    """Whether ``output`` is a complete store (before a resume: one that has nothing to do)."""
+    if not output_exists(output):
+        return False
+    try:
+        return bool(store_status(output)["complete"])
+    except (OSError, ValueError, KeyError, XfskdeError):  # not a store: the write refuses it
+        return False

@@ -353,6 +353,24 @@ def _changed_input(stored: Any, params: str) -> str | None:
     return " and ".join(changed) or None
 
 
+def _other_source(stored: Any, params: str) -> tuple[str, str] | None:
+    """``(then, now)``: the input file a store was begun from and another one the data is read
+    from now, both as recorded (``source``: an absolute path or a URL, so the same file named
+    from another working directory is the same); None when they are the same or either is not
+    recorded. Another version of the *same* file is :func:`_changed_input`'s: that store is
+    written again; another file is refused, not written over."""
+    try:
+        old, new = json.loads(stored), json.loads(params)
+    except (TypeError, ValueError):
+        return None
+    if not isinstance(old, dict):
+        return None
+    then, now = old.get("source"), new.get("source")
+    if not isinstance(then, str) or not isinstance(now, str) or then == now:
+        return None
+    return then, now
+
+
 def source_changed(attrs: Any) -> tuple[str, str, str] | None:
     """``(source, then, now)`` when the local input file or Zarr store a result was computed
     from (its recorded ``source`` and ``source_version``) is of another version now
@@ -476,6 +494,8 @@ def _create_store(
     params: str,
     codecs: tuple[Any, ...],
     fill_value: Any = 0,
+    *,
+    new: bool = False,
 ) -> None:
     """Lay out an empty store: the group with its status, coordinates, the data array, the
     completion record — in that order, so that a layout cut short is recognised as one.
@@ -483,13 +503,19 @@ def _create_store(
     Written with the zarr API rather than ``Dataset.to_zarr``: xarray 2026.9 stores a *lazy*
     complex variable's metadata as float64 in Zarr v3, and the layout must exist before any
     block is written.
+
+    A ``new`` store (nothing was there) replaces nothing: its group is claimed first, at once
+    (:func:`_claim_group`), so that of two writers that both found no store, the second is
+    refused (:class:`~xfskde.exceptions.StoreExistsError`) instead of clearing the first's
+    layout, or failing in zarr's words.
     """
-    group = zarr.create_group(
-        zarr_like(store),
-        overwrite=True,
-        zarr_format=3,
-        attributes={_STATUS_ATTR: "incomplete", _PARAMETERS_ATTR: params, _DATA_ATTR: name},
-    )
+    attributes = {_STATUS_ATTR: "incomplete", _PARAMETERS_ATTR: params, _DATA_ATTR: name}
+    if new:
+        group = _claim_group(store, attributes)
+    else:
+        group = zarr.create_group(
+            zarr_like(store), overwrite=True, zarr_format=3, attributes=attributes
+        )
     extra = []
     for coord_name, coord in field.coords.items():
         values = np.asarray(coord.values)
@@ -537,6 +563,28 @@ def _create_store(
         dimension_names=("xfskde_block_y", "xfskde_block_x"),
         compressors=(Crc32cCodec(),),
     )
+
+
+def _claim_group(store: Any, attributes: dict[str, Any]) -> zarr.Group:
+    """The group of a new store, created only where none is: a local one's ``zarr.json``
+    opened exclusively (``O_EXCL``: of two writers, exactly one creates it), elsewhere by
+    zarr without overwriting. Another writer's store there is a StoreExistsError."""
+    taken = StoreExistsError(
+        f"{store} already exists (another write laid it out just now); pass resume=True to "
+        "finish an interrupted write or overwrite=True to replace it"
+    )
+    try:
+        if isinstance(store, Location) and store.is_local and not store.is_zip:
+            held: dict[str, Any] = {}  # the group's metadata as zarr writes it
+            zarr.create_group(zarr.storage.MemoryStore(held), zarr_format=3, attributes=attributes)
+            os.makedirs(store.url, exist_ok=True)
+            with open(os.path.join(store.url, "zarr.json"), "xb") as file:
+                file.write(held["zarr.json"].to_bytes())
+            return zarr.open_group(zarr_like(store), mode="r+", zarr_format=3)
+        return zarr.create_group(zarr_like(store), zarr_format=3, attributes=attributes)
+    except (FileExistsError, zarr.errors.ContainsGroupError, zarr.errors.ContainsArrayError,
+            zarr.errors.ContainsArrayAndGroupError) as exc:  # fmt: skip
+        raise taken from exc
 
 
 def _store_exists(store: Any) -> bool:
@@ -810,13 +858,15 @@ def write_coefficients(
         written without a rechunk.
     resume : bool
         Continue an interrupted write: blocks whose completion record exists are not computed
-        again. The parameters must match the store's (shape, dtype, dims, coordinates,
-        attributes); the chunks and the codecs are the store's own (``chunks`` and
-        ``compressors`` may be left out, and others are refused), whatever the field's Dask
-        chunks. A store in which no block was written yet is started again, with any
-        parameters; one begun from another version of the field's input file (its
-        ``source_version``, :func:`input_changed`) is written again whole, with an
-        :class:`~xfskde.exceptions.InputChangedWarning`.
+        again, unless their chunk is not in the store (a listing of its keys: the status
+        becomes ``"incomplete"`` and they are computed again). The parameters must match the
+        store's (shape, dtype, dims, coordinates, attributes); the chunks and the codecs are
+        the store's own (``chunks`` and ``compressors`` may be left out, and others are
+        refused), whatever the field's Dask chunks. It is refused for a store begun from
+        another input file (its ``source``). A store in which no block was written yet is
+        started again, with any parameters; one begun from another version of the field's
+        input file (its ``source_version``, :func:`input_changed`) is written again whole,
+        with an :class:`~xfskde.exceptions.InputChangedWarning`.
     overwrite : bool
         Replace an existing store (otherwise an existing store is an error unless ``resume``).
     compute : bool
@@ -945,7 +995,8 @@ def write_blocks(
         If the store exists and neither ``resume`` nor ``overwrite`` is set.
     StoreParametersError
         If ``resume`` meets a store written with other parameters, shape, dtype, dims or
-        coordinates, or is given chunks or compressors other than the store's.
+        coordinates, or from another input file (its recorded ``source``), or is given chunks
+        or compressors other than the store's.
     StoreFormatError
         If ``resume`` meets something that is not a Zarr store.
 
@@ -1012,6 +1063,13 @@ def write_blocks(
             )
         elif not (written := _read_record(group)[0] > 0).any():
             fresh = True  # nothing was written: start again, with whatever parameters
+        elif (other := _other_source(group.attrs.get(_PARAMETERS_ATTR), params)) is not None:
+            then, now = other
+            raise StoreParametersError(
+                f"cannot resume {store}: it was computed from {then}, not {now} (a resume "
+                "finishes a store from its own input); pass overwrite=True to start again from "
+                f"{now}, or name another store"
+            )
         elif (changed := _changed_input(group.attrs.get(_PARAMETERS_ATTR), params)) is not None:
             # its blocks came from other pixels: none of them is kept (the input was replaced,
             # or repaired after a failed read: either way, only a whole new write is sure)
@@ -1029,6 +1087,7 @@ def write_blocks(
             fresh, kept = True, group[name]
         else:
             _refuse_other_parameters(store, group, params)
+            _forget_lost_chunks(store, group, name)
     if kept is not None and chunks is None:  # the chunks and codecs it was begun with
         stored_y, stored_x = _array_spatial(kept)
         cy, cx = int(kept.chunks[stored_y]), int(kept.chunks[stored_x])
@@ -1067,7 +1126,8 @@ def write_blocks(
     if fresh:
         if overwrite and isinstance(store, Location) and store.is_file():
             store.remove()  # a file where the store goes: zarr cannot clear it itself
-        _create_store(store, field, name, (cy, cx), (nby, nbx), params, codecs, fill_value)
+        _create_store(store, field, name, (cy, cx), (nby, nbx), params, codecs, fill_value,
+                      new=not exists)  # fmt: skip
     done = _read_record(zarr.open_group(zarr_like(store), mode="r"))[0] > 0
     # one writer mapped over every block; selecting the missing blocks' outputs lets Dask cull
     # the rest, so a resumed write neither reads nor computes what is already stored
@@ -1208,6 +1268,37 @@ def _raw_chunk(array: zarr.Array, key: str) -> bytes | None:
 
 def _chunk_exists(array: zarr.Array, key: str) -> bool:
     return bool(sync(array.store.exists(key)))
+
+
+async def _keys_under(store: Any, prefix: str) -> set[str]:
+    return {key async for key in store.list_prefix(prefix)}
+
+
+def _forget_lost_chunks(store: Any, group: zarr.Group, name: str) -> int:
+    """Before a resume: the blocks that the record says were written but whose chunk is not in
+    the store (a file lost or removed since) are marked not written — the status
+    ``"incomplete"`` first, then their entries — so that the resume computes them again.
+    Returns how many. One listing of the array's keys, not a read: a chunk whose bytes changed
+    is found by reading it back (:func:`verify_store`)."""
+    record = _read_record(group)[0]
+    written = np.argwhere(record > 0)
+    if not len(written):
+        return 0
+    array = group[name]
+    spatial = _array_spatial(array)
+    stored = sync(_keys_under(array.store, f"{array.path}/" if array.path else ""))
+    lost = [
+        (int(by), int(bx))
+        for by, bx in written
+        if _chunk_key(array, _region(spatial, array.ndim, by, bx, 0)) not in stored
+    ]
+    if lost:
+        writable = zarr.open_group(zarr_like(store), mode="r+")
+        writable.attrs[_STATUS_ATTR] = "incomplete"  # first: a resume cut short says so
+        entries = writable[_BLOCKS]
+        for block in lost:
+            entries[block] = _NOT_WRITTEN
+    return len(lost)
 
 
 def _checksum_matches(raw: bytes) -> bool:
