@@ -1602,6 +1602,18 @@ def test_an_animated_picture_is_read_one_frame_at_a_time(tmp_path, capsys):
         xfskde.open_image(tmp_path / "still.png", plane={"t": 0})
 
 
+def test_channel_axis_with_an_opened_colour_image_says_to_drop_it(tmp_path):
+    """getting-started's channel_axis=-1 with open_image's result (its colour dim is c) was
+    told to rename a dim 'dim_2' it does not have."""
+    from PIL import Image
+
+    Image.fromarray(data.astronaut()[:32, :32]).save(tmp_path / "rgb.png")
+    image = xfskde.open_image(tmp_path / "rgb.png")
+    with pytest.raises(ParameterError, match=r"names its colour dim already \('c'\): drop "
+                       "channel_axis$"):  # fmt: skip
+        xfskde.local_fskde(image, order=2, channel_axis=-1)
+
+
 def test_a_palette_tiff_is_refused_as_an_image_and_read_by_its_indices_as_a_mask(tmp_path, capsys):
     """A palette TIFF (Photometric 3: each value an index into a colour map) was read as grey
     intensities: its maps and labels were those of the colour map's order. The consumers
