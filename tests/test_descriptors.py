@@ -201,3 +201,27 @@ def test_bad_input_is_refused(patches):
         D.fskde_distance(np.ones(3), np.ones(3), "cosine")
     with pytest.raises(ValueError, match="no full 8x8 cell"):
         D.histogram_cells(np.zeros((7, 30)), 8)
+
+
+def test_pictures_are_described_by_their_values_and_colour_is_refused():
+    """fskde_descriptor and gradient_histogram took a palette picture (a GIF) by its
+    colour-table indices, where fskde_cells decoded it; an RGB patch was refused as "diameter
+    must be in (0, 3] for 64x3 patches". Pictures are read through the library's one picture
+    reader, and colour is refused by name with how to take its grey."""
+    from PIL import Image
+    from skimage import data
+
+    patch = data.astronaut()[100:164, 100:164]
+    grey = Image.fromarray(patch).convert("L")
+    np.testing.assert_array_equal(D.fskde_descriptor(grey, 10),
+                                  D.fskde_descriptor(np.asarray(grey), 10))  # fmt: skip
+    np.testing.assert_array_equal(D.gradient_histogram([grey, grey], 8),
+                                  D.gradient_histogram(np.stack([grey, grey]), 8))  # fmt: skip
+    palette = Image.fromarray(patch).quantize(16)
+    describers = (lambda p: D.fskde_descriptor(p, 10), lambda p: D.gradient_histogram(p, 8),
+                  lambda p: D.fskde_cells(p, 10), lambda p: D.histogram_cells(p, 8))  # fmt: skip
+    for describe in describers:
+        for colour in (palette, patch):
+            with pytest.raises(xfskde.exceptions.DimensionError, match=r"must be grey, shape .*"
+                               r"got shape \(64, 64, 3\), colour .*convert\('L'\)"):  # fmt: skip
+                describe(colour)
