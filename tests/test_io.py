@@ -1492,6 +1492,128 @@ def test_a_photo_shown_turned_is_read_as_stored_and_says_so(tmp_path):
                 xfskde.open_image(opened)
 
 
+def test_a_tiff_picture_pillow_turns_is_read_as_stored_as_its_file_is(tmp_path):
+    """Pillow turns a TIFF by its Orientation tag as it loads it (and drops the tag), where
+    tifffile and open_image(path) read it as stored: segment(Image.open(path)) labelled the
+    turned grid, (128, 192) where the file's labels are (192, 128), and still warned "read as
+    stored". A TIFF picture is read as stored now, each orientation turned back exactly, the
+    same object read again the same way, and the warning names the TIFF's tag."""
+    from PIL import Image
+
+    from xfskde.exceptions import ExifOrientationWarning
+
+    stored = np.dstack([data.astronaut()[:48, :80, 0], CAMERA[:48, :80], CAMERA[48:96, :80]])
+    for orientation in range(2, 9):
+        path = tmp_path / f"camera{orientation}.tif"
+        tifffile.imwrite(path, stored, photometric="rgb", extratags=[(274, 3, 1, orientation,
+                                                                      True)])  # fmt: skip
+        with Image.open(path) as picture:
+            with pytest.warns(ExifOrientationWarning, match=f"TIFF Orientation {orientation}"):
+                opened = xfskde.open_image(picture)
+            np.testing.assert_array_equal(opened.values, stored)  # not Pillow's turned grid
+            with pytest.warns(ExifOrientationWarning, match="TIFF"):  # its tag gone: known
+                np.testing.assert_array_equal(xfskde.open_image(picture).values, stored)
+    with Image.open(tmp_path / "camera6.tif") as picture, pytest.warns(ExifOrientationWarning):
+        assert xfskde.segment(picture, 2).shape == (48, 80)
+
+
+def test_segment_warns_once_of_a_turned_photo(tmp_path):
+    """segment(Image.open("photo.jpg"), n) read the picture in its fit and again in its
+    labels: a plain script showed the same ExifOrientationWarning three times (the fit's
+    warning filters reset Python's record of the ones shown). Once per call now, under any
+    filter; another call warns again."""
+    import warnings
+
+    from PIL import Image
+
+    from xfskde.exceptions import ExifOrientationWarning
+
+    exif = Image.Exif()
+    exif[0x0112] = 6
+    Image.fromarray(data.astronaut()[:64, :96]).save(tmp_path / "photo.jpg", exif=exif)
+    for action in ("default", "always"):
+        with Image.open(tmp_path / "photo.jpg") as picture:
+            with warnings.catch_warnings(record=True) as shown:
+                warnings.simplefilter(action)
+                xfskde.segment(picture, 2)
+                xfskde.open_image(picture)  # another call: said again
+        turned = [w for w in shown if issubclass(w.category, ExifOrientationWarning)]
+        assert len(turned) == 2, [str(w.message) for w in turned]
+        assert all(w.filename == __file__ for w in turned)
+
+
+def test_a_cmyk_picture_is_read_as_rgb_as_pillow_converts_it(tmp_path, capsys):
+    """A CMYK JPEG (a print file) was read as four channels C, M, Y, K: its gradients those
+    of inks, and plot.segmentation drew K as the alpha of an RGBA picture (a blank panel).
+    Its file and its PIL picture are read as RGB now, as Pillow converts it, and attrs and
+    xfskde info say what the file stores."""
+    from PIL import Image
+
+    rgb = Image.fromarray(data.astronaut()[:64, :96])
+    rgb.convert("CMYK").save(tmp_path / "print.jpg", quality=95)
+    with Image.open(tmp_path / "print.jpg") as picture:
+        assert picture.mode == "CMYK"
+        expected = np.asarray(picture.convert("RGB"))
+        from_picture = xfskde.open_image(picture)
+    from_file = xfskde.open_image(tmp_path / "print.jpg")
+    assert from_file.sizes == {"y": 64, "x": 96, "c": 3}
+    np.testing.assert_array_equal(from_file.values, expected)
+    np.testing.assert_array_equal(from_picture.values, expected)
+    assert from_file.attrs["source_mode"] == "CMYK, read as RGB as Pillow converts it"
+    assert cli.main(["info", str(tmp_path / "print.jpg")]) == 0
+    out = capsys.readouterr().out
+    assert "colour    stores CMYK (print inks); read as RGB, as Pillow converts it" in out
+    assert "(64, 96, 3)" in out
+
+
+def test_an_animated_picture_is_read_one_frame_at_a_time(tmp_path, capsys):
+    """An animated GIF given as a path failed with "cannot tell the dims of ... of shape
+    (3, 64, 96, 3)", xfskde info as well, and its PIL picture was read as its first frame
+    without a word. Its frames are along t now: a frame is picked with plane (--plane),
+    without one the refusal says what the file is; info describes its frames; a picture of
+    several frames is refused alike, with how to pass one."""
+    from PIL import Image
+
+    frames = [Image.fromarray(data.astronaut()[i * 10 : i * 10 + 64, :96]) for i in range(3)]
+    path = tmp_path / "film.gif"
+    frames[0].save(path, save_all=True, append_images=frames[1:], duration=100)
+    with pytest.raises(DimensionError, match=r"film.gif is an animated GIF of 3 frames, along "
+                       r"t: pick one, plane=\{'t': 0\}"):  # fmt: skip
+        xfskde.open_image(path)
+    with Image.open(path) as picture:
+        picture.seek(1)
+        second = np.asarray(picture.convert("RGB"))
+        with pytest.raises(DimensionError, match=r"animated GIF of 3 frames \(at frame 1\): "
+                           r"pass one frame, picture.seek\(i\) then picture.copy\(\)"):  # fmt: skip
+            xfskde.local_fskde(picture, order=2, channel_axis=-1)
+        one = picture.copy()
+    image = xfskde.open_image(path, plane={"t": 1})
+    assert image.sizes == {"y": 64, "x": 96, "c": 3}
+    np.testing.assert_array_equal(image.values, second)
+    np.testing.assert_array_equal(xfskde.open_image(one).values, second)
+    assert cli.main(["info", str(path)]) == 0
+    out = capsys.readouterr().out
+    assert "frames    an animated GIF of 3 frames, along t" in out
+    assert "planes    t 3 (one is read: --plane t=N)" in out and "(3, 64, 96, 3)" in out
+    assert cli.main(["segment", str(path), str(tmp_path / "l.png"), "--textures", "2"]) == 2
+    assert "animated GIF of 3 frames, along t: pick one, --plane t=0" in capsys.readouterr().err
+    frames[0].save(tmp_path / "still.png")  # one frame: no t to pick along
+    with pytest.raises(ParameterError, match="plane selects along the named axes"):
+        xfskde.open_image(tmp_path / "still.png", plane={"t": 0})
+
+
+def test_channel_axis_with_an_opened_colour_image_says_to_drop_it(tmp_path):
+    """getting-started's channel_axis=-1 with open_image's result (its colour dim is c) was
+    told to rename a dim 'dim_2' it does not have."""
+    from PIL import Image
+
+    Image.fromarray(data.astronaut()[:32, :32]).save(tmp_path / "rgb.png")
+    image = xfskde.open_image(tmp_path / "rgb.png")
+    with pytest.raises(ParameterError, match=r"names its colour dim already \('c'\): drop "
+                       "channel_axis$"):  # fmt: skip
+        xfskde.local_fskde(image, order=2, channel_axis=-1)
+
+
 def test_a_palette_tiff_is_refused_as_an_image_and_read_by_its_indices_as_a_mask(tmp_path, capsys):
     """A palette TIFF (Photometric 3: each value an index into a colour map) was read as grey
     intensities: its maps and labels were those of the colour map's order. The consumers

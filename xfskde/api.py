@@ -29,6 +29,7 @@ import xarray as xr
 
 from ._grid import sample_count, sample_offset
 from ._labels import (
+    COLOR_DIMS,
     band_scales,
     ground_pixel_size,
     image_dims,
@@ -457,6 +458,12 @@ def local_fskde(
     module = type(image).__module__
     if module.startswith("xarray"):
         if channel_axis is not None:
+            named = [d for d in image.dims if str(d).lower() in COLOR_DIMS]
+            if named:  # open_image's result, say: its colour dim is known already
+                raise ParameterError(
+                    f"channel_axis is for NumPy and Dask images; this DataArray names its colour "
+                    f"dim already ({named[0]!r}): drop channel_axis"
+                )
             raise ParameterError(
                 "channel_axis is for NumPy and Dask images; a DataArray's colour dim is found by "
                 "name (c, band, channel, ...): rename it, e.g. .rename({'dim_2': 'c'}), and drop "

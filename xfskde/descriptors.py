@@ -41,11 +41,12 @@ from typing import Literal
 
 import numpy as np
 
-from ._pictures import pixels
+from ._pictures import is_picture, pixels
 from ._validation import _check_choice, _check_positive_int
 from .api import local_fskde
 from .canonical import canonical_distance, canonicalize
 from .density import distance, fskde
+from .exceptions import DimensionError
 from .gradients import angle_bins, gradient
 from .kernel import PAPER_EPS, Cos2KKernel
 
@@ -73,9 +74,29 @@ DISK_DIAMETER = 60
 
 
 # --------------------------------------------------------------------------------------- helpers
+def _grey(image: np.typing.ArrayLike, name: str, shape: str) -> np.ndarray:
+    """An image's (or a batch of patches') values, a PIL picture (or a list of them) read as
+    its file is (:func:`xfskde._pictures.pixels`: a palette picture as its colours, not its
+    indices), refusing colour: the descriptors are of grey patches and images."""
+    if isinstance(image, list | tuple) and any(is_picture(p) for p in image):
+        arr = np.stack([pixels(p) for p in image])
+    else:
+        arr = pixels(image)
+    pictures = isinstance(image, list | tuple) and any(map(is_picture, image))
+    # a picture's third axis is colour; an array's (h, w, 3 or 4) with h, w > 4 * 3: too
+    colour = arr.ndim >= 3 and arr.shape[-1] in (3, 4) and arr.shape[-2] > 4 * arr.shape[-1]
+    if colour or (is_picture(image) and arr.ndim > 2) or (pictures and arr.ndim > 3):
+        raise DimensionError(
+            f"{name} must be grey, shape {shape}; got shape {arr.shape}, colour (y, x and "
+            f"{arr.shape[-1]} channels): take its grey first, picture.convert('L') or "
+            "skimage.color.rgb2gray(image)"
+        )
+    return arr
+
+
 def _as_patches(patches: np.typing.ArrayLike) -> np.ndarray:
-    """Patches as float64 ``(..., h, w)``, refusing what is not a real 2-D patch batch."""
-    arr = np.asarray(patches)
+    """Patches as float64 ``(..., h, w)``, refusing what is not a real 2-D grey patch batch."""
+    arr = _grey(patches, "patches", "(h, w) or (n, h, w)")
     if arr.ndim < 2:
         raise ValueError(
             f"patches must have shape (h, w) or (n, h, w), got shape {arr.shape}; "
@@ -478,7 +499,7 @@ def fskde_cells(
     numpy.ndarray of complex, shape (h // cell, w // cell, ℓ)
         complex64 for float32/uint8/uint16 images, complex128 for float64 (as local_fskde).
     """
-    arr = pixels(image)
+    arr = _grey(image, "image", "(h, w)")
     ny, nx = _check_cell(arr, cell)
     F = local_fskde(arr, order=kernel_for_length(length, eps), window="box", size=cell, stride=cell)
     return F[:ny, :nx]
@@ -504,7 +525,7 @@ def histogram_cells(image: np.typing.ArrayLike, n_bins: int, *, cell: int = 8) -
     numpy.ndarray of float64, shape (h // cell, w // cell, n_bins)
     """
     n_bins = _check_bins(n_bins)
-    arr = pixels(image)
+    arr = _grey(image, "image", "(h, w)")
     ny, nx = _check_cell(arr, cell)
     g = gradient(arr.astype(np.float64))[: ny * cell, : nx * cell]
     cell_id = (np.arange(ny * cell) // cell)[:, None] * nx + (np.arange(nx * cell) // cell)

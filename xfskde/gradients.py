@@ -164,6 +164,13 @@ def angle_bins(g: np.ndarray, n_bins: int) -> np.ndarray:
     The bins are (-π + 2πj/n, -π + 2π(j+1)/n], j = 0 .. n-1, over (-π, π]. The angle -π (arg of
     a gradient whose imaginary part is -0.0) is the angle π and falls in the last bin.
 
+    Where n is a multiple of 4, each quarter of the circle holds n/4 bins, and a gradient's
+    quarter is told from the signs of its components, exactly; the gradient is turned into
+    the quarter (0, π/2] by swapping and negating them (exact too), and only there is its
+    angle measured. So turning an image by 90° (:func:`numpy.rot90`: every g times ±i)
+    moves every gradient by exactly n/4 bins — one on a bin's edge (|Ix| = |Iy|) included,
+    which ``atan2`` of the turned components would put on either side.
+
     Parameters
     ----------
     g : numpy.ndarray, complex
@@ -175,8 +182,19 @@ def angle_bins(g: np.ndarray, n_bins: int) -> np.ndarray:
     numpy.ndarray of int64, the shape of ``g``
     """
     width = 2 * np.pi / n_bins
-    j = np.ceil((np.angle(g) + np.pi) / width).astype(np.int64) - 1
-    return np.mod(j, n_bins)
+    if n_bins % 4:
+        j = np.ceil((np.angle(g) + np.pi) / width).astype(np.int64) - 1
+        return np.mod(j, n_bins)
+    x, y = np.real(g), np.imag(g)
+    # the quarters (-π, -π/2], (-π/2, 0], (0, π/2], (π/2, π]: 0 .. 3 (0 for g = 0); turned
+    # into (0, π/2], g's components there are |Ix|, |Iy| (even quarters) or |Iy|, |Ix| (odd)
+    upper = (y > 0) | ((y == 0) & (x < 0))
+    quarter = np.where(upper, 2 + (x < 0), x > 0).astype(np.int64)
+    odd = (quarter & 1).astype(bool)
+    ax, ay = np.abs(x), np.abs(y)
+    per_quarter = n_bins // 4
+    within = np.ceil(np.arctan2(np.where(odd, ax, ay), np.where(odd, ay, ax)) / width)
+    return quarter * per_quarter + np.clip(within.astype(np.int64) - 1, 0, per_quarter - 1)
 
 
 def result_float_dtype(dtype: np.typing.DTypeLike) -> np.dtype:

@@ -193,6 +193,7 @@ def _describe_plain(path: str) -> list[tuple[str, str]]:
     palette = _palette_row(path)
     if palette is not None:
         rows.append(("palette", palette))
+    rows += _picture_rows(path)
     if path.lower().endswith(".png"):  # one xfskde wrote: what it holds, and how to read it
         with locate(path).open() as file:
             recorded = png_attrs(file)
@@ -205,6 +206,25 @@ def _describe_plain(path: str) -> list[tuple[str, str]]:
             rows.append(("xfskde", f"text chunk: {len(recorded)} key-value pairs; a picture "
                          "of the maps (hue orientation, brightness coherence), not their "
                          "values"))  # fmt: skip
+    return rows
+
+
+def _picture_rows(path: str) -> list[tuple[str, str]]:
+    """What else a picture's file stores that is not read as it is: a CMYK picture's inks
+    (read as RGB), an animated picture's frames (one is read)."""
+    from PIL import Image
+
+    from .._pictures import CONVERTED_MODES, animation
+
+    rows = []
+    with locate(path).open() as file, Image.open(file) as picture:
+        if picture.mode in CONVERTED_MODES:
+            rows.append(("colour", f"stores {picture.mode} (print inks); read as "
+                         f"{CONVERTED_MODES[picture.mode]}, as Pillow converts it "
+                         f"(picture.convert({CONVERTED_MODES[picture.mode]!r}))"))  # fmt: skip
+        film = animation(picture)
+    if film is not None:
+        rows.append(("frames", f"{film}, along t (open_image(path, plane={{'t': N}}))"))
     return rows
 
 

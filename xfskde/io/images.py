@@ -71,7 +71,9 @@ from .._labels import (
     regular_step,
 )
 from .._pictures import (
+    CONVERTED_MODES,
     ORIENTATION_TAG,
+    animation,
     is_picture,
     picture_values,
     transparent_as_nan,
@@ -102,6 +104,9 @@ __all__ = ["GeoreferencingWarning", "ImageLevel", "image_levels", "open_image"]
 
 _TIFF_SUFFIXES = (".tif", ".tiff", ".svs", ".ndpi", ".scn", ".btf", ".qptiff")
 _PLAIN_SUFFIXES = (".png", ".jpg", ".jpeg", ".bmp", ".gif", ".webp", ".npy")
+#: Those of the formats whose file may be a film (an animated GIF, WebP or APNG): its frames
+#: are read along ``t`` (:func:`_open_plain`).
+_FILM_SUFFIXES = (".png", ".gif", ".webp")
 #: The first bytes of a TIFF and of a BigTIFF, in either byte order: a file of another name
 #: that starts so is read as one (Zeiss LSM, MetaMorph STK, Ventana BIF, ImageJ hyperstacks).
 _TIFF_MAGIC = (b"II*\x00", b"MM\x00*", b"II+\x00", b"MM\x00+")
@@ -1750,16 +1755,29 @@ def _warn_if_turned(path: Location, turned: int, tag: str) -> None:
     )
 
 
-def _open_plain(path: Location, request: _Request) -> xr.DataArray:
+def _refuse_plane(name: str) -> None:
+    """Refuse ``plane`` for a source whose axes have no names (an array, a picture's file)."""
+    raise ParameterError(
+        f"plane selects along the named axes of a TIFF, Zarr or DataArray; {name} has "
+        "none: name them, dims=('z', 'y', 'x'), or index it yourself (image[12])"
+    )
+
+
+def _open_plain(path: Location, request: _Request, *, film: bool = False) -> xr.DataArray:
     """A small PNG/JPEG/NPY/... image, read into memory and wrapped.
 
     An image with an alpha channel (PIL's modes :data:`_ALPHA_MODES`: RGBA and grey-and-alpha
     PNGs, cut-outs on a transparent background) opens without it, as float32 values with NaN
     at its transparent pixels (alpha 0) and ``attrs["_FillValue"] = nan``: the pixels that are
     not there are missing, as GDAL reads an alpha band as a mask; every consumer then omits
-    them (``nodata="auto"``), where they would have been black or white texture.
+    them (``nodata="auto"``), where they would have been black or white texture. A CMYK
+    picture (a print JPEG) is read as RGB, as Pillow converts it, and says so in
+    ``attrs["source_mode"]``. An animated GIF, WebP or APNG holds its frames along ``t``
+    (dims ``("t", "y", "x"[, "c"])`` unless ``dims`` names them): one is read
+    (``plane={"t": i}``), and without one it is refused — unless ``film``, for the
+    description of the whole file (:func:`image_levels`).
     """
-    alpha, turned = False, 1
+    alpha, turned, mode, frames = False, 1, None, None
     try:
         if path.is_local:
             source: Any = path.url
@@ -1776,10 +1794,11 @@ def _open_plain(path: Location, request: _Request) -> xr.DataArray:
 
             array = None
             with Image.open(source) as header:
-                alpha = header.mode in _ALPHA_MODES
+                alpha, mode = header.mode in _ALPHA_MODES, header.mode
                 turned = int(header.getexif().get(ORIENTATION_TAG, 1) or 1)
-                if _transparent_palette(header):  # imageio reads it as RGB, opaque
-                    array, alpha = picture_values(header, warn=False)
+                frames = animation(header)
+                if frames is None and (_transparent_palette(header) or mode in CONVERTED_MODES):
+                    array, alpha = picture_values(header, warn=False)  # as its colours
             if isinstance(source, io.BytesIO):
                 source.seek(0)
             array = skio.imread(source) if array is None else array
@@ -1787,8 +1806,28 @@ def _open_plain(path: Location, request: _Request) -> xr.DataArray:
         raise
     except (OSError, ValueError) as exc:  # numpy's and the image plugins' own errors
         raise ImageReadError(f"cannot read {path} as an image: {exc}") from exc
+    array = np.asarray(array)
+    if frames is None and request.plane and request.dims is None:
+        _refuse_plane(str(path))
+    whole = None  # a film described whole: its frames' count, its first frame read
+    if frames is not None and request.dims is None:  # a film: its frames along t
+        if film and "t" not in (request.plane or {}):
+            whole, request = len(array), request._replace(plane={"t": 0})
+        elif "t" not in (request.plane or {}):
+            raise DimensionError(
+                f"{path} is {frames}, along t: pick one, plane={{'t': 0}} (--plane t=0 on "
+                "the command line)"
+            )
+        request = request._replace(dims=("t", "y", "x", "c")[: array.ndim])
     _warn_if_turned(path, turned, "EXIF orientation")
-    return _without_alpha(_open_array(np.asarray(array), request, path.stem, path), alpha)
+    image = _without_alpha(_open_array(array, request, path.stem, path), alpha)
+    if whole is not None:
+        image = image.expand_dims(t=whole)
+    if mode in CONVERTED_MODES:  # what the file stores, beside what is read
+        image.attrs["source_mode"] = (
+            f"{mode}, read as {CONVERTED_MODES[mode]} as Pillow converts it"
+        )
+    return image
 
 
 def _without_alpha(image: xr.DataArray, alpha: bool) -> xr.DataArray:
@@ -1942,7 +1981,8 @@ def image_levels(
     _refuse_series(series, path)
     if kind == "gdal":
         return [_gdal_image_level(level, given, path) for level in gdal_levels(path)]
-    image = _open_plain(path, _Request((DEFAULT_CHUNK, DEFAULT_CHUNK), 0, 1, dims=given))
+    request = _Request((DEFAULT_CHUNK, DEFAULT_CHUNK), 0, 1, dims=given)
+    image = _open_plain(path, request, film=True)
     shape = tuple(int(n) for n in image.shape)
     yx = (image.sizes["y"], image.sizes["x"])
     return [ImageLevel(shape, tuple(map(str, image.dims)), image.dtype, yx, None, None)]
@@ -2351,12 +2391,9 @@ def _opened(
     if plane and request.dims is None:
         name = "an array" if isinstance(source, np.ndarray | da.Array) else str(source)
         if isinstance(source, np.ndarray | da.Array) or str(source).lower().endswith(
-            _PLAIN_SUFFIXES
+            tuple(set(_PLAIN_SUFFIXES) - set(_FILM_SUFFIXES))  # a film's frames: t (below)
         ):
-            raise ParameterError(
-                f"plane selects along the named axes of a TIFF, Zarr or DataArray; {name} has "
-                "none: name them, dims=('z', 'y', 'x'), or index it yourself (image[12])"
-            )
+            _refuse_plane(name)
     if isinstance(source, np.ndarray | da.Array):
         _choose_level("an array", [None], level, mpp)  # one level, no pixel size
         return _open_array(source, request, "image")
