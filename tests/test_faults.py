@@ -748,16 +748,23 @@ def test_a_flipped_byte_and_a_lost_chunk_are_named(tmp_path, capsys):
     assert "12 of 12 blocks read: every checksum matches" in capsys.readouterr().out
 
 
+def _written_store(folder: Path) -> tuple[list[str], Path]:
+    """``xfskde coefficients`` of a 128² tiled TIFF to ``folder/out.zarr``, run through: the
+    command's arguments and the store."""
+    tiff, store = folder / "in.tif", folder / "out.zarr"
+    tifffile.imwrite(tiff, CAMERA[:128, :128], tile=(32, 32))
+    argv = ["coefficients", str(tiff), str(store), *ARGS, "--scheduler", "synchronous"]
+    assert main(argv) == 0
+    return argv, store
+
+
 def test_a_resume_of_a_complete_store_says_so_and_finds_a_lost_chunk(tmp_path, capsys):
     """A complete store with a damaged and a lost chunk was "resumed" with "0 of 64 blocks
     computed", status 0, while info --verify listed both. A resume of a complete store says
     it is complete already and points at --verify (a changed byte is seen only by reading
     every chunk back); a chunk file gone, which one listing of the store shows, is computed
     again (the status "incomplete" first, so a resume cut short says so)."""
-    tiff, store = tmp_path / "in.tif", tmp_path / "out.zarr"
-    tifffile.imwrite(tiff, CAMERA[:128, :128], tile=(32, 32))
-    argv = ["coefficients", str(tiff), str(store), *ARGS, "--scheduler", "synchronous"]
-    assert main(argv) == 0
+    argv, store = _written_store(tmp_path)
     expected = xfskde.open_coefficients(store).values
     capsys.readouterr()
     assert main([*argv, "--resume"]) == 0
@@ -775,7 +782,7 @@ def test_a_resume_of_a_complete_store_says_so_and_finds_a_lost_chunk(tmp_path, c
     np.testing.assert_array_equal(xfskde.open_coefficients(store).values, expected)
     # through the API: the status says incomplete from the moment the loss is seen
     (store / "fskde" / "c" / "0" / "1" / "0").unlink()
-    field = xfskde.open_image(tiff)
+    field = xfskde.open_image(tmp_path / "in.tif")
     field = xfskde.local_fskde(field, order=4, window="box", size=5)
     pending = xfskde.io.write_coefficients(field, store, resume=True, compute=False)
     assert not store_status(store)["complete"] and store_status(store)["blocks_done"] == 15
@@ -1168,10 +1175,7 @@ def test_of_two_writers_that_found_no_store_the_second_is_refused(tmp_path, caps
     import xfskde.commands._options as options
     import xfskde.io.stores as stores
 
-    tiff, store = tmp_path / "in.tif", tmp_path / "out.zarr"
-    tifffile.imwrite(tiff, CAMERA[:128, :128], tile=(32, 32))
-    argv = ["coefficients", str(tiff), str(store), *ARGS, "--scheduler", "synchronous"]
-    assert main(argv) == 0
+    argv, store = _written_store(tmp_path)
     first = xfskde.open_coefficients(store).values
     capsys.readouterr()
     # the second run looked before the first had laid anything out

@@ -156,8 +156,15 @@ def test_channel_names_of_an_ome_tiff_and_an_ome_zarr_are_the_c_coordinate(tmp_p
     rgb = np.zeros((32, 32, 3), np.uint8)
     tifffile.imwrite(tmp_path / "rgb.ome.tif", rgb, photometric="rgb", metadata={"axes": "YXS"})
     assert "c" not in xfskde.open_image(tmp_path / "rgb.ome.tif").coords
-    group = zarr.open_group(tmp_path / "panel.ome.zarr", mode="w")
-    group.create_array("0", data=cyx)
+    _ome_zarr_panel(tmp_path / "panel.ome.zarr", cyx, names)
+    assert list(xfskde.open_image(tmp_path / "panel.ome.zarr").c.values) == names
+
+
+def _ome_zarr_panel(path, cyx, names, chunks=None):
+    """An OME-Zarr (NGFF 0.5) image of one level, (c, y, x) of 0.5 µm pixels, its channels
+    named (omero labels)."""
+    group = zarr.open_group(path, mode="w")
+    group.create_array("0", data=cyx, **({} if chunks is None else {"chunks": chunks}))
     group.attrs["ome"] = {
         "version": "0.5",
         "multiscales": [{"axes": [{"name": "c", "type": "channel"},
@@ -167,7 +174,6 @@ def test_channel_names_of_an_ome_tiff_and_an_ome_zarr_are_the_c_coordinate(tmp_p
                              {"type": "scale", "scale": [1.0, 0.5, 0.5]}]}]}],
         "omero": {"channels": [{"label": n} for n in names]},
     }  # fmt: skip
-    assert list(xfskde.open_image(tmp_path / "panel.ome.zarr").c.values) == names
 
 
 def test_channels_are_read_by_name_or_index_and_a_mask_reads_the_same(tmp_path, capsys):
@@ -227,17 +233,7 @@ def test_channels_not_picked_are_never_read(tmp_path):
     of DAPI, not asked for, failed the read of CD3."""
     names = ["DAPI", "CD3", "PanCK"]
     cyx = np.random.default_rng(3).integers(100, 1000, (3, 128, 128), dtype=np.uint16)
-    group = zarr.open_group(tmp_path / "panel.ome.zarr", mode="w")
-    group.create_array("0", data=cyx, chunks=(1, 64, 64))
-    group.attrs["ome"] = {
-        "version": "0.5",
-        "multiscales": [{"axes": [{"name": "c", "type": "channel"},
-                                  {"name": "y", "type": "space"},
-                                  {"name": "x", "type": "space"}],
-                         "datasets": [{"path": "0", "coordinateTransformations": [
-                             {"type": "scale", "scale": [1.0, 0.5, 0.5]}]}]}],
-        "omero": {"channels": [{"label": n} for n in names]},
-    }  # fmt: skip
+    _ome_zarr_panel(tmp_path / "panel.ome.zarr", cyx, names, chunks=(1, 64, 64))
     (tmp_path / "panel.ome.zarr" / "0" / "c" / "0" / "1" / "1").write_bytes(b"garbage")
     path = tmp_path / "panel.ome.tif"
     tifffile.imwrite(path, cyx, tile=(64, 64), compression="zlib",
