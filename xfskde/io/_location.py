@@ -323,9 +323,7 @@ class Location:
         except (OSError, NotImplementedError, ValueError):
             listing = {}
         if not listing:  # not listable: its root metadata (Zarr v3's, or v2's) stands for it
-            names = (
-                f"{path.rstrip('/')}/{m}" for m in ("zarr.json", ".zgroup", ".zattrs", ".zarray")
-            )
+            names = (f"{path.rstrip('/')}/{m}" for m in (*_ZARR_ROOTS, ".zattrs"))
             listing = {meta: fs.info(meta) for meta in names if fs.exists(meta)}
         results = [
             name[: -len("/zarr.json")] + "/"

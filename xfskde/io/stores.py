@@ -313,14 +313,22 @@ def _parameters(data: xr.DataArray) -> str:
     return json.dumps({**keep, **shaped}, sort_keys=True, default=str)
 
 
-def _compared_parameters(stored: Any, params: str) -> tuple[Any, dict[str, Any]]:
-    """A store's recorded parameters (None where unreadable) and ``params``, made comparable:
-    keys the store predates are not compared."""
+def _recorded(stored: Any, params: str) -> tuple[Any, dict[str, Any]]:
+    """A store's recorded parameters, read (None where there are none or they cannot be
+    read), and ``params``, the data's (:func:`_parameters`)."""
     try:
         old = json.loads(stored)
     except (TypeError, ValueError):
-        return None, json.loads(params)
-    new = json.loads(params)
+        old = None
+    return old, json.loads(params)
+
+
+def _compared_parameters(stored: Any, params: str) -> tuple[Any, dict[str, Any]]:
+    """A store's recorded parameters (None where unreadable) and ``params``, made comparable:
+    keys the store predates are not compared."""
+    old, new = _recorded(stored, params)
+    if old is None:
+        return None, new
     for key in _INPUT_VERSIONS:  # compared by _changed_input
         new.pop(key, None)
         if isinstance(old, dict):
@@ -338,11 +346,7 @@ def _changed_input(stored: Any, params: str) -> str | None:
     """Which input (:data:`_INPUT_VERSIONS`) is of another version than the one a store's
     recorded parameters name, with both versions; None when every input recorded on both
     sides is the same (an array in memory records none: it is the caller's to keep)."""
-    try:
-        old = json.loads(stored)
-    except (TypeError, ValueError):
-        return None
-    new = json.loads(params)
+    old, new = _recorded(stored, params)
     if not isinstance(old, dict):
         return None
     changed = [
@@ -359,10 +363,7 @@ def _other_source(stored: Any, params: str) -> tuple[str, str] | None:
     from another working directory is the same); None when they are the same or either is not
     recorded. Another version of the *same* file is :func:`_changed_input`'s: that store is
     written again; another file is refused, not written over."""
-    try:
-        old, new = json.loads(stored), json.loads(params)
-    except (TypeError, ValueError):
-        return None
+    old, new = _recorded(stored, params)
     if not isinstance(old, dict):
         return None
     then, now = old.get("source"), new.get("source")
