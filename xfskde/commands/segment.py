@@ -328,6 +328,11 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
+def _resuming(args: argparse.Namespace) -> bool:
+    """Whether ``--resume`` finishes a store that is there (file outputs are written whole)."""
+    return args.resume and not is_file_output(args.output) and output_exists(args.output)
+
+
 def _as_resumed(model: Any, args: argparse.Namespace) -> Any:
     """The model the store that ``--resume`` finishes records, where ``model``, fitted again
     from the same options, is the same fit up to another machine's arithmetic
@@ -335,7 +340,7 @@ def _as_resumed(model: Any, args: argparse.Namespace) -> Any:
     cluster's workers, whose BLAS took other kernels, was refused as "written with other
     parameters (endmembers; unmixing_vectors)" for differences of 1e-8. Otherwise ``model``,
     which the store's parameters then refuse, naming what differs."""
-    if not args.resume or is_file_output(args.output) or not output_exists(args.output):
+    if not _resuming(args):
         return model
     try:
         recorded = read_model(args.output)
@@ -472,9 +477,7 @@ def _resumed_blocks(args: argparse.Namespace) -> tuple[tuple[int, ...], ...] | N
     """The (row, column) chunks of the store that ``--resume`` finishes, if it is one of
     xfskde's Zarr or OME-Zarr stores; None otherwise (nothing to resume, or a store the
     writer refuses with its own message)."""
-    if not args.resume or is_file_output(args.output):
-        return None
-    if not output_exists(args.output):
+    if not _resuming(args):
         return None
     try:
         written = open_blocks(args.output, allow_incomplete=True)
