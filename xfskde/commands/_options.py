@@ -855,8 +855,9 @@ def refuse_replacing(args: argparse.Namespace) -> None:
     for what, given in read.items():
         if given is None or (what == "mask" and str(given) in ("none", *MASK_METHODS)):
             continue
-        if out.holds(locate(given)):
-            relation = "is" if locate(given) == out else "holds"
+        read_at = locate(given)
+        if out.holds(read_at):
+            relation = "is" if read_at == out else "holds"
             raise ParameterError(
                 f"{args.output} {relation} the {what} {given}: --overwrite would replace what "
                 "the command reads; name another output"
