@@ -1165,6 +1165,105 @@ def test_a_resume_from_another_file_is_refused_not_written_over(tmp_path, capsys
     assert said.err == "" and "out.zarr is complete already: nothing computed" in said.out
 
 
+def _png_mask(path: Path, foreground: np.ndarray) -> Path:
+    """A mask drawn as an 8-bit PNG (255: foreground), written by PIL."""
+    from PIL import Image
+
+    Image.fromarray(np.where(foreground, 255, 0).astype(np.uint8)).save(path)
+    return path
+
+
+@pytest.mark.parametrize("command", ["coefficients", "maps"])
+def test_a_resume_with_another_mask_file_is_refused_not_written_over(
+    tmp_path, capsys, monkeypatch, command
+):
+    """A run cut short with ``--mask a.png`` and resumed with ``--mask b.png`` was taken for
+    another version of the store's mask: a warning, and every block computed again with the
+    other mask. Another mask file is refused like another input file, in one line naming
+    both, and the store is left as it is; the same mask named from its own folder resumes
+    only the missing blocks, and ``--mask auto`` on both runs resumes too."""
+    tiff = tmp_path / "in.tif"
+    tifffile.imwrite(tiff, CAMERA[:256, :256], tile=(32, 32))
+    inner = np.zeros((256, 256), bool)
+    inner[40:220, 40:220] = True
+    first = _png_mask(tmp_path / "a.png", inner)
+    second = _png_mask(tmp_path / "b.png", ~inner)
+    store = tmp_path / ("out.ome.zarr" if command == "maps" else "out.zarr")
+    options = [*ARGS, "--scheduler", "synchronous"]
+    if command == "maps":  # an OME-Zarr image's blocks are 64 pixels at the least
+        options += ["--chunks", "64"]
+    argv = [command, str(tiff), str(store), *options]
+    _dies_after(monkeypatch, 5)
+    assert main([*argv, "--mask", str(first)]) == 2
+    monkeypatch.undo()
+    record = block_record(store)
+    assert int((record > 0).sum()) == 5
+    capsys.readouterr()
+    assert main([*argv, "--mask", str(second), "--resume"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == [
+        f"xfskde {command}: error: cannot resume {store}: it was computed with the mask "
+        f"{first}, not {second} (a resume finishes a store with its own mask); resume with "
+        f"--mask {first}, or pass --overwrite to start again with {second}"
+    ]
+    np.testing.assert_array_equal(block_record(store), record)  # nothing written
+    monkeypatch.chdir(tmp_path)  # the same mask, named from its own folder
+    assert main([*argv, "--mask", "a.png", "--resume"]) == 0
+    said = capsys.readouterr()
+    assert "warning" not in said.err, said.err
+    assert store_status(store)["complete"]
+    reference = tmp_path / ("whole.ome.zarr" if command == "maps" else "whole.zarr")
+    assert main([command, str(tiff), str(reference), *options, "--mask", str(first)]) == 0
+    np.testing.assert_array_equal(xfskde.io.open_blocks(store).values,
+                                  xfskde.io.open_blocks(reference).values)  # fmt: skip
+    # through the API: a field computed with another mask file is refused too
+    if command == "coefficients":
+        image = xfskde.open_image(tiff, chunks=32)
+        field = xfskde.local_fskde(image, order=4, window="box", size=5, mask=str(second))
+        with pytest.raises(xfskde.exceptions.StoreParametersError, match="with the mask "):
+            xfskde.write_coefficients(field, store, resume=True)
+    # --mask auto on both runs: no file, nothing refused; the resume finishes the store
+    auto = tmp_path / ("auto.ome.zarr" if command == "maps" else "auto.zarr")
+    argv = [command, str(tiff), str(auto), *options, "--mask", "auto"]
+    _dies_after(monkeypatch, 5)
+    assert main(argv) == 2
+    monkeypatch.undo()
+    capsys.readouterr()
+    assert main([*argv, "--resume"]) == 0
+    assert store_status(auto)["complete"]
+    assert "computed again" not in capsys.readouterr().err
+
+
+def test_a_segmentation_resumed_with_another_mask_file_is_refused(tmp_path, capsys):
+    """``xfskde segment --resume`` with another ``--mask`` file than the store's fitted the
+    model again on the other mask and wrote every block again, with a warning that took the
+    other file for another version of the mask. It is refused in one line naming both masks,
+    and the labels are left as they are."""
+    image, _ = random_textures((128, 128), seed=3)
+    tiff, store = tmp_path / "in.tif", tmp_path / "labels.zarr"
+    tifffile.imwrite(tiff, (image * 255).astype(np.uint8))
+    left = np.zeros((128, 128), bool)
+    left[:, :80] = True
+    first = _png_mask(tmp_path / "a.png", left)
+    second = _png_mask(tmp_path / "b.png", ~left)
+    argv = ["segment", str(tiff), str(store), "--textures", "2", "--no-progress"]
+    assert main([*argv, "--mask", str(first)]) == 0
+    labels = xfskde.io.open_blocks(store).values
+    assert (labels[:, 80:] == 0).all() and (labels[:, :80] > 0).all()
+    capsys.readouterr()
+    assert main([*argv, "--mask", str(second), "--resume"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == [
+        f"xfskde segment: error: cannot resume {store}: it was computed with the mask {first}, "
+        f"not {second} (a resume finishes a store with its own mask); resume with --mask "
+        f"{first}, or pass --overwrite to start again with {second}"
+    ]
+    np.testing.assert_array_equal(xfskde.io.open_blocks(store).values, labels)
+    assert main([*argv, "--mask", str(first), "--resume"]) == 0
+    said = capsys.readouterr()
+    assert said.err == "" and "0 of 1 blocks computed" in said.out, said
+
+
 def test_of_two_writers_that_found_no_store_the_second_is_refused(tmp_path, capsys,
                                                                    monkeypatch):  # fmt: skip
     """Two runs started at once on the same new store both found nothing there; the second
