@@ -1264,6 +1264,51 @@ def test_a_segmentation_resumed_with_another_mask_file_is_refused(tmp_path, caps
     assert said.err == "" and "0 of 1 blocks computed" in said.out, said
 
 
+def test_overwrite_through_the_api_never_replaces_what_the_data_reads(tmp_path):
+    """``overwrite=True`` into the store (or file) the lazy data is read from cleared it
+    before a block was read: a field of a Zarr image written over that image, a field of a
+    TIFF written over the TIFF, the maps of a stored field written over the field — each
+    input was gone, and the write failed reading it (or stopped with a damaged store). The
+    store writer, which every writer of the API and the command line goes through, refuses
+    it in one line and touches nothing; data already in memory reads nothing, and replaces
+    the store it was loaded from."""
+    from xfskde.exceptions import ParameterError
+    from xfskde.orientation import orientation
+
+    pixels = CAMERA[:128, :128]
+    image_store = tmp_path / "image.zarr"
+    source = zarr.create_array(image_store, shape=(128, 128), chunks=(64, 64), dtype="uint8",
+                               dimension_names=("y", "x"))  # fmt: skip
+    source[...] = pixels
+    field = xfskde.local_fskde(xfskde.open_image(image_store), order=4)
+    refused = f"{image_store} is the image {image_store}: overwrite=True would replace what is "
+    with pytest.raises(ParameterError, match=refused):
+        xfskde.write_coefficients(field, image_store, overwrite=True)
+    with pytest.raises(ParameterError, match=refused):  # the accessor: the same writer
+        field.fskde.to_zarr(image_store, overwrite=True)
+    np.testing.assert_array_equal(xfskde.open_image(image_store).values, pixels)
+
+    tiff = tmp_path / "in.tif"
+    tifffile.imwrite(tiff, pixels, tile=(32, 32))
+    field = xfskde.local_fskde(xfskde.open_image(tiff, chunks=64), order=4)
+    with pytest.raises(ParameterError, match=f"{tiff} is the image {tiff}: "):
+        xfskde.write_coefficients(field, tiff, overwrite=True)
+    np.testing.assert_array_equal(tifffile.imread(tiff), pixels)
+
+    store = tmp_path / "field.zarr"
+    xfskde.write_coefficients(field, store)
+    stored = xfskde.open_coefficients(store)  # its attrs name in.tif: its graph, the store
+    expected = stored.values
+    with pytest.raises(ParameterError, match=f"{store} is the store {store}: "):
+        xfskde.write_ome_zarr({"orientation": orientation(stored)}, store, overwrite=True)
+    np.testing.assert_array_equal(xfskde.open_coefficients(store).values, expected)
+    assert store_status(store)["complete"]
+    # loaded into memory first, nothing is read as it is written: replaced as asked
+    loaded = stored.load()
+    assert xfskde.write_coefficients(loaded, store, overwrite=True, chunks=64) == 4
+    np.testing.assert_array_equal(xfskde.open_coefficients(store).values, expected)
+
+
 def test_of_two_writers_that_found_no_store_the_second_is_refused(tmp_path, capsys,
                                                                    monkeypatch):  # fmt: skip
     """Two runs started at once on the same new store both found nothing there; the second

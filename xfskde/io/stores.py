@@ -64,7 +64,7 @@ import numpy as np
 import xarray as xr
 import zarr
 from dask.base import tokenize
-from dask.highlevelgraph import HighLevelGraph
+from dask.highlevelgraph import HighLevelGraph, MaterializedLayer
 from fsspec.core import split_protocol
 from zarr.codecs import Crc32cCodec
 from zarr.core.buffer import default_buffer_prototype
@@ -122,6 +122,8 @@ _GRADIENT_DEFAULTS = {"gradient": "central", "gradient_scale": 1.0}
 _NOT_WRITTEN, _WRITTEN, _WRITTEN_EMPTY, _SKIPPED = 0, 1, 2, 3
 #: The array of a coefficient store.
 _VARIABLE = "fskde"
+#: The start of the name of the Dask arrays :func:`open_blocks` reads a store's arrays into.
+_OPENED = "xfskde-open-"
 
 
 class _InputFile(NamedTuple):
@@ -525,6 +527,52 @@ def _parameter_differences(stored: Any, params: str, shown: int = 4) -> str:
 # ----------------------------------------------------------------------------------- layout
 
 
+def refuse_replacing_inputs(store: Any, read: Sequence[tuple[str, Location]], option: str) -> None:
+    """Refuse to replace a store (``option``: ``--overwrite``, ``overwrite=True``) that is, or
+    holds, what is read to compute what is written there: ``read`` names each file or store
+    (``"input"``, ``"mask"``, ``"model"``) with its location. Replaced first, it would be
+    gone, or half gone, before it is read (a folder named as the output held the slide).
+
+    Raises
+    ------
+    ParameterError
+        Naming the store and what it is or holds.
+    """
+    if not isinstance(store, Location):
+        return
+    for what, where in read:
+        if store.holds(where):
+            relation = "is" if where.holds(store) else "holds"
+            raise ParameterError(
+                f"{store} {relation} the {what} {where}: {option} would replace what is "
+                "read to compute it; name another output"
+            )
+
+
+def _read_from(data: xr.DataArray) -> list[tuple[str, Location]]:
+    """What a lazy ``data`` reads as it is computed, as far as it records it, each named for
+    :func:`refuse_replacing_inputs`: the image it was opened from (``encoding["source"]``,
+    or the ``source`` its attrs record with its version), the mask file its attrs record
+    with its version (:data:`_INPUT_FILES`), and every store :func:`open_blocks` read into
+    its Dask graph (the maps of a stored field keep no attrs of the store). Data in memory
+    reads nothing."""
+    if data.chunks is None or not isinstance(data.data, da.Array):
+        return []
+    found = []
+    if isinstance(opened := data.encoding.get("source"), Location):
+        found.append(("image", opened))
+    for file in _INPUT_FILES:
+        if (name := _named_file(data.attrs, file)) is not None:
+            found.append((file.what, locate(name)))
+    layers = getattr(data.data.dask, "layers", {})
+    for layer_name, layer in layers.items():  # open_blocks's readers: one task each
+        if _OPENED in str(layer_name) and isinstance(layer, MaterializedLayer):
+            for value in layer.values():
+                if isinstance(value, _CheckedReader) and isinstance(value.store, Location):
+                    found.append(("store", value.store))
+    return found
+
+
 def refuse_foreign_folder(store: Any, option: str) -> None:
     """Refuse to replace a folder (a prefix) that holds files but no Zarr store: ``option``
     (``--overwrite``, ``overwrite=True``) replaces a store or a file written here, never the
@@ -923,7 +971,9 @@ def write_coefficients(
         ``mask_version``: :func:`input_changed`) is written again whole, with an
         :class:`~xfskde.exceptions.InputChangedWarning`.
     overwrite : bool
-        Replace an existing store (otherwise an existing store is an error unless ``resume``).
+        Replace an existing store (otherwise an existing store is an error unless ``resume``);
+        never one that is, or holds, what the lazy field is read from (the image it was opened
+        from, its mask file, a store :func:`open_blocks` read): that is refused.
     compute : bool
         False returns the Dask collection of block writes (compute it to write); the status is
         then set by :func:`finalize_store`. A computed write that fails (or is interrupted)
@@ -1045,7 +1095,10 @@ def write_blocks(
     DimensionError
         If ``data`` has fewer than two dims.
     ParameterError
-        For ``chunks`` that are not positive or an unknown ``compressors`` string.
+        For ``chunks`` that are not positive or an unknown ``compressors`` string; for
+        ``overwrite`` of a store that is, or holds, what the lazy ``data`` is read from (as
+        far as it records it: the image it was opened from, its mask file, a store
+        :func:`open_blocks` read), or of a folder of other files that is no Zarr store.
     StoreExistsError
         If the store exists and neither ``resume`` nor ``overwrite`` is set.
     StoreParametersError
@@ -1097,6 +1150,7 @@ def write_blocks(
             "overwrite=True to replace it"
         )
     if exists and overwrite:
+        refuse_replacing_inputs(store, _read_from(data), "overwrite=True")
         refuse_foreign_folder(store, "overwrite=True")
     fresh = not exists or overwrite
     kept: zarr.Array | None = None  # a store written again from a new input keeps its layout
@@ -1493,7 +1547,7 @@ def _checked_dask(
     return da.from_array(
         reader,
         chunks=tuple(int(c) for c in array.chunks),
-        name=f"xfskde-open-{path}-{tokenize(token, path)}",
+        name=f"{_OPENED}{path}-{tokenize(token, path)}",
         lock=False,
         fancy=False,
         meta=np.empty((0,) * array.ndim, variable.dtype),
