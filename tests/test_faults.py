@@ -1309,6 +1309,45 @@ def test_overwrite_through_the_api_never_replaces_what_the_data_reads(tmp_path):
     np.testing.assert_array_equal(xfskde.open_coefficients(store).values, expected)
 
 
+@pytest.mark.parametrize("output", ["labels.zarr", "labels.ome.zarr"])
+def test_a_resumed_segmentation_opens_its_store_once(tmp_path, capsys, monkeypatch, output):
+    """A resumed ``xfskde segment`` opened the store it finishes twice before writing: once
+    for the blocks it is written in, once more for the model it records (``read_model`` of
+    the path: the group, then the blocks again). It is opened once for both, and the resume
+    ends with the store an uninterrupted run writes."""
+    import xfskde.commands.segment as segment_command
+    import xfskde.segmentation.saved as saved
+
+    image, _ = random_textures((256, 256), seed=3)
+    tiff, store = tmp_path / "in.tif", tmp_path / output
+    tifffile.imwrite(tiff, (image * 255).astype(np.uint8), tile=(64, 64))  # 16 blocks
+    options = ["--textures", "2", "--chunks", "64", "--no-progress", "--scheduler", "synchronous"]
+    argv = ["segment", str(tiff), str(store), *options]
+    _dies_after(monkeypatch, 5)
+    assert main(argv) == 2
+    monkeypatch.undo()
+    assert store_status(store)["blocks_done"] == 5
+    opened = []
+
+    def counted(*args, **kwargs):
+        opened.append(str(args[0]))
+        return xfskde.io.stores.open_blocks(*args, **kwargs)
+
+    monkeypatch.setattr(segment_command, "open_blocks", counted)
+    monkeypatch.setattr(saved, "open_blocks", counted)
+    capsys.readouterr()
+    assert main([*argv, "--resume"]) == 0
+    said = capsys.readouterr()
+    assert said.err == "", said.err
+    assert opened == [str(store)]
+    monkeypatch.undo()
+    assert store_status(store)["complete"]
+    whole = tmp_path / f"whole-{output}"
+    assert main(["segment", str(tiff), str(whole), *options]) == 0
+    np.testing.assert_array_equal(xfskde.io.open_blocks(store).values,
+                                  xfskde.io.open_blocks(whole).values)  # fmt: skip
+
+
 def test_of_two_writers_that_found_no_store_the_second_is_refused(tmp_path, capsys,
                                                                    monkeypatch):  # fmt: skip
     """Two runs started at once on the same new store both found nothing there; the second
