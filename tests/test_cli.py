@@ -177,7 +177,7 @@ def test_overwrite_never_replaces_what_the_command_reads(tmp_path, capsys):
         assert main([*args, "--overwrite", "--no-progress"]) == 2
         err = capsys.readouterr().err
         assert " the input " in err or " the mask " in err, err
-        assert "--overwrite would replace what the command reads" in err
+        assert "--overwrite would replace what is read to compute it; name another output" in err
     assert sorted(p.name for p in project.iterdir()) == before
     assert (project / "notes.txt").read_text() == "mine"
     assert xfskde.open_coefficients(tmp_path / "in.zarr").shape == (48, 48, 3)

@@ -1165,6 +1165,189 @@ def test_a_resume_from_another_file_is_refused_not_written_over(tmp_path, capsys
     assert said.err == "" and "out.zarr is complete already: nothing computed" in said.out
 
 
+def _png_mask(path: Path, foreground: np.ndarray) -> Path:
+    """A mask drawn as an 8-bit PNG (255: foreground), written by PIL."""
+    from PIL import Image
+
+    Image.fromarray(np.where(foreground, 255, 0).astype(np.uint8)).save(path)
+    return path
+
+
+@pytest.mark.parametrize("command", ["coefficients", "maps"])
+def test_a_resume_with_another_mask_file_is_refused_not_written_over(
+    tmp_path, capsys, monkeypatch, command
+):
+    """A run cut short with ``--mask a.png`` and resumed with ``--mask b.png`` was taken for
+    another version of the store's mask: a warning, and every block computed again with the
+    other mask. Another mask file is refused like another input file, in one line naming
+    both, and the store is left as it is; the same mask named from its own folder resumes
+    only the missing blocks, and ``--mask auto`` on both runs resumes too."""
+    tiff = tmp_path / "in.tif"
+    tifffile.imwrite(tiff, CAMERA[:256, :256], tile=(32, 32))
+    inner = np.zeros((256, 256), bool)
+    inner[40:220, 40:220] = True
+    first = _png_mask(tmp_path / "a.png", inner)
+    second = _png_mask(tmp_path / "b.png", ~inner)
+    store = tmp_path / ("out.ome.zarr" if command == "maps" else "out.zarr")
+    options = [*ARGS, "--scheduler", "synchronous"]
+    if command == "maps":  # an OME-Zarr image's blocks are 64 pixels at the least
+        options += ["--chunks", "64"]
+    argv = [command, str(tiff), str(store), *options]
+    _dies_after(monkeypatch, 5)
+    assert main([*argv, "--mask", str(first)]) == 2
+    monkeypatch.undo()
+    record = block_record(store)
+    assert int((record > 0).sum()) == 5
+    capsys.readouterr()
+    assert main([*argv, "--mask", str(second), "--resume"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == [
+        f"xfskde {command}: error: cannot resume {store}: it was computed with the mask "
+        f"{first}, not {second} (a resume finishes a store with its own mask); resume with "
+        f"--mask {first}, or pass --overwrite to start again with {second}"
+    ]
+    np.testing.assert_array_equal(block_record(store), record)  # nothing written
+    monkeypatch.chdir(tmp_path)  # the same mask, named from its own folder
+    assert main([*argv, "--mask", "a.png", "--resume"]) == 0
+    said = capsys.readouterr()
+    assert "warning" not in said.err, said.err
+    assert store_status(store)["complete"]
+    reference = tmp_path / ("whole.ome.zarr" if command == "maps" else "whole.zarr")
+    assert main([command, str(tiff), str(reference), *options, "--mask", str(first)]) == 0
+    np.testing.assert_array_equal(xfskde.io.open_blocks(store).values,
+                                  xfskde.io.open_blocks(reference).values)  # fmt: skip
+    # through the API: a field computed with another mask file is refused too
+    if command == "coefficients":
+        image = xfskde.open_image(tiff, chunks=32)
+        field = xfskde.local_fskde(image, order=4, window="box", size=5, mask=str(second))
+        with pytest.raises(xfskde.exceptions.StoreParametersError, match="with the mask "):
+            xfskde.write_coefficients(field, store, resume=True)
+    # --mask auto on both runs: no file, nothing refused; the resume finishes the store
+    auto = tmp_path / ("auto.ome.zarr" if command == "maps" else "auto.zarr")
+    argv = [command, str(tiff), str(auto), *options, "--mask", "auto"]
+    _dies_after(monkeypatch, 5)
+    assert main(argv) == 2
+    monkeypatch.undo()
+    capsys.readouterr()
+    assert main([*argv, "--resume"]) == 0
+    assert store_status(auto)["complete"]
+    assert "computed again" not in capsys.readouterr().err
+
+
+def test_a_segmentation_resumed_with_another_mask_file_is_refused(tmp_path, capsys):
+    """``xfskde segment --resume`` with another ``--mask`` file than the store's fitted the
+    model again on the other mask and wrote every block again, with a warning that took the
+    other file for another version of the mask. It is refused in one line naming both masks,
+    and the labels are left as they are."""
+    image, _ = random_textures((128, 128), seed=3)
+    tiff, store = tmp_path / "in.tif", tmp_path / "labels.zarr"
+    tifffile.imwrite(tiff, (image * 255).astype(np.uint8))
+    left = np.zeros((128, 128), bool)
+    left[:, :80] = True
+    first = _png_mask(tmp_path / "a.png", left)
+    second = _png_mask(tmp_path / "b.png", ~left)
+    argv = ["segment", str(tiff), str(store), "--textures", "2", "--no-progress"]
+    assert main([*argv, "--mask", str(first)]) == 0
+    labels = xfskde.io.open_blocks(store).values
+    assert (labels[:, 80:] == 0).all() and (labels[:, :80] > 0).all()
+    capsys.readouterr()
+    assert main([*argv, "--mask", str(second), "--resume"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == [
+        f"xfskde segment: error: cannot resume {store}: it was computed with the mask {first}, "
+        f"not {second} (a resume finishes a store with its own mask); resume with --mask "
+        f"{first}, or pass --overwrite to start again with {second}"
+    ]
+    np.testing.assert_array_equal(xfskde.io.open_blocks(store).values, labels)
+    assert main([*argv, "--mask", str(first), "--resume"]) == 0
+    said = capsys.readouterr()
+    assert said.err == "" and "0 of 1 blocks computed" in said.out, said
+
+
+def test_overwrite_through_the_api_never_replaces_what_the_data_reads(tmp_path):
+    """``overwrite=True`` into the store (or file) the lazy data is read from cleared it
+    before a block was read: a field of a Zarr image written over that image, a field of a
+    TIFF written over the TIFF, the maps of a stored field written over the field — each
+    input was gone, and the write failed reading it (or stopped with a damaged store). The
+    store writer, which every writer of the API and the command line goes through, refuses
+    it in one line and touches nothing; data already in memory reads nothing, and replaces
+    the store it was loaded from."""
+    from xfskde.exceptions import ParameterError
+    from xfskde.orientation import orientation
+
+    pixels = CAMERA[:128, :128]
+    image_store = tmp_path / "image.zarr"
+    source = zarr.create_array(image_store, shape=(128, 128), chunks=(64, 64), dtype="uint8",
+                               dimension_names=("y", "x"))  # fmt: skip
+    source[...] = pixels
+    field = xfskde.local_fskde(xfskde.open_image(image_store), order=4)
+    refused = f"{image_store} is the image {image_store}: overwrite=True would replace what is "
+    with pytest.raises(ParameterError, match=refused):
+        xfskde.write_coefficients(field, image_store, overwrite=True)
+    with pytest.raises(ParameterError, match=refused):  # the accessor: the same writer
+        field.fskde.to_zarr(image_store, overwrite=True)
+    np.testing.assert_array_equal(xfskde.open_image(image_store).values, pixels)
+
+    tiff = tmp_path / "in.tif"
+    tifffile.imwrite(tiff, pixels, tile=(32, 32))
+    field = xfskde.local_fskde(xfskde.open_image(tiff, chunks=64), order=4)
+    with pytest.raises(ParameterError, match=f"{tiff} is the image {tiff}: "):
+        xfskde.write_coefficients(field, tiff, overwrite=True)
+    np.testing.assert_array_equal(tifffile.imread(tiff), pixels)
+
+    store = tmp_path / "field.zarr"
+    xfskde.write_coefficients(field, store)
+    stored = xfskde.open_coefficients(store)  # its attrs name in.tif: its graph, the store
+    expected = stored.values
+    with pytest.raises(ParameterError, match=f"{store} is the store {store}: "):
+        xfskde.write_ome_zarr({"orientation": orientation(stored)}, store, overwrite=True)
+    np.testing.assert_array_equal(xfskde.open_coefficients(store).values, expected)
+    assert store_status(store)["complete"]
+    # loaded into memory first, nothing is read as it is written: replaced as asked
+    loaded = stored.load()
+    assert xfskde.write_coefficients(loaded, store, overwrite=True, chunks=64) == 4
+    np.testing.assert_array_equal(xfskde.open_coefficients(store).values, expected)
+
+
+@pytest.mark.parametrize("output", ["labels.zarr", "labels.ome.zarr"])
+def test_a_resumed_segmentation_opens_its_store_once(tmp_path, capsys, monkeypatch, output):
+    """A resumed ``xfskde segment`` opened the store it finishes twice before writing: once
+    for the blocks it is written in, once more for the model it records (``read_model`` of
+    the path: the group, then the blocks again). It is opened once for both, and the resume
+    ends with the store an uninterrupted run writes."""
+    import xfskde.commands.segment as segment_command
+    import xfskde.segmentation.saved as saved
+
+    image, _ = random_textures((256, 256), seed=3)
+    tiff, store = tmp_path / "in.tif", tmp_path / output
+    tifffile.imwrite(tiff, (image * 255).astype(np.uint8), tile=(64, 64))  # 16 blocks
+    options = ["--textures", "2", "--chunks", "64", "--no-progress", "--scheduler", "synchronous"]
+    argv = ["segment", str(tiff), str(store), *options]
+    _dies_after(monkeypatch, 5)
+    assert main(argv) == 2
+    monkeypatch.undo()
+    assert store_status(store)["blocks_done"] == 5
+    opened = []
+
+    def counted(*args, **kwargs):
+        opened.append(str(args[0]))
+        return xfskde.io.stores.open_blocks(*args, **kwargs)
+
+    monkeypatch.setattr(segment_command, "open_blocks", counted)
+    monkeypatch.setattr(saved, "open_blocks", counted)
+    capsys.readouterr()
+    assert main([*argv, "--resume"]) == 0
+    said = capsys.readouterr()
+    assert said.err == "", said.err
+    assert opened == [str(store)]
+    monkeypatch.undo()
+    assert store_status(store)["complete"]
+    whole = tmp_path / f"whole-{output}"
+    assert main(["segment", str(tiff), str(whole), *options]) == 0
+    np.testing.assert_array_equal(xfskde.io.open_blocks(store).values,
+                                  xfskde.io.open_blocks(whole).values)  # fmt: skip
+
+
 def test_of_two_writers_that_found_no_store_the_second_is_refused(tmp_path, capsys,
                                                                    monkeypatch):  # fmt: skip
     """Two runs started at once on the same new store both found nothing there; the second

@@ -33,7 +33,7 @@ from ..io import locate, open_image, store_status
 from ..io.geojson import WRITTEN_VECTOR_FORMATS, geopackage_layers, labels_layer
 from ..io.images import parse_plane
 from ..io.omezarr import check_ome_zarr_grid
-from ..io.stores import refuse_foreign_folder
+from ..io.stores import refuse_foreign_folder, refuse_replacing_inputs
 from ..lazy import DEFAULT_CHUNK
 from ..local import LocalParameters
 from ..masks import METHODS as MASK_METHODS
@@ -848,20 +848,22 @@ def refuse_replacing(args: argparse.Namespace) -> None:
     reads (the input image, a mask file, a model's result: the store was cleared before the
     image was read, and a folder named as the output went with the slide in it), and where
     it is a folder that is no Zarr store (the user's files, which nothing xfskde writes
-    replaces)."""
+    replaces).
+
+    The store writer refuses the same of what the data records it reads
+    (:func:`xfskde.io.stores.refuse_replacing_inputs`, one comparison for both); this check
+    comes first, before the fit and the first read, and covers what the data does not
+    record or never reaches the store writer: a ``--model`` result, and the outputs written
+    as one file (a GeoTIFF, a PNG, GeoJSON)."""
     out = locate(args.output)
-    read = {"input": args.input, "mask": getattr(args, "mask", None),
-            "model": getattr(args, "model", None)}  # fmt: skip
-    for what, given in read.items():
-        if given is None or (what == "mask" and str(given) in ("none", *MASK_METHODS)):
-            continue
-        read_at = locate(given)
-        if out.holds(read_at):
-            relation = "is" if read_at == out else "holds"
-            raise ParameterError(
-                f"{args.output} {relation} the {what} {given}: --overwrite would replace what "
-                "the command reads; name another output"
-            )
+    given = {"input": args.input, "mask": getattr(args, "mask", None),
+             "model": getattr(args, "model", None)}  # fmt: skip
+    read = [
+        (what, locate(path))
+        for what, path in given.items()
+        if path is not None and not (what == "mask" and str(path) in ("none", *MASK_METHODS))
+    ]
+    refuse_replacing_inputs(out, read, "--overwrite")
     refuse_foreign_folder(out, "--overwrite")
 
 

@@ -255,7 +255,8 @@ def run(args: argparse.Namespace) -> int:
         _refuse_unreachable_scale(image, model, args)
     if model is not None and args.level is None and args.mpp is None:
         image = _at_model_scale(image, model, args, halo)
-    image = _in_blocks(image, args, halo, auto_chunks)
+    resumed = _resumed_store(args)  # opened once: its blocks now, its model after the fit
+    image = _in_blocks(image, resumed, args, halo, auto_chunks)
     refuse_ome_zarr_grid(image, args, always=False)
     if is_geojson(out) or is_vector(out):  # before the fit
         refuse_gcp_regions(image)
@@ -272,7 +273,7 @@ def run(args: argparse.Namespace) -> int:
         mask = resolve_mask(args.mask, image, margin=MASK_MARGIN, classes=args.mask_classes)
         if model is None:
             model = fit_textures(image, args.textures, **options, mask=mask, nodata=args.nodata)
-            model = _as_resumed(model, args)
+            model = _as_resumed(model, resumed)
         if is_ome_zarr(out):
             written = _write_ome_zarr(model, image, mask, args)
         elif is_ome_tiff(out):  # the OME-Zarr image, written beside it, as one file
@@ -333,18 +334,19 @@ def _resuming(args: argparse.Namespace) -> bool:
     return args.resume and not is_file_output(args.output) and output_exists(args.output)
 
 
-def _as_resumed(model: Any, args: argparse.Namespace) -> Any:
-    """The model the store that ``--resume`` finishes records, where ``model``, fitted again
-    from the same options, is the same fit up to another machine's arithmetic
-    (:func:`.segmentation.saved.same_fit`): a store begun on threads and resumed on a
-    cluster's workers, whose BLAS took other kernels, was refused as "written with other
-    parameters (endmembers; unmixing_vectors)" for differences of 1e-8. Otherwise ``model``,
-    which the store's parameters then refuse, naming what differs."""
-    if not _resuming(args):
+def _as_resumed(model: Any, resumed: xr.DataArray | None) -> Any:
+    """The model the store that ``--resume`` finishes records (``resumed``, the store's data
+    as :func:`_resumed_store` opened it: its attrs hold the model, an OME-Zarr image's level 0
+    too), where ``model``, fitted again from the same options, is the same fit up to another
+    machine's arithmetic (:func:`.segmentation.saved.same_fit`): a store begun on threads and
+    resumed on a cluster's workers, whose BLAS took other kernels, was refused as "written
+    with other parameters (endmembers; unmixing_vectors)" for differences of 1e-8. Otherwise
+    ``model``, which the store's parameters then refuse, naming what differs."""
+    if resumed is None:
         return model
     try:
-        recorded = read_model(args.output)
-    except (XfskdeError, OSError, KeyError, ValueError):  # no model there: the store refuses
+        recorded = read_model(resumed)
+    except (XfskdeError, KeyError, ValueError):  # no model there: the store refuses
         return model
     return recorded if same_fit(model, recorded) else model
 
@@ -450,14 +452,18 @@ def _at_model_scale(image: Any, model: Any, args: argparse.Namespace, halo: int)
 
 
 def _in_blocks(
-    image: xr.DataArray, args: argparse.Namespace, halo: int, auto: bool
+    image: xr.DataArray,
+    resumed: xr.DataArray | None,
+    args: argparse.Namespace,
+    halo: int,
+    auto: bool,
 ) -> xr.DataArray:
-    """The image in the blocks it is segmented in: those of the store that ``--resume``
-    finishes (with ``--chunks auto``: the store is written block by block, so a resume
-    computes the store's own blocks), else :func:`_in_large_blocks` for
+    """The image in the blocks it is segmented in: those of ``resumed``, the store that
+    ``--resume`` finishes (with ``--chunks auto``: the store is written block by block, so a
+    resume computes the store's own blocks), else :func:`_in_large_blocks` for
     ``--chunks auto``. A resume with a ``--chunks`` that gives other blocks than the store's
     is refused, naming them."""
-    written = _resumed_blocks(args)
+    written = _written_blocks(resumed)
     shape = (image.sizes["y"], image.sizes["x"])
     if written is None or tuple(map(sum, written)) != shape:  # the writer refuses a new shape
         return _in_large_blocks(image, halo) if auto else image
@@ -473,19 +479,25 @@ def _in_blocks(
     return image
 
 
-def _resumed_blocks(args: argparse.Namespace) -> tuple[tuple[int, ...], ...] | None:
-    """The (row, column) chunks of the store that ``--resume`` finishes, if it is one of
-    xfskde's Zarr or OME-Zarr stores; None otherwise (nothing to resume, or a store the
-    writer refuses with its own message)."""
+def _resumed_store(args: argparse.Namespace) -> xr.DataArray | None:
+    """The data of the store that ``--resume`` finishes, lazily, if it is one of xfskde's
+    Zarr or OME-Zarr stores (its level 0), opened once for the blocks it is written in and
+    the model it records; None otherwise (nothing to resume, or a store the writer refuses
+    with its own message)."""
     if not _resuming(args):
         return None
     try:
-        written = open_blocks(args.output, allow_incomplete=True)
+        return open_blocks(args.output, allow_incomplete=True)
     except (OSError, ValueError, KeyError, XfskdeError):
         return None
-    if "y" not in written.dims or "x" not in written.dims:
+
+
+def _written_blocks(resumed: xr.DataArray | None) -> tuple[tuple[int, ...], ...] | None:
+    """The (row, column) chunks of the store that ``--resume`` finishes (``resumed``, as
+    :func:`_resumed_store` opened it); None without one, or for one without y and x dims."""
+    if resumed is None or "y" not in resumed.dims or "x" not in resumed.dims:
         return None
-    chunks = dict(zip(written.dims, written.data.chunks, strict=True))
+    chunks = dict(zip(resumed.dims, resumed.data.chunks, strict=True))
     return chunks["y"], chunks["x"]
 
 

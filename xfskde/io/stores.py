@@ -64,7 +64,7 @@ import numpy as np
 import xarray as xr
 import zarr
 from dask.base import tokenize
-from dask.highlevelgraph import HighLevelGraph
+from dask.highlevelgraph import HighLevelGraph, MaterializedLayer
 from fsspec.core import split_protocol
 from zarr.codecs import Crc32cCodec
 from zarr.core.buffer import default_buffer_prototype
@@ -116,16 +116,37 @@ _DIMS_KEY = "xfskde_dims"
 _COORDS_KEY = "xfskde_coordinates_sha256"
 #: The attrs of a field's gradient operator, and their values before they were recorded.
 _GRADIENT_DEFAULTS = {"gradient": "central", "gradient_scale": 1.0}
-#: Attrs naming the version of an input file (:meth:`Location.version`), and what the input
-#: is: compared apart from the parameters, since blocks computed from another version of the
-#: input are not wrong parameters but other pixels — a resume then writes every block again.
-_INPUT_VERSIONS = {"source_version": "its image", "mask_version": "its mask"}
 #: Entries of the record: not written; written; written, no value but 0 or NaN (no gradient
 #: or no data anywhere in the block);
 #: written as the fill of a block with no foreground, which was neither read nor computed.
 _NOT_WRITTEN, _WRITTEN, _WRITTEN_EMPTY, _SKIPPED = 0, 1, 2, 3
 #: The array of a coefficient store.
 _VARIABLE = "fskde"
+#: The start of the name of the Dask arrays :func:`open_blocks` reads a store's arrays into.
+_OPENED = "xfskde-open-"
+
+
+class _InputFile(NamedTuple):
+    """A file the data is read from, as its attrs record it."""
+
+    #: what a refusal calls it
+    what: str
+    #: the attr naming it: an absolute path or a URL (the same file named from another
+    #: working directory is the same)
+    name: str
+    #: the attr of its version (:meth:`Location.version`), recorded for a file only (a mask
+    #: made by a method, or given as an array, records a description and no version)
+    version: str
+
+
+#: The input files a store's parameters record. Their versions are compared apart from the
+#: parameters, since blocks computed from another version of the same file are not wrong
+#: parameters but other pixels: a resume then writes every block again (:func:`_changed_input`).
+#: Another file is refused, not written over (:func:`_other_file`).
+_INPUT_FILES = (
+    _InputFile("image", "source", "source_version"),
+    _InputFile("mask", "mask", "mask_version"),
+)
 
 
 class _Default(str):
@@ -329,7 +350,7 @@ def _compared_parameters(stored: Any, params: str) -> tuple[Any, dict[str, Any]]
     old, new = _recorded(stored, params)
     if old is None:
         return None, new
-    for key in _INPUT_VERSIONS:  # compared by _changed_input
+    for key in (file.version for file in _INPUT_FILES):  # compared by _changed_input
         new.pop(key, None)
         if isinstance(old, dict):
             old.pop(key, None)
@@ -342,34 +363,66 @@ def _compared_parameters(stored: Any, params: str) -> tuple[Any, dict[str, Any]]
     return old, new
 
 
+def _named_file(record: dict[str, Any], file: _InputFile) -> str | None:
+    """The path or URL of ``file`` in a record of parameters, where it names a file (its
+    version is recorded too); else None."""
+    name = record.get(file.name)
+    return name if isinstance(name, str) and file.version in record else None
+
+
 def _changed_input(stored: Any, params: str) -> str | None:
-    """Which input (:data:`_INPUT_VERSIONS`) is of another version than the one a store's
-    recorded parameters name, with both versions; None when every input recorded on both
-    sides is the same (an array in memory records none: it is the caller's to keep)."""
+    """Which input file (:data:`_INPUT_FILES`) is of another version than the one a store's
+    recorded parameters name, with both versions; None when every input file recorded on
+    both sides is the same (an array in memory records none: it is the caller's to keep).
+    Another file is not another version: :func:`_other_file`'s."""
     old, new = _recorded(stored, params)
     if not isinstance(old, dict):
         return None
     changed = [
-        f"{what} ({old[key]} then, {new[key]} now)"
-        for key, what in _INPUT_VERSIONS.items()
-        if key in old and key in new and old[key] != new[key]
+        f"its {file.what} ({old[file.version]} then, {new[file.version]} now)"
+        for file in _INPUT_FILES
+        if _named_file(old, file) is not None
+        and _named_file(old, file) == _named_file(new, file)
+        and old[file.version] != new[file.version]
     ]
     return " and ".join(changed) or None
 
 
-def _other_source(stored: Any, params: str) -> tuple[str, str] | None:
-    """``(then, now)``: the input file a store was begun from and another one the data is read
-    from now, both as recorded (``source``: an absolute path or a URL, so the same file named
-    from another working directory is the same); None when they are the same or either is not
-    recorded. Another version of the *same* file is :func:`_changed_input`'s: that store is
-    written again; another file is refused, not written over."""
+def _other_file(stored: Any, params: str) -> tuple[_InputFile, str, str] | None:
+    """``(file, then, now)``: an input file (:data:`_INPUT_FILES`: the image, the mask) a
+    store was begun from and another one the data is read from now, both as recorded; None
+    when each is the same, or is not a file on either side (a mask made by a method, or none:
+    the parameters differ, and :func:`_refuse_other_parameters` says so). Another version of
+    the *same* file is :func:`_changed_input`'s: that store is written again; another file
+    is refused, not written over."""
     old, new = _recorded(stored, params)
     if not isinstance(old, dict):
         return None
-    then, now = old.get("source"), new.get("source")
-    if not isinstance(then, str) or not isinstance(now, str) or then == now:
-        return None
-    return then, now
+    for file in _INPUT_FILES:
+        then, now = _named_file(old, file), _named_file(new, file)
+        if then is not None and now is not None and then != now:
+            return file, then, now
+    return None
+
+
+def _refuse_other_files(store: Any, group: zarr.Group, params: str) -> None:
+    """Refuse to resume a store begun from another input file or mask file than the data's
+    (:func:`_other_file`), naming both: a resume finishes a store from its own files."""
+    other = _other_file(group.attrs.get(_PARAMETERS_ATTR), params)
+    if other is None:
+        return
+    file, then, now = other
+    if file.what == "image":
+        raise StoreParametersError(
+            f"cannot resume {store}: it was computed from {then}, not {now} (a resume "
+            "finishes a store from its own input); pass overwrite=True to start again from "
+            f"{now}, or name another store"
+        )
+    raise StoreParametersError(
+        f"cannot resume {store}: it was computed with the {file.what} {then}, not {now} (a "
+        f"resume finishes a store with its own {file.what}); resume with "
+        f"{file.name}={then!r}, or pass overwrite=True to start again with {now}"
+    )
 
 
 def source_changed(attrs: Any) -> tuple[str, str, str] | None:
@@ -472,6 +525,52 @@ def _parameter_differences(stored: Any, params: str, shown: int = 4) -> str:
 
 
 # ----------------------------------------------------------------------------------- layout
+
+
+def refuse_replacing_inputs(store: Any, read: Sequence[tuple[str, Location]], option: str) -> None:
+    """Refuse to replace a store (``option``: ``--overwrite``, ``overwrite=True``) that is, or
+    holds, what is read to compute what is written there: ``read`` names each file or store
+    (``"input"``, ``"mask"``, ``"model"``) with its location. Replaced first, it would be
+    gone, or half gone, before it is read (a folder named as the output held the slide).
+
+    Raises
+    ------
+    ParameterError
+        Naming the store and what it is or holds.
+    """
+    if not isinstance(store, Location):
+        return
+    for what, where in read:
+        if store.holds(where):
+            relation = "is" if where.holds(store) else "holds"
+            raise ParameterError(
+                f"{store} {relation} the {what} {where}: {option} would replace what is "
+                "read to compute it; name another output"
+            )
+
+
+def _read_from(data: xr.DataArray) -> list[tuple[str, Location]]:
+    """What a lazy ``data`` reads as it is computed, as far as it records it, each named for
+    :func:`refuse_replacing_inputs`: the image it was opened from (``encoding["source"]``,
+    or the ``source`` its attrs record with its version), the mask file its attrs record
+    with its version (:data:`_INPUT_FILES`), and every store :func:`open_blocks` read into
+    its Dask graph (the maps of a stored field keep no attrs of the store). Data in memory
+    reads nothing."""
+    if data.chunks is None or not isinstance(data.data, da.Array):
+        return []
+    found = []
+    if isinstance(opened := data.encoding.get("source"), Location):
+        found.append(("image", opened))
+    for file in _INPUT_FILES:
+        if (name := _named_file(data.attrs, file)) is not None:
+            found.append((file.what, locate(name)))
+    layers = getattr(data.data.dask, "layers", {})
+    for layer_name, layer in layers.items():  # open_blocks's readers: one task each
+        if _OPENED in str(layer_name) and isinstance(layer, MaterializedLayer):
+            for value in layer.values():
+                if isinstance(value, _CheckedReader) and isinstance(value.store, Location):
+                    found.append(("store", value.store))
+    return found
 
 
 def refuse_foreign_folder(store: Any, option: str) -> None:
@@ -644,20 +743,22 @@ def _refuse_other_parameters(store: Any, group: zarr.Group, params: str) -> None
 
 
 def refuse_other_parameters(data: xr.DataArray, store: Any) -> None:
-    """Refuse to resume ``store`` with ``data`` when the store was written with other
-    parameters, shape, dims, coordinates or attributes — what :func:`write_blocks` checks on
-    resume — for a writer that leaves a complete store as it is without calling it (an
-    OME-Zarr image: :func:`xfskde.io.write_ome_zarr`).
+    """Refuse to resume ``store`` with ``data`` when the store was begun from another input
+    or mask file, or written with other parameters, shape, dims, coordinates or attributes —
+    what :func:`write_blocks` checks on resume — for a writer that leaves a complete store as
+    it is without calling it (an OME-Zarr image: :func:`xfskde.io.write_ome_zarr`).
 
     Raises
     ------
     StoreParametersError
-        Naming what differs.
+        Naming the other file, or what differs.
     FileNotFoundError, StoreFormatError
         As :func:`store_status`.
     """
     store = store_target(store)
-    _refuse_other_parameters(store, _open_group(store, "store"), _parameters(data))
+    group, params = _open_group(store, "store"), _parameters(data)
+    _refuse_other_files(store, group, params)
+    _refuse_other_parameters(store, group, params)
 
 
 def _refuse_cut_layout(store: Any, group: zarr.Group) -> None:
@@ -864,12 +965,15 @@ def write_coefficients(
         store's (shape, dtype, dims, coordinates, attributes); the chunks and the codecs are
         the store's own (``chunks`` and ``compressors`` may be left out, and others are
         refused), whatever the field's Dask chunks. It is refused for a store begun from
-        another input file (its ``source``). A store in which no block was written yet is
-        started again, with any parameters; one begun from another version of the field's
-        input file (its ``source_version``, :func:`input_changed`) is written again whole,
-        with an :class:`~xfskde.exceptions.InputChangedWarning`.
+        another input file or mask file (its ``source``, its ``mask``). A store in which no
+        block was written yet is started again, with any parameters; one begun from another
+        version of the field's input file or mask file (its ``source_version``,
+        ``mask_version``: :func:`input_changed`) is written again whole, with an
+        :class:`~xfskde.exceptions.InputChangedWarning`.
     overwrite : bool
-        Replace an existing store (otherwise an existing store is an error unless ``resume``).
+        Replace an existing store (otherwise an existing store is an error unless ``resume``);
+        never one that is, or holds, what the lazy field is read from (the image it was opened
+        from, its mask file, a store :func:`open_blocks` read): that is refused.
     compute : bool
         False returns the Dask collection of block writes (compute it to write); the status is
         then set by :func:`finalize_store`. A computed write that fails (or is interrupted)
@@ -991,13 +1095,16 @@ def write_blocks(
     DimensionError
         If ``data`` has fewer than two dims.
     ParameterError
-        For ``chunks`` that are not positive or an unknown ``compressors`` string.
+        For ``chunks`` that are not positive or an unknown ``compressors`` string; for
+        ``overwrite`` of a store that is, or holds, what the lazy ``data`` is read from (as
+        far as it records it: the image it was opened from, its mask file, a store
+        :func:`open_blocks` read), or of a folder of other files that is no Zarr store.
     StoreExistsError
         If the store exists and neither ``resume`` nor ``overwrite`` is set.
     StoreParametersError
         If ``resume`` meets a store written with other parameters, shape, dtype, dims or
-        coordinates, or from another input file (its recorded ``source``), or is given chunks
-        or compressors other than the store's.
+        coordinates, or from another input or mask file (its recorded ``source`` or
+        ``mask``), or is given chunks or compressors other than the store's.
     StoreFormatError
         If ``resume`` meets something that is not a Zarr store.
 
@@ -1043,6 +1150,7 @@ def write_blocks(
             "overwrite=True to replace it"
         )
     if exists and overwrite:
+        refuse_replacing_inputs(store, _read_from(data), "overwrite=True")
         refuse_foreign_folder(store, "overwrite=True")
     fresh = not exists or overwrite
     kept: zarr.Array | None = None  # a store written again from a new input keeps its layout
@@ -1064,31 +1172,28 @@ def write_blocks(
             )
         elif not (written := _read_record(group)[0] > 0).any():
             fresh = True  # nothing was written: start again, with whatever parameters
-        elif (other := _other_source(group.attrs.get(_PARAMETERS_ATTR), params)) is not None:
-            then, now = other
-            raise StoreParametersError(
-                f"cannot resume {store}: it was computed from {then}, not {now} (a resume "
-                "finishes a store from its own input); pass overwrite=True to start again from "
-                f"{now}, or name another store"
-            )
-        elif (changed := _changed_input(group.attrs.get(_PARAMETERS_ATTR), params)) is not None:
-            # its blocks came from other pixels: none of them is kept (the input was replaced,
-            # or repaired after a failed read: either way, only a whole new write is sure)
-            warnings.warn(
-                f"{store} was begun from another version of {changed}: "
-                + (
-                    "its one written block is"
-                    if written.sum() == 1
-                    else f"its {int(written.sum())} written blocks are"
-                )
-                + " computed again",
-                InputChangedWarning,
-                stacklevel=find_stack_level(),
-            )
-            fresh, kept = True, group[name]
         else:
-            _refuse_other_parameters(store, group, params)
-            _forget_lost_chunks(store, group, name)
+            _refuse_other_files(store, group, params)  # another image or mask file
+            changed = _changed_input(group.attrs.get(_PARAMETERS_ATTR), params)
+            if changed is not None:
+                # its blocks came from other pixels: none of them is kept (the file was
+                # replaced, or repaired after a failed read: either way, only a whole new
+                # write is sure)
+                warnings.warn(
+                    f"{store} was begun from another version of {changed}: "
+                    + (
+                        "its one written block is"
+                        if written.sum() == 1
+                        else f"its {int(written.sum())} written blocks are"
+                    )
+                    + " computed again",
+                    InputChangedWarning,
+                    stacklevel=find_stack_level(),
+                )
+                fresh, kept = True, group[name]
+            else:
+                _refuse_other_parameters(store, group, params)
+                _forget_lost_chunks(store, group, name)
     if kept is not None and chunks is None:  # the chunks and codecs it was begun with
         stored_y, stored_x = _array_spatial(kept)
         cy, cx = int(kept.chunks[stored_y]), int(kept.chunks[stored_x])
@@ -1442,7 +1547,7 @@ def _checked_dask(
     return da.from_array(
         reader,
         chunks=tuple(int(c) for c in array.chunks),
-        name=f"xfskde-open-{path}-{tokenize(token, path)}",
+        name=f"{_OPENED}{path}-{tokenize(token, path)}",
         lock=False,
         fancy=False,
         meta=np.empty((0,) * array.ndim, variable.dtype),
