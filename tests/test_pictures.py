@@ -96,3 +96,94 @@ def test_a_loaded_tiff_picture_whose_file_is_gone_is_refused(tmp_path):
     refused = r"^the TIFF picture was loaded before it was given .* ImageOps.exif_transpose"
     with pytest.raises(ImageReadError, match=refused + r"\(picture\) to read it as it is shown$"):
         xfskde.open_image(picture)
+
+
+def test_a_cmyk_tiff_is_read_as_rgb_as_pillow_converts_it(tmp_path, capsys):
+    """A CMYK TIFF (Photometric Separated, a print file) was read as four channels of ink by
+    path, where its PIL picture and a CMYK JPEG are read as RGB: its gradients those of inks,
+    K a fourth colour. It is read as RGB now, by Pillow's conversion (R = (1 - C)(1 - K) of
+    full scale, to Pillow's rounding), interleaved or planar, of 8 or 16 bits, its alpha kept
+    as an alpha; inks other than CMYK are refused in one line."""
+    from PIL import Image
+
+    from xfskde.cli import main
+
+    rgb = data.astronaut()[::8, ::8]
+    ink = np.dstack([255 - rgb, (np.arange(64) * 4).astype(np.uint8)[None, :].repeat(64, 0)])
+    path = tmp_path / "print.tif"
+    tifffile.imwrite(path, ink, photometric="separated")
+    with Image.open(path) as picture:
+        assert picture.mode == "CMYK"
+        expected = np.asarray(picture.convert("RGB"))
+    image = xfskde.open_image(path)
+    assert image.sizes == {"y": 64, "x": 64, "c": 3} and image.dtype == np.uint8
+    np.testing.assert_array_equal(image.values, expected)
+    np.testing.assert_array_equal(image.values[:, 0], rgb[:, 0])  # no black ink: the colours
+    assert "CMYK (Separated): read as RGB" in image.attrs["source_photometric"]
+    assert "ICC profile is not applied" in image.attrs["source_photometric"]
+    planar = tmp_path / "planar.tif"
+    tifffile.imwrite(planar, np.moveaxis(ink, -1, 0), photometric="separated",
+                     planarconfig="separate")  # fmt: skip
+    np.testing.assert_array_equal(xfskde.open_image(planar).transpose("y", "x", "c"), expected)
+    deep = tmp_path / "deep.tif"
+    tifffile.imwrite(deep, ink.astype(np.uint16) * 257, photometric="separated")
+    np.testing.assert_allclose(xfskde.open_image(deep).values / 257, expected, atol=1)
+    opacity = np.full((64, 64), 255, np.uint8)
+    opacity[:, :8] = 0
+    cut = tmp_path / "cut.tif"
+    tifffile.imwrite(cut, np.dstack([ink, opacity]), photometric="separated", extrasamples=[2])
+    values = xfskde.open_image(cut).values
+    assert values.shape == (64, 64, 3) and np.isnan(values[:, :8]).all()
+    np.testing.assert_array_equal(values[:, 8:], expected[:, 8:])
+    assert [level.shape for level in xfskde.io.images.image_levels(cut)] == [(64, 64, 3)]
+    assert xfskde.local_fskde(image, order=2, size=3).shape == (64, 64, 3)
+    assert main(["info", str(path)]) == 0
+    assert "(64, 64, 3)" in capsys.readouterr().out
+    other = tmp_path / "inks.tif"
+    tifffile.imwrite(other, ink, photometric="separated", extratags=[(332, "H", 1, 2, True)])
+    said = r"stores print inks \(4 inks of InkSet 2, Photometric Separated\), which xfskde"
+    with pytest.raises(ImageReadError, match=said + " reads as RGB only as CMYK"):
+        xfskde.open_image(other)
+
+
+def test_a_miniswhite_tiff_is_read_white_high_or_refused(tmp_path, capsys):
+    """Photometric MinIsWhite (0 is white) was read inverted for unsigned integers only: a
+    fax's or scanned page's bilevel TIFF, floats and a grey image with alpha were read as
+    their negatives without a word (xfskde info saying "read inverted" all the same), signed
+    integers failed with an OverflowError, and a 16-bit picture (which Pillow leaves stored)
+    as its negative. Bilevel and alpha images are inverted now, the picture as its path;
+    floats and signed integers, which set no black, are refused in one line."""
+    from PIL import Image
+
+    from xfskde.cli import main
+
+    grey = data.camera()[::8, ::8]
+    bright = grey > 128
+    page = tmp_path / "fax.tif"
+    tifffile.imwrite(page, ~bright, photometric="miniswhite", compression="packbits")
+    for source in (page, Image.open(page)):
+        np.testing.assert_array_equal(xfskde.open_image(source).values, bright)
+    deep = tmp_path / "deep.tif"
+    tifffile.imwrite(deep, 65535 - grey.astype(np.uint16) * 257, photometric="miniswhite")
+    for source in (deep, Image.open(deep)):
+        np.testing.assert_array_equal(xfskde.open_image(source).values, grey * np.uint16(257))
+    opacity = np.full(grey.shape, 255, np.uint8)
+    opacity[:, :8] = 0
+    cut = tmp_path / "cut.tif"
+    tifffile.imwrite(cut, np.dstack([255 - grey, opacity]), photometric="miniswhite",
+                     extrasamples=[2])  # fmt: skip
+    values = xfskde.open_image(cut).values
+    assert np.isnan(values[:, :8]).all()
+    np.testing.assert_array_equal(values[:, 8:], grey[:, 8:])
+    refused = r"stores {} values with 0 as white \(Photometric MinIsWhite\), which sets no black"
+    floats = tmp_path / "floats.tif"
+    tifffile.imwrite(floats, (1 - grey / 255).astype(np.float32), photometric="miniswhite")
+    for source in (floats, Image.open(floats)):
+        with pytest.raises(ImageReadError, match=refused.format("float32")):
+            xfskde.open_image(source)
+    assert main(["info", str(floats)]) == 2
+    assert "0 as white (Photometric MinIsWhite)" in capsys.readouterr().err
+    signed = tmp_path / "signed.tif"
+    tifffile.imwrite(signed, grey.astype(np.int16) - 128, photometric="miniswhite")
+    with pytest.raises(ImageReadError, match=refused.format("int16")):
+        xfskde.open_image(signed)

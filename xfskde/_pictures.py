@@ -204,9 +204,10 @@ def picture_values(picture: Any, *, warn: bool = True) -> tuple[np.ndarray, bool
     A palette picture (GIFs, many PNGs: mode ``"P"``) holds indices into its colour table,
     whose gradients and histograms would be those of arbitrary numbers: it is read as RGB, or
     RGBA where the table has a transparent entry. A CMYK picture (a print JPEG) is read as
-    RGB, as Pillow converts it (``picture.convert("RGB")``). A picture whose orientation asks
-    viewers to turn it is read as stored — a TIFF, which Pillow turns as it loads it, turned
-    back, whether it was loaded before it got here or not — and ``warn`` says so
+    RGB, as Pillow converts it (``picture.convert("RGB")``). A TIFF that stores 0 as white
+    (MinIsWhite) is read inverted, as viewers show it (:func:`_white_high`). A picture whose
+    orientation asks viewers to turn it is read as stored — a TIFF, which Pillow turns as it
+    loads it, turned back, whether it was loaded before it got here or not — and ``warn`` says so
     (:func:`warn_if_turned`), once per call of the library however often the call reads it.
     A new picture made from it (``ImageOps.exif_transpose(picture)``, ``picture.copy()``) has
     no tag: it is read as its pixels are. An animated picture (a GIF, WebP or APNG of several
@@ -218,7 +219,7 @@ def picture_values(picture: Any, *, warn: bool = True) -> tuple[np.ndarray, bool
         For an animated picture, with how to pick a frame.
     ImageReadError
         For a TIFF picture loaded before it got here whose file cannot be read again
-        (:func:`_orientation_in_file`).
+        (:func:`_orientation_in_file`), and a MinIsWhite one of floats.
     """
     film = animation(picture)
     if film is not None:
@@ -236,10 +237,38 @@ def picture_values(picture: Any, *, warn: bool = True) -> tuple[np.ndarray, bool
         picture = picture.convert("RGBA" if transparent else _PALETTE_MODES[mode])
     elif mode in CONVERTED_MODES:
         picture = picture.convert(CONVERTED_MODES[mode])
-    values = np.asarray(picture)
+    values = _white_high(picture, np.asarray(picture))
     if applied != 1:  # the stored grid, as the file's readers read it
         values = np.ascontiguousarray(_UNDO[applied](values))
     return values, picture.mode in _ALPHA_MODES
+
+
+def _white_high(picture: Any, values: np.ndarray) -> np.ndarray:
+    """A TIFF picture's values as viewers show them where it stores 0 as white (Photometric
+    MinIsWhite): Pillow inverts those of 1 to 8 bits (modes ``"1"``, ``"L"``) as it loads
+    them, and leaves 16 bits stored, which are inverted here (2^bits - 1 less each), as
+    :func:`xfskde.open_image` reads the file; ``values`` as they are for any other picture.
+
+    Raises
+    ------
+    ImageReadError
+        For MinIsWhite floats (mode ``"F"``), which set no black to invert them against.
+    """
+    tags = getattr(picture, "tag_v2", None)
+    if getattr(picture, "format", None) != "TIFF" or tags is None or tags.get(262) != 0:
+        return values
+    if picture.mode in ("1", "L"):  # inverted by Pillow
+        return values
+    if picture.mode.startswith("I;16"):
+        bits = tags.get(258, (16,))
+        black = 2 ** int(bits[0] if isinstance(bits, tuple) else bits) - 1
+        return np.asarray(black, values.dtype) - values
+    name = getattr(picture, "filename", "") or "the TIFF picture"
+    raise ImageReadError(
+        f"{name} stores {values.dtype} values with 0 as white (Photometric MinIsWhite), which "
+        "sets no black to invert them against: write it with white high (1 - values, for "
+        "values in [0, 1]) and read that"
+    )
 
 
 def _warn_once(picture: Any, turned: int) -> None:
