@@ -9,6 +9,7 @@ import warnings
 import numpy as np
 import pytest
 import tifffile
+import xarray as xr
 from skimage import data
 
 import xfskde
@@ -187,3 +188,50 @@ def test_a_miniswhite_tiff_is_read_white_high_or_refused(tmp_path, capsys):
     tifffile.imwrite(signed, grey.astype(np.int16) - 128, photometric="miniswhite")
     with pytest.raises(ImageReadError, match=refused.format("int16")):
         xfskde.open_image(signed)
+
+
+def test_a_palette_tiff_is_read_as_rgb_through_its_colour_map(tmp_path):
+    """A palette TIFF (Photometric 3) from a scanner or an image editor was refused as an
+    image ("convert it to RGB first"), where the same picture as a palette PNG or GIF, and as a
+    PIL picture, is read as RGB. It is read as RGB through its colour map now, each 16-bit
+    entry's high byte as Pillow reads it — a palette label image too, as its colours. A mask
+    still reads its indices (index 0 white: the background), and --mask-classes its labels;
+    the labels xfskde writes (an OME-TIFF's label image, a GDAL labels.tif) and a GDAL
+    raster's classes are read by their values, as before."""
+    from PIL import Image
+
+    from xfskde.masks import resolve_mask
+
+    indices = (data.camera()[::8, ::8] // 64).astype(np.uint8)  # four tones, 64 x 64
+    colours = np.zeros((3, 256), np.uint16)
+    colours[:, :4] = np.array([[255, 255, 255], [200, 30, 30], [30, 200, 30], [0, 0, 90]]).T * 257
+    colours[:, 4] = 0x12FF  # an entry whose high byte is not its rounding: 0x12
+    indices[:2, :8] = 4
+    path = tmp_path / "scan.tif"
+    tifffile.imwrite(path, indices, photometric="palette", colormap=colours)
+    with Image.open(path) as picture:
+        assert picture.mode == "P"
+        expected = np.asarray(picture.convert("RGB"))
+    image = xfskde.open_image(path)
+    assert image.sizes == {"y": 64, "x": 64, "c": 3} and image.dtype == np.uint8
+    np.testing.assert_array_equal(image.values, expected)
+    np.testing.assert_array_equal(image.values, (colours.T >> 8)[indices])
+    assert image.attrs["source_colormap"] == 256 and "source_palette" not in image.attrs
+    as_png = tmp_path / "scan.png"
+    Image.open(path).save(as_png)
+    np.testing.assert_array_equal(xfskde.open_image(as_png).values, expected)
+    level = xfskde.io.images.image_levels(path)[0]
+    assert (level.shape, level.dims, level.dtype) == ((64, 64, 3), ("y", "x", "c"), np.uint8)
+    assert xfskde.segment(image, 2).shape == (64, 64)
+    assert xfskde.local_fskde(image, order=2, size=3).shape == (64, 64, 3)
+    blank = xr.DataArray(np.zeros((64, 64)), dims=("y", "x"))
+    np.testing.assert_array_equal(resolve_mask(str(path), blank).values, indices > 0)
+    np.testing.assert_array_equal(resolve_mask(str(path), blank, classes=["2"]).values,
+                                  indices == 2)  # fmt: skip
+    classes = tmp_path / "classes.tif"  # GDAL's: a classification and its colour table
+    gdal = '<GDALMetadata><Item name="AREA_OR_POINT">Area</Item></GDALMetadata>'
+    tifffile.imwrite(classes, indices, photometric="palette", colormap=colours,
+                     extratags=[(42112, "s", 0, gdal, True)])  # fmt: skip
+    values = xfskde.open_image(classes)
+    np.testing.assert_array_equal(values.values, indices)
+    assert values.attrs["source_palette"] == 256

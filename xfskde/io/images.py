@@ -755,8 +755,9 @@ class _TiffInfo(NamedTuple):
     orientation: int = 1
     #: the names of the channels (OME-XML ``Channel Name``), when the file gives them
     channel_names: tuple[str, ...] | None = None
-    #: the entries of the colour map of a palette image (Photometric 3: its values index
-    #: the map), 0 for any other
+    #: the entries of the colour map of a palette image whose values are data the map only
+    #: shows (Photometric 3 in a GeoTIFF or GDAL raster, an OME-TIFF or an ImageJ TIFF:
+    #: classes, labels, a lookup table over intensities), 0 for any other
     palette: int = 0
     #: the series holding the described one's transparency mask (GDAL's internal mask: pages
     #: of NewSubfileType 4 beside each level), if it has one
@@ -775,6 +776,9 @@ class _TiffInfo(NamedTuple):
     #: why the image's values cannot be read as light (a MinIsWhite image of floats, inks other
     #: than CMYK): said when it is opened or described, else None
     refused: str | None = None
+    #: the colours, ``(entries, 3)`` uint8, of a palette image whose colours are the picture
+    #: (a scanner's or an image editor's: :func:`_colour_map`), read as RGB; else None
+    colours: np.ndarray | None = None
 
 
 #: GeoKey unit names as they are usually written.
@@ -1090,8 +1094,10 @@ def _tiff_info(path: Location, series: int | str = 0) -> _TiffInfo:
             turned = first.tags.get(ORIENTATION_TAG)
             orientation = int(turned.value) if turned is not None else 1
             names = _ome_channel_names(ome)
-            colours = first.colormap if first.photometric == 3 else None  # PALETTE
-            palette = int(np.shape(colours)[-1]) if colours is not None else 0
+            colours = _colour_map(tif, first)
+            palette = 0
+            if colours is None and first.photometric == 3 and first.colormap is not None:
+                palette = int(np.shape(first.colormap)[-1])  # its values are data: kept
             mask = transparency_mask_series(tif, index)
             inverted, cmyk, refused = _photometric(first, path, tag is not None)
     except _TIFF_ERRORS as exc:
@@ -1102,7 +1108,28 @@ def _tiff_info(path: Location, series: int | str = 0) -> _TiffInfo:
     return _TiffInfo(levels, geotiff, nodata or None, size, geo, alpha, origin, index,
                      orientation, names, palette, mask, inverted, sidecar,
                      _sidecar_shapes(sidecar, path) if sidecar else (), cmyk,
-                     refused)  # fmt: skip
+                     refused, colours)  # fmt: skip
+
+
+#: The tags of a TIFF written by GDAL or georeferenced (ModelPixelScale, ModelTiepoint,
+#: ModelTransformation, GeoKeyDirectory, GDAL_METADATA, GDAL_NODATA): a paletted band of one
+#: holds classes, which the colour table only shows (a land cover, xfskde's labels.tif).
+_GDAL_TAGS = (33550, 33922, 34264, 34735, 42112, 42113)
+
+
+def _colour_map(tif: tifffile.TiffFile, page: Any) -> np.ndarray | None:
+    """The colours, ``(entries, 3)`` uint8, of a palette TIFF (Photometric 3) whose colours are
+    the picture — a scanner's, an image editor's, Pillow's or MATLAB's, no metadata saying
+    otherwise — each the high byte of its 16-bit entry, as Pillow reads the map; None for
+    any other image, and for a palette image whose values are data the map only shows: a
+    GeoTIFF's or GDAL raster's classes (a land cover, xfskde's labels.tif), an OME-TIFF's
+    label image (xfskde's ``labels/textures``), an ImageJ TIFF's lookup table."""
+    if page.photometric != 3 or page.colormap is None:
+        return None
+    if tif.is_ome or tif.is_imagej or any(code in page.tags for code in _GDAL_TAGS):
+        return None
+    entries = np.asarray(page.colormap, np.uint16).T  # (entries, 3)
+    return np.ascontiguousarray(entries >> 8).astype(np.uint8)
 
 
 def _photometric(page: Any, path: Location, nodata: bool) -> tuple[int | None, bool, str | None]:
@@ -1309,6 +1336,8 @@ def _open_tiff(path: Location, level: int, request: _Request) -> xr.DataArray:
     if info.cmyk:  # its inks as RGB; an alpha after them one channel nearer
         image = _cmyk_as_rgb(image)
         alpha = None if alpha is None else alpha - 1
+    elif info.colours is not None:  # the colours its values index
+        image = _palette_as_rgb(image, info.colours)
     else:
         image = _channel_named(image, info.channel_names)
     if info.series:  # another image than the first: say which
@@ -1370,6 +1399,28 @@ def _inverted(block: np.ndarray, black: int, axis: int | None, alpha: int | None
         index[axis] = slice(alpha, alpha + 1)
         out[tuple(index)] = block[tuple(index)]
     return out
+
+
+def _palette_as_rgb(image: xr.DataArray, colours: np.ndarray) -> xr.DataArray:
+    """A palette image (its values indices into ``colours``, ``(entries, 3)``) as the RGB
+    they index, block by block, its colour dim ``c`` last, recorded as
+    ``attrs["source_colormap"]`` (the map's entries)."""
+    data = image.data
+    if isinstance(data, da.Array):
+        rgb = data.map_blocks(_coloured, colours, new_axis=data.ndim,
+                              chunks=(*data.chunks, (3,)), dtype=np.uint8)  # fmt: skip
+    else:
+        rgb = _coloured(np.asarray(data), colours)
+    out = xr.DataArray(rgb, dims=(*image.dims, "c"), coords=image.coords,
+                       attrs=dict(image.attrs), name=image.name)  # fmt: skip
+    out.encoding.update(image.encoding)
+    out.attrs["source_colormap"] = len(colours)
+    return out
+
+
+def _coloured(block: np.ndarray, colours: np.ndarray) -> np.ndarray:
+    """The colours, ``(..., 3)``, that a block of palette indices index."""
+    return colours[block]
 
 
 def _cmyk_as_rgb(image: xr.DataArray) -> xr.DataArray:
@@ -2221,6 +2272,8 @@ def _tiff_levels(
             i = dims.index("c")
             shape = (*shape[:i], shape[i] - 1, *shape[i + 1 :])
             alpha = None if alpha is None else alpha - 1
+        elif info.colours is not None:  # its indices read as RGB, the colours last
+            shape, dims, dtype = (*shape, 3), (*dims, "c"), np.uint8
         if alpha is not None and "c" in dims and shape[dims.index("c")] > alpha:
             i = dims.index("c")
             shape = (*shape[:i], shape[i] - 1, *shape[i + 1 :])
@@ -2292,7 +2345,13 @@ def open_image(
         TIFF / OME-TIFF / SVS (``.tif``, ``.tiff``, ``.svs``, ...), a Zarr array or group (an
         OME-Zarr multiscale group picks ``level``; a local zip of one, ``.zip`` or ``.ozx``, is
         read in place), or a PNG/JPEG/NPY file for small images; a PIL picture
-        (``PIL.Image.open``'s) as its file is read (a palette one as RGB).
+        (``PIL.Image.open``'s) as its file is read (a palette one as RGB). A TIFF's values
+        are read as light: a palette TIFF whose colours are the picture (a scanner's, an
+        image editor's) as RGB through its colour map (``attrs["source_colormap"]``, its
+        entries), one whose values are data its map only shows (a GeoTIFF's or GDAL raster's
+        classes, an OME-TIFF's label image, an ImageJ lookup table) by its values
+        (``attrs["source_palette"]``: refused as an image to compute on), a CMYK TIFF as RGB
+        and a MinIsWhite one inverted (``attrs["source_photometric"]`` says how).
         A path or an fsspec URL (``s3://``, ``gs://``, ``http(s)://``, ``memory://``,
         ``file://``): a relative path is made absolute here, so that workers started in
         another directory read the same file; remote TIFFs are read by byte ranges, tile by
