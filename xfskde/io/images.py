@@ -1405,12 +1405,9 @@ def _palette_as_rgb(image: xr.DataArray, colours: np.ndarray) -> xr.DataArray:
     """A palette image (its values indices into ``colours``, ``(entries, 3)``) as the RGB
     they index, block by block, its colour dim ``c`` last, recorded as
     ``attrs["source_colormap"]`` (the map's entries)."""
-    data = image.data
-    if isinstance(data, da.Array):
-        rgb = data.map_blocks(_coloured, colours, new_axis=data.ndim,
-                              chunks=(*data.chunks, (3,)), dtype=np.uint8)  # fmt: skip
-    else:
-        rgb = _coloured(np.asarray(data), colours)
+    data = image.data  # lazy: the tasks' blocks of the file
+    rgb = data.map_blocks(_coloured, colours, new_axis=data.ndim, chunks=(*data.chunks, (3,)),
+                          dtype=np.uint8)  # fmt: skip
     out = xr.DataArray(rgb, dims=(*image.dims, "c"), coords=image.coords,
                        attrs=dict(image.attrs), name=image.name)  # fmt: skip
     out.encoding.update(image.encoding)
@@ -1427,13 +1424,9 @@ def _cmyk_as_rgb(image: xr.DataArray) -> xr.DataArray:
     """A CMYK image (its first four channels C, M, Y, K; extra ones, an alpha, after them) as
     RGB, block by block (:func:`_cmyk_rgb`), recorded as ``attrs["source_photometric"]``."""
     axis = image.dims.index("c")
-    data = image.data
-    if isinstance(data, da.Array):
-        data = data.rechunk({axis: -1})  # one chunk along c: a block's four inks together
-        chunks = tuple((n[0] - 1,) if i == axis else n for i, n in enumerate(data.chunks))
-        rgb = data.map_blocks(_cmyk_rgb, axis, chunks=chunks, dtype=data.dtype)
-    else:
-        rgb = _cmyk_rgb(np.asarray(data), axis)
+    data = image.data.rechunk({axis: -1})  # lazy; one chunk along c: a block's inks together
+    chunks = tuple((n[0] - 1,) if i == axis else n for i, n in enumerate(data.chunks))
+    rgb = data.map_blocks(_cmyk_rgb, axis, chunks=chunks, dtype=data.dtype)
     coords = {k: v for k, v in image.coords.items() if "c" not in v.dims}
     out = xr.DataArray(rgb, dims=image.dims, coords=coords, attrs=dict(image.attrs),
                        name=image.name)  # fmt: skip
