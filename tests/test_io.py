@@ -1612,9 +1612,11 @@ def test_channel_axis_with_an_opened_colour_image_says_to_drop_it(tmp_path):
 
 def test_a_palette_tiff_is_refused_as_an_image_and_read_by_its_indices_as_a_mask(tmp_path, capsys):
     """A palette TIFF (Photometric 3: each value an index into a colour map) was read as grey
-    intensities: its maps and labels were those of the colour map's order. The consumers
-    refuse it now with the conversion; a mask still reads its indices (an annotation tool's
-    two colours, white background at index 0); ``xfskde info`` says what its values are."""
+    intensities: its maps and labels were those of the colour map's order. One whose values
+    are data the map only shows (GDAL's metadata here: a classification's colour table) is
+    refused now by the consumers with the conversion; a mask still reads its indices (two
+    classes, white at index 0); ``xfskde info`` says what its values are. (A palette TIFF
+    whose colours are the picture is read as RGB: tests/test_pictures.py.)"""
     from xfskde.cli import main
     from xfskde.exceptions import ImageReadError
     from xfskde.masks import resolve_mask
@@ -1623,7 +1625,9 @@ def test_a_palette_tiff_is_refused_as_an_image_and_read_by_its_indices_as_a_mask
     indices[:, 32:] = 1
     colours = np.zeros((3, 256), np.uint16)
     colours[:, 0] = 65535  # index 0 white, index 1 black: as intensities, inverted
-    tifffile.imwrite(tmp_path / "drawn.tif", indices, photometric="palette", colormap=colours)
+    gdal = '<GDALMetadata><Item name="AREA_OR_POINT">Area</Item></GDALMetadata>'
+    tifffile.imwrite(tmp_path / "drawn.tif", indices, photometric="palette", colormap=colours,
+                     extratags=[(42112, "s", 0, gdal, True)])  # fmt: skip
     image = xfskde.open_image(tmp_path / "drawn.tif")
     assert image.attrs["source_palette"] == 256
     for compute in (lambda: xfskde.segment(image, 2),

@@ -8,12 +8,13 @@ the TIFF's readers (tifffile, :func:`xfskde.open_image`) read it as stored. Ever
 library that takes an array (:func:`xfskde.local_fskde`, :func:`xfskde.segment`,
 :func:`xfskde.open_image`, the descriptors) reads a picture through this module, as
 scikit-image and imageio read its file — and a file's reader reads it through this module
-too where it decodes it with Pillow. PIL itself is never imported here: a picture is
-recognised by its type's module.
+too where it decodes it with Pillow. A picture is recognised by its type's module: PIL is
+imported only to read again the file of a TIFF picture given to it, which PIL made.
 """
 
 from __future__ import annotations
 
+import io
 import sys
 import warnings
 import weakref
@@ -21,7 +22,12 @@ from typing import Any
 
 import numpy as np
 
-from .exceptions import DimensionError, ExifOrientationWarning, find_stack_level
+from .exceptions import (
+    DimensionError,
+    ExifOrientationWarning,
+    ImageReadError,
+    find_stack_level,
+)
 
 __all__ = [
     "CONVERTED_MODES",
@@ -61,11 +67,15 @@ _UNDO = {
     5: lambda a: a.swapaxes(0, 1), 6: lambda a: np.rot90(a, 1),
     7: lambda a: a[::-1, ::-1].swapaxes(0, 1), 8: lambda a: np.rot90(a, -1),
 }  # fmt: skip
-#: The orientation Pillow applied to a picture as it loaded it (by ``id``, while it lives: a
-#: PIL picture is not hashable), once its tag is gone; and the last picture warned of, with
-#: the user's call it was warned in, so that one call reading it several times warns once.
-_APPLIED_ON_LOAD: dict[int, int] = {}
+#: The orientation Pillow applied to a picture as it loaded it (by ``id`` and frame, while it
+#: lives: a PIL picture is not hashable), once its tag is gone; and the last picture warned of,
+#: with the user's call it was warned in, so that one call reading it several times warns once.
+_APPLIED_ON_LOAD: dict[tuple[int, int], int] = {}
 _LAST_WARNED: list[tuple[int, int, int, int]] = []
+#: The orientations that swap a picture's rows and columns: Pillow (10 to 13 at least) decodes
+#: an uncompressed TIFF it memory-maps into the turned size before turning it, and so scrambles
+#: its pixels (``picture.readonly`` says it was mapped).
+_SWAPPING = (5, 6, 7, 8)
 
 
 def is_picture(image: Any) -> bool:
@@ -87,19 +97,104 @@ def _orientation(picture: Any) -> int:
     return int(picture.getexif().get(ORIENTATION_TAG, 1) or 1)
 
 
+def _is_loaded(picture: Any) -> bool:
+    """Whether a picture's pixels are decoded (a picture PIL opened from a file has tiles to
+    decode until it is loaded; any other is)."""
+    return not getattr(picture, "tile", None)
+
+
 def _loaded(picture: Any) -> tuple[int, int]:
     """Load a picture's pixels; the orientation its file records, and the one Pillow applied
-    as it loaded them (a TIFF's: Pillow then drops the tag), else 1."""
-    key = id(picture)
-    if key in _APPLIED_ON_LOAD:  # loaded turned by an earlier read: its tag is gone
+    as it loaded them (a TIFF's: Pillow then drops the tag), else 1.
+
+    Pillow turns every TIFF as it loads it. A TIFF picture loaded before it got here (``load()``,
+    ``np.asarray``, ``ImageOps.exif_transpose(picture, in_place=True)``) has lost its tag with
+    the turn: the tag is read again from the picture's file or stream, the same page.
+
+    Raises
+    ------
+    ImageReadError
+        For a loaded TIFF picture whose file or stream cannot be read again (closed, moved,
+        replaced by another picture): whether and how Pillow turned it is not known.
+    """
+    key = (id(picture), int(picture.tell()))
+    if key in _APPLIED_ON_LOAD and _is_loaded(picture):  # loaded turned by an earlier read
         return _APPLIED_ON_LOAD[key], _APPLIED_ON_LOAD[key]
     recorded = _orientation(picture)
-    picture.load()
-    if recorded in _UNDO and _orientation(picture) != recorded:  # turned and its tag dropped
-        _APPLIED_ON_LOAD[key] = recorded
-        weakref.finalize(picture, _APPLIED_ON_LOAD.pop, key, None)
-        return recorded, recorded
-    return recorded, 1
+    tiff = getattr(picture, "format", None) == "TIFF"
+    if tiff and _is_loaded(picture) and recorded == 1:  # loaded before: its tag may be gone
+        recorded = _orientation_in_file(picture)
+        applied = recorded
+    else:
+        picture.load()
+        turned = recorded in _UNDO and _orientation(picture) != recorded
+        applied = recorded if tiff and turned else 1  # turned, and its tag dropped
+    if applied not in _UNDO:
+        return recorded, 1
+    _APPLIED_ON_LOAD[key] = applied
+    weakref.finalize(picture, _APPLIED_ON_LOAD.pop, key, None)
+    return recorded, applied
+
+
+def _orientation_in_file(picture: Any) -> int:
+    """The Orientation tag of the page of a loaded TIFF picture, read again from the file or
+    stream Pillow opened it from (1 without one).
+
+    Raises
+    ------
+    ImageReadError
+        Where neither can be read again, or they hold another picture now (of another size).
+    """
+    from PIL import Image, UnidentifiedImageError
+
+    name = getattr(picture, "filename", "") or ""
+    found = None
+    try:
+        # the stream of a picture opened from one: Pillow keeps it, for a TIFF's other pages
+        stream = getattr(picture, "fp", None) or getattr(picture, "_fp", None)
+        if name:
+            with Image.open(name) as header:
+                header.seek(picture.tell())
+                found = _orientation(header), header.size
+        elif stream is not None and not stream.closed:
+            at = stream.tell()
+            try:
+                header = Image.open(stream)
+                header.seek(picture.tell())
+                found = _orientation(header), header.size
+            finally:
+                stream.seek(at)
+    except (AttributeError, OSError, EOFError, ValueError, UnidentifiedImageError):
+        found = None  # closed (Pillow's stand-in for a closed stream raises ValueError)
+    if found is not None:
+        shown, size = found
+        mapped = shown in _SWAPPING and getattr(picture, "readonly", False)
+        if size == (picture.size[::-1] if mapped else picture.size):  # Pillow's size, as shown
+            return shown
+    what = f"the TIFF picture {name}" if name else "the TIFF picture"
+    raise ImageReadError(
+        f"{what} was loaded before it was given (picture.load(), np.asarray(picture), ...), "
+        "and Pillow turns a TIFF by its Orientation tag as it loads it, dropping the tag; its "
+        "file cannot be read again to tell how it is stored: give the picture before loading "
+        "it, or its path, to read it as stored, or ImageOps.exif_transpose(picture) to read it "
+        "as it is shown"
+    )
+
+
+def _decoded(picture: Any, applied: int) -> Any:
+    """The picture whose pixels to read: ``picture``, or where Pillow memory-mapped an
+    uncompressed TIFF it turned by :data:`_SWAPPING` (and so scrambled it), the same page of
+    its file decoded again from its bytes (a mapped picture is unchanged since: Pillow copies
+    it before any change)."""
+    if applied not in _SWAPPING or not getattr(picture, "readonly", False):
+        return picture
+    from PIL import Image
+
+    with open(picture.filename, "rb") as file:
+        fresh = Image.open(io.BytesIO(file.read()))
+    fresh.seek(picture.tell())
+    fresh.load()
+    return fresh
 
 
 def picture_values(picture: Any, *, warn: bool = True) -> tuple[np.ndarray, bool]:
@@ -109,16 +204,22 @@ def picture_values(picture: Any, *, warn: bool = True) -> tuple[np.ndarray, bool
     A palette picture (GIFs, many PNGs: mode ``"P"``) holds indices into its colour table,
     whose gradients and histograms would be those of arbitrary numbers: it is read as RGB, or
     RGBA where the table has a transparent entry. A CMYK picture (a print JPEG) is read as
-    RGB, as Pillow converts it (``picture.convert("RGB")``). A picture whose orientation asks
-    viewers to turn it is read as stored — a TIFF, which Pillow turns as it loads it, turned
-    back — and ``warn`` says so (:func:`warn_if_turned`), once per call of the library however
-    often the call reads it. An animated picture (a GIF, WebP or APNG of several frames) is
-    refused: one frame is picked first.
+    RGB, as Pillow converts it (``picture.convert("RGB")``). A TIFF that stores 0 as white
+    (MinIsWhite) is read inverted, as viewers show it (:func:`_white_high`). A picture whose
+    orientation asks viewers to turn it is read as stored — a TIFF, which Pillow turns as it
+    loads it, turned back, whether it was loaded before it got here or not — and ``warn`` says so
+    (:func:`warn_if_turned`), once per call of the library however often the call reads it.
+    A new picture made from it (``ImageOps.exif_transpose(picture)``, ``picture.copy()``) has
+    no tag: it is read as its pixels are. An animated picture (a GIF, WebP or APNG of several
+    frames) is refused: one frame is picked first.
 
     Raises
     ------
     DimensionError
         For an animated picture, with how to pick a frame.
+    ImageReadError
+        For a TIFF picture loaded before it got here whose file cannot be read again
+        (:func:`_orientation_in_file`), and a MinIsWhite one of floats.
     """
     film = animation(picture)
     if film is not None:
@@ -129,16 +230,45 @@ def picture_values(picture: Any, *, warn: bool = True) -> tuple[np.ndarray, bool
     turned, applied = _loaded(picture)
     if warn:  # a file's reader says it for the file (warn=False)
         _warn_once(picture, turned)
+    picture = _decoded(picture, applied)
     mode = picture.mode
     if mode in _PALETTE_MODES:
         transparent = mode == "PA" or "transparency" in picture.info
         picture = picture.convert("RGBA" if transparent else _PALETTE_MODES[mode])
     elif mode in CONVERTED_MODES:
         picture = picture.convert(CONVERTED_MODES[mode])
-    values = np.asarray(picture)
+    values = _white_high(picture, np.asarray(picture))
     if applied != 1:  # the stored grid, as the file's readers read it
         values = np.ascontiguousarray(_UNDO[applied](values))
     return values, picture.mode in _ALPHA_MODES
+
+
+def _white_high(picture: Any, values: np.ndarray) -> np.ndarray:
+    """A TIFF picture's values as viewers show them where it stores 0 as white (Photometric
+    MinIsWhite): Pillow inverts those of 1 to 8 bits (modes ``"1"``, ``"L"``) as it loads
+    them, and leaves 16 bits stored, which are inverted here (2^bits - 1 less each), as
+    :func:`xfskde.open_image` reads the file; ``values`` as they are for any other picture.
+
+    Raises
+    ------
+    ImageReadError
+        For MinIsWhite floats (mode ``"F"``), which set no black to invert them against.
+    """
+    tags = getattr(picture, "tag_v2", None)
+    if getattr(picture, "format", None) != "TIFF" or tags is None or tags.get(262) != 0:
+        return values
+    if picture.mode in ("1", "L"):  # inverted by Pillow
+        return values
+    if picture.mode.startswith("I;16"):
+        bits = tags.get(258, (16,))
+        black = 2 ** int(bits[0] if isinstance(bits, tuple) else bits) - 1
+        return np.asarray(black, values.dtype) - values
+    name = getattr(picture, "filename", "") or "the TIFF picture"
+    raise ImageReadError(
+        f"{name} stores {values.dtype} values with 0 as white (Photometric MinIsWhite), which "
+        "sets no black to invert them against: write it with white high (1 - values, for "
+        "values in [0, 1]) and read that"
+    )
 
 
 def _warn_once(picture: Any, turned: int) -> None:
@@ -155,7 +285,7 @@ def _warn_once(picture: Any, turned: int) -> None:
         return
     name = getattr(picture, "filename", "") or f"the {picture.mode} picture"
     tag = "TIFF Orientation" if getattr(picture, "format", None) == "TIFF" else "EXIF orientation"
-    warn_if_turned(name, turned, tag, "turn it first: ImageOps.exif_transpose")
+    warn_if_turned(name, turned, tag, "give ImageOps.exif_transpose(picture), a new picture")
     _LAST_WARNED[:] = [call]
 
 
@@ -166,7 +296,7 @@ def palette_indices(picture: Any) -> np.ndarray | None:
     if picture.mode not in _PALETTE_MODES:
         return None
     _, applied = _loaded(picture)
-    values = np.asarray(picture)
+    values = np.asarray(_decoded(picture, applied))
     return np.ascontiguousarray(_UNDO[applied](values)) if applied != 1 else values
 
 

@@ -909,8 +909,8 @@ def _crs_name(crs: Any) -> str:
 
 def _mask_image(mask: Any) -> xr.DataArray:
     """A mask given as a file or a PIL picture, as :func:`open_image` reads it — but a palette
-    picture (a PNG or GIF of mode ``"P"``: an annotation tool's labels, a mask drawn in two
-    colours) by its indices, its labels, not by the colours its palette gives them: a mask
+    picture (a PNG, GIF or TIFF of mode ``"P"``: an annotation tool's labels, a mask drawn in
+    two colours) by its indices, its labels, not by the colours its palette gives them: a mask
     whose background colour is not black read as foreground everywhere."""
     if isinstance(mask, str | os.PathLike | Location):
         where = locate(mask)
@@ -932,7 +932,9 @@ def _mask_image(mask: Any) -> xr.DataArray:
         ) from exc
     if is_picture(mask):
         indices = palette_indices(mask)
-    elif isinstance(mask, str | os.PathLike) and str(mask).lower().endswith((".png", ".gif")):
+    elif isinstance(mask, str | os.PathLike) and (
+        str(mask).lower().endswith((".png", ".gif")) or "source_colormap" in values.attrs
+    ):  # a palette PNG, GIF or TIFF (one read as RGB through its colour map)
         from PIL import Image
 
         with locate(mask).open() as file, Image.open(file) as picture:

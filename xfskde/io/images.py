@@ -755,20 +755,30 @@ class _TiffInfo(NamedTuple):
     orientation: int = 1
     #: the names of the channels (OME-XML ``Channel Name``), when the file gives them
     channel_names: tuple[str, ...] | None = None
-    #: the entries of the colour map of a palette image (Photometric 3: its values index
-    #: the map), 0 for any other
+    #: the entries of the colour map of a palette image whose values are data the map only
+    #: shows (Photometric 3 in a GeoTIFF or GDAL raster, an OME-TIFF or an ImageJ TIFF:
+    #: classes, labels, a lookup table over intensities), 0 for any other
     palette: int = 0
     #: the series holding the described one's transparency mask (GDAL's internal mask: pages
     #: of NewSubfileType 4 beside each level), if it has one
     mask_series: int | None = None
     #: for an image that stores 0 as white (Photometric 0, MinIsWhite), the value that is
-    #: black (2^bits - 1 of an integer image), else None
+    #: black (2^bits - 1 of an unsigned integer image, 1 of a bilevel one), else None
     white_is_zero: int | None = None
     #: the file of the image's transparency mask beside it (GDAL's ``ortho.tif.msk``:
     #: :func:`xfskde.io._tiff.mask_sidecar`), when it has no mask inside, and the (y, x)
     #: shapes of that file's levels
     mask_file: Location | None = None
     mask_shapes: tuple[tuple[int, int], ...] = ()
+    #: whether the image is CMYK (Photometric 5, Separated, of InkSet 1 and four inks, 8 or
+    #: 16 bits): its inks are read as RGB (:func:`_cmyk_rgb`)
+    cmyk: bool = False
+    #: why the image's values cannot be read as light (a MinIsWhite image of floats, inks other
+    #: than CMYK): said when it is opened or described, else None
+    refused: str | None = None
+    #: the colours, ``(entries, 3)`` uint8, of a palette image whose colours are the picture
+    #: (a scanner's or an image editor's: :func:`_colour_map`), read as RGB; else None
+    colours: np.ndarray | None = None
 
 
 #: GeoKey unit names as they are usually written.
@@ -1084,12 +1094,12 @@ def _tiff_info(path: Location, series: int | str = 0) -> _TiffInfo:
             turned = first.tags.get(ORIENTATION_TAG)
             orientation = int(turned.value) if turned is not None else 1
             names = _ome_channel_names(ome)
-            colours = first.colormap if first.photometric == 3 else None  # PALETTE
-            palette = int(np.shape(colours)[-1]) if colours is not None else 0
+            colours = _colour_map(tif, first)
+            palette = 0
+            if colours is None and first.photometric == 3 and first.colormap is not None:
+                palette = int(np.shape(first.colormap)[-1])  # its values are data: kept
             mask = transparency_mask_series(tif, index)
-            inverted = None
-            if first.photometric == 0 and np.dtype(first.dtype).kind in "ui":  # MinIsWhite
-                inverted = 2 ** int(first.bitspersample) - 1
+            inverted, cmyk, refused = _photometric(first, path, tag is not None)
     except _TIFF_ERRORS as exc:
         raise ImageReadError(f"cannot read {path} as a TIFF image: {exc}") from exc
     # GDAL's mask beside the file is the first image's, and one inside it or an alpha band
@@ -1097,7 +1107,66 @@ def _tiff_info(path: Location, series: int | str = 0) -> _TiffInfo:
     sidecar = mask_sidecar(path) if index == 0 and mask is None and alpha is None else None
     return _TiffInfo(levels, geotiff, nodata or None, size, geo, alpha, origin, index,
                      orientation, names, palette, mask, inverted, sidecar,
-                     _sidecar_shapes(sidecar, path) if sidecar else ())  # fmt: skip
+                     _sidecar_shapes(sidecar, path) if sidecar else (), cmyk,
+                     refused, colours)  # fmt: skip
+
+
+#: The tags of a TIFF written by GDAL or georeferenced (ModelPixelScale, ModelTiepoint,
+#: ModelTransformation, GeoKeyDirectory, GDAL_METADATA, GDAL_NODATA): a paletted band of one
+#: holds classes, which the colour table only shows (a land cover, xfskde's labels.tif).
+_GDAL_TAGS = (33550, 33922, 34264, 34735, 42112, 42113)
+
+
+def _colour_map(tif: tifffile.TiffFile, page: Any) -> np.ndarray | None:
+    """The colours, ``(entries, 3)`` uint8, of a palette TIFF (Photometric 3) whose colours are
+    the picture — a scanner's, an image editor's, Pillow's or MATLAB's, no metadata saying
+    otherwise — each the high byte of its 16-bit entry, as Pillow reads the map; None for
+    any other image, and for a palette image whose values are data the map only shows: a
+    GeoTIFF's or GDAL raster's classes (a land cover, xfskde's labels.tif), an OME-TIFF's
+    label image (xfskde's ``labels/textures``), an ImageJ TIFF's lookup table."""
+    if page.photometric != 3 or page.colormap is None:
+        return None
+    if tif.is_ome or tif.is_imagej or any(code in page.tags for code in _GDAL_TAGS):
+        return None
+    entries = np.asarray(page.colormap, np.uint16).T  # (entries, 3)
+    return np.ascontiguousarray(entries >> 8).astype(np.uint8)
+
+
+def _photometric(page: Any, path: Location, nodata: bool) -> tuple[int | None, bool, str | None]:
+    """How a TIFF page's values become light, where they are not its grey or RGB as stored:
+    the black of a MinIsWhite image (Photometric 0: 0 is white; read inverted, as viewers
+    show it), whether it is CMYK (Photometric 5 of InkSet CMYK: read as RGB), and why it
+    cannot be read (None where it can): a MinIsWhite image of signed or floating-point values,
+    which TIFF gives no black to invert them against, and inks other than CMYK of 8 or 16 bits
+    (or with a GDAL_NODATA value, ``nodata``: a value of inks, not of the RGB read).
+    """
+    dtype = np.dtype(page.dtype)
+    if page.photometric == 0:  # MinIsWhite
+        if dtype.kind == "u":
+            return 2 ** int(page.bitspersample) - 1, False, None
+        if dtype.kind == "b":  # bilevel: a fax, a scanned page
+            return 1, False, None
+        refused = (
+            f"{path} stores {dtype} values with 0 as white (Photometric MinIsWhite), which sets "
+            "no black to invert them against: write it with white high (1 - values, for values "
+            "in [0, 1]) and read that"
+        )
+        return None, False, refused
+    if page.photometric != 5:  # SEPARATED
+        return None, False, None
+    tag = page.tags.get(332)  # InkSet: 1 CMYK (the default), 2 other inks
+    inkset = int(tag.value) if tag is not None else 1
+    inks = int(page.samplesperpixel) - len(page.extrasamples or ())
+    if inkset == 1 and inks == 4 and dtype in (np.uint8, np.uint16) and not nodata:
+        return None, True, None
+    held = f"{inks} inks of InkSet {inkset}" if inkset != 1 or inks != 4 else f"CMYK of {dtype}"
+    extra = " with a GDAL_NODATA value" if nodata else ""
+    refused = (
+        f"{path} stores print inks ({held}, Photometric Separated{extra}), which xfskde reads "
+        "as RGB only as CMYK of 8 or 16 bits: convert it to RGB first (magick in.tif "
+        "-colorspace sRGB out.tif)"
+    )
+    return None, False, refused
 
 
 def tiff_mask_file(path: Location) -> Location | None:
@@ -1236,6 +1305,8 @@ def _tiff_dims(axes: str) -> tuple[str, ...]:
 
 def _open_tiff(path: Location, level: int, request: _Request) -> xr.DataArray:
     info = _tiff_info(path, request.series)
+    if info.refused is not None:
+        raise ImageReadError(info.refused)
     _warn_if_turned(path, info.orientation, "TIFF Orientation")
     levels = info.levels
     sizes = _tiff_level_sizes(info)
@@ -1261,18 +1332,20 @@ def _open_tiff(path: Location, level: int, request: _Request) -> xr.DataArray:
         name=f"xfskde-read-tiff-{tokenize(path.token(), level, version, info.series)}",
     )
     image = _plane_image(data, all_dims, selection, path.stem, tiles, request)
-    image = _channel_named(image, info.channel_names)
+    alpha = info.alpha
+    if info.cmyk:  # its inks as RGB; an alpha after them one channel nearer
+        image = _cmyk_as_rgb(image)
+        alpha = None if alpha is None else alpha - 1
+    elif info.colours is not None:  # the colours its values index
+        image = _palette_as_rgb(image, info.colours)
+    else:
+        image = _channel_named(image, info.channel_names)
     if info.series:  # another image than the first: say which
         image.attrs["source_series"] = info.series
     if info.palette:  # its values are indices: a mask reads them; the consumers refuse them
         image.attrs["source_palette"] = info.palette
-    if info.white_is_zero is not None and info.alpha is None:  # as viewers show it
-        black = np.asarray(info.white_is_zero, dtype)
-        image = image.copy(data=black - image.data)
-        image.attrs["source_photometric"] = (
-            f"MinIsWhite: read inverted, {info.white_is_zero} - the stored value, as viewers "
-            "show it"
-        )
+    if info.white_is_zero is not None:  # as viewers show it, its alpha as it is
+        image = _white_high(image, info.white_is_zero, alpha)
     geo = None
     if info.is_geotiff:
         ny, nx = _yx_shape(axes, shape)
@@ -1285,10 +1358,10 @@ def _open_tiff(path: Location, level: int, request: _Request) -> xr.DataArray:
         offset = tuple(o + 0.5 * (size - b) for o, size, b in levels)
         image = image.assign_coords(_physical_coords(_yx_shape(axes, shape), sizes[level], offset))
     nodata = None if info.nodata is None else nodata_value(info.nodata, dtype, "GDAL_NODATA")
-    if nodata is not None and info.white_is_zero is not None and info.alpha is None:
+    if nodata is not None and info.white_is_zero is not None:
         nodata = info.white_is_zero - nodata  # the stored value's, read inverted
-    if info.alpha is not None and "c" in image.dims and image.sizes["c"] > info.alpha:
-        image = _alpha_dropped(image, nodata, info.alpha)
+    if alpha is not None and "c" in image.dims and image.sizes["c"] > alpha:
+        image = _alpha_dropped(image, nodata, alpha)
     elif info.mask_series is not None or info.mask_file is not None:
         image = _masked(image, _transparency(path, info, level, version, image), nodata)
         if info.mask_file is not None:
@@ -1303,6 +1376,84 @@ def _open_tiff(path: Location, level: int, request: _Request) -> xr.DataArray:
     # its mask's, known here: not looked up again)
     version = with_mask_version(version, info.mask_file)
     return _recorded(image, path, level, _cell_size(sizes[level], cells), version)
+
+
+def _white_high(image: xr.DataArray, black: int, alpha: int | None) -> xr.DataArray:
+    """A MinIsWhite image (0 is white) read as viewers show it: ``black`` less each stored
+    value (``not`` of a bilevel one), but for its alpha channel, block by block."""
+    axis = image.dims.index("c") if alpha is not None and "c" in image.dims else None
+    data = image.data.map_blocks(_inverted, black, axis, alpha, dtype=image.dtype)
+    out = image.copy(data=data)
+    out.attrs["source_photometric"] = (
+        f"MinIsWhite: read inverted, {black} - the stored value, as viewers show it"
+    )
+    return out
+
+
+def _inverted(block: np.ndarray, black: int, axis: int | None, alpha: int | None) -> np.ndarray:
+    """``black`` less each value of a block (``not`` of booleans), but along ``axis`` its
+    channel ``alpha``."""
+    out = ~block if block.dtype == bool else np.asarray(black, block.dtype) - block
+    if axis is not None and alpha is not None:
+        index = [slice(None)] * block.ndim
+        index[axis] = slice(alpha, alpha + 1)
+        out[tuple(index)] = block[tuple(index)]
+    return out
+
+
+def _palette_as_rgb(image: xr.DataArray, colours: np.ndarray) -> xr.DataArray:
+    """A palette image (its values indices into ``colours``, ``(entries, 3)``) as the RGB
+    they index, block by block, its colour dim ``c`` last, recorded as
+    ``attrs["source_colormap"]`` (the map's entries)."""
+    data = image.data  # lazy: the tasks' blocks of the file
+    rgb = data.map_blocks(_coloured, colours, new_axis=data.ndim, chunks=(*data.chunks, (3,)),
+                          dtype=np.uint8)  # fmt: skip
+    out = xr.DataArray(rgb, dims=(*image.dims, "c"), coords=image.coords,
+                       attrs=dict(image.attrs), name=image.name)  # fmt: skip
+    out.encoding.update(image.encoding)
+    out.attrs["source_colormap"] = len(colours)
+    return out
+
+
+def _coloured(block: np.ndarray, colours: np.ndarray) -> np.ndarray:
+    """The colours, ``(..., 3)``, that a block of palette indices index."""
+    return colours[block]
+
+
+def _cmyk_as_rgb(image: xr.DataArray) -> xr.DataArray:
+    """A CMYK image (its first four channels C, M, Y, K; extra ones, an alpha, after them) as
+    RGB, block by block (:func:`_cmyk_rgb`), recorded as ``attrs["source_photometric"]``."""
+    axis = image.dims.index("c")
+    data = image.data.rechunk({axis: -1})  # lazy; one chunk along c: a block's inks together
+    chunks = tuple((n[0] - 1,) if i == axis else n for i, n in enumerate(data.chunks))
+    rgb = data.map_blocks(_cmyk_rgb, axis, chunks=chunks, dtype=data.dtype)
+    coords = {k: v for k, v in image.coords.items() if "c" not in v.dims}
+    out = xr.DataArray(rgb, dims=image.dims, coords=coords, attrs=dict(image.attrs),
+                       name=image.name)  # fmt: skip
+    out.encoding.update(image.encoding)
+    out.attrs["source_photometric"] = (
+        "CMYK (Separated): read as RGB as Pillow converts CMYK, R = (1 - C)(1 - K) of full "
+        "scale; an ICC profile is not applied"
+    )
+    return out
+
+
+def _cmyk_rgb(block: np.ndarray, axis: int) -> np.ndarray:
+    """The RGB of a block of CMYK inks along ``axis`` (unsigned integers, 0 no ink), its
+    channels after the four kept: R = (1 - C)(1 - K) of the dtype's full scale, and G, B of
+    M, Y alike — Pillow's conversion of CMYK (``cmyk2rgb``), its rounding of 8 bits exactly."""
+    full = int(np.iinfo(block.dtype).max)
+    ink = np.moveaxis(block, axis, -1).astype(np.int64)
+    white = full - ink[..., 3:4]  # the light K lets through
+    product = ink[..., :3] * white
+    if full == 255:  # Pillow's MULDIV255
+        product += 128
+        taken = (product + (product >> 8)) >> 8
+    else:
+        taken = (product + full // 2) // full
+    rgb = np.clip(white - taken, 0, full)
+    out = np.concatenate([rgb, ink[..., 4:]], axis=-1).astype(block.dtype)
+    return np.moveaxis(out, -1, axis)
 
 
 def _transparency(
@@ -2094,6 +2245,8 @@ def _tiff_levels(
     path: Location, series: int | str = 0, given: tuple[str, ...] | None = None
 ) -> list[ImageLevel]:
     info = _tiff_info(path, series)
+    if info.refused is not None:
+        raise ImageReadError(info.refused)
     if info.geo_pixel_size is not None:
         (gy, gx), units = info.geo_pixel_size
         fy, fx = _yx_shape(info.levels[0][0], info.levels[0][1])
@@ -2107,7 +2260,14 @@ def _tiff_levels(
     for (axes, shape, dtype, tile), size in zip(info.levels, sizes, strict=True):
         dims = _axes_of(_tiff_dims(axes), tuple(shape), given, path)
         shape = tuple(map(int, shape))
-        if info.alpha is not None and "c" in dims and shape[dims.index("c")] > info.alpha:
+        alpha = info.alpha
+        if info.cmyk:  # read as RGB: one channel fewer
+            i = dims.index("c")
+            shape = (*shape[:i], shape[i] - 1, *shape[i + 1 :])
+            alpha = None if alpha is None else alpha - 1
+        elif info.colours is not None:  # its indices read as RGB, the colours last
+            shape, dims, dtype = (*shape, 3), (*dims, "c"), np.uint8
+        if alpha is not None and "c" in dims and shape[dims.index("c")] > alpha:
             i = dims.index("c")
             shape = (*shape[:i], shape[i] - 1, *shape[i + 1 :])
             if shape[i] == 1:
@@ -2178,7 +2338,13 @@ def open_image(
         TIFF / OME-TIFF / SVS (``.tif``, ``.tiff``, ``.svs``, ...), a Zarr array or group (an
         OME-Zarr multiscale group picks ``level``; a local zip of one, ``.zip`` or ``.ozx``, is
         read in place), or a PNG/JPEG/NPY file for small images; a PIL picture
-        (``PIL.Image.open``'s) as its file is read (a palette one as RGB).
+        (``PIL.Image.open``'s) as its file is read (a palette one as RGB). A TIFF's values
+        are read as light: a palette TIFF whose colours are the picture (a scanner's, an
+        image editor's) as RGB through its colour map (``attrs["source_colormap"]``, its
+        entries), one whose values are data its map only shows (a GeoTIFF's or GDAL raster's
+        classes, an OME-TIFF's label image, an ImageJ lookup table) by its values
+        (``attrs["source_palette"]``: refused as an image to compute on), a CMYK TIFF as RGB
+        and a MinIsWhite one inverted (``attrs["source_photometric"]`` says how).
         A path or an fsspec URL (``s3://``, ``gs://``, ``http(s)://``, ``memory://``,
         ``file://``): a relative path is made absolute here, so that workers started in
         another directory read the same file; remote TIFFs are read by byte ranges, tile by
