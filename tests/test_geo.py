@@ -135,6 +135,22 @@ def test_a_label_store_opens_as_an_image_with_its_coordinates(geotiff, tmp_path)
     assert opened.attrs["n_textures"] == 2
 
 
+def test_write_geotiff_never_replaces_the_scene_its_lazy_maps_read(geotiff, tmp_path):
+    """The maps of a lazily opened scene written over the scene itself are refused before
+    anything is written (GDAL would truncate the file the tasks then read); the scene is
+    unchanged, and the same maps go to another file, and over that file again."""
+    scene = tmp_path / "scene.tif"
+    scene.write_bytes(geotiff.read_bytes())
+    maps = open_image(scene).fskde.coefficients(**PARAMS).fskde.orientation()
+    with pytest.raises(ParameterError, match=r"is the image .*scene\.tif: write_geotiff would"):
+        write_geotiff(maps, scene)
+    assert scene.read_bytes() == geotiff.read_bytes()
+    out = write_geotiff(maps, tmp_path / "orientation.tif")
+    assert write_geotiff(maps, out) == out
+    with rasterio.open(out) as written:
+        assert written.crs == CRS and written.shape == (NY // 8, NX // 8)
+
+
 def test_without_rioxarray_a_geotiff_opens_with_pixel_coords_and_its_nodata(geotiff, monkeypatch):
     monkeypatch.setitem(sys.modules, "rioxarray", None)  # import rioxarray -> ImportError
     with pytest.warns(GeoreferencingWarning, match=r"xfskde\[geo\]"):

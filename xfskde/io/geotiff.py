@@ -253,7 +253,7 @@ def write_geotiff(
         from its ``spatial_ref`` coord and its grid from its coordinates and GeoTransform, by
         rioxarray (``result.rio.crs``, ``result.rio.transform()``).
     path : str or path-like
-        The file to write (replaced if it exists).
+        The file to write (replaced if it exists, unless the lazy ``result`` reads it).
     cog : bool
         Write a Cloud-Optimised GeoTIFF (GDAL's COG driver: tiles, overviews, the layout that
         HTTP range reads need). The tiled GeoTIFF is written first, next to ``path``, and
@@ -291,7 +291,9 @@ def write_geotiff(
     DimensionError
         If ``result`` is not ``(y, x)`` or ``(y, x, dim)``.
     ParameterError
-        For a ``nodata``, ``tile`` or dtype that cannot be written.
+        For a ``nodata``, ``tile`` or dtype that cannot be written, and for a ``path`` that
+        the lazy ``result`` is read from (the image it was opened from, its mask file): it
+        would be replaced before it is read.
 
     Examples
     --------
@@ -303,6 +305,10 @@ def write_geotiff(
     import rasterio
     import rasterio.shutil
 
+    from .stores import refuse_replacing_sources
+
+    if Path(os.fspath(path)).exists():  # never the file (or store) the lazy result reads
+        refuse_replacing_sources(result, path, "write_geotiff")
     per_band = variables = None
     if isinstance(result, xr.Dataset):
         variables = [str(name) for name in result.data_vars]

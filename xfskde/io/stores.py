@@ -549,6 +549,22 @@ def refuse_replacing_inputs(store: Any, read: Sequence[tuple[str, Location]], op
             )
 
 
+def refuse_replacing_sources(data: Any, target: Any, option: str) -> None:
+    """Refuse to replace ``target`` (a store, or a file's path) with ``data`` where the lazy
+    data reads it (:func:`refuse_replacing_inputs` for what :func:`_read_from` finds, every
+    variable of a Dataset's): replaced first, it would be gone before it is read.
+
+    Raises
+    ------
+    ParameterError
+        Naming the target and what it is or holds.
+    """
+    target = target if isinstance(target, Location) else locate(target)
+    arrays = data.data_vars.values() if isinstance(data, xr.Dataset) else [data]
+    read = [found for array in arrays for found in _read_from(array)]
+    refuse_replacing_inputs(target, read, option)
+
+
 def _read_from(data: xr.DataArray) -> list[tuple[str, Location]]:
     """What a lazy ``data`` reads as it is computed, as far as it records it, each named for
     :func:`refuse_replacing_inputs`: the image it was opened from (``encoding["source"]``,
@@ -1150,7 +1166,7 @@ def write_blocks(
             "overwrite=True to replace it"
         )
     if exists and overwrite:
-        refuse_replacing_inputs(store, _read_from(data), "overwrite=True")
+        refuse_replacing_sources(data, store, "overwrite=True")
         refuse_foreign_folder(store, "overwrite=True")
     fresh = not exists or overwrite
     kept: zarr.Array | None = None  # a store written again from a new input keeps its layout
