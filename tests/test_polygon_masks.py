@@ -189,6 +189,19 @@ def test_geojson_without_regions_or_not_geojson_is_refused(tmp_path):
                      image)  # fmt: skip
 
 
+def test_an_array_image_is_its_own_pixels_and_anything_else_is_refused():
+    """polygon_mask of a NumPy image, grey or RGB, draws what it draws on a DataArray of the
+    same shape without a file (the vertices its pixels); a list is refused in one line."""
+    triangle = {"type": "Polygon", "coordinates": [[[20, 40], [300, 40], [300, 200], [20, 40]]]}
+    drawn = polygon_mask(triangle, xr.DataArray(np.zeros((512, 768)), dims=("y", "x")))
+    for image in (np.zeros((512, 768), np.float32), np.zeros((512, 768, 3), np.uint8)):
+        mask = polygon_mask(triangle, image)
+        assert mask.dims == ("y", "x") and np.array_equal(mask.values, drawn.values)
+    assert 0 < int(drawn.sum()) < 300 * 160
+    with pytest.raises(ParameterError, match=r"needs the image as a DataArray .* got list$"):
+        polygon_mask(triangle, [[0, 1], [1, 0]])
+
+
 def test_regions_classified_ignore_are_cut_out():
     """QuPath's ``Ignore*`` class marks what an analysis leaves out (a fold, a pen mark): such
     a region, drawn over an annotation, was foreground like the rest; it is cut out now, and

@@ -149,9 +149,31 @@ def is_polygons(mask: Any) -> bool:
     return hasattr(mask, "__geo_interface__")
 
 
+def _as_image(image: Any) -> xr.DataArray:
+    """The image a mask is drawn for as a DataArray: a DataArray as it is, an array of
+    ``(y, x)`` or ``(y, x, c)`` labelled so (an image of no file, its own pixels the frame).
+
+    Raises
+    ------
+    ParameterError
+        For anything else.
+    """
+    if isinstance(image, xr.DataArray):
+        return image
+    shape = getattr(image, "shape", None)
+    if shape is not None and len(shape) in (2, 3):
+        dims = ("y", "x", "c")[: len(shape)]
+        return xr.DataArray(np.broadcast_to(np.zeros((), np.uint8), shape), dims=dims)
+    raise ParameterError(
+        f"polygon_mask needs the image as a DataArray (xfskde.open_image(path)) or an array of "
+        f"(y, x) or (y, x, c), got {type(image).__name__}"
+        + (f" of shape {tuple(shape)}" if shape is not None else "")
+    )
+
+
 def polygon_mask(
     polygons: Any,
-    image: xr.DataArray,
+    image: xr.DataArray | np.ndarray,
     max_side: int = MAX_SIDE,
     classes: Sequence[str] | None = None,
 ) -> xr.DataArray:
@@ -162,9 +184,10 @@ def polygon_mask(
     polygons : path, URL, mapping or object with ``__geo_interface__``
         A GeoJSON ``FeatureCollection``, ``Feature`` or geometry (a file, its parsed mapping,
         a shapely geometry, a geopandas GeoDataFrame or GeoSeries, whose ``crs`` is read).
-    image : xarray.DataArray
+    image : xarray.DataArray or numpy.ndarray
         The image the mask is for (as :func:`xfskde.open_image` gives it); its CRS, coords and
-        the file it came from tell the vertices' frame (module docstring).
+        the file it came from tell the vertices' frame (module docstring). An array, ``(y, x)``
+        or ``(y, x, c)``, is an image of no file: the vertices are its pixels.
     max_side : int
         The longest side of the mask; a larger image's mask is the image averaged down by a
         whole factor.
@@ -190,6 +213,7 @@ def polygon_mask(
         ``crs`` on an image without one; a crop of a level without a pixel size), or regions
         that lie wholly outside the image.
     """
+    image = _as_image(image)
     document, attrs = _read(polygons)
     document, detections = _without_detections(document, _name(polygons))
     if detections:
