@@ -139,7 +139,8 @@ def test_a_cmyk_tiff_is_read_as_rgb_as_pillow_converts_it(tmp_path, capsys):
     assert [level.shape for level in xfskde.io.images.image_levels(cut)] == [(64, 64, 3)]
     assert xfskde.local_fskde(image, order=2, size=3).shape == (64, 64, 3)
     assert main(["info", str(path)]) == 0
-    assert "(64, 64, 3)" in capsys.readouterr().out
+    said = capsys.readouterr().out
+    assert "(64, 64, 3)" in said and "print inks (CMYK): read as RGB, as Pillow" in said
     other = tmp_path / "inks.tif"
     tifffile.imwrite(other, ink, photometric="separated", extratags=[(332, "H", 1, 2, True)])
     said = r"stores print inks \(4 inks of InkSet 2, Photometric Separated\), which xfskde"
@@ -190,7 +191,7 @@ def test_a_miniswhite_tiff_is_read_white_high_or_refused(tmp_path, capsys):
         xfskde.open_image(signed)
 
 
-def test_a_palette_tiff_is_read_as_rgb_through_its_colour_map(tmp_path):
+def test_a_palette_tiff_is_read_as_rgb_through_its_colour_map(tmp_path, capsys):
     """A palette TIFF (Photometric 3) from a scanner or an image editor was refused as an
     image ("convert it to RGB first"), where the same picture as a palette PNG or GIF, and as a
     PIL picture, is read as RGB. It is read as RGB through its colour map now, each 16-bit
@@ -235,3 +236,10 @@ def test_a_palette_tiff_is_read_as_rgb_through_its_colour_map(tmp_path):
     values = xfskde.open_image(classes)
     np.testing.assert_array_equal(values.values, indices)
     assert values.attrs["source_palette"] == 256
+    # info says which way each is read (it said "convert it to RGB" of the scan too)
+    from xfskde.cli import main
+
+    for file, said in ((path, "entries, read as the RGB they index"),
+                       (classes, "entries (classes or labels the map only shows")):  # fmt: skip
+        assert main(["info", str(file)]) == 0
+        assert said in capsys.readouterr().out

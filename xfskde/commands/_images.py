@@ -29,6 +29,7 @@ from ..io.images import (
     is_store,
     ome_pairs,
     tiff_mask_file,
+    tiff_values,
     transparency_mask_series,
 )
 from ..io.ometiff import ANNOTATION_NAMESPACE
@@ -115,13 +116,8 @@ def _describe_tiff(path: str, levels: list[ImageLevel]) -> list[tuple[str, str]]
                 ("compression", compression.lower()),
             ]  # fmt: skip
             tiled = first.is_tiled
-            if first.photometric == 0:  # MinIsWhite: as viewers show it
-                rows.append(("values", "0 is white (MinIsWhite): read inverted, 2^bits - 1 "
-                             "less each stored value, as viewers show it"))  # fmt: skip
-            if first.photometric == 3 and first.colormap is not None:  # a palette image
-                rows.append(("values", f"indices of a colour map of {first.colormap.shape[-1]} "
-                             "entries (a palette image: a mask reads them; convert it to RGB "
-                             "to compute on it)"))  # fmt: skip
+            if (values := tiff_values(tif, first, locate(path))) is not None:
+                rows.append(("values", values))
     except (OSError, tifffile.TiffFileError, ValueError, IndexError) as exc:
         raise ImageReadError(f"cannot read {path} as a TIFF image: {exc}") from exc
     if nodata is not None:

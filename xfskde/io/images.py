@@ -1169,6 +1169,28 @@ def _photometric(page: Any, path: Location, nodata: bool) -> tuple[int | None, b
     return None, False, refused
 
 
+def tiff_values(tif: tifffile.TiffFile, page: Any, path: Location) -> str | None:
+    """How :func:`open_image` reads a TIFF page's values where they are not its grey or RGB as
+    stored (for ``xfskde info``): a palette read through its colour map (:func:`_colour_map`)
+    or by its indices, MinIsWhite inverted, CMYK as RGB (:func:`_photometric`; what it refuses,
+    opening refuses first); None for any other page."""
+    if page.photometric == 3 and page.colormap is not None:
+        entries = page.colormap.shape[-1]
+        if _colour_map(tif, page) is not None:
+            return (f"indices of a colour map of {entries} entries, read as the RGB they index "
+                    "(a picture's palette: no GeoTIFF, OME or ImageJ metadata)")  # fmt: skip
+        return (f"indices of a colour map of {entries} entries (classes or labels the map only "
+                "shows: a mask reads them; convert it to RGB to compute on it)")  # fmt: skip
+    black, cmyk, _ = _photometric(page, path, _GDAL_NODATA in page.tags)  # refused: on open
+    if black is not None:
+        return ("0 is white (MinIsWhite): read inverted, 2^bits - 1 less each stored value, as "
+                "viewers show it")  # fmt: skip
+    if cmyk:
+        return ("print inks (CMYK): read as RGB, as Pillow converts it (R = (1 - C)(1 - K); "
+                "no ICC profile applied)")  # fmt: skip
+    return None
+
+
 def tiff_mask_file(path: Location) -> Location | None:
     """The file of a TIFF's transparency mask beside it (``.msk``) that :func:`open_image`
     reads with its first image, if any."""
