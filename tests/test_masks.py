@@ -992,3 +992,66 @@ def test_the_pixels_of_some_classes_of_a_label_image(tmp_path, capsys):
 
 def xfskde_attrs(store) -> dict:
     return open_image(store).attrs
+
+
+# ------------------------------------------------------------- placing a mask, naming dims
+
+
+def _north_up(shape=(64, 64), seed=7) -> xr.DataArray:
+    """A float image whose y runs down, as every GeoTIFF's does (pixel centres, 1 unit)."""
+    values = np.random.default_rng(seed).random(shape).astype(np.float32)
+    y, x = shape[0] - 0.5 - np.arange(shape[0]), np.arange(shape[1]) + 0.5
+    return xr.DataArray(values, dims=("y", "x"), coords={"y": y, "x": x})
+
+
+def _computed_rows(field: xr.DataArray) -> np.ndarray:
+    """The y coordinates of the field's rows that were computed (not NaN: inside the mask)."""
+    computed = ~np.isnan(field.isel(k=0).values).all(axis=1)
+    return field.y.values[computed]
+
+
+def test_a_mask_with_coordinates_is_placed_by_them_not_by_position(tmp_path):
+    """A mask of the image's shape was laid over it pixel for pixel whatever its coordinates:
+    a mask with ascending y (a netCDF's, an array built with np.arange) over an image with
+    descending y (a GeoTIFF's) computed the mirror image of its foreground, without a word.
+    A DataArray mask with coordinates is placed by them at any resolution — its rows and
+    columns put in the image's order — and refused where they do not cover the image; a mask
+    without them (a NumPy array) is placed by position. A tissue mask made of the image's
+    shape is turned alike."""
+    import xfskde
+
+    image = _north_up()
+    params = {"order": 4, "window": "box", "size": 8, "stride": 8}
+    up = np.arange(64) + 0.5
+    north = (up[:, None] >= 32) & (up[None, :] >= 0)  # foreground where y >= 32, ascending
+    mask = xr.DataArray(north, dims=("y", "x"), coords={"y": up, "x": up})
+    mask.to_netcdf(tmp_path / "mask.nc", engine="scipy")  # as a mask file is read back
+    with xr.open_dataarray(tmp_path / "mask.nc", engine="scipy") as read:
+        stored = read.load()
+    for given in (mask, stored):
+        placed = resolve_mask(given, image)
+        np.testing.assert_array_equal(placed.values, north[::-1])
+        np.testing.assert_array_equal(placed.y.values, image.y.values)
+        field = xfskde.local_fskde(image, **params, mask=given)
+        np.testing.assert_array_equal(_computed_rows(field), [60.0, 52.0, 44.0, 36.0])
+    # at half the resolution, x running the other way too: foreground where x < 16
+    coarse = np.arange(32) * 2 + 1.0
+    west = np.zeros((32, 32), bool)
+    west[:, -8:] = True  # the last columns of a descending x: x < 16
+    half = xr.DataArray(west, dims=("y", "x"), coords={"y": coarse, "x": coarse[::-1]})
+    placed = resolve_mask(half, image)
+    np.testing.assert_array_equal(placed.values, west[:, ::-1])
+    field = xfskde.local_fskde(image, **params, mask=half)
+    computed = ~np.isnan(field.isel(k=0).values).all(axis=0)
+    np.testing.assert_array_equal(field.x.values[computed], [4.0, 12.0])
+    # coordinates that cover only part of the image: refused, not laid over it
+    shifted = mask.assign_coords(y=up + 32)
+    with pytest.raises(ParameterError, match="covers the whole image"):
+        resolve_mask(shifted, image)
+    # a NumPy mask has no coordinates: its first row is the image's first row (y = 63.5)
+    field = xfskde.local_fskde(image, **params, mask=north)
+    np.testing.assert_array_equal(_computed_rows(field), [28.0, 20.0, 12.0, 4.0])
+    # a tissue mask of the image's shape, made on the image upside down, is turned back
+    data = image.where(image.y >= 32, 0)  # zero (background) where y < 32
+    flipped = tissue_mask(data.isel(y=slice(None, None, -1)), method="nonzero", margin=0)
+    np.testing.assert_array_equal(resolve_mask(flipped, data).values, north[::-1])

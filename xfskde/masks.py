@@ -15,8 +15,12 @@ of the image), and every out-of-core consumer that takes ``mask=`` (:func:`xfskd
 mask covers the image pixels ``[i ny / my, (i + 1) ny / my) × [j nx / mx, (j + 1) nx / mx)`` of
 an ``(ny, nx)`` image, whatever level the image was opened at. Masks from :func:`tissue_mask`,
 from another pyramid level of the same slide or from a thumbnail all qualify; one of another
-aspect (not the image at one scale) is refused, and one with coordinates in the image's unit
-and CRS is placed by them (cut to the image, refused if it covers only part of it).
+aspect (not the image at one scale) is refused. A mask with coordinates in the image's unit
+and CRS (a DataArray, a GeoTIFF, an OME-TIFF in µm) is placed by them, whatever its shape: cut
+to the image, its rows and columns in the image's order (ascending y over a GeoTIFF's
+descending y is not upside down), refused if it covers only part of it. A mask without
+coordinates (a NumPy array, a picture, a plain TIFF) is placed by position: its first row over
+the image's first row.
 
 **Methods.**
 
@@ -1013,25 +1017,31 @@ def _in_image_crs(mask: xr.DataArray, image: xr.DataArray) -> xr.DataArray:
 
 
 def _over_extent(mask: xr.DataArray, image: xr.DataArray) -> xr.DataArray:
-    """The part of ``mask`` over ``image``'s extent, refused where it cannot be placed on it.
+    """The part of ``mask`` over ``image``'s extent, in the image's order, refused where it
+    cannot be placed on it.
 
     * A mask recording the full-resolution shape it covers (``mask_of``, from
       :func:`tissue_mask`) and made for another extent — the whole slide, applied to a crop of
-      it — is cut to the image by their coordinates, and refused when either has none.
-    * A mask of its own pixels (a file, an array) whose shape is not the image's: when both
-      carry coordinates in one CRS and one unit (a GeoTIFF mask of a scene, an OME-TIFF mask
-      in µm) it is cut to the image by them, and refused if it does not cover the image; then
-      it must be the image at one scale along y and x (each side the image's over one factor,
-      to a pixel): a mask of another aspect (24 × 12 for a 384 × 384 image) belongs to another
-      image or extent, and stretched over this one it would silently skip tissue or compute
-      background.
+      it — is cut to the image by their coordinates, and refused when either has none; one made
+      for the image's shape is the image's, turned to the image's order along a dim whose
+      coordinates run the other way.
+    * A mask of its own pixels (a file, an array, a DataArray): when both carry numeric y and x
+      coordinates in one CRS and one unit (a GeoTIFF mask of a scene, an OME-TIFF mask in µm,
+      a DataArray on the image's grid) it is placed by them, whatever its shape — cut to the
+      image, its rows and columns put in the image's order (a mask with ascending y on an image
+      with descending y, as every GeoTIFF has, is not upside down) — and refused if it does not
+      cover the image. A mask without coordinates (a NumPy array, a picture) is placed by
+      position: its first row over the image's first row. Then it must be the image at one
+      scale along y and x (each side the image's over one factor, to a pixel): a mask of
+      another aspect (24 × 12 for a 384 × 384 image) belongs to another image or extent, and
+      stretched over this one it would silently skip tissue or compute background.
     """
     covers = _recorded_shape(mask.attrs.get("mask_of"))
     shape = (image.sizes["y"], image.sizes["x"])
     if covers is not None:
         if covers == shape:
-            return mask
-        if not all(d in mask.coords and d in image.coords for d in ("y", "x")):
+            return _oriented(mask, image)
+        if not (_positioned(mask) and _positioned(image)):
             raise ParameterError(
                 f"the mask covers an image of {tuple(covers)} pixels and this image has "
                 f"{shape}, and they have no coordinates to place one on the other: pass a mask "
@@ -1040,12 +1050,37 @@ def _over_extent(mask: xr.DataArray, image: xr.DataArray) -> xr.DataArray:
         cut = _cut_to(mask, image, whole=False)
         cut.attrs["mask_of"] = [int(shape[0]), int(shape[1])]
         return cut
-    if (mask.sizes["y"], mask.sizes["x"]) == shape:
-        return mask
     if _placeable(mask, image):
         mask = _cut_to(mask, image, whole=True)
     _refuse_other_aspect((mask.sizes["y"], mask.sizes["x"]), shape)
     return mask
+
+
+def _positioned(array: xr.DataArray) -> bool:
+    """Whether ``array`` has numeric 1-D ``y`` and ``x`` coordinates: positions to place a mask
+    by (a NumPy array, a picture and a plain TIFF have none: they are placed by position)."""
+    return all(
+        d in array.coords and array.coords[d].dims == (d,) and array.coords[d].dtype.kind in "iuf"
+        for d in ("y", "x")
+    )
+
+
+def _descending(values: np.ndarray) -> bool:
+    """Whether 1-D coordinates run downwards (a GeoTIFF's y); False for fewer than two."""
+    return values.size > 1 and bool(values[-1] < values[0])
+
+
+def _oriented(mask: xr.DataArray, image: xr.DataArray) -> xr.DataArray:
+    """``mask`` (of the image's shape) reversed along each dim whose coordinates run the other
+    way than the image's; as it is where either lacks coordinates."""
+    if not (_positioned(mask) and _positioned(image)):
+        return mask
+    flipped = {
+        d: slice(None, None, -1)
+        for d in ("y", "x")
+        if _descending(np.asarray(mask[d].values)) != _descending(np.asarray(image[d].values))
+    }
+    return mask.isel(flipped) if flipped else mask
 
 
 def _recorded_shape(value: Any) -> tuple[int, int] | None:
@@ -1066,10 +1101,10 @@ def _recorded_shape(value: Any) -> tuple[int, int] | None:
 
 
 def _placeable(mask: xr.DataArray, image: xr.DataArray) -> bool:
-    """Whether ``mask`` can be placed on ``image`` by their coordinates: both have regular
-    numeric y and x coords, in the same CRS (refused when both have one and they differ) and
-    the same unit (refused when both name one and they differ)."""
-    if pixel_steps(mask) is None or pixel_steps(image) is None:
+    """Whether ``mask`` can be placed on ``image`` by their coordinates: both have numeric 1-D
+    y and x coords (:func:`_positioned`), in the same CRS (refused when both have one and they
+    differ) and the same unit (refused when both name one and they differ)."""
+    if not (_positioned(mask) and _positioned(image)):
         return False
     ours, theirs = crs_wkt(image), crs_wkt(mask)
     if (ours is None) != (theirs is None):
@@ -1097,8 +1132,10 @@ def _placeable(mask: xr.DataArray, image: xr.DataArray) -> bool:
 
 
 def _cut_to(mask: xr.DataArray, image: xr.DataArray, whole: bool) -> xr.DataArray:
-    """The mask pixels whose centres fall on ``image``'s pixels; with ``whole``, refused
-    unless they reach, along each dim, to within one mask pixel of the image's edges."""
+    """The mask pixels whose centres fall on ``image``'s pixels, in the order of the image's
+    coordinates (ascending or descending, whichever way the mask's run); with ``whole``,
+    refused unless they reach, along each dim, to within one mask pixel of the image's
+    edges."""
     picked = {}
     for d in ("y", "x"):
         centres = np.asarray(image[d].values, float)
@@ -1119,6 +1156,8 @@ def _cut_to(mask: xr.DataArray, image: xr.DataArray, whole: bool) -> xr.DataArra
                     f"{low:g} to {high:g}: pass a mask that covers the whole image (0 where "
                     "there is nothing to compute)"
                 )
+        order = np.argsort(where[picked[d]], kind="stable")  # the image's way along d
+        picked[d] = picked[d][order[::-1] if _descending(centres) else order]
     return mask.isel(y=picked["y"], x=picked["x"])
 
 
