@@ -9,7 +9,7 @@ import tifffile
 import xarray as xr
 
 from xfskde.datasets import random_textures, texture_mosaic
-from xfskde.exceptions import MaskWarning, ParameterError
+from xfskde.exceptions import DimensionError, MaskWarning, ParameterError
 from xfskde.io import open_image
 from xfskde.lazy import map_haloed
 from xfskde.masks import background_blocks, mask_samples, resolve_mask, tissue_mask
@@ -1055,3 +1055,39 @@ def test_a_mask_with_coordinates_is_placed_by_them_not_by_position(tmp_path):
     data = image.where(image.y >= 32, 0)  # zero (background) where y < 32
     flipped = tissue_mask(data.isel(y=slice(None, None, -1)), method="nonzero", margin=0)
     np.testing.assert_array_equal(resolve_mask(flipped, data).values, north[::-1])
+
+
+@pytest.mark.filterwarnings("ignore::xfskde.exceptions.PixelAspectWarning")  # degrees at 60° N
+@pytest.mark.parametrize("names", [("lat", "lon"), ("row", "col")])
+def test_a_mask_on_an_image_whose_dims_are_not_named_y_and_x(names):
+    """The image functions read a (lat, lon) or (row, col) image by position, but its mask
+    failed with a bare KeyError: 'y' (an array or "auto", for coefficients and segment), and
+    a DataArray mask of the image's own dims was refused ("a mask needs dims y and x"). They
+    give what the image named (y, x) gives; a mask of the image's dims transposed is laid
+    over it as its dims say."""
+    import xfskde
+
+    image = _north_up((64, 48)).where(lambda a: a.x >= 16, 0)  # no data west of x = 16
+    named = image.rename(y=names[0], x=names[1])
+    params = {"order": 4, "window": "box", "size": 8, "stride": 8}
+    drawn = np.zeros((64, 48), bool)
+    drawn[:40, 8:] = True
+    as_dataarray = xr.DataArray(drawn, dims=names, coords={names[0]: image.y.values,
+                                                           names[1]: image.x.values})  # fmt: skip
+    for mask, reference in (
+        (drawn, drawn),
+        ("auto", "auto"),
+        (as_dataarray, as_dataarray.rename({names[0]: "y", names[1]: "x"})),
+        (as_dataarray.T, as_dataarray.rename({names[0]: "y", names[1]: "x"})),
+    ):
+        field = xfskde.local_fskde(named, **params, mask=mask)
+        expected = xfskde.local_fskde(image, **params, mask=reference)
+        np.testing.assert_array_equal(field.values, expected.values)
+        assert 0.3 < float(np.isnan(field.values[..., 0]).mean()) < 0.7  # a mask, not none
+    np.testing.assert_array_equal(resolve_mask(as_dataarray.T, named).values, drawn)
+    on_yx = as_dataarray.rename({names[0]: "y", names[1]: "x"})
+    np.testing.assert_array_equal(resolve_mask(on_yx.T, image).values, drawn)  # (x, y)
+    labels = xfskde.segment(named, 2, size=4, sample=2000, mask=drawn)
+    assert not np.asarray(labels)[40:].any() and np.asarray(labels)[:40, 8:].all()
+    with pytest.raises(DimensionError, match=rf"dims y and x \(or the image's, {names[0]}"):
+        resolve_mask(xr.DataArray(drawn, dims=("a", "b")), named)

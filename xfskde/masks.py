@@ -73,7 +73,14 @@ from skimage import morphology
 
 from ._cells import block_cells, cell_means, in_whole_cells
 from ._grid import MaskFootprint, mask_at_samples
-from ._labels import crs_wkt, image_nodata, parse_crs, pixel_steps, stored_integer_dtype
+from ._labels import (
+    crs_wkt,
+    image_dims,
+    image_nodata,
+    parse_crs,
+    pixel_steps,
+    stored_integer_dtype,
+)
 from ._pictures import is_picture, palette_indices
 from ._validation import _check_choice
 from .exceptions import (
@@ -665,7 +672,8 @@ def tissue_mask(
         pyramid level chosen below), or an image already opened (a DataArray whose ``source``
         attr names its file is read from that file's low-resolution level; any other, and a
         NumPy or Dask ``(y, x)`` or ``(y, x, c)`` array, is block-averaged in memory down to
-        ``max_side``).
+        ``max_side``). A DataArray's spatial dims are read as the image functions read them
+        (:func:`xfskde._labels.image_dims`: ``(lat, lon)`` too); the mask's are ``y, x``.
     method : {"auto", "brightfield", "fluorescence", "nonzero"}
         See the module docstring.
     level : int, optional
@@ -707,6 +715,7 @@ def tissue_mask(
     levels = None  # a file's pyramid, read once (its headers: over HTTP, requests each time)
     if isinstance(image, np.ndarray | da.Array):  # labelled as open_image labels an array
         image = open_image(image)
+    image = _named_yx(image)  # an image of (lat, lon): its mask is (y, x)
     if isinstance(image, xr.DataArray) and "source" in image.attrs:
         image, opening, levels = _whole_source(image, storage_options)  # its low resolution
     if isinstance(image, xr.DataArray):
@@ -781,7 +790,9 @@ def resolve_mask(
     colours), regions drawn as polygons (a GeoJSON file, mapping or GeoDataFrame, a shapefile
     or GeoPackage: :func:`xfskde.io.geojson.polygon_mask`, of the regions of ``classes`` only
     when given), or an array, DataArray or nested list of rows (``[[False, True], ...]``, as
-    :func:`numpy.asarray` reads it; truthy is foreground). With ``classes``, a mask
+    :func:`numpy.asarray` reads it; truthy is foreground). An image whose spatial dims are
+    named otherwise (``(lat, lon)``) is read as the image functions read it, and a DataArray
+    mask may name its dims as the image does, in either order. With ``classes``, a mask
     image or array is a label image, its foreground the pixels of those labels
     (:func:`_of_label_classes`: ``["40"]``, ``["texture 2"]``).
     """
@@ -794,13 +805,15 @@ def resolve_mask(
         )
     if mask is None or (isinstance(mask, str) and mask == "none"):
         return None
+    spatial = _spatial_names(image)
+    image = _named_yx(image)
     if isinstance(mask, str) and mask in METHODS:
         return tissue_mask(image, method=mask, margin=margin)
     mask = _reached_as_the_image(mask, image)
     if is_polygons(mask):  # drawn on the image's grid: nothing to place
         return polygon_mask(mask, image, classes=classes)
     if isinstance(mask, xr.DataArray):
-        values = mask
+        values = _named_yx(mask, spatial) if set(spatial) <= set(mask.dims) else mask
     elif isinstance(mask, np.ndarray | da.Array | list | tuple):
         mask = _listed(mask) if isinstance(mask, list | tuple) else mask
         if mask.ndim != 2:
@@ -810,13 +823,17 @@ def resolve_mask(
         values = _mask_image(mask)
     colour = [d for d in values.dims if d not in ("y", "x")]
     if len(values.dims) - len(colour) != 2:
-        raise DimensionError(f"a mask needs dims y and x, got {values.dims}")
+        named = "" if spatial == ("y", "x") else f" (or the image's, {spatial[0]} and {spatial[1]})"
+        raise DimensionError(
+            f"a mask needs dims y and x{named}, got {values.dims}: rename them, e.g. "
+            f".rename({{{values.dims[0]!r}: 'y', {values.dims[-1]!r}: 'x'}})"
+        )
+    values = values.transpose("y", "x", *colour)  # an (x, y) mask is not laid over transposed
     array = np.asarray(values.values)
     if classes is not None:
         foreground = _of_label_classes(array, classes, mask)
     else:
         if colour:
-            array = array.transpose([values.dims.index(d) for d in ("y", "x", *colour)])
             array = array.reshape(*array.shape[:2], -1).any(axis=-1)
         finite = array.dtype.kind == "f"
         foreground = np.isfinite(array) & (array != 0) if finite else array != 0
@@ -827,6 +844,30 @@ def resolve_mask(
     if classes is not None:
         result.attrs["classes"] = list(classes)
     return _over_extent(_in_image_crs(result, image), image)
+
+
+def _spatial_names(image: Any) -> tuple[str, str]:
+    """The names of an image DataArray's spatial dims (:func:`xfskde._labels.image_dims`:
+    ``("lat", "lon")``, ``("row", "col")``); ``("y", "x")`` for any other image."""
+    if not isinstance(image, xr.DataArray) or {"y", "x"} <= set(image.dims):
+        return ("y", "x")
+    y, x, _ = image_dims(image)
+    return (y, x)
+
+
+def _named_yx(array: Any, spatial: tuple[str, str] | None = None) -> Any:
+    """A DataArray with its spatial dims — ``spatial``, else the image's
+    (:func:`_spatial_names`) — renamed ``y`` and ``x``, as a mask is laid out and placed (a
+    coord already named ``y`` or ``x`` that is not a dim is dropped: it would take the name);
+    anything else as it is. An image of ``(lat, lon)``, which the image functions read by
+    position, was taken for one without a ``y`` (a bare KeyError)."""
+    if not isinstance(array, xr.DataArray):
+        return array
+    y, x = spatial if spatial is not None else _spatial_names(array)
+    if (y, x) == ("y", "x"):
+        return array
+    clash = [c for c in ("y", "x") if c in array.coords and c not in array.dims]
+    return array.drop_vars(clash).rename({y: "y", x: "x"})
 
 
 def _listed(mask: list | tuple) -> np.ndarray:
