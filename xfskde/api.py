@@ -94,25 +94,39 @@ def mask_nodata(data: Any, nodata: float | int | None) -> Any:
 
 
 def present_samples(image: xr.DataArray, field: xr.DataArray) -> xr.DataArray:
-    """Whether the pixel at each sample of ``field`` holds data: a boolean ``(y, x)``
-    DataArray on the field's grid, lazy for a Dask image.
+    """Whether the pixel at each sample of ``field`` holds data: a boolean DataArray on the
+    field's grid, ``(y, x)`` — ``(t, z, y, x)`` for the field of a stack —, lazy for a Dask
+    image.
 
-    ``field`` is a result of :func:`local_fskde` on ``image`` (a DataArray with dims ``y, x``
-    and maybe a channel dim); a sample's pixel is missing where no channel is finite, the
-    nodata value the field recorded (``input_nodata``) counting as NaN
-    (:func:`xfskde.local.missing_pixels`). The field is NaN there already (so are
-    the maps drawn from it); this reads only the image's pixels at the samples, not the field,
-    e.g. to count the cells on data or to mask another result on the same grid.
+    ``field`` is a result of :func:`local_fskde` on ``image``, a DataArray read as
+    :func:`local_fskde` reads it: its spatial dims ``y, x`` or named otherwise (``lat, lon``:
+    :func:`xfskde._labels.image_dims`), maybe a colour dim, or a stack of such images with
+    ``y`` and ``x`` named (:func:`xfskde._labels.plane_dims`), each plane's samples its own.
+    A sample's pixel is missing where no channel is finite, the nodata value the field
+    recorded (``input_nodata``) counting as NaN (:func:`xfskde.local.missing_pixels`). The
+    field is NaN there already (so are the maps drawn from it); this reads only the image's
+    pixels at the samples, not the field, e.g. to count the cells on data or to mask another
+    result on the same grid. The result has the field's coords of its dims.
     """
     value = field.attrs.get("input_nodata", "none")
     nodata = None if value == "none" else (math.nan if value == "nan" else value)
     stride = int(field.attrs.get("stride", 1))
     offset = sample_offset(stride)
-    pixels = image.transpose("y", "x", ...).data
-    picked = pixels[offset::stride, offset::stride][: field.sizes["y"], : field.sizes["x"]]
-    kept = mask_nodata(picked, nodata)
-    present = ~missing_pixels(kept if kept.ndim == 3 else kept[..., None], -1)
-    return xr.DataArray(present, dims=("y", "x"), coords={"y": field.y, "x": field.x})
+    stack = plane_dims(image)
+    if stack:  # y and x named; the colour dim, if any, is the one left
+        y, x = "y", "x"
+        colour = next((str(d) for d in image.dims if d not in (y, x, *stack)), None)
+    else:
+        y, x, colour = image_dims(image)
+    pixels = image.transpose(*stack, y, x, *([colour] if colour else [])).data
+    kept = (slice(None),) * len(stack)
+    picked = pixels[(*kept, slice(offset, None, stride), slice(offset, None, stride))]
+    picked = picked[(*kept, slice(field.sizes["y"]), slice(field.sizes["x"]))]
+    picked = mask_nodata(picked, nodata)
+    present = ~missing_pixels(picked if colour else picked[..., None], -1)
+    dims = (*stack, "y", "x")
+    coords = {name: c for name, c in field.coords.items() if set(c.dims) <= set(dims)}
+    return xr.DataArray(present, dims=dims, coords=coords)
 
 
 def _nodata_attrs(nodata: float | int | None, source: str) -> dict[str, Any]:
