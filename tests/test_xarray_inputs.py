@@ -44,3 +44,44 @@ def test_present_samples_of_a_stack_and_of_other_dim_names():
     transposed = xr.DataArray(values[0].T, dims=("x", "y"))  # read by name: (y, x)
     field = transposed.fskde.coefficients(**PARAMS, nan_policy="omit")
     np.testing.assert_array_equal(present_samples(transposed, field).values, expected[0])
+
+
+def test_a_stack_keeps_its_coordinates_along_the_stack_dim():
+    """The field of a stack kept only plane 0's value of each coord along the stack dim: a
+    sensor per date became the scalar 'A', a (time, y) row time plane 0's (y,) row, and on a
+    stack without an index on its dim (a ``date`` coord only) every such coord collapsed.
+    Each keeps its dims, a coord along y sampled at the cells as each plane's y coords are."""
+    rows = np.arange(96.0).reshape(3, 32)  # each plane's rows acquired 32 s after the last's
+    stack = xr.DataArray(
+        _pixels((3, 32, 32)),
+        dims=("time", "y", "x"),
+        coords={"time": [10, 20, 30], "sensor": ("time", ["A", "B", "C"]),
+                "row_time": (("time", "y"), rows)},
+    )  # fmt: skip
+    field = stack.fskde.coefficients(**PARAMS)
+    assert field.dims == ("time", "y", "x", "k")
+    assert field.sensor.dims == ("time",) and field.sensor.values.tolist() == ["A", "B", "C"]
+    assert field.row_time.dims == ("time", "y")
+    cells = np.arange(4) * 8 + 3.5  # the cells' centres (rows 3 and 4 of each cell)
+    np.testing.assert_array_equal(field.row_time.values, cells + 32.0 * np.arange(3)[:, None])
+    for i in range(3):  # each plane's field, coords and all, is that plane's alone
+        alone = stack.isel(time=i).fskde.coefficients(**PARAMS)
+        xr.testing.assert_identical(field.isel(time=i).drop_vars("time"),
+                                    alone.drop_vars("time"))  # fmt: skip
+    # no index on the stack dim: a date and a sensor per plane
+    dates = np.array(["2024-01-01", "2024-02-01", "2024-03-01"], dtype="datetime64[ns]")
+    unindexed = stack.drop_vars(["time", "row_time"]).assign_coords(date=("time", dates))
+    field = unindexed.fskde.coefficients(**PARAMS)
+    assert "time" not in field.coords and field.date.dims == ("time",)
+    np.testing.assert_array_equal(field.date.values, dates)
+    assert field.sensor.values.tolist() == ["A", "B", "C"]
+    # a stack of stacks: a (t, z) coord is (t, z); a coord along the colour dim is dropped
+    nested = xr.DataArray(
+        _pixels((2, 3, 32, 32, 2)),
+        dims=("t", "z", "y", "x", "c"),
+        coords={"depth": (("t", "z"), np.arange(6.0).reshape(2, 3)),
+                "gain": (("t", "c"), np.ones((2, 2)))},
+    )  # fmt: skip
+    field = nested.fskde.coefficients(**PARAMS)
+    assert field.dims == ("t", "z", "y", "x", "k") and "gain" not in field.coords
+    np.testing.assert_array_equal(field.depth.values, np.arange(6.0).reshape(2, 3))

@@ -324,7 +324,11 @@ def _fields_of_planes(image: xr.DataArray, params: LocalParameters, nodata: Any,
     """The field of each plane of a stack (:func:`xfskde._labels.plane_dims`: a time series, a
     z-stack), concatenated along the stack's dims in their order, with their coordinates:
     ``(t, z, y, x, k)``. Each plane is an image of its own — its own engine graph, nodata and
-    mask — so the result is what computing them one by one gives."""
+    mask — so the result is what computing them one by one gives. A coord along a stack dim
+    keeps it, whether the dim has an index or not: a sensor per date stays ``(t,)``, a
+    ``(t, y)`` acquisition time of each row is ``(t, y)`` at the cells, as each plane's ``y``
+    coords are (:func:`xfskde._labels.sampled_coords`); one along the colour dim is dropped,
+    as an image's is."""
     first, *_ = plane_dims(image)
     planes = [image.isel({first: i}) for i in range(image.sizes[first])]
     fields = [
@@ -333,7 +337,11 @@ def _fields_of_planes(image: xr.DataArray, params: LocalParameters, nodata: Any,
         for p in planes
     ]  # fmt: skip
     along = image[first] if first in image.coords else first
-    return xr.concat(fields, dim=along, coords="minimal", compat="override")
+    # each plane holds its value of a coord along the stack dim (scalar, or along y): all of
+    # them, not the first plane's ("minimal" left them out, "override" took plane 0's)
+    own = [n for n, c in image.coords.items()
+           if first in c.dims and n != first and n in fields[0].coords]  # fmt: skip
+    return xr.concat(fields, dim=along, coords=own, compat="override")
 
 
 def local_fskde(
