@@ -4,9 +4,12 @@ named otherwise than y and x, floats reopened from netCDF and Zarr."""
 from __future__ import annotations
 
 import numpy as np
+import pytest
 import xarray as xr
 
+import xfskde
 from xfskde.api import present_samples
+from xfskde.exceptions import ParameterError
 
 PARAMS = {"order": 4, "window": "box", "size": 8, "stride": 8}
 
@@ -85,3 +88,71 @@ def test_a_stack_keeps_its_coordinates_along_the_stack_dim():
     field = nested.fskde.coefficients(**PARAMS)
     assert field.dims == ("t", "z", "y", "x", "k") and "gain" not in field.coords
     np.testing.assert_array_equal(field.depth.values, np.arange(6.0).reshape(2, 3))
+
+
+def _reopened(image: xr.DataArray, tmp_path, how: str) -> xr.DataArray:
+    """``image`` written to a netCDF file or a Zarr store by xarray and read back, as a user
+    holds a float raster of theirs: xarray writes ``_FillValue`` NaN for a float variable and
+    decodes it into the encoding."""
+    tmp_path.mkdir()
+    if how == "netcdf":
+        image.to_netcdf(tmp_path / "image.nc", engine="scipy")
+        with xr.open_dataarray(tmp_path / "image.nc", engine="scipy") as opened:
+            return opened.load()
+    image.to_dataset(name="image").to_zarr(tmp_path / "image.zarr", mode="w")
+    return xr.open_zarr(tmp_path / "image.zarr")["image"]  # Dask-backed
+
+
+@pytest.mark.filterwarnings("ignore::zarr.errors.ZarrUserWarning")
+@pytest.mark.parametrize("how", ["netcdf", "zarr"])
+def test_a_raise_asked_for_is_not_overridden_by_xarray_s_fill_value(tmp_path, how):
+    """nan_policy="raise" was silently turned into "omit" on any float image reopened from
+    netCDF or Zarr (the NaN _FillValue xarray writes for every float variable, read as its
+    nodata): its NaN pixels were omitted and the result recorded nan_policy='omit'. A raise
+    asked for refuses them; without a nan_policy they are omitted as before; a nodata the
+    image declares (an attr, a number) is omitted under a raise too, and then the image's
+    other NaN pixels are refused."""
+    values = _pixels((64, 64))
+    values[20, 20] = np.nan
+    image = _reopened(xr.DataArray(values, dims=("y", "x")), tmp_path / "holes", how)
+    assert np.isnan(image.encoding["_FillValue"])
+    with pytest.raises(ParameterError, match="image contains NaN or infinite pixels"):
+        image.fskde.coefficients(**PARAMS, nan_policy="raise").compute()
+    default = image.fskde.coefficients(**PARAMS)  # no nan_policy: omitted, as before
+    assert default.attrs["nan_policy"] == "omit" and default.attrs["input_nodata"] == "nan"
+    expected = xfskde.local_fskde(values, **PARAMS, nan_policy="omit")
+    np.testing.assert_array_equal(default.values, expected)
+    np.testing.assert_array_equal(
+        image.fskde.coefficients(**PARAMS, nan_policy="omit").values, expected
+    )
+    # without NaN pixels a raise asked for computes, and records that nothing was masked
+    whole = _reopened(xr.DataArray(_pixels((64, 64)), dims=("y", "x")), tmp_path / "w", how)
+    field = whole.fskde.coefficients(**PARAMS, nan_policy="raise")
+    assert field.attrs["nan_policy"] == "raise" and field.attrs["input_nodata"] == "none"
+    np.testing.assert_array_equal(
+        field.values, xfskde.local_fskde(whole.values, **PARAMS, nan_policy="raise")
+    )
+    # a NaN nodata the image declares (rioxarray's, GDAL's attr) marks them missing
+    declared = image.assign_attrs(nodata=np.nan)
+    field = declared.fskde.coefficients(**PARAMS, nan_policy="raise")
+    assert field.attrs["nan_policy"] == "omit" and field.attrs["input_nodata"] == "nan"
+    np.testing.assert_array_equal(field.values, expected)
+    # a numeric nodata: its pixels omitted under a raise, the image's own NaN refused
+    dem = values.copy()
+    dem[:8, :8] = -9999.0
+    dem_image = xr.DataArray(dem, dims=("y", "x"), attrs={"nodata": -9999.0})
+    masked = np.where(dem == -9999.0, np.float32(np.nan), dem)
+    for data in (dem_image, dem_image.chunk(32)):  # checked block by block when lazy
+        with pytest.raises(ParameterError, match="image contains NaN or infinite pixels"):
+            data.fskde.coefficients(**PARAMS, nan_policy="raise").compute()
+        np.testing.assert_array_equal(
+            data.fskde.coefficients(**PARAMS).values,
+            xfskde.local_fskde(masked, **PARAMS, nan_policy="omit"),
+        )
+    dem[20, 20] = masked[20, 20] = 0.5  # no NaN of its own: the nodata omitted under a raise
+    for data in (dem_image.copy(data=dem), dem_image.copy(data=dem).chunk(32)):
+        field = data.fskde.coefficients(**PARAMS, nan_policy="raise")
+        assert field.attrs["input_nodata"] == -9999.0
+        np.testing.assert_array_equal(
+            field.values, xfskde.local_fskde(masked, **PARAMS, nan_policy="omit")
+        )
