@@ -9,7 +9,7 @@ import tifffile
 import xarray as xr
 
 from xfskde.datasets import random_textures, texture_mosaic
-from xfskde.exceptions import MaskWarning, ParameterError
+from xfskde.exceptions import DimensionError, MaskWarning, ParameterError
 from xfskde.io import open_image
 from xfskde.lazy import map_haloed
 from xfskde.masks import background_blocks, mask_samples, resolve_mask, tissue_mask
@@ -992,3 +992,102 @@ def test_the_pixels_of_some_classes_of_a_label_image(tmp_path, capsys):
 
 def xfskde_attrs(store) -> dict:
     return open_image(store).attrs
+
+
+# ------------------------------------------------------------- placing a mask, naming dims
+
+
+def _north_up(shape=(64, 64), seed=7) -> xr.DataArray:
+    """A float image whose y runs down, as every GeoTIFF's does (pixel centres, 1 unit)."""
+    values = np.random.default_rng(seed).random(shape).astype(np.float32)
+    y, x = shape[0] - 0.5 - np.arange(shape[0]), np.arange(shape[1]) + 0.5
+    return xr.DataArray(values, dims=("y", "x"), coords={"y": y, "x": x})
+
+
+def _computed_rows(field: xr.DataArray) -> np.ndarray:
+    """The y coordinates of the field's rows that were computed (not NaN: inside the mask)."""
+    computed = ~np.isnan(field.isel(k=0).values).all(axis=1)
+    return field.y.values[computed]
+
+
+def test_a_mask_with_coordinates_is_placed_by_them_not_by_position(tmp_path):
+    """A mask of the image's shape was laid over it pixel for pixel whatever its coordinates:
+    a mask with ascending y (a netCDF's, an array built with np.arange) over an image with
+    descending y (a GeoTIFF's) computed the mirror image of its foreground, without a word.
+    A DataArray mask with coordinates is placed by them at any resolution — its rows and
+    columns put in the image's order — and refused where they do not cover the image; a mask
+    without them (a NumPy array) is placed by position. A tissue mask made of the image's
+    shape is turned alike."""
+    import xfskde
+
+    image = _north_up()
+    params = {"order": 4, "window": "box", "size": 8, "stride": 8}
+    up = np.arange(64) + 0.5
+    north = (up[:, None] >= 32) & (up[None, :] >= 0)  # foreground where y >= 32, ascending
+    mask = xr.DataArray(north, dims=("y", "x"), coords={"y": up, "x": up})
+    mask.to_netcdf(tmp_path / "mask.nc", engine="scipy")  # as a mask file is read back
+    with xr.open_dataarray(tmp_path / "mask.nc", engine="scipy") as read:
+        stored = read.load()
+    for given in (mask, stored):
+        placed = resolve_mask(given, image)
+        np.testing.assert_array_equal(placed.values, north[::-1])
+        np.testing.assert_array_equal(placed.y.values, image.y.values)
+        field = xfskde.local_fskde(image, **params, mask=given)
+        np.testing.assert_array_equal(_computed_rows(field), [60.0, 52.0, 44.0, 36.0])
+    # at half the resolution, x running the other way too: foreground where x < 16
+    coarse = np.arange(32) * 2 + 1.0
+    west = np.zeros((32, 32), bool)
+    west[:, -8:] = True  # the last columns of a descending x: x < 16
+    half = xr.DataArray(west, dims=("y", "x"), coords={"y": coarse, "x": coarse[::-1]})
+    placed = resolve_mask(half, image)
+    np.testing.assert_array_equal(placed.values, west[:, ::-1])
+    field = xfskde.local_fskde(image, **params, mask=half)
+    computed = ~np.isnan(field.isel(k=0).values).all(axis=0)
+    np.testing.assert_array_equal(field.x.values[computed], [4.0, 12.0])
+    # coordinates that cover only part of the image: refused, not laid over it
+    shifted = mask.assign_coords(y=up + 32)
+    with pytest.raises(ParameterError, match="covers the whole image"):
+        resolve_mask(shifted, image)
+    # a NumPy mask has no coordinates: its first row is the image's first row (y = 63.5)
+    field = xfskde.local_fskde(image, **params, mask=north)
+    np.testing.assert_array_equal(_computed_rows(field), [28.0, 20.0, 12.0, 4.0])
+    # a tissue mask of the image's shape, made on the image upside down, is turned back
+    data = image.where(image.y >= 32, 0)  # zero (background) where y < 32
+    flipped = tissue_mask(data.isel(y=slice(None, None, -1)), method="nonzero", margin=0)
+    np.testing.assert_array_equal(resolve_mask(flipped, data).values, north[::-1])
+
+
+@pytest.mark.filterwarnings("ignore::xfskde.exceptions.PixelAspectWarning")  # degrees at 60° N
+@pytest.mark.parametrize("names", [("lat", "lon"), ("row", "col")])
+def test_a_mask_on_an_image_whose_dims_are_not_named_y_and_x(names):
+    """The image functions read a (lat, lon) or (row, col) image by position, but its mask
+    failed with a bare KeyError: 'y' (an array or "auto", for coefficients and segment), and
+    a DataArray mask of the image's own dims was refused ("a mask needs dims y and x"). They
+    give what the image named (y, x) gives; a mask of the image's dims transposed is laid
+    over it as its dims say."""
+    import xfskde
+
+    image = _north_up((64, 48)).where(lambda a: a.x >= 16, 0)  # no data west of x = 16
+    named = image.rename(y=names[0], x=names[1])
+    params = {"order": 4, "window": "box", "size": 8, "stride": 8}
+    drawn = np.zeros((64, 48), bool)
+    drawn[:40, 8:] = True
+    as_dataarray = xr.DataArray(drawn, dims=names, coords={names[0]: image.y.values,
+                                                           names[1]: image.x.values})  # fmt: skip
+    for mask, reference in (
+        (drawn, drawn),
+        ("auto", "auto"),
+        (as_dataarray, as_dataarray.rename({names[0]: "y", names[1]: "x"})),
+        (as_dataarray.T, as_dataarray.rename({names[0]: "y", names[1]: "x"})),
+    ):
+        field = xfskde.local_fskde(named, **params, mask=mask)
+        expected = xfskde.local_fskde(image, **params, mask=reference)
+        np.testing.assert_array_equal(field.values, expected.values)
+        assert 0.3 < float(np.isnan(field.values[..., 0]).mean()) < 0.7  # a mask, not none
+    np.testing.assert_array_equal(resolve_mask(as_dataarray.T, named).values, drawn)
+    on_yx = as_dataarray.rename({names[0]: "y", names[1]: "x"})
+    np.testing.assert_array_equal(resolve_mask(on_yx.T, image).values, drawn)  # (x, y)
+    labels = xfskde.segment(named, 2, size=4, sample=2000, mask=drawn)
+    assert not np.asarray(labels)[40:].any() and np.asarray(labels)[:40, 8:].all()
+    with pytest.raises(DimensionError, match=rf"dims y and x \(or the image's, {names[0]}"):
+        resolve_mask(xr.DataArray(drawn, dims=("a", "b")), named)

@@ -13,6 +13,13 @@ omits them: every gradient whose stencil touches one has zero weight. The defaul
 ``"auto"``, reads the value from a DataArray's metadata (:func:`xfskde._labels.image_nodata`:
 rioxarray's ``rio.nodata`` places, CF's ``_FillValue``/``missing_value``); NumPy and Dask arrays
 have no metadata, so for them ``"auto"`` masks nothing.
+
+**NaN pixels and nodata.** Without a ``nan_policy``, NaN pixels are refused, and omitted where a
+nodata value is found (a number's pixels are NaN by then, and a float image whose nodata is NaN
+holds them as NaN). A ``nan_policy="raise"`` the caller gives refuses the image's NaN pixels
+unless its nodata declares NaN missing (GDAL's and rioxarray's nodata, CF's attrs): the NaN
+``_FillValue`` that xarray writes for every float variable to netCDF and Zarr does not
+(:func:`_resolve_nodata`); the pixels of a numeric nodata are omitted all the same.
 """
 
 from __future__ import annotations
@@ -30,6 +37,7 @@ import xarray as xr
 from ._grid import sample_count, sample_offset
 from ._labels import (
     COLOR_DIMS,
+    NODATA_ATTRS,
     band_scales,
     ground_pixel_size,
     image_dims,
@@ -45,7 +53,7 @@ from ._labels import (
 from ._pictures import is_picture, pixels
 from ._validation import check_within_image, physical_memory
 from .exceptions import ParameterError, PixelAspectWarning, find_stack_level
-from .gradients import Boundary, Operator, result_float_dtype
+from .gradients import Boundary, Operator, check_finite, result_float_dtype
 from .kernel import Approximation, Cos2KKernel
 from .lazy import local_fskde_dask
 from .local import LocalParameters, local_fskde_numpy, missing_pixels
@@ -94,25 +102,39 @@ def mask_nodata(data: Any, nodata: float | int | None) -> Any:
 
 
 def present_samples(image: xr.DataArray, field: xr.DataArray) -> xr.DataArray:
-    """Whether the pixel at each sample of ``field`` holds data: a boolean ``(y, x)``
-    DataArray on the field's grid, lazy for a Dask image.
+    """Whether the pixel at each sample of ``field`` holds data: a boolean DataArray on the
+    field's grid, ``(y, x)`` — ``(t, z, y, x)`` for the field of a stack —, lazy for a Dask
+    image.
 
-    ``field`` is a result of :func:`local_fskde` on ``image`` (a DataArray with dims ``y, x``
-    and maybe a channel dim); a sample's pixel is missing where no channel is finite, the
-    nodata value the field recorded (``input_nodata``) counting as NaN
-    (:func:`xfskde.local.missing_pixels`). The field is NaN there already (so are
-    the maps drawn from it); this reads only the image's pixels at the samples, not the field,
-    e.g. to count the cells on data or to mask another result on the same grid.
+    ``field`` is a result of :func:`local_fskde` on ``image``, a DataArray read as
+    :func:`local_fskde` reads it: its spatial dims ``y, x`` or named otherwise (``lat, lon``:
+    :func:`xfskde._labels.image_dims`), maybe a colour dim, or a stack of such images with
+    ``y`` and ``x`` named (:func:`xfskde._labels.plane_dims`), each plane's samples its own.
+    A sample's pixel is missing where no channel is finite, the nodata value the field
+    recorded (``input_nodata``) counting as NaN (:func:`xfskde.local.missing_pixels`). The
+    field is NaN there already (so are the maps drawn from it); this reads only the image's
+    pixels at the samples, not the field, e.g. to count the cells on data or to mask another
+    result on the same grid. The result has the field's coords of its dims.
     """
     value = field.attrs.get("input_nodata", "none")
     nodata = None if value == "none" else (math.nan if value == "nan" else value)
     stride = int(field.attrs.get("stride", 1))
     offset = sample_offset(stride)
-    pixels = image.transpose("y", "x", ...).data
-    picked = pixels[offset::stride, offset::stride][: field.sizes["y"], : field.sizes["x"]]
-    kept = mask_nodata(picked, nodata)
-    present = ~missing_pixels(kept if kept.ndim == 3 else kept[..., None], -1)
-    return xr.DataArray(present, dims=("y", "x"), coords={"y": field.y, "x": field.x})
+    stack = plane_dims(image)
+    if stack:  # y and x named; the colour dim, if any, is the one left
+        y, x = "y", "x"
+        colour = next((str(d) for d in image.dims if d not in (y, x, *stack)), None)
+    else:
+        y, x, colour = image_dims(image)
+    pixels = image.transpose(*stack, y, x, *([colour] if colour else [])).data
+    kept = (slice(None),) * len(stack)
+    picked = pixels[(*kept, slice(offset, None, stride), slice(offset, None, stride))]
+    picked = picked[(*kept, slice(field.sizes["y"]), slice(field.sizes["x"]))]
+    picked = mask_nodata(picked, nodata)
+    present = ~missing_pixels(picked if colour else picked[..., None], -1)
+    dims = (*stack, "y", "x")
+    coords = {name: c for name, c in field.coords.items() if set(c.dims) <= set(dims)}
+    return xr.DataArray(present, dims=dims, coords=coords)
 
 
 def _nodata_attrs(nodata: float | int | None, source: str) -> dict[str, Any]:
@@ -159,13 +181,26 @@ def _no_value_attrs(params: LocalParameters, foreground: Any) -> dict[str, str]:
 
 
 def _resolve_nodata(
-    image: Any, nodata: Any, params: LocalParameters
+    image: Any, nodata: Any, params: LocalParameters, chosen: bool = False
 ) -> tuple[float | int | None, str, LocalParameters]:
-    """The nodata value to mask, where it came from, and the parameters (NaNs omitted if set)."""
+    """The nodata value to mask, where it came from, and the parameters (NaNs omitted if set).
+
+    ``chosen``: whether the caller gave ``params.nan_policy`` (else it is the default,
+    ``"raise"``). Where a nodata value is found its pixels are NaN once masked, and are
+    omitted, never refused: ``"raise"`` becomes ``"omit"``. But a ``"raise"`` the caller chose
+    is not overridden by the ``_FillValue`` NaN of a float image's *encoding* alone
+    (:func:`_fill_of_every_float`: xarray writes it for every float variable to netCDF and
+    Zarr, and reads it back so): that marks no pixel as missing, so the image's NaN pixels are
+    refused as asked, and no value is recorded as masked. Under a chosen ``"raise"`` the
+    pixels of a numeric nodata are omitted, and the image's own NaN pixels refused by the
+    caller before they are masked (:func:`_refusing_nan`).
+    """
     check_nodata(nodata)
     if isinstance(nodata, str):  # "auto"
         is_xarray = type(image).__module__.startswith("xarray")
         value, source = image_nodata(image) if is_xarray else (None, "none")
+        if chosen and params.nan_policy == "raise" and is_xarray and _fill_of_every_float(image):
+            return None, "none (encoding['_FillValue'] NaN marks no pixel missing)", params
     elif nodata is None:
         value, source = None, "nodata=None"
     else:
@@ -174,6 +209,46 @@ def _resolve_nodata(
         params = copy.copy(params)
         params.nan_policy = "omit"  # nodata pixels are NaN now: omitted, never refused
     return value, source, params
+
+
+def _fill_of_every_float(image: xr.DataArray) -> bool:
+    """Whether a float image's nodata, as :func:`xfskde._labels.image_nodata` reads it, is
+    only the NaN ``_FillValue`` of its encoding — the fill xarray writes for every float
+    variable to netCDF and Zarr — with no nodata in its attrs (GDAL's, rioxarray's, CF's
+    ``missing_value``: a value the data's maker chose) nor a numeric fill its NaN pixels were
+    decoded from (``-9999``)."""
+    fill = image.encoding.get("_FillValue")
+    if image.dtype.kind != "f" or fill is None:
+        return False
+    declared = any(image.attrs.get(k) is not None for k in (*NODATA_ATTRS, "nodatavals"))
+    try:
+        return not declared and bool(np.isnan(np.asarray(fill, dtype=np.float64)).all())
+    except (TypeError, ValueError):
+        return False
+
+
+def _is_number(value: float | int | None) -> bool:
+    """Whether a nodata value is a number (not None, not NaN): its pixels, not NaN ones, are
+    what it marks missing."""
+    return value is not None and not (isinstance(value, float) and math.isnan(value))
+
+
+def _finite_block(block: np.ndarray) -> np.ndarray:
+    """A block of an image, its NaN or infinite pixels refused (nan_policy='raise')."""
+    check_finite(block, "raise")
+    return block
+
+
+def _refusing_nan(data: Any) -> Any:
+    """``data`` (NumPy or Dask), its NaN or infinite pixels refused as ``nan_policy="raise"``
+    refuses them — before its nodata pixels are set to NaN, under a ``"raise"`` the caller
+    chose: at once for NumPy, in each block's task for Dask (as the engine checks them)."""
+    if data.dtype.kind != "f":
+        return data
+    if isinstance(data, da.Array):
+        return data.map_blocks(_finite_block, dtype=data.dtype, meta=data._meta)
+    check_finite(np.asarray(data), "raise")
+    return data
 
 
 def _field(image: Any, params: LocalParameters, channel_axis: int | None, mask: Any) -> Any:
@@ -246,7 +321,12 @@ def _warn_if_not_square(image: xr.DataArray) -> None:
 
 
 def local_fskde_dataarray(
-    image: Any, params: LocalParameters, *, nodata: Nodata = "auto", mask: Any = None
+    image: Any,
+    params: LocalParameters,
+    *,
+    nodata: Nodata = "auto",
+    mask: Any = None,
+    chosen_nan_policy: bool = False,
 ) -> Any:
     """Local FS-KDE of an image DataArray → a ``(y, x, k)`` DataArray named ``"fskde"``.
 
@@ -257,13 +337,18 @@ def local_fskde_dataarray(
     ``input_nodata_source``; ``nan_policy`` is ``"omit"`` when a nodata value was masked) and
     the scale and unit of the image's values where it records them (``input_scale_factor``,
     ``input_units``).
-    ``nodata`` and ``mask`` are as in :func:`local_fskde`.
+    ``nodata`` and ``mask`` are as in :func:`local_fskde`; ``chosen_nan_policy`` says whether
+    ``params.nan_policy`` was given by the caller (a ``"raise"`` then refuses NaN pixels
+    whatever the image's metadata say: :func:`_resolve_nodata`) or is the default.
     """
-    value, source, params = _resolve_nodata(image, nodata, params)
+    asked = params.nan_policy
+    value, source, params = _resolve_nodata(image, nodata, params, chosen_nan_policy)
     data, (_, _, colour) = image_layout(image)
     _refuse_beyond(data.shape[:2], params, isinstance(data, da.Array))
     foreground = resolve_mask(mask, image)
     _warn_if_not_square(image)
+    if chosen_nan_policy and asked == "raise" and _is_number(value):
+        data = _refusing_nan(data)  # NaN pixels refused; the nodata's omitted
     data = mask_nodata(data, value)
     scales = band_scales(image)
     if scales is not None:  # each band decoded: the channel of largest |g| in one unit
@@ -306,20 +391,30 @@ def _refuse_beyond(shape: tuple[int, int], params: LocalParameters, lazy: bool) 
         )
 
 
-def _fields_of_planes(image: xr.DataArray, params: LocalParameters, nodata: Any, mask: Any) -> Any:
+def _fields_of_planes(
+    image: xr.DataArray, params: LocalParameters, nodata: Any, mask: Any, chosen: bool = False
+) -> Any:
     """The field of each plane of a stack (:func:`xfskde._labels.plane_dims`: a time series, a
     z-stack), concatenated along the stack's dims in their order, with their coordinates:
     ``(t, z, y, x, k)``. Each plane is an image of its own — its own engine graph, nodata and
-    mask — so the result is what computing them one by one gives."""
+    mask — so the result is what computing them one by one gives. A coord along a stack dim
+    keeps it, whether the dim has an index or not: a sensor per date stays ``(t,)``, a
+    ``(t, y)`` acquisition time of each row is ``(t, y)`` at the cells, as each plane's ``y``
+    coords are (:func:`xfskde._labels.sampled_coords`); one along the colour dim is dropped,
+    as an image's is."""
     first, *_ = plane_dims(image)
     planes = [image.isel({first: i}) for i in range(image.sizes[first])]
     fields = [
-        _fields_of_planes(p, params, nodata, mask) if plane_dims(p) else
-        local_fskde_dataarray(p, params, nodata=nodata, mask=mask)
+        _fields_of_planes(p, params, nodata, mask, chosen) if plane_dims(p) else
+        local_fskde_dataarray(p, params, nodata=nodata, mask=mask, chosen_nan_policy=chosen)
         for p in planes
     ]  # fmt: skip
     along = image[first] if first in image.coords else first
-    return xr.concat(fields, dim=along, coords="minimal", compat="override")
+    # each plane holds its value of a coord along the stack dim (scalar, or along y): all of
+    # them, not the first plane's ("minimal" left them out, "override" took plane 0's)
+    own = [n for n, c in image.coords.items()
+           if first in c.dims and n != first and n in fields[0].coords]  # fmt: skip
+    return xr.concat(fields, dim=along, coords=own, compat="override")
 
 
 def local_fskde(
@@ -334,7 +429,7 @@ def local_fskde(
     cval: float = 0.0,
     channel_axis: int | None = None,
     approximation: Approximation = "auto",
-    nan_policy: Literal["raise", "omit"] = "raise",
+    nan_policy: Literal["raise", "omit"] | None = None,
     nodata: Nodata = "auto",
     gradient: Operator = "central",
     gradient_scale: float = 1.0,
@@ -381,15 +476,21 @@ def local_fskde(
         Colour axis of a NumPy/Dask image; each pixel takes the channel with the largest |g|.
     approximation : {"auto", "exact", "normal"}
         How H_k is computed; see :class:`~xfskde.Cos2KKernel`.
-    nan_policy : {"raise", "omit"}
-        ``"raise"`` (default) refuses NaN/inf pixels; ``"omit"`` gives every gradient that touches
-        one zero weight, which is how no-data areas of mosaics are skipped. In colour images a
+    nan_policy : {"raise", "omit"}, optional
+        ``"raise"`` refuses NaN/inf pixels; ``"omit"`` gives every gradient that touches one
+        zero weight, which is how no-data areas of mosaics are skipped. In colour images a
         channel whose stencil touches NaN is skipped; the weight is 0 only when all channels'
-        are.
+        are. Default: ``"raise"``, or ``"omit"`` where a nodata value is found (``nodata``).
+        A ``"raise"`` given refuses the image's NaN pixels unless its nodata declares NaN
+        missing (a GeoTIFF's, rioxarray's, a ``nodata`` or CF attr): the NaN ``_FillValue``
+        in the encoding of any float image reopened from netCDF or Zarr, which xarray writes
+        for every float variable, does not; the pixels of a numeric nodata are still
+        omitted.
     nodata : "auto", number or None
         The value that marks missing pixels (e.g. 0 on Sentinel-2 uint16 tiles). Pixels equal to
         it are set to NaN (lazily, block by block, on the work float dtype) and omitted exactly
-        as ``nan_policy="omit"`` omits NaN — which it implies. ``"auto"`` (default) reads it
+        as ``nan_policy="omit"`` omits NaN — which it implies unless ``nan_policy="raise"`` is
+        given (see ``nan_policy``). ``"auto"`` (default) reads it
         from a DataArray's metadata, where rioxarray's ``rio.nodata`` does: a decoded
         ``encoding["_FillValue"]`` (the image already holds NaN: NaN pixels are omitted), the
         ``_FillValue``, ``missing_value``, ``fill_value`` or ``nodata`` attr
@@ -448,10 +549,11 @@ def local_fskde(
     >>> F.shape, F.dtype
     ((8, 6, 9), dtype('complex64'))
     """
+    chosen = nan_policy is not None  # else "raise", or "omit" where nodata is masked
     params = LocalParameters(
         order=order, window=window, size=size, stride=stride, eps=eps, boundary=boundary,
-        cval=cval, approximation=approximation, nan_policy=nan_policy, gradient=gradient,
-        gradient_scale=gradient_scale,
+        cval=cval, approximation=approximation, nan_policy=nan_policy or "raise",
+        gradient=gradient, gradient_scale=gradient_scale,
     )  # fmt: skip
     check_nodata(nodata)
     refuse_dataset(image)
@@ -471,16 +573,20 @@ def local_fskde(
             )
 
         if plane_dims(image):  # a stack: each plane's field, stacked as the planes are
-            return _fields_of_planes(image, params, nodata, mask)
-        return local_fskde_dataarray(image, params, nodata=nodata, mask=mask)
+            return _fields_of_planes(image, params, nodata, mask, chosen)
+        return local_fskde_dataarray(
+            image, params, nodata=nodata, mask=mask, chosen_nan_policy=chosen
+        )
     picture = is_picture(image)
     if not module.startswith("dask"):
         image = pixels(image)  # a PIL picture as its file reads: RGB, not palette indices
-    value, _, params = _resolve_nodata(image, nodata, params)
+    value, _, params = _resolve_nodata(image, nodata, params, chosen)
     auto = isinstance(nodata, str)  # "auto"
-    if picture and auto and image.dtype.kind == "f" and params.nan_policy != "omit":
+    if picture and auto and image.dtype.kind == "f" and not chosen:
         params = copy.copy(params)
         params.nan_policy = "omit"  # its transparent pixels, NaN: missing, as open_image reads
+    if chosen and nan_policy == "raise" and _is_number(value):
+        image = _refusing_nan(image)  # NaN pixels refused; the nodata's omitted
     image = mask_nodata(image, value)
     if image.ndim in (2, 3) and (image.ndim == 2 or channel_axis is not None):
         axis = None if image.ndim == 2 else channel_axis % 3

@@ -15,8 +15,12 @@ of the image), and every out-of-core consumer that takes ``mask=`` (:func:`xfskd
 mask covers the image pixels ``[i ny / my, (i + 1) ny / my) × [j nx / mx, (j + 1) nx / mx)`` of
 an ``(ny, nx)`` image, whatever level the image was opened at. Masks from :func:`tissue_mask`,
 from another pyramid level of the same slide or from a thumbnail all qualify; one of another
-aspect (not the image at one scale) is refused, and one with coordinates in the image's unit
-and CRS is placed by them (cut to the image, refused if it covers only part of it).
+aspect (not the image at one scale) is refused. A mask with coordinates in the image's unit
+and CRS (a DataArray, a GeoTIFF, an OME-TIFF in µm) is placed by them, whatever its shape: cut
+to the image, its rows and columns in the image's order (ascending y over a GeoTIFF's
+descending y is not upside down), refused if it covers only part of it. A mask without
+coordinates (a NumPy array, a picture, a plain TIFF) is placed by position: its first row over
+the image's first row.
 
 **Methods.**
 
@@ -69,7 +73,14 @@ from skimage import morphology
 
 from ._cells import block_cells, cell_means, in_whole_cells
 from ._grid import MaskFootprint, mask_at_samples
-from ._labels import crs_wkt, image_nodata, parse_crs, pixel_steps, stored_integer_dtype
+from ._labels import (
+    crs_wkt,
+    image_dims,
+    image_nodata,
+    parse_crs,
+    pixel_steps,
+    stored_integer_dtype,
+)
 from ._pictures import is_picture, palette_indices
 from ._validation import _check_choice
 from .exceptions import (
@@ -661,7 +672,8 @@ def tissue_mask(
         pyramid level chosen below), or an image already opened (a DataArray whose ``source``
         attr names its file is read from that file's low-resolution level; any other, and a
         NumPy or Dask ``(y, x)`` or ``(y, x, c)`` array, is block-averaged in memory down to
-        ``max_side``).
+        ``max_side``). A DataArray's spatial dims are read as the image functions read them
+        (:func:`xfskde._labels.image_dims`: ``(lat, lon)`` too); the mask's are ``y, x``.
     method : {"auto", "brightfield", "fluorescence", "nonzero"}
         See the module docstring.
     level : int, optional
@@ -703,6 +715,7 @@ def tissue_mask(
     levels = None  # a file's pyramid, read once (its headers: over HTTP, requests each time)
     if isinstance(image, np.ndarray | da.Array):  # labelled as open_image labels an array
         image = open_image(image)
+    image = _named_yx(image)  # an image of (lat, lon): its mask is (y, x)
     if isinstance(image, xr.DataArray) and "source" in image.attrs:
         image, opening, levels = _whole_source(image, storage_options)  # its low resolution
     if isinstance(image, xr.DataArray):
@@ -777,7 +790,9 @@ def resolve_mask(
     colours), regions drawn as polygons (a GeoJSON file, mapping or GeoDataFrame, a shapefile
     or GeoPackage: :func:`xfskde.io.geojson.polygon_mask`, of the regions of ``classes`` only
     when given), or an array, DataArray or nested list of rows (``[[False, True], ...]``, as
-    :func:`numpy.asarray` reads it; truthy is foreground). With ``classes``, a mask
+    :func:`numpy.asarray` reads it; truthy is foreground). An image whose spatial dims are
+    named otherwise (``(lat, lon)``) is read as the image functions read it, and a DataArray
+    mask may name its dims as the image does, in either order. With ``classes``, a mask
     image or array is a label image, its foreground the pixels of those labels
     (:func:`_of_label_classes`: ``["40"]``, ``["texture 2"]``).
     """
@@ -790,13 +805,15 @@ def resolve_mask(
         )
     if mask is None or (isinstance(mask, str) and mask == "none"):
         return None
+    spatial = _spatial_names(image)
+    image = _named_yx(image)
     if isinstance(mask, str) and mask in METHODS:
         return tissue_mask(image, method=mask, margin=margin)
     mask = _reached_as_the_image(mask, image)
     if is_polygons(mask):  # drawn on the image's grid: nothing to place
         return polygon_mask(mask, image, classes=classes)
     if isinstance(mask, xr.DataArray):
-        values = mask
+        values = _named_yx(mask, spatial) if set(spatial) <= set(mask.dims) else mask
     elif isinstance(mask, np.ndarray | da.Array | list | tuple):
         mask = _listed(mask) if isinstance(mask, list | tuple) else mask
         if mask.ndim != 2:
@@ -806,13 +823,17 @@ def resolve_mask(
         values = _mask_image(mask)
     colour = [d for d in values.dims if d not in ("y", "x")]
     if len(values.dims) - len(colour) != 2:
-        raise DimensionError(f"a mask needs dims y and x, got {values.dims}")
+        named = "" if spatial == ("y", "x") else f" (or the image's, {spatial[0]} and {spatial[1]})"
+        raise DimensionError(
+            f"a mask needs dims y and x{named}, got {values.dims}: rename them, e.g. "
+            f".rename({{{values.dims[0]!r}: 'y', {values.dims[-1]!r}: 'x'}})"
+        )
+    values = values.transpose("y", "x", *colour)  # an (x, y) mask is not laid over transposed
     array = np.asarray(values.values)
     if classes is not None:
         foreground = _of_label_classes(array, classes, mask)
     else:
         if colour:
-            array = array.transpose([values.dims.index(d) for d in ("y", "x", *colour)])
             array = array.reshape(*array.shape[:2], -1).any(axis=-1)
         finite = array.dtype.kind == "f"
         foreground = np.isfinite(array) & (array != 0) if finite else array != 0
@@ -823,6 +844,30 @@ def resolve_mask(
     if classes is not None:
         result.attrs["classes"] = list(classes)
     return _over_extent(_in_image_crs(result, image), image)
+
+
+def _spatial_names(image: Any) -> tuple[str, str]:
+    """The names of an image DataArray's spatial dims (:func:`xfskde._labels.image_dims`:
+    ``("lat", "lon")``, ``("row", "col")``); ``("y", "x")`` for any other image."""
+    if not isinstance(image, xr.DataArray) or {"y", "x"} <= set(image.dims):
+        return ("y", "x")
+    y, x, _ = image_dims(image)
+    return (y, x)
+
+
+def _named_yx(array: Any, spatial: tuple[str, str] | None = None) -> Any:
+    """A DataArray with its spatial dims — ``spatial``, else the image's
+    (:func:`_spatial_names`) — renamed ``y`` and ``x``, as a mask is laid out and placed (a
+    coord already named ``y`` or ``x`` that is not a dim is dropped: it would take the name);
+    anything else as it is. An image of ``(lat, lon)``, which the image functions read by
+    position, was taken for one without a ``y`` (a bare KeyError)."""
+    if not isinstance(array, xr.DataArray):
+        return array
+    y, x = spatial if spatial is not None else _spatial_names(array)
+    if (y, x) == ("y", "x"):
+        return array
+    clash = [c for c in ("y", "x") if c in array.coords and c not in array.dims]
+    return array.drop_vars(clash).rename({y: "y", x: "x"})
 
 
 def _listed(mask: list | tuple) -> np.ndarray:
@@ -1015,25 +1060,31 @@ def _in_image_crs(mask: xr.DataArray, image: xr.DataArray) -> xr.DataArray:
 
 
 def _over_extent(mask: xr.DataArray, image: xr.DataArray) -> xr.DataArray:
-    """The part of ``mask`` over ``image``'s extent, refused where it cannot be placed on it.
+    """The part of ``mask`` over ``image``'s extent, in the image's order, refused where it
+    cannot be placed on it.
 
     * A mask recording the full-resolution shape it covers (``mask_of``, from
       :func:`tissue_mask`) and made for another extent — the whole slide, applied to a crop of
-      it — is cut to the image by their coordinates, and refused when either has none.
-    * A mask of its own pixels (a file, an array) whose shape is not the image's: when both
-      carry coordinates in one CRS and one unit (a GeoTIFF mask of a scene, an OME-TIFF mask
-      in µm) it is cut to the image by them, and refused if it does not cover the image; then
-      it must be the image at one scale along y and x (each side the image's over one factor,
-      to a pixel): a mask of another aspect (24 × 12 for a 384 × 384 image) belongs to another
-      image or extent, and stretched over this one it would silently skip tissue or compute
-      background.
+      it — is cut to the image by their coordinates, and refused when either has none; one made
+      for the image's shape is the image's, turned to the image's order along a dim whose
+      coordinates run the other way.
+    * A mask of its own pixels (a file, an array, a DataArray): when both carry numeric y and x
+      coordinates in one CRS and one unit (a GeoTIFF mask of a scene, an OME-TIFF mask in µm,
+      a DataArray on the image's grid) it is placed by them, whatever its shape — cut to the
+      image, its rows and columns put in the image's order (a mask with ascending y on an image
+      with descending y, as every GeoTIFF has, is not upside down) — and refused if it does not
+      cover the image. A mask without coordinates (a NumPy array, a picture) is placed by
+      position: its first row over the image's first row. Then it must be the image at one
+      scale along y and x (each side the image's over one factor, to a pixel): a mask of
+      another aspect (24 × 12 for a 384 × 384 image) belongs to another image or extent, and
+      stretched over this one it would silently skip tissue or compute background.
     """
     covers = _recorded_shape(mask.attrs.get("mask_of"))
     shape = (image.sizes["y"], image.sizes["x"])
     if covers is not None:
         if covers == shape:
-            return mask
-        if not all(d in mask.coords and d in image.coords for d in ("y", "x")):
+            return _oriented(mask, image)
+        if not (_positioned(mask) and _positioned(image)):
             raise ParameterError(
                 f"the mask covers an image of {tuple(covers)} pixels and this image has "
                 f"{shape}, and they have no coordinates to place one on the other: pass a mask "
@@ -1042,12 +1093,37 @@ def _over_extent(mask: xr.DataArray, image: xr.DataArray) -> xr.DataArray:
         cut = _cut_to(mask, image, whole=False)
         cut.attrs["mask_of"] = [int(shape[0]), int(shape[1])]
         return cut
-    if (mask.sizes["y"], mask.sizes["x"]) == shape:
-        return mask
     if _placeable(mask, image):
         mask = _cut_to(mask, image, whole=True)
     _refuse_other_aspect((mask.sizes["y"], mask.sizes["x"]), shape)
     return mask
+
+
+def _positioned(array: xr.DataArray) -> bool:
+    """Whether ``array`` has numeric 1-D ``y`` and ``x`` coordinates: positions to place a mask
+    by (a NumPy array, a picture and a plain TIFF have none: they are placed by position)."""
+    return all(
+        d in array.coords and array.coords[d].dims == (d,) and array.coords[d].dtype.kind in "iuf"
+        for d in ("y", "x")
+    )
+
+
+def _descending(values: np.ndarray) -> bool:
+    """Whether 1-D coordinates run downwards (a GeoTIFF's y); False for fewer than two."""
+    return values.size > 1 and bool(values[-1] < values[0])
+
+
+def _oriented(mask: xr.DataArray, image: xr.DataArray) -> xr.DataArray:
+    """``mask`` (of the image's shape) reversed along each dim whose coordinates run the other
+    way than the image's; as it is where either lacks coordinates."""
+    if not (_positioned(mask) and _positioned(image)):
+        return mask
+    flipped = {
+        d: slice(None, None, -1)
+        for d in ("y", "x")
+        if _descending(np.asarray(mask[d].values)) != _descending(np.asarray(image[d].values))
+    }
+    return mask.isel(flipped) if flipped else mask
 
 
 def _recorded_shape(value: Any) -> tuple[int, int] | None:
@@ -1068,10 +1144,10 @@ def _recorded_shape(value: Any) -> tuple[int, int] | None:
 
 
 def _placeable(mask: xr.DataArray, image: xr.DataArray) -> bool:
-    """Whether ``mask`` can be placed on ``image`` by their coordinates: both have regular
-    numeric y and x coords, in the same CRS (refused when both have one and they differ) and
-    the same unit (refused when both name one and they differ)."""
-    if pixel_steps(mask) is None or pixel_steps(image) is None:
+    """Whether ``mask`` can be placed on ``image`` by their coordinates: both have numeric 1-D
+    y and x coords (:func:`_positioned`), in the same CRS (refused when both have one and they
+    differ) and the same unit (refused when both name one and they differ)."""
+    if not (_positioned(mask) and _positioned(image)):
         return False
     ours, theirs = crs_wkt(image), crs_wkt(mask)
     if (ours is None) != (theirs is None):
@@ -1099,8 +1175,10 @@ def _placeable(mask: xr.DataArray, image: xr.DataArray) -> bool:
 
 
 def _cut_to(mask: xr.DataArray, image: xr.DataArray, whole: bool) -> xr.DataArray:
-    """The mask pixels whose centres fall on ``image``'s pixels; with ``whole``, refused
-    unless they reach, along each dim, to within one mask pixel of the image's edges."""
+    """The mask pixels whose centres fall on ``image``'s pixels, in the order of the image's
+    coordinates (ascending or descending, whichever way the mask's run); with ``whole``,
+    refused unless they reach, along each dim, to within one mask pixel of the image's
+    edges."""
     picked = {}
     for d in ("y", "x"):
         centres = np.asarray(image[d].values, float)
@@ -1121,6 +1199,8 @@ def _cut_to(mask: xr.DataArray, image: xr.DataArray, whole: bool) -> xr.DataArra
                     f"{low:g} to {high:g}: pass a mask that covers the whole image (0 where "
                     "there is nothing to compute)"
                 )
+        order = np.argsort(where[picked[d]], kind="stable")  # the image's way along d
+        picked[d] = picked[d][order[::-1] if _descending(centres) else order]
     return mask.isel(y=picked["y"], x=picked["x"])
 
 
