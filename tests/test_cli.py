@@ -142,6 +142,28 @@ def test_a_run_that_fails_before_any_block_leaves_nothing_in_the_way(tmp_path, c
     assert xfskde.open_coefficients(out).shape == (64, 64, 9)
 
 
+def test_nan_pixels_of_a_file_with_a_nodata_value_are_omitted_unless_raise_is_given(
+    tmp_path, capsys
+):
+    """A float image with a nodata value (-9999) and NaN pixels too: without --nan-policy both
+    are missing, as local_fskde without nan_policy has it (NaN is what a float raster's
+    readers give for missing); an explicit --nan-policy raise refuses the NaN pixels."""
+    pixels = np.random.default_rng(0).random((64, 64)).astype(np.float32)
+    pixels[:8, :8], pixels[40, 40] = -9999, np.nan
+    np.save(tmp_path / "dem.npy", pixels)
+    args = ["coefficients", str(tmp_path / "dem.npy"), "--nodata", "-9999", "--no-progress",
+            "--order", "4", "--window", "box", "--size", "8", "--stride", "8"]  # fmt: skip
+    assert main([*args[:2], str(tmp_path / "a.zarr"), *args[2:]]) == 0
+    field = xfskde.open_coefficients(tmp_path / "a.zarr")
+    expected = xfskde.local_fskde(pixels, order=4, window="box", size=8, stride=8, nodata=-9999)
+    np.testing.assert_array_equal(field.values, expected)
+    assert field.attrs["nan_policy"] == "omit"
+    capsys.readouterr()
+    raised = [*args[:2], str(tmp_path / "b.zarr"), *args[2:], "--nan-policy", "raise"]
+    assert main(raised) == 2
+    assert "NaN" in capsys.readouterr().err
+
+
 def test_overwrite_replaces_a_file(tmp_path):
     np.save(tmp_path / "image.npy", data.camera()[:32, :32].astype(np.float32))
     out = tmp_path / "out.zarr"

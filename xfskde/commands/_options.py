@@ -163,8 +163,10 @@ def add_fskde_options(parser: argparse.ArgumentParser, *, window: str = "gaussia
         default="reflect", help="how the image is read beyond its edges",
     )  # fmt: skip
     group.add_argument(
-        "--nan-policy", choices=NAN_POLICIES, default="raise",
-        help="'omit' gives gradients touching NaN pixels zero weight",
+        "--nan-policy", choices=NAN_POLICIES, default=None,
+        help="'omit' gives gradients touching NaN pixels zero weight; 'raise' refuses them. "
+        "Default: refused, but omitted in a file with a nodata value (its nodata pixels are "
+        "NaN once read), as local_fskde without nan_policy",
     )  # fmt: skip
     group.add_argument(
         "--gradient", choices=GRADIENT_OPERATORS, default="central",
@@ -188,7 +190,7 @@ def fskde_kwargs(args: argparse.Namespace) -> dict[str, Any]:
         "stride": args.stride,
         "eps": args.eps,
         "boundary": args.boundary,
-        "nan_policy": args.nan_policy,
+        **({} if args.nan_policy is None else {"nan_policy": args.nan_policy}),
         "gradient": args.gradient,
         **({} if args.gradient_scale is None else {"gradient_scale": args.gradient_scale}),
     }
