@@ -1091,3 +1091,34 @@ def test_a_mask_on_an_image_whose_dims_are_not_named_y_and_x(names):
     assert not np.asarray(labels)[40:].any() and np.asarray(labels)[:40, 8:].all()
     with pytest.raises(DimensionError, match=rf"dims y and x \(or the image's, {names[0]}"):
         resolve_mask(xr.DataArray(drawn, dims=("a", "b")), named)
+
+
+def test_a_mask_file_is_recorded_by_its_absolute_path_however_it_was_named(tmp_path, monkeypatch):
+    """A mask file named relatively in Python was recorded as typed: a store begun with
+    mask="mask.png" was refused on resume with the same file named absolutely (another
+    mask, said the resume), and the same relative name in another folder, another file,
+    passed as a new version of it. The record is the file's absolute path, as the command
+    line's; a resume naming it either way finishes the store, another file is refused."""
+    from PIL import Image
+
+    import xfskde
+    from xfskde.exceptions import StoreParametersError
+
+    image = xr.DataArray(np.random.default_rng(0).random((64, 64), np.float32), dims=("y", "x"))
+    for folder, start in (("a", 0), ("b", 32)):
+        (tmp_path / folder).mkdir()
+        keep = np.zeros((64, 64), np.uint8)
+        keep[start : start + 32] = 255
+        Image.fromarray(keep).save(tmp_path / folder / "mask.png")
+    params = dict(order=2, window="box", size=4, stride=4)
+    monkeypatch.chdir(tmp_path / "a")
+    field = xfskde.local_fskde(image.chunk(32), **params, mask="mask.png")
+    assert field.attrs["mask"] == str(tmp_path / "a" / "mask.png")
+    store = tmp_path / "field.zarr"
+    xfskde.write_coefficients(field, store)
+    again = xfskde.local_fskde(image.chunk(32), **params, mask=str(tmp_path / "a" / "mask.png"))
+    xfskde.write_coefficients(again, store, resume=True)  # the same file: resumed
+    monkeypatch.chdir(tmp_path / "b")
+    other = xfskde.local_fskde(image.chunk(32), **params, mask="mask.png")
+    with pytest.raises(StoreParametersError, match=r"with the mask .*a/mask\.png, not .*b/mask"):
+        xfskde.write_coefficients(other, store, resume=True)

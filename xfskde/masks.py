@@ -997,8 +997,8 @@ def _mask_attrs(resolved: xr.DataArray | None, given: Any) -> dict[str, Any]:
     METHOD (xfskde.masks)"`` for a mask :func:`tissue_mask` made (from ``"auto"``, or by the
     caller, or by the command line's ``--mask auto``; ``"fluorescence: …"`` and so on where
     a method was named instead of ``"auto"``: the mask's ``method_asked``), the path of a
-    mask read from a file (as given, or its ``source`` when the caller read it: the command
-    line's ``--mask PATH``; a file written from a :func:`tissue_mask` is a file too), else
+    mask read from a file (its ``source``: absolute, or a URL, however it was given; a file
+    written from a :func:`tissue_mask` is a file too), else
     ``"an array"`` — and ``mask_foreground``, its share of foreground, and ``mask_classes``
     where only the regions of some classes were drawn; nothing without a mask. A mask read
     from a file records its ``mask_version`` (its ``source_version``: a resumed write begun
@@ -1007,8 +1007,11 @@ def _mask_attrs(resolved: xr.DataArray | None, given: Any) -> dict[str, Any]:
         return {}
     what = given if isinstance(given, str) else "an array"
     version = resolved.attrs.get("source_version")
-    if version is not None:  # read from a file: a path given, or a mask the caller read
-        what = given if isinstance(given, str) else str(resolved.attrs.get("source", what))
+    if version is not None:  # read from a file: a path given, or a mask the caller read —
+        # named absolutely (its reader's source), so that the same file is the same mask
+        # whatever the working directory, as a store's resume compares it
+        fallback = given if isinstance(given, str) else what
+        what = str(resolved.attrs.get("source", fallback))
     elif "method" in resolved.attrs:  # made from the image by tissue_mask
         how = resolved.attrs.get("method_asked", "auto")
         what = f"{how}: tissue_mask, {resolved.attrs['method']} (xfskde.masks)"
