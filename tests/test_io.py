@@ -134,6 +134,33 @@ def test_zarr_array_group_and_ome_zarr_multiscale(tmp_path):
         xfskde.open_image(tmp_path / "ome.zarr", level=2)
 
 
+@pytest.mark.filterwarnings("ignore:Consolidated metadata")
+def test_a_float_image_xarray_wrote_to_zarr_keeps_its_fill_value_as_a_number(tmp_path):
+    """xarray writes a float variable's _FillValue to Zarr v3 as the base64 text of its bytes
+    ('AAAAAAAA+H8=' for NaN): open_image copied it as text, and every float image xarray wrote
+    was refused as having a nodata value that is not a number. It is decoded as xarray decodes
+    it: NaN's NaN pixels are omitted, -9999's pixels are missing."""
+    pixels = np.random.default_rng(0).random((64, 64)).astype(np.float32)
+    pixels[:8, :8] = np.nan
+    xr.DataArray(pixels, dims=("y", "x"), name="img").to_dataset().to_zarr(tmp_path / "nan.zarr")
+    assert isinstance(zarr.open_group(tmp_path / "nan.zarr")["img"].attrs["_FillValue"], str)
+    image = xfskde.open_image(tmp_path / "nan.zarr")
+    assert np.isnan(image.attrs["_FillValue"])
+    params = dict(order=2, window="box", size=4, stride=4)
+    field = xfskde.local_fskde(image, **params)
+    expected = xfskde.local_fskde(pixels, **params, nan_policy="omit")
+    np.testing.assert_array_equal(field.values, expected)
+    dem = np.where(np.isnan(pixels), np.float32(-9999), pixels * 100)
+    stored = xr.DataArray(dem, dims=("y", "x"), name="dem")
+    stored.encoding["_FillValue"] = -9999.0
+    stored.to_dataset().to_zarr(tmp_path / "dem.zarr")
+    image = xfskde.open_image(tmp_path / "dem.zarr")
+    assert image.attrs["_FillValue"] == -9999.0 and image.values[0, 0] == -9999
+    field = xfskde.local_fskde(image, **params)
+    assert field.attrs["input_nodata"] == -9999
+    np.testing.assert_array_equal(field.values, xfskde.local_fskde(dem, **params, nodata=-9999))
+
+
 def test_channel_names_of_an_ome_tiff_and_an_ome_zarr_are_the_c_coordinate(tmp_path, capsys):
     """A fluorescence image's channels by name (OME-XML ``Channel Name``, OME-Zarr's omero
     ``label``): the ``c`` coordinate, at every level, and a line of ``xfskde info``; none

@@ -36,6 +36,7 @@ caller that knows its halo and stride can plan again with ``plan_chunks(..., til
 
 from __future__ import annotations
 
+import binascii
 import contextlib
 import functools
 import html
@@ -45,6 +46,7 @@ import logging
 import math
 import os
 import re
+import struct
 import threading
 import warnings
 import xml.etree.ElementTree as ElementTree
@@ -1622,8 +1624,21 @@ _LAYOUT_ATTRS = ("_ARRAY_DIMENSIONS",)
 
 
 def _variable_attrs(array: zarr.Array) -> dict[str, Any]:
-    """A Zarr array's attrs as the variable xarray wrote had them (less :data:`_LAYOUT_ATTRS`)."""
-    return {k: v for k, v in array.attrs.items() if k not in _LAYOUT_ATTRS}
+    """A Zarr array's attrs as the variable xarray wrote had them (less :data:`_LAYOUT_ATTRS`),
+    its ``_FillValue`` decoded as xarray decodes it: a float array's is stored as the base64
+    text of its bytes in Zarr v3 (``'AAAAAAAA+H8='`` for NaN), which read as it is would be no
+    number (and every float image xarray wrote refused as having a nodata value that is not
+    one)."""
+    attrs = {k: v for k, v in array.attrs.items() if k not in _LAYOUT_ATTRS}
+    fill = attrs.get("_FillValue")
+    if isinstance(fill, str | list) and np.dtype(array.dtype).kind in "fc":
+        from xarray.backends.zarr import FillValueCoder
+
+        try:
+            attrs["_FillValue"] = FillValueCoder.decode(fill, array.dtype)
+        except (TypeError, ValueError, struct.error, binascii.Error):
+            pass  # not xarray's encoding: left as it is, for the nodata check to refuse
+    return attrs
 
 
 def _zarr_node(source: Any) -> zarr.Array | zarr.Group:
