@@ -1,0 +1,158 @@
+"""Functions of labelled coefficient fields read F_k by the ``k`` coordinate, and say so.
+
+Every function of a ``(y, x, k)`` field (:mod:`xfskde.fields`, :mod:`xfskde.orientation`, the
+``.fskde`` accessor) puts a field whose ``k`` coordinate is 0 .. ℓ-1 in another order back in
+k order, refuses one that lacks coefficients, naming them, and refuses in one line what is not
+a field; the two orientation maps have names of their own.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import xarray as xr
+from skimage import data
+
+import xfskde
+from xfskde import canonicalize, evaluate, rotate
+from xfskde import fields as xfields
+from xfskde.density import mean_direction
+from xfskde.exceptions import DimensionError
+from xfskde.orientation import coherence, energy, orientation
+
+THETA = np.linspace(-np.pi, np.pi, 16, endpoint=False)
+
+
+@pytest.fixture(scope="module")
+def field() -> xr.DataArray:
+    """An ℓ = 9 field of a real picture, 8 × 8 box cells, labelled as a scene would be."""
+    pixels = data.camera()[:128, :96].astype(np.float32)
+    image = xr.DataArray(
+        pixels,
+        dims=("y", "x"),
+        coords={"y": 500.0 - 2.0 * np.arange(128), "x": 10.0 + 2.0 * np.arange(96)},
+        name="camera",
+    )
+    return image.fskde.coefficients(order=8, window="box", size=8, stride=8)
+
+
+def _methods(F: xr.DataArray, pixel: xr.DataArray) -> dict[str, xr.DataArray]:
+    """Every function of a field, through the accessor."""
+    return {
+        "density": F.fskde.density(THETA),
+        "dominant mean": F.fskde.dominant_orientation(),
+        "dominant argmax": F.fskde.dominant_orientation("argmax", n_angles=90),
+        "canonicalize": F.fskde.canonicalize(3),
+        "rotate": F.fskde.rotate(0.7),
+        "distance": F.fskde.distance(pixel),
+        "distance to a field": F.fskde.distance(F),
+        "orientation": F.fskde.orientation(),
+        "coherence": F.fskde.coherence(),
+        "energy": F.fskde.energy(),
+    }
+
+
+@pytest.mark.parametrize("lazy", [False, True])
+def test_a_field_in_another_k_order_gives_the_values_of_its_coefficients(field, lazy):
+    F = field.chunk({"y": 5, "x": 7}) if lazy else field
+    reordered = {
+        "descending": F.sortby("k", ascending=False),  # k = 8 .. 0
+        "shuffled": F.isel(k=[3, 0, 8, 1, 5, 2, 7, 4, 6]),
+    }
+    values = field.values
+    expected = {
+        "density": evaluate(values, THETA),
+        "dominant mean": mean_direction(values),
+        "canonicalize": canonicalize(values, 3),
+        "rotate": rotate(values, 0.7),
+        "distance": xfskde.distance(values, values[4, 5]),
+        "distance to a field": np.zeros(values.shape[:2]),
+        "orientation": orientation(values),
+        "energy": energy(values),
+    }
+    truth = _methods(F, F.isel(y=4, x=5))
+    for label, G in reordered.items():
+        assert not np.array_equal(G["k"], np.arange(9)), label
+        # the pixel compared with comes in its own k order too
+        got = _methods(G, G.isel(y=4, x=5))
+        for name, result in got.items():
+            assert (result.chunks is not None) == lazy, (label, name)
+            np.testing.assert_allclose(
+                result.values, truth[name].values, rtol=1e-5, atol=1e-6, err_msg=f"{label} {name}"
+            )
+            if name in expected:
+                np.testing.assert_allclose(
+                    result.values, expected[name], rtol=1e-5, atol=1e-6, err_msg=name
+                )
+            if "k" in result.dims:  # results along k are in k order, labelled so
+                np.testing.assert_array_equal(result["k"], np.arange(9))
+        # the field's own pixel against a reordered one: the same FS-KDE, distance 0
+        np.testing.assert_allclose(F.fskde.distance(G.isel(y=4, x=5)), truth["distance"])
+
+
+@pytest.mark.parametrize(
+    ("pick", "message"),
+    [
+        ([0, 2, 4, 6], "lacks k = 1, 3, 5: its k coordinate holds 0, 2, 4, 6"),
+        (slice(1, None), r"lacks F_0 \(k = 0\).*the density needs F_0"),
+        ([8, 6, 4, 2, 0], "lacks k = 1, 3, 5, 7"),
+        ([0, 1, 1, 2], "holds k = 1 more than once"),
+    ],
+)
+def test_a_field_that_lacks_coefficients_is_refused_naming_them(field, pick, message):
+    G = field.isel(k=pick)
+    calls = {
+        "density": lambda: G.fskde.density(THETA),
+        "dominant_orientation": lambda: G.fskde.dominant_orientation(),
+        "canonicalize": lambda: G.fskde.canonicalize(),
+        "rotate": lambda: G.fskde.rotate(0.3),
+        "distance": lambda: G.fskde.distance(field.isel(y=0, x=0)),
+        "distance to it": lambda: field.fskde.distance(G.isel(y=0, x=0)),
+        "orientation": lambda: G.fskde.orientation(),
+        "coherence": lambda: G.fskde.coherence(),
+        "energy": lambda: G.fskde.energy(),
+        "plain orientation": lambda: orientation(G),
+    }
+    for name, call in calls.items():
+        with pytest.raises(DimensionError, match=message):
+            call()
+        try:
+            call()
+        except DimensionError as exc:
+            assert "\n" not in str(exc), name
+
+
+def test_k_labels_that_are_not_indices_are_refused_and_a_field_without_them_reads_positions(
+    field,
+):
+    with pytest.raises(DimensionError, match=r"indices 0 \.\. ℓ-1"):
+        field.assign_coords(k=field["k"] * 0.5).fskde.density(THETA)
+    bare = field.drop_vars("k")  # no k coordinate: position k is F_k
+    np.testing.assert_array_equal(
+        bare.fskde.density(THETA).values, field.fskde.density(THETA).values
+    )
+    whole = field.astype(np.complex128).assign_coords(k=field["k"].astype(float))
+    np.testing.assert_allclose(whole.fskde.energy().values, field.fskde.energy().values, 1e-6)
+    # a prefix is a truncated field: fine
+    head = field.isel(k=slice(0, 3))
+    np.testing.assert_allclose(
+        head.fskde.density(THETA).values, evaluate(field.values[..., :3], THETA)
+    )
+
+
+def test_what_is_not_a_field_is_refused_in_one_line_naming_what_to_pass(field):
+    refusals = [
+        (lambda: orientation(field.to_dataset()), r"ds\['fskde'\]"),
+        (lambda: coherence(field.to_dataset()), r"ds\['fskde'\]"),
+        (lambda: energy(field.to_dataset()), r"ds\['fskde'\]"),
+        (lambda: xfields.density(field.to_dataset(), [0.0]), r"Dataset.*ds\['fskde'\]"),
+        (lambda: xfields.density(field.values, [0.0]), r"numpy.ndarray.*xfskde.evaluate"),
+        (lambda: xfields.canonicalize(field.values), "xfskde.canonicalize"),
+        (lambda: xfields.rotate(field.values, 0.1), "xfskde.rotate"),
+        (lambda: xfields.distance(field.values, field.values), "xfskde.distance"),
+        (lambda: xfields.dominant_orientation(field.values), "mean_direction"),
+    ]
+    for call, message in refusals:
+        with pytest.raises(DimensionError, match=message) as info:
+            call()
+        assert "\n" not in str(info.value) and "dims ()" not in str(info.value)
