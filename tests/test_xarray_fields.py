@@ -17,7 +17,7 @@ import xfskde
 from xfskde import canonicalize, evaluate, rotate
 from xfskde import fields as xfields
 from xfskde.density import mean_direction
-from xfskde.exceptions import DimensionError
+from xfskde.exceptions import DimensionError, ParameterError
 from xfskde.orientation import coherence, energy, orientation
 
 THETA = np.linspace(-np.pi, np.pi, 16, endpoint=False)
@@ -156,3 +156,31 @@ def test_what_is_not_a_field_is_refused_in_one_line_naming_what_to_pass(field):
         with pytest.raises(DimensionError, match=message) as info:
             call()
         assert "\n" not in str(info.value) and "dims ()" not in str(info.value)
+
+
+def test_canonicalize_records_the_level_it_reached(field):
+    short = field.isel(k=slice(0, 5))  # ℓ = 5: F_1 .. F_4
+    for ell, done in ((1, "F1"), (3, "F3"), (4, "F4"), (5, "F4"), (9, "F4")):
+        C = short.fskde.canonicalize(ell=ell)
+        assert C.attrs["canonical"] == done, ell
+        np.testing.assert_array_equal(C.values, canonicalize(short.values, ell))
+    np.testing.assert_array_equal(
+        short.fskde.canonicalize(ell=9).values, short.fskde.canonicalize(ell=4).values
+    )
+    assert field.isel(k=slice(0, 2)).fskde.canonicalize(ell=2).attrs["canonical"] == "F1"
+    with pytest.raises(ParameterError, match="ell must be a positive integer"):
+        field.fskde.canonicalize(ell=0)
+
+
+def test_rotate_takes_one_angle_and_refuses_arrays_in_one_line(field):
+    for phi in ([0.1, 0.2], np.array([0.1, 0.2]), xr.DataArray([0.1, 0.2], dims="y")):
+        with pytest.raises(ParameterError, match="one angle in radians") as info:
+            field.fskde.rotate(phi)
+        assert "\n" not in str(info.value)
+    with pytest.raises(ParameterError, match="an angle in radians"):
+        field.fskde.rotate("a")
+    # one angle as a NumPy scalar, a 0-d array or a 0-d DataArray is fine
+    for phi in (np.float32(0.4), np.array(0.4), xr.DataArray(0.4)):
+        np.testing.assert_allclose(
+            field.fskde.rotate(phi).values, rotate(field.values, 0.4), rtol=1e-5, atol=1e-7
+        )

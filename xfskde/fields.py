@@ -18,6 +18,7 @@ import xarray as xr
 
 from . import canonical as _canonical
 from . import density as _density
+from ._validation import _check_positive_int
 from .density import mean_direction, mode_direction
 from .exceptions import DimensionError, ParameterError
 
@@ -204,17 +205,47 @@ def density(field: xr.DataArray, theta: Any) -> xr.DataArray:
 
 
 def canonicalize(field: xr.DataArray, ell: int = 1) -> xr.DataArray:
-    """F_ℓ-canonical form of every pixel's FS-KDE (eq. 8; section 4.3)."""
+    """F_ℓ-canonical form of every pixel's FS-KDE (eq. 8; section 4.3).
+
+    Parameters
+    ----------
+    field : xarray.DataArray
+        A ``(y, x, k)`` coefficient field.
+    ell : int
+        The canonicalization level (default 1: F_1 canonicalization, eq. 8). A field of ℓ
+        coefficients has no F_m beyond m = ℓ-1 (they are truncated to zero), so levels beyond
+        ℓ-1 leave the form as it is: the result is then the F_{ℓ-1} form.
+
+    Returns
+    -------
+    xarray.DataArray
+        The canonical coefficients, dims, coords and attrs of the field, k in order; the
+        ``canonical`` attr records the level done, ``"F{min(ell, ℓ-1)}"`` (``"F1"`` for ℓ <= 2).
+    """
+    ell = _check_positive_int("ell", ell)
     field = check_field(field, plain="xfskde.canonicalize(F, ell)")
     out = _apply_k(lambda F: _canonical.canonicalize(F, ell), field)
-    out.attrs["canonical"] = f"F{ell}"
+    out.attrs["canonical"] = f"F{max(1, min(ell, field.sizes['k'] - 1))}"
     return out
 
 
 def rotate(field: xr.DataArray, phi: float) -> xr.DataArray:
-    """Rotate every FS-KDE by ``phi`` radians (eq. 2): :math:`F_k e^{-ik\\phi}`."""
+    """Rotate every FS-KDE by ``phi`` radians (eq. 2): :math:`F_k e^{-ik\\phi}`.
+
+    ``phi`` is one angle for every pixel (a number, or a 0-d array or DataArray); per-pixel
+    angles are refused (on NumPy coefficients, :func:`xfskde.rotate` takes them).
+    """
     field = check_field(field, plain="xfskde.rotate(F, phi)")
-    phi = float(phi)
+    if np.ndim(phi) != 0:
+        raise ParameterError(
+            f"phi must be one angle in radians (a number), got an array of shape "
+            f"{np.shape(phi)}; to turn each pixel by its own angle use "
+            "xfskde.rotate(F.values, angles) on the NumPy coefficients"
+        )
+    try:
+        phi = float(phi)
+    except (TypeError, ValueError):
+        raise ParameterError(f"phi must be an angle in radians (a number), got {phi!r}") from None
     return _apply_k(lambda F: _density.rotate(F, phi), field)
 
 
