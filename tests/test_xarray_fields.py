@@ -11,6 +11,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import xarray as xr
+import zarr
 from skimage import data
 
 import xfskde
@@ -184,3 +185,24 @@ def test_rotate_takes_one_angle_and_refuses_arrays_in_one_line(field):
         np.testing.assert_allclose(
             field.fskde.rotate(phi).values, rotate(field.values, 0.4), rtol=1e-5, atol=1e-7
         )
+
+
+def test_the_two_orientation_maps_have_names_of_their_own_and_merge(field, tmp_path):
+    axial, dominant = field.fskde.orientation(), field.fskde.dominant_orientation()
+    assert axial.name == "orientation"
+    assert dominant.name == "dominant_orientation"
+    merged = xr.merge([axial, dominant, field.fskde.coherence()])
+    assert set(merged.data_vars) == {"orientation", "dominant_orientation", "coherence"}
+    np.testing.assert_array_equal(merged["dominant_orientation"], dominant)
+    np.testing.assert_array_equal(merged["orientation"], axial)
+    # an OME-Zarr pyramid averages a map named "orientation" as axial angles (mod π): the
+    # dominant gradient angle, in [-π, π), is not one
+    for name, m in (("axial", axial), ("dominant", dominant)):
+        xfskde.write_ome_zarr(m.sortby("y"), tmp_path / f"{name}.ome.zarr", coarsest=1)
+    axial_channels = {
+        name: zarr.open_group(tmp_path / f"{name}.ome.zarr").attrs["ome"]["multiscales"][0][
+            "metadata"
+        ]["axial_channels"]
+        for name in ("axial", "dominant")
+    }
+    assert axial_channels == {"axial": ["orientation"], "dominant": []}

@@ -298,8 +298,11 @@ def dominant_orientation(
     Returns
     -------
     xarray.DataArray
-        Angles in [-π, π), dims ``(y, x)``, named ``"orientation"``; NaN where the density is
-        flat (F_1 = 0 for "mean"; every F_k, k >= 1, zero for "argmax").
+        Angles in [-π, π), dims ``(y, x)``, named ``"dominant_orientation"`` (not
+        ``"orientation"``: that is the axial structure orientation of
+        :func:`xfskde.orientation.orientation`, a different quantity, so the two merge into one
+        Dataset); NaN where the density is flat (F_1 = 0 for "mean"; every F_k, k >= 1, zero
+        for "argmax").
     """
     field = check_field(field, plain="xfskde.density.mean_direction(F)")
     if field.sizes["k"] < 2:
@@ -315,7 +318,11 @@ def dominant_orientation(
     else:
         raise ParameterError(f"method must be 'mean' or 'argmax', got {method!r}")
     out = _apply_k(
-        func, field, out_dim=None, name="orientation", long_name="dominant gradient angle"
+        func,
+        field,
+        out_dim=None,
+        name="dominant_orientation",
+        long_name="dominant gradient angle",
     )
     out.attrs["units"] = "rad"
     out.attrs["orientation_method"] = method
