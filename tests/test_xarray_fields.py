@@ -1,9 +1,10 @@
-"""Functions of labelled coefficient fields read F_k by the ``k`` coordinate, and say so.
+"""The xarray face's fields and labels, with real xarray objects.
 
 Every function of a ``(y, x, k)`` field (:mod:`xfskde.fields`, :mod:`xfskde.orientation`, the
 ``.fskde`` accessor) puts a field whose ``k`` coordinate is 0 .. ℓ-1 in another order back in
 k order, refuses one that lacks coefficients, naming them, and refuses in one line what is not
-a field; the two orientation maps have names of their own.
+a field; the two orientation maps have names of their own. Results are labelled
+(:mod:`xfskde._labels`) with the coordinates of their cells whatever the coordinates' dtype.
 """
 
 from __future__ import annotations
@@ -206,3 +207,25 @@ def test_the_two_orientation_maps_have_names_of_their_own_and_merge(field, tmp_p
         for name in ("axial", "dominant")
     }
     assert axial_channels == {"axial": ["orientation"], "dominant": []}
+
+
+@pytest.mark.parametrize("stride", [2, 3, 4])
+def test_integer_coordinates_are_interpolated_as_numbers_not_in_their_dtype(stride):
+    pixels = data.camera()[:26, :256].astype(np.float32)
+    y = np.arange(25.0, -1, -1)  # 25 .. 0, descending; 26 rows: a last partial cell
+    x = np.arange(256.0)  # 0 .. 255: a uint8's whole range
+    reference = xr.DataArray(pixels, dims=("y", "x"), coords={"y": y, "x": x})
+    F = reference.fskde.coefficients(order=2, window="box", size=stride, stride=stride)
+    for ydtype, xdtype in ((np.uint32, np.uint8), (np.int16, np.int64), (np.uint16, np.int8)):
+        if np.iinfo(xdtype).max < 255:
+            xs = x - 128  # -128 .. 127
+        else:
+            xs = x
+        image = reference.assign_coords(y=y.astype(ydtype), x=xs.astype(xdtype))
+        G = image.fskde.coefficients(order=2, window="box", size=stride, stride=stride)
+        np.testing.assert_array_equal(G["y"], F["y"], err_msg=f"{ydtype}")
+        np.testing.assert_array_equal(G["x"], F["x"] - (x[0] - xs[0]), err_msg=f"{xdtype}")
+    o = (stride - 1) / 2  # the cells' centres, pixel i*s + (s - 1)/2
+    np.testing.assert_array_equal(F["x"], np.arange(0, 256, stride)[: F.sizes["x"]] + o)
+    if stride == 4:  # the last cell (rows 24, 25 and two beyond) is centred half a step beyond
+        assert F["x"].values[-1] == 253.5 and F["y"].values[-1] == -0.5

@@ -17,13 +17,13 @@ here, so each result carries the same labels:
   ``i*s + o`` (``o = (s - 1)//2``) and every coordinate is the image's there, exactly. For an
   even stride the centre lies half a pixel beyond the sampled pixel (between pixels ``i*s + o``
   and ``i*s + o + 1``), so *position* coords — the spatial dims' own coords and floating-point
-  coords such as a 2-D ``lat`` — are interpolated there (linearly: exact on a regular grid;
-  half a step beyond the last pixel when a last cell overhangs the image edge), while other
-  coords (integer ids, labels, dates) are the sampled pixel's. Spatial dims without coords get
-  the sampled pixels' *indices* ``i*s + o`` (integers to index the image with; there is no
-  georeferencing for them to agree with) — unless the image carries a rectilinear GeoTransform,
-  whose CRS coordinates of the cells' centres they then get. Scalar coords (a CRS
-  ``spatial_ref``) are kept with their attrs.
+  coords such as a 2-D ``lat`` — are interpolated there (linearly, in float64 whatever their
+  dtype: exact on a regular grid; half a step beyond the last pixel when a last cell overhangs
+  the image edge), while other coords (integer ids, labels, dates) are the sampled pixel's.
+  Spatial dims without coords get the sampled pixels' *indices* ``i*s + o`` (integers to
+  index the image with; there is no georeferencing for them to agree with) — unless the image
+  carries a rectilinear GeoTransform, whose CRS coordinates of the cells' centres they then
+  get. Scalar coords (a CRS ``spatial_ref``) are kept with their attrs.
 * **Georeferencing.** The result's grid is the image's grid coarsened s times, anchored at the
   image's corner: its GeoTransform (GDAL order ``c a b f d e``, in a scalar coord's
   ``GeoTransform`` attr as rioxarray writes it, or a rasterio-order ``transform`` attr) has
@@ -209,13 +209,17 @@ def _at_cells(var: xr.Variable, dim: str, stride: int, position: bool) -> xr.Var
     Odd strides (and non-position coords) take the sampled pixels ``i*s + o``. For an even
     stride a position is interpolated midway to the next pixel, or, past the image's last pixel,
     half a step beyond it (the step from the pixel before); a one-pixel axis has no step and
-    keeps its pixel's value.
+    keeps its pixel's value. Interpolated positions are float64: an integer coordinate's
+    midpoints are not integers, and its differences would wrap around in its own dtype (a
+    uint8 x = 0 .. 255, a descending unsigned y).
     """
     n = var.sizes[dim]
     here_index = np.arange(sample_offset(stride), n, stride)
     here = var.isel({dim: here_index})
     if stride % 2 or not position or n < 2:
         return here
+    var = var.astype(np.float64) if var.dtype.kind in "iub" else var
+    here = var.isel({dim: here_index})
     inside = xr.Variable((dim,), here_index + 1 < n)
     after = var.isel({dim: np.minimum(here_index + 1, n - 1)})
     before = var.isel({dim: here_index - 1})  # never -1: n >= 2 and even strides have o >= 0
