@@ -1054,3 +1054,53 @@ def test_a_scene_georeferenced_by_gcps_only(tmp_path, capsys):
         labels_geojson(labels)
     assert main(["info", path]) == 0
     assert "by 4 ground control points (GCPs), no GeoTransform" in capsys.readouterr().out
+
+
+def test_a_lon_lat_grid_is_read_with_latitude_down_the_rows_in_either_order():
+    """A NetCDF grid in degrees may come (lat, lon) or (lon, lat) (many climate and ocean files
+    store longitude first). Its dims say which is which, as ``y`` and ``x`` do: the latitude is
+    the result's y in either order. (lon, lat) was read as y = longitude: east-west stripes
+    came out north-south (mean cos 2ω -1 instead of 1), with longitudes in y."""
+    from xfskde._labels import ground_pixel_size, image_dims
+
+    lat, lon = np.linspace(10.63, 10.0, 64), np.linspace(20.0, 20.63, 64)
+    stripes = np.sin(2 * np.pi * np.arange(64) / 8)[:, None] * np.ones(64)  # along latitude
+    grid = xr.DataArray(
+        stripes,
+        dims=("lat", "lon"),
+        coords={"lat": ("lat", lat, {"units": "degrees_north"}), "lon": lon},
+        name="sst",
+        attrs={"units": "K"},
+    )
+    swapped = grid.transpose("lon", "lat")
+    assert image_dims(swapped) == ("lat", "lon", None)
+    assert ground_pixel_size(swapped) == ground_pixel_size(grid) is not None
+    field = grid.fskde.coefficients(**PARAMS)
+    xr.testing.assert_identical(swapped.fskde.coefficients(**PARAMS), field)
+    np.testing.assert_allclose(field["y"], lat.reshape(8, 8).mean(axis=1))  # latitudes in y
+    assert (
+        field["y"].attrs == {"units": "degrees_north"} and field.attrs["source_dims"] == "lat lon"
+    )
+    omega = swapped.fskde.coefficients(**PARAMS).fskde.orientation()
+    np.testing.assert_allclose(np.cos(2 * omega), 1.0, atol=1e-6)  # east-west: ω = 0
+    # the long names, a colour dim, a stack of planes, and a segmentation alike
+    long_names = grid.rename(lat="latitude", lon="longitude")
+    bands = xr.concat([long_names, 2 * long_names], dim="band")
+    for image in (bands.transpose("band", "longitude", "latitude"),
+                  bands.transpose("longitude", "latitude", "band")):  # fmt: skip
+        assert image_dims(image)[:2] == ("latitude", "longitude")
+        np.testing.assert_array_equal(
+            image.fskde.coefficients(**PARAMS).values,
+            bands.transpose("latitude", "longitude", "band").fskde.coefficients(**PARAMS).values,
+        )
+    stack = xr.concat([grid, -grid], dim="time").transpose("time", "lon", "lat")
+    fields = stack.fskde.coefficients(**PARAMS)
+    assert fields.dims == ("time", "y", "x", "k")
+    np.testing.assert_array_equal(fields.isel(time=0).values, field.values)
+    np.testing.assert_array_equal(
+        xfskde.segment(swapped, 2, size=4).values, xfskde.segment(grid, 2, size=4).values
+    )
+    # coords in degrees_north and degrees_east say it as the names do (CF)
+    by_units = grid.rename(lat="row", lon="col")
+    by_units.col.attrs["units"] = "degrees_east"
+    assert image_dims(by_units.transpose("col", "row")) == ("row", "col", None)

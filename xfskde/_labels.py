@@ -6,7 +6,9 @@ coefficient field, density and orientation maps, segmentation labels and abundan
 here, so each result carries the same labels:
 
 * **Dims.** Images are read by dimension *name*, as rioxarray does: the spatial dims are ``y``
-  and ``x`` when present, else the last two; a colour dim is one of :data:`COLOR_DIMS`, at
+  and ``x`` when present, else a latitude and a longitude (``lat``, ``lon``, ..., or coords
+  in ``degrees_north`` and ``degrees_east``: y is the latitude in either order), else the last
+  two; a colour dim is one of :data:`COLOR_DIMS`, at
   either end. Anything else is refused (:class:`~xfskde.exceptions.DimensionError`) with the
   ``.transpose(...)`` or ``.rename(...)`` call that fixes it. Results use ``y`` and ``x``
   whatever the input's names were (recorded in the ``source_dims`` attr).
@@ -113,11 +115,35 @@ VALUE_ATTRS = (
 NODATA_ATTRS = ("_FillValue", "missing_value", "fill_value", "nodata")
 
 
+def _named_spatial(image: xr.DataArray, dims: tuple[str, ...]) -> tuple[str, str] | None:
+    """The ``(y, x)`` among ``dims`` that their names say, in whatever order they come: ``y``
+    and ``x``, else one latitude and one longitude as CF says them and
+    :func:`_degrees_on_the_ground` reads them (named ``lat``/``latitude`` and
+    ``lon``/``long``/``longitude``, any case, or with a coordinate in ``degrees_north`` and
+    ``degrees_east``); None when the names do not say."""
+    if {"y", "x"} <= set(dims):
+        return "y", "x"
+    lat = [d for d in dims if _says(image, d, *_LATITUDE)]
+    lon = [d for d in dims if _says(image, d, *_LONGITUDE)]
+    return (lat[0], lon[0]) if len(lat) == len(lon) == 1 and lat != lon else None
+
+
+def _says(image: xr.DataArray, dim: str, names: set[str], units: set[str]) -> bool:
+    """Whether a dim is named one of ``names`` or its coordinate's unit is one of ``units``."""
+    unit = str(image.coords[dim].attrs.get("units", "")) if dim in image.coords else ""
+    return dim.lower() in names or unit.lower() in units
+
+
 def image_dims(image: xr.DataArray) -> tuple[str, str, str | None]:
     """Return ``(y_dim, x_dim, colour_dim or None)`` of an image DataArray.
 
-    The spatial dims are ``y`` and ``x`` when both are present, else the last two (the first two
-    when a colour dim comes last); a colour dim is one of :data:`COLOR_DIMS` at either end.
+    The spatial dims are read by name where their names say which is which, in whatever order
+    they come: ``y`` and ``x``, else a latitude (y, rows) and a longitude (x, columns), as a
+    NetCDF grid says them (``lat``/``latitude`` and ``lon``/``long``/``longitude``, or coords in
+    ``degrees_north`` and ``degrees_east``); a climate file's ``(lon, lat)`` is then read as
+    the ``(lat, lon)`` it transposes, not with longitudes down the rows. Else they are the last
+    two (the first two when a colour dim comes last). A colour dim is one of
+    :data:`COLOR_DIMS` at either end.
 
     Raises
     ------
@@ -133,12 +159,12 @@ def image_dims(image: xr.DataArray) -> tuple[str, str, str | None]:
         )
     colour = [d for d in dims if d.lower() in COLOR_DIMS]
     if image.ndim == 2:
-        y, x = ("y", "x") if {"y", "x"} <= set(dims) else dims
+        y, x = _named_spatial(image, dims) or dims
         return y, x, None
     if image.ndim == 3 and len(colour) == 1:
         c = colour[0]
-        spatial = [d for d in dims if d != c]
-        y, x = ("y", "x") if {"y", "x"} <= set(spatial) else spatial
+        spatial = tuple(d for d in dims if d != c)
+        y, x = _named_spatial(image, spatial) or spatial
         if dims.index(c) == 1:
             raise DimensionError(
                 f"the colour dim {c!r} sits between the spatial dims {spatial}; call "
@@ -154,15 +180,17 @@ def image_dims(image: xr.DataArray) -> tuple[str, str, str | None]:
 
 
 def plane_dims(image: xr.DataArray) -> tuple[str, ...]:
-    """The dims of a stack of images — a time series, a z-stack, ``(t, z, y, x[, c])`` — that
-    are neither the spatial dims, named ``y`` and ``x``, nor one colour dim
-    (:data:`COLOR_DIMS`): () for an image (:func:`image_dims`), and where ``y`` or ``x`` is not
-    named so (which two dims are the image's would be a guess)."""
+    """The dims of a stack of images — a time series, a z-stack, ``(t, z, y, x[, c])``,
+    ``(time, lat, lon)`` — that are neither the spatial dims, named so (``y`` and ``x``, or a
+    latitude and a longitude: :func:`image_dims`), nor one colour dim (:data:`COLOR_DIMS`):
+    () for an image, and where the spatial dims are not named so (which two dims are the
+    image's would be a guess)."""
     dims = tuple(map(str, image.dims))
-    if not {"y", "x"} <= set(dims) or "k" in dims:
+    spatial = _named_spatial(image, dims)
+    if spatial is None or "k" in dims:
         return ()
     colour = [d for d in dims if d.lower() in COLOR_DIMS]
-    return tuple(d for d in dims if d not in ("y", "x") and d not in colour[:1])
+    return tuple(d for d in dims if d not in spatial and d not in colour[:1])
 
 
 def refuse_dataset(image: Any) -> None:
@@ -488,12 +516,7 @@ def _degrees_on_the_ground(
     ``degrees_north``/``degrees_east`` (a NetCDF climate or ocean grid). On WGS84 (pyproj's
     geodesic lengths; a sphere without pyproj). None for other images."""
     y, x = dims
-
-    def says(dim: str, names: set[str], units: set[str]) -> bool:
-        unit = str(image.coords[dim].attrs.get("units", "")) if dim in image.coords else ""
-        return dim.lower() in names or unit.lower() in units
-
-    if not (says(y, *_LATITUDE) and says(x, *_LONGITUDE)):
+    if not (_says(image, y, *_LATITUDE) and _says(image, x, *_LONGITUDE)):
         return None
     ys, xs = np.asarray(image.coords[y].values, float), np.asarray(image.coords[x].values, float)
     lat, lon = float(ys[ys.size // 2]), float(xs[xs.size // 2])
