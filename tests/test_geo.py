@@ -1104,3 +1104,63 @@ def test_a_lon_lat_grid_is_read_with_latitude_down_the_rows_in_either_order():
     by_units = grid.rename(lat="row", lon="col")
     by_units.col.attrs["units"] = "degrees_east"
     assert image_dims(by_units.transpose("col", "row")) == ("row", "col", None)
+
+
+def _dem() -> np.ndarray:
+    dem = data.camera()[:64, :64].astype(np.float32) / 4
+    dem[:8, :8] = -9999.0  # nodata the data still hold
+    dem[40:44, 48:56] = np.nan  # and pixels already NaN
+    return dem
+
+
+def test_a_float_image_s_nodata_is_masked_whatever_the_encoding_says(tmp_path):
+    """A float image whose encoding holds a fill was taken for decoded (NaN already), and its
+    nodata never masked: rio.write_nodata(-9999, encoded=True) leaves -9999 in the data, and
+    xarray gives a reopened netCDF float variable an encoded NaN fill beside its nodata=-9999
+    attr. The number is masked, and the NaN pixels are omitted too."""
+    params = dict(order=4, window="box", size=4, stride=4)
+    plain = xr.DataArray(_dem(), dims=("y", "x"), name="dem")
+    expected = plain.fskde.coefficients(**params, nodata=-9999)
+    assert np.isnan(expected.values[..., 0]).sum() == 4 + 2  # the two blocks' cells
+    encoded = plain.rio.write_nodata(-9999.0, encoded=True)
+    assert "_FillValue" in encoded.encoding and (encoded.values == -9999).sum() == 64
+    plain.assign_attrs(nodata=-9999.0).to_netcdf(tmp_path / "dem.nc", engine="scipy")
+    with xr.open_dataarray(tmp_path / "dem.nc", engine="scipy") as reopened:
+        reopened.load()
+    assert np.isnan(reopened.encoding["_FillValue"]) and reopened.attrs["nodata"] == -9999
+    for image in (encoded, reopened):
+        field = image.fskde.coefficients(**params)
+        assert field.attrs["input_nodata"] == -9999.0
+        np.testing.assert_array_equal(field.values, expected.values)
+        energy = field.fskde.energy()
+        assert float(energy.max()) == pytest.approx(float(expected.fskde.energy().max()))
+        assert float(energy.max()) < 100  # no -9999 step counted as a gradient
+    assert "NaN" in reopened.fskde.coefficients(**params).attrs["input_nodata_source"]
+    # a float variable decoded from stored integers holds NaN there: its fill stays NaN
+    stored = xr.DataArray(np.where(np.isnan(_dem()), 0, _dem() + 10000).astype(np.uint16),
+                          dims=("y", "x"), name="dem")  # fmt: skip
+    stored.encoding["_FillValue"] = 0
+    stored.to_netcdf(tmp_path / "stored.nc", engine="scipy")
+    with xr.open_dataarray(tmp_path / "stored.nc", engine="scipy") as decoded:
+        assert decoded.dtype.kind == "f" and decoded.encoding["_FillValue"] == 0
+        field = decoded.fskde.coefficients(**params)
+    assert field.attrs["input_nodata"] == "nan"
+
+
+def test_a_nodata_value_an_integer_image_can_never_hold_is_refused():
+    """nodata metadata of -9999 on an int8 image (or 1.5 on any integer image) masked
+    nothing, silently: the pixels meant to be missing were used."""
+    pixels = (data.camera()[:32, :32] // 4 - 32).astype(np.int8)
+    image = xr.DataArray(pixels, dims=("y", "x"))
+    encoded = image.copy()
+    encoded.encoding["_FillValue"] = -9999
+    for bad, where in (
+        (image.assign_attrs(_FillValue=-9999), r"attrs\['_FillValue'\] = -9999"),
+        (image.assign_attrs(nodata=1.5), r"attrs\['nodata'\] = 1.5"),
+        (encoded, r"encoding\['_FillValue'\] = -9999"),
+    ):
+        with pytest.raises(ParameterError, match=where + r".*int8.*-128 \.\. 127.*nodata=None"):
+            bad.fskde.coefficients(order=2)
+        field = bad.fskde.coefficients(order=2, nodata=None)  # the way out it names
+        np.testing.assert_array_equal(field.values, image.fskde.coefficients(order=2).values)
+    assert image.assign_attrs(nodata=-32.0).fskde.coefficients(order=2).attrs["input_nodata"] == -32

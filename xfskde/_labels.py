@@ -47,7 +47,10 @@ here, so each result carries the same labels:
 * **Nodata.** :func:`image_nodata` reads the value that marks an image's missing pixels from
   the metadata rioxarray and CF use (``encoding["_FillValue"]``, then the ``_FillValue``,
   ``missing_value``, ``fill_value`` and ``nodata`` attrs, then ``nodatavals``), in rioxarray's
-  order, without importing rioxarray.
+  order, without importing rioxarray. A float image's encoded fill counts as NaN only where a
+  reader decoded it (a NaN fill, or one in stored units); a number that other metadata name
+  wins over NaN, whose pixels are missing anyway. A value an integer image can never hold is
+  refused.
 """
 
 from __future__ import annotations
@@ -618,40 +621,70 @@ def image_nodata(image: xr.DataArray) -> tuple[int | float | None, str]:
     """The value that marks an image's missing pixels, and where it was read.
 
     Read from the metadata rioxarray and CF use, in rioxarray's order: a ``_FillValue`` in the
-    *encoding* (xarray or rioxarray decoded it: a float image already holds NaN there, so the
-    value is NaN), then the attrs :data:`NODATA_ATTRS`, then ``nodatavals`` (the first band's).
+    *encoding*, then the attrs :data:`NODATA_ATTRS`, then ``nodatavals`` (the first band's);
+    the first value found wins, except as follows for a float image.
+
+    * An encoded fill that a reader decoded — NaN, or one in stored units (the encoding holds a
+      ``scale_factor``, ``add_offset`` or an integer ``dtype``: xarray or rioxarray turned the
+      stored integers into floats) — is NaN in the image now: it counts as NaN.
+    * Any other encoded fill counts as its number: ``rio.write_nodata(v, encoded=True)`` puts
+      it there while the data still hold ``v``; where a reader decoded the data there are no
+      ``v`` left, so masking it costs nothing.
+    * NaN gives way to a number that other metadata name: xarray gives a float variable of a
+      netCDF file an encoded NaN fill while its ``nodata`` attr (say -9999) still marks
+      pixels in the data. The number is returned; the NaN pixels are missing all the same
+      (:func:`xfskde.local_fskde` omits a masked image's NaN pixels with its nodata, unless
+      the caller asks ``nan_policy="raise"``), so both are masked.
 
     Returns
     -------
     (value, source)
         ``value`` is None when the metadata name no nodata; an integer for integer images when
-        it is integral; NaN for a decoded float image. ``source`` says where it came from, e.g.
-        ``"attrs['_FillValue']"``.
+        it is integral; NaN for a float image whose only fill is NaN (decoded). ``source`` says
+        where it came from, e.g. ``"attrs['_FillValue']"``.
 
     Raises
     ------
     ParameterError
-        When the metadata hold a value that is not a number.
+        When the metadata hold a value that is not a number, or one that an integer image's
+        values can never equal (:func:`nodata_value`).
     """
+    floats = image.dtype.kind in "fc"
     candidates: list[tuple[Any, str]] = []
     encoded = image.encoding.get("_FillValue")
     if encoded is not None:
-        if image.dtype.kind == "f":
-            return float("nan"), "encoding['_FillValue'] (already decoded to NaN)"
-        candidates.append((encoded, "encoding['_FillValue']"))
+        stored = image.encoding.get("dtype")
+        try:
+            integers = stored is not None and np.dtype(stored).kind in "iub"
+        except TypeError:
+            integers = False
+        if floats and (integers or {"scale_factor", "add_offset"} & set(image.encoding)):
+            candidates.append((float("nan"), "encoding['_FillValue'] (already decoded to NaN)"))
+        else:
+            candidates.append((encoded, "encoding['_FillValue']"))
     candidates += [(image.attrs.get(k), f"attrs[{k!r}]") for k in NODATA_ATTRS]
     vals = image.attrs.get("nodatavals")
     if isinstance(vals, list | tuple | np.ndarray) and len(vals):
         candidates.append((vals[0], "attrs['nodatavals'][0]"))
-    for value, source in candidates:
-        if value is None:
-            continue
-        return nodata_value(value, image.dtype, source), source
-    return None, "none"
+    found = [(nodata_value(v, image.dtype, where, must_match=True), where)
+             for v, where in candidates if v is not None]  # fmt: skip
+    numbers = [(v, where) for v, where in found if not (floats and math.isnan(v))]
+    if floats and numbers and len(numbers) < len(found):
+        value, where = numbers[0]
+        nan = next(w for v, w in found if math.isnan(v))
+        return value, f"{where}, and NaN ({nan})"
+    return found[0] if found else (None, "none")
 
 
-def nodata_value(value: Any, dtype: np.typing.DTypeLike, source: str = "nodata") -> int | float:
-    """A nodata value as a Python number: an int for integer images when it is integral."""
+def nodata_value(
+    value: Any, dtype: np.typing.DTypeLike, source: str = "nodata", *, must_match: bool = False
+) -> int | float:
+    """A nodata value as a Python number: an int for integer images when it is integral.
+
+    With ``must_match``, a value that an integer image's pixels can never equal (``1.5``, or
+    ``-9999`` for int8) is refused: it would mask nothing while the pixels it was meant to mark
+    are used. (Without it, as a file's reader needs, the value is returned as it is.)
+    """
     array = np.asarray(value)
     if array.ndim == 1 and array.size >= 1:  # CF allows a vector of missing values: the first
         array = array[0]
@@ -662,9 +695,20 @@ def nodata_value(value: Any, dtype: np.typing.DTypeLike, source: str = "nodata")
             f"the image's nodata value ({source} = {value!r}) is not a number; pass nodata= a "
             "number, or nodata=None to use every pixel"
         ) from exc
-    if np.dtype(dtype).kind in "iub" and number.is_integer():
-        return int(number)
-    return number
+    kind = np.dtype(dtype).kind
+    if kind not in "iub":
+        return number
+    low, high = (0, 1) if kind == "b" else (np.iinfo(dtype).min, np.iinfo(dtype).max)
+    if must_match and not (number.is_integer() and low <= number <= high):
+        metadata = source.startswith(("attrs[", "encoding["))
+        drop = f" (or drop it: del image.{source[: source.index(']') + 1]})" if metadata else ""
+        raise ParameterError(
+            f"the image's nodata value ({source} = {value!r}) can never equal a value of its "
+            f"{np.dtype(dtype)} pixels (integers {low} .. {high}), so it would mask nothing: "
+            f"pass nodata= the value that marks its missing pixels, or nodata=None to use "
+            f"every pixel{drop}"
+        )
+    return int(number) if number.is_integer() else number
 
 
 def label_result(
