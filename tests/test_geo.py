@@ -1164,3 +1164,44 @@ def test_a_nodata_value_an_integer_image_can_never_hold_is_refused():
         field = bad.fskde.coefficients(order=2, nodata=None)  # the way out it names
         np.testing.assert_array_equal(field.values, image.fskde.coefficients(order=2).values)
     assert image.assign_attrs(nodata=-32.0).fskde.coefficients(order=2).attrs["input_nodata"] == -32
+
+
+def test_statistics_of_the_input_are_not_carried_and_a_band_unit_is(tmp_path):
+    """GDAL's band statistics (rioxarray's STATISTICS_* attrs) describe the input's values:
+    they rode on to the orientation and energy maps and into their GeoTIFF's tags. And
+    rioxarray gives a multi-band file's units as a tuple, one per band: it was dropped, so
+    the energy of reflectances said 1/pixel."""
+    from rasterio.transform import from_origin
+
+    pixels = np.stack([data.camera()[:64, :64], data.camera()[64:128, :64]] * 2)
+    path = tmp_path / "scene.tif"
+    profile = dict(driver="GTiff", height=64, width=64, count=4, dtype="uint16")
+    with rasterio.open(path, "w", crs=CRS, transform=from_origin(0, 640, 10, 10), **profile) as f:
+        f.write(pixels.astype(np.uint16))
+        for band in range(1, 5):
+            f.update_tags(band, STATISTICS_MAXIMUM="255", STATISTICS_MEAN="120.5",
+                          STATISTICS_MINIMUM="0", STATISTICS_STDDEV="30.1")  # fmt: skip
+            f.set_band_unit(band, "reflectance")
+    image = rioxarray.open_rasterio(path)
+    assert image.attrs["STATISTICS_MEAN"] == 120.5
+    assert image.attrs["units"] == ("reflectance",) * 4
+    field = image.fskde.coefficients(**PARAMS)
+    maps = {
+        "field": field,
+        "orientation": field.fskde.orientation(),
+        "energy": field.fskde.energy(),
+        "labels": xfskde.segment(image, 2, size=4),
+    }
+    for name, result in maps.items():
+        assert not [k for k in result.attrs if k.startswith("STATISTICS_")], name
+        assert result.attrs["AREA_OR_POINT"] == "Area", name  # other attrs still travel
+    assert field.attrs["input_units"] == "reflectance"
+    assert maps["energy"].attrs["units"] == "reflectance/pixel"
+    maps["orientation"].rio.to_raster(tmp_path / "orientation.tif")
+    with rasterio.open(tmp_path / "orientation.tif") as written:
+        assert not [k for k in written.tags() if k.startswith("STATISTICS_")]
+        assert not [k for k in written.tags(1) if k.startswith("STATISTICS_")]
+    # bands of different units have no one unit (and no energy unit from them)
+    mixed = image.assign_attrs(units=("reflectance", "reflectance", "K", "K"))
+    assert "input_units" not in mixed.fskde.coefficients(**PARAMS).attrs
+    assert mixed.fskde.coefficients(**PARAMS).fskde.energy().attrs["units"] == "1/pixel"

@@ -41,9 +41,10 @@ here, so each result carries the same labels:
 * **Attributes.** The input's attrs are kept, less those that describe how the *input's values*
   are encoded (:data:`VALUE_ATTRS`: a fill value or scale factor of uint16 reflectances means
   nothing for complex coefficients, and a ``nodata`` attr would make rioxarray mask the
-  result's zeros); the result's own attrs (parameters, ``long_name``, ``units``) are laid over
-  them. Attrs are strings, integers, floats and lists of those only, so netCDF and Zarr store
-  them as they are.
+  result's zeros) and the statistics of those values (GDAL's ``STATISTICS_*``, CF's
+  ``actual_range``: untrue of any result, :func:`carried_attr`); the result's own attrs
+  (parameters, ``long_name``, ``units``) are laid over them. Attrs are strings, integers,
+  floats and lists of those only, so netCDF and Zarr store them as they are.
 * **Nodata.** :func:`image_nodata` reads the value that marks an image's missing pixels from
   the metadata rioxarray and CF use (``encoding["_FillValue"]``, then the ``_FillValue``,
   ``missing_value``, ``fill_value`` and ``nodata`` attrs, then ``nodatavals``), in rioxarray's
@@ -70,8 +71,10 @@ from .exceptions import DimensionError, ImageReadError, ParameterError
 __all__ = [
     "COLOR_DIMS",
     "NODATA_ATTRS",
+    "STATISTICS_PREFIX",
     "VALUE_ATTRS",
     "band_scales",
+    "carried_attr",
     "cell_gcps",
     "cell_geotransform",
     "channel_names",
@@ -112,7 +115,20 @@ VALUE_ATTRS = (
     "scales",
     "offsets",
     "source_dtype",
+    "actual_range",
 )
+
+#: The prefix of GDAL's band statistics (``STATISTICS_MAXIMUM``, ``_MEAN``, ``_MINIMUM``,
+#: ``_STDDEV``, ``_VALID_PERCENT``, ...), which rioxarray puts in attrs: the input's values'
+#: statistics, untrue of any result, and written into a GeoTIFF's tags by ``rio.to_raster``.
+STATISTICS_PREFIX = "STATISTICS_"
+
+
+def carried_attr(name: str) -> bool:
+    """Whether an input attr is carried to results: not one of :data:`VALUE_ATTRS` (the input's
+    value encoding) nor a statistic of its values (:data:`STATISTICS_PREFIX`)."""
+    return name not in VALUE_ATTRS and not str(name).upper().startswith(STATISTICS_PREFIX)
+
 
 #: Attrs that hold an image's nodata value, in the order rioxarray reads them.
 NODATA_ATTRS = ("_FillValue", "missing_value", "fill_value", "nodata")
@@ -580,11 +596,15 @@ def value_scale(image: Any) -> tuple[float, str | None]:
     bands picked from a file whose bands differ: ``open_image(channels=...)`` keeps theirs);
     1 when there is none, when the bands' differ, or when it is in the ``encoding`` only:
     xarray or rioxarray (``mask_and_scale=True``) applied it already. The unit is the
-    ``units`` attr (a GeoTIFF band's unit type), None when absent. ``add_offset`` moves
+    ``units`` attr (a GeoTIFF band's unit type; rioxarray's tuple of one per band of a
+    multi-band file, where they are all one unit), None when absent or when the bands'
+    differ. ``add_offset`` moves
     values, not their differences: gradients ignore it.
     """
     attrs = getattr(image, "attrs", {})
     units = attrs.get("units")
+    if isinstance(units, tuple | list) and len(set(units)) == 1:  # rioxarray's, one per band
+        units = units[0]
     units = units if isinstance(units, str) and units.strip() else None
     scales = attrs.get("scales")
     if "scale_factor" not in attrs and isinstance(scales, tuple | list) and len(set(scales)) == 1:
@@ -736,7 +756,7 @@ def label_result(
     name : str
         The result's name.
     attrs : mapping
-        The result's own attrs, laid over the input's (less :data:`VALUE_ATTRS`).
+        The result's own attrs, laid over the input's (those :func:`carried_attr` keeps).
 
     Returns
     -------
@@ -749,7 +769,7 @@ def label_result(
     for dim, coord in extra_dims.items():
         if coord is not None:
             coords[dim] = coord
-    merged = {k: v for k, v in image.attrs.items() if k not in VALUE_ATTRS}
+    merged = {k: v for k, v in image.attrs.items() if carried_attr(k)}
     merged.update(attrs)
     merged["xfskde_version"] = __version__
     merged.setdefault("source", str(image.name) if image.name is not None else "image")
