@@ -1054,3 +1054,154 @@ def test_a_scene_georeferenced_by_gcps_only(tmp_path, capsys):
         labels_geojson(labels)
     assert main(["info", path]) == 0
     assert "by 4 ground control points (GCPs), no GeoTransform" in capsys.readouterr().out
+
+
+def test_a_lon_lat_grid_is_read_with_latitude_down_the_rows_in_either_order():
+    """A NetCDF grid in degrees may come (lat, lon) or (lon, lat) (many climate and ocean files
+    store longitude first). Its dims say which is which, as ``y`` and ``x`` do: the latitude is
+    the result's y in either order. (lon, lat) was read as y = longitude: east-west stripes
+    came out north-south (mean cos 2ω -1 instead of 1), with longitudes in y."""
+    from xfskde._labels import ground_pixel_size, image_dims
+
+    lat, lon = np.linspace(10.63, 10.0, 64), np.linspace(20.0, 20.63, 64)
+    stripes = np.sin(2 * np.pi * np.arange(64) / 8)[:, None] * np.ones(64)  # along latitude
+    grid = xr.DataArray(
+        stripes,
+        dims=("lat", "lon"),
+        coords={"lat": ("lat", lat, {"units": "degrees_north"}), "lon": lon},
+        name="sst",
+        attrs={"units": "K"},
+    )
+    swapped = grid.transpose("lon", "lat")
+    assert image_dims(swapped) == ("lat", "lon", None)
+    assert ground_pixel_size(swapped) == ground_pixel_size(grid) is not None
+    field = grid.fskde.coefficients(**PARAMS)
+    xr.testing.assert_identical(swapped.fskde.coefficients(**PARAMS), field)
+    np.testing.assert_allclose(field["y"], lat.reshape(8, 8).mean(axis=1))  # latitudes in y
+    assert (
+        field["y"].attrs == {"units": "degrees_north"} and field.attrs["source_dims"] == "lat lon"
+    )
+    omega = swapped.fskde.coefficients(**PARAMS).fskde.orientation()
+    np.testing.assert_allclose(np.cos(2 * omega), 1.0, atol=1e-6)  # east-west: ω = 0
+    # the long names, a colour dim, a stack of planes, and a segmentation alike
+    long_names = grid.rename(lat="latitude", lon="longitude")
+    bands = xr.concat([long_names, 2 * long_names], dim="band")
+    for image in (bands.transpose("band", "longitude", "latitude"),
+                  bands.transpose("longitude", "latitude", "band")):  # fmt: skip
+        assert image_dims(image)[:2] == ("latitude", "longitude")
+        np.testing.assert_array_equal(
+            image.fskde.coefficients(**PARAMS).values,
+            bands.transpose("latitude", "longitude", "band").fskde.coefficients(**PARAMS).values,
+        )
+    stack = xr.concat([grid, -grid], dim="time").transpose("time", "lon", "lat")
+    fields = stack.fskde.coefficients(**PARAMS)
+    assert fields.dims == ("time", "y", "x", "k")
+    np.testing.assert_array_equal(fields.isel(time=0).values, field.values)
+    np.testing.assert_array_equal(
+        xfskde.segment(swapped, 2, size=4).values, xfskde.segment(grid, 2, size=4).values
+    )
+    # coords in degrees_north and degrees_east say it as the names do (CF)
+    by_units = grid.rename(lat="row", lon="col")
+    by_units.col.attrs["units"] = "degrees_east"
+    assert image_dims(by_units.transpose("col", "row")) == ("row", "col", None)
+
+
+def _dem() -> np.ndarray:
+    dem = data.camera()[:64, :64].astype(np.float32) / 4
+    dem[:8, :8] = -9999.0  # nodata the data still hold
+    dem[40:44, 48:56] = np.nan  # and pixels already NaN
+    return dem
+
+
+def test_a_float_image_s_nodata_is_masked_whatever_the_encoding_says(tmp_path):
+    """A float image whose encoding holds a fill was taken for decoded (NaN already), and its
+    nodata never masked: rio.write_nodata(-9999, encoded=True) leaves -9999 in the data, and
+    xarray gives a reopened netCDF float variable an encoded NaN fill beside its nodata=-9999
+    attr. The number is masked, and the NaN pixels are omitted too."""
+    params = dict(order=4, window="box", size=4, stride=4)
+    plain = xr.DataArray(_dem(), dims=("y", "x"), name="dem")
+    expected = plain.fskde.coefficients(**params, nodata=-9999)
+    assert np.isnan(expected.values[..., 0]).sum() == 4 + 2  # the two blocks' cells
+    encoded = plain.rio.write_nodata(-9999.0, encoded=True)
+    assert "_FillValue" in encoded.encoding and (encoded.values == -9999).sum() == 64
+    plain.assign_attrs(nodata=-9999.0).to_netcdf(tmp_path / "dem.nc", engine="scipy")
+    with xr.open_dataarray(tmp_path / "dem.nc", engine="scipy") as reopened:
+        reopened.load()
+    assert np.isnan(reopened.encoding["_FillValue"]) and reopened.attrs["nodata"] == -9999
+    for image in (encoded, reopened):
+        field = image.fskde.coefficients(**params)
+        assert field.attrs["input_nodata"] == -9999.0
+        np.testing.assert_array_equal(field.values, expected.values)
+        energy = field.fskde.energy()
+        assert float(energy.max()) == pytest.approx(float(expected.fskde.energy().max()))
+        assert float(energy.max()) < 100  # no -9999 step counted as a gradient
+    assert "NaN" in reopened.fskde.coefficients(**params).attrs["input_nodata_source"]
+    # a float variable decoded from stored integers holds NaN there: its fill stays NaN
+    stored = xr.DataArray(np.where(np.isnan(_dem()), 0, _dem() + 10000).astype(np.uint16),
+                          dims=("y", "x"), name="dem")  # fmt: skip
+    stored.encoding["_FillValue"] = 0
+    stored.to_netcdf(tmp_path / "stored.nc", engine="scipy")
+    with xr.open_dataarray(tmp_path / "stored.nc", engine="scipy") as decoded:
+        assert decoded.dtype.kind == "f" and decoded.encoding["_FillValue"] == 0
+        field = decoded.fskde.coefficients(**params)
+    assert field.attrs["input_nodata"] == "nan"
+
+
+def test_a_nodata_value_an_integer_image_can_never_hold_is_refused():
+    """nodata metadata of -9999 on an int8 image (or 1.5 on any integer image) masked
+    nothing, silently: the pixels meant to be missing were used."""
+    pixels = (data.camera()[:32, :32] // 4 - 32).astype(np.int8)
+    image = xr.DataArray(pixels, dims=("y", "x"))
+    encoded = image.copy()
+    encoded.encoding["_FillValue"] = -9999
+    for bad, where in (
+        (image.assign_attrs(_FillValue=-9999), r"attrs\['_FillValue'\] = -9999"),
+        (image.assign_attrs(nodata=1.5), r"attrs\['nodata'\] = 1.5"),
+        (encoded, r"encoding\['_FillValue'\] = -9999"),
+    ):
+        with pytest.raises(ParameterError, match=where + r".*int8.*-128 \.\. 127.*nodata=None"):
+            bad.fskde.coefficients(order=2)
+        field = bad.fskde.coefficients(order=2, nodata=None)  # the way out it names
+        np.testing.assert_array_equal(field.values, image.fskde.coefficients(order=2).values)
+    assert image.assign_attrs(nodata=-32.0).fskde.coefficients(order=2).attrs["input_nodata"] == -32
+
+
+def test_statistics_of_the_input_are_not_carried_and_a_band_unit_is(tmp_path):
+    """GDAL's band statistics (rioxarray's STATISTICS_* attrs) describe the input's values:
+    they rode on to the orientation and energy maps and into their GeoTIFF's tags. And
+    rioxarray gives a multi-band file's units as a tuple, one per band: it was dropped, so
+    the energy of reflectances said 1/pixel."""
+    from rasterio.transform import from_origin
+
+    pixels = np.stack([data.camera()[:64, :64], data.camera()[64:128, :64]] * 2)
+    path = tmp_path / "scene.tif"
+    profile = dict(driver="GTiff", height=64, width=64, count=4, dtype="uint16")
+    with rasterio.open(path, "w", crs=CRS, transform=from_origin(0, 640, 10, 10), **profile) as f:
+        f.write(pixels.astype(np.uint16))
+        for band in range(1, 5):
+            f.update_tags(band, STATISTICS_MAXIMUM="255", STATISTICS_MEAN="120.5",
+                          STATISTICS_MINIMUM="0", STATISTICS_STDDEV="30.1")  # fmt: skip
+            f.set_band_unit(band, "reflectance")
+    image = rioxarray.open_rasterio(path)
+    assert image.attrs["STATISTICS_MEAN"] == 120.5
+    assert image.attrs["units"] == ("reflectance",) * 4
+    field = image.fskde.coefficients(**PARAMS)
+    maps = {
+        "field": field,
+        "orientation": field.fskde.orientation(),
+        "energy": field.fskde.energy(),
+        "labels": xfskde.segment(image, 2, size=4),
+    }
+    for name, result in maps.items():
+        assert not [k for k in result.attrs if k.startswith("STATISTICS_")], name
+        assert result.attrs["AREA_OR_POINT"] == "Area", name  # other attrs still travel
+    assert field.attrs["input_units"] == "reflectance"
+    assert maps["energy"].attrs["units"] == "reflectance/pixel"
+    maps["orientation"].rio.to_raster(tmp_path / "orientation.tif")
+    with rasterio.open(tmp_path / "orientation.tif") as written:
+        assert not [k for k in written.tags() if k.startswith("STATISTICS_")]
+        assert not [k for k in written.tags(1) if k.startswith("STATISTICS_")]
+    # bands of different units have no one unit (and no energy unit from them)
+    mixed = image.assign_attrs(units=("reflectance", "reflectance", "K", "K"))
+    assert "input_units" not in mixed.fskde.coefficients(**PARAMS).attrs
+    assert mixed.fskde.coefficients(**PARAMS).fskde.energy().attrs["units"] == "1/pixel"

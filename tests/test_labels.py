@@ -168,6 +168,7 @@ def test_image_nodata_reads_metadata_in_rioxarrays_order():
     assert image_nodata(xr.DataArray(pixels, attrs={"nodatavals": (65535,)}))[0] == 65535
     decoded = xr.DataArray(pixels.astype(np.float32))
     decoded.encoding["_FillValue"] = 0  # xarray/rioxarray decoded it: the image holds NaN there
+    decoded.encoding["dtype"] = np.dtype(np.uint16)  # as they record it: stored as integers
     value, source = image_nodata(decoded)
     assert np.isnan(value) and "encoding" in source
     floats = xr.DataArray(pixels.astype(np.float32), attrs={"_FillValue": -9999.5})

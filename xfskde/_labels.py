@@ -6,7 +6,9 @@ coefficient field, density and orientation maps, segmentation labels and abundan
 here, so each result carries the same labels:
 
 * **Dims.** Images are read by dimension *name*, as rioxarray does: the spatial dims are ``y``
-  and ``x`` when present, else the last two; a colour dim is one of :data:`COLOR_DIMS`, at
+  and ``x`` when present, else a latitude and a longitude (``lat``, ``lon``, ..., or coords
+  in ``degrees_north`` and ``degrees_east``: y is the latitude in either order), else the last
+  two; a colour dim is one of :data:`COLOR_DIMS`, at
   either end. Anything else is refused (:class:`~xfskde.exceptions.DimensionError`) with the
   ``.transpose(...)`` or ``.rename(...)`` call that fixes it. Results use ``y`` and ``x``
   whatever the input's names were (recorded in the ``source_dims`` attr).
@@ -17,13 +19,13 @@ here, so each result carries the same labels:
   ``i*s + o`` (``o = (s - 1)//2``) and every coordinate is the image's there, exactly. For an
   even stride the centre lies half a pixel beyond the sampled pixel (between pixels ``i*s + o``
   and ``i*s + o + 1``), so *position* coords — the spatial dims' own coords and floating-point
-  coords such as a 2-D ``lat`` — are interpolated there (linearly: exact on a regular grid;
-  half a step beyond the last pixel when a last cell overhangs the image edge), while other
-  coords (integer ids, labels, dates) are the sampled pixel's. Spatial dims without coords get
-  the sampled pixels' *indices* ``i*s + o`` (integers to index the image with; there is no
-  georeferencing for them to agree with) — unless the image carries a rectilinear GeoTransform,
-  whose CRS coordinates of the cells' centres they then get. Scalar coords (a CRS
-  ``spatial_ref``) are kept with their attrs.
+  coords such as a 2-D ``lat`` — are interpolated there (linearly, in float64 whatever their
+  dtype: exact on a regular grid; half a step beyond the last pixel when a last cell overhangs
+  the image edge), while other coords (integer ids, labels, dates) are the sampled pixel's.
+  Spatial dims without coords get the sampled pixels' *indices* ``i*s + o`` (integers to
+  index the image with; there is no georeferencing for them to agree with) — unless the image
+  carries a rectilinear GeoTransform, whose CRS coordinates of the cells' centres they then
+  get. Scalar coords (a CRS ``spatial_ref``) are kept with their attrs.
 * **Georeferencing.** The result's grid is the image's grid coarsened s times, anchored at the
   image's corner: its GeoTransform (GDAL order ``c a b f d e``, in a scalar coord's
   ``GeoTransform`` attr as rioxarray writes it, or a rasterio-order ``transform`` attr) has
@@ -39,13 +41,17 @@ here, so each result carries the same labels:
 * **Attributes.** The input's attrs are kept, less those that describe how the *input's values*
   are encoded (:data:`VALUE_ATTRS`: a fill value or scale factor of uint16 reflectances means
   nothing for complex coefficients, and a ``nodata`` attr would make rioxarray mask the
-  result's zeros); the result's own attrs (parameters, ``long_name``, ``units``) are laid over
-  them. Attrs are strings, integers, floats and lists of those only, so netCDF and Zarr store
-  them as they are.
+  result's zeros) and the statistics of those values (GDAL's ``STATISTICS_*``, CF's
+  ``actual_range``: untrue of any result, :func:`carried_attr`); the result's own attrs
+  (parameters, ``long_name``, ``units``) are laid over them. Attrs are strings, integers,
+  floats and lists of those only, so netCDF and Zarr store them as they are.
 * **Nodata.** :func:`image_nodata` reads the value that marks an image's missing pixels from
   the metadata rioxarray and CF use (``encoding["_FillValue"]``, then the ``_FillValue``,
   ``missing_value``, ``fill_value`` and ``nodata`` attrs, then ``nodatavals``), in rioxarray's
-  order, without importing rioxarray.
+  order, without importing rioxarray. A float image's encoded fill counts as NaN only where a
+  reader decoded it (a NaN fill, or one in stored units); a number that other metadata name
+  wins over NaN, whose pixels are missing anyway. A value an integer image can never hold is
+  refused.
 """
 
 from __future__ import annotations
@@ -65,8 +71,10 @@ from .exceptions import DimensionError, ImageReadError, ParameterError
 __all__ = [
     "COLOR_DIMS",
     "NODATA_ATTRS",
+    "STATISTICS_PREFIX",
     "VALUE_ATTRS",
     "band_scales",
+    "carried_attr",
     "cell_gcps",
     "cell_geotransform",
     "channel_names",
@@ -107,17 +115,54 @@ VALUE_ATTRS = (
     "scales",
     "offsets",
     "source_dtype",
+    "actual_range",
 )
+
+#: The prefix of GDAL's band statistics (``STATISTICS_MAXIMUM``, ``_MEAN``, ``_MINIMUM``,
+#: ``_STDDEV``, ``_VALID_PERCENT``, ...), which rioxarray puts in attrs: the input's values'
+#: statistics, untrue of any result, and written into a GeoTIFF's tags by ``rio.to_raster``.
+STATISTICS_PREFIX = "STATISTICS_"
+
+
+def carried_attr(name: str) -> bool:
+    """Whether an input attr is carried to results: not one of :data:`VALUE_ATTRS` (the input's
+    value encoding) nor a statistic of its values (:data:`STATISTICS_PREFIX`)."""
+    return name not in VALUE_ATTRS and not str(name).upper().startswith(STATISTICS_PREFIX)
+
 
 #: Attrs that hold an image's nodata value, in the order rioxarray reads them.
 NODATA_ATTRS = ("_FillValue", "missing_value", "fill_value", "nodata")
 
 
+def _named_spatial(image: xr.DataArray, dims: tuple[str, ...]) -> tuple[str, str] | None:
+    """The ``(y, x)`` among ``dims`` that their names say, in whatever order they come: ``y``
+    and ``x``, else one latitude and one longitude as CF says them and
+    :func:`_degrees_on_the_ground` reads them (named ``lat``/``latitude`` and
+    ``lon``/``long``/``longitude``, any case, or with a coordinate in ``degrees_north`` and
+    ``degrees_east``); None when the names do not say."""
+    if {"y", "x"} <= set(dims):
+        return "y", "x"
+    lat = [d for d in dims if _says(image, d, *_LATITUDE)]
+    lon = [d for d in dims if _says(image, d, *_LONGITUDE)]
+    return (lat[0], lon[0]) if len(lat) == len(lon) == 1 and lat != lon else None
+
+
+def _says(image: xr.DataArray, dim: str, names: set[str], units: set[str]) -> bool:
+    """Whether a dim is named one of ``names`` or its coordinate's unit is one of ``units``."""
+    unit = str(image.coords[dim].attrs.get("units", "")) if dim in image.coords else ""
+    return dim.lower() in names or unit.lower() in units
+
+
 def image_dims(image: xr.DataArray) -> tuple[str, str, str | None]:
     """Return ``(y_dim, x_dim, colour_dim or None)`` of an image DataArray.
 
-    The spatial dims are ``y`` and ``x`` when both are present, else the last two (the first two
-    when a colour dim comes last); a colour dim is one of :data:`COLOR_DIMS` at either end.
+    The spatial dims are read by name where their names say which is which, in whatever order
+    they come: ``y`` and ``x``, else a latitude (y, rows) and a longitude (x, columns), as a
+    NetCDF grid says them (``lat``/``latitude`` and ``lon``/``long``/``longitude``, or coords in
+    ``degrees_north`` and ``degrees_east``); a climate file's ``(lon, lat)`` is then read as
+    the ``(lat, lon)`` it transposes, not with longitudes down the rows. Else they are the last
+    two (the first two when a colour dim comes last). A colour dim is one of
+    :data:`COLOR_DIMS` at either end.
 
     Raises
     ------
@@ -133,12 +178,12 @@ def image_dims(image: xr.DataArray) -> tuple[str, str, str | None]:
         )
     colour = [d for d in dims if d.lower() in COLOR_DIMS]
     if image.ndim == 2:
-        y, x = ("y", "x") if {"y", "x"} <= set(dims) else dims
+        y, x = _named_spatial(image, dims) or dims
         return y, x, None
     if image.ndim == 3 and len(colour) == 1:
         c = colour[0]
-        spatial = [d for d in dims if d != c]
-        y, x = ("y", "x") if {"y", "x"} <= set(spatial) else spatial
+        spatial = tuple(d for d in dims if d != c)
+        y, x = _named_spatial(image, spatial) or spatial
         if dims.index(c) == 1:
             raise DimensionError(
                 f"the colour dim {c!r} sits between the spatial dims {spatial}; call "
@@ -154,15 +199,17 @@ def image_dims(image: xr.DataArray) -> tuple[str, str, str | None]:
 
 
 def plane_dims(image: xr.DataArray) -> tuple[str, ...]:
-    """The dims of a stack of images — a time series, a z-stack, ``(t, z, y, x[, c])`` — that
-    are neither the spatial dims, named ``y`` and ``x``, nor one colour dim
-    (:data:`COLOR_DIMS`): () for an image (:func:`image_dims`), and where ``y`` or ``x`` is not
-    named so (which two dims are the image's would be a guess)."""
+    """The dims of a stack of images — a time series, a z-stack, ``(t, z, y, x[, c])``,
+    ``(time, lat, lon)`` — that are neither the spatial dims, named so (``y`` and ``x``, or a
+    latitude and a longitude: :func:`image_dims`), nor one colour dim (:data:`COLOR_DIMS`):
+    () for an image, and where the spatial dims are not named so (which two dims are the
+    image's would be a guess)."""
     dims = tuple(map(str, image.dims))
-    if not {"y", "x"} <= set(dims) or "k" in dims:
+    spatial = _named_spatial(image, dims)
+    if spatial is None or "k" in dims:
         return ()
     colour = [d for d in dims if d.lower() in COLOR_DIMS]
-    return tuple(d for d in dims if d not in ("y", "x") and d not in colour[:1])
+    return tuple(d for d in dims if d not in spatial and d not in colour[:1])
 
 
 def refuse_dataset(image: Any) -> None:
@@ -209,13 +256,17 @@ def _at_cells(var: xr.Variable, dim: str, stride: int, position: bool) -> xr.Var
     Odd strides (and non-position coords) take the sampled pixels ``i*s + o``. For an even
     stride a position is interpolated midway to the next pixel, or, past the image's last pixel,
     half a step beyond it (the step from the pixel before); a one-pixel axis has no step and
-    keeps its pixel's value.
+    keeps its pixel's value. Interpolated positions are float64: an integer coordinate's
+    midpoints are not integers, and its differences would wrap around in its own dtype (a
+    uint8 x = 0 .. 255, a descending unsigned y).
     """
     n = var.sizes[dim]
     here_index = np.arange(sample_offset(stride), n, stride)
     here = var.isel({dim: here_index})
     if stride % 2 or not position or n < 2:
         return here
+    var = var.astype(np.float64) if var.dtype.kind in "iub" else var
+    here = var.isel({dim: here_index})
     inside = xr.Variable((dim,), here_index + 1 < n)
     after = var.isel({dim: np.minimum(here_index + 1, n - 1)})
     before = var.isel({dim: here_index - 1})  # never -1: n >= 2 and even strides have o >= 0
@@ -484,12 +535,7 @@ def _degrees_on_the_ground(
     ``degrees_north``/``degrees_east`` (a NetCDF climate or ocean grid). On WGS84 (pyproj's
     geodesic lengths; a sphere without pyproj). None for other images."""
     y, x = dims
-
-    def says(dim: str, names: set[str], units: set[str]) -> bool:
-        unit = str(image.coords[dim].attrs.get("units", "")) if dim in image.coords else ""
-        return dim.lower() in names or unit.lower() in units
-
-    if not (says(y, *_LATITUDE) and says(x, *_LONGITUDE)):
+    if not (_says(image, y, *_LATITUDE) and _says(image, x, *_LONGITUDE)):
         return None
     ys, xs = np.asarray(image.coords[y].values, float), np.asarray(image.coords[x].values, float)
     lat, lon = float(ys[ys.size // 2]), float(xs[xs.size // 2])
@@ -550,11 +596,15 @@ def value_scale(image: Any) -> tuple[float, str | None]:
     bands picked from a file whose bands differ: ``open_image(channels=...)`` keeps theirs);
     1 when there is none, when the bands' differ, or when it is in the ``encoding`` only:
     xarray or rioxarray (``mask_and_scale=True``) applied it already. The unit is the
-    ``units`` attr (a GeoTIFF band's unit type), None when absent. ``add_offset`` moves
+    ``units`` attr (a GeoTIFF band's unit type; rioxarray's tuple of one per band of a
+    multi-band file, where they are all one unit), None when absent or when the bands'
+    differ. ``add_offset`` moves
     values, not their differences: gradients ignore it.
     """
     attrs = getattr(image, "attrs", {})
     units = attrs.get("units")
+    if isinstance(units, tuple | list) and len(set(units)) == 1:  # rioxarray's, one per band
+        units = units[0]
     units = units if isinstance(units, str) and units.strip() else None
     scales = attrs.get("scales")
     if "scale_factor" not in attrs and isinstance(scales, tuple | list) and len(set(scales)) == 1:
@@ -591,40 +641,70 @@ def image_nodata(image: xr.DataArray) -> tuple[int | float | None, str]:
     """The value that marks an image's missing pixels, and where it was read.
 
     Read from the metadata rioxarray and CF use, in rioxarray's order: a ``_FillValue`` in the
-    *encoding* (xarray or rioxarray decoded it: a float image already holds NaN there, so the
-    value is NaN), then the attrs :data:`NODATA_ATTRS`, then ``nodatavals`` (the first band's).
+    *encoding*, then the attrs :data:`NODATA_ATTRS`, then ``nodatavals`` (the first band's);
+    the first value found wins, except as follows for a float image.
+
+    * An encoded fill that a reader decoded — NaN, or one in stored units (the encoding holds a
+      ``scale_factor``, ``add_offset`` or an integer ``dtype``: xarray or rioxarray turned the
+      stored integers into floats) — is NaN in the image now: it counts as NaN.
+    * Any other encoded fill counts as its number: ``rio.write_nodata(v, encoded=True)`` puts
+      it there while the data still hold ``v``; where a reader decoded the data there are no
+      ``v`` left, so masking it costs nothing.
+    * NaN gives way to a number that other metadata name: xarray gives a float variable of a
+      netCDF file an encoded NaN fill while its ``nodata`` attr (say -9999) still marks
+      pixels in the data. The number is returned; the NaN pixels are missing all the same
+      (:func:`xfskde.local_fskde` omits a masked image's NaN pixels with its nodata, unless
+      the caller asks ``nan_policy="raise"``), so both are masked.
 
     Returns
     -------
     (value, source)
         ``value`` is None when the metadata name no nodata; an integer for integer images when
-        it is integral; NaN for a decoded float image. ``source`` says where it came from, e.g.
-        ``"attrs['_FillValue']"``.
+        it is integral; NaN for a float image whose only fill is NaN (decoded). ``source`` says
+        where it came from, e.g. ``"attrs['_FillValue']"``.
 
     Raises
     ------
     ParameterError
-        When the metadata hold a value that is not a number.
+        When the metadata hold a value that is not a number, or one that an integer image's
+        values can never equal (:func:`nodata_value`).
     """
+    floats = image.dtype.kind in "fc"
     candidates: list[tuple[Any, str]] = []
     encoded = image.encoding.get("_FillValue")
     if encoded is not None:
-        if image.dtype.kind == "f":
-            return float("nan"), "encoding['_FillValue'] (already decoded to NaN)"
-        candidates.append((encoded, "encoding['_FillValue']"))
+        stored = image.encoding.get("dtype")
+        try:
+            integers = stored is not None and np.dtype(stored).kind in "iub"
+        except TypeError:
+            integers = False
+        if floats and (integers or {"scale_factor", "add_offset"} & set(image.encoding)):
+            candidates.append((float("nan"), "encoding['_FillValue'] (already decoded to NaN)"))
+        else:
+            candidates.append((encoded, "encoding['_FillValue']"))
     candidates += [(image.attrs.get(k), f"attrs[{k!r}]") for k in NODATA_ATTRS]
     vals = image.attrs.get("nodatavals")
     if isinstance(vals, list | tuple | np.ndarray) and len(vals):
         candidates.append((vals[0], "attrs['nodatavals'][0]"))
-    for value, source in candidates:
-        if value is None:
-            continue
-        return nodata_value(value, image.dtype, source), source
-    return None, "none"
+    found = [(nodata_value(v, image.dtype, where, must_match=True), where)
+             for v, where in candidates if v is not None]  # fmt: skip
+    numbers = [(v, where) for v, where in found if not (floats and math.isnan(v))]
+    if floats and numbers and len(numbers) < len(found):
+        value, where = numbers[0]
+        nan = next(w for v, w in found if math.isnan(v))
+        return value, f"{where}, and NaN ({nan})"
+    return found[0] if found else (None, "none")
 
 
-def nodata_value(value: Any, dtype: np.typing.DTypeLike, source: str = "nodata") -> int | float:
-    """A nodata value as a Python number: an int for integer images when it is integral."""
+def nodata_value(
+    value: Any, dtype: np.typing.DTypeLike, source: str = "nodata", *, must_match: bool = False
+) -> int | float:
+    """A nodata value as a Python number: an int for integer images when it is integral.
+
+    With ``must_match``, a value that an integer image's pixels can never equal (``1.5``, or
+    ``-9999`` for int8) is refused: it would mask nothing while the pixels it was meant to mark
+    are used. (Without it, as a file's reader needs, the value is returned as it is.)
+    """
     array = np.asarray(value)
     if array.ndim == 1 and array.size >= 1:  # CF allows a vector of missing values: the first
         array = array[0]
@@ -635,9 +715,20 @@ def nodata_value(value: Any, dtype: np.typing.DTypeLike, source: str = "nodata")
             f"the image's nodata value ({source} = {value!r}) is not a number; pass nodata= a "
             "number, or nodata=None to use every pixel"
         ) from exc
-    if np.dtype(dtype).kind in "iub" and number.is_integer():
-        return int(number)
-    return number
+    kind = np.dtype(dtype).kind
+    if kind not in "iub":
+        return number
+    low, high = (0, 1) if kind == "b" else (np.iinfo(dtype).min, np.iinfo(dtype).max)
+    if must_match and not (number.is_integer() and low <= number <= high):
+        metadata = source.startswith(("attrs[", "encoding["))
+        drop = f" (or drop it: del image.{source[: source.index(']') + 1]})" if metadata else ""
+        raise ParameterError(
+            f"the image's nodata value ({source} = {value!r}) can never equal a value of its "
+            f"{np.dtype(dtype)} pixels (integers {low} .. {high}), so it would mask nothing: "
+            f"pass nodata= the value that marks its missing pixels, or nodata=None to use "
+            f"every pixel{drop}"
+        )
+    return int(number) if number.is_integer() else number
 
 
 def label_result(
@@ -665,7 +756,7 @@ def label_result(
     name : str
         The result's name.
     attrs : mapping
-        The result's own attrs, laid over the input's (less :data:`VALUE_ATTRS`).
+        The result's own attrs, laid over the input's (those :func:`carried_attr` keeps).
 
     Returns
     -------
@@ -678,7 +769,7 @@ def label_result(
     for dim, coord in extra_dims.items():
         if coord is not None:
             coords[dim] = coord
-    merged = {k: v for k, v in image.attrs.items() if k not in VALUE_ATTRS}
+    merged = {k: v for k, v in image.attrs.items() if carried_attr(k)}
     merged.update(attrs)
     merged["xfskde_version"] = __version__
     merged.setdefault("source", str(image.name) if image.name is not None else "image")

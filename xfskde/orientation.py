@@ -56,7 +56,8 @@ is about :math:`\\sqrt{\\pi/2}` times higher (:math:`E|g|^4/(E|g|^2)^2 = 2` agai
 is the trace of J, the mean of :math:`|g|^2`; ours is the mean of :math:`|g|`.
 
 Each function takes a coefficient array ``F[..., k]`` (NumPy or Dask, k = 0 .. ℓ-1 along the
-last axis) or a labelled ``(y, x, k)`` field (:func:`xfskde.local_fskde` on a DataArray), and
+last axis) or a labelled ``(y, x, k)`` field (:func:`xfskde.local_fskde` on a DataArray: read by
+its ``k`` coordinate, which must hold k = 0 .. ℓ-1, :func:`xfskde.fields.check_field`), and
 returns the same kind: a DataArray keeps the field's dims, coords and attrs, gets a name,
 ``units`` and ``long_name``, and stays lazy on Dask. The ``.fskde`` accessor offers them as
 :meth:`~xfskde.accessor.FskdeAccessor.orientation`, ``.coherence()`` and ``.energy()``.
@@ -199,15 +200,9 @@ def _apply(
     needed: int = 3,
 ) -> Any:
     """``func`` on every FS-KDE of a NumPy, Dask or labelled array, returning the same kind."""
-    if isinstance(F, xr.DataArray):
-        field = check_field(F)
+    if isinstance(F, xr.DataArray | xr.Dataset):
+        field = check_field(F)  # its k coordinate 0 .. ℓ-1, in k order
         _check_length(field.sizes["k"], needed)
-        if "k" in field.coords and not np.array_equal(field["k"].values[:needed], range(needed)):
-            raise DimensionError(
-                f"the field's k coordinate starts {field['k'].values[:needed].tolist()}, not "
-                f"{list(range(needed))}: "
-                "select a prefix of k (e.g. .isel(k=slice(0, 3))), not scattered coefficients"
-            )
         out = _apply_k(func, field, out_dim=None, name=name, long_name=long_name)
         out.attrs["units"] = units
         out.attrs.update(extra_attrs or {})
@@ -303,6 +298,8 @@ def coherence(F: Any, kernel: Cos2KKernel | float | None = None) -> Any:
         F_0 = 0 (no gradient in the window), NaN where F is (a missing pixel). A DataArray is
         named ``"coherence"`` (``units="1"``).
     """
+    if isinstance(F, xr.Dataset):
+        check_field(F)  # refused, with which variable to pass
     if kernel is None:
         if not isinstance(F, xr.DataArray):
             raise ParameterError(
