@@ -133,6 +133,30 @@ def test_colour_dims_and_layout_errors():
         F.fskde.coefficients(order=3)
 
 
+def test_a_refused_layout_is_told_the_call_that_fixes_it():
+    """A (time, row, col) series was told to rename time a colour dim (.rename({'time':
+    'band'}): its dates read as the channels of one image), and an image stacked into one dim
+    (pix) to select .isel(pix=0) or rename it a colour dim. The series is told to name its
+    spatial dims y and x (each date then gets its own field), the stacked image to be
+    unstacked; either call, made, gives the field."""
+    values = np.random.default_rng(0).random((3, 16, 16))
+    series = xr.DataArray(values, dims=("time", "row", "col"))
+    with pytest.raises(ValueError, match=r"\.rename\(row='y', col='x'\)") as info:
+        series.fskde.coefficients(order=3)
+    assert "{'time': 'band'}" not in str(info.value) and ".isel(time=0)" in str(info.value)
+    field = series.rename(row="y", col="x").fskde.coefficients(order=3, window="box", size=4)
+    assert field.dims == ("time", "y", "x", "k")
+    image = series.isel(time=0).rename(row="y", col="x")
+    stacked = image.stack(pix=("y", "x"))
+    with pytest.raises(ValueError, match=r"'pix' stacks \('y', 'x'\); unstack it") as info:
+        stacked.fskde.coefficients(order=3)
+    assert ".isel(pix=0)" not in str(info.value) and "{'pix'" not in str(info.value)
+    xr.testing.assert_identical(
+        stacked.unstack("pix").fskde.coefficients(order=3, window="box", size=4),
+        image.fskde.coefficients(order=3, window="box", size=4),
+    )
+
+
 @pytest.mark.parametrize("lazy", [False, True])
 def test_accessor_methods_delegate_and_keep_labels(image, lazy):
     F = image.fskde.coefficients(order=5, window="box", size=5, stride=4)

@@ -57,6 +57,7 @@ here, so each result carries the same labels:
 from __future__ import annotations
 
 import json
+import keyword
 import math
 from collections.abc import Mapping
 from typing import Any
@@ -190,11 +191,37 @@ def image_dims(image: xr.DataArray) -> tuple[str, str, str | None]:
                 f".transpose({y!r}, {x!r}, {c!r}) first"
             )
         return y, x, c
-    raise DimensionError(
-        f"cannot tell the spatial dims of an image with dims {dims}: expected (y, x), or (y, x) "
-        f"with a colour dim named one of {COLOR_DIMS} at either end. Select a 2-D or 3-D image "
-        f"(e.g. .isel({dims[0]}=0)), name a colour dim (e.g. .rename({{{dims[0]!r}: 'band'}})) "
-        f"and put it at either end (e.g. .transpose(..., 'y', 'x'))"
+    raise DimensionError(_layout_advice(image, dims, colour))
+
+
+def _layout_advice(image: xr.DataArray, dims: tuple[str, ...], colour: list[str]) -> str:
+    """Why :func:`image_dims` cannot read an image's dims, and the call that fixes it: a
+    stacked dim (``.stack(pix=("y", "x"))``) is unstacked; of three or more dims without
+    ``y`` and ``x`` named, the last two that are not a colour dim are named so — the
+    others then a stack, each plane's field its own (:func:`plane_dims`) — or one image is
+    selected. A plane dim was told to be renamed a colour dim (``.rename({'time': 'band'})``:
+    a time series read as the channels of one image)."""
+    head = f"cannot tell the spatial dims of an image with dims {dims}"
+    stacked = [d for d in dims if getattr(image.indexes.get(d), "nlevels", 1) > 1]
+    if stacked:
+        levels = tuple(map(str, image.indexes[stacked[0]].names))
+        return f"{head}: {stacked[0]!r} stacks {levels}; unstack it first: .unstack({stacked[0]!r})"
+    left = [d for d in dims if d not in colour]  # the spatial dims' and the stack's
+    if len(left) < 2:
+        return f"{head}: an image has two spatial dims, (y, x)"
+    a, b = left[-2:]
+    others = left[:-2]
+    names = {d: t for d, t in ((a, "y"), (b, "x")) if d != t}
+    keywords = all(d.isidentifier() and not keyword.iskeyword(d) for d in names)
+    rename = (
+        ", ".join(f"{d}={t!r}" for d, t in names.items()) if keywords
+        else "{" + ", ".join(f"{d!r}: {t!r}" for d, t in names.items()) + "}"
+    )  # fmt: skip
+    return (
+        f"{head}: expected (y, x), (y, x) with a colour dim named one of {COLOR_DIMS} at "
+        f"either end, or a stack of such images with y and x named. If {a!r} and {b!r} are "
+        f"the image's dims, name them so: .rename({rename}) (each plane of {tuple(others)} "
+        f"then gets its own field); else select one image, e.g. .isel({others[0]}=0)"
     )
 
 
