@@ -156,3 +156,18 @@ def test_a_raise_asked_for_is_not_overridden_by_xarray_s_fill_value(tmp_path, ho
         np.testing.assert_array_equal(
             field.values, xfskde.local_fskde(masked, **PARAMS, nan_policy="omit")
         )
+
+
+def test_a_nodata_argument_no_pixel_can_equal_is_refused():
+    """nodata=1.5 or -9999 on an int8 image masked nothing without a word (its pixels are
+    integers -128 .. 127), while the pixels meant were used: refused in one line, by the
+    field and by the segmentation; a value the pixels can hold is masked."""
+    pixels = np.random.default_rng(0).integers(-100, 100, (64, 64)).astype(np.int8)
+    for value in (1.5, -9999):
+        with pytest.raises(ParameterError, match=r"can never equal a value of its int8 pixels"):
+            xfskde.local_fskde(pixels, order=2, size=3, nodata=value)
+        with pytest.raises(ParameterError, match=r"can never equal a value of its int8 pixels"):
+            xfskde.segment(pixels, 2, nodata=value)
+    pixels[:8] = -128
+    field = xfskde.local_fskde(pixels, order=2, window="box", size=3, nodata=-128)
+    assert field.shape == (64, 64, 3) and np.isnan(field[:6, :, 0]).all()

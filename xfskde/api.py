@@ -204,7 +204,10 @@ def _resolve_nodata(
     elif nodata is None:
         value, source = None, "nodata=None"
     else:
-        value, source = nodata_value(nodata, image.dtype, "nodata"), "nodata argument"
+        value, source = (
+            nodata_value(nodata, image.dtype, "nodata", must_match=True),
+            "nodata argument",
+        )
     if value is not None and params.nan_policy != "omit":
         params = copy.copy(params)
         params.nan_policy = "omit"  # nodata pixels are NaN now: omitted, never refused

@@ -1007,7 +1007,10 @@ def _prepare(image: Any, chunks: int | None, halo: int, nodata: Nodata = "auto")
     elif nodata is None:
         value, where = None, "nodata=None"
     else:
-        value, where = nodata_value(nodata, image.dtype, "nodata"), "nodata argument"
+        value, where = (
+            nodata_value(nodata, image.dtype, "nodata", must_match=True),
+            "nodata argument",
+        )
     if image.ndim == 2:
         image = image[..., None]
     # Dask chunks much larger than segmentation's are split (a 4096² chunk is one task, one
