@@ -306,3 +306,93 @@ def test_a_cluster_run_stopped_by_sigterm_prints_no_asyncio_traceback(tmp_path, 
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and err[0].startswith("xfskde coefficients: terminated (SIGTERM); "), err
     assert not [r for r in caplog.records if "never retrieved" in r.getMessage()], caplog.text
+
+
+def _within(seconds, function, *args, **kwargs):
+    """``function(*args, **kwargs)`` in a thread: what it returns or raises, or a failure if it
+    has not returned within ``seconds`` (a computation waiting for ever)."""
+    import threading
+
+    outcome = {}
+
+    def run():
+        try:
+            outcome["value"] = function(*args, **kwargs)
+        except BaseException as exc:
+            outcome["error"] = exc
+
+    thread = threading.Thread(target=run, daemon=True)
+    thread.start()
+    thread.join(seconds)
+    assert not thread.is_alive(), f"still waiting after {seconds} s: the computation hung"
+    if "error" in outcome:
+        raise outcome["error"]
+    return outcome["value"]
+
+
+def test_workers_without_room_for_xfskde_are_refused_before_anything_runs(
+    camera_zarr, tmp_path, capsys
+):
+    """A worker of 300 MB (286 MiB: distributed pauses it above 229 MiB) held 249 MiB once it
+    had imported xfskde for its first task, so it paused and the command waited for ever,
+    saying nothing. Now the workers load xfskde and say what they hold before anything is
+    submitted, and the command refuses in one line: the worker, its limit, what a task needs,
+    what to do; no store is laid out."""
+    out = tmp_path / "out.zarr"
+    cluster = distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=True,
+                                       memory_limit="300MB", dashboard_address=None,
+                                       silence_logs=50)  # fmt: skip
+    with cluster:
+        argv = ["coefficients", str(camera_zarr), str(out), "--window", "box", "--size", "5",
+                "--no-progress", "--scheduler", cluster.scheduler_address]  # fmt: skip
+        assert _within(120, main, argv) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1, err
+    assert err[0].startswith(
+        "xfskde coefficients: error: the workers of the Dask cluster have too little memory for "
+        "xfskde's tasks: tcp://127.0.0.1:"
+    ), err
+    assert " pauses at 229 MiB (80% of its memory_limit of 286 MiB), holds " in err[0]
+    assert " MiB with xfskde loaded, and a task needs about " in err[0]
+    assert "give each worker a memory_limit of at least " in err[0]
+    assert "(dask worker --memory-limit, LocalCluster(memory_limit=))" in err[0]
+    assert not out.exists()
+
+
+def test_a_task_larger_than_the_workers_room_is_refused_naming_chunks(tmp_path):
+    """Room for xfskde but not for a block of these chunks: refused before it is submitted,
+    naming the largest chunk and smaller chunks; the same field in smaller chunks runs."""
+    from xfskde._scheduling import compute
+
+    pixels = np.tile(CAMERA, (2, 2))  # 1024²
+    path = _zarr_image(tmp_path / "camera.zarr", pixels, chunks=256)
+    params = {"order": 8, "window": "box", "size": 5}
+    cluster = distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=True,
+                                       memory_limit="500MB", dashboard_address=None,
+                                       silence_logs=50)  # fmt: skip
+    with cluster, distributed.Client(cluster) as client:
+        large = xfskde.local_fskde(xfskde.open_image(path, chunks=1024), **params).data
+        small = xfskde.local_fskde(xfskde.open_image(path, chunks=256), **params).data
+        with pytest.raises(xfskde.exceptions.ParameterError) as refused:
+            _within(60, compute, [large], client)
+        (worker,) = client.has_what()
+        assert not client.has_what()[worker]  # nothing was submitted
+        (rss,) = client.run(_rss).values()  # with xfskde loaded
+        (result,) = _within(120, compute, [small], client)
+    said = str(refused.value)
+    assert "(100 MiB for the tasks' code and buffers and, for its thread, 2 times the largest " \
+           "chunk, 72 MiB)" in said, said  # fmt: skip
+    assert said.endswith(
+        "or compute in smaller chunks= (a block of half the side needs a quarter of the memory)"
+    )
+    np.testing.assert_allclose(result, xfskde.local_fskde(pixels, **params), rtol=1e-6)
+    from xfskde._memory import TASK_BASE, largest_chunk
+
+    assert largest_chunk([large]) == 1024 * 1024 * 9 * 8  # 9 complex64 a pixel: 72 MiB
+    room = 0.8 * 500e6 - rss - TASK_BASE  # what the worker had for blocks
+    assert 2 * 256**2 * 9 * 8 < room < 2 * 1024**2 * 9 * 8  # a block of 256² fits, 1024² not
+
+
+def _rss():
+    with open("/proc/self/statm") as statm:
+        return int(statm.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")

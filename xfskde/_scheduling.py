@@ -16,6 +16,16 @@ neither a local scheduler nor an address (``"thread"``) is a
 **Workers that die.** A task whose workers die as often as the scheduler allows (distributed's
 ``KilledWorker``: most often a worker out of memory) is a
 :class:`~xfskde.exceptions.WorkerDiedError` naming the task and what to do.
+
+**Workers short of memory.** distributed pauses a worker whose process holds more than 80 % of
+its ``memory_limit``, and a paused worker starts no task until its memory falls — which the
+memory of imported modules and compiled code never does: a computation on such workers waited
+for ever, saying nothing (``import xfskde`` alone took 187 MiB of a worker's 286 MiB in
+2026-11). So, before anything is submitted to a cluster (:func:`connect`, :func:`compute`),
+:func:`check_workers` has every worker load xfskde, hand its freed memory back to the system
+and say what it holds, and refuses in one line where no worker has room for what a task needs
+(:func:`xfskde._memory.task_need`): naming the worker, its limit, what a task needs and what to
+do.
 """
 
 from __future__ import annotations
@@ -36,6 +46,7 @@ from urllib.parse import urlsplit
 import dask
 import dask.threaded
 
+from ._memory import BLOCK_COPIES, largest_chunk, release_free_memory, task_need
 from .exceptions import ParameterError, WorkerDiedError
 
 __all__: list[str] = []
@@ -45,6 +56,7 @@ LOCAL_SCHEDULERS = ("threads", "processes", "synchronous", "sync", "single-threa
 CONNECT_TIMEOUT = 10.0
 #: The schemes whose addresses are TCP host:port pairs that can be probed with a socket.
 _TCP_SCHEMES = ("tcp", "tls", "ws", "wss")
+_MIB = 2**20
 
 
 def is_address(scheduler: Any) -> bool:
@@ -143,12 +155,111 @@ def _check_scheduler(address: str) -> None:
 def connect(address: str) -> Any:
     """A ``distributed.Client`` connected to ``address``, after :func:`check_address` and a
     bounded exchange with the scheduler (something that answers but is no Dask scheduler is a
-    :class:`ConnectionError` after :data:`CONNECT_TIMEOUT` seconds, not a hang)."""
-    from distributed import Client
+    :class:`ConnectionError` after :data:`CONNECT_TIMEOUT` seconds, not a hang), and after
+    :func:`check_workers` (for a task of any blocks: :data:`xfskde._memory.TASK_BASE`).
 
+    Raises
+    ------
+    ParameterError
+        Where no worker of the cluster has room for xfskde and a task.
+    """
     check_address(address)
     _check_scheduler(address)
-    return Client(address, timeout=CONNECT_TIMEOUT)
+    from distributed import Client
+
+    client = Client(address, timeout=CONNECT_TIMEOUT)
+    try:
+        check_workers(client)
+    except BaseException:
+        client.close()
+        raise
+    return client
+
+
+#: In a worker, what it held the first time :func:`_worker_memory` ran there (xfskde loaded).
+_FIRST_HELD: list[int] = []
+
+
+def _worker_memory(dask_worker: Any) -> dict[str, Any]:
+    """What a worker holds, what it has grown by since xfskde was loaded there, and where
+    distributed stops it, run on the worker (``Client.run``, which hands it the worker).
+    Unpickling this function imports xfskde there, as a task would; the memory the worker has
+    freed is handed back first, so that it holds what is live."""
+    import dask as worker_dask
+
+    release_free_memory()
+    manager = dask_worker.memory_manager
+    pause = manager.memory_pause_fraction
+    terminate = worker_dask.config.get("distributed.worker.memory.terminate", False)
+    stops = [(f, word) for f, word in ((pause, "pauses"), (terminate, "is restarted")) if f]
+    fraction, stop = min(stops) if stops else (None, "")
+    held = int(dask_worker.monitor.get_process_memory())
+    if not _FIRST_HELD:
+        _FIRST_HELD.append(held)
+    return {
+        "rss": held,
+        "grown": max(0, held - _FIRST_HELD[0]),
+        "limit": manager.memory_limit,
+        "fraction": fraction,
+        "stop": stop,
+        "threads": dask_worker.state.nthreads,
+    }
+
+
+def _mib(size: float) -> str:
+    return f"{size / _MIB:.0f} MiB"
+
+
+def check_workers(client: Any, collections: Sequence[Any] = ()) -> None:
+    """Refuse to compute ``collections`` on the cluster of ``client`` where no worker has
+    room, below the memory at which distributed pauses it (or restarts it), for what it holds
+    with xfskde loaded and what its threads' tasks need (:func:`xfskde._memory.task_need`,
+    from the largest chunk of the collections' graphs; none given: the tasks' fixed part).
+    Workers without a ``memory_limit`` always have room.
+
+    Raises
+    ------
+    ParameterError
+        Naming the roomiest worker, its limit, what a task needs there, and what to do.
+    ImportError
+        Where the workers cannot import xfskde (nor, then, run any of its tasks).
+    """
+    chunk = largest_chunk(collections)
+    states = client.run(_worker_memory, on_error="return")
+    short = []
+    for address, state in states.items():
+        if isinstance(state, ImportError):
+            raise ImportError(
+                f"the workers of the Dask cluster cannot import xfskde ({state}): install it "
+                "in the environment they run in"
+            )
+        if isinstance(state, BaseException) or not state["limit"] or not state["fraction"]:
+            return  # a worker that cannot say, or that has no limit: it may run the tasks
+        stops = state["limit"] * state["fraction"]
+        need = task_need(chunk, state["threads"], state["grown"])
+        short.append((stops - state["rss"] - need, address, state, stops, need))
+    if not short or max(short)[0] >= 0:
+        return
+    _, address, state, stops, need = max(short)
+    fixed = task_need(0, grown=state["grown"])
+    parts = f"{_mib(fixed)} for the tasks' code and buffers" + ("" if chunk else ", before blocks")
+    if chunk:
+        each = f"each of its {state['threads']} threads" if state["threads"] > 1 else "its thread"
+        parts += f" and, for {each}, {BLOCK_COPIES} times the largest chunk, {_mib(chunk)}"
+    at_least = -(-(state["rss"] + need) / state["fraction"] // (100 * _MIB)) * 100 * _MIB
+    smaller = (
+        " or compute in smaller chunks= (a block of half the side needs a quarter of the memory)"
+        if chunk and state["rss"] + fixed < stops
+        else ""
+    )
+    raise ParameterError(
+        f"the workers of the Dask cluster have too little memory for xfskde's tasks: "
+        f"{address}{', the roomiest,' if len(short) > 1 else ''} {state['stop']} at {_mib(stops)} "
+        f"({state['fraction']:.0%} of its memory_limit of {_mib(state['limit'])}), holds "
+        f"{_mib(state['rss'])} with xfskde loaded, and a task needs about {_mib(need)} more "
+        f"({parts}): give each worker a memory_limit of at least {_mib(at_least)} (dask worker "
+        f"--memory-limit, LocalCluster(memory_limit=)){smaller}"
+    )
 
 
 def _cluster_client(scheduler: Any) -> Any:
@@ -262,6 +373,9 @@ def compute(collections: Sequence[Any], scheduler: Any = None, progress: bool = 
 
     Raises
     ------
+    ParameterError
+        On a cluster none of whose workers has room for a task (:func:`check_workers`),
+        before anything is submitted.
     WorkerDiedError
         On a cluster, if a task's workers died as often as the scheduler allows.
     """
@@ -270,6 +384,7 @@ def compute(collections: Sequence[Any], scheduler: Any = None, progress: bool = 
             return compute(collections, client, progress)
     client = _cluster_client(scheduler)
     if client is not None:
+        check_workers(client, collections)
         futures = client.compute(list(collections))
         try:
             if progress:
