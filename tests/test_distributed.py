@@ -396,3 +396,124 @@ def test_a_task_larger_than_the_workers_room_is_refused_naming_chunks(tmp_path):
 def _rss():
     with open("/proc/self/statm") as statm:
         return int(statm.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+
+
+def _fill(worker, fraction):
+    """Make ``worker`` (this process) hold ``fraction`` of its memory_limit, until it ends:
+    memory that no task holds, as a leak or a cache would."""
+    more = int(fraction * worker.memory_manager.memory_limit) - _rss()
+    if more > 0:
+        worker.xfskde_test_ballast = np.ones(more, np.uint8)  # touched: resident
+
+
+class FillsAtBlock11(distributed.WorkerPlugin):
+    """The worker that writes block (1, 1) of a store then holds 88 % of its memory_limit."""
+
+    def setup(self, worker):
+        import xfskde.io.stores as stores
+
+        real = stores._write_block
+
+        def fills(block, store, name, by, bx, *args, **kwargs):
+            written = real(block, store, name, by, bx, *args, **kwargs)
+            if (by, bx) == (1, 1):
+                _fill(worker, 0.88)
+            return written
+
+        stores._write_block = fills
+
+
+@pytest.fixture
+def one_worker():
+    """A cluster of one worker process of one thread and 1 GB (954 MiB: paused above 763)."""
+    cluster = distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=True,
+                                       memory_limit="1GB", dashboard_address=None,
+                                       silence_logs=50)  # fmt: skip
+    with cluster:
+        yield cluster
+
+
+def test_workers_paused_for_good_during_a_write_end_it_in_one_line(
+    one_worker, tmp_path, monkeypatch
+):
+    """A worker whose memory grew past 80 % of its limit during the run (here it holds 88 %
+    from block (1, 1) on) is paused by distributed, and runs nothing more: the write waited
+    for ever. Now it ends once every worker has been paused, with no task running, for
+    PAUSED_PATIENCE seconds, with a WorkerDiedError saying so (the store keeps its blocks)."""
+    import xfskde._scheduling as scheduling
+
+    monkeypatch.setattr(scheduling, "PAUSED_PATIENCE", 3.0, raising=False)
+    out = tmp_path / "out.zarr"
+    with distributed.Client(one_worker) as client:
+        client.register_plugin(FillsAtBlock11())
+        field = xfskde.local_fskde(xfskde.open_image(
+            _zarr_image(tmp_path / "in.zarr", CAMERA[:256, :256]), chunks=64), order=4,
+            window="box", size=3)  # fmt: skip
+        started = time.monotonic()
+        with pytest.raises(xfskde.exceptions.WorkerDiedError) as died:
+            _within(90, xfskde.write_coefficients, field, out, scheduler=client)
+        took = time.monotonic() - started
+        (worker,) = client.scheduler_info()["workers"].values()
+        assert worker["status"] == "paused"  # it still is: distributed would wait for ever
+    said = str(died.value)
+    assert said.startswith(
+        "every worker of the Dask cluster stayed paused for lack of memory, with no task "
+        "running, for 3 s (tcp://127.0.0.1:"
+    ), said
+    assert " with " in said and " MiB of its memory_limit of 954 MiB): " in said
+    assert said.endswith(
+        "distributed starts no task on a worker above its pause fraction of its memory_limit "
+        "(80 % unless configured), and the computation could not finish; give the workers more "
+        "memory (dask worker --memory-limit) or compute in smaller chunks="
+    ), said
+    assert took < 30, took
+    assert 0 < store_status(out)["blocks_done"] < 16
+
+
+def _fills_at_first(block, block_id=None):
+    if block_id == (0, 0):
+        _fill(distributed.get_worker(), 0.88)
+    return block + 1
+
+
+def test_what_is_computed_through_connect_is_watched(one_worker, monkeypatch):
+    """The command line computes through the Client of connect(), with dask.compute and
+    .compute() (segmentation's fit): a paused cluster ended those too, not only compute()."""
+    import dask.array as da
+
+    import xfskde._scheduling as scheduling
+    from xfskde._scheduling import connect
+
+    monkeypatch.setattr(scheduling, "PAUSED_PATIENCE", 3.0, raising=False)
+    with connect(one_worker.scheduler_address) as client:
+        assert da.ones((4, 4), chunks=2).sum().compute() == 16  # dask's own compute: watched
+        blocks = da.zeros((8, 8), chunks=2).map_blocks(_fills_at_first, dtype=float)
+        with pytest.raises(xfskde.exceptions.WorkerDiedError, match="stayed paused for lack"):
+            _within(90, blocks.compute)
+        assert not client.futures  # cancelled, none left behind
+
+
+def _dies(block):
+    distributed.get_worker()  # a ValueError anywhere else: only a worker dies
+    os.kill(os.getpid(), signal.SIGKILL)
+    return block
+
+
+def test_a_worker_killed_under_connect_is_one_line():
+    """Segmentation's fit computed through the command line's Client came back as
+    distributed's KilledWorker: "internal error: KilledWorker: ... report it", status 1."""
+    import dask.array as da
+
+    from xfskde._scheduling import connect
+
+    with dask.config.set({"distributed.scheduler.allowed-failures": 0}):
+        cluster = distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=True,
+                                           dashboard_address=None, silence_logs=50)  # fmt: skip
+    with cluster, connect(cluster.scheduler_address):
+        blocks = da.zeros((4, 4), chunks=2).map_blocks(_dies, dtype=float)
+        with pytest.raises(xfskde.exceptions.WorkerDiedError) as died:
+            _within(90, blocks.compute)
+    assert str(died.value).startswith(
+        "a worker of the Dask cluster died while it computed a block (KilledWorker: killed "
+        "once, the last on tcp://"
+    )

@@ -25,7 +25,13 @@ for ever, saying nothing (``import xfskde`` alone took 187 MiB of a worker's 286
 :func:`check_workers` has every worker load xfskde, hand its freed memory back to the system
 and say what it holds, and refuses in one line where no worker has room for what a task needs
 (:func:`xfskde._memory.task_need`): naming the worker, its limit, what a task needs and what to
-do.
+do. While a computation runs, a watcher looks at the workers every :data:`WATCH_EVERY` seconds:
+when every worker has been paused with no task running for :data:`PAUSED_PATIENCE` seconds
+(their memory grew during the run), the computation is cancelled and is a
+:class:`~xfskde.exceptions.WorkerDiedError` saying so. The watcher sees the computations xfskde
+submits itself (:func:`compute`) and everything computed through the ``Client`` of
+:func:`connect` (``dask.compute``, ``.compute()``, as the command line does); a computation
+submitted through a ``Client`` of one's own (``field.compute()``) is Dask's to wait for.
 """
 
 from __future__ import annotations
@@ -37,6 +43,8 @@ import re
 import socket
 import sys
 import threading
+import time
+import types
 import uuid
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -56,6 +64,13 @@ LOCAL_SCHEDULERS = ("threads", "processes", "synchronous", "sync", "single-threa
 CONNECT_TIMEOUT = 10.0
 #: The schemes whose addresses are TCP host:port pairs that can be probed with a socket.
 _TCP_SCHEMES = ("tcp", "tls", "ws", "wss")
+#: Seconds every worker of a cluster may stay paused, with no task running, before a computation
+#: on it is given up: distributed resumes a worker as soon as its memory falls (its results
+#: spilled to disk, another client's released), which takes seconds.
+PAUSED_PATIENCE = 30.0
+#: Seconds between two looks at the workers while a computation runs on a cluster (one
+#: ``scheduler_info`` each).
+WATCH_EVERY = 2.0
 _MIB = 2**20
 
 
@@ -156,7 +171,9 @@ def connect(address: str) -> Any:
     """A ``distributed.Client`` connected to ``address``, after :func:`check_address` and a
     bounded exchange with the scheduler (something that answers but is no Dask scheduler is a
     :class:`ConnectionError` after :data:`CONNECT_TIMEOUT` seconds, not a hang), and after
-    :func:`check_workers` (for a task of any blocks: :data:`xfskde._memory.TASK_BASE`).
+    :func:`check_workers` (for a task of any blocks: :data:`xfskde._memory.TASK_BASE`). What
+    is computed through it while it is the current client (``dask.compute``, ``.compute()``)
+    is watched for workers paused for good (:func:`_watched_get`).
 
     Raises
     ------
@@ -168,6 +185,7 @@ def connect(address: str) -> Any:
     from distributed import Client
 
     client = Client(address, timeout=CONNECT_TIMEOUT)
+    client.get = types.MethodType(_watched_get, client)
     try:
         check_workers(client)
     except BaseException:
@@ -364,6 +382,127 @@ def _worker_died(exc: BaseException) -> str:
     )
 
 
+class _PausedWatch:
+    """While it is entered, a thread that looks at the workers of ``client``'s cluster every
+    :data:`WATCH_EVERY` seconds and, once every worker has been paused with no task running for
+    :data:`PAUSED_PATIENCE` seconds while ``futures`` are not all done, cancels them (which
+    ends the wait for them) and keeps what it saw in :attr:`verdict`, the one line to raise."""
+
+    def __init__(self, client: Any, futures: Sequence[Any]) -> None:
+        self.client, self.futures = client, futures
+        self.verdict: str | None = None
+        self._done = threading.Event()
+        self._thread = threading.Thread(target=self._watch, name="xfskde-paused", daemon=True)
+
+    def __enter__(self) -> _PausedWatch:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._done.set()
+        self._thread.join(WATCH_EVERY + CONNECT_TIMEOUT)  # not for ever: a look may hang
+
+    def _paused(self) -> dict[str, Any]:
+        """The workers, if every one is paused with no task running; else nothing."""
+        try:
+            workers = self.client.scheduler_info(n_workers=-1)["workers"]
+        except Exception:  # the client closing, the scheduler gone: the wait says so itself
+            return {}
+        stuck = all(
+            w.get("status") == "paused"
+            and not w.get("metrics", {}).get("task_counts", {}).get("executing")
+            for w in workers.values()
+        )
+        return workers if stuck else {}
+
+    def _watch(self) -> None:
+        since = None
+        while not self._done.wait(WATCH_EVERY):
+            if all(future.done() for future in self.futures):
+                return
+            paused = self._paused()
+            if not paused:
+                since = None
+                continue
+            since = time.monotonic() if since is None else since
+            if time.monotonic() - since >= PAUSED_PATIENCE:
+                self.verdict = _paused_line(paused)
+                self.client.cancel(self.futures, reason="xfskde: workers paused", msg=self.verdict)
+                return
+
+
+def _paused_line(workers: dict[str, Any]) -> str:
+    """The one line for a computation whose every worker stayed paused (at most three named)."""
+    shown = []
+    for address, worker in sorted(workers.items())[:3]:
+        memory, limit = worker.get("metrics", {}).get("memory"), worker.get("memory_limit")
+        held = (
+            f" with {_mib(memory)} of its memory_limit of {_mib(limit)}" if memory and limit else ""
+        )
+        shown.append(f"{address}{held}")
+    more = len(workers) - len(shown)
+    named = ", ".join(shown) + (f" and {more} more" if more > 0 else "")
+    return (
+        f"every worker of the Dask cluster stayed paused for lack of memory, with no task "
+        f"running, for {PAUSED_PATIENCE:g} s ({named}): distributed starts no task on a worker "
+        "above its pause fraction of its memory_limit (80 % unless configured), and the "
+        "computation could not finish; give the workers more memory (dask worker "
+        "--memory-limit) or compute in smaller chunks="
+    )
+
+
+def _gather(client: Any, futures: Sequence[Any], packed: Any, progress: bool = False) -> Any:
+    """The results ``packed`` of ``futures`` on ``client``'s cluster, waited for with the
+    progress bar if ``progress``, watched for workers paused for good (:class:`_PausedWatch`).
+    A failure or an interrupt cancels the futures not done.
+
+    Raises
+    ------
+    WorkerDiedError
+        If a task's workers died as often as the scheduler allows, or every worker stayed
+        paused.
+    """
+    with _PausedWatch(client, futures) as watch:
+        try:
+            if progress:
+                from distributed import progress as show_progress
+
+                show_progress(futures)
+            return client.gather(packed)
+        except BaseException as exc:
+            logging.getLogger("asyncio").addFilter(_GATHER_CUT_SHORT)  # once: a set
+            client.cancel(futures)  # nothing more starts; running tasks end on their own
+            if watch.verdict is not None:
+                raise WorkerDiedError(watch.verdict) from exc
+            if type(exc).__name__ == "KilledWorker":
+                raise WorkerDiedError(_worker_died(exc)) from exc
+            raise
+
+
+def _watched_get(client: Any, dsk: Any, keys: Any, *args: Any, **kwargs: Any) -> Any:
+    """``client.get`` — what ``dask.compute`` and ``.compute()`` call while ``client`` is the
+    current client — waiting as :func:`_gather` does: a computation whose workers all stay
+    paused, or whose task killed its workers, is a :class:`~xfskde.exceptions.WorkerDiedError`
+    instead of a wait for ever, or an internal error. Bound to the client of :func:`connect`
+    (whose class stays ``distributed.Client``: code that asks what the scheduler is still
+    sees one)."""
+    from distributed.client import futures_of
+    from distributed.worker import thread_state
+
+    get = type(client).get
+    if not kwargs.get("sync", True) or client.asynchronous or getattr(thread_state, "key", False):
+        return get(client, dsk, keys, *args, **kwargs)
+    for waiting in ("sync", "asynchronous", "direct"):  # the gather's, which is ours here
+        kwargs.pop(waiting, None)
+    packed = get(client, dsk, keys, *args, sync=False, **kwargs)
+    futures = futures_of(packed)
+    try:
+        return _gather(client, futures, packed)
+    finally:
+        for future in futures:
+            future.release()
+
+
 def compute(collections: Sequence[Any], scheduler: Any = None, progress: bool = False) -> list:
     """Compute ``collections`` together on ``scheduler`` and return their results.
 
@@ -377,7 +516,8 @@ def compute(collections: Sequence[Any], scheduler: Any = None, progress: bool = 
         On a cluster none of whose workers has room for a task (:func:`check_workers`),
         before anything is submitted.
     WorkerDiedError
-        On a cluster, if a task's workers died as often as the scheduler allows.
+        On a cluster, if a task's workers died as often as the scheduler allows, or if every
+        worker stayed paused for lack of memory for :data:`PAUSED_PATIENCE` seconds.
     """
     if is_address(scheduler):
         with connect(scheduler) as client:
@@ -386,18 +526,7 @@ def compute(collections: Sequence[Any], scheduler: Any = None, progress: bool = 
     if client is not None:
         check_workers(client, collections)
         futures = client.compute(list(collections))
-        try:
-            if progress:
-                from distributed import progress as show_progress
-
-                show_progress(futures)
-            return client.gather(futures)
-        except BaseException as exc:
-            logging.getLogger("asyncio").addFilter(_GATHER_CUT_SHORT)  # once: a set
-            client.cancel(futures)  # nothing more starts; running tasks end on their own
-            if type(exc).__name__ == "KilledWorker":
-                raise WorkerDiedError(_worker_died(exc)) from exc
-            raise
+        return _gather(client, futures, futures, progress)
     if not progress:
         return _compute_local(collections, scheduler)
     from dask.diagnostics import ProgressBar
