@@ -443,6 +443,7 @@ def test_workers_paused_for_good_during_a_write_end_it_in_one_line(
     import xfskde._scheduling as scheduling
 
     monkeypatch.setattr(scheduling, "PAUSED_PATIENCE", 3.0, raising=False)
+    monkeypatch.setattr(scheduling, "WATCH_EVERY", 0.5, raising=False)
     out = tmp_path / "out.zarr"
     with distributed.Client(one_worker) as client:
         client.register_plugin(FillsAtBlock11())
@@ -485,6 +486,7 @@ def test_what_is_computed_through_connect_is_watched(one_worker, monkeypatch):
     from xfskde._scheduling import connect
 
     monkeypatch.setattr(scheduling, "PAUSED_PATIENCE", 3.0, raising=False)
+    monkeypatch.setattr(scheduling, "WATCH_EVERY", 0.5, raising=False)
     with connect(one_worker.scheduler_address) as client:
         assert da.ones((4, 4), chunks=2).sum().compute() == 16  # dask's own compute: watched
         blocks = da.zeros((8, 8), chunks=2).map_blocks(_fills_at_first, dtype=float)
