@@ -306,3 +306,216 @@ def test_a_cluster_run_stopped_by_sigterm_prints_no_asyncio_traceback(tmp_path, 
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and err[0].startswith("xfskde coefficients: terminated (SIGTERM); "), err
     assert not [r for r in caplog.records if "never retrieved" in r.getMessage()], caplog.text
+
+
+def _within(seconds, function, *args, **kwargs):
+    """``function(*args, **kwargs)`` in a thread: what it returns or raises, or a failure if it
+    has not returned within ``seconds`` (a computation waiting for ever)."""
+    import threading
+
+    outcome = {}
+
+    def run():
+        try:
+            outcome["value"] = function(*args, **kwargs)
+        except BaseException as exc:
+            outcome["error"] = exc
+
+    thread = threading.Thread(target=run, daemon=True)
+    thread.start()
+    thread.join(seconds)
+    assert not thread.is_alive(), f"still waiting after {seconds} s: the computation hung"
+    if "error" in outcome:
+        raise outcome["error"]
+    return outcome["value"]
+
+
+def test_workers_without_room_for_xfskde_are_refused_before_anything_runs(
+    camera_zarr, tmp_path, capsys
+):
+    """A worker of 300 MB (286 MiB: distributed pauses it above 229 MiB) held 249 MiB once it
+    had imported xfskde for its first task, so it paused and the command waited for ever,
+    saying nothing. Now the workers load xfskde and say what they hold before anything is
+    submitted, and the command refuses in one line: the worker, its limit, what a task needs,
+    what to do; no store is laid out."""
+    out = tmp_path / "out.zarr"
+    cluster = distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=True,
+                                       memory_limit="300MB", dashboard_address=None,
+                                       silence_logs=50)  # fmt: skip
+    with cluster:
+        argv = ["coefficients", str(camera_zarr), str(out), "--window", "box", "--size", "5",
+                "--no-progress", "--scheduler", cluster.scheduler_address]  # fmt: skip
+        assert _within(120, main, argv) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1, err
+    assert err[0].startswith(
+        "xfskde coefficients: error: the workers of the Dask cluster have too little memory for "
+        "xfskde's tasks: tcp://127.0.0.1:"
+    ), err
+    assert " pauses at 229 MiB (80% of its memory_limit of 286 MiB), holds " in err[0]
+    assert " MiB with xfskde loaded, and a task needs about " in err[0]
+    assert "give each worker a memory_limit of at least " in err[0]
+    assert "(dask worker --memory-limit, LocalCluster(memory_limit=))" in err[0]
+    assert not out.exists()
+
+
+def test_a_task_larger_than_the_workers_room_is_refused_naming_chunks(tmp_path):
+    """Room for xfskde but not for a block of these chunks: refused before it is submitted,
+    naming the largest chunk and smaller chunks; the same field in smaller chunks runs."""
+    from xfskde._scheduling import compute
+
+    pixels = np.tile(CAMERA, (2, 2))  # 1024²
+    path = _zarr_image(tmp_path / "camera.zarr", pixels, chunks=256)
+    params = {"order": 8, "window": "box", "size": 5}
+    cluster = distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=True,
+                                       memory_limit="500MB", dashboard_address=None,
+                                       silence_logs=50)  # fmt: skip
+    with cluster, distributed.Client(cluster) as client:
+        large = xfskde.local_fskde(xfskde.open_image(path, chunks=1024), **params).data
+        small = xfskde.local_fskde(xfskde.open_image(path, chunks=256), **params).data
+        with pytest.raises(xfskde.exceptions.ParameterError) as refused:
+            _within(60, compute, [large], client)
+        (worker,) = client.has_what()
+        assert not client.has_what()[worker]  # nothing was submitted
+        (rss,) = client.run(_rss).values()  # with xfskde loaded
+        (result,) = _within(120, compute, [small], client)
+    said = str(refused.value)
+    assert "(100 MiB for the tasks' code and buffers and, for its thread, 2 times the largest " \
+           "chunk, 72 MiB)" in said, said  # fmt: skip
+    assert said.endswith(
+        "or compute in smaller chunks= (a block of half the side needs a quarter of the memory)"
+    )
+    np.testing.assert_allclose(result, xfskde.local_fskde(pixels, **params), rtol=1e-6)
+    from xfskde._memory import TASK_BASE, largest_chunk
+
+    assert largest_chunk([large]) == 1024 * 1024 * 9 * 8  # 9 complex64 a pixel: 72 MiB
+    room = 0.8 * 500e6 - rss - TASK_BASE  # what the worker had for blocks
+    assert 2 * 256**2 * 9 * 8 < room < 2 * 1024**2 * 9 * 8  # a block of 256² fits, 1024² not
+
+
+def _rss():
+    with open("/proc/self/statm") as statm:
+        return int(statm.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+
+
+def _fill(worker, fraction):
+    """Make ``worker`` (this process) hold ``fraction`` of its memory_limit, until it ends:
+    memory that no task holds, as a leak or a cache would."""
+    more = int(fraction * worker.memory_manager.memory_limit) - _rss()
+    if more > 0:
+        worker.xfskde_test_ballast = np.ones(more, np.uint8)  # touched: resident
+
+
+class FillsAtBlock11(distributed.WorkerPlugin):
+    """The worker that writes block (1, 1) of a store then holds 88 % of its memory_limit."""
+
+    def setup(self, worker):
+        import xfskde.io.stores as stores
+
+        real = stores._write_block
+
+        def fills(block, store, name, by, bx, *args, **kwargs):
+            written = real(block, store, name, by, bx, *args, **kwargs)
+            if (by, bx) == (1, 1):
+                _fill(worker, 0.88)
+            return written
+
+        stores._write_block = fills
+
+
+@pytest.fixture
+def one_worker():
+    """A cluster of one worker process of one thread and 1 GB (954 MiB: paused above 763)."""
+    cluster = distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=True,
+                                       memory_limit="1GB", dashboard_address=None,
+                                       silence_logs=50)  # fmt: skip
+    with cluster:
+        yield cluster
+
+
+def test_workers_paused_for_good_during_a_write_end_it_in_one_line(
+    one_worker, tmp_path, monkeypatch
+):
+    """A worker whose memory grew past 80 % of its limit during the run (here it holds 88 %
+    from block (1, 1) on) is paused by distributed, and runs nothing more: the write waited
+    for ever. Now it ends once every worker has been paused, with no task running, for
+    PAUSED_PATIENCE seconds, with a WorkerDiedError saying so (the store keeps its blocks)."""
+    import xfskde._scheduling as scheduling
+
+    monkeypatch.setattr(scheduling, "PAUSED_PATIENCE", 3.0, raising=False)
+    monkeypatch.setattr(scheduling, "WATCH_EVERY", 0.5, raising=False)
+    out = tmp_path / "out.zarr"
+    with distributed.Client(one_worker) as client:
+        client.register_plugin(FillsAtBlock11())
+        field = xfskde.local_fskde(xfskde.open_image(
+            _zarr_image(tmp_path / "in.zarr", CAMERA[:256, :256]), chunks=64), order=4,
+            window="box", size=3)  # fmt: skip
+        started = time.monotonic()
+        with pytest.raises(xfskde.exceptions.WorkerDiedError) as died:
+            _within(90, xfskde.write_coefficients, field, out, scheduler=client)
+        took = time.monotonic() - started
+        (worker,) = client.scheduler_info()["workers"].values()
+        assert worker["status"] == "paused"  # it still is: distributed would wait for ever
+    said = str(died.value)
+    assert said.startswith(
+        "every worker of the Dask cluster stayed paused for lack of memory, with no task "
+        "running, for 3 s (tcp://127.0.0.1:"
+    ), said
+    assert " with " in said and " MiB of its memory_limit of 954 MiB): " in said
+    assert said.endswith(
+        "distributed starts no task on a worker above its pause fraction of its memory_limit "
+        "(80 % unless configured), and the computation could not finish; give the workers more "
+        "memory (dask worker --memory-limit) or compute in smaller chunks="
+    ), said
+    assert took < 30, took
+    assert 0 < store_status(out)["blocks_done"] < 16
+
+
+def _fills_at_first(block, block_id=None):
+    if block_id == (0, 0):
+        _fill(distributed.get_worker(), 0.88)
+    return block + 1
+
+
+def test_what_is_computed_through_connect_is_watched(one_worker, monkeypatch):
+    """The command line computes through the Client of connect(), with dask.compute and
+    .compute() (segmentation's fit): a paused cluster ended those too, not only compute()."""
+    import dask.array as da
+
+    import xfskde._scheduling as scheduling
+    from xfskde._scheduling import connect
+
+    monkeypatch.setattr(scheduling, "PAUSED_PATIENCE", 3.0, raising=False)
+    monkeypatch.setattr(scheduling, "WATCH_EVERY", 0.5, raising=False)
+    with connect(one_worker.scheduler_address) as client:
+        assert da.ones((4, 4), chunks=2).sum().compute() == 16  # dask's own compute: watched
+        blocks = da.zeros((8, 8), chunks=2).map_blocks(_fills_at_first, dtype=float)
+        with pytest.raises(xfskde.exceptions.WorkerDiedError, match="stayed paused for lack"):
+            _within(90, blocks.compute)
+        assert not client.futures  # cancelled, none left behind
+
+
+def _dies(block):
+    distributed.get_worker()  # a ValueError anywhere else: only a worker dies
+    os.kill(os.getpid(), signal.SIGKILL)
+    return block
+
+
+def test_a_worker_killed_under_connect_is_one_line():
+    """Segmentation's fit computed through the command line's Client came back as
+    distributed's KilledWorker: "internal error: KilledWorker: ... report it", status 1."""
+    import dask.array as da
+
+    from xfskde._scheduling import connect
+
+    with dask.config.set({"distributed.scheduler.allowed-failures": 0}):
+        cluster = distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=True,
+                                           dashboard_address=None, silence_logs=50)  # fmt: skip
+    with cluster, connect(cluster.scheduler_address):
+        blocks = da.zeros((4, 4), chunks=2).map_blocks(_dies, dtype=float)
+        with pytest.raises(xfskde.exceptions.WorkerDiedError) as died:
+            _within(90, blocks.compute)
+    assert str(died.value).startswith(
+        "a worker of the Dask cluster died while it computed a block (KilledWorker: killed "
+        "once, the last on tcp://"
+    )

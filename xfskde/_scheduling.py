@@ -16,6 +16,22 @@ neither a local scheduler nor an address (``"thread"``) is a
 **Workers that die.** A task whose workers die as often as the scheduler allows (distributed's
 ``KilledWorker``: most often a worker out of memory) is a
 :class:`~xfskde.exceptions.WorkerDiedError` naming the task and what to do.
+
+**Workers short of memory.** distributed pauses a worker whose process holds more than 80 % of
+its ``memory_limit``, and a paused worker starts no task until its memory falls — which the
+memory of imported modules and compiled code never does: a computation on such workers waited
+for ever, saying nothing (``import xfskde`` alone took 187 MiB of a worker's 286 MiB in
+2026-11). So, before anything is submitted to a cluster (:func:`connect`, :func:`compute`),
+:func:`check_workers` has every worker load xfskde, hand its freed memory back to the system
+and say what it holds, and refuses in one line where no worker has room for what a task needs
+(:func:`xfskde._memory.task_need`): naming the worker, its limit, what a task needs and what to
+do. While a computation runs, a watcher looks at the workers every :data:`WATCH_EVERY` seconds:
+when every worker has been paused with no task running for :data:`PAUSED_PATIENCE` seconds
+(their memory grew during the run), the computation is cancelled and is a
+:class:`~xfskde.exceptions.WorkerDiedError` saying so. The watcher sees the computations xfskde
+submits itself (:func:`compute`) and everything computed through the ``Client`` of
+:func:`connect` (``dask.compute``, ``.compute()``, as the command line does); a computation
+submitted through a ``Client`` of one's own (``field.compute()``) is Dask's to wait for.
 """
 
 from __future__ import annotations
@@ -27,6 +43,8 @@ import re
 import socket
 import sys
 import threading
+import time
+import types
 import uuid
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -36,6 +54,7 @@ from urllib.parse import urlsplit
 import dask
 import dask.threaded
 
+from ._memory import BLOCK_COPIES, largest_chunk, release_free_memory, task_need
 from .exceptions import ParameterError, WorkerDiedError
 
 __all__: list[str] = []
@@ -45,6 +64,14 @@ LOCAL_SCHEDULERS = ("threads", "processes", "synchronous", "sync", "single-threa
 CONNECT_TIMEOUT = 10.0
 #: The schemes whose addresses are TCP host:port pairs that can be probed with a socket.
 _TCP_SCHEMES = ("tcp", "tls", "ws", "wss")
+#: Seconds every worker of a cluster may stay paused, with no task running, before a computation
+#: on it is given up: distributed resumes a worker as soon as its memory falls (its results
+#: spilled to disk, another client's released), which takes seconds.
+PAUSED_PATIENCE = 30.0
+#: Seconds between two looks at the workers while a computation runs on a cluster (one
+#: ``scheduler_info`` each).
+WATCH_EVERY = 2.0
+_MIB = 2**20
 
 
 def is_address(scheduler: Any) -> bool:
@@ -143,12 +170,114 @@ def _check_scheduler(address: str) -> None:
 def connect(address: str) -> Any:
     """A ``distributed.Client`` connected to ``address``, after :func:`check_address` and a
     bounded exchange with the scheduler (something that answers but is no Dask scheduler is a
-    :class:`ConnectionError` after :data:`CONNECT_TIMEOUT` seconds, not a hang)."""
-    from distributed import Client
+    :class:`ConnectionError` after :data:`CONNECT_TIMEOUT` seconds, not a hang), and after
+    :func:`check_workers` (for a task of any blocks: :data:`xfskde._memory.TASK_BASE`). What
+    is computed through it while it is the current client (``dask.compute``, ``.compute()``)
+    is watched for workers paused for good (:func:`_watched_get`).
 
+    Raises
+    ------
+    ParameterError
+        Where no worker of the cluster has room for xfskde and a task.
+    """
     check_address(address)
     _check_scheduler(address)
-    return Client(address, timeout=CONNECT_TIMEOUT)
+    from distributed import Client
+
+    client = Client(address, timeout=CONNECT_TIMEOUT)
+    client.get = types.MethodType(_watched_get, client)
+    try:
+        check_workers(client)
+    except BaseException:
+        client.close()
+        raise
+    return client
+
+
+#: In a worker, what it held the first time :func:`_worker_memory` ran there (xfskde loaded).
+_FIRST_HELD: list[int] = []
+
+
+def _worker_memory(dask_worker: Any) -> dict[str, Any]:
+    """What a worker holds, what it has grown by since xfskde was loaded there, and where
+    distributed stops it, run on the worker (``Client.run``, which hands it the worker).
+    Unpickling this function imports xfskde there, as a task would; the memory the worker has
+    freed is handed back first, so that it holds what is live."""
+    import dask as worker_dask
+
+    release_free_memory()
+    manager = dask_worker.memory_manager
+    pause = manager.memory_pause_fraction
+    terminate = worker_dask.config.get("distributed.worker.memory.terminate", False)
+    stops = [(f, word) for f, word in ((pause, "pauses"), (terminate, "is restarted")) if f]
+    fraction, stop = min(stops) if stops else (None, "")
+    held = int(dask_worker.monitor.get_process_memory())
+    if not _FIRST_HELD:
+        _FIRST_HELD.append(held)
+    return {
+        "rss": held,
+        "grown": max(0, held - _FIRST_HELD[0]),
+        "limit": manager.memory_limit,
+        "fraction": fraction,
+        "stop": stop,
+        "threads": dask_worker.state.nthreads,
+    }
+
+
+def _mib(size: float) -> str:
+    return f"{size / _MIB:.0f} MiB"
+
+
+def check_workers(client: Any, collections: Sequence[Any] = ()) -> None:
+    """Refuse to compute ``collections`` on the cluster of ``client`` where no worker has
+    room, below the memory at which distributed pauses it (or restarts it), for what it holds
+    with xfskde loaded and what its threads' tasks need (:func:`xfskde._memory.task_need`,
+    from the largest chunk of the collections' graphs; none given: the tasks' fixed part).
+    Workers without a ``memory_limit`` always have room.
+
+    Raises
+    ------
+    ParameterError
+        Naming the roomiest worker, its limit, what a task needs there, and what to do.
+    ImportError
+        Where the workers cannot import xfskde (nor, then, run any of its tasks).
+    """
+    chunk = largest_chunk(collections)
+    states = client.run(_worker_memory, on_error="return")
+    short = []
+    for address, state in states.items():
+        if isinstance(state, ImportError):
+            raise ImportError(
+                f"the workers of the Dask cluster cannot import xfskde ({state}): install it "
+                "in the environment they run in"
+            )
+        if isinstance(state, BaseException) or not state["limit"] or not state["fraction"]:
+            return  # a worker that cannot say, or that has no limit: it may run the tasks
+        stops = state["limit"] * state["fraction"]
+        need = task_need(chunk, state["threads"], state["grown"])
+        short.append((stops - state["rss"] - need, address, state, stops, need))
+    if not short or max(short)[0] >= 0:
+        return
+    _, address, state, stops, need = max(short)
+    fixed = task_need(0, grown=state["grown"])
+    parts = f"{_mib(fixed)} for the tasks' code and buffers" + ("" if chunk else ", before blocks")
+    if chunk:
+        each = f"each of its {state['threads']} threads" if state["threads"] > 1 else "its thread"
+        parts += f" and, for {each}, {BLOCK_COPIES} times the largest chunk, {_mib(chunk)}"
+    at_least = -(-(state["rss"] + need) / state["fraction"] // (100 * _MIB)) * 100 * _MIB
+    smaller = (
+        " or compute in smaller chunks= (a block of half the side needs a quarter of the memory)"
+        if chunk and state["rss"] + fixed < stops
+        else ""
+    )
+    raise ParameterError(
+        f"the workers of the Dask cluster have too little memory for xfskde's tasks: "
+        f"{address}{', the roomiest,' if len(short) > 1 else ''} {state['stop']} at {_mib(stops)} "
+        f"({state['fraction']:.0%} of its memory_limit of {_mib(state['limit'])}), holds "
+        f"{_mib(state['rss'])} with xfskde loaded, and a task needs about {_mib(need)} more "
+        f"({parts}): give each worker a memory_limit of at least {_mib(at_least)} (dask worker "
+        f"--memory-limit, LocalCluster(memory_limit=)){smaller}"
+    )
 
 
 def _cluster_client(scheduler: Any) -> Any:
@@ -253,6 +382,127 @@ def _worker_died(exc: BaseException) -> str:
     )
 
 
+class _PausedWatch:
+    """While it is entered, a thread that looks at the workers of ``client``'s cluster every
+    :data:`WATCH_EVERY` seconds and, once every worker has been paused with no task running for
+    :data:`PAUSED_PATIENCE` seconds while ``futures`` are not all done, cancels them (which
+    ends the wait for them) and keeps what it saw in :attr:`verdict`, the one line to raise."""
+
+    def __init__(self, client: Any, futures: Sequence[Any]) -> None:
+        self.client, self.futures = client, futures
+        self.verdict: str | None = None
+        self._done = threading.Event()
+        self._thread = threading.Thread(target=self._watch, name="xfskde-paused", daemon=True)
+
+    def __enter__(self) -> _PausedWatch:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._done.set()
+        self._thread.join(WATCH_EVERY + CONNECT_TIMEOUT)  # not for ever: a look may hang
+
+    def _paused(self) -> dict[str, Any]:
+        """The workers, if every one is paused with no task running; else nothing."""
+        try:
+            workers = self.client.scheduler_info(n_workers=-1)["workers"]
+        except Exception:  # the client closing, the scheduler gone: the wait says so itself
+            return {}
+        stuck = all(
+            w.get("status") == "paused"
+            and not w.get("metrics", {}).get("task_counts", {}).get("executing")
+            for w in workers.values()
+        )
+        return workers if stuck else {}
+
+    def _watch(self) -> None:
+        since = None
+        while not self._done.wait(WATCH_EVERY):
+            if all(future.done() for future in self.futures):
+                return
+            paused = self._paused()
+            if not paused:
+                since = None
+                continue
+            since = time.monotonic() if since is None else since
+            if time.monotonic() - since >= PAUSED_PATIENCE:
+                self.verdict = _paused_line(paused)
+                self.client.cancel(self.futures, reason="xfskde: workers paused", msg=self.verdict)
+                return
+
+
+def _paused_line(workers: dict[str, Any]) -> str:
+    """The one line for a computation whose every worker stayed paused (at most three named)."""
+    shown = []
+    for address, worker in sorted(workers.items())[:3]:
+        memory, limit = worker.get("metrics", {}).get("memory"), worker.get("memory_limit")
+        held = (
+            f" with {_mib(memory)} of its memory_limit of {_mib(limit)}" if memory and limit else ""
+        )
+        shown.append(f"{address}{held}")
+    more = len(workers) - len(shown)
+    named = ", ".join(shown) + (f" and {more} more" if more > 0 else "")
+    return (
+        f"every worker of the Dask cluster stayed paused for lack of memory, with no task "
+        f"running, for {PAUSED_PATIENCE:g} s ({named}): distributed starts no task on a worker "
+        "above its pause fraction of its memory_limit (80 % unless configured), and the "
+        "computation could not finish; give the workers more memory (dask worker "
+        "--memory-limit) or compute in smaller chunks="
+    )
+
+
+def _gather(client: Any, futures: Sequence[Any], packed: Any, progress: bool = False) -> Any:
+    """The results ``packed`` of ``futures`` on ``client``'s cluster, waited for with the
+    progress bar if ``progress``, watched for workers paused for good (:class:`_PausedWatch`).
+    A failure or an interrupt cancels the futures not done.
+
+    Raises
+    ------
+    WorkerDiedError
+        If a task's workers died as often as the scheduler allows, or every worker stayed
+        paused.
+    """
+    with _PausedWatch(client, futures) as watch:
+        try:
+            if progress:
+                from distributed import progress as show_progress
+
+                show_progress(futures)
+            return client.gather(packed)
+        except BaseException as exc:
+            logging.getLogger("asyncio").addFilter(_GATHER_CUT_SHORT)  # once: a set
+            client.cancel(futures)  # nothing more starts; running tasks end on their own
+            if watch.verdict is not None:
+                raise WorkerDiedError(watch.verdict) from exc
+            if type(exc).__name__ == "KilledWorker":
+                raise WorkerDiedError(_worker_died(exc)) from exc
+            raise
+
+
+def _watched_get(client: Any, dsk: Any, keys: Any, *args: Any, **kwargs: Any) -> Any:
+    """``client.get`` — what ``dask.compute`` and ``.compute()`` call while ``client`` is the
+    current client — waiting as :func:`_gather` does: a computation whose workers all stay
+    paused, or whose task killed its workers, is a :class:`~xfskde.exceptions.WorkerDiedError`
+    instead of a wait for ever, or an internal error. Bound to the client of :func:`connect`
+    (whose class stays ``distributed.Client``: code that asks what the scheduler is still
+    sees one)."""
+    from distributed.client import futures_of
+    from distributed.worker import thread_state
+
+    get = type(client).get
+    if not kwargs.get("sync", True) or client.asynchronous or getattr(thread_state, "key", False):
+        return get(client, dsk, keys, *args, **kwargs)
+    for waiting in ("sync", "asynchronous", "direct"):  # the gather's, which is ours here
+        kwargs.pop(waiting, None)
+    packed = get(client, dsk, keys, *args, sync=False, **kwargs)
+    futures = futures_of(packed)
+    try:
+        return _gather(client, futures, packed)
+    finally:
+        for future in futures:
+            future.release()
+
+
 def compute(collections: Sequence[Any], scheduler: Any = None, progress: bool = False) -> list:
     """Compute ``collections`` together on ``scheduler`` and return their results.
 
@@ -262,27 +512,21 @@ def compute(collections: Sequence[Any], scheduler: Any = None, progress: bool = 
 
     Raises
     ------
+    ParameterError
+        On a cluster none of whose workers has room for a task (:func:`check_workers`),
+        before anything is submitted.
     WorkerDiedError
-        On a cluster, if a task's workers died as often as the scheduler allows.
+        On a cluster, if a task's workers died as often as the scheduler allows, or if every
+        worker stayed paused for lack of memory for :data:`PAUSED_PATIENCE` seconds.
     """
     if is_address(scheduler):
         with connect(scheduler) as client:
             return compute(collections, client, progress)
     client = _cluster_client(scheduler)
     if client is not None:
+        check_workers(client, collections)
         futures = client.compute(list(collections))
-        try:
-            if progress:
-                from distributed import progress as show_progress
-
-                show_progress(futures)
-            return client.gather(futures)
-        except BaseException as exc:
-            logging.getLogger("asyncio").addFilter(_GATHER_CUT_SHORT)  # once: a set
-            client.cancel(futures)  # nothing more starts; running tasks end on their own
-            if type(exc).__name__ == "KilledWorker":
-                raise WorkerDiedError(_worker_died(exc)) from exc
-            raise
+        return _gather(client, futures, futures, progress)
     if not progress:
         return _compute_local(collections, scheduler)
     from dask.diagnostics import ProgressBar

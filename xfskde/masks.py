@@ -69,7 +69,6 @@ import dask.array as da
 import numpy as np
 import xarray as xr
 from scipy import ndimage
-from skimage import morphology
 
 from ._cells import block_cells, cell_means, in_whole_cells
 from ._grid import MaskFootprint, mask_at_samples
@@ -533,6 +532,8 @@ def _closed(mask: np.ndarray, radius: int) -> np.ndarray:
     eroded there. Wide disks by distance transforms (0.27 s on 2048², whatever the radius:
     the disk's own dilation and erosion took 0.6 s at radius 8), narrow ones by the disk
     (0.05 s at radius 2); the same pixels either way."""
+    from skimage import morphology
+
     padded = np.pad(mask, radius, mode="edge")
     if radius <= 4:
         disk = morphology.disk(radius).astype(bool)
@@ -748,6 +749,8 @@ def tissue_mask(
     area = max(1, int(min_fraction * mask.size))
     mask = ~_without_small(~_without_small(mask, area), area)  # objects, then holes
     if margin:
+        from skimage import morphology
+
         mask = ndimage.binary_dilation(mask, structure=morphology.disk(margin).astype(bool))
     if asked == "auto" and method == "nonzero" and mask.all() and crs_wkt(small) is None:
         _warn_no_background(values, dtype)

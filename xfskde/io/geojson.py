@@ -69,7 +69,6 @@ from typing import Any
 
 import numpy as np
 import xarray as xr
-from skimage.measure import approximate_polygon, find_contours, points_in_poly
 
 from .._labels import crs_wkt, gcp_count, geotransform, parse_crs, pixel_steps
 from .._palette import label_rgba_8bit
@@ -953,6 +952,8 @@ def read_labels_attrs(path: Any) -> dict[str, Any] | None:
 def _outlines(region: np.ndarray) -> list[tuple[np.ndarray, list[np.ndarray]]]:
     """The polygons of a boolean region: each exterior ring with the holes inside it, as
     (n, 2) (row, col) vertices on the pixels' edges (the first pixel spans [0, 1))."""
+    from skimage.measure import approximate_polygon, find_contours, points_in_poly
+
     padded = np.pad(region, 1).astype(np.uint8)  # closed contours, also along the edges
     rings = []
     for contour in find_contours(padded, 0.5, positive_orientation="high"):

@@ -77,7 +77,6 @@ from collections.abc import Iterator, Sequence
 import numba
 import numpy as np
 import scipy.fft
-from skimage.filters import gabor_kernel
 
 __all__ = [
     "BANK_FILTERS",
@@ -121,6 +120,8 @@ def _log_kernel(sigma: float) -> np.ndarray:
 
 def _gabor_kernel(frequency: float, degrees: int) -> np.ndarray:
     """The real part of skimage's Gabor kernel (``bandwidth=1``, ``n_stds=3``), mean removed."""
+    from skimage.filters import gabor_kernel
+
     k = gabor_kernel(frequency, theta=math.radians(degrees), bandwidth=1).real
     return k - k.mean()
 
