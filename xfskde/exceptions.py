@@ -110,10 +110,13 @@ class StoreCorruptError(StoreError, ValueError):
 
 
 class WorkerDiedError(XfskdeError, RuntimeError):
-    """A worker of a Dask cluster died while it computed a task, as many times as the scheduler
-    allows (distributed's ``KilledWorker``): most often it ran out of memory and its nanny
-    killed it. Give the workers more memory, or compute in smaller chunks; a store keeps the
-    blocks written before, and a resumed write finishes it."""
+    """The workers of a Dask cluster could not finish a computation for lack of memory: one
+    died while it computed a task, as many times as the scheduler allows (distributed's
+    ``KilledWorker``: its nanny killed it), or every worker stayed paused, with no task
+    running, for :data:`xfskde._scheduling.PAUSED_PATIENCE` seconds (distributed starts no task
+    on a worker above its pause fraction of its ``memory_limit``). Give the workers more
+    memory, or compute in smaller chunks; a store keeps the blocks written before, and a
+    resumed write finishes it."""
 
 
 class ChunkSizeWarning(UserWarning):
