@@ -389,8 +389,9 @@ def test_a_task_larger_than_the_workers_room_is_refused_naming_chunks(tmp_path):
     from xfskde._memory import TASK_BASE, largest_chunk
 
     assert largest_chunk([large]) == 1024 * 1024 * 9 * 8  # 9 complex64 a pixel: 72 MiB
-    room = 0.8 * 500e6 - rss - TASK_BASE  # what the worker had for blocks
-    assert 2 * 256**2 * 9 * 8 < room < 2 * 1024**2 * 9 * 8  # a block of 256² fits, 1024² not
+    # what the worker had for blocks: less than a 1024² block needs (what a worker holds with
+    # xfskde loaded varies with the environment: 195 MiB here, 292 MiB in CI's fresh one)
+    assert 0.8 * 500e6 - rss - TASK_BASE < 2 * 1024**2 * 9 * 8
 
 
 def _rss():
@@ -474,6 +475,8 @@ def test_workers_paused_for_good_during_a_write_end_it_in_one_line(
 def _fills_at_first(block, block_id=None):
     if block_id == (0, 0):
         _fill(distributed.get_worker(), 0.88)
+    else:  # long enough for distributed's memory monitor (every 0.1 s) to pause the worker
+        time.sleep(0.5)  # before the other blocks are done (they raced it, and won in CI)
     return block + 1
 
 
