@@ -1234,11 +1234,14 @@ def test_a_resume_with_another_mask_file_is_refused_not_written_over(
     assert "computed again" not in capsys.readouterr().err
 
 
-def test_a_segmentation_resumed_with_another_mask_file_is_refused(tmp_path, capsys):
+def test_a_segmentation_resumed_with_another_mask_file_is_refused(tmp_path, capsys, monkeypatch):
     """``xfskde segment --resume`` with another ``--mask`` file than the store's fitted the
     model again on the other mask and wrote every block again, with a warning that took the
     other file for another version of the mask. It is refused in one line naming both masks,
-    and the labels are left as they are."""
+    before the fit (a slide's takes a minute), and the labels are left as they are; so is a
+    resume from another image of the same shape."""
+    import xfskde.commands.segment as command
+
     image, _ = random_textures((128, 128), seed=3)
     tiff, store = tmp_path / "in.tif", tmp_path / "labels.zarr"
     tifffile.imwrite(tiff, (image * 255).astype(np.uint8))
@@ -1251,6 +1254,12 @@ def test_a_segmentation_resumed_with_another_mask_file_is_refused(tmp_path, caps
     labels = xfskde.io.open_blocks(store).values
     assert (labels[:, 80:] == 0).all() and (labels[:, :80] > 0).all()
     capsys.readouterr()
+    fit = command.fit_textures
+
+    def not_fitted(*args, **kwargs):
+        raise AssertionError("the resume fitted a model before it was refused")
+
+    monkeypatch.setattr(command, "fit_textures", not_fitted)
     assert main([*argv, "--mask", str(second), "--resume"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert err == [
@@ -1258,6 +1267,13 @@ def test_a_segmentation_resumed_with_another_mask_file_is_refused(tmp_path, caps
         f"not {second} (a resume finishes a store with its own mask); resume with --mask "
         f"{first}, or pass --overwrite to start again with {second}"
     ]
+    other = tmp_path / "other.tif"
+    tifffile.imwrite(other, (image[::-1] * 255).astype(np.uint8))
+    other_argv = ["segment", str(other), *argv[2:], "--mask", str(first), "--resume"]
+    assert main(other_argv) == 2
+    said = capsys.readouterr().err
+    assert f"it was computed from {tiff}, not {other}" in said, said
+    monkeypatch.setattr(command, "fit_textures", fit)
     np.testing.assert_array_equal(xfskde.io.open_blocks(store).values, labels)
     assert main([*argv, "--mask", str(first), "--resume"]) == 0
     said = capsys.readouterr()

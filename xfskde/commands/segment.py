@@ -36,7 +36,7 @@ from ..io.geojson import refuse_gcp_regions
 from ..io.images import image_levels, nearest_reading, pixel_size_text, reading_text
 from ..io.ometiff import copy_ome_zarr_to_tiff, temporary_ome_zarr
 from ..io.png import check_png_size
-from ..io.stores import input_changed
+from ..io.stores import input_changed, refuse_other_input_files
 from ..lazy import plan_chunks
 from ..masks import resolve_mask
 from ..segmentation import FEATURE_GROUPS, fit_textures
@@ -271,6 +271,8 @@ def run(args: argparse.Namespace) -> int:
         # the fit is seeded, so a resumed run fits the same endmembers; they are in the
         # labels' attrs, and write_blocks refuses to resume a store written with others
         mask = resolve_mask(args.mask, image, margin=MASK_MARGIN, classes=args.mask_classes)
+        if _resuming(args):  # before the fit: another input or mask file is refused now
+            refuse_other_input_files(out, _input_files(image, mask))
         if model is None:
             model = fit_textures(image, args.textures, **options, mask=mask, nodata=args.nodata)
             model = _as_resumed(model, resumed)
@@ -332,6 +334,16 @@ def run(args: argparse.Namespace) -> int:
 def _resuming(args: argparse.Namespace) -> bool:
     """Whether ``--resume`` finishes a store that is there (file outputs are written whole)."""
     return args.resume and not is_file_output(args.output) and output_exists(args.output)
+
+
+def _input_files(image: xr.DataArray, mask: xr.DataArray | None) -> dict[str, Any]:
+    """What the labels of ``image`` will record of the files they are read from, for
+    :func:`xfskde.io.stores.refuse_other_input_files`: the image's ``source`` and its version,
+    and a mask read from a file as its path and version (as the results record it)."""
+    files = {key: image.attrs[key] for key in ("source", "source_version") if key in image.attrs}
+    if mask is not None and "source_version" in mask.attrs and "source" in mask.attrs:
+        files.update(mask=str(mask.attrs["source"]), mask_version=str(mask.attrs["source_version"]))
+    return files
 
 
 def _as_resumed(model: Any, resumed: xr.DataArray | None) -> Any:

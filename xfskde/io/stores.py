@@ -53,7 +53,7 @@ import json
 import os
 import threading
 import warnings
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, NamedTuple
 
@@ -423,6 +423,29 @@ def _refuse_other_files(store: Any, group: zarr.Group, params: str) -> None:
         f"resume finishes a store with its own {file.what}); resume with "
         f"{file.name}={then!r}, or pass overwrite=True to start again with {now}"
     )
+
+
+def refuse_other_input_files(store: Any, attrs: Mapping[str, Any]) -> None:
+    """Refuse at once to resume ``store`` from other input files than it was begun from, for a
+    writer that has a long way to go before :func:`write_blocks` (a segmentation's fit):
+    ``attrs`` are what the data to be written will record of its files (``source`` and
+    ``source_version``, ``mask`` and ``mask_version``: :data:`_INPUT_FILES`). Nothing is
+    refused where the store is not there or records no parameters (:func:`write_blocks`
+    decides then).
+
+    Raises
+    ------
+    StoreParametersError
+        Naming both files, as :func:`write_blocks` does.
+    """
+    store = store_target(store)
+    try:
+        group = _open_group(store, "store")
+    except (FileNotFoundError, StoreFormatError):
+        return
+    names = [key for file in _INPUT_FILES for key in (file.name, file.version)]
+    params = json.dumps({key: attrs[key] for key in names if key in attrs}, default=str)
+    _refuse_other_files(store, group, params)
 
 
 def source_changed(attrs: Any) -> tuple[str, str, str] | None:
