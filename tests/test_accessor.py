@@ -278,3 +278,15 @@ def test_channel_axis_is_refused_for_dataarrays():
     rgb = xr.DataArray(data.astronaut()[:16, :16], dims=("y", "x", "dim_2"))
     with pytest.raises(ValueError, match="rename"):
         local_fskde(rgb, order=3, channel_axis=-1)
+
+
+def test_an_image_of_two_colour_dims_is_told_what_to_do():
+    """An image of two dims named as colour (c and band) and two spatial dims not named y and
+    x fell into the refusal's advice for stacks, which had no stack dim to name: IndexError.
+    It is one line naming the two colour dims and what to select or rename."""
+    values = np.random.default_rng(0).random((3, 16, 16, 3))
+    image = xr.DataArray(values, dims=("c", "row", "col", "band"))
+    with pytest.raises(ValueError, match=r"it has 2 colour dims \('c', 'band'\): select one "
+                       r"image \(e\.g\. \.isel\(c=0\)\)") as info:  # fmt: skip
+        image.fskde.coefficients(order=3)
+    assert str(info.value).endswith("the spatial dims y and x (.rename(row='y', col='x'))")

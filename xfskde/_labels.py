@@ -217,11 +217,21 @@ def _layout_advice(image: xr.DataArray, dims: tuple[str, ...], colour: list[str]
         ", ".join(f"{d}={t!r}" for d, t in names.items()) if keywords
         else "{" + ", ".join(f"{d!r}: {t!r}" for d, t in names.items()) + "}"
     )  # fmt: skip
-    return (
+    expected = (
         f"{head}: expected (y, x), (y, x) with a colour dim named one of {COLOR_DIMS} at "
-        f"either end, or a stack of such images with y and x named. If {a!r} and {b!r} are "
-        f"the image's dims, name them so: .rename({rename}) (each plane of {tuple(others)} "
-        f"then gets its own field); else select one image, e.g. .isel({others[0]}=0)"
+        f"either end, or a stack of such images with y and x named"
+    )
+    if not others:  # two colour dims: one is a stack, or no colour
+        return (
+            f"{expected}; it has {len(colour)} colour dims {tuple(colour)}: select one image "
+            f"(e.g. .isel({colour[0]}=0)) or name the stack's dim otherwise (e.g. "
+            f".rename({{{colour[0]!r}: 'plane'}})), and the spatial dims y and x"
+            + (f" (.rename({rename}))" if names else "")
+        )
+    return (
+        f"{expected}. If {a!r} and {b!r} are the image's dims, name them so: .rename({rename}) "
+        f"(each plane of {tuple(others)} then gets its own field); else select one image, e.g. "
+        f".isel({others[0]}=0)"
     )
 
 
