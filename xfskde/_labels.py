@@ -299,9 +299,8 @@ def _at_cells(var: xr.Variable, dim: str, stride: int, position: bool) -> xr.Var
     """
     n = var.sizes[dim]
     here_index = np.arange(sample_offset(stride), n, stride)
-    here = var.isel({dim: here_index})
     if stride % 2 or not position or n < 2:
-        return here
+        return var.isel({dim: here_index})
     var = var.astype(np.float64) if var.dtype.kind in "iub" else var
     here = var.isel({dim: here_index})
     inside = xr.Variable((dim,), here_index + 1 < n)
