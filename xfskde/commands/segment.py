@@ -271,8 +271,8 @@ def run(args: argparse.Namespace) -> int:
         # the fit is seeded, so a resumed run fits the same endmembers; they are in the
         # labels' attrs, and write_blocks refuses to resume a store written with others
         mask = resolve_mask(args.mask, image, margin=MASK_MARGIN, classes=args.mask_classes)
-        if _resuming(args):  # before the fit: another input or mask file is refused now
-            refuse_other_input_files(out, _input_files(image, mask))
+        if resumed is not None:  # before the fit: another input or mask file is refused now
+            refuse_other_input_files(out, resumed.attrs, _input_files(image, mask))
         if model is None:
             model = fit_textures(image, args.textures, **options, mask=mask, nodata=args.nodata)
             model = _as_resumed(model, resumed)

@@ -408,7 +408,12 @@ def _other_file(stored: Any, params: str) -> tuple[_InputFile, str, str] | None:
 def _refuse_other_files(store: Any, group: zarr.Group, params: str) -> None:
     """Refuse to resume a store begun from another input file or mask file than the data's
     (:func:`_other_file`), naming both: a resume finishes a store from its own files."""
-    other = _other_file(group.attrs.get(_PARAMETERS_ATTR), params)
+    _refuse_other_recorded(store, group.attrs.get(_PARAMETERS_ATTR), params)
+
+
+def _refuse_other_recorded(store: Any, stored: Any, params: str) -> None:
+    """:func:`_refuse_other_files` for the store's recorded parameters as JSON, ``stored``."""
+    other = _other_file(stored, params)
     if other is None:
         return
     file, then, now = other
@@ -425,27 +430,27 @@ def _refuse_other_files(store: Any, group: zarr.Group, params: str) -> None:
     )
 
 
-def refuse_other_input_files(store: Any, attrs: Mapping[str, Any]) -> None:
+def refuse_other_input_files(
+    store: Any, recorded: Mapping[str, Any], attrs: Mapping[str, Any]
+) -> None:
     """Refuse at once to resume ``store`` from other input files than it was begun from, for a
     writer that has a long way to go before :func:`write_blocks` (a segmentation's fit):
-    ``attrs`` are what the data to be written will record of its files (``source`` and
-    ``source_version``, ``mask`` and ``mask_version``: :data:`_INPUT_FILES`). Nothing is
-    refused where the store is not there or records no parameters (:func:`write_blocks`
-    decides then).
+    ``recorded`` are the attrs of the store's data, as :func:`open_blocks` opened it, and
+    ``attrs`` what the data to be written will record of its files (``source`` and
+    ``source_version``, ``mask`` and ``mask_version``: :data:`_INPUT_FILES`); the same
+    comparison as :func:`write_blocks`'s (:func:`_other_file`).
 
     Raises
     ------
     StoreParametersError
         Naming both files, as :func:`write_blocks` does.
     """
-    store = store_target(store)
-    try:
-        group = _open_group(store, "store")
-    except (FileNotFoundError, StoreFormatError):
-        return
     names = [key for file in _INPUT_FILES for key in (file.name, file.version)]
-    params = json.dumps({key: attrs[key] for key in names if key in attrs}, default=str)
-    _refuse_other_files(store, group, params)
+
+    def files(found: Mapping[str, Any]) -> str:
+        return json.dumps({key: found[key] for key in names if key in found}, default=str)
+
+    _refuse_other_recorded(store_target(store), files(recorded), files(attrs))
 
 
 def source_changed(attrs: Any) -> tuple[str, str, str] | None:
