@@ -1173,6 +1173,16 @@ def _png_mask(path: Path, foreground: np.ndarray) -> Path:
     return path
 
 
+def _other_mask_refused(command: str, store, first, second) -> str:
+    """The one line a resume of ``store`` with the mask file ``second`` instead of ``first``
+    is refused with."""
+    return (
+        f"xfskde {command}: error: cannot resume {store}: it was computed with the mask "
+        f"{first}, not {second} (a resume finishes a store with its own mask); resume with "
+        f"--mask {first}, or pass --overwrite to start again with {second}"
+    )
+
+
 @pytest.mark.parametrize("command", ["coefficients", "maps"])
 def test_a_resume_with_another_mask_file_is_refused_not_written_over(
     tmp_path, capsys, monkeypatch, command
@@ -1201,11 +1211,7 @@ def test_a_resume_with_another_mask_file_is_refused_not_written_over(
     capsys.readouterr()
     assert main([*argv, "--mask", str(second), "--resume"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
-    assert err == [
-        f"xfskde {command}: error: cannot resume {store}: it was computed with the mask "
-        f"{first}, not {second} (a resume finishes a store with its own mask); resume with "
-        f"--mask {first}, or pass --overwrite to start again with {second}"
-    ]
+    assert err == [_other_mask_refused(command, store, first, second)]
     np.testing.assert_array_equal(block_record(store), record)  # nothing written
     monkeypatch.chdir(tmp_path)  # the same mask, named from its own folder
     assert main([*argv, "--mask", "a.png", "--resume"]) == 0
@@ -1262,11 +1268,7 @@ def test_a_segmentation_resumed_with_another_mask_file_is_refused(tmp_path, caps
     monkeypatch.setattr(command, "fit_textures", not_fitted)
     assert main([*argv, "--mask", str(second), "--resume"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
-    assert err == [
-        f"xfskde segment: error: cannot resume {store}: it was computed with the mask {first}, "
-        f"not {second} (a resume finishes a store with its own mask); resume with --mask "
-        f"{first}, or pass --overwrite to start again with {second}"
-    ]
+    assert err == [_other_mask_refused("segment", store, first, second)]
     other = tmp_path / "other.tif"
     tifffile.imwrite(other, (image[::-1] * 255).astype(np.uint8))
     other_argv = ["segment", str(other), *argv[2:], "--mask", str(first), "--resume"]

@@ -1026,14 +1026,17 @@ def test_checked_reads_keep_labels_and_work_on_a_cluster(tmp_path):
 # ------------------------------------------------------------------- physical pixel sizes
 
 
-def _ome_pyramid(path, size=0.25, unit="µm"):
-    base = (np.arange(512 * 384) % 251).astype(np.uint8).reshape(512, 384)
+def _ome_pyramid(path, size=0.25, unit="µm", base=None, factors=(2, 4)):
+    """An OME-TIFF of ``base`` (by default a 512 x 384 ramp) and two sub-resolution levels of
+    every ``factors``-th pixel, its level 0's pixels ``size`` ``unit`` on a side."""
+    if base is None:
+        base = (np.arange(512 * 384) % 251).astype(np.uint8).reshape(512, 384)
     meta = {"PhysicalSizeX": size, "PhysicalSizeXUnit": unit,
             "PhysicalSizeY": size, "PhysicalSizeYUnit": unit}  # fmt: skip
     with tifffile.TiffWriter(path) as tif:
-        tif.write(base, tile=(64, 64), subifds=2, metadata=meta)
-        tif.write(base[::2, ::2], tile=(64, 64), subfiletype=1)
-        tif.write(base[::4, ::4], tile=(64, 64), subfiletype=1)
+        tif.write(base, tile=(64, 64), subifds=len(factors), metadata=meta)
+        for f in factors:
+            tif.write(base[::f, ::f], tile=(64, 64), subfiletype=1)
     return base
 
 
@@ -1076,11 +1079,7 @@ def test_mpp_reads_the_nearest_pixel_size_of_every_level_and_whole_cells(tmp_pat
     word, which a model fitted at 0.5 µm then refused, advising mpp=0.5 again."""
     pixels = np.random.default_rng(7).integers(0, 256, (256, 256), dtype=np.uint8)
     path = tmp_path / "pyramid.ome.tif"
-    with tifffile.TiffWriter(path) as tif:
-        tif.write(pixels, tile=(64, 64), subifds=2,
-                  metadata={"PhysicalSizeX": 0.325, "PhysicalSizeY": 0.325})  # fmt: skip
-        tif.write(pixels[::2, ::2], tile=(64, 64), subfiletype=1)
-        tif.write(pixels[::4, ::4], tile=(64, 64), subfiletype=1)
+    _ome_pyramid(path, 0.325, base=pixels)
     one = xfskde.open_image(path, mpp=1.0)
     assert (one.attrs["source_level"], one.attrs["source_binning"]) == (0, 3)
     np.testing.assert_allclose(one.attrs["source_pixel_size_um"], [0.975, 0.975])
@@ -1170,11 +1169,7 @@ def test_mpp_between_the_levels_of_a_pyramid_averages_the_finer_one(tmp_path):
     with 2 µm); now that level in 2 x 2 cells. mpp=2 is its level 1 as it is."""
     pixels = np.random.default_rng(5).integers(0, 256, (256, 192), dtype=np.uint8)
     path = tmp_path / "aperio.ome.tif"
-    with tifffile.TiffWriter(path) as tif:
-        tif.write(pixels, tile=(64, 64), subifds=2,
-                  metadata={"PhysicalSizeX": 0.5, "PhysicalSizeY": 0.5})  # fmt: skip
-        tif.write(pixels[::4, ::4], tile=(64, 64), subfiletype=1)
-        tif.write(pixels[::16, ::16], tile=(64, 64), subfiletype=1)
+    _ome_pyramid(path, 0.5, base=pixels, factors=(4, 16))
     one = xfskde.open_image(path, mpp=1)
     assert (one.attrs["source_level"], one.attrs["source_binning"]) == (0, 2)
     np.testing.assert_array_equal(one.values, _cell_means(pixels, 2))

@@ -99,13 +99,26 @@ def test_a_loaded_tiff_picture_whose_file_is_gone_is_refused(tmp_path):
         xfskde.open_image(picture)
 
 
+def _as_pillow_converts(path, mode: str) -> tuple[xr.DataArray, np.ndarray]:
+    """The 64 x 64 picture at ``path`` as open_image reads it, checked equal to what Pillow
+    gives converting it (of ``mode``) to RGB: the image, and Pillow's RGB."""
+    from PIL import Image
+
+    with Image.open(path) as picture:
+        assert picture.mode == mode
+        expected = np.asarray(picture.convert("RGB"))
+    image = xfskde.open_image(path)
+    assert image.sizes == {"y": 64, "x": 64, "c": 3} and image.dtype == np.uint8
+    np.testing.assert_array_equal(image.values, expected)
+    return image, expected
+
+
 def test_a_cmyk_tiff_is_read_as_rgb_as_pillow_converts_it(tmp_path, capsys):
     """A CMYK TIFF (Photometric Separated, a print file) was read as four channels of ink by
     path, where its PIL picture and a CMYK JPEG are read as RGB: its gradients those of inks,
     K a fourth colour. It is read as RGB now, by Pillow's conversion (R = (1 - C)(1 - K) of
     full scale, to Pillow's rounding), interleaved or planar, of 8 or 16 bits, its alpha kept
     as an alpha; inks other than CMYK are refused in one line."""
-    from PIL import Image
 
     from xfskde.cli import main
 
@@ -113,12 +126,7 @@ def test_a_cmyk_tiff_is_read_as_rgb_as_pillow_converts_it(tmp_path, capsys):
     ink = np.dstack([255 - rgb, (np.arange(64) * 4).astype(np.uint8)[None, :].repeat(64, 0)])
     path = tmp_path / "print.tif"
     tifffile.imwrite(path, ink, photometric="separated")
-    with Image.open(path) as picture:
-        assert picture.mode == "CMYK"
-        expected = np.asarray(picture.convert("RGB"))
-    image = xfskde.open_image(path)
-    assert image.sizes == {"y": 64, "x": 64, "c": 3} and image.dtype == np.uint8
-    np.testing.assert_array_equal(image.values, expected)
+    image, expected = _as_pillow_converts(path, "CMYK")
     np.testing.assert_array_equal(image.values[:, 0], rgb[:, 0])  # no black ink: the colours
     assert "CMYK (Separated): read as RGB" in image.attrs["source_photometric"]
     assert "ICC profile is not applied" in image.attrs["source_photometric"]
@@ -210,12 +218,7 @@ def test_a_palette_tiff_is_read_as_rgb_through_its_colour_map(tmp_path, capsys):
     indices[:2, :8] = 4
     path = tmp_path / "scan.tif"
     tifffile.imwrite(path, indices, photometric="palette", colormap=colours)
-    with Image.open(path) as picture:
-        assert picture.mode == "P"
-        expected = np.asarray(picture.convert("RGB"))
-    image = xfskde.open_image(path)
-    assert image.sizes == {"y": 64, "x": 64, "c": 3} and image.dtype == np.uint8
-    np.testing.assert_array_equal(image.values, expected)
+    image, expected = _as_pillow_converts(path, "P")
     np.testing.assert_array_equal(image.values, (colours.T >> 8)[indices])
     assert image.attrs["source_colormap"] == 256 and "source_palette" not in image.attrs
     as_png = tmp_path / "scan.png"
