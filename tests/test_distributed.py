@@ -579,3 +579,48 @@ def test_segmentations_fit_through_a_client_of_ones_own_is_checked(camera_zarr):
     said = str(refused.value)
     assert "\n" not in said and " pauses at 229 MiB (80% of its memory_limit of 286 MiB)" in said
     assert "give each worker a memory_limit of at least " in said, said
+
+
+def test_an_overwrite_refused_for_memory_leaves_the_old_store_and_says_so(
+    small_worker, tmp_path, capsys
+):
+    """`xfskde coefficients ... --overwrite` on workers too small for its blocks laid the new
+    store out over the old, complete one before the memory check refused it: the old store
+    was gone, and the note said the new one "keeps 0 of 1 blocks". Now the check comes first:
+    the old store is left as it was, and the note says so."""
+    pixels = np.tile(CAMERA, (2, 2))  # 1024²: one block of 72 MiB of coefficients
+    tiff, out = tmp_path / "in.tif", tmp_path / "out.zarr"
+    tifffile.imwrite(tiff, pixels, tile=(256, 256))
+    argv = ["coefficients", str(tiff), str(out), "--window", "box", "--size", "5", "--chunks",
+            "1024", "--no-progress"]  # fmt: skip
+    assert main([*argv, "--scheduler", "threads"]) == 0
+    before = xfskde.open_coefficients(out).values
+    capsys.readouterr()
+    argv += ["--overwrite", "--scheduler", small_worker.scheduler_address]
+    assert _within(60, main, argv) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1, err
+    assert "have too little memory for xfskde's tasks" in err[0], err
+    assert err[0].endswith(f"; {out} was not touched: it is complete, as before"), err
+    assert store_status(out) == {"complete": True, "blocks_done": 1, "blocks_total": 1,
+                                 "blocks_skipped": 0}  # fmt: skip
+    np.testing.assert_array_equal(xfskde.open_coefficients(out).values, before)
+
+
+def test_a_store_replaced_before_a_failure_is_not_said_untouched(tmp_path):
+    """The note of a failed write says "not touched" only of a store the run left as it was:
+    one that an overwrite wrote again is just complete."""
+    from xfskde.commands._options import writing
+    from xfskde.exceptions import ParameterError
+
+    out = tmp_path / "out.zarr"
+    field = xfskde.local_fskde(xr.DataArray(CAMERA[:64, :64], dims=("y", "x")), order=2,
+                               window="box", size=3)  # fmt: skip
+    xfskde.write_coefficients(field, out, scheduler="synchronous")
+    for rewrite, note in ((False, "was not touched: it is complete, as before"),
+                          (True, "is complete")):  # fmt: skip
+        with pytest.raises(ParameterError) as failed, writing(str(out)):
+            if rewrite:
+                xfskde.write_coefficients(field, out, overwrite=True, scheduler="synchronous")
+            raise ParameterError("refused")
+        assert failed.value.__notes__ == [f"{out} {note}"]
