@@ -522,3 +522,105 @@ def test_a_worker_killed_under_connect_is_one_line():
         "a worker of the Dask cluster died while it computed a block (KilledWorker: killed "
         "once, the last on tcp://"
     )
+
+
+@pytest.fixture
+def small_worker():
+    """A cluster of one worker process of one thread and 500 MB (477 MiB: paused above 381),
+    room for xfskde and a block of 512² coefficients of order 8, not for one of 1024²."""
+    cluster = distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=True,
+                                       memory_limit="500MB", dashboard_address=None,
+                                       silence_logs=50)  # fmt: skip
+    with cluster:
+        yield cluster
+
+
+def test_a_write_through_a_client_of_ones_own_is_checked_before_its_layout(small_worker, tmp_path):
+    """A Client made with distributed.Client (not connect()) is Dask's default scheduler: a
+    write that cannot fit on its workers was refused only once its store was laid out (an
+    empty store left behind, and, for an overwrite, the old one gone). Now it is refused in one
+    line before anything is written or submitted; a write that fits gives the same values."""
+    pixels = np.tile(CAMERA, (2, 2))  # 1024²
+    path = _zarr_image(tmp_path / "camera.zarr", pixels, chunks=256)
+    params = {"order": 8, "window": "box", "size": 5}
+    out = tmp_path / "out.zarr"
+    with distributed.Client(small_worker) as client:
+        large = xfskde.local_fskde(xfskde.open_image(path, chunks=1024), **params)
+        with pytest.raises(xfskde.exceptions.ParameterError) as refused:
+            _within(60, xfskde.write_coefficients, large, out)
+        (worker,) = client.has_what()
+        assert not client.has_what()[worker]  # nothing was submitted
+        assert not out.exists()  # nothing was laid out
+        small = xfskde.local_fskde(xfskde.open_image(path, chunks=512), **params)
+        assert _within(120, xfskde.write_coefficients, small, out) == 4
+    said = str(refused.value)
+    assert "\n" not in said and said.startswith(
+        "the workers of the Dask cluster have too little memory for xfskde's tasks: tcp://"
+    ), said
+    assert " 2 times the largest chunk, 72 MiB)" in said and "smaller chunks=" in said, said
+    np.testing.assert_allclose(
+        xfskde.open_coefficients(out).values, xfskde.local_fskde(pixels, **params), rtol=1e-6
+    )
+
+
+def test_segmentations_fit_through_a_client_of_ones_own_is_checked(camera_zarr):
+    """segment()'s fit computed its crop, tiles and samples with .compute() on the default
+    Client: on workers with no room for xfskde (300 MB: paused as soon as xfskde is loaded)
+    it waited for ever. Now it is refused in one line before its first task is submitted."""
+    cluster = distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=True,
+                                       memory_limit="300MB", dashboard_address=None,
+                                       silence_logs=50)  # fmt: skip
+    with cluster, distributed.Client(cluster) as client:
+        image = xfskde.open_image(camera_zarr, chunks=128)
+        with pytest.raises(xfskde.exceptions.ParameterError) as refused:
+            _within(60, xfskde.segment, image, 2, sample=2000)
+        (worker,) = client.has_what()
+        assert not client.has_what()[worker]
+    said = str(refused.value)
+    assert "\n" not in said and " pauses at 229 MiB (80% of its memory_limit of 286 MiB)" in said
+    assert "give each worker a memory_limit of at least " in said, said
+
+
+def test_an_overwrite_refused_for_memory_leaves_the_old_store_and_says_so(
+    small_worker, tmp_path, capsys
+):
+    """`xfskde coefficients ... --overwrite` on workers too small for its blocks laid the new
+    store out over the old, complete one before the memory check refused it: the old store
+    was gone, and the note said the new one "keeps 0 of 1 blocks". Now the check comes first:
+    the old store is left as it was, and the note says so."""
+    pixels = np.tile(CAMERA, (2, 2))  # 1024²: one block of 72 MiB of coefficients
+    tiff, out = tmp_path / "in.tif", tmp_path / "out.zarr"
+    tifffile.imwrite(tiff, pixels, tile=(256, 256))
+    argv = ["coefficients", str(tiff), str(out), "--window", "box", "--size", "5", "--chunks",
+            "1024", "--no-progress"]  # fmt: skip
+    assert main([*argv, "--scheduler", "threads"]) == 0
+    before = xfskde.open_coefficients(out).values
+    capsys.readouterr()
+    argv += ["--overwrite", "--scheduler", small_worker.scheduler_address]
+    assert _within(60, main, argv) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1, err
+    assert "have too little memory for xfskde's tasks" in err[0], err
+    assert err[0].endswith(f"; {out} was not touched: it is complete, as before"), err
+    assert store_status(out) == {"complete": True, "blocks_done": 1, "blocks_total": 1,
+                                 "blocks_skipped": 0}  # fmt: skip
+    np.testing.assert_array_equal(xfskde.open_coefficients(out).values, before)
+
+
+def test_a_store_replaced_before_a_failure_is_not_said_untouched(tmp_path):
+    """The note of a failed write says "not touched" only of a store the run left as it was:
+    one that an overwrite wrote again is just complete."""
+    from xfskde.commands._options import writing
+    from xfskde.exceptions import ParameterError
+
+    out = tmp_path / "out.zarr"
+    field = xfskde.local_fskde(xr.DataArray(CAMERA[:64, :64], dims=("y", "x")), order=2,
+                               window="box", size=3)  # fmt: skip
+    xfskde.write_coefficients(field, out, scheduler="synchronous")
+    for rewrite, note in ((False, "was not touched: it is complete, as before"),
+                          (True, "is complete")):  # fmt: skip
+        with pytest.raises(ParameterError) as failed, writing(str(out)):
+            if rewrite:
+                xfskde.write_coefficients(field, out, overwrite=True, scheduler="synchronous")
+            raise ParameterError("refused")
+        assert failed.value.__notes__ == [f"{out} {note}"]

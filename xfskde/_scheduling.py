@@ -21,17 +21,24 @@ neither a local scheduler nor an address (``"thread"``) is a
 its ``memory_limit``, and a paused worker starts no task until its memory falls — which the
 memory of imported modules and compiled code never does: a computation on such workers waited
 for ever, saying nothing (``import xfskde`` alone took 187 MiB of a worker's 286 MiB in
-2026-11). So, before anything is submitted to a cluster (:func:`connect`, :func:`compute`),
-:func:`check_workers` has every worker load xfskde, hand its freed memory back to the system
-and say what it holds, and refuses in one line where no worker has room for what a task needs
-(:func:`xfskde._memory.task_need`): naming the worker, its limit, what a task needs and what to
-do. While a computation runs, a watcher looks at the workers every :data:`WATCH_EVERY` seconds:
-when every worker has been paused with no task running for :data:`PAUSED_PATIENCE` seconds
-(their memory grew during the run), the computation is cancelled and is a
-:class:`~xfskde.exceptions.WorkerDiedError` saying so. The watcher sees the computations xfskde
-submits itself (:func:`compute`) and everything computed through the ``Client`` of
-:func:`connect` (``dask.compute``, ``.compute()``, as the command line does); a computation
-submitted through a ``Client`` of one's own (``field.compute()``) is Dask's to wait for.
+2026-11). So, before anything is submitted to a cluster, :func:`check_workers` has every worker
+load xfskde, hand its freed memory back to the system and say what it holds, and refuses in one
+line where no worker has room for what a task needs (:func:`xfskde._memory.task_need`): naming
+the worker, its limit, what a task needs and what to do. While a computation runs, a watcher
+looks at the workers every :data:`WATCH_EVERY` seconds: when every worker has been paused with
+no task running for :data:`PAUSED_PATIENCE` seconds (their memory grew during the run), the
+computation is cancelled and is a :class:`~xfskde.exceptions.WorkerDiedError` saying so.
+
+**What is checked and watched.** What xfskde computes itself goes through :func:`compute` —
+its writers, segmentation's fit, the command line's maps — and is checked and watched on
+whatever cluster runs it: one named (a ``Client``, an address) or Dask's current
+scheduler, the ``Client`` a user made (``Client(LocalCluster(...))``, ``Client("tcp://...")``
+become Dask's default). A writer checks before it lays out or replaces its store
+(:func:`check_room`), so that a refused ``overwrite`` leaves the old store as it was. The
+``Client`` of :func:`connect` (the command line's ``--scheduler ADDRESS``) also watches what
+Dask computes through it (``dask.compute``, ``.compute()``: :func:`_watched_get`); what a user
+computes through a ``Client`` of their own (``field.compute()``, ``client.compute(labels)``) is
+Dask's to run and wait for.
 """
 
 from __future__ import annotations
@@ -280,13 +287,37 @@ def check_workers(client: Any, collections: Sequence[Any] = ()) -> None:
     )
 
 
+def _in_task() -> bool:
+    """Whether this thread runs a task on a distributed worker (where Dask computes through
+    the worker's own client, and a check of the workers, or a watch, would wait on itself)."""
+    worker = sys.modules.get("distributed.worker")
+    return worker is not None and bool(getattr(worker.thread_state, "key", False))
+
+
 def _cluster_client(scheduler: Any) -> Any:
-    """The ``distributed.Client`` that runs the graph, or None for Dask's local schedulers."""
-    if isinstance(scheduler, str):
+    """The ``distributed.Client`` that runs the graph (``scheduler`` None: Dask's current
+    scheduler, the default Client if any), or None for Dask's local schedulers and inside a
+    task."""
+    if isinstance(scheduler, str) or _in_task():
         return None
     get = dask.base.get_scheduler(scheduler=scheduler)
     owner = getattr(get, "__self__", scheduler)
     return owner if hasattr(owner, "gather") and hasattr(owner, "compute") else None
+
+
+def check_room(collections: Sequence[Any], scheduler: Any = None) -> None:
+    """:func:`check_workers` for ``collections`` on the cluster that ``scheduler`` (a Client,
+    or None for Dask's current scheduler: the default Client if any) runs them on; nothing for
+    local schedulers. A writer calls it before it touches its store.
+
+    Raises
+    ------
+    ParameterError
+        Where no worker of that cluster has room for a task of ``collections``.
+    """
+    client = _cluster_client(scheduler)
+    if client is not None:
+        check_workers(client, collections)
 
 
 def refuse_unshared_folder(folder: str | os.PathLike, scheduler: Any = None) -> None:
@@ -503,12 +534,18 @@ def _watched_get(client: Any, dsk: Any, keys: Any, *args: Any, **kwargs: Any) ->
             future.release()
 
 
-def compute(collections: Sequence[Any], scheduler: Any = None, progress: bool = False) -> list:
-    """Compute ``collections`` together on ``scheduler`` and return their results.
+def compute(
+    collections: Sequence[Any], scheduler: Any = None, progress: bool = False, check: bool = True
+) -> list:
+    """Compute ``collections`` together on ``scheduler`` and return their results (those that
+    are no Dask collection as they are): the one place where xfskde computes (its writers,
+    segmentation's fit, the command line).
 
-    ``scheduler`` is None (Dask's current one: the active Client, if any), a local scheduler
-    name, a ``distributed.Client`` or a scheduler address (connected to for this call, see
-    :func:`connect`).
+    ``scheduler`` is None (Dask's current one: the default Client, if any — a Client of the
+    user's own included), a local scheduler name, a ``distributed.Client`` or a scheduler
+    address (connected to for this call, see :func:`connect`). On a cluster the workers are
+    checked first (:func:`check_workers`; ``check=False`` where the caller has just done it,
+    :func:`check_room`) and watched while the tasks run (:class:`_PausedWatch`).
 
     Raises
     ------
@@ -519,17 +556,27 @@ def compute(collections: Sequence[Any], scheduler: Any = None, progress: bool = 
         On a cluster, if a task's workers died as often as the scheduler allows, or if every
         worker stayed paused for lack of memory for :data:`PAUSED_PATIENCE` seconds.
     """
+    results = list(collections)
+    lazy = [i for i, item in enumerate(results) if dask.is_dask_collection(item)]
+    if len(lazy) < len(results):  # what is in memory already is returned as it is
+        values = compute([results[i] for i in lazy], scheduler, progress, check)
+        for i, value in zip(lazy, values, strict=True):
+            results[i] = value
+        return results
+    if not results:
+        return results
     if is_address(scheduler):
         with connect(scheduler) as client:
-            return compute(collections, client, progress)
+            return compute(results, client, progress, check)
     client = _cluster_client(scheduler)
     if client is not None:
-        check_workers(client, collections)
-        futures = client.compute(list(collections))
+        if check:
+            check_workers(client, results)
+        futures = client.compute(results)
         return _gather(client, futures, futures, progress)
     if not progress:
-        return _compute_local(collections, scheduler)
+        return _compute_local(results, scheduler)
     from dask.diagnostics import ProgressBar
 
     with ProgressBar(out=sys.stderr):  # stdout is for results (a pipe, a notebook cell's value)
-        return _compute_local(collections, scheduler)
+        return _compute_local(results, scheduler)

@@ -81,6 +81,7 @@ from ._labels import (
     stored_integer_dtype,
 )
 from ._pictures import is_picture, palette_indices
+from ._scheduling import compute as compute_collections
 from ._validation import _check_choice
 from .exceptions import (
     DimensionError,
@@ -199,11 +200,13 @@ def _small(image: xr.DataArray, max_side: int) -> xr.DataArray:
     image = image.transpose("y", "x", *colour)
     factor = max(1, math.ceil(max(image.sizes["y"], image.sizes["x"]) / max_side))
     if factor == 1:
-        return image.compute()
+        return compute_collections([image])[0]
     height, width = image.sizes["y"], image.sizes["x"]
     data = image.data.reshape(height, width, -1)  # the colour dims as one
     if isinstance(data, da.Array):
-        cells = cell_means(in_whole_cells(data, factor), factor, unit=False).compute()
+        (cells,) = compute_collections(
+            [cell_means(in_whole_cells(data, factor), factor, unit=False)]
+        )
     else:
         cells = block_cells(np.asarray(data), factor, unit=False)
     shape = (cells.shape[0], cells.shape[1], *image.shape[2:])
@@ -968,7 +971,7 @@ def _mask_image(mask: Any) -> xr.DataArray:
                 f"no such mask: {where} (a mask is a file, or one of {methods})"
             )
     try:
-        values = open_image(mask).compute()  # read here: a failure is the mask's
+        (values,) = compute_collections([open_image(mask)])  # read here: a failure is the mask's
     except (XfskdeError, FileNotFoundError):
         raise
     except Exception as exc:  # named as the mask's, not taken for the image's (the CLI's note)

@@ -20,12 +20,13 @@ from typing import Any
 
 import numpy as np
 
+from ._scheduling import compute
+
 __all__ = ["adjusted_rand_index", "contingency_table", "rand_index"]
 
 
 def _flat_labels(name: str, labels: Any) -> np.ndarray:
-    if hasattr(labels, "compute"):
-        labels = labels.compute()
+    (labels,) = compute([labels])  # a lazy result on Dask's current scheduler
     values = np.asarray(getattr(labels, "values", labels))
     if values.dtype.kind not in "iub":
         raise TypeError(f"{name} must hold integer labels, got dtype {values.dtype}")

@@ -37,6 +37,7 @@ from . import orientation as _orientation
 from ._grid import sample_offset
 from ._palette import BACKGROUND_COLOUR, label_palette
 from ._pictures import is_picture, picture_values
+from ._scheduling import compute as compute_collections
 from .density import evaluate
 from .exceptions import DimensionError, ParameterError
 from .fields import check_field
@@ -591,7 +592,6 @@ def _orientation_maps(
     field_or_maps: Any, kernel: Any, stride: int
 ) -> tuple[np.ndarray, np.ndarray, tuple[float, float, float, float]]:
     """Orientation and coherence as NumPy (y, x) arrays, and their extent."""
-    import dask
 
     if isinstance(field_or_maps, (tuple, list)):
         if len(field_or_maps) != 2:
@@ -616,7 +616,7 @@ def _orientation_maps(
         omega = _orientation.orientation(field)
         strength = _orientation.coherence(field, kernel)
     extent = _extent(omega, stride)
-    omega, strength = dask.compute(omega, strength)  # one pass over a lazy field for both
+    omega, strength = compute_collections([omega, strength])  # one pass over a lazy field
     omega, strength = _yx_values(omega), _yx_values(strength)
     if omega.ndim != 2 or omega.shape != strength.shape:
         raise DimensionError(
@@ -788,7 +788,6 @@ def _region_mean(field: Any, region: Any, stride: int) -> tuple[np.ndarray, int]
 
     Samples whose F_0 is not finite (no-data under ``nan_policy="propagate"``) are left out.
     """
-    import dask
     import xarray as xr
 
     if isinstance(field, xr.DataArray):
@@ -840,7 +839,7 @@ def _region_mean(field: Any, region: Any, stride: int) -> tuple[np.ndarray, int]
         keep = mask
     keep = keep & np.isfinite(F.isel(k=0))
     total = F.astype(np.complex128).where(keep, 0).sum(("y", "x"))
-    total, count = dask.compute(total.values, keep.sum().values)
+    total, count = compute_collections([total.data, keep.sum().data])  # one pass for both
     count = int(count)
     if count == 0:
         raise ParameterError(

@@ -912,8 +912,26 @@ def origin(exc: BaseException) -> str | None:
     return "input" if reader else None
 
 
-def _left(output: str, interrupted: bool) -> str | None:
-    """What a failed or interrupted write left at ``output``, and how to go on from there."""
+def _store_state(output: str) -> tuple[dict[str, Any], Any] | None:
+    """A store's status (:func:`xfskde.io.store_status`) and what its filesystem says of its
+    root metadata (size, modification time, ETag), which every layout and every completion
+    rewrites; None where no store is at ``output``."""
+    try:
+        if not output_exists(output):
+            return None
+        status = store_status(output)
+        fs, path = locate(output).filesystem()
+        return status, fs.info(f"{path.rstrip('/')}/zarr.json")
+    except (OSError, ValueError, KeyError, XfskdeError):
+        return None
+
+
+def _left(
+    output: str, interrupted: bool, before: tuple[dict[str, Any], Any] | None = None
+) -> str | None:
+    """What a failed or interrupted write left at ``output``, and how to go on from there;
+    ``before`` is :func:`_store_state` when the command began, to tell a store the failure
+    left as it was (a run refused before it touched the store) from one it replaced."""
     if not output_exists(output):
         return f"nothing was written to {output}" if interrupted else None
     try:
@@ -921,6 +939,8 @@ def _left(output: str, interrupted: bool) -> str | None:
     except (OSError, ValueError, KeyError, XfskdeError):
         return None
     if status["complete"]:
+        if before is not None and _store_state(output) == before:
+            return f"{output} was not touched: it is complete, as before"
         return f"{output} is complete"
     done, total = status["blocks_done"], status["blocks_total"]
     then = "run the same command with --resume to finish it" if interrupted else (
@@ -941,17 +961,18 @@ def writing(output: str, source: str | None = None) -> Iterator[None]:
     error of zarr or its codecs there is recognised by :func:`origin` and becomes the same
     ImageReadError; an :class:`OSError` raised writing the store (a full disk) names the store.
     """
+    before = _store_state(output)
     try:
         yield
     except KeyboardInterrupt as exc:
-        note = _left(output, interrupted=True)
+        note = _left(output, interrupted=True, before=before)
         if note:
             exc.add_note(note)
         raise
     except (StoreExistsError, StoreParametersError, StoreFormatError):
         raise  # refused before anything was written: the message says what to do
     except XfskdeError as exc:
-        note = _left(output, interrupted=False)
+        note = _left(output, interrupted=False, before=before)
         if note:
             exc.add_note(note)
         raise
@@ -965,7 +986,7 @@ def writing(output: str, source: str | None = None) -> Iterator[None]:
         elif side == "output" and isinstance(exc, OSError):
             reason = exc.strerror or detail
             error = OSError(exc.errno, f"cannot write {output}: {reason}")
-        note = _left(output, interrupted=False)
+        note = _left(output, interrupted=False, before=before)
         if note:
             error.add_note(note)
         if error is exc:

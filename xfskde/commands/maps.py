@@ -18,6 +18,7 @@ import dask
 import numpy as np
 import xarray as xr
 
+from .._scheduling import compute
 from ..io import open_image, write_ome_tiff, write_ome_zarr
 from ..io.png import check_png_size
 from ..io.stores import block_record
@@ -82,7 +83,7 @@ def run(args: argparse.Namespace) -> int:
         check_png_size((ny, nx), f"{args.output}: the maps' cells", remedy)
         with writing(args.output, args.input), dask.config.set(config), scheduler(args), \
                 progress_on_stderr():  # fmt: skip
-            omega, strength = dask.compute(maps["orientation"], maps["coherence"])
+            omega, strength = compute([maps["orientation"], maps["coherence"]])
             if not _valued(strength.values):
                 refuse_no_gradient(args, image, "map")
             picture = axial_rgb(omega.values, strength.values)  # hue ω over [0, π), value C

@@ -72,6 +72,7 @@ import xarray as xr
 
 from .._labels import crs_wkt, gcp_count, geotransform, parse_crs, pixel_steps
 from .._palette import label_rgba_8bit
+from .._scheduling import compute as compute_collections
 from ..exceptions import ParameterError
 from ._location import Location, locate, micrometres
 from .images import (
@@ -808,7 +809,7 @@ def labels_geojson(labels: Any, *, max_side: int = MAX_SIDE) -> dict[str, Any]:
         raise ParameterError(f"labels must be (y, x) to be written as regions, got shape {shape}")
     image = labels if isinstance(labels, xr.DataArray) else xr.DataArray(labels, dims=("y", "x"))
     factor = max(1, math.ceil(max(shape) / max_side))
-    grid = np.asarray(image.data[::factor, ::factor])
+    grid = np.asarray(compute_collections([image.data[::factor, ::factor]])[0])
     if grid.dtype.kind not in "ui":
         raise ParameterError(f"labels must be integers to be written as regions, got {grid.dtype}")
     wkt = crs_wkt(image)

@@ -50,7 +50,8 @@ import numpy as np
 import xarray as xr
 
 from .._palette import BACKGROUND_COLOUR, label_rgba_8bit
-from .._scheduling import refuse_unshared_folder
+from .._scheduling import check_room, refuse_unshared_folder
+from .._scheduling import compute as compute_collections
 from ..exceptions import DimensionError, ParameterError
 from ._location import micrometres
 
@@ -350,16 +351,19 @@ def write_geotiff(
     lock = _write_lock(path) if isinstance(out.data, da.Array) else None
     if lock is not None:  # the tasks write their tiles themselves
         refuse_unshared_folder(path.resolve().parent)
+        check_room([out.data])  # on a cluster too small, before a file there is replaced
     # GDAL's block cache kept small (its default, 5 % of the memory, held the tiles of a
     # slide's labels: 1.30 against 1.14 GiB at the peak of a 16384² `xfskde segment`, as fast)
     with rasterio.Env(GDAL_CACHEMAX=_GDAL_CACHE_MB):
         try:
             # BigTIFF where the uncompressed bands could pass 4 GB (GDAL's default, IF_NEEDED,
             # cannot tell for a compressed file, and fails when it does pass)
-            out.rio.to_raster(
+            pending = out.rio.to_raster(
                 target, driver="GTiff", tiled=True, blockxsize=tile, blockysize=tile,
-                recalc_transform=False, lock=lock, BIGTIFF="IF_SAFER", **options,
+                recalc_transform=False, lock=lock, BIGTIFF="IF_SAFER", compute=False, **options,
             )  # fmt: skip
+            if pending is not None:  # the tasks that write the tiles (Dask-backed data)
+                compute_collections([pending], check=False)
             with rasterio.open(target, "r+") as written:  # rioxarray writes no band units
                 for band, tags in enumerate(per_band, start=1):
                     if "units" in tags:

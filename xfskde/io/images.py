@@ -81,6 +81,7 @@ from .._pictures import (
     transparent_as_nan,
     warn_if_turned,
 )
+from .._scheduling import compute as compute_collections
 from ..exceptions import (
     DimensionError,
     GeoreferencingWarning,
@@ -696,7 +697,7 @@ def _dataarray_at(image: xr.DataArray, mpp: float, request: _Request) -> xr.Data
     lazy = isinstance(image.data, da.Array)
     binned = _binned(image if lazy else image.chunk(), cells, request)
     binned = binned.assign_attrs(source_pixel_size_um=[size[0] * cells, size[1] * cells])
-    return binned if lazy else binned.compute()
+    return binned if lazy else compute_collections([binned])[0]
 
 
 def _rechunked(image: xr.DataArray, request: _Request) -> xr.DataArray:

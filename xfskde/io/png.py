@@ -29,6 +29,7 @@ import numpy as np
 import xarray as xr
 
 from .._palette import BACKGROUND_COLOUR, label_rgba_8bit
+from .._scheduling import compute as compute_collections
 from ..exceptions import DimensionError, ParameterError
 from .omezarr import _jsonable
 
@@ -84,7 +85,8 @@ def write_labels_png(labels: Any, path: str | os.PathLike, *, model: Any = None)
     if len(shape) != 2:
         raise DimensionError(f"labels must be (y, x) to be a PNG, got shape {shape}")
     check_png_size(shape, "the labels")
-    values = labels.values if isinstance(labels, xr.DataArray) else np.asarray(labels)
+    (values,) = compute_collections([labels.data if isinstance(labels, xr.DataArray) else labels])
+    values = np.asarray(values)
     low, high = (int(values.min()), int(values.max())) if values.size else (0, 0)
     if values.dtype.kind not in "ui" or not 0 <= low <= high <= 255:
         raise ParameterError(

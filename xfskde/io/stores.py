@@ -70,8 +70,8 @@ from zarr.codecs import Crc32cCodec
 from zarr.core.buffer import default_buffer_prototype
 from zarr.core.sync import sync
 
+from .._scheduling import check_room, connect, is_address, refuse_unshared_folder, runs_on_cluster
 from .._scheduling import compute as compute_collections
-from .._scheduling import connect, is_address, refuse_unshared_folder, runs_on_cluster
 from ..exceptions import (
     DimensionError,
     ImageReadError,
@@ -1273,6 +1273,8 @@ def write_blocks(
     field = _blocked(data, cy, cx)
     spatial = _spatial(field.dims)
     nby, nbx = len(field.chunks[spatial[0]]), len(field.chunks[spatial[1]])
+    if compute:  # on a cluster too small, refused before an overwrite touches the old store
+        check_room([field.data], scheduler)
     if fresh:
         if overwrite and isinstance(store, Location) and store.is_file():
             store.remove()  # a file where the store goes: zarr cannot clear it itself
@@ -1299,7 +1301,7 @@ def write_blocks(
     if not compute:
         return pending
     try:
-        written = int(compute_collections([pending.sum()], scheduler, progress)[0])
+        written = int(compute_collections([pending.sum()], scheduler, progress, check=False)[0])
     except BaseException:
         # a write that failed before its first block leaves nothing in the way; on a cluster,
         # tasks that already run cannot be waited for, so the (resumable) layout stays there

@@ -67,6 +67,7 @@ from .._labels import (
 )
 from .._memory import release_free_memory
 from .._pictures import is_picture
+from .._scheduling import compute as compute_collections
 from .._validation import check_within_image
 from ..api import Nodata, check_nodata
 from ..exceptions import DimensionError, ParameterError
@@ -1489,7 +1490,7 @@ def _draw_tiles(
         tops, lefts = tops[inside], lefts[inside]
     corners = list(zip(tops[:count].tolist(), lefts[:count].tolist(), strict=True))
     tiles = [arr[t : t + side, c : c + side] for t, c in corners]
-    tiles = list(dask.compute(*tiles)) if tiles else []
+    tiles = compute_collections(tiles) if tiles else []
     if foreground is None:
         return tiles
     # the foreground's pixels only: what lies outside the mask (a slide's glass) is no texture
@@ -1706,11 +1707,12 @@ def _crop_at(
     # outside the foreground (a slide's glass) is no texture: missing pixels (cells averaged
     # over the foreground's pixels only)
     if f > 1:
-        return _coarse(crop, f, None, mask=foreground, origin=(top, left),
-                       image_shape=(height, width)).compute()  # fmt: skip
-    if foreground is None:
-        return crop.compute()
-    return _on_foreground(crop.compute(), foreground, (height, width), (top, left))
+        crop = _coarse(crop, f, None, mask=foreground, origin=(top, left),
+                       image_shape=(height, width))  # fmt: skip
+    (values,) = compute_collections([crop])
+    if f > 1 or foreground is None:
+        return values
+    return _on_foreground(values, foreground, (height, width), (top, left))
 
 
 def _presence(arr: da.Array, side: int = 1024) -> np.ndarray:
@@ -1844,7 +1846,8 @@ def _fit_prepared(
                           token=(spec, seed, int(sample), shift, trial),
                           shared=None if masked else foreground,
                           extra=[seed_of[b] for b in picks])  # fmt: skip
-    X = samples.compute().reshape(-1, n_features)
+    (X,) = compute_collections([samples])
+    X = X.reshape(-1, n_features)
     X = X[~np.isnan(X[:, 0])]
     if X.shape[0] < n_textures:
         raise ParameterError(
