@@ -1,7 +1,8 @@
 """Labelled-array conventions: reading an image's dims and labelling every result alike.
 
 This module is low in the package: it imports xarray and nothing of xfskde above
-:mod:`xfskde.exceptions` and :mod:`xfskde._grid`. Every face that returns a DataArray (the
+:mod:`xfskde.exceptions`, :mod:`xfskde._grid` and :mod:`xfskde._pictures` (the refusal of a
+palette image, worded once). Every face that returns a DataArray (the
 coefficient field, density and orientation maps, segmentation labels and abundances) builds it
 here, so each result carries the same labels:
 
@@ -68,6 +69,7 @@ import numpy as np
 import xarray as xr
 
 from ._grid import sample_offset
+from ._pictures import palette_refusal
 from ._version import __version__
 from .exceptions import DimensionError, ImageReadError, ParameterError
 
@@ -332,11 +334,8 @@ def image_layout(image: xr.DataArray) -> tuple[Any, tuple[str, str, str | None]]
     """
     entries = image.attrs.get("source_palette")
     if entries:
-        raise ImageReadError(
-            f"{image.attrs.get('source') or image.name or 'the image'} is a palette image (its "
-            f"values index a colour map of {entries} entries, not intensities): convert it to "
-            "RGB first (PIL: Image.open(path).convert('RGB'); GDAL: gdal_translate -expand rgb)"
-        )
+        name = image.attrs.get("source") or image.name or "the image"
+        raise ImageReadError(palette_refusal(str(name), int(entries)))
     y, x, colour = image_dims(image)
     order = (y, x) if colour is None else (y, x, colour)
     return image.transpose(*order).data, (y, x, colour)
