@@ -76,6 +76,14 @@ _UNDO = {
     5: lambda a: a.swapaxes(0, 1), 6: lambda a: np.rot90(a, 1),
     7: lambda a: a[::-1, ::-1].swapaxes(0, 1), 8: lambda a: np.rot90(a, -1),
 }  # fmt: skip
+#: How to turn the values of a picture read as stored into the picture as viewers show it,
+#: with NumPy: exact for every file, where ``ImageOps.exif_transpose`` scrambles the pixels of
+#: an uncompressed TIFF turned 5-8 that Pillow memory-maps (:data:`_SWAPPING`).
+_SHOWN = {
+    2: "np.fliplr(values)", 3: "np.rot90(values, 2)", 4: "np.flipud(values)",
+    5: "np.swapaxes(values, 0, 1)", 6: "np.rot90(values, -1)",
+    7: "np.rot90(values, 2).swapaxes(0, 1)", 8: "np.rot90(values, 1)",
+}  # fmt: skip
 #: The orientation Pillow applied to a picture as it loaded it (by ``id`` and frame, while it
 #: lives: a PIL picture is not hashable), once its tag is gone; and the last picture warned of,
 #: with the user's call it was warned in, so that one call reading it several times warns once.
@@ -162,12 +170,14 @@ def _orientation_in_file(picture: Any) -> int:
         if size == (picture.size[::-1] if mapped else picture.size):  # Pillow's size, as shown
             return shown
     what = f"the TIFF picture {name}" if name else "the TIFF picture"
+    shown = ", or ImageOps.exif_transpose(picture) to read it as it is shown"
+    if getattr(picture, "readonly", False):  # mapped from its file: if turned 5-8, scrambled
+        shown = ""
     raise ImageReadError(
         f"{what} was loaded before it was given (picture.load(), np.asarray(picture), ...), "
         "and Pillow turns a TIFF by its Orientation tag as it loads it, dropping the tag; its "
         "file cannot be read again to tell how it is stored: give the picture before loading "
-        "it, or its path, to read it as stored, or ImageOps.exif_transpose(picture) to read it "
-        "as it is shown"
+        f"it, or its path, to read it as stored{shown}"
     )
 
 
@@ -349,7 +359,7 @@ def _warn_once(picture: Any, turned: int) -> None:
         return
     name = getattr(picture, "filename", "") or f"the {picture.mode} picture"
     tag = "TIFF Orientation" if getattr(picture, "format", None) == "TIFF" else "EXIF orientation"
-    warn_if_turned(name, turned, tag, "give ImageOps.exif_transpose(picture), a new picture")
+    warn_if_turned(name, turned, tag)
     _LAST_WARNED[:] = [call]
 
 
@@ -410,16 +420,19 @@ def transparent_as_nan(
     return out
 
 
-def warn_if_turned(name: str, turned: int, tag: str, remedy: str) -> None:
+def warn_if_turned(name: str, turned: int, tag: str, then: str = "") -> None:
     """Say that a picture whose orientation tag asks viewers to turn or mirror it (``turned``,
-    2-8) is read as stored, and what to do (:class:`~xfskde.exceptions.ExifOrientationWarning`);
+    2-8) is read as stored, and how to turn the values read as it is shown (:data:`_SHOWN`,
+    exact for every file, where ``ImageOps.exif_transpose`` scrambles an uncompressed TIFF
+    turned 5-8), followed by ``then`` (:class:`~xfskde.exceptions.ExifOrientationWarning`);
     nothing for 1 (as stored) or no tag."""
     if turned not in _TURNS:
         return
     warnings.warn(
         f"{name} says viewers show it {_TURNS[turned]} ({tag} {turned}); its pixels are read "
         "as stored, as scikit-image and tifffile read them, so results and angles are those "
-        f"of the stored grid: to work on the picture as it is shown, {remedy}",
+        "of the stored grid: to work on the picture as it is shown, turn the values read, "
+        f"{_SHOWN[turned]}{then}",
         ExifOrientationWarning,
         stacklevel=find_stack_level(),
     )

@@ -1937,7 +1937,7 @@ def _warn_if_turned(path: Location, turned: int, tag: str) -> None:
     """Say that a file whose orientation tag asks viewers to turn or mirror it is read as
     stored (:func:`xfskde._pictures.warn_if_turned`)."""
     warn_if_turned(
-        str(path), turned, tag, "turn it first (PIL.ImageOps.exif_transpose) and save it"
+        str(path), turned, tag, ", and save them for the command line (tifffile.imwrite)"
     )
 
 
