@@ -47,14 +47,16 @@ TEXTS = {"names": ["red", "green"], "labels": np.array(["a", "b"])}
 
 def _image(attrs: dict) -> xr.DataArray:
     pixels = data.camera()[:48, :48].astype(np.float32)
-    return xr.DataArray(pixels, dims=("y", "x"), name="camera", attrs=attrs)
+    image = xr.DataArray(pixels, dims=("y", "x"), name="camera", attrs=attrs)
+    x = ("x", np.arange(48.0), {"axis": "X", "regular": True, "nothing": None})
+    return image.assign_coords(x=x)  # a coord's attrs are carried alike
 
 
 def _results(image: xr.DataArray) -> dict[str, xr.DataArray]:
     field = xfskde.local_fskde(image, order=2, size=3)
     return {
-        # netCDF3 has no complex numbers: the field's real part, with its attrs
-        "coefficients": xr.DataArray(field.values.real, dims=field.dims, attrs=field.attrs),
+        # netCDF3 has no complex numbers: the field's real part, with its coords and attrs
+        "coefficients": field.copy(data=field.values.real),
         "orientation": orientation(field),
         "segment": xfskde.segment(image, 2),
     }
@@ -78,11 +80,14 @@ def test_carried_attrs_write_to_netcdf_and_zarr_and_read_back(tmp_path):
             assert np.array_equal(result.attrs[key], value), (name, key, result.attrs[key])
         assert not {"nothing", "meta", "phase", "mixed"} & set(result.attrs), name
         assert type(result.attrs["flag"]) is int and type(result.attrs["off"]) is int
+        assert result.x.attrs == {"axis": "X", "regular": 1}, name
         for engine in ("scipy", "zarr"):
             back = _written(result, tmp_path / f"{name}.{engine}", engine)
             for key, value in KEPT.items():
                 assert np.array_equal(back[key], value), (name, engine, key, back[key])
             assert back["xfskde_version"] == xfskde.__version__
+        with xr.open_dataset(tmp_path / f"{name}.scipy", engine="scipy") as back:
+            assert (back.x.attrs["axis"], back.x.attrs["regular"]) == ("X", 1)
 
 
 @pytest.mark.parametrize("engine", ["netcdf4", "h5netcdf", "zarr"])

@@ -46,8 +46,9 @@ here, so each result carries the same labels:
   ``actual_range``: untrue of any result, :func:`carried_attr`); the result's own attrs
   (parameters, ``long_name``, ``units``) are laid over them. Attrs are strings, integers,
   floats and lists of those only, so netCDF and Zarr store them as they are: an input attr
-  netCDF cannot hold is converted (a boolean to 1 or 0) or dropped (None, a dict, a complex
-  number: :func:`_storable_attr`), where it made the result's ``to_netcdf`` fail.
+  (or an attr of a coord carried) netCDF cannot hold is converted (a boolean to 1 or 0) or
+  dropped (None, a dict, a complex number: :func:`_storable_attr`), where it made the
+  result's ``to_netcdf`` fail.
 * **Nodata.** :func:`image_nodata` reads the value that marks an image's missing pixels from
   the metadata rioxarray and CF use (``encoding["_FillValue"]``, then the ``_FillValue``,
   ``missing_value``, ``fill_value`` and ``nodata`` attrs, then ``nodatavals``), in rioxarray's
@@ -180,6 +181,13 @@ def _storable_attr(value: Any) -> Any:
     if isinstance(value, float | np.floating):
         return value
     return _UNSTORABLE
+
+
+def _storable_attrs(attrs: Mapping[Any, Any]) -> dict[str, Any]:
+    """Attrs as netCDF and Zarr store them (:func:`_storable_attr`), named by non-empty
+    strings: the others dropped."""
+    stored = ((k, _storable_attr(v)) for k, v in attrs.items() if isinstance(k, str) and k)
+    return {k: v for k, v in stored if v is not _UNSTORABLE}
 
 
 def _storable_items(values: list[Any] | tuple[Any, ...]) -> Any:
@@ -390,7 +398,7 @@ def sampled_coords(image: xr.DataArray, y: str, x: str, stride: int = 1) -> dict
                     var = _at_cells(var, dim, stride, position)
             var = var.transpose(*[d for d in (y, x) if d in var.dims])
             dims = tuple({y: "y", x: "x"}[d] for d in var.dims)
-            renamed = xr.Variable(dims, var.data, coord.attrs)
+            renamed = xr.Variable(dims, var.data, _storable_attrs(coord.attrs))
             coords["y" if name == y else "x" if name == x else str(name)] = renamed
     geo = geotransform(image)
     for dim, n, axis in (("y", image.sizes[y], 1), ("x", image.sizes[x], 0)):
@@ -865,8 +873,7 @@ def label_result(
     for dim, coord in extra_dims.items():
         if coord is not None:
             coords[dim] = coord
-    carried = ((k, _storable_attr(v)) for k, v in image.attrs.items() if carried_attr(k))
-    merged = {k: v for k, v in carried if isinstance(k, str) and k and v is not _UNSTORABLE}
+    merged = _storable_attrs({k: v for k, v in image.attrs.items() if carried_attr(k)})
     merged.update(attrs)
     merged["xfskde_version"] = __version__
     merged.setdefault("source", str(image.name) if image.name is not None else "image")
