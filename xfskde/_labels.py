@@ -1,7 +1,8 @@
 """Labelled-array conventions: reading an image's dims and labelling every result alike.
 
 This module is low in the package: it imports xarray and nothing of xfskde above
-:mod:`xfskde.exceptions` and :mod:`xfskde._grid`. Every face that returns a DataArray (the
+:mod:`xfskde.exceptions`, :mod:`xfskde._grid` and :mod:`xfskde._pictures` (the refusal of a
+palette image, worded once). Every face that returns a DataArray (the
 coefficient field, density and orientation maps, segmentation labels and abundances) builds it
 here, so each result carries the same labels:
 
@@ -44,7 +45,10 @@ here, so each result carries the same labels:
   result's zeros) and the statistics of those values (GDAL's ``STATISTICS_*``, CF's
   ``actual_range``: untrue of any result, :func:`carried_attr`); the result's own attrs
   (parameters, ``long_name``, ``units``) are laid over them. Attrs are strings, integers,
-  floats and lists of those only, so netCDF and Zarr store them as they are.
+  floats and lists of those only, so netCDF and Zarr store them as they are: an input attr
+  (or an attr of a coord carried) netCDF cannot hold is converted (a boolean to 1 or 0) or
+  dropped (None, a dict, a complex number: :func:`_storable_attr`), where it made the
+  result's ``to_netcdf`` fail.
 * **Nodata.** :func:`image_nodata` reads the value that marks an image's missing pixels from
   the metadata rioxarray and CF use (``encoding["_FillValue"]``, then the ``_FillValue``,
   ``missing_value``, ``fill_value`` and ``nodata`` attrs, then ``nodatavals``), in rioxarray's
@@ -66,6 +70,7 @@ import numpy as np
 import xarray as xr
 
 from ._grid import sample_offset
+from ._pictures import palette_refusal
 from ._version import __version__
 from .exceptions import DimensionError, ImageReadError, ParameterError
 
@@ -129,6 +134,72 @@ def carried_attr(name: str) -> bool:
     """Whether an input attr is carried to results: not one of :data:`VALUE_ATTRS` (the input's
     value encoding) nor a statistic of its values (:data:`STATISTICS_PREFIX`)."""
     return name not in VALUE_ATTRS and not str(name).upper().startswith(STATISTICS_PREFIX)
+
+
+#: What :func:`_storable_attr` returns for a value that netCDF cannot hold: the attr is dropped.
+_UNSTORABLE = object()
+
+
+def _storable_attr(value: Any) -> Any:
+    """An input attr's value as netCDF (netCDF4 and h5netcdf; scipy's netCDF3 of what it holds)
+    and Zarr both store it, or :data:`_UNSTORABLE` where netCDF holds no such value.
+
+    Kept as they are: strings, integers of 64 bits (signed or not), floats, and 1-D lists,
+    tuples or arrays of numbers, or of strings (a NumPy array of strings as a list of them:
+    h5netcdf refuses the array). Converted: booleans to the integers 1 and 0, as netCDF's users
+    write flags and as scipy's writer stores them (netCDF has no boolean attr; ``1``/``0``
+    keep ``if attrs["flag"]`` true and false, where the strings ``"True"``/``"False"`` would
+    both be true); UTF-8 bytes to their text; float16 to float32. Dropped: None (no value: the
+    attr absent says the same), dicts, complex numbers, dates, mixed, nested or 2-D lists and
+    arrays, integers beyond 64 bits, and any other object — each of which makes the input's
+    own ``to_netcdf`` fail, and Zarr cannot write complex numbers or bytes either.
+    """
+    if isinstance(value, np.ndarray):
+        if value.ndim == 1 and value.dtype.kind in "biuf":  # numbers: an array netCDF holds
+            wider = {"b": np.int8, "f": np.float32 if value.dtype == np.float16 else None}
+            kind = wider.get(value.dtype.kind)
+            return value if kind is None else value.astype(kind)
+        if value.ndim != 0:
+            return _storable_items(value.tolist()) if value.ndim == 1 else _UNSTORABLE
+        value = value[()]
+    if isinstance(value, list | tuple):
+        return _storable_items(value)
+    if isinstance(value, bool | np.bool_):
+        return int(value)
+    if isinstance(value, str):
+        return value
+    if isinstance(value, bytes):
+        try:
+            text = value.decode("utf-8")
+        except UnicodeDecodeError:
+            return _UNSTORABLE
+        return text if "\x00" not in text else _UNSTORABLE
+    if isinstance(value, int | np.integer):
+        return value if -(2**63) <= int(value) < 2**64 else _UNSTORABLE
+    if isinstance(value, np.float16):
+        return np.float32(value)
+    if isinstance(value, float | np.floating):
+        return value
+    return _UNSTORABLE
+
+
+def _storable_attrs(attrs: Mapping[Any, Any]) -> dict[str, Any]:
+    """Attrs as netCDF and Zarr store them (:func:`_storable_attr`), named by non-empty
+    strings: the others dropped."""
+    stored = ((k, _storable_attr(v)) for k, v in attrs.items() if isinstance(k, str) and k)
+    return {k: v for k, v in stored if v is not _UNSTORABLE}
+
+
+def _storable_items(values: list[Any] | tuple[Any, ...]) -> Any:
+    """A list or tuple of attr values as netCDF and Zarr store it: of strings, or of numbers,
+    or empty, as it is, or as a list where :func:`_storable_attr` converts an item (a boolean
+    to 1 or 0); else :data:`_UNSTORABLE` (mixed, nested, or holding what netCDF cannot)."""
+    items = [_storable_attr(v) for v in values]
+    if not all(isinstance(v, str) for v in items) and not all(
+        isinstance(v, int | float | np.integer | np.floating) for v in items
+    ):
+        return _UNSTORABLE
+    return values if all(a is b for a, b in zip(items, values, strict=True)) else items
 
 
 #: Attrs that hold an image's nodata value, in the order rioxarray reads them.
@@ -271,11 +342,8 @@ def image_layout(image: xr.DataArray) -> tuple[Any, tuple[str, str, str | None]]
     """
     entries = image.attrs.get("source_palette")
     if entries:
-        raise ImageReadError(
-            f"{image.attrs.get('source') or image.name or 'the image'} is a palette image (its "
-            f"values index a colour map of {entries} entries, not intensities): convert it to "
-            "RGB first (PIL: Image.open(path).convert('RGB'); GDAL: gdal_translate -expand rgb)"
-        )
+        name = image.attrs.get("source") or image.name or "the image"
+        raise ImageReadError(palette_refusal(str(name), int(entries)))
     y, x, colour = image_dims(image)
     order = (y, x) if colour is None else (y, x, colour)
     return image.transpose(*order).data, (y, x, colour)
@@ -330,7 +398,7 @@ def sampled_coords(image: xr.DataArray, y: str, x: str, stride: int = 1) -> dict
                     var = _at_cells(var, dim, stride, position)
             var = var.transpose(*[d for d in (y, x) if d in var.dims])
             dims = tuple({y: "y", x: "x"}[d] for d in var.dims)
-            renamed = xr.Variable(dims, var.data, coord.attrs)
+            renamed = xr.Variable(dims, var.data, _storable_attrs(coord.attrs))
             coords["y" if name == y else "x" if name == x else str(name)] = renamed
     geo = geotransform(image)
     for dim, n, axis in (("y", image.sizes[y], 1), ("x", image.sizes[x], 0)):
@@ -805,7 +873,7 @@ def label_result(
     for dim, coord in extra_dims.items():
         if coord is not None:
             coords[dim] = coord
-    merged = {k: v for k, v in image.attrs.items() if carried_attr(k)}
+    merged = _storable_attrs({k: v for k, v in image.attrs.items() if carried_attr(k)})
     merged.update(attrs)
     merged["xfskde_version"] = __version__
     merged.setdefault("source", str(image.name) if image.name is not None else "image")

@@ -18,6 +18,7 @@ import io
 import sys
 import warnings
 import weakref
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -31,12 +32,16 @@ from .exceptions import (
 
 __all__ = [
     "CONVERTED_MODES",
+    "GDAL_TAGS",
     "ORIENTATION_TAG",
     "animation",
+    "data_palette",
     "is_picture",
     "palette_indices",
+    "palette_refusal",
     "picture_values",
     "pixels",
+    "refuse_data_palette",
     "transparent_as_nan",
     "warn_if_turned",
 ]
@@ -57,6 +62,10 @@ _ALPHA_MODES = ("RGBA", "RGBa", "LA", "La")
 #: PIL's modes of pictures whose samples are not light: read as RGB, as Pillow converts them
 #: (a CMYK JPEG's ink amounts; Pillow's decoder already undoes Adobe's inverted CMYK).
 CONVERTED_MODES = {"CMYK": "RGB"}
+#: The tags of a TIFF written by GDAL or georeferenced (ModelPixelScale, ModelTiepoint,
+#: ModelTransformation, GeoKeyDirectory, GDAL_METADATA, GDAL_NODATA): a paletted band of one
+#: holds classes, which the colour table only shows (a land cover, xfskde's labels.tif).
+GDAL_TAGS = (33550, 33922, 34264, 34735, 42112, 42113)
 #: The formats whose frames are a film (Pillow's ``n_frames``), and what people call them.
 _ANIMATED = {"GIF": "GIF", "PNG": "PNG (APNG)", "WEBP": "WebP"}
 
@@ -66,6 +75,14 @@ _UNDO = {
     2: lambda a: a[:, ::-1], 3: lambda a: a[::-1, ::-1], 4: lambda a: a[::-1],
     5: lambda a: a.swapaxes(0, 1), 6: lambda a: np.rot90(a, 1),
     7: lambda a: a[::-1, ::-1].swapaxes(0, 1), 8: lambda a: np.rot90(a, -1),
+}  # fmt: skip
+#: How to turn the values of a picture read as stored into the picture as viewers show it,
+#: with NumPy: exact for every file, where ``ImageOps.exif_transpose`` scrambles the pixels of
+#: an uncompressed TIFF turned 5-8 that Pillow memory-maps (:data:`_SWAPPING`).
+_SHOWN = {
+    2: "np.fliplr(values)", 3: "np.rot90(values, 2)", 4: "np.flipud(values)",
+    5: "np.swapaxes(values, 0, 1)", 6: "np.rot90(values, -1)",
+    7: "np.rot90(values, 2).swapaxes(0, 1)", 8: "np.rot90(values, 1)",
 }  # fmt: skip
 #: The orientation Pillow applied to a picture as it loaded it (by ``id`` and frame, while it
 #: lives: a PIL picture is not hashable), once its tag is gone; and the last picture warned of,
@@ -145,39 +162,92 @@ def _orientation_in_file(picture: Any) -> int:
     ImageReadError
         Where neither can be read again, or they hold another picture now (of another size).
     """
-    from PIL import Image, UnidentifiedImageError
-
     name = getattr(picture, "filename", "") or ""
-    found = None
-    try:
-        # the stream of a picture opened from one: Pillow keeps it, for a TIFF's other pages
-        stream = getattr(picture, "fp", None) or getattr(picture, "_fp", None)
-        if name:
-            with Image.open(name) as header:
-                header.seek(picture.tell())
-                found = _orientation(header), header.size
-        elif stream is not None and not stream.closed:
-            at = stream.tell()
-            try:
-                header = Image.open(stream)
-                header.seek(picture.tell())
-                found = _orientation(header), header.size
-            finally:
-                stream.seek(at)
-    except (AttributeError, OSError, EOFError, ValueError, UnidentifiedImageError):
-        found = None  # closed (Pillow's stand-in for a closed stream raises ValueError)
+    found = _read_again(picture, picture.tell(), lambda header: (_orientation(header), header.size))
     if found is not None:
         shown, size = found
         mapped = shown in _SWAPPING and getattr(picture, "readonly", False)
         if size == (picture.size[::-1] if mapped else picture.size):  # Pillow's size, as shown
             return shown
     what = f"the TIFF picture {name}" if name else "the TIFF picture"
+    shown = ", or ImageOps.exif_transpose(picture) to read it as it is shown"
+    if getattr(picture, "readonly", False):  # mapped from its file: if turned 5-8, scrambled
+        shown = ""
     raise ImageReadError(
         f"{what} was loaded before it was given (picture.load(), np.asarray(picture), ...), "
         "and Pillow turns a TIFF by its Orientation tag as it loads it, dropping the tag; its "
         "file cannot be read again to tell how it is stored: give the picture before loading "
-        "it, or its path, to read it as stored, or ImageOps.exif_transpose(picture) to read it "
-        "as it is shown"
+        f"it, or its path, to read it as stored{shown}"
+    )
+
+
+def _read_again(picture: Any, page: int, read: Callable[[Any], Any]) -> Any:
+    """``read`` of page ``page`` of the file or stream Pillow opened a picture from, opened
+    again (the user's stream left where it was); None where neither can be read again."""
+    from PIL import Image, UnidentifiedImageError
+
+    name = getattr(picture, "filename", "") or ""
+    # the stream of a picture opened from one: Pillow keeps it, for a TIFF's other pages
+    stream = getattr(picture, "fp", None) or getattr(picture, "_fp", None)
+    try:
+        if name:
+            with Image.open(name) as header:
+                header.seek(page)
+                return read(header)
+        if stream is not None and not stream.closed:
+            at = stream.tell()
+            try:
+                header = Image.open(stream)
+                header.seek(page)
+                return read(header)
+            finally:
+                stream.seek(at)
+    except (AttributeError, OSError, EOFError, ValueError, UnidentifiedImageError):
+        pass  # closed (Pillow's stand-in for a closed stream raises ValueError)
+    return None
+
+
+def data_palette(picture: Any) -> int:
+    """The entries of the colour map of a palette TIFF picture whose values are data the map
+    only shows, else 0 — decided as :func:`xfskde.open_image` decides it for the picture's file
+    (:func:`xfskde.io.images._colour_map`), from the TIFF tags Pillow read with the picture: a
+    GeoTIFF's or GDAL raster's classes (:data:`GDAL_TAGS` on its page or the file's first), an
+    OME-TIFF's label image or an ImageJ TIFF's lookup table (the file's first page describes
+    it so: read again for a picture at another page). 0 for a palette picture whose colours
+    are the picture (a scanner's, an image editor's TIFF; a GIF, a PNG), for any other mode,
+    and for a picture that is not its file's — ``picture.copy()``, ``convert``,
+    ``ImageOps.exif_transpose``'s new picture, none of which keeps the tags — or whose other
+    page's file cannot be read again: those are read as the colours their map indexes."""
+    tags = getattr(picture, "tag_v2", None)
+    tiff = getattr(picture, "format", None) == "TIFF"
+    if picture.mode not in _PALETTE_MODES or not tiff or tags is None:
+        return 0
+    entries = len(tags.get(320) or ()) // 3  # ColorMap: red, green and blue entries
+    first = tags if picture.tell() == 0 else _read_again(picture, 0, lambda h: dict(h.tag_v2))
+    pages = (tags, first or {})
+    text = str(pages[1].get(270) or "")  # its ImageDescription: tifffile's is_ome, is_imagej
+    described = text[-10:].strip().endswith("OME>") or text.startswith(("ImageJ=", "SCIFIO="))
+    gdal = any(code in page for page in pages for code in GDAL_TAGS)
+    return entries if entries and (described or gdal) else 0
+
+
+def refuse_data_palette(picture: Any) -> None:
+    """Refuse a palette TIFF picture whose values are data its map only shows
+    (:func:`data_palette`) as an image to compute on, as :func:`xfskde.open_image`'s reading
+    of its file is refused (:func:`xfskde._labels.image_layout`); nothing for any other."""
+    entries = data_palette(picture)
+    if entries:
+        name = getattr(picture, "filename", "") or "the palette picture"
+        raise ImageReadError(palette_refusal(name, entries))
+
+
+def palette_refusal(name: str, entries: int) -> str:
+    """Why an image whose values index a colour map of ``entries`` entries (classes, labels) is
+    not computed on, and what to do."""
+    return (
+        f"{name} is a palette image (its values index a colour map of {entries} entries, not "
+        "intensities): convert it to RGB first (PIL: Image.open(path).convert('RGB'); GDAL: "
+        "gdal_translate -expand rgb)"
     )
 
 
@@ -203,9 +273,12 @@ def picture_values(picture: Any, *, warn: bool = True) -> tuple[np.ndarray, bool
 
     A palette picture (GIFs, many PNGs: mode ``"P"``) holds indices into its colour table,
     whose gradients and histograms would be those of arbitrary numbers: it is read as RGB, or
-    RGBA where the table has a transparent entry. A CMYK picture (a print JPEG) is read as
-    RGB, as Pillow converts it (``picture.convert("RGB")``). A TIFF that stores 0 as white
-    (MinIsWhite) is read inverted, as viewers show it (:func:`_white_high`). A picture whose
+    RGBA where the table has a transparent entry — but a palette TIFF whose values are data its
+    map only shows (a GDAL raster's classes, an OME-TIFF's labels: :func:`data_palette`) by
+    its indices, as :func:`xfskde.open_image` reads its file (and :func:`pixels` refuses it).
+    A CMYK picture (a print JPEG) is read as RGB, as Pillow converts it
+    (``picture.convert("RGB")``). A TIFF that stores 0 as white (MinIsWhite) is read
+    inverted, as viewers show it (:func:`_white_high`). A picture whose
     orientation asks viewers to turn it is read as stored — a TIFF, which Pillow turns as it
     loads it, turned back, whether it was loaded before it got here or not — and ``warn`` says so
     (:func:`warn_if_turned`), once per call of the library however often the call reads it.
@@ -230,9 +303,10 @@ def picture_values(picture: Any, *, warn: bool = True) -> tuple[np.ndarray, bool
     turned, applied = _loaded(picture)
     if warn:  # a file's reader says it for the file (warn=False)
         _warn_once(picture, turned)
+    indices = data_palette(picture) > 0  # its values are data: kept, as its file's are
     picture = _decoded(picture, applied)
     mode = picture.mode
-    if mode in _PALETTE_MODES:
+    if mode in _PALETTE_MODES and not indices:
         transparent = mode == "PA" or "transparency" in picture.info
         picture = picture.convert("RGBA" if transparent else _PALETTE_MODES[mode])
     elif mode in CONVERTED_MODES:
@@ -285,7 +359,7 @@ def _warn_once(picture: Any, turned: int) -> None:
         return
     name = getattr(picture, "filename", "") or f"the {picture.mode} picture"
     tag = "TIFF Orientation" if getattr(picture, "format", None) == "TIFF" else "EXIF orientation"
-    warn_if_turned(name, turned, tag, "give ImageOps.exif_transpose(picture), a new picture")
+    warn_if_turned(name, turned, tag)
     _LAST_WARNED[:] = [call]
 
 
@@ -305,9 +379,22 @@ def pixels(image: Any) -> np.ndarray:
     readers read it (:func:`picture_values`: a palette picture as RGB), and without its alpha
     channel (``"RGBA"``, ``"LA"``: cut-outs, screenshots): unchanged where every pixel is
     opaque, else as float32 with NaN at the transparent pixels (alpha 0), the pixels that are
-    not there, as :func:`xfskde.open_image` reads such a file."""
+    not there, as :func:`xfskde.open_image` reads such a file. A palette TIFF whose values are
+    data its map only shows is refused, as a picture (:func:`refuse_data_palette`) and as
+    :func:`xfskde.open_image` reads its file (``attrs["source_palette"]``).
+
+    Raises
+    ------
+    ImageReadError
+        For such a palette image, and where :func:`picture_values` refuses the picture.
+    """
     if not is_picture(image):
+        entries = getattr(image, "attrs", {}).get("source_palette")
+        if entries:  # open_image's reading of such a file
+            name = image.attrs.get("source") or getattr(image, "name", None) or "the image"
+            raise ImageReadError(palette_refusal(str(name), int(entries)))
         return np.asarray(image)
+    refuse_data_palette(image)
     values, alpha = picture_values(image)
     if not alpha:
         return values
@@ -333,16 +420,19 @@ def transparent_as_nan(
     return out
 
 
-def warn_if_turned(name: str, turned: int, tag: str, remedy: str) -> None:
+def warn_if_turned(name: str, turned: int, tag: str, then: str = "") -> None:
     """Say that a picture whose orientation tag asks viewers to turn or mirror it (``turned``,
-    2-8) is read as stored, and what to do (:class:`~xfskde.exceptions.ExifOrientationWarning`);
+    2-8) is read as stored, and how to turn the values read as it is shown (:data:`_SHOWN`,
+    exact for every file, where ``ImageOps.exif_transpose`` scrambles an uncompressed TIFF
+    turned 5-8), followed by ``then`` (:class:`~xfskde.exceptions.ExifOrientationWarning`);
     nothing for 1 (as stored) or no tag."""
     if turned not in _TURNS:
         return
     warnings.warn(
         f"{name} says viewers show it {_TURNS[turned]} ({tag} {turned}); its pixels are read "
         "as stored, as scikit-image and tifffile read them, so results and angles are those "
-        f"of the stored grid: to work on the picture as it is shown, {remedy}",
+        "of the stored grid: to work on the picture as it is shown, turn the values read, "
+        f"{_SHOWN[turned]}{then}",
         ExifOrientationWarning,
         stacklevel=find_stack_level(),
     )

@@ -74,8 +74,10 @@ from .._labels import (
 )
 from .._pictures import (
     CONVERTED_MODES,
+    GDAL_TAGS,
     ORIENTATION_TAG,
     animation,
+    data_palette,
     is_picture,
     picture_values,
     transparent_as_nan,
@@ -1114,22 +1116,18 @@ def _tiff_info(path: Location, series: int | str = 0) -> _TiffInfo:
                      refused, colours)  # fmt: skip
 
 
-#: The tags of a TIFF written by GDAL or georeferenced (ModelPixelScale, ModelTiepoint,
-#: ModelTransformation, GeoKeyDirectory, GDAL_METADATA, GDAL_NODATA): a paletted band of one
-#: holds classes, which the colour table only shows (a land cover, xfskde's labels.tif).
-_GDAL_TAGS = (33550, 33922, 34264, 34735, 42112, 42113)
-
-
 def _colour_map(tif: tifffile.TiffFile, page: Any) -> np.ndarray | None:
     """The colours, ``(entries, 3)`` uint8, of a palette TIFF (Photometric 3) whose colours are
     the picture — a scanner's, an image editor's, Pillow's or MATLAB's, no metadata saying
     otherwise — each the high byte of its 16-bit entry, as Pillow reads the map; None for
     any other image, and for a palette image whose values are data the map only shows: a
     GeoTIFF's or GDAL raster's classes (a land cover, xfskde's labels.tif), an OME-TIFF's
-    label image (xfskde's ``labels/textures``), an ImageJ TIFF's lookup table."""
+    label image (xfskde's ``labels/textures``), an ImageJ TIFF's lookup table. A PIL picture
+    of the file is told apart alike, by the tags Pillow read
+    (:func:`xfskde._pictures.data_palette`)."""
     if page.photometric != 3 or page.colormap is None:
         return None
-    if tif.is_ome or tif.is_imagej or any(code in page.tags for code in _GDAL_TAGS):
+    if tif.is_ome or tif.is_imagej or any(code in page.tags for code in GDAL_TAGS):
         return None
     entries = np.asarray(page.colormap, np.uint16).T  # (entries, 3)
     return np.ascontiguousarray(entries >> 8).astype(np.uint8)
@@ -1940,7 +1938,7 @@ def _warn_if_turned(path: Location, turned: int, tag: str) -> None:
     """Say that a file whose orientation tag asks viewers to turn or mirror it is read as
     stored (:func:`xfskde._pictures.warn_if_turned`)."""
     warn_if_turned(
-        str(path), turned, tag, "turn it first (PIL.ImageOps.exif_transpose) and save it"
+        str(path), turned, tag, ", and save them for the command line (tifffile.imwrite)"
     )
 
 
@@ -2604,7 +2602,10 @@ def _opened(
     if is_picture(source):  # a PIL picture, as its file opens: palette decoded, alpha dropped
         _choose_level("a picture", [None], level, mpp)
         values, alpha = picture_values(source)
-        return _without_alpha(_open_array(values, request, "image"), alpha)
+        image = _without_alpha(_open_array(values, request, "image"), alpha)
+        if entries := data_palette(source):  # its indices, as its file's: consumers refuse them
+            image.attrs["source_palette"] = entries
+        return image
     if isinstance(source, zarr.Array | zarr.Group):
         return _open_zarr(source, level, request)
     path = locate(source, storage_options)

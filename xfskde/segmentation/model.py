@@ -981,7 +981,7 @@ def _prepare(image: Any, chunks: int | None, halo: int, nodata: Nodata = "auto")
         kind = "dask"
     elif is_picture(image):  # as its file opens: RGB, not palette indices; no alpha
         source = open_image(image)  # its transparent pixels NaN, its integer dtype recorded
-        image, kind = np.asarray(source.values), "numpy"
+        image, kind = np.asarray(image_layout(source)[0]), "numpy"  # a GDAL palette: refused
     elif isinstance(image, np.ndarray | list | tuple) or hasattr(image, "__array__"):
         image = np.asarray(image)
         kind = "numpy"
