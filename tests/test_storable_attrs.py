@@ -99,3 +99,26 @@ def test_carried_texts_write_where_the_format_holds_them(tmp_path):
     back = _written(result, tmp_path / f"texts.{engine}", engine)
     assert list(back["names"]) == ["red", "green"] and list(back["labels"]) == ["a", "b"]
     assert back["flag"] == 1 and "nothing" not in back
+
+
+def test_a_zarr_scene_written_by_xarray_gives_stores_that_read_back(tmp_path):
+    """The geospatial page's recipe: a band written by xarray's ``to_zarr`` (float coordinates,
+    whose ``_FillValue`` xarray stores beside them) gave its coordinates a ``_FillValue`` attr,
+    which the results carried into their stores: complete, yet neither ``xr.open_zarr`` nor
+    ``open_coefficients`` could read them ("Failed to decode fill_value")."""
+    from xfskde.cli import main
+
+    values = data.camera()[:96, :96].astype(np.float32) / 255
+    band = xr.DataArray(values, dims=("y", "x"), name="B04",
+                        coords={"y": 5000000.0 - 10 * np.arange(96), "x": 500000.0 + 10 * np.arange(96)})  # fmt: skip
+    band.to_dataset().to_zarr(tmp_path / "b04.zarr", mode="w", consolidated=False)
+    image = xfskde.open_image(tmp_path / "b04.zarr")
+    assert "_FillValue" not in image.x.attrs and "_FillValue" not in image.y.attrs
+    field = xfskde.local_fskde(image, order=4, window="box", size=5, stride=4)
+    xfskde.write_coefficients(field, tmp_path / "c.zarr", progress=False)
+    back = xfskde.io.open_coefficients(tmp_path / "c.zarr")
+    assert np.array_equal(back.x.values, field.x.values)
+    assert main(["segment", str(tmp_path / "b04.zarr"), str(tmp_path / "lab.zarr"),
+                 "--textures", "2", "--no-progress"]) == 0  # fmt: skip
+    with xr.open_zarr(tmp_path / "lab.zarr") as labels:
+        assert labels.y.values[0] == 5000000.0 and set(np.unique(labels["labels"].values)) <= {1, 2}

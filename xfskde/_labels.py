@@ -398,7 +398,8 @@ def sampled_coords(image: xr.DataArray, y: str, x: str, stride: int = 1) -> dict
                     var = _at_cells(var, dim, stride, position)
             var = var.transpose(*[d for d in (y, x) if d in var.dims])
             dims = tuple({y: "y", x: "x"}[d] for d in var.dims)
-            renamed = xr.Variable(dims, var.data, _storable_attrs(coord.attrs))
+            kept = {k: v for k, v in coord.attrs.items() if carried_attr(k)}  # not its encoding
+            renamed = xr.Variable(dims, var.data, _storable_attrs(kept))
             coords["y" if name == y else "x" if name == x else str(name)] = renamed
     geo = geotransform(image)
     for dim, n, axis in (("y", image.sizes[y], 1), ("x", image.sizes[x], 0)):

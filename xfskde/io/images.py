@@ -1788,7 +1788,10 @@ def _group_coords(image: xr.DataArray, group: zarr.Group, name: str) -> xr.DataA
     for dim in ("y", "x"):
         coord = arrays.get(dim)
         if coord is not None and coord.ndim == 1 and coord.shape[0] == image.sizes[dim]:
-            coords[dim] = (dim, np.asarray(coord[:]), _variable_attrs(coord))
+            # no fill value: a coordinate has no missing values (xarray keeps its _FillValue in
+            # the encoding; carried as an attr, results written with it could not be read)
+            kept = {k: v for k, v in _variable_attrs(coord).items() if k != "_FillValue"}
+            coords[dim] = (dim, np.asarray(coord[:]), kept)
     named = [str(attrs.get("grid_mapping", "")), *str(attrs.get("coordinates", "")).split()]
     for mapping in named:
         if mapping in arrays and arrays[mapping].ndim == 0:
