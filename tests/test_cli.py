@@ -836,3 +836,17 @@ def test_a_read_only_output_folder_is_refused_before_the_work(tmp_path, capsys):
             assert f"the folder {folder} is not writable" in capsys.readouterr().err
     finally:
         folder.chmod(0o755)
+
+
+def test_python_dash_m_runs_the_command(tmp_path):
+    """``python -m xfskde`` failed ("No module named xfskde.__main__"): it runs the same
+    command as the ``xfskde`` script, its name and exit status included."""
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-m", "xfskde", "--version"], capture_output=True,
+                          text=True, cwd=tmp_path)  # fmt: skip
+    assert done.returncode == 0 and xfskde.__version__ in done.stdout, done
+    refused = subprocess.run([sys.executable, "-m", "xfskde", "maps", str(tmp_path / "none.tif"),
+                              str(tmp_path / "m.tif")], capture_output=True, text=True)  # fmt: skip
+    assert refused.returncode == 2 and refused.stderr.startswith("xfskde maps: "), refused.stderr
