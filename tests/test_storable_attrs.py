@@ -109,8 +109,8 @@ def test_a_zarr_scene_written_by_xarray_gives_stores_that_read_back(tmp_path):
     from xfskde.cli import main
 
     values = data.camera()[:96, :96].astype(np.float32) / 255
-    band = xr.DataArray(values, dims=("y", "x"), name="B04",
-                        coords={"y": 5000000.0 - 10 * np.arange(96), "x": 500000.0 + 10 * np.arange(96)})  # fmt: skip
+    north, east = 5000000.0 - 10 * np.arange(96), 500000.0 + 10 * np.arange(96)
+    band = xr.DataArray(values, dims=("y", "x"), name="B04", coords={"y": north, "x": east})
     band.to_dataset().to_zarr(tmp_path / "b04.zarr", mode="w", consolidated=False)
     image = xfskde.open_image(tmp_path / "b04.zarr")
     assert "_FillValue" not in image.x.attrs and "_FillValue" not in image.y.attrs
