@@ -3,7 +3,10 @@
 Needs rioxarray (``pip install 'xfskde[geo]'``); nothing else in xfskde does. Every DataArray
 result of xfskde — a coefficient field, a density, orientation, coherence or energy map,
 segmentation labels or abundances — carries the CRS (``spatial_ref``) and a GeoTransform of its
-own grid (:mod:`xfskde._labels`), which rioxarray writes as they are.
+own grid (:mod:`xfskde._labels`), which rioxarray writes as they are. A result of an image
+without georeferencing (a plain TIFF, a PNG: pixel-index coords, no CRS) is written on GDAL's
+pixel grid, the one GDAL reads its input on: the identity transform at stride 1, each pixel of a
+stride-``s`` map over the ``s × s`` input pixels of its cell (:func:`_pixel_grid`).
 
 **Layout.**
 
@@ -42,6 +45,7 @@ from __future__ import annotations
 import math
 import os
 import threading
+import warnings
 from pathlib import Path
 from typing import Any, Literal
 
@@ -49,6 +53,8 @@ import dask.array as da
 import numpy as np
 import xarray as xr
 
+from .._grid import sample_offset
+from .._labels import geotransform
 from .._palette import BACKGROUND_COLOUR, label_rgba_8bit
 from .._scheduling import check_room, refuse_unshared_folder
 from .._scheduling import compute as compute_collections
@@ -191,6 +197,56 @@ def _resolution_tags(result: xr.DataArray) -> dict[str, str]:
     return {**tags, "TIFFTAG_RESOLUTIONUNIT": "3 (pixels/cm)"}
 
 
+def _pixel_grid(result: xr.DataArray) -> tuple[np.ndarray, np.ndarray] | None:
+    """The ``(y, x)`` centres, in GDAL's pixel frame, of the samples of a result of an image
+    without georeferencing; None for any other result, whose coords rioxarray writes as they
+    are.
+
+    xfskde gives an image without coordinates (a plain TIFF, a PNG, a NumPy array) the pixel
+    indices as coords: the sample of a stride-``s`` result at index ``v = i*s + o`` (``o =
+    (s - 1)//2``) describes the pixels ``v - o .. v - o + s - 1`` (:mod:`xfskde._labels`).
+    GDAL reads such an image with the identity transform, its pixel ``j`` covering ``[j, j+1)``,
+    while rioxarray takes coords for the pixels' centres: written as they are, the indices put
+    every pixel half a pixel up and left of the input's (an even stride's cells a whole pixel).
+    Their centres in GDAL's frame are ``v - o + s/2``, so that the file's transform is
+    ``(s, 0, x0 - o, 0, s, y0 - o)`` for the first coords ``x0``, ``y0``: the identity at
+    stride 1.
+
+    Such coords are told by what xfskde makes: no CRS, GeoTransform, ``transform`` attr or
+    ground control points; integer ``y`` and ``x`` without attrs (a grid's coordinates, read
+    from a file, carry their units or names), increasing by the same step ``s`` (a one-sample
+    axis takes the other's; a one-sample result its ``stride`` attr, but segmentation results,
+    which are per pixel, 1), each at ``o`` plus a multiple of ``s``.
+    """
+    if result.rio.crs is not None or geotransform(result) is not None:
+        return None
+    if "transform" in result.attrs or result.rio.get_gcps() is not None:
+        return None
+    axes = []
+    for dim in ("y", "x"):
+        coord = result.coords.get(dim)
+        if coord is None or coord.ndim != 1 or coord.dtype.kind not in "iu" or coord.attrs:
+            return None
+        axes.append(np.asarray(coord.values, dtype=np.int64))
+    steps = {int(d) for values in axes for d in np.unique(np.diff(values))}
+    if len(steps) > 1:
+        return None
+    if steps:
+        step = steps.pop()
+    elif "n_textures" in result.attrs:  # labels and abundances: every pixel
+        step = 1
+    else:
+        stride = result.attrs.get("stride", 1)
+        step = 0 if isinstance(stride, bool) or not isinstance(stride, int | np.integer) else stride
+    if step < 1:
+        return None
+    offset = sample_offset(int(step))
+    if any(((values - offset) % step).any() for values in axes):
+        return None
+    y, x = ((values - offset) + step / 2 for values in axes)
+    return y, x
+
+
 def _colour_table(result: xr.DataArray, dtype: np.dtype, colors: Any) -> dict[int, tuple]:
     """The GDAL colour table (value: RGBA, 0-255) of a labels result: one entry per texture
     and the background (0) transparent; empty for anything else or with ``colors=None``."""
@@ -304,6 +360,7 @@ def write_geotiff(
     """
     _require_rioxarray()
     import rasterio
+    import rasterio.errors
     import rasterio.shutil
 
     from .stores import refuse_replacing_sources
@@ -328,10 +385,12 @@ def write_geotiff(
         per_band = [_band_tags(result.attrs)] * len(names)
     fill = _nodata(nodata, out_dtype, result.attrs.get("background_label"))
     scalars = {name: c for name, c in result.coords.items() if c.ndim == 0}
+    grid = _pixel_grid(result)  # an image without georeferencing: on GDAL's pixel grid
+    y, x = (result.y, result.x) if grid is None else (("y", grid[0]), ("x", grid[1]))
     out = xr.DataArray(
         _tiled(data, tile),
         dims=("band", "y", "x"),
-        coords={"band": np.arange(1, len(names) + 1), "y": result.y, "x": result.x, **scalars},
+        coords={"band": np.arange(1, len(names) + 1), "y": y, "x": x, **scalars},
         name=result.name,
         attrs={
             **_metadata(result.attrs),
@@ -354,7 +413,9 @@ def write_geotiff(
         check_room([out.data])  # on a cluster too small, before a file there is replaced
     # GDAL's block cache kept small (its default, 5 % of the memory, held the tiles of a
     # slide's labels: 1.30 against 1.14 GiB at the peak of a 16384² `xfskde segment`, as fast)
-    with rasterio.Env(GDAL_CACHEMAX=_GDAL_CACHE_MB):
+    with rasterio.Env(GDAL_CACHEMAX=_GDAL_CACHE_MB), warnings.catch_warnings():
+        if grid is not None:  # at stride 1 the identity, which GDAL leaves out, as the input did
+            warnings.simplefilter("ignore", rasterio.errors.NotGeoreferencedWarning)
         try:
             # BigTIFF where the uncompressed bands could pass 4 GB (GDAL's default, IF_NEEDED,
             # cannot tell for a compressed file, and fails when it does pass)

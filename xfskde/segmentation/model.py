@@ -1234,6 +1234,9 @@ def _apply(
             **reordered,
             "long_name": _LONG_NAMES[output],
             **({"units": "1"} if output == "abundances" else {}),  # a share: QGIS shows it
+            # the background as the labels' nodata where rioxarray reads it (rio.nodata,
+            # rio.to_raster); not as a _FillValue, which xarray would decode to float and NaN
+            **({"nodata": BACKGROUND} if labels else {}),
         },
     )
 
@@ -2646,7 +2649,9 @@ def segment(
         model's endmembers) and :data:`BACKGROUND` = 0 outside ``mask``, as scikit-image's
         segmentations, napari's label layers and OME-NGFF label images number them. Following
         the input kind; a DataArray keeps the spatial dims and coords and carries the
-        parameters as attrs.
+        parameters as attrs, and the background label as its ``nodata`` attr (rioxarray's
+        ``labels.rio.nodata``, which ``rio.to_raster`` writes; xarray keeps the labels uint8
+        through netCDF and Zarr, as it would not with a ``_FillValue``).
     model : TextureModel
         Only with ``return_model=True``.
     """
