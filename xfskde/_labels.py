@@ -130,6 +130,10 @@ VALUE_ATTRS = (
 STATISTICS_PREFIX = "STATISTICS_"
 
 
+#: A coordinate's attrs that describe how its values were stored, not carried to results.
+_COORD_ENCODING = ("_FillValue", "missing_value", "fill_value")
+
+
 def carried_attr(name: str) -> bool:
     """Whether an input attr is carried to results: not one of :data:`VALUE_ATTRS` (the input's
     value encoding) nor a statistic of its values (:data:`STATISTICS_PREFIX`)."""
@@ -398,7 +402,9 @@ def sampled_coords(image: xr.DataArray, y: str, x: str, stride: int = 1) -> dict
                     var = _at_cells(var, dim, stride, position)
             var = var.transpose(*[d for d in (y, x) if d in var.dims])
             dims = tuple({y: "y", x: "x"}[d] for d in var.dims)
-            kept = {k: v for k, v in coord.attrs.items() if carried_attr(k)}  # not its encoding
+            # its own units and names kept, not a fill value (a coordinate has no missing
+            # values: xarray's _FillValue beside it made the results' stores unreadable)
+            kept = {k: v for k, v in coord.attrs.items() if k not in _COORD_ENCODING}
             renamed = xr.Variable(dims, var.data, _storable_attrs(kept))
             coords["y" if name == y else "x" if name == x else str(name)] = renamed
     geo = geotransform(image)
