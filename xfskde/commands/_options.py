@@ -138,8 +138,9 @@ def add_nodata_option(parser: argparse.ArgumentParser, what: str) -> None:
         default="auto",
         metavar="auto|NUMBER|none",
         help="the value that marks missing pixels: 'auto' uses the input's own (a TIFF's "
-        "GDAL_NODATA tag, as GDAL and rioxarray write it; the other formats record none), a "
-        f"number names it, 'none' makes every pixel data; {what}",
+        "GDAL_NODATA tag, as GDAL and rioxarray write it; a GDAL raster's, each band's own "
+        "where they differ, as in a VRT stack; the other formats record none), a number "
+        f"names it for every band, 'none' makes every pixel data; {what}",
     )
 
 
