@@ -154,13 +154,22 @@ def temporary_ome_zarr(path: str | os.PathLike) -> Iterator[Path]:
     ``.NAME.ome.zarr`` beside it (on its disk; an absolute path, which a cluster's workers that
     see the folder write to whatever their working directory), removed after. Its name is
     fixed, so a run killed before it could remove it (SIGKILL, a power cut) leaves one, which
-    the next write of the same file removes first."""
+    the next write of the same file removes first; an interrupt (Ctrl-C, SIGTERM) removes it
+    and says so in a note on the exception, naming it, since a run killed outright would
+    have left it there."""
     path = Path(os.fspath(path)).resolve()
     store = path.with_name(f".{path.name}.ome.zarr")
     path.parent.mkdir(parents=True, exist_ok=True)
     shutil.rmtree(store, ignore_errors=True)
     try:
         yield store
+    except KeyboardInterrupt as exc:
+        shutil.rmtree(store, ignore_errors=True)
+        exc.add_note(
+            f"the working store of {path.name}, {store}, was removed (a run killed outright, "
+            "kill -9 or a power cut, leaves it: delete it, or the next run replaces it)"
+        )
+        raise
     finally:
         shutil.rmtree(store, ignore_errors=True)
 
