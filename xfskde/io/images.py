@@ -819,23 +819,30 @@ def _ome_pixels(tif: tifffile.TiffFile, series: int = 0) -> dict[str, Any]:
     return images[min(series, len(images) - 1)].get("Pixels", {})
 
 
+def _some_named(names: Sequence[Any]) -> tuple[str, ...] | None:
+    """Channel names where the file gives some: each channel's own, its index as text where
+    it has none (what ``channels=`` reads as that index); None where none has one."""
+    if not any(names):
+        return None
+    return tuple(str(n) if n else str(i) for i, n in enumerate(names))
+
+
 def _ome_channel_names(pixels: dict[str, Any]) -> tuple[str, ...] | None:
     """The ``Name`` of each ``Channel`` of an OME-XML ``Pixels`` element (:func:`_ome_pixels`;
-    None unless every channel has one)."""
+    a channel without one named by its index, :func:`_some_named`; None where none has one)."""
     channels = pixels.get("Channel", [])
     channels = channels if isinstance(channels, list) else [channels]
-    names = [c.get("Name") if isinstance(c, dict) else None for c in channels]
-    return tuple(str(n) for n in names) if names and all(names) else None
+    return _some_named([c.get("Name") if isinstance(c, dict) else None for c in channels])
 
 
 def _channel_named(image: xr.DataArray, names: Sequence[str] | None) -> xr.DataArray:
     """``image`` with its channels' ``names`` as the coordinate of its ``c`` dim, where it has
-    one of that many channels and the names are distinct (a file's channel names: DAPI, CD3,
-    CD8); else as it is."""
+    one of that many channels (a file's channel names: DAPI, CD3, CD8; two channels of one
+    name keep it, and ``channels=`` refuses to pick by it); else as it is."""
     if not names or "c" not in image.dims or "c" in image.coords:
         return image
     names = [str(n) for n in names]
-    if len(names) != image.sizes["c"] or len(set(names)) != len(names):
+    if len(names) != image.sizes["c"]:
         return image
     return image.assign_coords(c=names)
 
@@ -845,13 +852,41 @@ def _tiff_pixel_size(
 ) -> tuple[float, float] | None:
     """The (y, x) pixel size of level 0 of a series in µm from OME-XML (its ``Pixels``
     element, :func:`_ome_pixels`), an Aperio SVS description (MPP), ImageJ's unit, or
-    resolution tags in centimetres, millimetres or micrometres."""
+    resolution tags in centimetres, millimetres or micrometres.
+
+    One of OME's ``PhysicalSizeX`` and ``PhysicalSizeY`` without the other is no pixel size
+    (the schema gives a default to their units, µm, not to the sizes, and pixels need not be
+    square): not used, with a warning naming the one that is missing, unless another record
+    below gives both."""
     page = tif.series[series].levels[0].keyframe
+    half = None
     if tif.is_ome:
         y = micrometres(pixels.get("PhysicalSizeY"), pixels.get("PhysicalSizeYUnit"))
         x = micrometres(pixels.get("PhysicalSizeX"), pixels.get("PhysicalSizeXUnit"))
         if y and x:
             return y, x
+        given = [a for a in "XY" if pixels.get(f"PhysicalSize{a}") is not None]
+        if len(given) == 1:
+            half = given[0]
+    size = _other_pixel_size(tif, page)
+    if size is None and half is not None:
+        other = "Y" if half == "X" else "X"
+        warnings.warn(
+            f"{tif.filename}: its OME-XML gives PhysicalSize{half} "
+            f"({pixels[f'PhysicalSize{half}']} {pixels.get(f'PhysicalSize{half}Unit', 'µm')}) but "
+            f"no PhysicalSize{other}, which OME does not default: its pixel size is not read "
+            f"(pixels may not be square); add PhysicalSize{other} to its OME-XML (tifffile's "
+            "tiffcomment) to read it",
+            UserWarning,
+            stacklevel=5,
+        )
+    return size
+
+
+def _other_pixel_size(tif: tifffile.TiffFile, page: Any) -> tuple[float, float] | None:
+    """The (y, x) pixel size in µm of a TIFF page from what is not OME-XML: an Aperio SVS
+    description (MPP), ImageJ's unit, or resolution tags in centimetres, millimetres or
+    micrometres (:func:`_tiff_pixel_size`)."""
     if tif.is_svs:
         mpp = tifffile.tifffile.svs_description_metadata(page.description).get("MPP")
         size = micrometres(mpp, "µm")
@@ -1733,14 +1768,13 @@ def _zarr_image(
 
 
 def _omero_labels(node: zarr.Group) -> tuple[str, ...] | None:
-    """The ``label`` of each of an OME-Zarr image's ``omero`` channels (NGFF 0.4 and 0.5),
-    None unless every channel has one."""
+    """The ``label`` of each of an OME-Zarr image's ``omero`` channels (NGFF 0.4 and 0.5; a
+    channel without one named by its index, :func:`_some_named`; None where none has one)."""
     omero = node.attrs.get("omero") or node.attrs.get("ome", {}).get("omero") or {}
     channels = omero.get("channels") if isinstance(omero, dict) else None
     if not isinstance(channels, list) or not channels:
         return None
-    labels = [c.get("label") if isinstance(c, dict) else None for c in channels]
-    return tuple(str(label) for label in labels) if all(labels) else None
+    return _some_named([c.get("label") if isinstance(c, dict) else None for c in channels])
 
 
 def _stored_dims(array: Any) -> tuple[str, ...] | None:
@@ -2539,7 +2573,13 @@ def _chosen_channels(
     indices = []
     for channel in wanted:
         if isinstance(channel, str) and names and channel in names:
-            indices.append(names.index(channel))
+            same = [i for i, name in enumerate(names) if name == channel]
+            if len(same) > 1:
+                raise ParameterError(
+                    f"channels: {channel!r} names {len(same)} channels of this image (indices "
+                    f"{', '.join(map(str, same))}); pick one by its index"
+                )
+            indices.append(same[0])
             continue
         try:
             index = int(channel) if not isinstance(channel, bool | float) else None
@@ -2554,6 +2594,8 @@ def _chosen_channels(
     if not indices or len(set(indices)) != len(indices):
         raise ParameterError(f"channels must name each channel once, at least one; got {wanted!r}")
     picked = image.isel({dim: indices})
+    if dim not in picked.coords:  # unnamed channels keep their indices, as named ones their names
+        picked = picked.assign_coords({dim: indices})
     if isinstance(picked.data, da.Array) and len(picked.chunks[picked.dims.index(dim)]) > 1:
         picked = picked.chunk({dim: -1})  # read channel by channel (_plan): one chunk now
     record = [names[i] for i in indices] if names else indices
