@@ -121,3 +121,31 @@ def test_physical_size_x_without_y_is_not_read_and_says_so(tmp_path):
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         assert xfskde.open_image(both).attrs["source_pixel_size_um"] == [0.325, 0.325]
+
+
+def test_a_model_is_not_given_a_repeated_name_s_channel(tmp_path):
+    """A model takes its channels by name from an image of other order or more channels; one
+    whose name the image gives twice is not known: refused (it took the first, silently)."""
+    from xfskde.datasets import section_in_fluorescence
+    from xfskde.segmentation import fit_textures
+
+    counts, _ = section_in_fluorescence(seed=0)
+    cyx = np.moveaxis(counts, -1, 0)
+    names = ["DAPI", "marker", "autofluorescence"]
+    fitted_on = tmp_path / "fitted.ome.tif"
+    tifffile.imwrite(fitted_on, cyx, metadata={"axes": "CYX", "Channel": {"Name": names}})
+    model = fit_textures(xfskde.open_image(fitted_on), 2, mask="fluorescence", sample=2000)
+    repeated = tmp_path / "repeated.ome.tif"
+    tifffile.imwrite(repeated, cyx[[0, 1, 2, 0]],
+                     metadata={"axes": "CYX", "Channel": {"Name": [*names, "DAPI"]}})  # fmt: skip
+    with pytest.raises(ParameterError) as refused:
+        model.predict(xfskde.open_image(repeated))
+    assert str(refused.value) == (
+        "the image's channels are DAPI, marker, autofluorescence, DAPI: DAPI names more than "
+        "one, so the model's channels (DAPI, marker, autofluorescence) are not taken by name; "
+        "pick them by index (channels= of open_image, --channels 0,1)"
+    )
+    picked = xfskde.open_image(repeated, channels=[0, 1, 2])  # by index: the model's
+    np.testing.assert_array_equal(
+        model.predict(picked).values, model.predict(xfskde.open_image(fitted_on)).values
+    )

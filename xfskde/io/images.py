@@ -1739,8 +1739,19 @@ def bioformats2raw_series(node: zarr.Group) -> list[ZarrSeries] | None:
     """The images of a store in NGFF's bioformats2raw layout (its root's
     ``bioformats2raw.layout`` attr), in order: the paths its ``OME`` group's ``series`` lists,
     else the groups ``0``, ``1``, ... there are; named by ``OME/METADATA.ome.xml`` (its
-    ``Image`` elements in the same order), else by their multiscale's ``name``. None for
-    another group, and for a plate's (images in wells, no series)."""
+    ``Image`` elements in the same order), else by their multiscale's ``name``.
+
+    Parameters
+    ----------
+    node : zarr.Group
+        A Zarr group, opened.
+
+    Returns
+    -------
+    list of ZarrSeries or None
+        The series (``path``, ``name``: "" for one without a name); None for another group,
+        and for a plate's (images in wells, no series).
+    """
     attrs = _ngff_attrs(node)
     if BIOFORMATS2RAW not in attrs or "plate" in attrs:
         return None
