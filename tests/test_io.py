@@ -163,8 +163,8 @@ def test_a_float_image_xarray_wrote_to_zarr_keeps_its_fill_value_as_a_number(tmp
 
 def test_channel_names_of_an_ome_tiff_and_an_ome_zarr_are_the_c_coordinate(tmp_path, capsys):
     """A fluorescence image's channels by name (OME-XML ``Channel Name``, OME-Zarr's omero
-    ``label``): the ``c`` coordinate, at every level, and a line of ``xfskde info``; none
-    where a channel has no name or they repeat, nor for an RGB image's samples."""
+    ``label``): the ``c`` coordinate, at every level, and a line of ``xfskde info``; names
+    that repeat kept (test_ome_channels: not picked by), none for an RGB image's samples."""
     from xfskde.cli import main
 
     names = ["DAPI", "CD3", "autofluorescence"]
@@ -179,7 +179,7 @@ def test_channel_names_of_an_ome_tiff_and_an_ome_zarr_are_the_c_coordinate(tmp_p
     assert "channels    DAPI, CD3, autofluorescence" in capsys.readouterr().out
     tifffile.imwrite(tmp_path / "same.ome.tif", cyx,
                      metadata={"axes": "CYX", "Channel": {"Name": ["a", "a", "b"]}})  # fmt: skip
-    assert "c" not in xfskde.open_image(tmp_path / "same.ome.tif").coords
+    assert list(xfskde.open_image(tmp_path / "same.ome.tif").c.values) == ["a", "a", "b"]
     rgb = np.zeros((32, 32, 3), np.uint8)
     tifffile.imwrite(tmp_path / "rgb.ome.tif", rgb, photometric="rgb", metadata={"axes": "YXS"})
     assert "c" not in xfskde.open_image(tmp_path / "rgb.ome.tif").coords
@@ -824,11 +824,11 @@ def test_an_image_of_a_multi_image_tiff_by_index_or_name(tmp_path):
         xfskde.open_image(path, series="scene C")
     with pytest.raises(ParameterError, match="no series 2"):
         xfskde.open_image(path, series=2)
-    for other in (CAMERA, xr.DataArray(CAMERA, dims=("y", "x")), tmp_path / "none.zarr"):
-        with pytest.raises(ParameterError, match="is not a TIFF"):
-            xfskde.open_image(other, series=1)
     zarr.create_array(tmp_path / "plain.zarr", shape=(8, 8), dtype="uint8")
-    with pytest.raises(ParameterError, match="is not a TIFF"):
+    for other in (CAMERA, xr.DataArray(CAMERA, dims=("y", "x")), tmp_path / "plain.zarr"):
+        with pytest.raises(ParameterError, match="holds one: drop series"):
+            xfskde.open_image(other, series=1)
+    with pytest.raises(ParameterError, match="holds one: drop series"):
         xfskde.io.images.image_levels(tmp_path / "plain.zarr", series="scene B")
 
 

@@ -2,9 +2,11 @@
 
 Label ``i`` (1, 2, ...) always gets the ``i``-th colour, whichever labels are present, and label
 0 (the background) none. The same colours are used by the pictures of :mod:`xfskde.plot`, the
-colour table of a labels GeoTIFF (:func:`xfskde.io.write_geotiff`: what QGIS and GDAL show)
-and the ``colors`` of an NGFF label image (:mod:`xfskde.io.omezarr`: what napari shows), so a
-texture has one colour wherever its labels are opened.
+colour table of a labels GeoTIFF (:func:`xfskde.io.write_geotiff`: what QGIS and GDAL show),
+the ``colors`` of an NGFF label image (:mod:`xfskde.io.omezarr`: what napari shows) and the
+``omero`` colours of the abundance channels beside it (texture ``i``'s abundance in label
+``i``'s colour; in an OME-TIFF, its ``Channel Color``), so a texture has one colour wherever
+its labels or its abundance are opened.
 
 The colours: matplotlib's "tab10" without its grey, then the light halves of "tab20" without
 theirs (greys would read as the background); further labels get hues spaced by the golden angle,
@@ -22,6 +24,7 @@ import numpy as np
 __all__ = [
     "BACKGROUND_COLOUR",
     "LABEL_COLOURS",
+    "label_hex",
     "label_palette",
     "label_rgba_8bit",
 ]
@@ -65,3 +68,10 @@ def label_rgba_8bit(n: int, background: tuple[float, float, float] = (0.0, 0.0, 
     alpha = np.full((n + 1, 1), 255)
     alpha[0] = 0
     return np.concatenate([np.round(rgb * 255).astype(int), alpha], axis=1)
+
+
+def label_hex(n: int) -> list[str]:
+    """:func:`label_palette` of labels 1 .. n as ``"RRGGBB"`` hex text (upper case, no ``#``),
+    as OME-NGFF ``omero`` channels hold a colour: the 8-bit values of
+    :func:`label_rgba_8bit`."""
+    return ["".join(f"{int(v):02X}" for v in row[:3]) for row in label_rgba_8bit(n)[1:]]

@@ -21,6 +21,8 @@ from ..io import locate, open_image
 from ..io._gdal import GDAL_FORMATS, gdal_format, gdal_levels
 from ..io.images import (
     ImageLevel,
+    ZarrSeries,
+    bioformats2raw_series,
     file_format,
     gdal_pairs,
     image_levels,
@@ -138,6 +140,19 @@ def _describe_tiff(path: str, levels: list[ImageLevel]) -> list[tuple[str, str]]
 # -------------------------------------------------------------------------------------- Zarr
 
 
+def _zarr_series_row(series: list[ZarrSeries]) -> str:
+    """How many images a bioformats2raw store holds; for several, each one's index, name and
+    group (where it is not named by its index), as for a TIFF."""
+    if len(series) == 1:
+        return "1"
+    each = ", ".join(
+        " ".join([str(i), *([repr(s.name)] if s.name else []),
+                  *([f"(group {s.path}/)"] if s.path != str(i) else [])])
+        for i, s in enumerate(series)
+    )  # fmt: skip
+    return f"{len(series)}: {each} (the first is read; --series N|NAME reads another)"
+
+
 def _describe_zarr(path: str) -> list[tuple[str, str]]:
     location = locate(path)
     try:
@@ -148,6 +163,13 @@ def _describe_zarr(path: str) -> list[tuple[str, str]]:
     if isinstance(node, zarr.Array):
         return [("format", f"{version} array")]
     attrs = dict(node.attrs)
+    series = bioformats2raw_series(node)
+    if series:  # a bioformats2raw store: its series, the first described
+        attrs = dict(node[series[0].path].attrs)
+        multiscales = attrs.get("multiscales") or attrs.get("ome", {}).get("multiscales") or [{}]
+        ome = attrs.get("ome", {}).get("version") or multiscales[0].get("version") or "?"
+        return [("format", f"OME-Zarr {ome}, bioformats2raw layout ({version})"),
+                ("series", _zarr_series_row(series))]  # fmt: skip
     multiscales = attrs.get("multiscales") or attrs.get("ome", {}).get("multiscales")
     if multiscales:
         ome = attrs.get("ome", {}).get("version") or multiscales[0].get("version") or "?"

@@ -320,8 +320,9 @@ def add_level_options(parser: argparse.ArgumentParser) -> None:
     )  # fmt: skip
     parser.add_argument(
         "--series", type=series_option, default=0, metavar="N|NAME",
-        help="the image of a TIFF that holds several (a multi-scene OME-TIFF, the labels of an "
-        "OME-TIFF xfskde wrote: 'labels/textures'): its index or name; 'xfskde info' lists them",
+        help="the image of a file that holds several (a multi-scene OME-TIFF, an OME-Zarr of "
+        "bioformats2raw, the labels of an OME-TIFF xfskde wrote: 'labels/textures'): its index "
+        "or name; 'xfskde info' lists them",
     )  # fmt: skip
     parser.add_argument(
         "--channels", type=channels_option, default=None, metavar="NAME,NAME|N,N",

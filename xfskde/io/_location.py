@@ -50,11 +50,14 @@ UNITS = "µm"
 #: Lengths of the units that OME, OME-Zarr (UDUNITS names), ImageJ and TIFF tags use, in µm.
 _MICROMETRES = {
     "µm": 1.0, "um": 1.0, "micron": 1.0, "microns": 1.0, "micrometer": 1.0, "micrometre": 1.0,
-    "\u03bcm": 1.0, "nm": 1e-3, "nanometer": 1e-3, "nanometre": 1e-3, "mm": 1e3,
+    "\u03bcm": 1.0, "nm": 1e-3, "nanometer": 1e-3, "nanometre": 1e-3, "pm": 1e-6,
+    "picometer": 1e-6, "picometre": 1e-6, "mm": 1e3,
     "millimeter": 1e3, "millimetre": 1e3, "cm": 1e4, "centimeter": 1e4, "centimetre": 1e4,
     "m": 1e6, "meter": 1e6, "metre": 1e6, "å": 1e-4, "angstrom": 1e-4, "in": 25400.0,
     "inch": 25400.0, "inches": 25400.0,
 }  # fmt: skip
+#: OME's symbols that differ from others only by case (megametre, petametre: not mm, pm).
+_CASED = {"Mm": 1e12, "Pm": 1e21}
 #: A character escaped as ImageJ writes a unit in its description (``unit=\\u00B5m``: µm).
 _ESCAPED = re.compile(r"\\u([0-9a-fA-F]{4})")
 
@@ -69,7 +72,7 @@ def micrometres(value: Any, unit: Any) -> float | None:
     except (TypeError, ValueError):
         return None
     name = UNITS if unit is None else _ESCAPED.sub(lambda m: chr(int(m[1], 16)), str(unit))
-    scale = _MICROMETRES.get(name.strip().lower())
+    scale = _CASED.get(name.strip(), _MICROMETRES.get(name.strip().lower()))
     return length * scale if scale is not None and math.isfinite(length) and length > 0 else None
 
 

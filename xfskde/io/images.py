@@ -820,23 +820,30 @@ def _ome_pixels(tif: tifffile.TiffFile, series: int = 0) -> dict[str, Any]:
     return images[min(series, len(images) - 1)].get("Pixels", {})
 
 
+def _some_named(names: Sequence[Any]) -> tuple[str, ...] | None:
+    """Channel names where the file gives some: each channel's own, its index as text where
+    it has none (what ``channels=`` reads as that index); None where none has one."""
+    if not any(names):
+        return None
+    return tuple(str(n) if n else str(i) for i, n in enumerate(names))
+
+
 def _ome_channel_names(pixels: dict[str, Any]) -> tuple[str, ...] | None:
     """The ``Name`` of each ``Channel`` of an OME-XML ``Pixels`` element (:func:`_ome_pixels`;
-    None unless every channel has one)."""
+    a channel without one named by its index, :func:`_some_named`; None where none has one)."""
     channels = pixels.get("Channel", [])
     channels = channels if isinstance(channels, list) else [channels]
-    names = [c.get("Name") if isinstance(c, dict) else None for c in channels]
-    return tuple(str(n) for n in names) if names and all(names) else None
+    return _some_named([c.get("Name") if isinstance(c, dict) else None for c in channels])
 
 
 def _channel_named(image: xr.DataArray, names: Sequence[str] | None) -> xr.DataArray:
     """``image`` with its channels' ``names`` as the coordinate of its ``c`` dim, where it has
-    one of that many channels and the names are distinct (a file's channel names: DAPI, CD3,
-    CD8); else as it is."""
+    one of that many channels (a file's channel names: DAPI, CD3, CD8; two channels of one
+    name keep it, and ``channels=`` refuses to pick by it); else as it is."""
     if not names or "c" not in image.dims or "c" in image.coords:
         return image
     names = [str(n) for n in names]
-    if len(names) != image.sizes["c"] or len(set(names)) != len(names):
+    if len(names) != image.sizes["c"]:
         return image
     return image.assign_coords(c=names)
 
@@ -846,13 +853,41 @@ def _tiff_pixel_size(
 ) -> tuple[float, float] | None:
     """The (y, x) pixel size of level 0 of a series in µm from OME-XML (its ``Pixels``
     element, :func:`_ome_pixels`), an Aperio SVS description (MPP), ImageJ's unit, or
-    resolution tags in centimetres, millimetres or micrometres."""
+    resolution tags in centimetres, millimetres or micrometres.
+
+    One of OME's ``PhysicalSizeX`` and ``PhysicalSizeY`` without the other is no pixel size
+    (the schema gives a default to their units, µm, not to the sizes, and pixels need not be
+    square): not used, with a warning naming the one that is missing, unless another record
+    below gives both."""
     page = tif.series[series].levels[0].keyframe
+    half = None
     if tif.is_ome:
         y = micrometres(pixels.get("PhysicalSizeY"), pixels.get("PhysicalSizeYUnit"))
         x = micrometres(pixels.get("PhysicalSizeX"), pixels.get("PhysicalSizeXUnit"))
         if y and x:
             return y, x
+        given = [a for a in "XY" if pixels.get(f"PhysicalSize{a}") is not None]
+        if len(given) == 1:
+            half = given[0]
+    size = _other_pixel_size(tif, page)
+    if size is None and half is not None:
+        other = "Y" if half == "X" else "X"
+        warnings.warn(
+            f"{tif.filename}: its OME-XML gives PhysicalSize{half} "
+            f"({pixels[f'PhysicalSize{half}']} {pixels.get(f'PhysicalSize{half}Unit', 'µm')}) but "
+            f"no PhysicalSize{other}, which OME does not default: its pixel size is not read "
+            f"(pixels may not be square); add PhysicalSize{other} to its OME-XML (tifffile's "
+            "tiffcomment) to read it",
+            UserWarning,
+            stacklevel=5,
+        )
+    return size
+
+
+def _other_pixel_size(tif: tifffile.TiffFile, page: Any) -> tuple[float, float] | None:
+    """The (y, x) pixel size in µm of a TIFF page from what is not OME-XML: an Aperio SVS
+    description (MPP), ImageJ's unit, or resolution tags in centimetres, millimetres or
+    micrometres (:func:`_tiff_pixel_size`)."""
     if tif.is_svs:
         mpp = tifffile.tifffile.svs_description_metadata(page.description).get("MPP")
         size = micrometres(mpp, "µm")
@@ -926,12 +961,35 @@ def _ome_origin(xml: str, series: int = 0) -> tuple[float, float]:
 
 
 def _refuse_series(series: Any, what: Any) -> None:
-    """Refuse a ``series`` other than the first (the default) for ``what``, which is no TIFF."""
+    """Refuse a ``series`` other than the first (the default) for ``what``, which holds one
+    image (no TIFF, no bioformats2raw OME-Zarr)."""
     first = isinstance(series, int | np.integer) and not isinstance(series, bool) and series == 0
     if not first:
         raise ParameterError(
-            f"series picks an image of a TIFF that holds several; {what} is not a TIFF"
+            f"series picks an image of a file that holds several (a TIFF, a bioformats2raw "
+            f"OME-Zarr); {what} holds one: drop series"
         )
+
+
+def _pick_series(names: Sequence[str], series: int | str, path: Any) -> int:
+    """The index of the image ``series`` names among a file's images of ``names`` ("" for
+    one without a name): an index, or a name.
+
+    Raises
+    ------
+    ParameterError
+        For an index the file does not have or a name none of its images has, listing them.
+    """
+    listed = ", ".join(f"{i} {n!r}" if n else str(i) for i, n in enumerate(names))
+    if isinstance(series, str):
+        if series in names:
+            return list(names).index(series)
+        raise ParameterError(f"{path} has no image named {series!r}; its series are {listed}")
+    if isinstance(series, bool) or not isinstance(series, int | np.integer):
+        raise ParameterError(f"series must be an index or an image's name, got {series!r}")
+    if not -len(names) <= series < len(names):
+        raise ParameterError(f"{path} has no series {series}; its series are {listed}")
+    return int(series) % len(names)
 
 
 def _series_index(tif: tifffile.TiffFile, series: int | str, path: Any) -> int:
@@ -948,16 +1006,7 @@ def _series_index(tif: tifffile.TiffFile, series: int | str, path: Any) -> int:
             f"{path} holds no image: it is damaged or truncated (its header names no page "
             "that is there); copy or download it again"
         )
-    listed = ", ".join(f"{i} {n!r}" if n else str(i) for i, n in enumerate(names))
-    if isinstance(series, str):
-        if series in names:
-            return names.index(series)
-        raise ParameterError(f"{path} has no image named {series!r}; its series are {listed}")
-    if isinstance(series, bool) or not isinstance(series, int | np.integer):
-        raise ParameterError(f"series must be an index or an image's name, got {series!r}")
-    if not -len(names) <= series < len(names):
-        raise ParameterError(f"{path} has no series {series}; its series are {listed}")
-    return int(series) % len(names)
+    return _pick_series(names, series, path)
 
 
 #: What tifffile logs when a TIFF's structure points beyond its end or into nothing: a page
@@ -1672,6 +1721,131 @@ def _zarr_node(source: Any) -> zarr.Array | zarr.Group:
         raise ImageReadError(f"{source} is not a readable Zarr array or group ({exc})") from exc
 
 
+#: The attr of the root group of a store in NGFF's transitional bioformats2raw layout (what
+#: ``bioformats2raw`` writes of a microscope's file): its images are the series groups
+#: ``0``, ``1``, ... (or those its ``OME`` group's ``series`` lists), described by
+#: ``OME/METADATA.ome.xml``.
+BIOFORMATS2RAW = "bioformats2raw.layout"
+
+
+class ZarrSeries(NamedTuple):
+    """An image of a bioformats2raw store: its group's path in the store and its name."""
+
+    path: str
+    #: the OME-XML ``Image``'s ``Name``, else its multiscale's ``name``, else ""
+    name: str
+
+
+def _ngff_attrs(group: zarr.Group) -> dict[str, Any]:
+    """A group's attrs, NGFF 0.5's ``ome`` block merged into them (0.4 has none)."""
+    attrs = dict(group.attrs)
+    ome = attrs.get("ome")
+    return {**attrs, **ome} if isinstance(ome, dict) else attrs
+
+
+def _bioformats2raw_names(root: zarr.Group) -> list[str]:
+    """The ``Name`` of each ``Image`` of a bioformats2raw store's ``OME/METADATA.ome.xml``, in
+    the document's order (the series' order); [] without it."""
+    from zarr.core.buffer import default_buffer_prototype
+    from zarr.core.sync import sync
+
+    key = f"{root.path}/OME/METADATA.ome.xml" if root.path else "OME/METADATA.ome.xml"
+    try:
+        found = sync(root.store.get(key, prototype=default_buffer_prototype()))
+        return [] if found is None else [n for n, _ in ome_pairs(found.to_bytes().decode(), "")]
+    except (*_ZARR_ERRORS, ValueError, ElementTree.ParseError):  # a decoding error: ValueError
+        return []
+
+
+def bioformats2raw_series(node: zarr.Group) -> list[ZarrSeries] | None:
+    """The images of a store in NGFF's bioformats2raw layout (its root's
+    ``bioformats2raw.layout`` attr), in order: the paths its ``OME`` group's ``series`` lists,
+    else the groups ``0``, ``1``, ... there are; named by ``OME/METADATA.ome.xml`` (its
+    ``Image`` elements in the same order), else by their multiscale's ``name``.
+
+    Parameters
+    ----------
+    node : zarr.Group
+        A Zarr group, opened.
+
+    Returns
+    -------
+    list of ZarrSeries or None
+        The series (``path``, ``name``: "" for one without a name); None for another group,
+        and for a plate's (images in wells, no series).
+    """
+    attrs = _ngff_attrs(node)
+    if BIOFORMATS2RAW not in attrs or "plate" in attrs:
+        return None
+    try:
+        meta = node["OME"] if "OME" in node else None
+        listed = _ngff_attrs(meta).get("series") if isinstance(meta, zarr.Group) else None
+    except _ZARR_ERRORS:
+        listed = None
+    paths = [str(p) for p in listed] if isinstance(listed, list) else []
+    if not paths:  # the series are the groups 0, 1, ... up to the first missing
+        while str(len(paths)) in node:
+            paths.append(str(len(paths)))
+    names = _bioformats2raw_names(node)
+    series = []
+    for index, path in enumerate(paths):
+        name = names[index] if index < len(names) else ""
+        if not name:
+            try:
+                multiscales = _ngff_attrs(node[path]).get("multiscales") or [{}]
+                name = str(multiscales[0].get("name") or "")
+            except (*_ZARR_ERRORS, AttributeError, IndexError, TypeError):
+                name = ""
+        series.append(ZarrSeries(path, name))
+    return series
+
+
+def _series_node(
+    source: Any, node: zarr.Array | zarr.Group, series: int | str
+) -> tuple[zarr.Array | zarr.Group, str, int]:
+    """The node of the image ``series`` picks in a Zarr node, its path there and its index:
+    a bioformats2raw store's series group (the first by default, as a TIFF's); the node
+    itself, path "" and index 0 for any other (which holds one image: ``series`` is refused
+    unless it is the first)."""
+    found = bioformats2raw_series(node) if isinstance(node, zarr.Group) else None
+    if not found:
+        _refuse_series(series, source)
+        return node, "", 0
+    index = _pick_series([s.name for s in found], series, source)
+    path = found[index].path
+    try:
+        group = node[path]
+    except _ZARR_ERRORS as exc:
+        raise ImageReadError(f"{source} lists the series {path!r} but it cannot be opened "
+                             f"({exc})") from exc  # fmt: skip
+    if not isinstance(group, zarr.Group):
+        raise ImageReadError(f"{source}: its series {path!r} is a Zarr array, not an image group")
+    return group, path, index
+
+
+def _first_field(node: zarr.Group, plate: Mapping[str, Any]) -> str:
+    """The path of the first field's image of an OME-Zarr plate: its first well's first image
+    (``A/1/0``)."""
+    wells = plate.get("wells") or [{}]
+    well = str(wells[0].get("path", "A/1")) if isinstance(wells[0], dict) else "A/1"
+    try:
+        images = _ngff_attrs(node[well]).get("well", {}).get("images") or [{}]
+        field = str(images[0].get("path", "0"))
+    except (*_ZARR_ERRORS, AttributeError, TypeError):
+        field = "0"
+    return f"{well}/{field}"
+
+
+def _image_groups(node: zarr.Group) -> list[str]:
+    """The names of a group's groups that are OME-Zarr images (a multiscale each)."""
+    try:
+        return sorted(
+            name for name, group in node.groups() if _ngff_attrs(group).get("multiscales")
+        )
+    except _ZARR_ERRORS:
+        return []
+
+
 class _Transform(NamedTuple):
     """Where an OME-Zarr level's pixels are: centre = translation + scale * index, in µm."""
 
@@ -1739,6 +1913,18 @@ def _zarr_image(
         arrays = dict(node.arrays())
         images = [name for name, array in arrays.items() if _is_image(array)]
         if len(images) != 1:
+            plate = _ngff_attrs(node).get("plate")
+            if isinstance(plate, dict):  # HCS: images in wells, one per field
+                raise ImageReadError(
+                    f"{source} is an OME-Zarr plate (wells of fields, an image each), not one "
+                    f"image: open one field's image (e.g. '{source}/{_first_field(node, plate)}')"
+                )
+            inside = _image_groups(node) if not images else []
+            if inside:  # a collection of OME-Zarr images: name them
+                raise ImageReadError(
+                    f"{source} is a Zarr group of the OME-Zarr images {inside}, not one: open "
+                    f"one of them (e.g. '{source}/{inside[0]}')"
+                )
             raise ImageReadError(
                 f"{source} is a Zarr group with arrays {sorted(arrays)}; open the image array "
                 "itself (e.g. 'store.zarr/name') or use an OME-Zarr multiscale group"
@@ -1755,14 +1941,13 @@ def _zarr_image(
 
 
 def _omero_labels(node: zarr.Group) -> tuple[str, ...] | None:
-    """The ``label`` of each of an OME-Zarr image's ``omero`` channels (NGFF 0.4 and 0.5),
-    None unless every channel has one."""
+    """The ``label`` of each of an OME-Zarr image's ``omero`` channels (NGFF 0.4 and 0.5; a
+    channel without one named by its index, :func:`_some_named`; None where none has one)."""
     omero = node.attrs.get("omero") or node.attrs.get("ome", {}).get("omero") or {}
     channels = omero.get("channels") if isinstance(omero, dict) else None
     if not isinstance(channels, list) or not channels:
         return None
-    labels = [c.get("label") if isinstance(c, dict) else None for c in channels]
-    return tuple(str(label) for label in labels) if all(labels) else None
+    return _some_named([c.get("label") if isinstance(c, dict) else None for c in channels])
 
 
 def _stored_dims(array: Any) -> tuple[str, ...] | None:
@@ -1879,7 +2064,7 @@ def _refuse_remote_zip(path: Location) -> None:
 
 
 def _open_zarr(source: Any, level: int, request: _Request) -> xr.DataArray:
-    node = _zarr_node(source)
+    node, prefix, series = _series_node(source, _zarr_node(source), request.series)
     component = None
     dims: tuple[str, ...] | None = None
     transform = None
@@ -1890,6 +2075,7 @@ def _open_zarr(source: Any, level: int, request: _Request) -> xr.DataArray:
                                                                        request.mpp)  # fmt: skip
         if transform is None:
             group = (node, component)
+        component = f"{prefix}/{component}" if prefix else component
     else:
         array, cells = node, 1
         level = _choose_level(source, [None], level, request.mpp)
@@ -1928,6 +2114,8 @@ def _open_zarr(source: Any, level: int, request: _Request) -> xr.DataArray:
         shape = (image.sizes["y"], image.sizes["x"])
         image = image.assign_coords(_physical_coords(shape, transform.scale, transform.translation))
     image = _binned(image, cells, request)
+    if series:  # another image than a bioformats2raw store's first: say which
+        image.attrs["source_series"] = series
     if not isinstance(source, Location):
         return image
     size = None if transform is None else _cell_size(transform.scale, cells)
@@ -2184,9 +2372,8 @@ def image_levels(
     if not remote_store and not path.exists():
         raise FileNotFoundError(f"no such image: {path}")
     if is_store(path):
-        _refuse_series(series, path)
         _refuse_remote_zip(path)
-        return _zarr_levels(path, given)
+        return _zarr_levels(path, given, series)
     kind = file_format(path)
     if kind == "tiff":
         return _tiff_levels(path, series, given)
@@ -2341,8 +2528,10 @@ def _tiff_levels(
     return levels
 
 
-def _zarr_levels(path: Location, given: tuple[str, ...] | None = None) -> list[ImageLevel]:
-    node = _zarr_node(path)
+def _zarr_levels(
+    path: Location, given: tuple[str, ...] | None = None, series: int | str = 0
+) -> list[ImageLevel]:
+    node = _series_node(path, _zarr_node(path), series)[0]
     multiscales = None
     if isinstance(node, zarr.Group):
         multiscales = node.attrs.get("multiscales") or node.attrs.get("ome", {}).get("multiscales")
@@ -2561,7 +2750,13 @@ def _chosen_channels(
     indices = []
     for channel in wanted:
         if isinstance(channel, str) and names and channel in names:
-            indices.append(names.index(channel))
+            same = [i for i, name in enumerate(names) if name == channel]
+            if len(same) > 1:
+                raise ParameterError(
+                    f"channels: {channel!r} names {len(same)} channels of this image (indices "
+                    f"{', '.join(map(str, same))}); pick one by its index"
+                )
+            indices.append(same[0])
             continue
         try:
             index = int(channel) if not isinstance(channel, bool | float) else None
@@ -2576,6 +2771,8 @@ def _chosen_channels(
     if not indices or len(set(indices)) != len(indices):
         raise ParameterError(f"channels must name each channel once, at least one; got {wanted!r}")
     picked = image.isel({dim: indices})
+    if dim not in picked.coords:  # unnamed channels keep their indices, as named ones their names
+        picked = picked.assign_coords({dim: indices})
     if isinstance(picked.data, da.Array) and len(picked.chunks[picked.dims.index(dim)]) > 1:
         picked = picked.chunk({dim: -1})  # read channel by channel (_plan): one chunk now
     record = [names[i] for i in indices] if names else indices
@@ -2598,8 +2795,8 @@ def _opened(
     """:func:`open_image` of a source, its arguments checked."""
     plane, series, mpp = request.plane, request.series, request.mpp
 
-    if not isinstance(source, str | os.PathLike | Location):  # arrays, stores, DataArrays
-        _refuse_series(series, f"a {type(source).__name__}")
+    if not isinstance(source, str | os.PathLike | Location | zarr.Array | zarr.Group):
+        _refuse_series(series, f"a {type(source).__name__}")  # arrays, DataArrays
     if isinstance(source, xr.DataArray):
         _axes_of(tuple(map(str, source.dims)), source.shape, request.dims, "the DataArray")
         if plane:
@@ -2636,14 +2833,12 @@ def _opened(
     path = locate(source, storage_options)
     _refuse_product(path)
     if path.name.lower().endswith(".zarr"):  # zarr says whether it is there (http lists no dirs)
-        _refuse_series(series, path)
         if path.is_local and not path.exists():
             raise FileNotFoundError(f"no such image: {path}")
         return _open_zarr(path, level, request)
     if not path.exists():
         raise FileNotFoundError(f"no such image: {path}")
     if path.is_dir() or path.is_zip:
-        _refuse_series(series, path)
         _refuse_remote_zip(path)
         return _open_zarr(path, level, request)
     kind = file_format(path)

@@ -11,7 +11,9 @@ tifffile, a strip of tiles at a time, so nothing is held whole in memory.
 **Layout.**
 
 * **Series 0**: the maps, float32 ``(c, y, x)``, one channel per map, named by it
-  (``Channel Name`` in the OME-XML); NaN where a map has no value.
+  (``Channel Name`` in the OME-XML) and in its OME-Zarr colour (``Channel Color``: a
+  segmentation's abundances in their textures' label colours, :mod:`xfskde._palette`); NaN
+  where a map has no value.
 * **Series 1** (when there are labels): each label image, in the dtype the OME-Zarr holds
   (uint8 for up to 254 textures), named ``labels/<name>``; a segmentation's labels are
   palette images whose TIFF colour map holds each texture's colour (background black), the
@@ -152,13 +154,22 @@ def temporary_ome_zarr(path: str | os.PathLike) -> Iterator[Path]:
     ``.NAME.ome.zarr`` beside it (on its disk; an absolute path, which a cluster's workers that
     see the folder write to whatever their working directory), removed after. Its name is
     fixed, so a run killed before it could remove it (SIGKILL, a power cut) leaves one, which
-    the next write of the same file removes first."""
+    the next write of the same file removes first; an interrupt (Ctrl-C, SIGTERM) removes it
+    and says so in a note on the exception, naming it, since a run killed outright would
+    have left it there."""
     path = Path(os.fspath(path)).resolve()
     store = path.with_name(f".{path.name}.ome.zarr")
     path.parent.mkdir(parents=True, exist_ok=True)
     shutil.rmtree(store, ignore_errors=True)
     try:
         yield store
+    except KeyboardInterrupt as exc:
+        shutil.rmtree(store, ignore_errors=True)
+        exc.add_note(
+            f"the working store of {path.name}, {store}, was removed (a run killed outright, "
+            "kill -9 or a power cut, leaves it: delete it, or the next run replaces it)"
+        )
+        raise
     finally:
         shutil.rmtree(store, ignore_errors=True)
 
@@ -261,6 +272,9 @@ def _write_series(
         omero = group.attrs["ome"].get("omero", {}).get("channels", [])
         names = [c.get("label", f"channel {i}") for i, c in enumerate(omero)]
         metadata["Channel"] = {"Name": names or [f"channel {i}" for i in range(first.shape[0])]}
+        colours = [_ome_colour(c.get("color")) for c in omero]
+        if colours and None not in colours:  # as the OME-Zarr shows them (QuPath reads them)
+            metadata["Channel"]["Color"] = colours
     annotations = []
     recorded = group.attrs.get("xfskde", {})
     attrs = recorded.get("attrs") if isinstance(recorded, Mapping) else None
@@ -295,6 +309,19 @@ def _write_series(
             tif.write(_tiles(array, tile), subifds=len(arrays) - 1, metadata=metadata, **options)
         else:
             tif.write(_tiles(array, tile), subfiletype=1, metadata=None, **options)
+
+
+def _ome_colour(text: Any) -> int | None:
+    """An ``omero`` colour (``"RRGGBB"`` hex) as OME-XML's ``Color``: the RGBA bytes, opaque, as
+    one signed 32-bit integer (red in the high byte); None for anything else."""
+    try:
+        rgb = int(str(text), 16) if len(str(text)) == 6 else None
+    except ValueError:
+        return None
+    if rgb is None:
+        return None
+    rgba = (rgb << 8) | 0xFF
+    return rgba - 2**32 if rgba >= 2**31 else rgba
 
 
 def _colormap(group: zarr.Group, dtype: np.dtype) -> np.ndarray | None:

@@ -53,7 +53,10 @@ other channel the 0.5–99.5 percentiles (``start``/``end``) and the extremes (`
 of the coarsest level. Colours: white for axial channels, which also name OMERO's hue-wheel
 lookup table ``"lut": "spectrum.lut"`` (a cyclic colour map, so 0 and π look alike, where the
 viewer honours it — OMERO does; the NGFF spec has no colour maps); green for ``coherence``,
-magenta for ``energy``, then cyan, yellow, red, blue, ...
+magenta for ``energy``, then cyan, yellow, red, blue, ... A segmentation's abundances (maps
+carrying its ``n_textures`` attr, one channel per texture: a ``(texture, y, x)`` DataArray, or
+channels named ``"texture 1"``, ``"texture 2"``, ... as ``xfskde segment`` names them) get
+their textures' label colours (:mod:`xfskde._palette`), those of the label image beside them.
 
 **Order of writing.** The arrays first, then the label images' metadata, and the root's ``ome``
 attributes last: a store whose write was interrupted is not an OME-Zarr image, and a write that
@@ -77,7 +80,7 @@ import xarray as xr
 import zarr
 from zarr.codecs import Crc32cCodec
 
-from .._palette import label_rgba_8bit
+from .._palette import label_hex, label_rgba_8bit
 from .._scheduling import compute as compute_collections
 from .._scheduling import connect, is_address
 from .._version import __version__
@@ -570,8 +573,25 @@ def _write_pyramid(
     return arrays
 
 
-def _display(name: str, axial: bool, coarsest: np.ndarray, index: int) -> dict[str, Any]:
-    """The omero channel of a map: label, colour, window (and a cyclic LUT for angles)."""
+def _texture_colours(maps: Any, names: Sequence[str], attrs: Mapping[str, Any]) -> list | None:
+    """The colours of a segmentation's abundance channels, texture ``i`` in label ``i``'s
+    (:func:`xfskde._palette.label_hex`): where the maps carry ``n_textures``, as many as
+    they have channels, along a ``texture`` dim or named ``"texture 1"``, ... in order; None
+    for other maps."""
+    try:
+        count = int(attrs.get("n_textures"))  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        return None
+    along = isinstance(maps, xr.DataArray) and maps.ndim == 3 and "texture" in maps.dims
+    named = list(names) == [f"texture {i}" for i in range(1, len(names) + 1)]
+    return label_hex(count) if count == len(names) and (along or named) else None
+
+
+def _display(
+    name: str, axial: bool, coarsest: np.ndarray, index: int, colour: str | None = None
+) -> dict[str, Any]:
+    """The omero channel of a map: label, colour (``colour`` where given), window (and a
+    cyclic LUT for angles)."""
     channel: dict[str, Any] = {
         "label": name, "active": True, "coefficient": 1.0, "family": "linear", "inverted": False,
     }  # fmt: skip
@@ -594,7 +614,7 @@ def _display(name: str, axial: bool, coarsest: np.ndarray, index: int) -> dict[s
             end = start + (abs(start) or 1.0)
             high = max(high, end)
     if "color" not in channel:
-        channel["color"] = _NAMED_COLOURS.get(name, _PALETTE[index % len(_PALETTE)])
+        channel["color"] = colour or _NAMED_COLOURS.get(name, _PALETTE[index % len(_PALETTE)])
     channel["window"] = {"min": low, "max": high, "start": start, "end": end}
     return channel
 
@@ -907,8 +927,12 @@ def write_ome_zarr(
     if label_items:
         _register_labels(root, [n for n, _ in label_items])
     coarse = np.asarray(arrays[-1][...])
+    colours = _texture_colours(maps, names, attrs) or [None] * len(names)
+    displays = [
+        _display(n, n in axial_names, coarse[i], i, colours[i]) for i, n in enumerate(names)
+    ]
     omero = {
-        "channels": [_display(n, n in axial_names, coarse[i], i) for i, n in enumerate(names)],
+        "channels": displays,
         "rdefs": {"model": "color", "defaultT": 0, "defaultZ": 0},
     }
     multiscale = {

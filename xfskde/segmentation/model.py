@@ -865,6 +865,13 @@ def _in_model_order(prepared: _Prepared, model: TextureModel) -> tuple[_Prepared
             f"{', '.join(fitted)}, and {', '.join(missing)} is not among them: segment images "
             "of the model's channels (or fit a model on these)"
         )
+    repeated = sorted({name for name in fitted if names.count(name) > 1})
+    if repeated:  # which of the channels of that name is the model's is not known
+        raise ParameterError(
+            f"the image's channels are {', '.join(names)}: {', '.join(repeated)} names more "
+            f"than one, so the model's channels ({', '.join(fitted)}) are not taken by name; "
+            "pick them by index (channels= of open_image, --channels 0,1)"
+        )
     order = [names.index(name) for name in fitted]
     raw = prepared.raw[..., order]
     source = prepared.source.isel({dim: order})
