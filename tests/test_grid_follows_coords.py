@@ -13,14 +13,17 @@ every output is read back by rasterio or rioxarray.
 from __future__ import annotations
 
 import math
+import warnings
 
 import numpy as np
 import pytest
 
 import xfskde
+from xfskde._labels import ground_pixel_size
 from xfskde.cli import main
-from xfskde.exceptions import ParameterError
+from xfskde.exceptions import ParameterError, PixelAspectWarning
 from xfskde.io import open_image, write_geotiff
+from xfskde.segmentation import fit_textures
 
 rioxarray = pytest.importorskip("rioxarray")
 rasterio = pytest.importorskip("rasterio")
@@ -194,3 +197,34 @@ def test_a_rotated_crop_s_results_lie_on_the_crop(tmp_path):
         expected = transform * Affine.translation(8, 16) * Affine.scale(8)
         assert src.transform.almost_equals(expected, precision=1e-6)
         assert src.width == 14 and src.height == 13
+
+
+def test_rotated_and_sheared_scenes_are_measured_on_the_ground(tmp_path):
+    """A texture model of a rotated 10 m scene records its pixel size and refuses 30 m scenes,
+    rotated or north-up; a north-up 10 m model refuses a rotated 30 m scene (both were taken).
+    A sheared grid's pixels are measured along its rows and columns."""
+    scenes = {"rot10": _rotated(10.0), "rot30": _rotated(30.0), "north10": NORTH_UP,
+              "north30": Affine(30.0, 0.0, 500000.0, 0.0, -30.0, 5000000.0),
+              "shear": Affine(10.0, 5.0, 500000.0, 0.0, -10.0, 5000000.0)}  # fmt: skip
+    images = {}
+    for name, transform in scenes.items():
+        _scene(tmp_path / f"{name}.tif", transform)
+        images[name] = open_image(tmp_path / f"{name}.tif")
+    north = ground_pixel_size(images["north10"])
+    assert north == pytest.approx((10.004, 10.004), abs=1e-3)  # UTM's scale at 15° E, 0.9996
+    assert ground_pixel_size(images["rot10"]) == pytest.approx(north, rel=1e-6)
+    assert ground_pixel_size(images["rot30"]) == pytest.approx((30.012, 30.012), abs=1e-3)
+    assert ground_pixel_size(images["shear"]) == pytest.approx(
+        (10.004 * math.sqrt(1.25), 10.004), abs=1e-3
+    )
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", PixelAspectWarning)
+        model = fit_textures(images["rot10"], 2, size=4, sample=2000, seed=0)
+        assert model.pixel_size == pytest.approx((10.004e6, 10.004e6), rel=1e-4)
+        for other in ("rot30", "north30"):
+            with pytest.raises(ParameterError, match=r"30 m on the ground.* fitted on 10 m"):
+                model.predict(images[other])
+        model.predict(images["north10"])  # the same ground resolution, north-up
+        north_model = fit_textures(images["north10"], 2, size=4, sample=2000, seed=0)
+        with pytest.raises(ParameterError, match=r"30 m on the ground.* fitted on 10 m"):
+            north_model.predict(images["rot30"])

@@ -768,24 +768,39 @@ def parse_crs(wkt: str) -> Any | None:
 def ground_pixel_size(image: xr.DataArray) -> tuple[float, float] | None:
     """The (y, x) size in metres on the ground of the pixel at the centre of a georeferenced
     image: the geodesic lengths, on its CRS's ellipsoid, of one step of its ``y`` and ``x``
-    coords from that pixel.
+    coords from that pixel — or, for a grid whose coords do not give them (a rotated or sheared
+    GeoTransform, whose ``x`` and ``y`` are pixel indices; dims without coords), of one step
+    along its GeoTransform's row and column vectors ``(b, e)`` and ``(a, d)``.
 
     One rule for every CRS: a UTM scene's 10 m pixels are 10 m (to 0.04 % at the zone's edge),
-    US-survey-foot and Web Mercator grids give their true ground sizes (a Web Mercator "10 m"
-    pixel at 60° N is 5 m), a geographic grid's 0.0001° pixels at 45° N are 11.1 × 7.9 m. None
-    when the image has no CRS (:func:`crs_wkt`; a grid in degrees that CF names so is measured
-    on WGS84, :func:`_degrees_on_the_ground`), no regular coords on its spatial dims
-    (:func:`pixel_steps`), or pyproj (installed with rioxarray, the ``geo`` extra) is missing
-    (:func:`parse_crs`).
+    rotated 30° or not, US-survey-foot and Web Mercator grids give their true ground sizes (a
+    Web Mercator "10 m" pixel at 60° N is 5 m), a geographic grid's 0.0001° pixels at 45° N
+    are 11.1 × 7.9 m. None when the image has no CRS (:func:`crs_wkt`; a grid in degrees that
+    CF names so is measured on WGS84, :func:`_degrees_on_the_ground`), neither regular coords
+    on its spatial dims (:func:`pixel_steps`) nor a GeoTransform, or pyproj (installed with
+    rioxarray, the ``geo`` extra) is missing (:func:`parse_crs`).
     """
     try:
         dims = image_dims(image)[:2]
     except DimensionError:
         dims = ("y", "x")
-    wkt, steps = crs_wkt(image), pixel_steps(image, dims)
+    geo = geotransform(image)
+    rotated = geo is not None and (geo[2] != 0 or geo[4] != 0)
+    wkt, steps = crs_wkt(image), None if rotated else pixel_steps(image, dims)
     if wkt is None:
         return None if steps is None else _degrees_on_the_ground(image, dims, steps)
-    crs = None if steps is None else parse_crs(wkt)
+    if steps is not None:  # the coords' steps from the centre pixel: north and east
+        ys, xs = (image.coords[d].values for d in dims)
+        y, x = float(ys[ys.size // 2]), float(xs[xs.size // 2])
+        ends = ([x, x, x + steps[1]], [y, y + steps[0], y])
+    elif geo is not None and all(d in image.sizes for d in dims):  # along the rows, columns
+        c, a, b, f, d, e = geo
+        row, col = image.sizes[dims[0]] // 2 + 0.5, image.sizes[dims[1]] // 2 + 0.5
+        x, y = c + col * a + row * b, f + col * d + row * e
+        ends = ([x, x + b, x + a], [y, y + e, y + d])
+    else:
+        return None
+    crs = parse_crs(wkt)
     if crs is None or crs.geodetic_crs is None or crs.get_geod() is None:
         return None
     import pyproj  # there: parse_crs read the CRS with it
@@ -795,9 +810,7 @@ def ground_pixel_size(image: xr.DataArray) -> tuple[float, float] | None:
     except pyproj.exceptions.CRSError:
         return None
     geod = crs.get_geod()
-    ys, xs = (image.coords[d].values for d in dims)
-    y, x = float(ys[ys.size // 2]), float(xs[xs.size // 2])
-    lon, lat = to_degrees.transform([x, x, x + steps[1]], [y, y + steps[0], y])
+    lon, lat = to_degrees.transform(*ends)
     _, _, along_y = geod.inv(lon[0], lat[0], lon[1], lat[1])
     _, _, along_x = geod.inv(lon[0], lat[0], lon[2], lat[2])
     if not (np.isfinite(along_y) and np.isfinite(along_x) and along_y > 0 and along_x > 0):
