@@ -228,3 +228,22 @@ def test_rotated_and_sheared_scenes_are_measured_on_the_ground(tmp_path):
         north_model = fit_textures(images["north10"], 2, size=4, sample=2000, seed=0)
         with pytest.raises(ParameterError, match=r"30 m on the ground.* fitted on 10 m"):
             north_model.predict(images["rot30"])
+
+
+def test_a_sheared_grid_is_flagged(tmp_path):
+    """A sheared GeoTransform ``(10, 5, ., 0, -10)``: its rows' axis is 26.6° off
+    perpendicular to its columns', so its gradient angles are not those on the ground; a
+    rotated grid is flagged as rotated only, a north-up one not at all."""
+    _scene(tmp_path / "shear.tif", Affine(10.0, 5.0, 500000.0, 0.0, -10.0, 5000000.0))
+    with pytest.warns(PixelAspectWarning, match=r"sheared: its rows' axis is 26\.6° off perpe"):
+        _energy(open_image(tmp_path / "shear.tif"), 8)
+    _scene(tmp_path / "rotated.tif", _rotated(10.0))
+    with warnings.catch_warnings(record=True) as said:
+        warnings.simplefilter("always")
+        _energy(open_image(tmp_path / "rotated.tif"), 8)
+    aspect = [str(w.message) for w in said if w.category is PixelAspectWarning]
+    assert len(aspect) == 1 and "rotated -30°" in aspect[0]
+    _scene(tmp_path / "north.tif")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", PixelAspectWarning)
+        _energy(open_image(tmp_path / "north.tif"), 8)

@@ -92,6 +92,7 @@ __all__ = [
     "check_georeferencing",
     "gcp_count",
     "geotransform",
+    "grid_shear",
     "image_dims",
     "image_layout",
     "image_nodata",
@@ -630,6 +631,17 @@ def check_georeferencing(image: xr.DataArray, y: str, x: str) -> None:
     the ground by neither."""
     for where, values in _image_transforms(image):
         aligned_geotransform(image, values, y, x, where)
+
+
+def grid_shear(geotransform: tuple[float, ...]) -> float:
+    """How many degrees a GeoTransform's rows' axis ``(b, e)`` is off perpendicular to its
+    columns' axis ``(a, d)``: 0 for a north-up or a rotated grid, 26.6 for ``(c, 10, 5, f,
+    0, -10)``; the pixels of a sheared grid are parallelograms."""
+    _, a, b, _, d, e = (float(v) for v in geotransform)
+    lengths = math.hypot(a, d) * math.hypot(b, e)
+    if lengths == 0:
+        return 0.0
+    return math.degrees(math.asin(min(1.0, abs(a * b + d * e) / lengths)))
 
 
 def cell_gcps(gcps: str, stride: int) -> str:
