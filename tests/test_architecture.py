@@ -41,7 +41,7 @@ LAYERS: list[tuple[str, ...]] = [
     # the accessor and the package's namespace
     ("xfskde.accessor", "xfskde"),
     # the command line
-    ("xfskde.commands", "xfskde.commands.*", "xfskde.cli"),
+    ("xfskde.commands", "xfskde.commands.*", "xfskde.cli", "xfskde.__main__"),
 ]  # fmt: skip
 
 

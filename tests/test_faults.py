@@ -37,6 +37,7 @@ from xfskde.datasets import random_textures
 from xfskde.exceptions import (
     ImageReadError,
     StoreCorruptError,
+    StoreDamagedWarning,
     StoreExistsError,
     StoreFormatError,
     StoreIncompleteError,
@@ -768,23 +769,32 @@ def test_a_resume_of_a_complete_store_says_so_and_finds_a_lost_chunk(tmp_path, c
     expected = xfskde.open_coefficients(store).values
     capsys.readouterr()
     assert main([*argv, "--resume"]) == 0
-    verify = f"xfskde info --verify {store} reads every chunk back against its checksum"
+    unread = (
+        "none was read back: --resume --verify reads each against its checksum and computes the "
+        "damaged again"
+    )
     assert capsys.readouterr().out == (
         f"{store} is complete already: nothing computed ((128, 128, 5) complex64, chunks (32, 32), "
-        f"16 blocks; {verify})\n"
+        f"16 blocks; {unread})\n"
     )
     (store / "fskde" / "c" / "3" / "0" / "0").unlink()
     assert main([*argv, "--resume"]) == 0
-    out = capsys.readouterr().out
-    assert " 1 of 16 blocks computed " in out, out
-    assert out.rstrip().endswith(f"; the complete store had lost them: {verify}"), out
+    said = capsys.readouterr()
+    assert " 1 of 16 blocks computed " in said.out, said
+    # the other 15 were read back, since a chunk gone says the store was damaged
+    assert said.err == (
+        f"xfskde coefficients: warning: {store} was damaged after its blocks were written: 1 "
+        "block had lost its chunk, the other 15 read back whole against their checksums; 1 "
+        "block is computed again\n"
+    )
     assert store_status(store)["complete"] and verify_store(store).whole
     np.testing.assert_array_equal(xfskde.open_coefficients(store).values, expected)
     # through the API: the status says incomplete from the moment the loss is seen
     (store / "fskde" / "c" / "0" / "1" / "0").unlink()
     field = xfskde.open_image(tmp_path / "in.tif")
     field = xfskde.local_fskde(field, order=4, window="box", size=5)
-    pending = xfskde.io.write_coefficients(field, store, resume=True, compute=False)
+    with pytest.warns(StoreDamagedWarning, match="1 block had lost its chunk, the other 15 "):
+        pending = xfskde.io.write_coefficients(field, store, resume=True, compute=False)
     assert not store_status(store)["complete"] and store_status(store)["blocks_done"] == 15
     assert int(pending.sum().compute()) == 1
 
@@ -1279,7 +1289,8 @@ def test_a_segmentation_resumed_with_another_mask_file_is_refused(tmp_path, caps
     np.testing.assert_array_equal(xfskde.io.open_blocks(store).values, labels)
     assert main([*argv, "--mask", str(first), "--resume"]) == 0
     said = capsys.readouterr()
-    assert said.err == "" and "0 of 1 blocks computed" in said.out, said
+    assert said.err == "" and "is complete already: nothing computed" in said.out, said
+    assert " textures, 1 block; none was read back" in said.out, said
 
 
 def test_overwrite_through_the_api_never_replaces_what_the_data_reads(tmp_path):

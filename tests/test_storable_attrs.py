@@ -110,7 +110,8 @@ def test_a_zarr_scene_written_by_xarray_gives_stores_that_read_back(tmp_path):
 
     values = data.camera()[:96, :96].astype(np.float32) / 255
     north, east = 5000000.0 - 10 * np.arange(96), 500000.0 + 10 * np.arange(96)
-    band = xr.DataArray(values, dims=("y", "x"), name="B04", coords={"y": north, "x": east})
+    coords = {"y": ("y", north, {"units": "m"}), "x": ("x", east, {"units": "m"})}
+    band = xr.DataArray(values, dims=("y", "x"), name="B04", coords=coords)
     band.to_dataset().to_zarr(tmp_path / "b04.zarr", mode="w", consolidated=False)
     image = xfskde.open_image(tmp_path / "b04.zarr")
     assert "_FillValue" not in image.x.attrs and "_FillValue" not in image.y.attrs
@@ -118,6 +119,7 @@ def test_a_zarr_scene_written_by_xarray_gives_stores_that_read_back(tmp_path):
     xfskde.write_coefficients(field, tmp_path / "c.zarr", progress=False)
     back = xfskde.io.open_coefficients(tmp_path / "c.zarr")
     assert np.array_equal(back.x.values, field.x.values)
+    assert field.x.attrs == {"units": "m"}  # the coordinate's own attrs are kept
     assert main(["segment", str(tmp_path / "b04.zarr"), str(tmp_path / "lab.zarr"),
                  "--textures", "2", "--no-progress"]) == 0  # fmt: skip
     with xr.open_zarr(tmp_path / "lab.zarr") as labels:

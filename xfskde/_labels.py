@@ -59,7 +59,9 @@ here, so each result carries the same labels:
   order, without importing rioxarray. A float image's encoded fill counts as NaN only where a
   reader decoded it (a NaN fill, or one in stored units); a number that other metadata name
   wins over NaN, whose pixels are missing anyway. A value an integer image can never hold is
-  refused.
+  refused. Bands with values of their own (``nodatavals`` that differ: a VRT stack) are read
+  as one per band; the field masks each band's samples by its own (:func:`band_missing`),
+  segmentation and masks a pixel where any band holds its own (:func:`pixel_nodata`).
 """
 
 from __future__ import annotations
@@ -79,11 +81,16 @@ from ._version import __version__
 from .exceptions import DimensionError, ImageReadError, ParameterError
 
 __all__ = [
+    "BAND_NODATA_SOURCE",
     "COLOR_DIMS",
     "NODATA_ATTRS",
     "STATISTICS_PREFIX",
     "VALUE_ATTRS",
+    "BandNodata",
+    "NodataValue",
     "aligned_geotransform",
+    "band_missing",
+    "band_nodata_text",
     "band_scales",
     "carried_attr",
     "cell_gcps",
@@ -97,9 +104,12 @@ __all__ = [
     "image_layout",
     "image_nodata",
     "label_result",
+    "nodata_record",
     "nodata_value",
+    "pixel_nodata",
     "pixel_steps",
     "plane_dims",
+    "recorded_nodata",
     "refuse_dataset",
     "sampled_coords",
     "stored_integer_dtype",
@@ -135,6 +145,10 @@ VALUE_ATTRS = (
 #: ``_STDDEV``, ``_VALID_PERCENT``, ...), which rioxarray puts in attrs: the input's values'
 #: statistics, untrue of any result, and written into a GeoTIFF's tags by ``rio.to_raster``.
 STATISTICS_PREFIX = "STATISTICS_"
+
+
+#: A coordinate's attrs that describe how its values were stored, not carried to results.
+_COORD_ENCODING = ("_FillValue", "missing_value", "fill_value")
 
 
 def carried_attr(name: str) -> bool:
@@ -407,7 +421,9 @@ def sampled_coords(image: xr.DataArray, y: str, x: str, stride: int = 1) -> dict
                     var = _at_cells(var, dim, stride, position)
             var = var.transpose(*[d for d in (y, x) if d in var.dims])
             dims = tuple({y: "y", x: "x"}[d] for d in var.dims)
-            kept = {k: v for k, v in coord.attrs.items() if carried_attr(k)}  # not its encoding
+            # its own units and names kept, not a fill value (a coordinate has no missing
+            # values: xarray's _FillValue beside it made the results' stores unreadable)
+            kept = {k: v for k, v in coord.attrs.items() if k not in _COORD_ENCODING}
             renamed = xr.Variable(dims, var.data, _storable_attrs(kept))
             coords["y" if name == y else "x" if name == x else str(name)] = renamed
     geo = geotransform(image)
@@ -949,11 +965,19 @@ def band_scales(image: Any) -> tuple[float, ...] | None:
     return values if all(np.isfinite(v) and v != 0 for v in values) else None
 
 
-def image_nodata(image: xr.DataArray) -> tuple[int | float | None, str]:
+#: Nodata values one per band (:func:`image_nodata`, where a raster's bands differ): a number,
+#: NaN (a float band: its NaN samples), or None (a band without one: all its samples data).
+BandNodata = tuple[int | float | None, ...]
+
+#: What :func:`image_nodata` returns: one value for every band, values per band, or none.
+NodataValue = int | float | BandNodata | None
+
+
+def image_nodata(image: xr.DataArray) -> tuple[NodataValue, str]:
     """The value that marks an image's missing pixels, and where it was read.
 
     Read from the metadata rioxarray and CF use, in rioxarray's order: a ``_FillValue`` in the
-    *encoding*, then the attrs :data:`NODATA_ATTRS`, then ``nodatavals`` (the first band's);
+    *encoding*, then the attrs :data:`NODATA_ATTRS`, then ``nodatavals`` (one per band);
     the first value found wins, except as follows for a float image.
 
     * An encoded fill that a reader decoded — NaN, or one in stored units (the encoding holds a
@@ -968,18 +992,27 @@ def image_nodata(image: xr.DataArray) -> tuple[int | float | None, str]:
       (:func:`xfskde.local_fskde` omits a masked image's NaN pixels with its nodata, unless
       the caller asks ``nan_policy="raise"``), so both are masked.
 
+    Bands of nodata values of their own — a ``nodatavals`` that differ, as
+    :func:`xfskde.io.open_image` records a VRT stack of two products' bands (GDAL's nodata of
+    each band) — are returned as a :data:`BandNodata`, one per channel (NaN in an integer
+    image's, as rioxarray wrote a band without one, is None: that band has none). A single
+    value elsewhere in the metadata that is not the first band's (what rioxarray and GDAL
+    report as the raster's) contradicts them, and is refused.
+
     Returns
     -------
     (value, source)
         ``value`` is None when the metadata name no nodata; an integer for integer images when
-        it is integral; NaN for a float image whose only fill is NaN (decoded). ``source`` says
-        where it came from, e.g. ``"attrs['_FillValue']"``.
+        it is integral; NaN for a float image whose only fill is NaN (decoded); a tuple for
+        bands of values of their own. ``source`` says where it came from, e.g.
+        ``"attrs['_FillValue']"``.
 
     Raises
     ------
     ParameterError
-        When the metadata hold a value that is not a number, or one that an integer image's
-        values can never equal (:func:`nodata_value`).
+        When the metadata hold a value that is not a number, one that an integer image's
+        values can never equal (:func:`nodata_value`), values per band that are not one per
+        channel, or a single value that contradicts them.
     """
     floats = image.dtype.kind in "fc"
     candidates: list[tuple[Any, str]] = []
@@ -995,17 +1028,131 @@ def image_nodata(image: xr.DataArray) -> tuple[int | float | None, str]:
         else:
             candidates.append((encoded, "encoding['_FillValue']"))
     candidates += [(image.attrs.get(k), f"attrs[{k!r}]") for k in NODATA_ATTRS]
+    bands = _band_nodata(image)
     vals = image.attrs.get("nodatavals")
-    if isinstance(vals, list | tuple | np.ndarray) and len(vals):
+    if bands is None and isinstance(vals, list | tuple | np.ndarray) and len(vals):
         candidates.append((vals[0], "attrs['nodatavals'][0]"))
     found = [(nodata_value(v, image.dtype, where, must_match=True), where)
              for v, where in candidates if v is not None]  # fmt: skip
     numbers = [(v, where) for v, where in found if not (floats and math.isnan(v))]
+    if bands is not None:
+        return _bands_over(bands, numbers, image.dtype)
     if floats and numbers and len(numbers) < len(found):
         value, where = numbers[0]
         nan = next(w for v, w in found if math.isnan(v))
         return value, f"{where}, and NaN ({nan})"
     return found[0] if found else (None, "none")
+
+
+#: Where :func:`image_nodata` says values per band come from.
+BAND_NODATA_SOURCE = "attrs['nodatavals'] (each band its own)"
+
+
+def _band_nodata(image: xr.DataArray) -> BandNodata | None:
+    """The image's ``nodatavals`` as values per band (:data:`BandNodata`) where they differ,
+    each checked by :func:`nodata_value`; None where they are one value (or there are none).
+
+    Raises
+    ------
+    ParameterError
+        When they differ but are not one per channel of the image.
+    """
+    vals = image.attrs.get("nodatavals")
+    if not isinstance(vals, list | tuple | np.ndarray) or len(vals) < 2:
+        return None
+    integers = image.dtype.kind in "iub"
+    values: list[int | float | None] = []
+    for i, v in enumerate(vals):
+        none = v is None or (integers and isinstance(v, float | np.floating) and math.isnan(v))
+        values.append(None if none else nodata_value(v, image.dtype,
+                                                     f"attrs['nodatavals'][{i}]",
+                                                     must_match=True))  # fmt: skip
+    keys = {"none" if v is None else ("nan" if math.isnan(v) else v) for v in values}
+    if len(keys) == 1:
+        return None
+    colour = [str(d) for d in image.dims if str(d).lower() in COLOR_DIMS]
+    channels = image.sizes[colour[0]] if len(colour) == 1 else 1
+    if channels != len(values):
+        raise ParameterError(
+            f"the image's bands have nodata values of their own (attrs['nodatavals'] = "
+            f"{band_nodata_text(tuple(values))}) but it has {channels} channel(s), not "
+            f"{len(values)}: pass nodata= the one value that marks its missing pixels, or "
+            "open it with open_image(..., channels=...) to pick bands (--channels), which "
+            "keeps their values"
+        )
+    return tuple(values)
+
+
+def _bands_over(
+    bands: BandNodata, numbers: list[tuple[Any, str]], dtype: np.dtype
+) -> tuple[BandNodata, str]:
+    """Values per band, and where they came from, if no single value in the metadata says
+    otherwise: the first band's (GDAL's and rioxarray's nodata of a raster are its first
+    band's) restates them; another contradicts them, and is refused."""
+    first = bands[0]
+    for value, where in numbers:
+        if first is None or np.asarray(value, dtype) != np.asarray(first, dtype):
+            raise ParameterError(
+                f"the image's nodata metadata disagree: {where} = {value!r}, but "
+                f"attrs['nodatavals'] = {band_nodata_text(bands)} (each band its own): pass "
+                "nodata= the one value that marks its missing pixels, or drop the one that "
+                "is wrong"
+            )
+    return bands, BAND_NODATA_SOURCE
+
+
+def band_nodata_text(values: BandNodata) -> str:
+    """Values per band as people read them: ``"(0, 65535)"``, ``"none"`` for a band without."""
+    text = ["none" if v is None else f"{v:g}" if isinstance(v, float) else str(v) for v in values]
+    return f"({', '.join(text)})"
+
+
+def nodata_record(value: NodataValue) -> Any:
+    """A nodata value as results record it (``input_nodata``: no None, no NaN, which Zarr and
+    netCDF do not store): ``"none"``, ``"nan"``, the number, or a list of those per band."""
+    if isinstance(value, tuple):
+        return [nodata_record(v) for v in value]
+    if value is None:
+        return "none"
+    return "nan" if isinstance(value, float) and math.isnan(value) else value
+
+
+def recorded_nodata(record: Any) -> NodataValue:
+    """The nodata value a result recorded (:func:`nodata_record`), read back."""
+    if isinstance(record, list | tuple | np.ndarray):
+        return tuple(recorded_nodata(r) for r in record)  # type: ignore[misc]
+    if isinstance(record, str):
+        return None if record == "none" else math.nan
+    return record.item() if isinstance(record, np.generic) else record
+
+
+def band_missing(data: Any, values: BandNodata, axis: int = -1) -> Any:
+    """Whether each sample of ``data`` (NumPy or Dask, its bands along ``axis``) is its own
+    band's nodata value, compared in the image's own dtype as a single value is; a band whose
+    value is None or NaN has none (its NaN samples are NaN already)."""
+    dtype = np.dtype(data.dtype)
+    has = np.array([v is not None and not (isinstance(v, float) and math.isnan(v))
+                    for v in values])  # fmt: skip
+    marks = np.array([v if h else 0 for v, h in zip(values, has, strict=True)]).astype(dtype)
+    shape = [1] * data.ndim
+    shape[axis] = len(values)
+    return (data == marks.reshape(shape)) & has.reshape(shape)
+
+
+def pixel_nodata(data: Any, values: BandNodata, axis: int = -1) -> tuple[Any, int | float]:
+    """``data`` (NumPy or Dask, its bands along ``axis``) with one nodata value for its pixels
+    in place of values per band: a pixel where *any* band holds its own value (its colour
+    incomplete) holds the returned value in every band — NaN in a float image, else the first
+    band's value that is a number. A pixel is then missing where every band equals that value
+    exactly where any band held its own before (the first band with a value holds it there),
+    as segmentation and masks read a single value; the dtype is kept (the integers' range, by
+    which segmentation scales them, too)."""
+    missing = band_missing(data, values, axis).any(axis=axis, keepdims=True)
+    if np.dtype(data.dtype).kind == "f":
+        marker: int | float = math.nan
+    else:
+        marker = next(v for v in values if v is not None)
+    return np.where(missing, np.asarray(marker, data.dtype), data), marker
 
 
 def nodata_value(

@@ -12,7 +12,8 @@ full-size copy is ever held — and NaN pixels are then omitted exactly as ``nan
 omits them: every gradient whose stencil touches one has zero weight. The default,
 ``"auto"``, reads the value from a DataArray's metadata (:func:`xfskde._labels.image_nodata`:
 rioxarray's ``rio.nodata`` places, CF's ``_FillValue``/``missing_value``); NumPy and Dask arrays
-have no metadata, so for them ``"auto"`` masks nothing.
+have no metadata, so for them ``"auto"`` masks nothing. Bands with values of their own (a VRT
+stack's ``nodatavals``) have each band's samples equal to its own value set to NaN.
 
 **NaN pixels and nodata.** Without a ``nan_policy``, NaN pixels are refused, and omitted where a
 nodata value is found (a number's pixels are NaN by then, and a float image whose nodata is NaN
@@ -38,6 +39,9 @@ from ._grid import sample_count, sample_offset
 from ._labels import (
     COLOR_DIMS,
     NODATA_ATTRS,
+    NodataValue,
+    band_missing,
+    band_nodata_text,
     band_scales,
     geotransform,
     grid_shear,
@@ -46,9 +50,11 @@ from ._labels import (
     image_layout,
     image_nodata,
     label_result,
+    nodata_record,
     nodata_value,
     pixel_steps,
     plane_dims,
+    recorded_nodata,
     refuse_dataset,
     value_scale,
 )
@@ -85,19 +91,25 @@ def check_nodata(nodata: Any) -> None:
         )
 
 
-def mask_nodata(data: Any, nodata: float | int | None) -> Any:
+def mask_nodata(data: Any, nodata: NodataValue, axis: int = -1) -> Any:
     """The image with its nodata pixels set to NaN, on its work float dtype; lazy for Dask.
 
     ``data`` is a NumPy or Dask array of any real dtype. Pixels equal to ``nodata`` become NaN
     in :func:`~xfskde.gradients.result_float_dtype` (float32 for uint16, float64 for int32, ...:
     the dtype the core would compute in anyway, so the coefficients' dtype does not change). A
     Dask array is converted block by block, in the tasks; a NumPy array is copied once. ``None``
-    and NaN return ``data`` as it is (a float image's NaN pixels are already NaN).
+    and NaN return ``data`` as it is (a float image's NaN pixels are already NaN). Values per
+    band (a tuple, :func:`xfskde._labels.image_nodata`), the bands along ``axis``: each
+    band's samples equal to its own value become NaN, as a single value's do in every band
+    (:func:`xfskde._labels.band_missing`).
     """
     if nodata is None or (isinstance(nodata, float) and math.isnan(nodata)):
         return data
     ftype = result_float_dtype(data.dtype)
-    missing = data == nodata  # in the image's own dtype: exact for every integer
+    if isinstance(nodata, tuple):
+        missing = band_missing(data, nodata, axis)
+    else:
+        missing = data == nodata  # in the image's own dtype: exact for every integer
     if isinstance(data, da.Array):
         return da.where(missing, ftype.type(np.nan), data.astype(ftype))
     return np.where(missing, ftype.type(np.nan), np.asarray(data, dtype=ftype))
@@ -118,8 +130,7 @@ def present_samples(image: xr.DataArray, field: xr.DataArray) -> xr.DataArray:
     pixels at the samples, not the field, e.g. to count the cells on data or to mask another
     result on the same grid. The result has the field's coords of its dims.
     """
-    value = field.attrs.get("input_nodata", "none")
-    nodata = None if value == "none" else (math.nan if value == "nan" else value)
+    nodata = recorded_nodata(field.attrs.get("input_nodata", "none"))
     stride = int(field.attrs.get("stride", 1))
     offset = sample_offset(stride)
     stack = plane_dims(image)
@@ -139,15 +150,21 @@ def present_samples(image: xr.DataArray, field: xr.DataArray) -> xr.DataArray:
     return xr.DataArray(present, dims=dims, coords=coords)
 
 
-def _nodata_attrs(nodata: float | int | None, source: str) -> dict[str, Any]:
-    """The result's record of the nodata handling (no None, no NaN: Zarr and netCDF store it)."""
+def _nodata_attrs(nodata: NodataValue, source: str) -> dict[str, Any]:
+    """The result's record of the nodata handling (no None, no NaN: Zarr and netCDF store it;
+    a list, one per band, for bands of values of their own)."""
+    value = nodata_record(nodata)
     if nodata is None:
-        return {"input_nodata": "none", "input_nodata_source": source}
-    value: Any = "nan" if isinstance(nodata, float) and math.isnan(nodata) else nodata
+        return {"input_nodata": value, "input_nodata_source": source}
+    what = (
+        f"each band's samples equal to its own value {band_nodata_text(nodata)}"
+        if isinstance(nodata, tuple)
+        else f"pixels equal to {value}"
+    )
     return {
         "input_nodata": value,
         "input_nodata_source": source,
-        "nodata_handling": f"pixels equal to {value} were set to NaN and omitted "
+        "nodata_handling": f"{what} were set to NaN and omitted "
         "(gradients touching them have zero weight)",
     }
 
@@ -184,7 +201,7 @@ def _no_value_attrs(params: LocalParameters, foreground: Any) -> dict[str, str]:
 
 def _resolve_nodata(
     image: Any, nodata: Any, params: LocalParameters, chosen: bool = False
-) -> tuple[float | int | None, str, LocalParameters]:
+) -> tuple[NodataValue, str, LocalParameters]:
     """The nodata value to mask, where it came from, and the parameters (NaNs omitted if set).
 
     ``chosen``: whether the caller gave ``params.nan_policy`` (else it is the default,
@@ -232,9 +249,11 @@ def _fill_of_every_float(image: xr.DataArray) -> bool:
         return False
 
 
-def _is_number(value: float | int | None) -> bool:
-    """Whether a nodata value is a number (not None, not NaN): its pixels, not NaN ones, are
-    what it marks missing."""
+def _is_number(value: NodataValue) -> bool:
+    """Whether a nodata value is a number (not None, not NaN; of values per band, any one):
+    its pixels, not NaN ones, are what it marks missing."""
+    if isinstance(value, tuple):
+        return any(_is_number(v) for v in value)
     return value is not None and not (isinstance(value, float) and math.isnan(value))
 
 
@@ -512,7 +531,9 @@ def local_fskde(
         from a DataArray's metadata, where rioxarray's ``rio.nodata`` does: a decoded
         ``encoding["_FillValue"]`` (the image already holds NaN: NaN pixels are omitted), the
         ``_FillValue``, ``missing_value``, ``fill_value`` or ``nodata`` attr
-        (:func:`xfskde.io.open_image` puts a GeoTIFF's nodata in ``_FillValue``); NumPy and
+        (:func:`xfskde.io.open_image` puts a GeoTIFF's nodata in ``_FillValue``), else
+        ``nodatavals``: where the bands' differ (a VRT stack of B04, nodata 0, and B08, 65535)
+        each band's samples equal to its own value are NaN, as GDAL masks each band. NumPy and
         Dask arrays have no metadata, so ``"auto"`` masks nothing there. ``None`` uses every
         pixel as data. DataArray results record it in the ``input_nodata`` and
         ``input_nodata_source`` attrs.

@@ -23,6 +23,7 @@ class                           raised when
 :class:`GeoreferencingWarning`  a GeoTIFF opens without its CRS (rioxarray missing, mismatch)
 :class:`PixelAspectWarning`     angles are measured on a grid of pixels that are not square
 :class:`InputChangedWarning`    a store resumed was begun from another version of its input
+:class:`StoreDamagedWarning`    a store resumed had lost or damaged blocks: computed again
 :class:`ExifOrientationWarning` a photo's EXIF orientation (shown turned) is not applied
 ==============================  ==========================================================
 """
@@ -44,6 +45,7 @@ __all__ = [
     "ParameterError",
     "PixelAspectWarning",
     "StoreCorruptError",
+    "StoreDamagedWarning",
     "StoreError",
     "StoreExistsError",
     "StoreFormatError",
@@ -105,7 +107,8 @@ class StoreCorruptError(StoreError, ValueError):
     or the store says it was written but it is not there.
 
     The message names the store, the array and the chunk key; ``xfskde info --verify STORE``
-    lists every such chunk. Recompute the store (``--overwrite``) or restore it from a copy.
+    lists every such chunk. A resume with ``--verify`` (``resume=True, verify=True``) computes
+    them again; or restore the store from a copy.
     """
 
 
@@ -149,6 +152,13 @@ class InputChangedWarning(UserWarning):
     """A store being resumed was begun from another version of its input file (its size and
     modification time, or its ETag, differ): the blocks it holds came from other pixels, so
     every block is computed again."""
+
+
+class StoreDamagedWarning(UserWarning):
+    """A store being resumed holds blocks its completion record says were written whose chunks
+    are gone, or do not read back (checksum mismatch, undecodable), or whose record entries are
+    damaged: the store was damaged after they were written. They are marked not written (the
+    store's status ``"incomplete"`` first) and computed again; the warning says how many."""
 
 
 def find_stack_level() -> int:

@@ -41,7 +41,9 @@ the image's first row.
   between them one tissue) (:func:`_fluorescence`). Never chosen by ``"auto"``: an image
   without background (a field of view inside the tissue) would lose its dimmest tissue.
 * ``"nonzero"`` (satellite mosaics, any image whose missing data is zero): any channel
-  finite, non-zero and not the image's nodata value.
+  finite, non-zero and not the image's nodata value. Where its bands have values of their
+  own (a VRT stack: :func:`xfskde._labels.image_nodata`), a pixel where any band holds its
+  own is missing, as segmentation reads it (:func:`xfskde._labels.pixel_nodata`).
 * ``"auto"``: ``"brightfield"`` for 3- or 4-channel 8-bit images (or floats within [0, 1])
   without a CRS — a slide —, ``"nonzero"`` otherwise: a scene, whatever its bands, and 16-bit
   images (:func:`_slide_like`). Where that leaves all of an image foreground and it looks
@@ -77,6 +79,7 @@ from ._labels import (
     image_dims,
     image_nodata,
     parse_crs,
+    pixel_nodata,
     pixel_steps,
     stored_integer_dtype,
 )
@@ -738,6 +741,8 @@ def tissue_mask(
         small = _small(opened, max_side)
     values = np.asarray(small.values)
     nodata = image_nodata(small)[0]
+    if isinstance(nodata, tuple):  # each band its own: a pixel with any band missing is
+        values, nodata = pixel_nodata(values, nodata)  # missing, as segmentation reads it
     if method == "auto":
         method = "brightfield" if _slide_like(values, dtype, small) else "nonzero"
     measure, levels = None, {}

@@ -164,7 +164,11 @@ def _describe_gdal(path: str) -> list[tuple[str, str]]:
     location = locate(path)
     first = gdal_levels(location)[0]
     rows = [("format", f"{gdal_format(location)} (GDAL's {first.driver} driver, via rasterio)")]
-    if first.nodata is not None:
+    values = ["none" if v is None else f"{v:g}" for v in first.nodatavals]
+    if len(set(values)) > 1:  # a VRT stack of bands with values of their own
+        each = ", ".join(f"{v} (band {i})" for i, v in enumerate(values, 1))
+        rows.append(("nodata", f"{each}: each band its own"))
+    elif first.nodata is not None:
         rows.append(("nodata", f"{first.nodata:g}"))
     if first.alpha is not None:
         rows.append(("alpha", f"band {first.alpha + 1}: its transparent pixels are missing"))

@@ -138,8 +138,9 @@ def add_nodata_option(parser: argparse.ArgumentParser, what: str) -> None:
         default="auto",
         metavar="auto|NUMBER|none",
         help="the value that marks missing pixels: 'auto' uses the input's own (a TIFF's "
-        "GDAL_NODATA tag, as GDAL and rioxarray write it; the other formats record none), a "
-        f"number names it, 'none' makes every pixel data; {what}",
+        "GDAL_NODATA tag, as GDAL and rioxarray write it; a GDAL raster's, each band's own "
+        "where they differ, as in a VRT stack; the other formats record none), a number "
+        f"names it for every band, 'none' makes every pixel data; {what}",
     )
 
 
@@ -422,6 +423,43 @@ def add_field_options(
     mode = parser.add_mutually_exclusive_group()
     mode.add_argument("--resume", action="store_true", help="finish an interrupted write")
     mode.add_argument("--overwrite", action="store_true", help="replace an existing store")
+    add_verify_option(parser)
+
+
+#: The help of ``--verify``, the option of the commands that resume a store.
+VERIFY_HELP = (
+    "with --resume: first read every block the store holds back against its checksum, and "
+    "compute the damaged ones again (a resume reads none without it: it lists the store's "
+    "chunks, and computes again those that are gone)"
+)
+
+
+def store_complete(output: str) -> bool:
+    """Whether ``output`` is a complete store (before a resume: one that has nothing to do,
+    unless it is found damaged)."""
+    if not output_exists(output):
+        return False
+    try:
+        return bool(store_status(output)["complete"])
+    except (OSError, ValueError, KeyError, XfskdeError):  # not a store: the write refuses it
+        return False
+
+
+def complete_note(verified: bool) -> str:
+    """What a resume that found a store complete, and computed nothing, says of its blocks:
+    read back whole (``--verify``), or not read at all — never that they were checked."""
+    if verified:
+        return "each read back whole"
+    return (
+        "none was read back: --resume --verify reads each against its checksum and computes "
+        "the damaged again"
+    )
+
+
+def add_verify_option(parser: argparse.ArgumentParser) -> None:
+    """``--verify``, of the commands that ``--resume`` a store: the resume reads the blocks it
+    keeps back first (``verify=True`` of :func:`xfskde.io.write_blocks`)."""
+    parser.add_argument("--verify", action="store_true", help=VERIFY_HELP)
 
 
 #: ``--chunks auto`` of the field commands: the most bytes of coefficients one block holds.
@@ -823,6 +861,11 @@ def refuse_existing(args: argparse.Namespace) -> None:
     ``--overwrite`` says what to do with it (a file output: :func:`refuse_file_output`). A
     GeoPackage is written into as GDAL writes a layer: refused only where it holds the
     layer of the labels already."""
+    if getattr(args, "verify", False) and not args.resume:
+        raise ParameterError(
+            "--verify reads back the blocks --resume keeps: pass --resume too (xfskde info "
+            "--verify STORE checks a store without writing to it)"
+        )
     refuse_file_output(args)
     refuse_unwritable_folder(args.output)
     if args.overwrite and output_exists(args.output):
@@ -912,7 +955,7 @@ def origin(exc: BaseException) -> str | None:
     return "input" if reader else None
 
 
-def _store_state(output: str) -> tuple[dict[str, Any], Any] | None:
+def store_state(output: str) -> tuple[dict[str, Any], Any] | None:
     """A store's status (:func:`xfskde.io.store_status`) and what its filesystem says of its
     root metadata (size, modification time, ETag), which every layout and every completion
     rewrites; None where no store is at ``output``."""
@@ -930,7 +973,7 @@ def _left(
     output: str, interrupted: bool, before: tuple[dict[str, Any], Any] | None = None
 ) -> str | None:
     """What a failed or interrupted write left at ``output``, and how to go on from there;
-    ``before`` is :func:`_store_state` when the command began, to tell a store the failure
+    ``before`` is :func:`store_state` when the command began, to tell a store the failure
     left as it was (a run refused before it touched the store) from one it replaced."""
     if not output_exists(output):
         return f"nothing was written to {output}" if interrupted else None
@@ -939,7 +982,7 @@ def _left(
     except (OSError, ValueError, KeyError, XfskdeError):
         return None
     if status["complete"]:
-        if before is not None and _store_state(output) == before:
+        if before is not None and store_state(output) == before:
             return f"{output} was not touched: it is complete, as before"
         return f"{output} is complete"
     done, total = status["blocks_done"], status["blocks_total"]
@@ -961,7 +1004,7 @@ def writing(output: str, source: str | None = None) -> Iterator[None]:
     error of zarr or its codecs there is recognised by :func:`origin` and becomes the same
     ImageReadError; an :class:`OSError` raised writing the store (a full disk) names the store.
     """
-    before = _store_state(output)
+    before = store_state(output)
     try:
         yield
     except KeyboardInterrupt as exc:

@@ -5,15 +5,15 @@ from __future__ import annotations
 import argparse
 import time
 
-from ..exceptions import XfskdeError
-from ..io import open_blocks, store_status, write_coefficients
+from ..io import open_blocks, write_coefficients
 from ..io.stores import block_record
 from ._options import (
     add_field_options,
+    complete_note,
     field_from_input,
-    output_exists,
     progress_on_stderr,
     refuse_no_gradient,
+    store_complete,
     warn_if_large,
     writing,
 )
@@ -25,7 +25,9 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         help="compute local FS-KDE coefficients of an image and write them to Zarr",
         description="Compute the local FS-KDE of an image (TIFF/OME-TIFF/SVS, Zarr, PNG, ...) "
         "block by block and write the (y, x, k) coefficients to a Zarr v3 store. An interrupted "
-        "or failed run continues with --resume (only the missing blocks are computed).",
+        "or failed run continues with --resume (only the missing blocks are computed; with "
+        "--verify, the blocks already written are read back first and the damaged computed "
+        "again).",
     )
     add_field_options(parser, output="output Zarr store")
     parser.set_defaults(func=run)
@@ -37,7 +39,7 @@ def run(args: argparse.Namespace) -> int:
     image, field, _ = field_from_input(args)
     warn_if_large(args, field.size * field.dtype.itemsize, "store")
     start = time.perf_counter()
-    complete = args.resume and _complete(args.output)
+    complete = args.resume and store_complete(args.output)
     config = {"num_workers": args.workers} if args.workers else {}
     with writing(args.output, args.input), dask.config.set(config), progress_on_stderr():
         written = write_coefficients(
@@ -47,6 +49,7 @@ def run(args: argparse.Namespace) -> int:
             overwrite=args.overwrite,
             scheduler=args.scheduler,
             progress=not args.no_progress,
+            verify=args.verify,
         )
     seconds = time.perf_counter() - start
     record = block_record(args.output)
@@ -59,29 +62,16 @@ def run(args: argparse.Namespace) -> int:
     pixels = image.sizes["y"] * image.sizes["x"]
     # the store's chunks: a resume adopts them, whatever blocks the field was planned in
     chunks = tuple(open_blocks(args.output).encoding["chunks"][:2])
-    verify = f"xfskde info --verify {args.output} reads every chunk back against its checksum"
     if complete and not written:
         blocks = f"{total} block" + ("s" if total != 1 else "")
+        note = complete_note(args.verify)
         print(f"{args.output} is complete already: nothing computed ({tuple(field.shape)} "
-              f"{field.dtype}, chunks {chunks}, {blocks}; {verify})")  # fmt: skip
+              f"{field.dtype}, chunks {chunks}, {blocks}; {note})")  # fmt: skip
         return 0
-    if complete:  # blocks the record said were written, whose chunks were gone
-        verify = f"; the complete store had lost them: {verify}"
-    else:
-        verify = ""
+    # blocks of a complete store computed again: a StoreDamagedWarning said which, and why
     print(
         f"wrote {args.output}: {tuple(field.shape)} {field.dtype}, chunks {chunks}, "
         f"{written} of {total} blocks computed in {seconds:.1f} s "
-        f"({pixels / 1e6 / max(seconds, 1e-9):.1f} Mpx/s){verify}"
+        f"({pixels / 1e6 / max(seconds, 1e-9):.1f} Mpx/s)"
     )
     return 0
-
-
-def _complete(output: str) -> bool:
-    """Whether ``output`` is a complete store (before a resume: one that has nothing to do)."""
-    if not output_exists(output):
-        return False
-    try:
-        return bool(store_status(output)["complete"])
-    except (OSError, ValueError, KeyError, XfskdeError):  # not a store: the write refuses it
-        return False

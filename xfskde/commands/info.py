@@ -177,6 +177,12 @@ def _verify(store: str, workers: int) -> bool:
     rows += [(problem.kind, f"{problem.key}: {problem.detail}") for problem in problems[:_LISTED]]
     if len(problems) > _LISTED:
         rows.append(("", f"... and {len(problems) - _LISTED} more"))
+    if problems:
+        rows.append((
+            "repair",
+            "run the command that wrote it again with --resume --verify: it reads every block "
+            "back and computes the damaged and missing ones again (or restore it from a copy)",
+        ))  # fmt: skip
     if unwritten:
         rows.append(
             ("unwritten", f"{unwritten} blocks not written yet: resume the write to finish them")

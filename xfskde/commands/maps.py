@@ -6,7 +6,8 @@ block by block and never whole, to three maps (:mod:`xfskde.orientation`): the a
 orientation of the structures in [0, π) radians, their coherence in [0, 1] and the energy (the
 local mean gradient magnitude). They are written by :func:`xfskde.io.write_ome_zarr` as the
 channels of one float32 ``(c, y, x)`` image: level 0 block by block with a completion record,
-then a pyramid to about 512 pixels; ``--resume`` computes only the missing blocks of level 0.
+then a pyramid to about 512 pixels; ``--resume`` computes only the missing blocks of level 0
+(and those found damaged: ``--verify`` reads every block back first).
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from ..orientation import coherence, energy, orientation
 from ..plot import axial_rgb
 from ._options import (
     add_field_options,
+    complete_note,
     field_from_input,
     is_geotiff,
     is_ome_tiff,
@@ -34,6 +36,8 @@ from ._options import (
     refuse_no_gradient,
     refuse_ome_zarr_grid,
     scheduler,
+    store_complete,
+    store_state,
     warn_if_large,
     write_picture_output,
     write_tiff_output,
@@ -105,6 +109,8 @@ def run(args: argparse.Namespace) -> int:
             f"{seconds:.1f} s"
         )
         return 0
+    complete = args.resume and store_complete(args.output)
+    before = store_state(args.output) if complete else None
     with writing(args.output, args.input), dask.config.set(config), progress_on_stderr():
         group = write_ome_zarr(
             maps,
@@ -113,6 +119,7 @@ def run(args: argparse.Namespace) -> int:
             overwrite=args.overwrite,
             scheduler=args.scheduler,
             progress=not args.no_progress,
+            verify=args.verify,
         )
     if (block_record(args.output) == 2).all():  # no value but 0 and NaN in any block
         refuse_no_gradient(args, image, "map")
@@ -124,6 +131,12 @@ def run(args: argparse.Namespace) -> int:
     cell = f"{side} {unit}" if unit else f"{side} input pixels"
     pixels = image.sizes["y"] * image.sizes["x"]
     levels = len(multiscale["datasets"])
+    if complete and store_state(args.output) == before:  # left as it was: found whole
+        blocks = block_record(args.output).size
+        print(f"{args.output} is complete already: nothing computed ({', '.join(MAPS)} of {ny} "
+              f"x {nx} cells, {levels} level{'s' if levels != 1 else ''}, {blocks} blocks; "
+              f"{complete_note(args.verify)})")  # fmt: skip
+        return 0
     print(
         f"wrote {args.output}: {', '.join(MAPS)} of {ny} x {nx} cells of {cell}, "
         f"{levels} level{'s' if levels != 1 else ''}, in {seconds:.1f} s "

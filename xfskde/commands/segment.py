@@ -21,7 +21,7 @@ import numpy as np
 import xarray as xr
 
 from .._scheduling import refuse_unshared_folder
-from ..exceptions import ParameterError, XfskdeError
+from ..exceptions import ParameterError, StoreFormatError, XfskdeError
 from ..io import (
     finalize_store,
     locate,
@@ -36,7 +36,7 @@ from ..io.geojson import refuse_gcp_regions
 from ..io.images import image_levels, nearest_reading, pixel_size_text, reading_text
 from ..io.ometiff import copy_ome_zarr_to_tiff, temporary_ome_zarr
 from ..io.png import check_png_size
-from ..io.stores import input_changed, refuse_other_input_files
+from ..io.stores import forget_damaged_blocks, input_changed, refuse_other_input_files
 from ..lazy import plan_chunks
 from ..masks import resolve_mask
 from ..segmentation import FEATURE_GROUPS, fit_textures
@@ -60,9 +60,11 @@ from ._options import (
     add_mask_option,
     add_nodata_option,
     add_scheduler_option,
+    add_verify_option,
     auto_or,
     byte_size,
     check_scheduler,
+    complete_note,
     is_file_output,
     is_geojson,
     is_geotiff,
@@ -75,6 +77,7 @@ from ._options import (
     refuse_existing,
     refuse_ome_zarr_grid,
     scheduler,
+    store_complete,
     warn_if_large,
     write_geojson_output,
     write_png_output,
@@ -201,6 +204,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         "--resume", action="store_true",
         help="finish an interrupted run: only blocks without a completion record are computed",
     )  # fmt: skip
+    add_verify_option(parser)
     add_scheduler_option(parser)
     parser.set_defaults(func=run, defaults={n: parser.get_default(n) for n in _FIT_OPTIONS})
 
@@ -256,6 +260,7 @@ def run(args: argparse.Namespace) -> int:
     if model is not None and args.level is None and args.mpp is None:
         image = _at_model_scale(image, model, args, halo)
     resumed = _resumed_store(args)  # opened once: its blocks now, its model after the fit
+    complete = _resuming(args) and store_complete(out)  # then nothing to do, unless damaged
     image = _in_blocks(image, resumed, args, halo, auto_chunks)
     refuse_ome_zarr_grid(image, args, always=False)
     if is_geojson(out) or is_vector(out):  # before the fit
@@ -292,6 +297,7 @@ def run(args: argparse.Namespace) -> int:
                 written = write_blocks(
                     abundances, out, name="abundances", resume=args.resume,
                     overwrite=args.overwrite, progress=not args.no_progress, fill_value=np.nan,
+                    verify=args.verify,
                 )  # fmt: skip
         else:
             labels = model.predict(image, mask=mask, nodata=args.nodata,
@@ -308,7 +314,7 @@ def run(args: argparse.Namespace) -> int:
             else:
                 written = write_blocks(
                     labels, out, name="labels", resume=args.resume, overwrite=args.overwrite,
-                    progress=not args.no_progress,
+                    progress=not args.no_progress, verify=args.verify,
                 )  # fmt: skip
     seconds = time.perf_counter() - start
     shape = (image.sizes["y"], image.sizes["x"])
@@ -323,6 +329,12 @@ def run(args: argparse.Namespace) -> int:
     status = store_status(out)
     total, skipped = status["blocks_total"], status["blocks_skipped"]
     what = "abundances and labels" if is_ome_zarr(out) else what
+    if complete and not written:  # blocks found damaged are computed again: a warning says so
+        note = complete_note(args.verify)
+        print(f"{out} is complete already: nothing computed ({what} {shape}, "
+              f"{model.n_textures} textures, {total} block{'s' if total != 1 else ''}; "
+              f"{note})")  # fmt: skip
+        return 0
     # a block with no foreground is written (filled) but not computed: not counted as computed
     done = f"{written} of {total} blocks {'written' if skipped else 'computed'} in {seconds:.1f} s"
     if skipped:
@@ -575,6 +587,16 @@ def _write_ome_zarr(
     # begun from other versions of the image or the mask: written again (write_blocks warns)
     if status is not None and input_changed(channels, store) is not None:
         status = None
+    if status is not None and status["blocks_done"]:
+        # blocks found lost or damaged are marked not written (with a warning) before the
+        # count below, which then counts them among the blocks computed; a store of another
+        # array is refused by the write, in its words
+        try:
+            forget_damaged_blocks(store, name="0", verify=args.verify)
+        except StoreFormatError:
+            pass
+        else:
+            status = store_status(store)
     complete = status is not None and status["complete"]
     if not complete:
         pixels = channels.sizes["y"] * channels.sizes["x"]
@@ -584,13 +606,14 @@ def _write_ome_zarr(
             ".ome.zarr, or .tif)",
         )  # fmt: skip
     before = status["blocks_done"] if status is not None else 0
-    # a complete image is left as it is (its labels too), once its parameters are these
+    # a complete image is left as it is (its labels too), once its parameters are these and
+    # it is not damaged (its blocks were checked above, with --verify if given)
     write_ome_zarr(
         channels.rename("abundances"), store, resume=resume,
         name="xfskde segmentation: texture abundances", overwrite=overwrite,
         scheduler=args.scheduler, progress=not args.no_progress, finalize=False,
     )  # fmt: skip
-    if complete:
+    if complete and store_status(store)["complete"]:  # left as it was
         return 0
     # level 0, with its coordinates, in tasks of 1024² (a 2048² task held 50 MB a plane)
     stored = open_image(store, chunks=_LABEL_CHUNK)

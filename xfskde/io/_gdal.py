@@ -66,6 +66,9 @@ class GdalLevel(NamedTuple):
     files: tuple[str, ...] = ()
     #: whether it is georeferenced (a CRS or a GeoTransform; a photograph's JPEG 2000 is not)
     located: bool = False
+    #: each band's nodata value (None for a band without one): a VRT stack's bands may differ,
+    #: where ``nodata`` is the first band's
+    nodatavals: tuple[float | None, ...] = ()
 
 
 def gdal_format(path: Location) -> str | None:
@@ -206,6 +209,7 @@ def _level(dataset: Any) -> GdalLevel:
         bool(masked),
         tuple(_named_files(dataset)),
         located,
+        tuple(dataset.nodatavals),
     )
 
 

@@ -68,6 +68,7 @@ from .._labels import (
     image_dims,
     nodata_value,
     parse_crs,
+    pixel_nodata,
     pixel_steps,
     refuse_dataset,
     regular_step,
@@ -1573,7 +1574,13 @@ def _open_gdal(path: Location, level: int, request: _Request) -> xr.DataArray:
     if geo is not None:
         image = _georeferenced(image, geo)
     nodata = None if info.nodata is None else nodata_value(info.nodata, info.dtype, "nodata")
+    bands = _gdal_band_nodata(info)
     if info.alpha is not None and "c" in image.dims:
+        if bands is not None:  # the colour bands' own values: one for the pixels
+            colour = list(bands)
+            colour[info.alpha] = None
+            merged, nodata = pixel_nodata(image.data, tuple(colour), image.dims.index("c"))
+            image = image.copy(data=merged)
         image = _alpha_dropped(image, nodata, info.alpha)
     elif info.masked:
         image.attrs.update(
@@ -1581,9 +1588,24 @@ def _open_gdal(path: Location, level: int, request: _Request) -> xr.DataArray:
             source_dtype=info.dtype.name,
             mask="the raster's mask (GDAL's): where it is 0, the pixels are NaN",
         )
+    elif bands is not None:  # each band its own (a VRT stack): image_nodata reads them
+        image.attrs.pop("_FillValue", None)  # rioxarray's: the first band's, not the others'
+        image.attrs["nodatavals"] = tuple(math.nan if v is None else v for v in bands)
     elif nodata is not None:
         image.attrs["_FillValue"] = nodata
     return _recorded(image, path, level, None, version)
+
+
+def _gdal_band_nodata(info: GdalLevel) -> tuple[int | float | None, ...] | None:
+    """A GDAL raster's nodata values per band (None for a band without one) where its bands'
+    differ — a VRT stack of two products' bands, ``gdalbuildvrt -separate`` of a B04 whose
+    nodata is 0 and a B08 whose is 65535 —, else None: their one value is ``info.nodata``.
+    GDAL masks each band by its own value; one of them for every band used the others'
+    missing samples as data."""
+    values = [None if v is None else nodata_value(v, info.dtype, f"band {i + 1}'s nodata")
+              for i, v in enumerate(info.nodatavals)]  # fmt: skip
+    keys = {"none" if v is None else ("nan" if math.isnan(v) else v) for v in values}
+    return tuple(values) if len(keys) > 1 else None
 
 
 def _cell_size(size: tuple[float, float] | None, cells: int) -> tuple[float, float] | None:

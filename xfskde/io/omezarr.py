@@ -90,7 +90,9 @@ from ..exceptions import (
 from ..lazy import dask_view
 from ._location import Location, micrometres, store_target, zarr_like
 from .stores import (
+    _damaged_coordinates,
     finalize_store,
+    forget_damaged_blocks,
     input_changed,
     refuse_other_parameters,
     store_status,
@@ -715,6 +717,7 @@ def write_ome_zarr(
     progress: bool = False,
     storage_options: dict | None = None,
     finalize: bool = True,
+    verify: bool = False,
 ) -> zarr.Group:
     """Write real-valued maps as an OME-NGFF 0.5 multiscale image (Zarr v3), out of core.
 
@@ -765,9 +768,13 @@ def write_ome_zarr(
         store (:func:`xfskde.io.write_blocks`: a completion record per block, CRC-32C checksums),
         so only its missing blocks are computed; the coarser levels, the labels and the
         metadata are then written again (they are small). The maps must be the same (shape,
-        coordinates, attrs), as for any resume; a complete store is left as it is. A store
-        begun from another version of the maps' input file (``source_version``) is written
-        again whole (:func:`xfskde.io.stores.input_changed`).
+        coordinates, attrs), as for any resume. A complete store is left as it is unless
+        level 0 is found damaged (:func:`xfskde.io.stores.forget_damaged_blocks`: a chunk gone,
+        found by a listing, then every other block read back; a coordinate that does not read
+        back): its damaged blocks are computed again and the rest written again, with a
+        :class:`~xfskde.exceptions.StoreDamagedWarning`. A store begun from another version of
+        the maps' input file (``source_version``) is written again whole
+        (:func:`xfskde.io.stores.input_changed`).
     scheduler : str or distributed.Client, optional
         Where the levels are computed (each level one Dask computation): None for Dask's
         current scheduler, ``"threads"``, ``"processes"``, ``"synchronous"``, a Client or an
@@ -783,6 +790,9 @@ def write_ome_zarr(
         maps (:func:`write_ome_zarr_labels`) — and then calls
         :func:`~xfskde.io.finalize_store` itself: an image cut short before that never says
         it is complete, and a resume writes everything after level 0 again.
+    verify : bool
+        With ``resume``: read every block of level 0 already written back against its
+        checksum first, and compute the damaged ones again (a resume without it reads none).
 
     Returns
     -------
@@ -817,7 +827,7 @@ def write_ome_zarr(
                 maps, store, labels=labels, axial=axial, pixel_size=pixel_size, chunks=chunks,
                 coarsest=coarsest, name=name, overwrite=overwrite, resume=resume,
                 scheduler=client, progress=progress, storage_options=storage_options,
-                finalize=finalize,
+                finalize=finalize, verify=verify,
             )  # fmt: skip
     coarsest = _check_int("coarsest", coarsest, 1)
     items, shared = _maps(maps)
@@ -866,9 +876,16 @@ def write_ome_zarr(
         coords={"c": names, **{d: first.coords[d] for d in ("y", "x") if d in first.coords}},
         attrs=_jsonable(attrs),
     )
+    checked = False
     if resume and _complete(target) and input_changed(level0, target) is None:
         refuse_other_parameters(level0, target)  # left as it is, if it holds these maps
-        return zarr.open_group(zarr_like(target), mode="r", zarr_format=3)
+        damage = forget_damaged_blocks(target, name="0", verify=verify)  # and is not damaged
+        checked = True
+        group = zarr.open_group(zarr_like(target), mode="r", zarr_format=3)
+        if not damage.found and not _damaged_coordinates(group, "0"):
+            return group
+        # its damaged blocks are marked not written, and write_blocks writes damaged
+        # coordinates again: then the rest, all made from level 0, is written again
     shapes = _level_shapes(grid.shape, coarsest)
     reducers = [_axial_mean2 if n in axial_names else _mean2 for n in names]
     # level 0 through the block store: a completion record per block, checksums, resume, and a
@@ -876,6 +893,7 @@ def write_ome_zarr(
     write_blocks(
         level0, target, name="0", chunks=sides, resume=resume, overwrite=overwrite,
         scheduler=scheduler, progress=progress, finalize=False, fill_value=np.float32(np.nan),
+        verify=verify and not checked,
     )  # fmt: skip
     root = zarr.open_group(zarr_like(target), mode="r+", zarr_format=3)
     arrays = _write_pyramid(

@@ -78,6 +78,7 @@ from ..exceptions import (
     InputChangedWarning,
     ParameterError,
     StoreCorruptError,
+    StoreDamagedWarning,
     StoreExistsError,
     StoreFormatError,
     StoreIncompleteError,
@@ -90,10 +91,12 @@ from ._location import Location, locate, store_target, zarr_like
 from ._record import _BLOCKS, _STATUS_ATTR, _read_record
 
 __all__ = [
+    "BlockDamage",
     "StoreProblem",
     "StoreReport",
     "block_record",
     "finalize_store",
+    "forget_damaged_blocks",
     "input_changed",
     "open_blocks",
     "open_coefficients",
@@ -985,6 +988,7 @@ def write_coefficients(
     progress: bool = False,
     compressors: Any = _BLOSC_LZ4,
     storage_options: dict | None = None,
+    verify: bool = False,
 ) -> Any:
     """Write a ``(y, x, k)`` coefficient field to a Zarr v3 store, resumably.
 
@@ -1004,11 +1008,14 @@ def write_coefficients(
         written without a rechunk.
     resume : bool
         Continue an interrupted write: blocks whose completion record exists are not computed
-        again, unless their chunk is not in the store (a listing of its keys: the status
-        becomes ``"incomplete"`` and they are computed again). The parameters must match the
-        store's (shape, dtype, dims, coordinates, attributes); the chunks and the codecs are
-        the store's own (``chunks`` and ``compressors`` may be left out, and others are
-        refused), whatever the field's Dask chunks. It is refused for a store begun from
+        again, unless their chunk is not in the store (a listing of its keys) or does not read
+        back (:func:`forget_damaged_blocks`: a chunk gone means the store was damaged after it
+        was written, and then every other recorded block is read back against its checksum;
+        the status becomes ``"incomplete"``, they are computed again, and a
+        :class:`~xfskde.exceptions.StoreDamagedWarning` says how many). The parameters must
+        match the store's (shape, dtype, dims, coordinates, attributes); the chunks and the
+        codecs are the store's own (``chunks`` and ``compressors`` may be left out, and others
+        are refused), whatever the field's Dask chunks. It is refused for a store begun from
         another input file or mask file (its ``source``, its ``mask``). A store in which no
         block was written yet is started again, with any parameters; one begun from another
         version of the field's input file or mask file (its ``source_version``,
@@ -1042,6 +1049,12 @@ def write_coefficients(
 
     storage_options : dict, optional
         Options of the fsspec filesystem of a URL ``store`` (credentials, ``endpoint_url``).
+    verify : bool
+        With ``resume``: read every block the store records as written back against its
+        checksum before resuming, and compute the damaged ones again — the repair of a store
+        whose chunk changed in place, which a resume without it does not read (a complete
+        store whose chunks are all there is otherwise left as it is).
+
     Returns
     -------
     int or dask.array.Array
@@ -1071,7 +1084,7 @@ def write_coefficients(
     return write_blocks(
         coeffs, store, name=_VARIABLE, chunks=chunks, resume=resume, overwrite=overwrite,
         compute=compute, scheduler=scheduler, progress=progress, compressors=compressors,
-        storage_options=storage_options,
+        storage_options=storage_options, verify=verify,
     )  # fmt: skip
 
 
@@ -1090,6 +1103,7 @@ def write_blocks(
     storage_options: dict | None = None,
     finalize: bool = True,
     fill_value: Any = 0,
+    verify: bool = False,
 ) -> Any:
     """Write any ``(y, x, ...)`` DataArray to a Zarr v3 store block by block, resumably.
 
@@ -1109,7 +1123,7 @@ def write_blocks(
         A path for work on a cluster (tasks open it themselves).
     name : str
         Name of the array in the store.
-    chunks, resume, overwrite, compute, scheduler, progress
+    chunks, resume, overwrite, compute, scheduler, progress, verify
         As in :func:`write_coefficients` (the same chunk default: the data's own Dask chunks,
         else :func:`xfskde.lazy.plan_chunks`).
     compressors : zarr codecs, None, "auto" or "default"
@@ -1128,6 +1142,8 @@ def write_blocks(
     fill_value : scalar
         What a chunk never written reads as (default 0; NaN suits maps, where it means "no
         value").
+    verify : bool
+        As in :func:`write_coefficients`.
 
     Returns
     -------
@@ -1158,6 +1174,9 @@ def write_blocks(
         If ``resume`` meets a store begun from another version of the data's input file or
         mask file (:func:`input_changed`): every block is written again, in the store's chunks
         and codecs.
+    StoreDamagedWarning
+        If ``resume`` meets blocks recorded as written whose chunks are gone or do not read
+        back, or damaged coordinates (:func:`forget_damaged_blocks`): they are written again.
     """
     if data.ndim < 2:
         raise DimensionError(
@@ -1175,11 +1194,17 @@ def write_blocks(
             f"cannot write a store at {store}: {store.protocol}:// is read-only; write to a "
             "local path, s3:// or gs:// instead"
         )
+    if verify and not resume:
+        raise ParameterError(
+            "verify=True reads back the blocks a resume keeps: pass resume=True too (a new "
+            "store is checked with xfskde.io.stores.verify_store)"
+        )
     if compute and is_address(scheduler):  # connected before anything is laid out
         with connect(scheduler) as client:
             return write_blocks(
                 data, store, name=name, chunks=chunks, resume=resume, overwrite=overwrite,
                 compute=compute, scheduler=client, progress=progress, compressors=compressors,
+                verify=verify,
             )  # fmt: skip
     if compute and isinstance(store, Location) and store.protocol == "memory":
         _refuse_other_processes(store, scheduler)
@@ -1237,7 +1262,7 @@ def write_blocks(
                 fresh, kept = True, group[name]
             else:
                 _refuse_other_parameters(store, group, params)
-                _forget_lost_chunks(store, group, name)
+                _repair(store, group, name, data, verify)
     if kept is not None and chunks is None:  # the chunks and codecs it was begun with
         stored_y, stored_x = _array_spatial(kept)
         cy, cx = int(kept.chunks[stored_y]), int(kept.chunks[stored_x])
@@ -1426,31 +1451,216 @@ async def _keys_under(store: Any, prefix: str) -> set[str]:
     return {key async for key in store.list_prefix(prefix)}
 
 
-def _forget_lost_chunks(store: Any, group: zarr.Group, name: str) -> int:
-    """Before a resume: the blocks that the record says were written but whose chunk is not in
-    the store (a file lost or removed since) are marked not written — the status
-    ``"incomplete"`` first, then their entries — so that the resume computes them again.
-    Returns how many. One listing of the array's keys, not a read: a chunk whose bytes changed
-    is found by reading it back (:func:`verify_store`)."""
-    record = _read_record(group)[0]
-    written = np.argwhere(record > 0)
-    if not len(written):
-        return 0
+class BlockDamage(NamedTuple):
+    """What a resume found wrong with the blocks a store records as written
+    (:func:`forget_damaged_blocks`): each is marked not written, to be computed again."""
+
+    #: blocks recorded as written whose chunk is not in the store
+    missing: int
+    #: blocks recorded as written whose chunk does not read back (checksum mismatch,
+    #: undecodable)
+    damaged: int
+    #: entries of the completion record that cannot be read, or that are gone from a store
+    #: whose status says ``"complete"``
+    entries: int
+    #: blocks whose chunk was read back (0: the store's keys were only listed)
+    read: int
+    #: whether the chunks carry checksums (a store written before xfskde checksummed them is
+    #: checked for presence and decoding only)
+    checksums: bool
+
+    @property
+    def found(self) -> int:
+        """How many blocks are computed again."""
+        return self.missing + self.damaged + self.entries
+
+
+def _block_reads(array: zarr.Array, spatial: tuple[int, int], block: tuple[int, int]) -> bool:
+    """Whether the chunk of ``block`` reads back: decoded, its checksum checked, dropped."""
+    coords = _region(spatial, array.ndim, block[0], block[1], 0)
+    try:
+        array[_chunk_region(array, coords)]
+    except Exception:
+        return False
+    return True
+
+
+def _forget_damaged_blocks(
+    store: Any, group: zarr.Group, name: str, *, verify: bool = False, workers: int = 4
+) -> BlockDamage:
+    """Before a resume: mark not written the blocks that the record says were written but that
+    are not right, so that the resume computes them again.
+
+    One listing of the array's keys finds a chunk that is gone; an entry of the record that
+    cannot be read (or is gone from a store that says it is complete) is found as the record is
+    read. Either says the store was damaged after it was written (a write cut short never
+    records a block before its chunk is whole), so then — or when ``verify`` — every other
+    recorded block's chunk is read back (``workers`` at a time), which checks its checksum. The
+    status ``"incomplete"`` is set first, then the entries, so a resume cut short says so.
+    Without a sign of damage nothing is read: a chunk whose bytes changed is found by
+    ``verify`` (:func:`verify_store` lists it).
+    """
+    record, unreadable = _read_record(group)
     array = group[name]
+    checksums = _has_checksum(array)
+    if group.attrs.get(_STATUS_ATTR) == "complete":
+        unreadable = unreadable | (record == _NOT_WRITTEN)
+    entries = [(int(by), int(bx)) for by, bx in np.argwhere(unreadable)]
+    written = [(int(by), int(bx)) for by, bx in np.argwhere(record > 0)]
     spatial = _array_spatial(array)
     stored = sync(_keys_under(array.store, f"{array.path}/" if array.path else ""))
-    lost = [
-        (int(by), int(bx))
-        for by, bx in written
-        if _chunk_key(array, _region(spatial, array.ndim, by, bx, 0)) not in stored
-    ]
-    if lost:
+    present = [b for b in written
+               if _chunk_key(array, _region(spatial, array.ndim, *b, 0)) in stored]  # fmt: skip
+    missing = sorted(set(written) - set(present))
+    damaged: list[tuple[int, int]] = []
+    read = 0
+    if present and (verify or missing or entries):
+        with ThreadPoolExecutor(max(1, int(workers))) as pool:
+            reads = list(pool.map(lambda b: _block_reads(array, spatial, b), present))
+        damaged = [b for b, whole in zip(present, reads, strict=True) if not whole]
+        read = len(present)
+    forget = missing + damaged + entries
+    if forget:
         writable = zarr.open_group(zarr_like(store), mode="r+")
         writable.attrs[_STATUS_ATTR] = "incomplete"  # first: a resume cut short says so
-        entries = writable[_BLOCKS]
-        for block in lost:
-            entries[block] = _NOT_WRITTEN
-    return len(lost)
+        record_array = writable[_BLOCKS]
+        for block in forget:
+            record_array[block] = _NOT_WRITTEN  # a damaged entry is written anew too
+    return BlockDamage(len(missing), len(damaged), len(entries), read, checksums)
+
+
+def _count(n: int, one: str, many: str) -> str:
+    return f"{n} {one if n == 1 else many}"
+
+
+def _damage_note(store: Any, damage: BlockDamage) -> str:
+    """The warning of a resume that found ``damage``: what, how many, and that they are computed
+    again (one line)."""
+    found = []
+    if damage.missing:
+        its = "its chunk" if damage.missing == 1 else "their chunks"
+        found.append(f"{_count(damage.missing, 'block', 'blocks')} had lost {its}")
+    if damage.damaged:
+        was = "was" if damage.damaged == 1 else "were"
+        found.append(
+            f"{_count(damage.damaged, 'block', 'blocks')} of the {damage.read} read back {was} "
+            "damaged (checksum mismatch or undecodable)"
+        )
+    if damage.entries:
+        was = "was" if damage.entries == 1 else "were"
+        found.append(
+            f"{_count(damage.entries, 'entry', 'entries')} of its completion record {was} "
+            "damaged or gone"
+        )
+    if damage.read and not damage.damaged:
+        against = "against their checksums" if damage.checksums else "(no checksums: decoded)"
+        found.append(f"the other {damage.read} read back whole {against}")
+    again = "is" if damage.found == 1 else "are"
+    return (
+        f"{store} was damaged after its blocks were written: {', '.join(found)}; "
+        f"{_count(damage.found, 'block', 'blocks')} {again} computed again"
+    )
+
+
+def forget_damaged_blocks(
+    store: Any,
+    *,
+    name: str | None = None,
+    verify: bool = False,
+    workers: int = 4,
+    storage_options: dict | None = None,
+) -> BlockDamage:
+    """Before a resume: find the blocks a store records as written that are not right, and mark
+    them not written, so that the resume computes them again.
+
+    :func:`write_blocks` (and :func:`write_coefficients`, :func:`~xfskde.io.write_ome_zarr`)
+    does this itself when it resumes; call it to know beforehand how many blocks a resume will
+    compute. A chunk that is gone costs one listing of the store's keys to find; an entry of the
+    record that cannot be read is found as the record is read. Either means the store was
+    damaged after it was written, and then — or with ``verify`` — every other recorded block's
+    chunk is read back against its checksum. Without ``verify`` and with no such sign, nothing
+    is read: a chunk whose bytes changed in place is found only by ``verify`` (or
+    :func:`verify_store`, ``xfskde info --verify``).
+
+    Parameters
+    ----------
+    store : str, pathlib.Path, URL or zarr store
+        A store written by :func:`write_blocks`, :func:`write_coefficients` or the CLI.
+    name : str, optional
+        The data array; default: the store's only one.
+    verify : bool
+        Read every recorded block's chunk back, even without a sign of damage.
+    workers : int
+        Blocks read at the same time.
+    storage_options : dict, optional
+        Options of the fsspec filesystem of a URL ``store`` (credentials, ``endpoint_url``).
+
+    Returns
+    -------
+    BlockDamage
+        How many blocks were missing, damaged, or had a damaged record entry (each now marked
+        not written, the store's status ``"incomplete"``), and how many were read back. With
+        any found, a :class:`~xfskde.exceptions.StoreDamagedWarning` says so too.
+
+    Raises
+    ------
+    FileNotFoundError, StoreFormatError
+        As :func:`verify_store`.
+    """
+    store = store_target(store, storage_options)
+    group = _open_group(store, "store")
+    _refuse_cut_layout(store, group)
+    if name is None:
+        name = _data_name(store, group, "check")
+    if name not in group or _BLOCKS not in group:
+        raise StoreFormatError(f"{store} holds no {name!r} array and completion record")
+    damage = _forget_damaged_blocks(store, group, name, verify=verify, workers=workers)
+    if damage.found:
+        warnings.warn(_damage_note(store, damage), StoreDamagedWarning,
+                      stacklevel=find_stack_level())  # fmt: skip
+    return damage
+
+
+def _damaged_coordinates(group: zarr.Group, name: str) -> list[str]:
+    """The coordinate arrays of ``name`` with a chunk that is gone or does not read back (they
+    are small: one chunk each, read)."""
+    return [
+        coord_name
+        for coord_name, coord in _coordinate_arrays(group, name)
+        if any(
+            _chunk_problem(coord, coords, written=_has_checksum(coord)) is not None
+            for coords in np.ndindex(*coord.cdata_shape)
+        )
+    ]
+
+
+def _repair(store: Any, group: zarr.Group, name: str, data: xr.DataArray, verify: bool) -> None:
+    """Before a resume of ``store`` with ``data`` (its parameters checked): the blocks recorded
+    as written that are not right are marked not written (:func:`_forget_damaged_blocks`),
+    and damaged coordinate arrays are written again from ``data``'s; each with a warning."""
+    damage = _forget_damaged_blocks(store, group, name, verify=verify)
+    if damage.found:
+        warnings.warn(_damage_note(store, damage), StoreDamagedWarning,
+                      stacklevel=find_stack_level())  # fmt: skip
+    coordinates = _damaged_coordinates(group, name)
+    if coordinates:
+        _rewrite_coordinates(store, data, coordinates)
+        these = "its coordinate " + ", ".join(repr(c) for c in coordinates)
+        warnings.warn(
+            f"{store} was damaged after it was written: {these} did not read back, and "
+            f"{'was' if len(coordinates) == 1 else 'were'} written again from the data's",
+            StoreDamagedWarning,
+            stacklevel=find_stack_level(),
+        )
+
+
+def _rewrite_coordinates(store: Any, data: xr.DataArray, names: Sequence[str]) -> None:
+    """Write the coordinate arrays ``names`` of a store again from ``data``'s (a resume's data,
+    whose coordinates the store's parameters matched), the status ``"incomplete"`` first."""
+    group = zarr.open_group(zarr_like(store), mode="r+")
+    group.attrs[_STATUS_ATTR] = "incomplete"
+    for coord_name in names:
+        group[coord_name].with_config(_WRITE_CONFIG)[...] = np.asarray(data.coords[coord_name])
 
 
 def _checksum_matches(raw: bytes) -> bool:
@@ -1525,8 +1735,9 @@ def _covered_chunks(array: zarr.Array, key: tuple[slice, ...]) -> list[tuple[int
 def _corrupt(store: Any, key: str, problem: _Problem) -> StoreCorruptError:
     return StoreCorruptError(
         f"{store}: chunk {key!r} is {problem.kind} ({problem.detail}); list every damaged "
-        f"chunk with `xfskde info --verify {store}`, then recompute the store or restore it "
-        "from a copy"
+        f"chunk with `xfskde info --verify {store}`, then run the command that wrote it again "
+        "with --resume --verify (resume=True, verify=True), which computes them again, or "
+        "restore it from a copy"
     )
 
 

@@ -1026,6 +1026,11 @@ def _prepare(image: Any, chunks: int | None, halo: int, nodata: Nodata = "auto")
         else:  # in place: neither copied nor hashed (dask_view)
             image = dask_view(image, (rows, cols, -1))
     attrs = {"input_nodata": "none" if value is None else value, "input_nodata_source": where}
+    if isinstance(value, tuple):  # each band its own: a pixel with any band missing is missing
+        from .._labels import nodata_record, pixel_nodata
+
+        attrs["input_nodata"] = nodata_record(value)
+        image, value = pixel_nodata(image, value)
     stored = None if source is None else stored_integer_dtype(source)
     if stored is not None:  # floats that hold stored integers: read as those integers are
         top = np.float32(np.iinfo(stored).max)
