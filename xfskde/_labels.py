@@ -36,9 +36,13 @@ here, so each result carries the same labels:
   The bounds are the image's when its sides are multiples of s. A side of ``n = q*s + r``
   pixels (``0 < r < s``) has a last, partial cell when ``r > o``: it overhangs the image edge by
   ``s - r`` pixels (its sample lies inside); when ``r <= o`` the last ``r`` pixels belong to no
-  cell. A stale input GeoTransform (an image cropped with ``isel``) does not carry over: the
-  origin always follows the coordinates. Ground control points (rioxarray's ``gcps`` attr, a
-  scene georeferenced by them alone) are put on the cells alike (:func:`cell_gcps`).
+  cell. A stale input GeoTransform (a crop with ``isel``, a south-up ``sortby("y")``, a
+  subsample: xarray keeps the attr as it was) does not carry over: the transform follows the
+  coordinates, each axis's step (sign and size) as well as the origin, as rioxarray's
+  ``rio.transform(recalc=True)`` does (:func:`aligned_geotransform`); coordinates no transform
+  can follow are refused (:func:`check_georeferencing`). Ground control points (rioxarray's
+  ``gcps`` attr, a scene georeferenced by them alone) are put on the cells alike
+  (:func:`cell_gcps`).
 * **Attributes.** The input's attrs are kept, less those that describe how the *input's values*
   are encoded (:data:`VALUE_ATTRS`: a fill value or scale factor of uint16 reflectances means
   nothing for complex coefficients, and a ``nodata`` attr would make rioxarray mask the
@@ -84,6 +88,7 @@ __all__ = [
     "VALUE_ATTRS",
     "BandNodata",
     "NodataValue",
+    "aligned_geotransform",
     "band_missing",
     "band_nodata_text",
     "band_scales",
@@ -91,8 +96,10 @@ __all__ = [
     "cell_gcps",
     "cell_geotransform",
     "channel_names",
+    "check_georeferencing",
     "gcp_count",
     "geotransform",
+    "grid_shear",
     "image_dims",
     "image_layout",
     "image_nodata",
@@ -352,13 +359,15 @@ def image_layout(image: xr.DataArray) -> tuple[Any, tuple[str, str, str | None]]
     A palette image (a TIFF whose values index a colour map, as :func:`xfskde.open_image`
     reads it: ``attrs["source_palette"]``, the map's entries) is refused: its indices are no
     intensities, and their gradients and histograms would be the colour map's order, not the
-    picture's.
+    picture's. So is an image whose coordinates contradict its GeoTransform beyond repair
+    (:func:`check_georeferencing`), whose results no transform would place.
     """
     entries = image.attrs.get("source_palette")
     if entries:
         name = image.attrs.get("source") or image.name or "the image"
         raise ImageReadError(palette_refusal(str(name), int(entries)))
     y, x, colour = image_dims(image)
+    check_georeferencing(image, y, x)  # before any pixel is read: results would be misplaced
     order = (y, x) if colour is None else (y, x, colour)
     return image.transpose(*order).data, (y, x, colour)
 
@@ -476,6 +485,181 @@ def cell_geotransform(
     return c, a, b, f, d, e
 
 
+def _coord_error(coord: xr.DataArray, values: np.ndarray) -> float:
+    """How far a coordinate's values may be off their true positions by its dtype alone: a few
+    units in the last place of its largest value for floats (a float32 UTM northing near 5e6
+    is stored to 0.5 m), nothing for integers."""
+    if coord.dtype.kind != "f" or values.size == 0:
+        return 0.0
+    return 2.0 * float(np.finfo(coord.dtype).eps) * float(np.max(np.abs(values)))
+
+
+def _axis_step(image: xr.DataArray, dim: str, step: float, where: str) -> float:
+    """The signed step of a rectilinear grid along ``dim`` (its GeoTransform's ``step``):
+    that step where the dim's 1-D numeric coords agree with it or say nothing of it (none, or
+    a single pixel), else the coords' own, ``(last - first) / (n - 1)`` as rioxarray's
+    ``rio.transform(recalc=True)`` takes it (a south-up ``sortby("y")`` flips its sign, a
+    ``isel(x=slice(None, None, 2))`` doubles it). Coords that are not evenly spaced are refused:
+    no transform places such pixels."""
+    coord = image.coords[dim] if dim in image.coords else None  # .get: a dim's indices
+    if coord is None or coord.dims != (dim,) or coord.dtype.kind not in "iuf" or coord.size < 2:
+        return step
+    values = np.asarray(coord.values, dtype=np.float64)
+    own = (values[-1] - values[0]) / (values.size - 1)
+    slack = _coord_error(coord, values)
+    gaps = np.diff(values)
+    if not (
+        np.isfinite(own) and own != 0 and np.all(np.abs(gaps - own) <= 1e-6 * abs(own) + slack)
+    ):
+        raise ParameterError(
+            f"the image's {dim} coords are not evenly spaced, yet it carries a GeoTransform "
+            f"({where}) of a regular grid: no transform places its results; interpolate it onto "
+            f"evenly spaced {dim} coords first (image.interp, or rioxarray's rio.reproject)"
+        )
+    return step if abs(own - step) <= 1e-6 * abs(step) + slack / (values.size - 1) else own
+
+
+def _centre_coords(image: xr.DataArray, y: str, x: str) -> tuple[xr.DataArray, xr.DataArray] | None:
+    """The 2-D ``xc`` and ``yc`` coords rioxarray gives a rotated grid (each pixel's centre in
+    the CRS), where the image has both on its spatial dims."""
+    centres = [image.coords[n] if n in image.coords else None for n in ("xc", "yc")]
+    if all(c is not None and set(c.dims) == {y, x} and c.dtype.kind in "iuf" for c in centres):
+        return centres[0].transpose(y, x), centres[1].transpose(y, x)
+    return None
+
+
+def _rotated_origin(
+    image: xr.DataArray, values: tuple[float, ...], y: str, x: str
+) -> tuple[float, float]:
+    """The corner ``(c, f)`` of a rotated grid: the GeoTransform's, or, where the image has
+    rioxarray's ``xc``/``yc`` centres (:func:`_centre_coords`) on the transform's grid but
+    elsewhere (a crop with ``isel`` keeps the scene's transform), theirs. Centres that the
+    transform's axes do not join (rows or columns reordered: a flip with ``isel``, a
+    ``sortby``) are refused: no transform places those pixels."""
+    c, a, b, f, d, e = values
+    centres = _centre_coords(image, y, x)
+    if centres is None:
+        return c, f
+    xc, yc = centres
+    ny, nx = xc.shape
+    corners = [(0, 0), (0, nx - 1), (ny - 1, 0), (ny - 1, nx - 1)]
+    got = [(float(xc[i, j].values), float(yc[i, j].values)) for i, j in corners]  # 8 values
+    x0, y0 = got[0]
+    slack = 1e-3 * min(math.hypot(a, d), math.hypot(b, e)) + max(
+        _coord_error(xc, np.asarray(got)[:, 0]), _coord_error(yc, np.asarray(got)[:, 1])
+    )
+    for (i, j), (xv, yv) in zip(corners, got, strict=True):
+        if math.hypot(xv - (x0 + j * a + i * b), yv - (y0 + j * d + i * e)) > slack:
+            raise ParameterError(
+                "the image's xc and yc coords do not follow its rotated GeoTransform (its rows "
+                "or columns were reordered, e.g. by isel(y=slice(None, None, -1))): keep a "
+                "rotated scene's pixels in the file's order, or warp it north-up first "
+                "(gdalwarp, rioxarray's rio.reproject)"
+            )
+    corner = (x0 - (a + b) / 2.0, y0 - (d + e) / 2.0)
+    if math.hypot(corner[0] - c, corner[1] - f) <= slack:
+        return c, f  # the file's own, to the last digit
+    return corner
+
+
+def aligned_geotransform(
+    image: xr.DataArray, values: tuple[float, ...], y: str, x: str, where: str = "GeoTransform"
+) -> tuple[float, ...]:
+    """An image's GeoTransform ``(c, a, b, f, d, e)`` made to place its pixels where its
+    coordinates say, as rioxarray's ``rio.transform(recalc=True)`` does.
+
+    xarray keeps a scalar coord's attrs through ``isel``, ``sortby`` and a round trip through
+    Zarr, so the GeoTransform of a crop, a flip or a subsample is the whole scene's, stale. For
+    a rectilinear grid each axis's step (sign and size) is taken from its coords where they
+    disagree with it (:func:`_axis_step`: a south-up ``sortby("y")`` has ``e > 0``), and the
+    origin is the first pixel's corner, ``x[0] - a/2``; a dim without coords keeps the
+    transform's. A rotated grid keeps its axes; its origin follows rioxarray's ``xc``/``yc``
+    centres where it has them (:func:`_rotated_origin`). A north-up image whose coords agree
+    with its transform gets it back exactly.
+
+    Parameters
+    ----------
+    image : xarray.DataArray
+        The image.
+    values : tuple of 6 floats
+        Its GeoTransform, GDAL order: ``X = c + col*a + row*b``, ``Y = f + col*d + row*e``.
+    y, x : str
+        Its spatial dims.
+    where : str
+        Where the transform was found, for the refusal.
+
+    Returns
+    -------
+    tuple of 6 floats
+        The transform of the image's pixels as its coordinates have them.
+
+    Raises
+    ------
+    ParameterError
+        For coords that contradict the transform beyond repair: spatial coords not evenly
+        spaced, or a rotated grid's ``xc``/``yc`` in another order than the transform's.
+    """
+    c, a, b, f, d, e = (float(v) for v in values)
+    if b != 0 or d != 0:
+        c, f = _rotated_origin(image, (c, a, b, f, d, e), y, x)
+        return c, a, b, f, d, e
+    a, e = _axis_step(image, x, a, where), _axis_step(image, y, e, where)
+    first_x, first_y = _first_value(image, x), _first_value(image, y)
+    c = c if first_x is None else first_x - a / 2.0
+    f = f if first_y is None else first_y - e / 2.0
+    return c, a, b, f, d, e
+
+
+def _first_value(image: xr.DataArray, dim: str) -> float | None:
+    """The first value of a dim's own 1-D numeric coordinate, if it has one."""
+    coord = image.coords[dim] if dim in image.coords else None  # .get: a dim's indices
+    if coord is None or coord.dims != (dim,) or coord.dtype.kind not in "iuf" or coord.size == 0:
+        return None
+    return float(coord.values[0])
+
+
+def _image_transforms(image: xr.DataArray) -> list[tuple[str, tuple[float, ...]]]:
+    """Every GeoTransform an image carries, with where: each scalar coord's ``GeoTransform``
+    attr (rioxarray's ``spatial_ref``), and a rasterio-order ``transform`` attr (as xarray's
+    rasterio reader once wrote it), in GDAL order."""
+    found = []
+    for name, coord in image.coords.items():
+        text = coord.attrs.get("GeoTransform") if coord.ndim == 0 else None
+        try:
+            values = tuple(float(v) for v in str(text).split()) if text is not None else ()
+        except ValueError:
+            values = ()
+        if len(values) == 6:
+            found.append((f"{name}'s GeoTransform attr", values))
+    transform = image.attrs.get("transform")
+    if isinstance(transform, list | tuple) and len(transform) >= 6:
+        try:
+            a, b, c, d, e, f = (float(v) for v in transform[:6])
+        except (TypeError, ValueError):
+            return found
+        found.append(("its transform attr", (c, a, b, f, d, e)))
+    return found
+
+
+def check_georeferencing(image: xr.DataArray, y: str, x: str) -> None:
+    """Refuse, before any pixel is read, an image whose coordinates contradict its
+    GeoTransform beyond repair (:func:`aligned_geotransform`): its results could be placed on
+    the ground by neither."""
+    for where, values in _image_transforms(image):
+        aligned_geotransform(image, values, y, x, where)
+
+
+def grid_shear(geotransform: tuple[float, ...]) -> float:
+    """How many degrees a GeoTransform's rows' axis ``(b, e)`` is off perpendicular to its
+    columns' axis ``(a, d)``: 0 for a north-up or a rotated grid, 26.6 for ``(c, 10, 5, f,
+    0, -10)``; the pixels of a sheared grid are parallelograms."""
+    _, a, b, _, d, e = (float(v) for v in geotransform)
+    lengths = math.hypot(a, d) * math.hypot(b, e)
+    if lengths == 0:
+        return 0.0
+    return math.degrees(math.asin(min(1.0, abs(a * b + d * e) / lengths)))
+
+
 def cell_gcps(gcps: str, stride: int) -> str:
     """The ground control points of an image (rioxarray's ``gcps`` attr: a GeoJSON
     FeatureCollection of points whose ``row`` and ``col`` properties are GDAL's line and
@@ -508,10 +692,18 @@ def _first(coords: Mapping[str, Any], dim: str) -> float | None:
     return float(values[0])
 
 
-def _georeference(coords: dict[str, Any], attrs: dict[str, Any], stride: int) -> None:
+def _georeference(
+    coords: dict[str, Any],
+    attrs: dict[str, Any],
+    stride: int,
+    image: xr.DataArray,
+    dims: tuple[str, str],
+) -> None:
     """Rewrite, in place, each GeoTransform and each set of ground control points carried over
-    so that they describe the result's cells."""
+    so that they describe the result's cells: the ``image``'s (spatial ``dims``) transform as
+    its coordinates have it (:func:`aligned_geotransform`), on the cells."""
     x0, y0 = _first(coords, "x"), _first(coords, "y")
+    y, x = dims
     for name, coord in list(coords.items()):
         if not isinstance(coord, xr.Variable) or coord.ndim != 0:
             continue
@@ -523,13 +715,15 @@ def _georeference(coords: dict[str, Any], attrs: dict[str, Any], stride: int) ->
         except ValueError:
             values = ()
         if len(values) == 6:
+            values = aligned_geotransform(image, values, y, x, f"{name}'s GeoTransform attr")
             own["GeoTransform"] = _gdal(cell_geotransform(values, stride, x0, y0))
         if own != coord.attrs:
             coords[name] = xr.Variable((), coord.data, own)
     transform = attrs.get("transform")  # rasterio order (a, b, c, d, e, f), as xarray once wrote
     if isinstance(transform, list | tuple) and len(transform) >= 6:
         a, b, c, d, e, f = (float(v) for v in transform[:6])
-        c, a, b, f, d, e = cell_geotransform((c, a, b, f, d, e), stride, x0, y0)
+        values = aligned_geotransform(image, (c, a, b, f, d, e), y, x, "its transform attr")
+        c, a, b, f, d, e = cell_geotransform(values, stride, x0, y0)
         attrs["transform"] = [a, b, c, d, e, f, *transform[6:]]
 
 
@@ -602,24 +796,39 @@ def parse_crs(wkt: str) -> Any | None:
 def ground_pixel_size(image: xr.DataArray) -> tuple[float, float] | None:
     """The (y, x) size in metres on the ground of the pixel at the centre of a georeferenced
     image: the geodesic lengths, on its CRS's ellipsoid, of one step of its ``y`` and ``x``
-    coords from that pixel.
+    coords from that pixel — or, for a grid whose coords do not give them (a rotated or sheared
+    GeoTransform, whose ``x`` and ``y`` are pixel indices; dims without coords), of one step
+    along its GeoTransform's row and column vectors ``(b, e)`` and ``(a, d)``.
 
     One rule for every CRS: a UTM scene's 10 m pixels are 10 m (to 0.04 % at the zone's edge),
-    US-survey-foot and Web Mercator grids give their true ground sizes (a Web Mercator "10 m"
-    pixel at 60° N is 5 m), a geographic grid's 0.0001° pixels at 45° N are 11.1 × 7.9 m. None
-    when the image has no CRS (:func:`crs_wkt`; a grid in degrees that CF names so is measured
-    on WGS84, :func:`_degrees_on_the_ground`), no regular coords on its spatial dims
-    (:func:`pixel_steps`), or pyproj (installed with rioxarray, the ``geo`` extra) is missing
-    (:func:`parse_crs`).
+    rotated 30° or not, US-survey-foot and Web Mercator grids give their true ground sizes (a
+    Web Mercator "10 m" pixel at 60° N is 5 m), a geographic grid's 0.0001° pixels at 45° N
+    are 11.1 × 7.9 m. None when the image has no CRS (:func:`crs_wkt`; a grid in degrees that
+    CF names so is measured on WGS84, :func:`_degrees_on_the_ground`), neither regular coords
+    on its spatial dims (:func:`pixel_steps`) nor a GeoTransform, or pyproj (installed with
+    rioxarray, the ``geo`` extra) is missing (:func:`parse_crs`).
     """
     try:
         dims = image_dims(image)[:2]
     except DimensionError:
         dims = ("y", "x")
-    wkt, steps = crs_wkt(image), pixel_steps(image, dims)
+    geo = geotransform(image)
+    rotated = geo is not None and (geo[2] != 0 or geo[4] != 0)
+    wkt, steps = crs_wkt(image), None if rotated else pixel_steps(image, dims)
     if wkt is None:
         return None if steps is None else _degrees_on_the_ground(image, dims, steps)
-    crs = None if steps is None else parse_crs(wkt)
+    if steps is not None:  # the coords' steps from the centre pixel: north and east
+        ys, xs = (image.coords[d].values for d in dims)
+        y, x = float(ys[ys.size // 2]), float(xs[xs.size // 2])
+        ends = ([x, x, x + steps[1]], [y, y + steps[0], y])
+    elif geo is not None and all(d in image.sizes for d in dims):  # along the rows, columns
+        c, a, b, f, d, e = geo
+        row, col = image.sizes[dims[0]] // 2 + 0.5, image.sizes[dims[1]] // 2 + 0.5
+        x, y = c + col * a + row * b, f + col * d + row * e
+        ends = ([x, x + b, x + a], [y, y + e, y + d])
+    else:
+        return None
+    crs = parse_crs(wkt)
     if crs is None or crs.geodetic_crs is None or crs.get_geod() is None:
         return None
     import pyproj  # there: parse_crs read the CRS with it
@@ -629,9 +838,7 @@ def ground_pixel_size(image: xr.DataArray) -> tuple[float, float] | None:
     except pyproj.exceptions.CRSError:
         return None
     geod = crs.get_geod()
-    ys, xs = (image.coords[d].values for d in dims)
-    y, x = float(ys[ys.size // 2]), float(xs[xs.size // 2])
-    lon, lat = to_degrees.transform([x, x, x + steps[1]], [y, y + steps[0], y])
+    lon, lat = to_degrees.transform(*ends)
     _, _, along_y = geod.inv(lon[0], lat[0], lon[1], lat[1])
     _, _, along_x = geod.inv(lon[0], lat[0], lon[2], lat[2])
     if not (np.isfinite(along_y) and np.isfinite(along_x) and along_y > 0 and along_x > 0):
@@ -1026,7 +1233,7 @@ def label_result(
     merged["xfskde_version"] = __version__
     merged.setdefault("source", str(image.name) if image.name is not None else "image")
     merged["source_dims"] = f"{y} {x}"
-    _georeference(coords, merged, stride)
+    _georeference(coords, merged, stride, image, (y, x))
     result = xr.DataArray(
         values, dims=("y", "x", *extra_dims), coords=coords, name=name, attrs=merged
     )

@@ -43,6 +43,8 @@ from ._labels import (
     band_missing,
     band_nodata_text,
     band_scales,
+    geotransform,
+    grid_shear,
     ground_pixel_size,
     image_dims,
     image_layout,
@@ -307,7 +309,9 @@ def _warn_if_not_square(image: xr.DataArray) -> None:
     arg(Ix + i Iy) with Ix, Iy per pixel), not those of the image's units. A georeferenced
     image's pixels are measured on the ground (:func:`~xfskde._labels.ground_pixel_size`):
     a geographic grid of equal degree steps is not square away from the equator (0.0001° at
-    45° N: 11.1 × 7.9 m), nor is a UTM grid of 10 × 20 m pixels."""
+    45° N: 11.1 × 7.9 m), nor is a UTM grid of 10 × 20 m pixels. A rotated GeoTransform, and a
+    sheared one (rows not perpendicular to columns: :func:`~xfskde._labels.grid_shear`), are
+    said too: the pixel grid's angles are then not those on the ground."""
     rotation = _grid_rotation(image)
     if rotation is not None and abs(rotation) > 0.1:
         warnings.warn(
@@ -315,6 +319,17 @@ def _warn_if_not_square(image: xr.DataArray) -> None:
             "rotated GeoTransform): gradient angles are measured on the pixel grid (x along "
             "its columns), not from east; warp it north-up first (gdalwarp, or rioxarray's "
             "rio.reproject) where the physical angles matter",
+            PixelAspectWarning,
+            stacklevel=find_stack_level(),
+        )
+    geo = geotransform(image)
+    shear = 0.0 if geo is None else grid_shear(geo)
+    if shear > 0.1:
+        warnings.warn(
+            f"the image's pixel grid is sheared: its rows' axis is {shear:.3g}° off "
+            "perpendicular to its columns' (a sheared GeoTransform), so gradient angles, "
+            "measured on the pixel grid, are not angles on the ground; warp it north-up first "
+            "(gdalwarp, or rioxarray's rio.reproject) where the physical angles matter",
             PixelAspectWarning,
             stacklevel=find_stack_level(),
         )
