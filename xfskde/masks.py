@@ -796,7 +796,12 @@ def resolve_mask(
     colours), regions drawn as polygons (a GeoJSON file, mapping or GeoDataFrame, a shapefile
     or GeoPackage: :func:`xfskde.io.geojson.polygon_mask`, of the regions of ``classes`` only
     when given), or an array, DataArray or nested list of rows (``[[False, True], ...]``, as
-    :func:`numpy.asarray` reads it; truthy is foreground). An image whose spatial dims are
+    :func:`numpy.asarray` reads it; truthy is foreground). A pixel is foreground where any
+    channel is finite and non-zero: NaN never is (a probability map's or abundances'
+    outside). A file that holds label images beside its image — ``xfskde segment``'s OME-TIFF
+    and OME-Zarr results, whose image is the abundances — is its label image
+    (:func:`_labels_of_a_result`: the labelled pixels, or with ``classes`` those of some
+    textures); one that holds several is refused, naming them. An image whose spatial dims are
     named otherwise (``(lat, lon)``) is read as the image functions read it, and a DataArray
     mask may name its dims as the image does, in either order. With ``classes``, a mask
     image or array is a label image, its foreground the pixels of those labels
@@ -826,7 +831,7 @@ def resolve_mask(
             raise DimensionError(f"a mask must be 2-D (y, x), got shape {mask.shape}")
         values = xr.DataArray(mask, dims=("y", "x"))
     else:
-        values = _mask_image(mask)
+        values = _mask_image(*_labels_of_a_result(mask))
     colour = [d for d in values.dims if d not in ("y", "x")]
     if len(values.dims) - len(colour) != 2:
         named = "" if spatial == ("y", "x") else f" (or the image's, {spatial[0]} and {spatial[1]})"
@@ -838,11 +843,9 @@ def resolve_mask(
     array = np.asarray(values.values)
     if classes is not None:
         foreground = _of_label_classes(array, classes, mask)
-    else:
-        if colour:
-            array = array.reshape(*array.shape[:2], -1).any(axis=-1)
-        finite = array.dtype.kind == "f"
-        foreground = np.isfinite(array) & (array != 0) if finite else array != 0
+    else:  # non-zero in any channel; NaN never (abundances, probabilities: NaN outside)
+        present = np.isfinite(array) & (array != 0) if array.dtype.kind == "f" else array != 0
+        foreground = present.reshape(*present.shape[:2], -1).any(axis=-1) if colour else present
     coords = {d: values.coords[d] for d in ("y", "x") if d in values.coords}
     coords.update({k: c for k, c in values.coords.items() if c.ndim == 0})  # its CRS, if any
     result = xr.DataArray(foreground, dims=("y", "x"), coords=coords, name="mask",
@@ -958,7 +961,69 @@ def _crs_name(crs: Any) -> str:
     return f"EPSG:{epsg}" if epsg else str(crs.name)
 
 
-def _mask_image(mask: Any) -> xr.DataArray:
+def _label_images(where: Location) -> tuple[str, list[str]]:
+    """``(kind, names)``: the label images a mask file holds beside its image — an OME-TIFF's
+    series named ``labels/<name>`` (``"tiff"``, as :func:`xfskde.io.write_ome_tiff` writes a
+    segmentation's), an OME-Zarr image's ``labels/<name>`` (``"zarr"``, NGFF 0.4 and 0.5) —
+    by name; none for any other file, or one that cannot be read (its reader says why)."""
+    import tifffile
+    import zarr
+
+    name = where.name.lower()
+    try:
+        if name.endswith((".tif", ".tiff")):
+            with where.open() as file, tifffile.TiffFile(file) as tif:
+                series = [s.name or "" for s in tif.series]
+            if series and not series[0].startswith("labels/"):
+                return "tiff", [n.removeprefix("labels/") for n in series if
+                                n.startswith("labels/")]  # fmt: skip
+        elif name.endswith(".zarr") or where.is_zip or where.is_dir():
+            root = zarr.open_group(where.zarr_store(read_only=True), mode="r")
+            held = root.get("labels")
+            if isinstance(held, zarr.Group):
+                listed = held.attrs.get("ome", {}).get("labels", held.attrs.get("labels", []))
+                return "zarr", [str(n) for n in listed if isinstance(held.get(str(n)), zarr.Group)]
+    except Exception:  # not a TIFF nor a Zarr group: _mask_image names what it is
+        pass
+    return "", []
+
+
+def _labels_of_a_result(mask: Any) -> tuple[Any, int | str]:
+    """The file and series to read a mask from: a file that holds label images beside its
+    image (``xfskde segment``'s OME-TIFF and OME-Zarr results: their abundances, NaN outside
+    the tissue, and ``labels/textures``) is its label image — the labels are the mask, non-zero
+    the foreground, and ``classes`` choose among them —, one holding several is refused,
+    naming them; any other mask as it is (series 0)."""
+    if not isinstance(mask, str | os.PathLike | Location):
+        return mask, 0
+    where = locate(mask)
+    if not where.exists():
+        return mask, 0
+    kind, names = _label_images(where)
+    if len(names) > 1:
+        if kind == "zarr":
+            paths = ", ".join(f"{where}/labels/{n}" for n in names)
+            remedy = f"give one of them as the mask: {paths}"
+        else:
+            remedy = ("read one with xfskde.open_image(path, series='labels/NAME') and pass it "
+                      "as the mask")  # fmt: skip
+        raise ParameterError(
+            f"the mask {mask} holds {len(names)} label images ({', '.join(names)}): a mask is "
+            f"one; {remedy}"
+        )
+    if not names:
+        return mask, 0
+    if kind == "tiff":
+        return where, f"labels/{names[0]}"
+    if where.is_zip:  # no path reaches inside a zip: its group, open
+        import zarr
+
+        return zarr.open_group(where.zarr_store(read_only=True), mode="r",
+                               path=f"labels/{names[0]}"), 0  # fmt: skip
+    return Location(f"{where.url.rstrip('/')}/labels/{names[0]}", where.storage_options), 0
+
+
+def _mask_image(mask: Any, series: int | str = 0) -> xr.DataArray:
     """A mask given as a file or a PIL picture, as :func:`open_image` reads it — but a palette
     picture (a PNG, GIF or TIFF of mode ``"P"``: an annotation tool's labels, a mask drawn in
     two colours) by its indices, its labels, not by the colours its palette gives them: a mask
@@ -971,7 +1036,8 @@ def _mask_image(mask: Any) -> xr.DataArray:
                 f"no such mask: {where} (a mask is a file, or one of {methods})"
             )
     try:
-        (values,) = compute_collections([open_image(mask)])  # read here: a failure is the mask's
+        # read here: a failure is the mask's
+        (values,) = compute_collections([open_image(mask, series=series)])
     except (XfskdeError, FileNotFoundError):
         raise
     except Exception as exc:  # named as the mask's, not taken for the image's (the CLI's note)

@@ -1,0 +1,106 @@
+"""Masks that are results and masks without foreground: a segmentation given as a mask is its
+labels, NaN is never foreground, a mask with nothing to compute is refused before anything is
+written, and a fluorescence image cleared to 0 outside its tissue is masked by its tissue."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import tifffile
+import xarray as xr
+
+from xfskde.cli import main
+from xfskde.io import open_image
+from xfskde.masks import resolve_mask
+
+
+def _ellipse(shape, centre, radii) -> np.ndarray:
+    yy, xx = np.mgrid[0 : shape[0], 0 : shape[1]]
+    return (yy - centre[0]) ** 2 / radii[0] ** 2 + (xx - centre[1]) ** 2 / radii[1] ** 2 < 1
+
+
+@pytest.fixture(scope="module")
+def slide(tmp_path_factory):
+    """An H&E-like OME-TIFF of 1 µm pixels (256², tiles of 64²): a section of two stains, pink
+    stripes on the left and purple diagonals on the right, on white glass; and its section."""
+    rng = np.random.default_rng(0)
+    yy, xx = np.mgrid[0:256, 0:256]
+    section = _ellipse((256, 256), (128, 128), (90, 75))
+    pink = np.where(np.sin(xx / 1.5)[..., None] > 0, [230, 150, 190], [190, 110, 150])
+    purple = np.where(np.sin((xx + yy) / 2.5)[..., None] > 0, [120, 60, 150], [160, 100, 190])
+    rgb = np.where(section[..., None], np.where((xx < 128)[..., None], pink, purple), 240)
+    rgb = np.clip(rgb + rng.integers(-8, 8, rgb.shape), 0, 255).astype(np.uint8)
+    path = tmp_path_factory.mktemp("slide") / "slide.ome.tif"
+    metadata = {"axes": "YXS", "PhysicalSizeX": 1.0, "PhysicalSizeY": 1.0}
+    tifffile.imwrite(path, rgb, photometric="rgb", metadata=metadata, tile=(64, 64))
+    return path, section
+
+
+@pytest.fixture(scope="module")
+def results(slide, tmp_path_factory):
+    """``xfskde segment`` of the slide, masked, as the OME-TIFF and the OME-Zarr it writes:
+    abundances NaN outside the tissue, and ``labels/textures``."""
+    folder = tmp_path_factory.mktemp("results")
+    paths = {}
+    for suffix in ("ome.tif", "ome.zarr"):
+        paths[suffix] = folder / f"seg.{suffix}"
+        args = ["segment", str(slide[0]), str(paths[suffix]), "--textures", "2", "--mask",
+                "auto", "--size", "6", "--no-progress"]  # fmt: skip
+        assert main(args) == 0
+    return paths
+
+
+def test_a_segmentation_given_as_a_mask_is_its_labels(slide, results):
+    """Its OME-TIFF or OME-Zarr (2 abundance channels, NaN outside the tissue) as a mask is
+    its label image: the labelled pixels (31 % of the slide), and with classes those of a
+    texture; not every pixel (NaN taken for foreground: the glass too), nor a refusal of
+    classes ("give one band of labels")."""
+    image = open_image(slide[0])
+    labels = np.asarray(open_image(results["ome.zarr"] / "labels" / "textures"))
+    as_tiff = np.asarray(open_image(results["ome.tif"], series="labels/textures"))
+    np.testing.assert_array_equal(as_tiff, labels)
+    assert set(np.unique(labels)) == {0, 1, 2}
+    assert 0.28 < (labels > 0).mean() < 0.34  # the section: 0.325 of the slide, and its edge
+    for path in results.values():
+        mask = resolve_mask(str(path), image)
+        assert mask.shape == labels.shape
+        np.testing.assert_array_equal(mask.values, labels > 0)
+        for texture in (1, 2):
+            chosen = resolve_mask(str(path), image, classes=[f"texture {texture}"])
+            np.testing.assert_array_equal(chosen.values, labels == texture)
+            assert 0.12 < chosen.values.mean() < 0.2  # each stain: half the section
+
+
+def test_maps_masked_by_a_segmentation_have_values_on_its_tissue_only(slide, results, tmp_path):
+    """``xfskde maps --mask seg.ome.tif`` computes the section (the cells on its labels), not
+    the glass: the maps' values cover the labels' share of the slide, not all of it."""
+    labels = np.asarray(open_image(results["ome.tif"], series="labels/textures")) > 0
+    out = tmp_path / "maps.ome.zarr"
+    assert main(["maps", str(slide[0]), str(out), "--stride", "4", "--size", "3",
+                 "--mask", str(results["ome.tif"]), "--no-progress"]) == 0  # fmt: skip
+    coherence = np.asarray(open_image(out))[1]  # (c, y, x)
+    valued = np.isfinite(coherence)
+    assert valued.shape == (64, 64)
+    # each 4 x 4 cell is sampled at its pixel (4 i + 1, 4 j + 1): the label there
+    np.testing.assert_array_equal(valued, labels[1::4, 1::4])
+    assert 0.28 < valued.mean() < 0.34
+
+
+def test_nan_is_never_a_mask_s_foreground(slide, tmp_path):
+    """A float mask whose background is NaN (probabilities, abundances) is its finite non-zero
+    pixels, whatever its channels: one or two channels, the same 0.32 of the slide (two were
+    read as all foreground)."""
+    section = _ellipse((128, 128), (64, 64), (44, 38))
+    plane = np.where(section, np.float32(0.8), np.float32(np.nan))
+    one, two = tmp_path / "one.tif", tmp_path / "two.tif"
+    tifffile.imwrite(one, plane)
+    tifffile.imwrite(two, np.stack([plane, 1 - plane]), photometric="minisblack",
+                     metadata={"axes": "CYX"})  # fmt: skip
+    image = open_image(slide[0])
+    for path in (one, two):
+        mask = resolve_mask(str(path), image)
+        np.testing.assert_array_equal(mask.values, section)
+        assert round(float(mask.values.mean()), 3) == 0.32
+    nan_or_zero = np.stack([np.where(section, 0.0, np.nan), np.where(section, 0.3, np.nan)], -1)
+    array = xr.DataArray(nan_or_zero, dims=("y", "x", "c"))
+    np.testing.assert_array_equal(resolve_mask(array, image).values, section)
