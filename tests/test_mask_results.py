@@ -9,7 +9,9 @@ import pytest
 import tifffile
 import xarray as xr
 
+import xfskde
 from xfskde.cli import main
+from xfskde.exceptions import ParameterError
 from xfskde.io import open_image
 from xfskde.masks import resolve_mask
 
@@ -104,3 +106,49 @@ def test_nan_is_never_a_mask_s_foreground(slide, tmp_path):
     nan_or_zero = np.stack([np.where(section, 0.0, np.nan), np.where(section, 0.3, np.nan)], -1)
     array = xr.DataArray(nan_or_zero, dims=("y", "x", "c"))
     np.testing.assert_array_equal(resolve_mask(array, image).values, section)
+
+
+def test_a_mask_without_foreground_is_refused_before_anything_is_computed(slide, tmp_path):
+    """A mask with no foreground — an empty mask file, an array, foreground only between the
+    samples of a coarse stride — is refused in one line by local_fskde (NumPy, DataArray, the
+    accessor), as by segment, not computed into a field of NaN."""
+    empty = tmp_path / "empty.tif"
+    tifffile.imwrite(empty, np.zeros((64, 64), np.uint8))
+    image = open_image(slide[0])
+    with pytest.raises(
+        ParameterError,
+        match=r"the mask .*empty\.tif has no foreground over "
+        r"this image: there is nothing to compute",
+    ):
+        xfskde.local_fskde(image, order=4, size=3, stride=4, mask=str(empty))
+    with pytest.raises(ParameterError, match="no foreground"):
+        xfskde.local_fskde(np.asarray(image)[..., 0], order=4, size=3, mask=np.zeros((8, 8)))
+    with pytest.raises(ParameterError, match="no foreground"):
+        image.fskde.coefficients(order=4, size=3, stride=4, mask=str(empty))
+    dot = np.zeros((256, 256), bool)
+    dot[1, 1] = True  # between the samples of stride 8 (pixels 3, 11, ...), one of stride 4
+    with pytest.raises(
+        ParameterError,
+        match=r"the mask has no foreground over this image at "
+        r"the samples of stride 8 \(it has some only",
+    ):
+        xfskde.local_fskde(image, order=4, size=3, stride=8, mask=dot)
+    field = xfskde.local_fskde(image, order=4, size=3, stride=4, mask=dot)  # sample (0, 0)
+    assert np.isfinite(np.asarray(field)).all(axis=-1).sum() == 1
+
+
+@pytest.mark.parametrize("command", ["maps", "coefficients"])
+def test_the_commands_refuse_a_mask_without_foreground_and_write_nothing(
+    slide, tmp_path, capsys, command
+):
+    """``xfskde maps`` and ``coefficients`` with a mask without foreground: one line naming the
+    mask, exit 2, no store (a complete store of NaN was written, exit 0, "1 of 1 blocks
+    computed")."""
+    empty = tmp_path / "empty.tif"
+    tifffile.imwrite(empty, np.zeros((64, 64), np.uint8))
+    out = tmp_path / f"{command}.zarr"
+    code = main([command, str(slide[0]), str(out), "--stride", "8", "--mask", str(empty),
+                 "--no-progress"])  # fmt: skip
+    err = capsys.readouterr().err
+    assert code == 2 and not out.exists()
+    assert err.count("\n") == 1 and f"the mask {empty} has no foreground" in err

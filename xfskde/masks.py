@@ -71,7 +71,7 @@ import xarray as xr
 from scipy import ndimage
 
 from ._cells import block_cells, cell_means, in_whole_cells
-from ._grid import MaskFootprint, mask_at_samples
+from ._grid import MaskFootprint, mask_at_samples, sample_count, sample_offset
 from ._labels import (
     crs_wkt,
     image_dims,
@@ -853,6 +853,41 @@ def resolve_mask(
     if classes is not None:
         result.attrs["classes"] = list(classes)
     return _over_extent(_in_image_crs(result, image), image)
+
+
+def _refuse_no_foreground(
+    mask: xr.DataArray | None, image_shape: tuple[int, int], stride: int, given: Any
+) -> None:
+    """Refuse a resolved ``mask`` without foreground at any sample of the stride grid of an
+    image of ``image_shape`` (each sample takes the mask pixel under it:
+    :func:`xfskde._grid.mask_at_samples`), before anything is computed or written: its field
+    and maps would be NaN throughout, a store of nothing that passes for a result (a mask with
+    foreground only between the samples of a coarse stride is refused alike). ``given`` is
+    the mask as the caller named it."""
+    if mask is None:
+        return
+    values = np.asarray(mask.values, bool)
+    between = ""
+    if values.any():
+        (my, mx), o = values.shape, sample_offset(stride)
+        rows, cols = (
+            np.unique(np.minimum(((np.arange(sample_count(n, stride)) * stride + o + 0.5) * m
+                                  / n).astype(np.int64), m - 1))
+            for n, m in zip(image_shape, (my, mx), strict=True)
+        )  # fmt: skip
+        if values[np.ix_(rows, cols)].any():
+            return
+        between = f" at the samples of stride {stride} (it has some only between them)"
+    if not isinstance(given, str | os.PathLike):  # resolved already (the command line's)
+        given = mask.attrs.get("method_asked", mask.attrs.get("source"))
+    if isinstance(given, str) and given in METHODS:
+        named = f"mask={given!r} (--mask {given}) found no foreground on this image"
+        remedy = "compute without a mask (mask=None, --mask none) or give the foreground"
+    else:
+        what = "" if given in (None, "array") else f" {given}"
+        named = f"the mask{what} has no foreground over this image"
+        remedy = "give a mask whose non-zero pixels cover the part to compute"
+    raise ParameterError(f"{named}{between}: there is nothing to compute; {remedy}")
 
 
 def _spatial_names(image: Any) -> tuple[str, str]:
