@@ -13,7 +13,7 @@ import xfskde
 from xfskde.cli import main
 from xfskde.exceptions import ParameterError
 from xfskde.io import open_image
-from xfskde.masks import resolve_mask
+from xfskde.masks import resolve_mask, tissue_mask
 
 
 def _ellipse(shape, centre, radii) -> np.ndarray:
@@ -152,3 +152,56 @@ def test_the_commands_refuse_a_mask_without_foreground_and_write_nothing(
     err = capsys.readouterr().err
     assert code == 2 and not out.exists()
     assert err.count("\n") == 1 and f"the mask {empty} has no foreground" in err
+
+
+def _cleared_section(kind: str) -> tuple[np.ndarray, np.ndarray]:
+    """A 16-bit fluorescence image (1024²) whose outside was cleared to 0, and its tissue: a
+    homogeneous stain, uniform or normal, or nuclei bright on a dim cytoplasm."""
+    rng = np.random.default_rng(0)
+    tissue = _ellipse((1024, 1024), (512, 512), (350, 300))
+    yy, xx = np.mgrid[0:1024, 0:1024]
+    signal = {
+        "uniform": rng.integers(0, 4000, tissue.shape),
+        "normal": rng.normal(2000, 600, tissue.shape),
+        "nuclei": np.where(np.sin(xx / 4) * np.sin(yy / 4) > 0.5, 3000, 300)
+        + rng.normal(0, 30, tissue.shape),
+    }[kind]
+    return np.clip(signal * tissue, 0, 65535).astype(np.uint16), tissue
+
+
+@pytest.mark.parametrize("kind", ["uniform", "normal", "nuclei"])
+def test_the_fluorescence_mask_of_an_image_cleared_outside_is_its_tissue(kind):
+    """An image whose outside is exactly 0 (QuPath's or Fiji's "clear outside"): the zeros
+    are its background, its tissue all that is not 0 (the zeros were taken for a scanner's
+    padding and the background's level read off the tissue: none of a homogeneous stain
+    found)."""
+    image, tissue = _cleared_section(kind)
+    mask = tissue_mask(image, method="fluorescence", margin=0)
+    found = mask.values
+    assert found[tissue].mean() > 0.999 and not found[~tissue].any()
+    assert mask.attrs["background_level"] == [0.0] and mask.attrs["threshold"] == [0.0]
+
+
+def test_a_fluorescence_section_cleared_outside_and_a_padded_one(tmp_path):
+    """The section of section_in_fluorescence cleared to 0 outside (as a file): all of it,
+    none of the outside; the same image padded with zeros on all four sides, as a stitched
+    slide is (straight edges: padding, not a cleared outside), keeps its camera background's
+    level, and its background is left out."""
+    from xfskde.datasets import section_in_fluorescence
+
+    image, section = section_in_fluorescence()
+    cleared = np.where(section[..., None], image, 0).astype(np.uint16)
+    path = tmp_path / "cleared.ome.tif"
+    metadata = {"axes": "CYX", "PhysicalSizeX": 0.5, "PhysicalSizeY": 0.5}
+    tifffile.imwrite(path, np.moveaxis(cleared, -1, 0), photometric="minisblack",
+                     metadata=metadata)  # fmt: skip
+    found = tissue_mask(path, method="fluorescence", margin=0).values
+    assert found[section].mean() > 0.999 and not found[~section].any()
+    framed = image.copy()
+    framed[:60], framed[-60:], framed[:, :80], framed[:, -80:] = 0, 0, 0, 0
+    inner = np.zeros(section.shape, bool)
+    inner[60:-60, 80:-80] = True
+    mask = tissue_mask(framed, method="fluorescence", margin=0)
+    assert mask.values[section & inner].mean() > 0.99
+    assert mask.values[~section & inner].mean() < 0.05 and not mask.values[~inner].any()
+    assert all(100 < level < 110 for level in mask.attrs["background_level"])
