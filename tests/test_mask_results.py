@@ -205,3 +205,21 @@ def test_a_fluorescence_section_cleared_outside_and_a_padded_one(tmp_path):
     assert mask.values[section & inner].mean() > 0.99
     assert mask.values[~section & inner].mean() < 0.05 and not mask.values[~inner].any()
     assert all(100 < level < 110 for level in mask.attrs["background_level"])
+
+
+def test_coefficients_say_which_blocks_the_mask_left_uncomputed(slide, tmp_path, capsys):
+    """``xfskde coefficients`` of a mask that leaves blocks out counts them as ``xfskde info``
+    does — filled, not computed — not as computed (16 of 16 said "computed", info 12 and 4
+    skipped)."""
+    half = np.zeros((256, 256), np.uint8)
+    half[:, :100] = 1  # the left 100 columns: blocks of 64 px in columns 0 and 1 only
+    path = tmp_path / "half.tif"
+    tifffile.imwrite(path, half)
+    out = tmp_path / "half.zarr"
+    assert main(["coefficients", str(slide[0]), str(out), "--stride", "4", "--size", "3",
+                 "--chunks", "64", "--mask", str(path), "--no-progress"]) == 0  # fmt: skip
+    said = capsys.readouterr().out
+    status = xfskde.io.store_status(out)
+    assert status["blocks_total"] == 16 and status["blocks_skipped"] == 8
+    assert ("16 of 16 blocks written in " in said
+            and "(the store's 8 outside the mask filled, not computed)" in said), said  # fmt: skip

@@ -69,10 +69,14 @@ def run(args: argparse.Namespace) -> int:
         verify = f"; the complete store had lost them: {verify}"
     else:
         verify = ""
+    # a block with no foreground is written (filled) but not computed, as xfskde info says
+    skipped = store_status(args.output)["blocks_skipped"]
+    done = "written" if skipped else "computed"
+    outside = f" (the store's {skipped} outside the mask filled, not computed)" if skipped else ""
     print(
         f"wrote {args.output}: {tuple(field.shape)} {field.dtype}, chunks {chunks}, "
-        f"{written} of {total} blocks computed in {seconds:.1f} s "
-        f"({pixels / 1e6 / max(seconds, 1e-9):.1f} Mpx/s){verify}"
+        f"{written} of {total} blocks {done} in {seconds:.1f} s "
+        f"({pixels / 1e6 / max(seconds, 1e-9):.1f} Mpx/s){outside}{verify}"
     )
     return 0
 
