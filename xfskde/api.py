@@ -65,7 +65,7 @@ from .gradients import Boundary, Operator, check_finite, result_float_dtype
 from .kernel import Approximation, Cos2KKernel
 from .lazy import local_fskde_dask
 from .local import LocalParameters, local_fskde_numpy, missing_pixels
-from .masks import _mask_attrs, resolve_mask
+from .masks import _mask_attrs, _refuse_no_foreground, resolve_mask
 from .windows import Window
 
 __all__ = [
@@ -383,6 +383,7 @@ def local_fskde_dataarray(
     data, (_, _, colour) = image_layout(image)
     _refuse_beyond(data.shape[:2], params, isinstance(data, da.Array))
     foreground = resolve_mask(mask, image)
+    _refuse_no_foreground(foreground, data.shape[:2], params.stride, mask)
     _warn_if_not_square(image)
     if chosen_nan_policy and asked == "raise" and _is_number(value):
         data = _refusing_nan(data)  # NaN pixels refused; the nodata's omitted
@@ -558,8 +559,9 @@ def local_fskde(
         covers the image's extent. Samples outside it are NaN (no value: not computed, and
         so are the maps drawn from them); with a Dask-backed image the
         blocks it does not touch are neither read nor computed. DataArray results record it
-        in the ``mask`` and ``mask_foreground`` (the fraction of foreground) attrs. Default:
-        everything.
+        in the ``mask`` and ``mask_foreground`` (the fraction of foreground) attrs. A mask
+        without foreground at any sample (empty, or a method that found none) is refused:
+        its field would be NaN throughout. Default: everything.
 
     Returns
     -------
@@ -573,8 +575,8 @@ def local_fskde(
     Raises
     ------
     ValueError
-        For bad parameters (each message names the parameter) or NaN pixels under
-        ``nan_policy="raise"``.
+        For bad parameters (each message names the parameter), NaN pixels under
+        ``nan_policy="raise"``, or a mask without foreground.
 
     See Also
     --------
@@ -637,4 +639,5 @@ def local_fskde(
         view = image if channel_axis is None else lib.moveaxis(image, channel_axis, -1)
         dims = ("y", "x") if view.ndim == 2 else ("y", "x", "c")
         foreground = resolve_mask(mask, xr.DataArray(view, dims=dims))
+        _refuse_no_foreground(foreground, view.shape[:2], params.stride, mask)
     return _field(image, params, channel_axis, foreground)

@@ -38,8 +38,12 @@ the image's first row.
   any channel rises above its own dark background by more than :data:`FLUORESCENCE_NOISE`
   times the background's noise, both read off the channel's darker half, the signal then
   closed over :data:`FLUORESCENCE_GAP` image pixels (nuclei lit by DAPI and the dark cytoplasm
-  between them one tissue) (:func:`_fluorescence`). Never chosen by ``"auto"``: an image
-  without background (a field of view inside the tissue) would lose its dimmest tissue.
+  between them one tissue) (:func:`_fluorescence`). Zeros in every channel over an area are a
+  stitched slide's padding, left out (:func:`_padding`) — unless they surround the rest with
+  edges no scanner's tiles draw: an outside cleared to 0 (QuPath's or Fiji's "clear
+  outside") is the background, the tissue all that is not 0 (:func:`_cleared`). Never chosen
+  by ``"auto"``: an image without background (a field of view inside the tissue) would lose
+  its dimmest tissue.
 * ``"nonzero"`` (satellite mosaics, any image whose missing data is zero): any channel
   finite, non-zero and not the image's nodata value. Where its bands have values of their
   own (a VRT stack: :func:`xfskde._labels.image_nodata`), a pixel where any band holds its
@@ -73,7 +77,7 @@ import xarray as xr
 from scipy import ndimage
 
 from ._cells import block_cells, cell_means, in_whole_cells
-from ._grid import MaskFootprint, mask_at_samples
+from ._grid import MaskFootprint, mask_at_samples, sample_count, sample_offset
 from ._labels import (
     crs_wkt,
     image_dims,
@@ -182,6 +186,10 @@ _LEVEL_SAMPLE = 2**20
 #: Pixels 0 in every channel, in a piece this large, are padding, not a fluorescence image's
 #: dark background (:func:`_padding`).
 _PADDING_AREA = 64
+#: ... unless they are the image's cleared outside (:func:`_cleared`): they hold at least
+#: this share of its border, and no more than _TILE_EDGE of their edge runs straight.
+_CLEARED_BORDER = 0.9
+_TILE_EDGE = 0.8
 
 
 def _level_for(levels: list[ImageLevel], max_side: int) -> int:
@@ -484,9 +492,25 @@ def _fluorescence(
     Each channel is thresholded against its own background, so a channel without signal
     (noise only) adds nothing, and a bright one cannot hide a dim one. The background is the
     darker half's mode: an image without background (a field of view inside the tissue) has
-    its dimmest tissue taken for it and left out."""
+    its dimmest tissue taken for it and left out.
+
+    Zeros in every channel over an area are padding, left out (:func:`_padding`), unless they
+    are the image's cleared outside (:func:`_cleared`): then they are the background, and the
+    foreground is every present pixel not among them (less specks under
+    :data:`_PADDING_AREA`: a clipped background's noise), closed as above; each channel's
+    threshold, level and noise 0. Measured on an ellipse of tissue cleared around (1024²,
+    31 % of it): a uniform 0–4000 stain, a normal one of 2000 ± 600 or ± 200, and nuclei of
+    3000 on a cytoplasm of 300 found whole (none of the first three, 99.3 % of the last, when
+    the zeros were taken for padding)."""
     planes, valid = _present_planes(values, nodata)
-    valid &= ~_padding(planes, valid)
+    padding = _padding(planes, valid)
+    if _cleared(padding):  # the zeros are the background, the tissue all that is not 0
+        tissue = _without_small(valid & ~padding, _PADDING_AREA)  # not the specks of a clipped
+        if tissue.any() and not tissue.all():  # background's noise around it
+            tissue = _closed(tissue, max(1, round(FLUORESCENCE_GAP / cells))) & valid & ~padding
+        zeros = [0.0] * len(planes)
+        return tissue, zeros, list(zeros), list(zeros)
+    valid &= ~padding
     foreground = np.zeros(valid.shape, bool)
     thresholds, levels, noises = [], [], []
     if not valid.any():
@@ -530,6 +554,28 @@ def _padding(planes: list[np.ndarray], valid: np.ndarray) -> np.ndarray:
     for plane in planes:
         zero &= plane == 0
     return _without_small(zero, _PADDING_AREA) if zero.any() else zero
+
+
+def _cleared(padding: np.ndarray) -> bool:
+    """Whether the zeros of an image (:func:`_padding`) are its cleared outside, not a stitched
+    slide's padding: an image whose outside was set to 0 (QuPath's or Fiji's "clear outside",
+    an export masked to an annotation) has no dark background left but its zeros, and read
+    off the tissue, the background level took it all (a homogeneous stain: none of it found).
+    Cleared where the zeros hold at least :data:`_CLEARED_BORDER` of the image's border (they
+    surround the rest) and no more than :data:`_TILE_EDGE` of their edge runs straight along
+    the rows and columns: a scanner pads around the tiles it scanned, whose rectangles reach
+    the image's border (its extent is theirs) and draw straight edges (a strip or an L of
+    padding: all of its edge; a cleared ellipse: 0.42 of its edge, a tissue's ragged one
+    less)."""
+    if not padding.any() or padding.all():
+        return False
+    border = np.concatenate([padding[0], padding[-1], padding[1:-1, 0], padding[1:-1, -1]])
+    if border.mean() < _CLEARED_BORDER:
+        return False
+    across = padding[1:] != padding[:-1]  # the edge between rows, then between columns
+    along = padding[:, 1:] != padding[:, :-1]
+    straight = (across[:, 1:] & across[:, :-1]).sum() + (along[1:] & along[:-1]).sum()
+    return bool(straight <= _TILE_EDGE * (across.sum() + along.sum()))
 
 
 def _closed(mask: np.ndarray, radius: int) -> np.ndarray:
@@ -703,7 +749,8 @@ def tissue_mask(
         (``"auto"`` or the method given), ``threshold`` (for brightfield:
         the saturation above which a pixel is tissue, or the darkness; NaN where
         there is no glass; for fluorescence, each channel's, in the image's units, with its
-        ``background_level`` and ``background_noise``), ``measure`` (``"saturation"`` or
+        ``background_level`` and ``background_noise``: 0 for an outside cleared to 0),
+        ``measure`` (``"saturation"`` or
         ``"darkness"``, for brightfield), ``source``, ``source_level`` and ``mask_of`` (the
         full-resolution shape it covers, when known).
 
@@ -801,7 +848,12 @@ def resolve_mask(
     colours), regions drawn as polygons (a GeoJSON file, mapping or GeoDataFrame, a shapefile
     or GeoPackage: :func:`xfskde.io.geojson.polygon_mask`, of the regions of ``classes`` only
     when given), or an array, DataArray or nested list of rows (``[[False, True], ...]``, as
-    :func:`numpy.asarray` reads it; truthy is foreground). An image whose spatial dims are
+    :func:`numpy.asarray` reads it; truthy is foreground). A pixel is foreground where any
+    channel is finite and non-zero: NaN never is (a probability map's or abundances'
+    outside). A file that holds label images beside its image — ``xfskde segment``'s OME-TIFF
+    and OME-Zarr results, whose image is the abundances — is its label image
+    (:func:`_labels_of_a_result`: the labelled pixels, or with ``classes`` those of some
+    textures); one that holds several is refused, naming them. An image whose spatial dims are
     named otherwise (``(lat, lon)``) is read as the image functions read it, and a DataArray
     mask may name its dims as the image does, in either order. With ``classes``, a mask
     image or array is a label image, its foreground the pixels of those labels
@@ -831,7 +883,7 @@ def resolve_mask(
             raise DimensionError(f"a mask must be 2-D (y, x), got shape {mask.shape}")
         values = xr.DataArray(mask, dims=("y", "x"))
     else:
-        values = _mask_image(mask)
+        values = _mask_image(*_labels_of_a_result(mask))
     colour = [d for d in values.dims if d not in ("y", "x")]
     if len(values.dims) - len(colour) != 2:
         named = "" if spatial == ("y", "x") else f" (or the image's, {spatial[0]} and {spatial[1]})"
@@ -843,11 +895,9 @@ def resolve_mask(
     array = np.asarray(values.values)
     if classes is not None:
         foreground = _of_label_classes(array, classes, mask)
-    else:
-        if colour:
-            array = array.reshape(*array.shape[:2], -1).any(axis=-1)
-        finite = array.dtype.kind == "f"
-        foreground = np.isfinite(array) & (array != 0) if finite else array != 0
+    else:  # non-zero in any channel; NaN never (abundances, probabilities: NaN outside)
+        present = np.isfinite(array) & (array != 0) if array.dtype.kind == "f" else array != 0
+        foreground = present.reshape(*present.shape[:2], -1).any(axis=-1) if colour else present
     coords = {d: values.coords[d] for d in ("y", "x") if d in values.coords}
     coords.update({k: c for k, c in values.coords.items() if c.ndim == 0})  # its CRS, if any
     result = xr.DataArray(foreground, dims=("y", "x"), coords=coords, name="mask",
@@ -855,6 +905,41 @@ def resolve_mask(
     if classes is not None:
         result.attrs["classes"] = list(classes)
     return _over_extent(_in_image_crs(result, image), image)
+
+
+def _refuse_no_foreground(
+    mask: xr.DataArray | None, image_shape: tuple[int, int], stride: int, given: Any
+) -> None:
+    """Refuse a resolved ``mask`` without foreground at any sample of the stride grid of an
+    image of ``image_shape`` (each sample takes the mask pixel under it:
+    :func:`xfskde._grid.mask_at_samples`), before anything is computed or written: its field
+    and maps would be NaN throughout, a store of nothing that passes for a result (a mask with
+    foreground only between the samples of a coarse stride is refused alike). ``given`` is
+    the mask as the caller named it."""
+    if mask is None:
+        return
+    values = np.asarray(mask.values, bool)
+    between = ""
+    if values.any():
+        (my, mx), o = values.shape, sample_offset(stride)
+        rows, cols = (
+            np.unique(np.minimum(((np.arange(sample_count(n, stride)) * stride + o + 0.5) * m
+                                  / n).astype(np.int64), m - 1))
+            for n, m in zip(image_shape, (my, mx), strict=True)
+        )  # fmt: skip
+        if values[np.ix_(rows, cols)].any():
+            return
+        between = f" at the samples of stride {stride} (it has some only between them)"
+    if not isinstance(given, str | os.PathLike):  # resolved already (the command line's)
+        given = mask.attrs.get("method_asked", mask.attrs.get("source"))
+    if isinstance(given, str) and given in METHODS:
+        named = f"mask={given!r} (--mask {given}) found no foreground on this image"
+        remedy = "compute without a mask (mask=None, --mask none) or give the foreground"
+    else:
+        what = "" if given in (None, "array") else f" {given}"
+        named = f"the mask{what} has no foreground over this image"
+        remedy = "give a mask whose non-zero pixels cover the part to compute"
+    raise ParameterError(f"{named}{between}: there is nothing to compute; {remedy}")
 
 
 def _spatial_names(image: Any) -> tuple[str, str]:
@@ -963,7 +1048,69 @@ def _crs_name(crs: Any) -> str:
     return f"EPSG:{epsg}" if epsg else str(crs.name)
 
 
-def _mask_image(mask: Any) -> xr.DataArray:
+def _label_images(where: Location) -> tuple[str, list[str]]:
+    """``(kind, names)``: the label images a mask file holds beside its image — an OME-TIFF's
+    series named ``labels/<name>`` (``"tiff"``, as :func:`xfskde.io.write_ome_tiff` writes a
+    segmentation's), an OME-Zarr image's ``labels/<name>`` (``"zarr"``, NGFF 0.4 and 0.5) —
+    by name; none for any other file, or one that cannot be read (its reader says why)."""
+    import tifffile
+    import zarr
+
+    name = where.name.lower()
+    try:
+        if name.endswith((".tif", ".tiff")):
+            with where.open() as file, tifffile.TiffFile(file) as tif:
+                series = [s.name or "" for s in tif.series]
+            if series and not series[0].startswith("labels/"):
+                return "tiff", [n.removeprefix("labels/") for n in series if
+                                n.startswith("labels/")]  # fmt: skip
+        elif name.endswith(".zarr") or where.is_zip or where.is_dir():
+            root = zarr.open_group(where.zarr_store(read_only=True), mode="r")
+            held = root.get("labels")
+            if isinstance(held, zarr.Group):
+                listed = held.attrs.get("ome", {}).get("labels", held.attrs.get("labels", []))
+                return "zarr", [str(n) for n in listed if isinstance(held.get(str(n)), zarr.Group)]
+    except Exception:  # not a TIFF nor a Zarr group: _mask_image names what it is
+        pass
+    return "", []
+
+
+def _labels_of_a_result(mask: Any) -> tuple[Any, int | str]:
+    """The file and series to read a mask from: a file that holds label images beside its
+    image (``xfskde segment``'s OME-TIFF and OME-Zarr results: their abundances, NaN outside
+    the tissue, and ``labels/textures``) is its label image — the labels are the mask, non-zero
+    the foreground, and ``classes`` choose among them —, one holding several is refused,
+    naming them; any other mask as it is (series 0)."""
+    if not isinstance(mask, str | os.PathLike | Location):
+        return mask, 0
+    where = locate(mask)
+    if not where.exists():
+        return mask, 0
+    kind, names = _label_images(where)
+    if len(names) > 1:
+        if kind == "zarr":
+            paths = ", ".join(f"{where}/labels/{n}" for n in names)
+            remedy = f"give one of them as the mask: {paths}"
+        else:
+            remedy = ("read one with xfskde.open_image(path, series='labels/NAME') and pass it "
+                      "as the mask")  # fmt: skip
+        raise ParameterError(
+            f"the mask {mask} holds {len(names)} label images ({', '.join(names)}): a mask is "
+            f"one; {remedy}"
+        )
+    if not names:
+        return mask, 0
+    if kind == "tiff":
+        return where, f"labels/{names[0]}"
+    if where.is_zip:  # no path reaches inside a zip: its group, open
+        import zarr
+
+        return zarr.open_group(where.zarr_store(read_only=True), mode="r",
+                               path=f"labels/{names[0]}"), 0  # fmt: skip
+    return Location(f"{where.url.rstrip('/')}/labels/{names[0]}", where.storage_options), 0
+
+
+def _mask_image(mask: Any, series: int | str = 0) -> xr.DataArray:
     """A mask given as a file or a PIL picture, as :func:`open_image` reads it — but a palette
     picture (a PNG, GIF or TIFF of mode ``"P"``: an annotation tool's labels, a mask drawn in
     two colours) by its indices, its labels, not by the colours its palette gives them: a mask
@@ -976,7 +1123,8 @@ def _mask_image(mask: Any) -> xr.DataArray:
                 f"no such mask: {where} (a mask is a file, or one of {methods})"
             )
     try:
-        (values,) = compute_collections([open_image(mask)])  # read here: a failure is the mask's
+        # read here: a failure is the mask's
+        (values,) = compute_collections([open_image(mask, series=series)])
     except (XfskdeError, FileNotFoundError):
         raise
     except Exception as exc:  # named as the mask's, not taken for the image's (the CLI's note)

@@ -353,7 +353,8 @@ def add_mask_option(parser: argparse.ArgumentParser) -> None:
         "RGB without a CRS) or else the data (non-zero, not nodata) on a low-resolution level; "
         "'fluorescence' the signal on a dark background (any channels and bits), "
         "'brightfield' the tissue on glass whatever the bits; PATH is a mask image at any "
-        "resolution (non-zero: foreground; a palette PNG by its indices, not its colours) or "
+        "resolution (non-zero: foreground, NaN never; a palette PNG by its indices, not its "
+        "colours; a segment result, .ome.tif or .ome.zarr, by its labels) or "
         "a GeoJSON of regions (QuPath's, in level-0 pixels; an area of interest, in its CRS "
         "or WGS 84; a shapefile, GeoPackage, FlatGeobuf or KML with geopandas installed); "
         "blocks without foreground are neither read nor computed",
@@ -363,8 +364,8 @@ def add_mask_option(parser: argparse.ArgumentParser) -> None:
         help="with --mask REGIONS: draw only the regions of these classes (QuPath's "
         "classifications, e.g. Tumor,Stroma, or a GIS file's 'class' column); those classified "
         "Ignore* are cut out all the same. With --mask LABELS (a label image: a land cover, a "
-        "classifier's or xfskde's labels): the pixels of these values (40, or 4,5; 'texture 2' "
-        "for xfskde's)",
+        "classifier's or xfskde's labels, a segment result): the pixels of these values (40, "
+        "or 4,5; 'texture 2' for xfskde's)",
     )  # fmt: skip
 
 

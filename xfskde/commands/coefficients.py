@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import time
 
-from ..io import open_blocks, write_coefficients
+from ..io import open_blocks, store_status, write_coefficients
 from ..io.stores import block_record
 from ._options import (
     add_field_options,
@@ -68,10 +68,14 @@ def run(args: argparse.Namespace) -> int:
         print(f"{args.output} is complete already: nothing computed ({tuple(field.shape)} "
               f"{field.dtype}, chunks {chunks}, {blocks}; {note})")  # fmt: skip
         return 0
-    # blocks of a complete store computed again: a StoreDamagedWarning said which, and why
+    # blocks of a complete store computed again: a StoreDamagedWarning said which, and why;
+    # a block with no foreground is written (filled) but not computed, as xfskde info says
+    skipped = store_status(args.output)["blocks_skipped"]
+    done = "written" if skipped else "computed"
+    outside = f" (the store's {skipped} outside the mask filled, not computed)" if skipped else ""
     print(
         f"wrote {args.output}: {tuple(field.shape)} {field.dtype}, chunks {chunks}, "
-        f"{written} of {total} blocks computed in {seconds:.1f} s "
-        f"({pixels / 1e6 / max(seconds, 1e-9):.1f} Mpx/s)"
+        f"{written} of {total} blocks {done} in {seconds:.1f} s "
+        f"({pixels / 1e6 / max(seconds, 1e-9):.1f} Mpx/s){outside}"
     )
     return 0
