@@ -2,6 +2,8 @@
 (`read_model`, `xfskde segment --model`), it gives the same labels, and other images of the
 same textures get them under the same numbers; images it does not fit are refused."""
 
+import warnings
+
 import numpy as np
 import pytest
 import tifffile
@@ -10,7 +12,7 @@ import xarray as xr
 import xfskde
 from xfskde.cli import main
 from xfskde.datasets import random_textures
-from xfskde.exceptions import ParameterError
+from xfskde.exceptions import ParameterError, PixelSizeWarning
 from xfskde.metrics import rand_index
 from xfskde.segmentation import TextureModel, fit_textures, read_model
 
@@ -225,8 +227,16 @@ def test_a_model_refuses_images_of_another_magnification(cohort, tmp_path, capsy
     assert model.pixel_size == (0.5, 0.5) and model.attrs()["fit_pixel_size_um"] == [0.5, 0.5]
     with pytest.raises(ParameterError, match=r"0\.25 µm.* 0\.5 µm.*--mpp 0\.5"):
         model.predict(xfskde.open_image(tmp_path / "quarter.ome.tif"))
-    model.predict(xfskde.open_image(tmp_path / "near.ome.tif"))  # another scanner: 10 % apart
-    model.predict(image)  # no pixel size to compare: taken
+    with warnings.catch_warnings():  # both record theirs: compared, nothing to warn of
+        warnings.simplefilter("error", PixelSizeWarning)
+        model.predict(xfskde.open_image(tmp_path / "near.ome.tif"))  # another scanner: 10 % apart
+    # one of the two without a pixel size: taken, but said (it was taken silently: a model of
+    # 0.5 µm pixels labelled a 1 µm image without one all as one texture)
+    with pytest.warns(PixelSizeWarning, match=r"fitted on pixels of 0\.5 µm, and this image rec"):
+        model.predict(image)
+    plain = fit_textures(image, 3, sample=3000)
+    with pytest.warns(PixelSizeWarning, match=r"this image's pixels are 0\.5 µm, and the model"):
+        plain.predict(xfskde.open_image(tmp_path / "half.ome.tif"))
     one = tmp_path / "one.zarr"
     argv = ["segment", str(tmp_path / "half.ome.tif"), str(one), "--textures", "3"]
     assert main([*argv, "--sample", "3000", "--no-progress"]) == 0

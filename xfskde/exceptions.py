@@ -44,6 +44,7 @@ __all__ = [
     "MaskWarning",
     "ParameterError",
     "PixelAspectWarning",
+    "PixelSizeWarning",
     "StoreCorruptError",
     "StoreDamagedWarning",
     "StoreError",
@@ -134,6 +135,13 @@ class PixelAspectWarning(UserWarning):
     """The image's pixels are not square (its y and x coordinate steps differ, on the ground
     for a scene), or its grid is rotated from its CRS's axes: gradient angles are measured on
     the pixel grid, so they are not the angles in the image's units."""
+
+
+class PixelSizeWarning(UserWarning):
+    """A texture model is applied to an image whose pixel size cannot be compared with that of
+    the image it was fitted on: one of the two records it, the other does not (a plain TIFF, a
+    NumPy array). The model's features are measured in pixels, so its labels hold only where
+    the pixels are the same size; where both record it, another size is refused."""
 
 
 class ExifOrientationWarning(UserWarning):

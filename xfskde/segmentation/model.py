@@ -37,6 +37,7 @@ import dataclasses
 import json
 import math
 import numbers
+import warnings
 from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -70,7 +71,7 @@ from .._pictures import is_picture
 from .._scheduling import compute as compute_collections
 from .._validation import check_within_image
 from ..api import Nodata, check_nodata
-from ..exceptions import DimensionError, ParameterError
+from ..exceptions import DimensionError, ParameterError, PixelSizeWarning, find_stack_level
 from ..io.images import length_pixel_size_um, open_image
 from ..lazy import dask_view, map_haloed, map_regions, oversized, plan_chunks, safe_chunks
 from ..masks import METHODS as MASK_METHODS
@@ -901,9 +902,29 @@ def _length(um: float) -> str:
 
 def _check_pixel_size(model: TextureModel, source: Any) -> None:
     """Refuse an image whose pixels are :data:`PIXEL_RATIO` times larger or smaller than those
-    of the image the model was fitted on (:attr:`TextureModel.pixel_size`)."""
+    of the image the model was fitted on (:attr:`TextureModel.pixel_size`); warn
+    (:class:`~xfskde.exceptions.PixelSizeWarning`) where only one of the two records its
+    pixel size, so that the two cannot be compared."""
     ratio = model.pixel_ratio(source)
-    if ratio is None or 1 / PIXEL_RATIO <= ratio <= PIXEL_RATIO:
+    if ratio is None:
+        seen = _pixel_size_um(source)
+        if (model.pixel_size is None) != (seen is None):
+            known = model.pixel_size or seen
+            size = _length(math.sqrt(known[0] * known[1]))
+            what = (
+                f"the model was fitted on pixels of {size}, and this image records no pixel size"
+                if seen is None
+                else f"this image's pixels are {size}, and the model's image recorded none"
+            )
+            warnings.warn(
+                f"{what}: the labels hold only if both images' pixels are the same size (the "
+                "features are measured in pixels); open the image from a file that records "
+                "its pixel size, or fit a model on this image",
+                PixelSizeWarning,
+                stacklevel=find_stack_level(),
+            )
+        return
+    if 1 / PIXEL_RATIO <= ratio <= PIXEL_RATIO:
         return
     fitted = math.sqrt(model.pixel_size[0] * model.pixel_size[1])
     seen, modelled = _length(fitted * ratio), _length(fitted)
