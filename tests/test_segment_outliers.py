@@ -1,7 +1,8 @@
 """Values that are no data of the image (a nodata marker its metadata do not name: -9999 in an
 image in [0, 1], float32's lowest) are refused in one line that names them, wherever they lie:
 in the tiles the levels are measured on, in a block only the labels read, in a pixel that cells
-would average away, in another image a model is applied to."""
+would average away, in another image a model is applied to. And a fit refused for too few
+samples says how many pixels there are and how many it needs."""
 
 from __future__ import annotations
 
@@ -186,3 +187,29 @@ def test_a_geotiff_hole_without_its_nodata_tag_is_refused(tmp_path, capsys):
     with rasterio.open(out) as f:
         labels = f.read(1)
     assert (labels[:50, :60] == 0).all() and (labels[50:] > 0).all()
+
+
+def test_a_mask_too_small_to_sample_says_how_many_pixels_it_has_and_needs():
+    """A 10 × 10 mask was refused as "only 1 pixels could be sampled", which read as if the mask
+    had one pixel: the line now says how many pixels are present and how many the fit's sample
+    grid needs, and a mask of that many is fitted."""
+    image = (_texture(512) * 255).astype(np.uint8)
+    mask = np.zeros(image.shape[:2], bool)
+    mask[300:310, 300:310] = True
+    with pytest.raises(ParameterError) as refused:
+        segment(image, 3, mask=mask)
+    said = re.search(r"only (\d+) pixels? could be sampled, fewer than n_textures = 3: the image "
+                     r"has 100 pixels present \(not missing, and inside the mask if one is "
+                     r"given\), and the fit samples one pixel in (\d+)² there, so it needs at "
+                     r"least about (\d+) \(n_textures × \d+²\)", str(refused.value))  # fmt: skip
+    assert said, str(refused.value)
+    found, step, needed = (int(g) for g in said.groups())
+    assert found < 3 and step > 1 and needed == 3 * step**2
+    side = int(np.ceil(np.sqrt(4 * needed)))
+    mask[300 : 300 + side, 300 : 300 + side] = True
+    labels = np.asarray(segment(image, 3, mask=mask))
+    assert (labels[mask] > 0).all() and not labels[~mask].any()
+    holes = image.astype(np.float32) / 255
+    holes[~np.pad(np.ones((10, 10), bool), ((300, 202), (300, 202)))] = np.nan
+    with pytest.raises(ParameterError, match=r"the image has 100 pixels present"):
+        segment(holes, 3)

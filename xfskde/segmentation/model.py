@@ -712,15 +712,7 @@ def _sample_block(
     if mask is not None:  # what lies outside the foreground is no texture: missing pixels
         rows_px = (corner[0], corner[0] + block.shape[0])
         valid &= mask_over(mask, image_shape, rows_px, (corner[1], corner[1] + block.shape[1]))
-    if shift:  # at least n / 5 points, spaced by d / k
-        spacing = np.sqrt(height * width / max(n // 5, 1))
-        # at most d steps of one pixel: the grid then reaches d pixels beyond the interior, all
-        # inside the halo (a block of fewer pixels than n / 5 gave k > d, and the windows read
-        # and wrote past the block: a crash, or memory corrupted, on images under ~64²)
-        k = min(int(shift), max(1, math.ceil(int(shift) / spacing)))
-        step = max(1, int(shift) // k)
-    else:  # at least n points
-        k, step = 0, max(1, int(np.sqrt(height * width / max(n, 1))))
+    k, step = _grid_step(height, width, n, shift)
     rows = np.arange(step // 2, height, step)
     cols = np.arange(step // 2, width, step)
     reach = np.arange(-k, k + 1) * step  # the grid, k steps further on every side
@@ -752,6 +744,19 @@ def _sample_block(
     if X.shape[0] > n:
         X = X[np.random.default_rng(seed).choice(X.shape[0], n, replace=False)]
     return X
+
+
+def _grid_step(height: int, width: int, n: int, shift: int = 0) -> tuple[int, int]:
+    """The sample grid of :func:`_sample_block` over a block's ``height`` × ``width``
+    interior: how many steps k it reaches beyond the interior, and its step in pixels."""
+    if shift:  # at least n / 5 points, spaced by d / k
+        spacing = np.sqrt(height * width / max(n // 5, 1))
+        # at most d steps of one pixel: the grid then reaches d pixels beyond the interior, all
+        # inside the halo (a block of fewer pixels than n / 5 gave k > d, and the windows read
+        # and wrote past the block: a crash, or memory corrupted, on images under ~64²)
+        k = min(int(shift), max(1, math.ceil(int(shift) / spacing)))
+        return k, max(1, int(shift) // k)
+    return 0, max(1, int(np.sqrt(height * width / max(n, 1))))  # at least n points
 
 
 def _fit_tile(
@@ -2166,10 +2171,10 @@ def _fit_prepared(
     X = X.reshape(-1, n_features)
     X = X[~np.isnan(X[:, 0])]
     if X.shape[0] < n_textures:
-        raise ParameterError(
-            f"only {X.shape[0]} pixels could be sampled (inside the mask, not missing), fewer "
-            f"than n_textures = {n_textures}: give an image or a mask with more foreground"
-        )
+        _refuse_few_samples(X.shape[0], int(n_textures), arr, regions, value=nodata,
+                            foreground=None if masked else foreground,
+                            steps=[_grid_step(r[1] - r[0], c[1] - c[0], per_block, shift)[1]
+                                   for r, c in regions], tiled=tiled)  # fmt: skip
     if X.shape[0] > sample:
         X = X[rng.choice(X.shape[0], sample, replace=False)]
     change = None
@@ -2230,6 +2235,46 @@ def _fit_prepared(
                          weights={name: float(weights[name]) for name in groups},
                          choices=choices, unmixing_vectors=vectors)  # fmt: skip
     return _without_idle(model, X, groups) if signal else model
+
+
+def _refuse_few_samples(
+    found: int,
+    n_textures: int,
+    arr: da.Array,
+    regions: list[tuple[tuple[int, int], tuple[int, int]]],
+    *,
+    value: float | int | None,
+    foreground: np.ndarray | None,
+    steps: list[int],
+    tiled: bool,
+) -> None:
+    """Refuse a fit whose sample holds fewer than ``n_textures`` pixels (``found``), saying how
+    many pixels present (not missing, on the ``foreground``) the ``regions`` it read of ``arr``
+    hold and how many its sample grid (every ``steps``-th pixel of each region) needs: the
+    pixels present are counted here, a pass over those regions only."""
+
+    def count(x: np.ndarray, *, src_origin, rows, cols, image_shape, shared=None, **_: Any):
+        inner = x[rows[0] - src_origin[0] : rows[1] - src_origin[0],
+                  cols[0] - src_origin[1] : cols[1] - src_origin[1]]  # fmt: skip
+        present = present_pixels(np.ascontiguousarray(_unit_float(inner, value)))
+        if shared is not None:
+            present &= mask_over(shared, image_shape, rows, cols)
+        return np.array([present.sum()], np.int64)
+
+    counts = map_regions(count, arr, regions, halo=0, trailing=(1,), dtype=np.int64,
+                         name="xfskde-segment-count", token=(value, len(regions)),
+                         shared=foreground)  # fmt: skip
+    (counted,) = compute_collections([counts])
+    pixels, step = int(counted.sum()), max(steps)
+    read = f" in the {len(regions)} tiles of {FIT_TILE}² px the fit read" if tiled else ""
+    raise ParameterError(
+        f"only {found} pixel{'s' * (found != 1)} could be sampled, fewer than n_textures = "
+        f"{n_textures}: the image has {pixels} pixel{'s' * (pixels != 1)} present (not "
+        f"missing, and inside the mask if one is given){read}, and the fit samples one pixel "
+        f"in {step}² there, so it needs at "
+        f"least about {n_textures * step * step} (n_textures × {step}²): give a larger mask, or "
+        "an image with more pixels present"
+    )
 
 
 def _without_idle(model: TextureModel, X: np.ndarray, groups: dict[str, slice]) -> TextureModel:
