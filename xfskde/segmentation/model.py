@@ -34,6 +34,7 @@ chunking. DataArray results keep the input's coordinates and attrs (:mod:`xfskde
 from __future__ import annotations
 
 import dataclasses
+import functools
 import json
 import math
 import numbers
@@ -51,7 +52,7 @@ import xarray as xr
 from dask.base import tokenize
 from scipy import ndimage
 
-from .._cells import cell_means, compiled_view, kept, marked, missing_marker
+from .._cells import NO_MASK, cell_means, compiled_view, kept, marked, missing_marker
 from .._grid import MaskFootprint, mask_at_samples, mask_over, sample_count, sample_offset
 from .._labels import (
     channel_names,
@@ -86,10 +87,12 @@ from .defaults import (
     BOUNDARY_RATIO,
     CHANNEL_SPAN,
     CHECK_SIZE,
+    EXTREME,
     FINE_SIZE,
     GREY_CHROMA,
     IDLE_SHARE,
     LABEL_FRACTION,
+    LEVEL_SPANS,
     MASK_MARGIN,
     REGION_CROP,
     REGION_FLOOR,
@@ -104,6 +107,7 @@ from .defaults import (
     bounded_window,
     channel_ranges,
     chroma_ratio,
+    data_bounds,
     gradient_unit,
     group_columns,
     group_signal,
@@ -681,6 +685,7 @@ def _sample_block(
     mask: np.ndarray | None = None,
     shift: int = 0,
     trial: tuple[str, ...] = (),
+    valid: np.ndarray | None = None,
 ):
     """Exact features at ``n`` points of a grid over the interior of a fully haloed block whose
     first interior pixel is the image's ``origin``.
@@ -699,23 +704,16 @@ def _sample_block(
     d' = k ⌊d / k⌋ ≤ d, and the grid reaches k steps beyond the interior on every side, so
     that one windowed grid holds every point and its four neighbours (one vertical pass over
     about n / 5 + 2k rows' worth of points, where five separate grids took three times as
-    many).
+    many). ``valid``: the block's pixels present, where the caller knows them
+    (:func:`present_pixels` without).
     """
     height, width = block.shape[0] - 2 * halo, block.shape[1] - 2 * halo
     corner = (origin[0] - halo, origin[1] - halo)  # the image position of the block's (0, 0)
-    valid = present_pixels(block)
+    valid = present_pixels(block) if valid is None else valid
     if mask is not None:  # what lies outside the foreground is no texture: missing pixels
         rows_px = (corner[0], corner[0] + block.shape[0])
         valid &= mask_over(mask, image_shape, rows_px, (corner[1], corner[1] + block.shape[1]))
-    if shift:  # at least n / 5 points, spaced by d / k
-        spacing = np.sqrt(height * width / max(n // 5, 1))
-        # at most d steps of one pixel: the grid then reaches d pixels beyond the interior, all
-        # inside the halo (a block of fewer pixels than n / 5 gave k > d, and the windows read
-        # and wrote past the block: a crash, or memory corrupted, on images under ~64²)
-        k = min(int(shift), max(1, math.ceil(int(shift) / spacing)))
-        step = max(1, int(shift) // k)
-    else:  # at least n points
-        k, step = 0, max(1, int(np.sqrt(height * width / max(n, 1))))
+    k, step = _grid_step(height, width, n, shift)
     rows = np.arange(step // 2, height, step)
     cols = np.arange(step // 2, width, step)
     reach = np.arange(-k, k + 1) * step  # the grid, k steps further on every side
@@ -747,6 +745,19 @@ def _sample_block(
     if X.shape[0] > n:
         X = X[np.random.default_rng(seed).choice(X.shape[0], n, replace=False)]
     return X
+
+
+def _grid_step(height: int, width: int, n: int, shift: int = 0) -> tuple[int, int]:
+    """The sample grid of :func:`_sample_block` over a block's ``height`` × ``width``
+    interior: how many steps k it reaches beyond the interior, and its step in pixels."""
+    if shift:  # at least n / 5 points, spaced by d / k
+        spacing = np.sqrt(height * width / max(n // 5, 1))
+        # at most d steps of one pixel: the grid then reaches d pixels beyond the interior, all
+        # inside the halo (a block of fewer pixels than n / 5 gave k > d, and the windows read
+        # and wrote past the block: a crash, or memory corrupted, on images under ~64²)
+        k = min(int(shift), max(1, math.ceil(int(shift) / spacing)))
+        return k, max(1, int(shift) // k)
+    return 0, max(1, int(np.sqrt(height * width / max(n, 1))))  # at least n points
 
 
 def _fit_tile(
@@ -1145,18 +1156,28 @@ def _apply(
     full, f = prepared.unit, model.resolution
     foreground, mask_attrs = _foreground(prepared, mask)
     _check_pixel_size(model, source)
+    # values far beyond the levels the model was fitted on are refused (.defaults.data_bounds):
+    # each block's, in the pass that finds its pixels present (or over its raw pixels, where
+    # they are averaged over cells), and the probe tiles'
+    checked = _levels_checked(prepared.raw.dtype)
+    probing = {"check": prepared.raw.dtype.kind == "f", "nodata": prepared.nodata}
     if per_channel:
-        measured = _image_levels(full, foreground, per_channel=True)
+        measured = _image_levels(full, foreground, per_channel=True, **probing)
         gain, offset = _channel_map(model, measured)
     else:
-        measured = _image_levels(full, foreground) if model.value_range or match_levels else None
+        wanted = model.value_range or match_levels
+        measured = _image_levels(full, foreground, **probing) if wanted else None
         gain, offset = _level_map(model, measured) if match_levels else (1.0, 0.0)
     if not match_levels:
         _check_range(model, measured)
+    bounds = data_bounds(model.value_range) if checked else (-math.inf, math.inf)
     arr, value = prepared.raw, prepared.nodata
     if f > 1:  # the features of coarse textures, on the image averaged over f × f cells
         # (the cells hold the foreground's pixels only: a cell without any is missing)
         cells = _cell_blocks(prepared.raw, f, chunks)
+        if checked:  # each pixel, before the cells' means dilute it
+            cells = _check_blocks(cells, prepared.nodata, bounds, model.value_range, foreground,
+                                  gain, offset)  # fmt: skip
         arr, value = cell_means(cells, f, prepared.nodata, foreground), None
     arr = _remainder_merged(arr, halo)
     footprint = None if foreground is None else MaskFootprint(foreground, arr.shape[:2])
@@ -1170,9 +1191,13 @@ def _apply(
     token = (model.attrs(), model.spec, gain, offset)
     labels = output == "labels"
 
-    # integers with no nodata value: every pixel of the image is present, those of a block's
-    # padding beyond its edges only are not (no pass over each block to find its NaN)
-    whole = _every_pixel_present(arr.dtype, value)
+    # 8- and 16-bit integers with no nodata value: every pixel of the image is present, those
+    # of a block's padding beyond its edges only are not (no pass over each block to find its
+    # NaN, nor values beyond the levels: _levels_checked)
+    whole = _every_pixel_present(arr.dtype, value) and not checked
+    # the pass over the pixels present refuses values beyond the levels (as mapped onto the
+    # model's by match_levels); those averaged over cells were checked before
+    low, high = bounds if f == 1 else (-math.inf, math.inf)
 
     def values_of(x: np.ndarray) -> np.ndarray:
         values = _unit_float(x, value)
@@ -1183,12 +1208,18 @@ def _apply(
     def present(values: np.ndarray, x: np.ndarray, pad: int, src_origin, rows, cols, mask):
         """The pixels present in a padded block of ``values`` (from the block ``x``): on the
         foreground ``mask`` only, what lies outside it being no texture (it votes nothing and
-        the windows are renormalised to the foreground, as at missing pixels)."""
-        valid = _inside(x.shape, pad, src_origin, rows, cols) if whole else present_pixels(values)
+        the windows are renormalised to the foreground, as at missing pixels). A value of a
+        pixel present beyond the levels (``low``, ``high``) is refused, found in the same
+        pass (:func:`_present_within`)."""
+        keep = NO_MASK
         if mask is not None:
             grown = (rows[0] - pad, rows[1] + pad), (cols[0] - pad, cols[1] + pad)
-            valid &= mask_over(mask, arr.shape[:2], *grown)
-        return valid
+            keep = mask_over(mask, arr.shape[:2], *grown)
+        if whole:
+            valid = _inside(x.shape, pad, src_origin, rows, cols)
+            return valid & keep if mask is not None else valid
+        return _present_beyond(values, x, keep, (low, high), pad, src_origin, rows, cols,
+                               model.value_range, value)  # fmt: skip
 
     def unmix(u: np.ndarray, valid: np.ndarray, rows, cols, image_shape) -> np.ndarray:
         shape = (rows[1] - rows[0], cols[1] - cols[0])
@@ -1430,8 +1461,29 @@ def _repeat_cells(
     return pixels[y : y + chunks[0][i], x : x + chunks[1][j]]
 
 
+class _Tiles(list):
+    """Probe tiles (:func:`_probe_tiles`), their :func:`.defaults.value_levels` computed once:
+    the check of their values and the levels recorded read the same (a sort of their values,
+    16 ms for 16 RGB tiles of 128²)."""
+
+    @functools.cached_property
+    def levels(self) -> tuple[float, float, float, float] | None:
+        return value_levels(self)
+
+
+def _tile_levels(tiles: list[np.ndarray]) -> tuple[float, float, float, float] | None:
+    """:func:`.defaults.value_levels` of ``tiles``, computed once for :class:`_Tiles`."""
+    return tiles.levels if isinstance(tiles, _Tiles) else value_levels(tiles)
+
+
 def _probe_tiles(
-    arr: da.Array, foreground: np.ndarray | None, seed: int, count: int = TILES, fit: bool = True
+    arr: da.Array,
+    foreground: np.ndarray | None,
+    seed: int,
+    count: int = TILES,
+    fit: bool = True,
+    check: bool = True,
+    nodata: float | int | None = None,
 ) -> list[np.ndarray]:
     """``count`` (:data:`.defaults.TILES`) random square tiles (side :data:`.defaults.TILE`,
     or the image's shorter side) of the prepared image, each reaching the foreground when there
@@ -1442,8 +1494,13 @@ def _probe_tiles(
     pixel missing in one channel is missing in all: :func:`.features.present_pixels`), so a
     channel missing throughout — a band outside the scene, a detector that failed — is named,
     with the channels to fit on or, where a model is applied (not ``fit``), said to be needed.
+    With ``check`` (a float image's tiles, which hold its values as stored, so that the one line
+    names its ``nodata`` value), tiles that hold a value far beyond their own levels are
+    refused (:func:`_refuse_beyond_levels`).
     """
-    tiles = _present_tiles(arr, foreground, seed, count)
+    tiles = _Tiles(_present_tiles(arr, foreground, seed, count))
+    if check:
+        _refuse_beyond_levels(tiles, nodata)
     if tiles and not any(present_pixels(t).any() for t in tiles):
         held = np.any([np.isfinite(t).any(axis=(0, 1)) for t in tiles], axis=0)
         if held.any() and not held.all():
@@ -1471,13 +1528,12 @@ def _probe_tiles(
 def _present_tiles(
     arr: da.Array, foreground: np.ndarray | None, seed: int, count: int
 ) -> list[np.ndarray]:
-    """``count`` random tiles (:func:`_draw_tiles`), values beyond any image's refused
-    (:func:`_refuse_extreme`). When fewer than half of them hold a present pixel, 16 times as
-    many are drawn and the fullest ``count`` of those that hold one kept (a 128² patch of
+    """``count`` random tiles (:func:`_draw_tiles`). When fewer than half of them hold a
+    present pixel, 16 times as many are drawn and the fullest ``count`` of those that hold one
+    kept (a 128² patch of
     texture in a 768² image otherwise missing was measured on the 9 % of it that one tile of 16
     held: its texture scale 3.9 px, where alone it is 6.9); the first tiles if none does."""
     tiles = _draw_tiles(arr, foreground, seed, count)
-    _refuse_extreme(tiles)
     if tiles and sum(bool(present_pixels(t).any()) for t in tiles) < len(tiles) / 2:
         more = _draw_tiles(arr, foreground, seed + 1, 16 * count)
         shares = [(float(present_pixels(t).mean()), t) for t in more]  # each read once
@@ -1487,25 +1543,269 @@ def _present_tiles(
     return tiles
 
 
-#: Values beyond this are no image's: the filters' float32 sums overflow near 3.4e38.
-_EXTREME = 1e30
+def _levels_checked(dtype: np.dtype) -> bool:
+    """Whether an image of ``dtype`` is checked for values beyond its levels
+    (:func:`.defaults.data_bounds`): floats and integers of 32 bits or more. The values of
+    8- and 16-bit integers are a detector's counts: a hot or saturated pixel is data, and no
+    value lies beyond the dtype's range."""
+    return not (dtype.kind in "uib" and dtype.itemsize <= 2)
 
 
-def _refuse_extreme(tiles: list[np.ndarray]) -> None:
-    """Refuse an image whose tiles hold values beyond :data:`_EXTREME`: a float raster's
-    nodata marker that its metadata do not name (-3.4028235e38, float32's lowest, is a common
-    one), which would overflow the filters (it was "fill must be finite, got -inf")."""
-    for tile in tiles:
-        finite = tile[np.isfinite(tile)]
-        if finite.size and float(np.abs(finite).max()) > _EXTREME:
-            value = float(finite[np.argmax(np.abs(finite))])
-            single = np.float32(value)  # as a float32 raster holds it, if it does: -3.4e+38
-            text = str(single) if float(single) == value else repr(value)
-            raise ParameterError(
-                f"the image holds values as large as {text} (most likely a nodata marker "
-                f"that its metadata do not name): give it as nodata={text} "
-                f"(--nodata={text}) if it marks missing pixels, or scale the image"
-            )
+#: A value held by at least this share of the tiles' values is a level of its own (the
+#: 0.1th percentile is it from 0.1 %): :func:`_refuse_beyond_levels` measures the levels
+#: without it.
+MARKER_SHARE = 5e-4
+
+
+def _refuse_beyond_levels(tiles: list[np.ndarray], nodata: float | int | None = None) -> None:
+    """Refuse probe tiles that hold a value beyond :func:`.defaults.data_bounds` of their own
+    levels: a float raster's nodata marker that its metadata do not name (-9999 in an image
+    in [0, 1]; -3.4028235e38, float32's lowest, which overflowed the filters: "fill must be
+    finite, got -inf"). A marker of a hole larger than :data:`MARKER_SHARE` of the tiles is
+    their black (or white) level itself, so their lowest (highest) value, when it is held by
+    that many, is set against the levels of the other values (a 50 × 60 hole of -9999 in a
+    256² image in [0, 1] is 4.6 % of it: levels -9999 to 0.90, which hold it; without it 0 to
+    0.91), and refused when it lies beyond their bounds and apart from them all (a saturated
+    level of 1 above levels of 0.01 to 0.02 is the end of the values that lead up to it).
+    Blocks beyond the tiles are checked as they are computed (:func:`_check_blocks`,
+    and :func:`_apply`'s pass over the pixels present)."""
+    levels = _tile_levels(tiles)
+    if levels is None:
+        return
+    lowest, black, white, highest = levels
+    where = " (in the tiles the levels are measured on)"
+    low, high = data_bounds((black, white))
+    if lowest < low or highest > high:
+        value = lowest if lowest < low else highest
+        _refuse_value(value, value, (black, white), nodata, where)
+    values = np.concatenate([np.asarray(t, np.float32).reshape(-1) for t in tiles])
+    values = values[np.isfinite(values)]
+    least = MARKER_SHARE * values.size
+    ends = [v for v in {lowest, highest} if np.count_nonzero(values == np.float32(v)) >= least]
+    if not ends:
+        return
+    rest = values[~np.isin(values, np.asarray(ends, np.float32))]
+    if not rest.size:  # the tiles hold one or two values: no levels beside them
+        return
+    # beyond the others' levels, and apart from all of them: a saturated level is the end of
+    # the values that lead up to it (a cell's rim), a marker's hole has no such values
+    nearest = data_bounds((float(rest.min()), float(rest.max())))
+    rest = rest[:: max(1, rest.size // 200_000)]  # the levels to a few thousandths of a span
+    others = tuple(np.percentile(rest.astype(np.float64), [0.1, 99.9]).tolist())
+    low, high = data_bounds(others)
+    for value in sorted(ends, key=lambda v: -abs(v)):
+        if (value < low and value < nearest[0]) or (value > high and value > nearest[1]):
+            _refuse_value(value, value, others, nodata, where)
+
+
+def _value_text(value: float) -> str:
+    """A value as a user gives it back as ``nodata``: -9999, -3.4028235e+38 (as a float32
+    raster holds it, where it does), 1.5."""
+    if math.isfinite(value) and value.is_integer() and abs(value) < 1e15:
+        return str(int(value))
+    single = np.float32(value)
+    return str(single) if float(single) == value else repr(value)
+
+
+def _refuse_value(
+    raw: float,
+    unit: float,
+    levels: tuple[float, float] | None,
+    nodata: float | int | None,
+    where: str,
+    scale: float = 1.0,
+) -> None:
+    """Raise the one line that refuses an image holding ``raw`` (its value as stored; ``unit``:
+    as the features read it, beside the black and white ``levels`` in that unit, which
+    ``scale`` turns into the stored unit) beyond :func:`.defaults.data_bounds`."""
+    text = _value_text(float(raw))
+    remedy = f"give it as nodata={text} (--nodata={text}) if it marks missing pixels"
+    if nodata is not None and float(raw) == float(nodata):
+        raise ParameterError(
+            f"the image holds its nodata value {text}{where} in some channels "
+            "but not all: a pixel is missing only where every channel holds it, and this one "
+            "would be read as data far beyond the image's levels; set its other channels to "
+            "NaN (a NaN in any channel makes a pixel missing), or give a mask without it"
+        )
+    if levels is None or abs(unit) > EXTREME:
+        raise ParameterError(
+            f"the image holds values as large as {text}{where} (beyond ±{EXTREME:g}: most "
+            f"likely a nodata marker that its metadata do not name): {remedy}, or scale the "
+            "image"
+        )
+    black, white = levels
+    span = max(white - black, max(abs(black), abs(white)) / LEVEL_SPANS)
+    spans = (black - unit if unit < black else unit - white) / span
+    raise ParameterError(
+        f"the image holds the value {text}{where}, {spans:.3g} spans beyond the levels it is "
+        f"read in ({black * scale:.4g} to {white * scale:.4g}: the 0.1th and 99.9th "
+        f"percentiles of the probe tiles), more than {LEVEL_SPANS:g}: most likely a nodata "
+        f"marker that its metadata do not name; {remedy}; if it is data, clip or rescale the "
+        "image (a value so far out outweighs every texture's gradients)"
+    )
+
+
+@numba.njit(nogil=True, cache=True)
+def _first_beyond(block, top, marker, has_marker, keep, low, high):
+    """The flat index of the first value of a (h, w, c) block whose float32(value) / ``top``
+    lies beyond [``low[c]``, ``high[c]``] (its channel's), among the pixels present (not
+    ``marker`` in every channel, with ``has_marker``; finite in every channel; inside
+    ``keep``, unless it has no rows); -1 if none."""
+    h, w, channels = block.shape
+    masked = keep.shape[0] > 0
+    for y in range(h):
+        for x in range(w):
+            if (has_marker and marked(block, y, x, marker)) or (masked and not keep[y, x]):
+                continue
+            beyond = -1
+            present = True
+            for c in range(channels):
+                v = np.float32(block[y, x, c]) / top
+                if not np.isfinite(v):
+                    present = False
+                    break
+                if beyond < 0 and (v < low[c] or v > high[c]):
+                    beyond = (y * w + x) * channels + c
+            if present and beyond >= 0:
+                return beyond
+    return -1
+
+
+@numba.njit(nogil=True, cache=True)
+def _present_within(block, keep, low, high, out):
+    """:func:`.features.present_pixels` of a (h, w, c) float block inside ``keep`` (unless it
+    has no rows) into ``out``, in the same pass the flat index of the first value of a pixel
+    present beyond [``low``, ``high``] (finite: a value within them is finite, so one test
+    serves both where every value is) or -1 if none."""
+    h, w, channels = block.shape
+    masked = keep.shape[0] > 0
+    first = -1
+    for y in range(h):
+        for x in range(w):
+            within = True
+            for c in range(channels):
+                v = block[y, x, c]
+                if not (v >= low and v <= high):  # NaN, ±inf or beyond the bounds
+                    within = False
+            present = within
+            if not within:  # missing, or present and beyond
+                present = True
+                beyond = -1
+                for c in range(channels):
+                    v = block[y, x, c]
+                    if not np.isfinite(v):
+                        present = False
+                    elif beyond < 0 and (v < low or v > high):
+                        beyond = (y * w + x) * channels + c
+                if present and first < 0 and not (masked and not keep[y, x]):
+                    first = beyond
+            if masked and not keep[y, x]:
+                present = False
+            out[y, x] = present
+    return first
+
+
+def _present_beyond(
+    values: np.ndarray,
+    x: np.ndarray,
+    keep: np.ndarray,
+    bounds: tuple[float, float],
+    pad: int,
+    src_origin: tuple[int, int],
+    rows: tuple[int, int],
+    cols: tuple[int, int],
+    levels: tuple[float, float] | None,
+    nodata: float | int | None,
+) -> np.ndarray:
+    """The pixels present in ``values``, a block ``x`` (its first pixel the image's
+    ``src_origin``; ``rows`` × ``cols`` its own pixels) as values (:func:`_unit_float`) padded
+    with ``pad`` pixels beyond the image's edges (:func:`_padded`), inside ``keep`` (unless it
+    has no rows); a pixel present that holds a value beyond ``bounds`` refused, named as ``x``
+    holds it (:func:`_refuse_value`). One pass (:func:`_present_within`)."""
+    finite = float(np.finfo(np.float32).max)  # ±inf are missing: beyond these, not within
+    low, high = max(bounds[0], -finite), min(bounds[1], finite)
+    valid = np.empty(values.shape[:2], bool)
+    found = _present_within(np.ascontiguousarray(values), keep, low, high, valid)
+    if found >= 0:  # the value as stored, and where
+        y, x_, c = (int(i) for i in np.unravel_index(found, values.shape))
+        (top, _), (left, _) = _pads(x.shape, pad, src_origin, rows, cols)
+        raw = x[y - top, x_ - left, c].item()
+        where = f" at pixel (y {src_origin[0] + y - top}, x {src_origin[1] + x_ - left})"
+        scale = np.iinfo(x.dtype).max if x.dtype.kind in "ui" else 1.0
+        _refuse_value(raw, float(values[y, x_, c]), levels, nodata, where, float(scale))
+    return valid
+
+
+def _channel_bounds(
+    bounds: tuple[float, float], channels: int, gain: Any = 1.0, offset: Any = 0.0
+) -> tuple[np.ndarray, np.ndarray]:
+    """Per channel, the values (as :func:`_unit_float` reads them) that ``value * gain +
+    offset`` (``match_levels``' map; gain > 0) takes into ``bounds``, as float32."""
+    g = np.broadcast_to(np.asarray(gain, np.float64), (channels,))
+    o = np.broadcast_to(np.asarray(offset, np.float64), (channels,))
+    low, high = (bounds[0] - o) / g, (bounds[1] - o) / g
+    return low.astype(np.float32), high.astype(np.float32)
+
+
+def _check_values(
+    block: np.ndarray,
+    nodata: float | int | None,
+    low: np.ndarray,
+    high: np.ndarray,
+    levels: tuple[float, float] | None,
+    keep: np.ndarray,
+    origin: tuple[int, int],
+) -> None:
+    """Refuse (:func:`_refuse_value`) a block of an image in its own dtype (its first pixel
+    the image's ``origin``) that holds, at a pixel present (not missing; inside ``keep``
+    unless it has no rows), a value beyond its channel's ``low`` and ``high``
+    (:func:`_channel_bounds`)."""
+    values, top, marker, has_marker = compiled_view(block, nodata)
+    found = _first_beyond(values, top, marker, has_marker, keep, low, high)
+    if found >= 0:
+        y, x, c = (int(i) for i in np.unravel_index(found, block.shape))
+        raw = block[y, x, c].item()
+        where = f" at pixel (y {origin[0] + y}, x {origin[1] + x})"
+        _refuse_value(raw, float(np.float32(raw) / top), levels, nodata, where, float(top))
+
+
+def _check_block(
+    block: np.ndarray,
+    nodata: float | int | None,
+    low: np.ndarray,
+    high: np.ndarray,
+    levels: tuple[float, float] | None,
+    mask: np.ndarray | None = None,
+    image_shape: tuple[int, int] | None = None,
+    block_info: dict | None = None,
+) -> np.ndarray:
+    """A block of a Dask image (``block_info`` places it) as it is, once :func:`_check_values`
+    finds nothing beyond ``low`` and ``high`` at its pixels on the foreground ``mask`` (over
+    an image of ``image_shape``)."""
+    (r0, _), (c0, _) = block_info[0]["array-location"][:2] if block_info else ((0, 0), (0, 0))
+    keep = kept(mask, (0, 0), image_shape, block_info)
+    _check_values(block, nodata, low, high, levels, keep, (r0, c0))
+    return block
+
+
+def _check_blocks(
+    arr: da.Array,
+    nodata: float | int | None,
+    bounds: tuple[float, float],
+    levels: tuple[float, float] | None,
+    mask: np.ndarray | None = None,
+    gain: Any = 1.0,
+    offset: Any = 0.0,
+) -> da.Array:
+    """``arr`` (an image's (y, x, c) blocks in their own dtype, or its values) with every
+    block checked as it is computed (:func:`_check_block`): blocks averaged over cells, or
+    whose parts are cropped, whose values would otherwise reach no check whole. ``gain`` and
+    ``offset``: the map of ``match_levels`` that the values pass before ``bounds``."""
+    low, high = _channel_bounds(bounds, arr.shape[2], gain, offset)
+    where = () if mask is None else (dask.delayed(mask, pure=True), arr.shape[:2])
+    token = tokenize(arr.name, nodata, low, high, mask)
+    return arr.map_blocks(_check_block, nodata, low, high, levels, *where, dtype=arr.dtype,
+                          name=f"xfskde-checked-{token}")  # fmt: skip
 
 
 def _draw_tiles(
@@ -1552,7 +1852,7 @@ def _on_foreground(
 
 def _value_range(tiles: list[np.ndarray]) -> tuple[float, float] | None:
     """The black and white levels of :func:`.defaults.value_levels` (None without values)."""
-    levels = value_levels(tiles)
+    levels = _tile_levels(tiles)
     return None if levels is None else (levels[1], levels[2])
 
 
@@ -1565,13 +1865,20 @@ def _channel_levels(tiles: list[np.ndarray]) -> tuple[tuple[float, float], ...] 
     return None if any(v is None for v in levels) else tuple(levels)
 
 
-def _image_levels(arr: da.Array, foreground: np.ndarray | None, per_channel: bool = False) -> Any:
+def _image_levels(
+    arr: da.Array,
+    foreground: np.ndarray | None,
+    per_channel: bool = False,
+    check: bool = True,
+    nodata: float | int | None = None,
+) -> Any:
     """The black and white levels of an image to predict (:func:`_value_range`, or with
     ``per_channel`` each channel's, :func:`_channel_levels`, of :data:`.defaults.TILES` probe
     tiles, drawn with seed 0, those of an image mostly missing as the fit draws them, and an
-    image without a pixel present refused as the fit refuses it: :func:`_probe_tiles`), None
-    without values."""
-    tiles = _probe_tiles(arr, foreground, 0, fit=False)
+    image without a pixel present, or with ``check`` one whose tiles hold a value far beyond
+    their levels, refused as the fit refuses it: :func:`_probe_tiles`), None without
+    values."""
+    tiles = _probe_tiles(arr, foreground, 0, fit=False, check=check, nodata=nodata)
     if not tiles:
         return None
     return _channel_levels(tiles) if per_channel else _value_range(tiles)
@@ -1807,6 +2114,8 @@ def _fit_prepared(
     cells: tuple[tuple[int, ...], tuple[int, ...]] | None = None,
     masked: bool = False,
     trial: tuple[str, ...] = (),
+    bounds: tuple[float, float] | None = None,
+    levels: tuple[float, float] | None = None,
 ) -> TextureModel:
     """The fit of :func:`fit_textures` on an image already prepared (:func:`_prepare`, with the
     halo of the features and the fit's :func:`_shift`), whose blocks :func:`_unit_float` turns
@@ -1829,7 +2138,9 @@ def _fit_prepared(
     there already: cells averaged over the foreground's pixels only). The groups on ``trial``
     (a grey image's grey levels, with ``signal``) are sampled but left out of how steady each
     sample is, and kept where :func:`.defaults.keeps_grey_levels` says so from the groups'
-    S / N: their weight is 0 otherwise, and they are then dropped as idle."""
+    S / N: their weight is 0 otherwise, and they are then dropped as idle. With ``bounds``
+    (:func:`.defaults.data_bounds` of the image's ``levels``), a sampled block holding a value
+    beyond them is refused (:func:`_check_values`)."""
     shift = _shift(spec, method, signal, metric)
     fit_halo = feature_depth(spec) + shift
     groups = _group_slices(spec, arr.shape[2])
@@ -1861,9 +2172,19 @@ def _fit_prepared(
 
     def tile(x: np.ndarray, *, src_origin, rows, cols, extra, image_shape, shared=None):
         full = _padded(_unit_float(x, nodata), fit_halo, src_origin, rows, cols)
+        valid = None
+        if bounds is not None:  # the pixels present, and any value beyond the levels, at once
+            keep = NO_MASK  # on the foreground only: outside it is no texture
+            if shared is not None:
+                top, left = rows[0] - fit_halo, cols[0] - fit_halo
+                keep = mask_over(shared, image_shape, (top, top + full.shape[0]),
+                                 (left, left + full.shape[1]))  # fmt: skip
+            valid = _present_beyond(full, x, keep, bounds, fit_halo, src_origin, rows, cols,
+                                    levels, nodata)  # fmt: skip
+            shared = None  # on valid already
         out = np.full((held, n_features), np.nan, np.float32)
         part = _sample_block(full, spec, fit_halo, per_block, extra, (rows[0], cols[0]),
-                             image_shape, shared, shift, trial)  # fmt: skip
+                             image_shape, shared, shift, trial, valid)  # fmt: skip
         out[: part.shape[0]] = part
         return out
 
@@ -1886,10 +2207,10 @@ def _fit_prepared(
     X = X.reshape(-1, n_features)
     X = X[~np.isnan(X[:, 0])]
     if X.shape[0] < n_textures:
-        raise ParameterError(
-            f"only {X.shape[0]} pixels could be sampled (inside the mask, not missing), fewer "
-            f"than n_textures = {n_textures}: give an image or a mask with more foreground"
-        )
+        _refuse_few_samples(X.shape[0], int(n_textures), arr, regions, value=nodata,
+                            foreground=None if masked else foreground,
+                            steps=[_grid_step(r[1] - r[0], c[1] - c[0], per_block, shift)[1]
+                                   for r, c in regions], tiled=tiled)  # fmt: skip
     if X.shape[0] > sample:
         X = X[rng.choice(X.shape[0], sample, replace=False)]
     change = None
@@ -1950,6 +2271,46 @@ def _fit_prepared(
                          weights={name: float(weights[name]) for name in groups},
                          choices=choices, unmixing_vectors=vectors)  # fmt: skip
     return _without_idle(model, X, groups) if signal else model
+
+
+def _refuse_few_samples(
+    found: int,
+    n_textures: int,
+    arr: da.Array,
+    regions: list[tuple[tuple[int, int], tuple[int, int]]],
+    *,
+    value: float | int | None,
+    foreground: np.ndarray | None,
+    steps: list[int],
+    tiled: bool,
+) -> None:
+    """Refuse a fit whose sample holds fewer than ``n_textures`` pixels (``found``), saying how
+    many pixels present (not missing, on the ``foreground``) the ``regions`` it read of ``arr``
+    hold and how many its sample grid (every ``steps``-th pixel of each region) needs: the
+    pixels present are counted here, a pass over those regions only."""
+
+    def count(x: np.ndarray, *, src_origin, rows, cols, image_shape, shared=None, **_: Any):
+        inner = x[rows[0] - src_origin[0] : rows[1] - src_origin[0],
+                  cols[0] - src_origin[1] : cols[1] - src_origin[1]]  # fmt: skip
+        present = present_pixels(np.ascontiguousarray(_unit_float(inner, value)))
+        if shared is not None:
+            present &= mask_over(shared, image_shape, rows, cols)
+        return np.array([present.sum()], np.int64)
+
+    counts = map_regions(count, arr, regions, halo=0, trailing=(1,), dtype=np.int64,
+                         name="xfskde-segment-count", token=(value, len(regions)),
+                         shared=foreground)  # fmt: skip
+    (counted,) = compute_collections([counts])
+    pixels, step = int(counted.sum()), max(steps)
+    read = f" in the {len(regions)} tiles of {FIT_TILE}² px the fit read" if tiled else ""
+    raise ParameterError(
+        f"only {found} pixel{'s' * (found != 1)} could be sampled, fewer than n_textures = "
+        f"{n_textures}: the image has {pixels} pixel{'s' * (pixels != 1)} present (not "
+        f"missing, and inside the mask if one is given){read}, and the fit samples one pixel "
+        f"in {step}² there, so it needs at "
+        f"least about {n_textures * step * step} (n_textures × {step}²): give a larger mask, or "
+        "an image with more pixels present"
+    )
 
 
 def _without_idle(model: TextureModel, X: np.ndarray, groups: dict[str, slice]) -> TextureModel:
@@ -2113,9 +2474,21 @@ def fit_textures(
     measured = "color" in feats and color_ranges == AUTO
     unit_measured = color_ranges == AUTO and bool({"hist", "fskde"} & set(feats))
     probe = "bank" in feats or size == AUTO or measured or unit_measured
-    tiles = _probe_tiles(arr, foreground, seed) if probe else []
+    dtype = first.raw.dtype
+    tiles = (
+        _probe_tiles(arr, foreground, seed, check=dtype.kind == "f", nodata=first.nodata)
+        if probe
+        else []
+    )
     if ("bank" in feats or measured) and not tiles:
         raise ParameterError("the mask has no foreground: there is nothing to segment")
+    # values far beyond the tiles' levels are refused wherever the fit reads the image: the
+    # crops of the window check and the region scale, and the fit's sample
+    black_white = _value_range(tiles)
+    bounds = data_bounds(black_white) if _levels_checked(dtype) else None
+    if bounds is not None:
+        verified = _check_blocks(first.raw, first.nodata, bounds, black_white, foreground)
+        arr = verified.map_blocks(_unit_float, first.nodata, dtype=np.float32)
     if auto_groups and "color" in feats and "color" not in (weights or {}):
         chroma = chroma_ratio(tiles)
         if chroma <= GREY_CHROMA:  # a grey image in colour channels: segmented as grey
@@ -2187,14 +2560,17 @@ def fit_textures(
     spec = FeatureSpec(size=size, stride=stride, **spec_args)  # the fit's window
     halo = (feature_depth(spec) + _shift(spec, method, signal, metric)) * f
     prepared = _prepare(image, chunks, halo, nodata)
-    arr, value, cells = prepared.raw, prepared.nodata, None
+    arr, value, cells, sampled = prepared.raw, prepared.nodata, None, bounds
     if f > 1:  # the cells: the coarse image's blocks for no chunks given, whatever the chunks
-        arr, value = _coarse(prepared.raw, f, chunks, prepared.nodata, foreground), None
+        raw = prepared.raw  # each pixel checked before the cells' means dilute it
+        if bounds is not None:
+            raw = _check_blocks(raw, prepared.nodata, bounds, black_white, foreground)
+        arr, value, sampled = _coarse(raw, f, chunks, prepared.nodata, foreground), None, None
         plan = _coarse_plan(prepared.raw.shape[:2], f, None)
         cells = tuple(tuple(c // f for c in axis) for axis in plan)
     model = _fit_prepared(arr, foreground, spec, int(n_textures), w, method, sample, seed, value,
                           signal=signal, metric=metric, cells=cells, masked=f > 1,
-                          trial=trial)  # fmt: skip
+                          trial=trial, bounds=sampled, levels=black_white)  # fmt: skip
     if asked == "within" and model.metric != "within":
         raise ParameterError(
             "metric='within' needs the within-texture covariance, which this image's sample "
@@ -2209,7 +2585,7 @@ def fit_textures(
         model.choices["groups"] = f"{checked}; then {fitted}"
     choices.update(_unit_choices(model.spec, channel_names(first.source)))
     model = dataclasses.replace(model, choices={**choices, **model.choices}, resolution=f,
-                                value_range=_value_range(tiles),
+                                value_range=black_white,
                                 channel_levels=_channel_levels(tiles),
                                 pixel_size=_pixel_size_um(first.source), seed=int(seed),
                                 channels=int(first.raw.shape[2]),
@@ -2661,7 +3037,10 @@ def segment(
         The value that marks missing pixels (a pixel whose every channel equals it): ``"auto"``
         reads it from a DataArray's metadata as :func:`xfskde.local_fskde` does, None uses every
         pixel. Missing pixels, and pixels with a NaN channel, vote for no feature (nor do the
-        gradients whose stencils touch them) and get the label :data:`BACKGROUND`.
+        gradients whose stencils touch them) and get the label :data:`BACKGROUND`. A float
+        (or 32-bit integer) image holding a value far beyond its levels — a marker its
+        metadata do not name, as -9999 in an image in [0, 1] — is refused, the value named
+        (:func:`.defaults.data_bounds`).
     match_levels : bool or "channels"
         With ``model``: map the image's black and white levels onto the model's first
         (:meth:`TextureModel.predict`), for an image of another exposure or stain intensity;
