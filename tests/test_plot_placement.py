@@ -175,3 +175,13 @@ def test_a_strided_numpy_field_is_placed_by_its_shape():
     field = crop.coefficients(order=8, window="box", size=8, stride=8)
     with pytest.raises(ParameterError, match=r"6×8 samples but stride=8 gives 8×8"):
         plot.glyphs(field.isel(y=slice(2, None)), image=image)
+
+
+def test_orientation_map_of_an_array_asks_for_its_kernel_parameter():
+    image = _ramp_x()
+    F = xfskde.local_fskde(image, order=8, window="box", size=8, stride=8)
+    with pytest.raises(ParameterError, match=r"orientation_map\(\.\.\., kernel=xfskde\.Cos2K"):
+        plot.orientation_map(image, F)
+    bare = xr.DataArray(F, dims=("y", "x", "k"))  # no attrs: no recorded kernel
+    with pytest.raises(ParameterError, match=r"orientation_map\(\.\.\., kernel=xfskde\.Cos2K"):
+        plot.orientation_map(image, bare)

@@ -816,10 +816,25 @@ def _orientation_maps(field_or_maps: Any, kernel: Any) -> tuple[np.ndarray, np.n
                 "k" not in field.coords or np.array_equal(field["k"].values[:3], range(3))
             ):
                 field = field.isel(k=slice(0, 3))  # F_0 and F_2 are all the maps read
+            if kernel is None:
+                try:
+                    kernel = _orientation.kernel_of(field)
+                except ParameterError as error:
+                    raise ParameterError(
+                        "this field's attrs do not record its kernel: pass the kernel it was "
+                        "computed with, orientation_map(..., kernel=xfskde.Cos2KKernel(order, "
+                        "eps=...))"
+                    ) from error
         elif np.ndim(field) != 3:
             raise DimensionError(
                 f"a coefficient field must be (ny, nx, ℓ), got shape {np.shape(field)}; pass "
                 "precomputed maps as a pair (orientation, coherence)"
+            )
+        elif kernel is None:
+            raise ParameterError(
+                "a coefficient array does not record its kernel: pass the kernel it was computed "
+                "with, orientation_map(..., kernel=xfskde.Cos2KKernel(order, eps=...)) (a "
+                "labelled field records it)"
             )
         omega = _orientation.orientation(field)
         strength = _orientation.coherence(field, kernel)
@@ -887,8 +902,8 @@ def orientation_map(
         two panels, the wheel inset in the map's lower right corner. One Axes: the map alone (over
         the image with ``shade="alpha"``), the wheel inset.
     kernel : Cos2KKernel or float, optional
-        The kernel of a NumPy or Dask field (:func:`xfskde.orientation.coherence`); a labelled
-        field records its own.
+        The kernel of a NumPy or Dask field (:func:`xfskde.orientation.coherence`), required
+        for those; a labelled field records its own.
     stride : int, optional
         For NumPy or Dask fields and maps (and DataArrays drawn in pixels): the stride they were
         computed with; sample i then covers the pixels ``i*stride .. i*stride + stride - 1``
@@ -919,7 +934,8 @@ def orientation_map(
     Raises
     ------
     ParameterError
-        When the map's shape is no stride grid of the image's (or not the one ``stride`` gives,
+        When a NumPy or Dask field comes without ``kernel=`` (or a labelled one records none),
+        when the map's shape is no stride grid of the image's (or not the one ``stride`` gives,
         or that of several strides), or when its coordinates lie outside the image's.
 
     Examples
