@@ -49,8 +49,11 @@ def test_glyph_spokes_follow_the_density():
     segments = np.array(ax.collections[0].get_segments())
     assert segments.shape == (3 * 4 * 8, 2, 2)
     starts = segments[:, 0].reshape(3, 4, 8, 2)
-    np.testing.assert_array_equal(starts[:, :, 0, 0], np.broadcast_to([3, 11, 19, 27], (3, 4)))
-    np.testing.assert_array_equal(starts[:, :, 0, 1], np.broadcast_to([[3], [11], [19]], (3, 4)))
+    # at the centres of the 8×8 cells, i*8 + 3.5, as a labelled field's coordinates put them
+    centres = [3.5, 11.5, 19.5, 27.5]
+    np.testing.assert_array_equal(starts[:, :, 0, 0], np.broadcast_to(centres, (3, 4)))
+    np.testing.assert_array_equal(starts[:, :, 0, 1], np.broadcast_to([[3.5], [11.5], [19.5]],
+                                                                      (3, 4)))  # fmt: skip
     vectors = (segments[:, 1] - segments[:, 0]).reshape(3, 4, 8, 2)
     lengths = np.hypot(vectors[..., 0], vectors[..., 1])
     theta = np.linspace(-np.pi, np.pi, 8, endpoint=False)
@@ -70,7 +73,14 @@ def test_glyphs_read_dataarray_coordinates():
     F = np.zeros((2, 3, 2), complex)
     F[..., 0] = 1 / (2 * np.pi)
     field = xr.DataArray(F, dims=("y", "x", "k"), coords={"y": [10.0, 30.0], "x": [5.0, 25, 45]})
-    ax = plot.glyphs(field.transpose("k", "x", "y"), n_angles=4, image=np.zeros((40, 50)))
+    image = xr.DataArray(np.zeros((40, 50)), dims=("y", "x"),
+                         coords={"y": np.arange(40.0), "x": np.arange(50.0)})  # fmt: skip
+    ax = plot.glyphs(field.transpose("k", "x", "y"), n_angles=4, image=image)
+    starts = np.array(ax.collections[0].get_segments())[:, 0].reshape(2, 3, 4, 2)
+    np.testing.assert_array_equal(starts[1, 2, 0], [45, 30])
+    # integer coordinates over an image without any are its pixel indices
+    pixels = field.assign_coords(y=[10, 30], x=[5, 25, 45])
+    ax = plot.glyphs(pixels, n_angles=4, image=np.zeros((40, 50)))
     starts = np.array(ax.collections[0].get_segments())[:, 0].reshape(2, 3, 4, 2)
     np.testing.assert_array_equal(starts[1, 2, 0], [45, 30])
     with pytest.raises(ValueError, match=r"dims \(y, x, k\)"):

@@ -34,7 +34,7 @@ from typing import Any, Literal, NamedTuple
 import numpy as np
 
 from . import orientation as _orientation
-from ._grid import sample_offset
+from ._grid import sample_count, sample_offset
 from ._palette import BACKGROUND_COLOUR, label_palette
 from ._pictures import is_picture, picture_values
 from ._scheduling import compute as compute_collections
@@ -138,35 +138,208 @@ def polar(
     return ax
 
 
-def _field_positions(F_field: Any, stride: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Coefficients (ny, nx, ℓ) and the pixel x, y of each sample.
-
-    A DataArray's ``y``/``x`` coordinates are used when it has them; otherwise the samples sit
-    on the stride grid of :mod:`xfskde._grid`, with the stride read from the field's ``stride``
-    attr (a DataArray) or given (a NumPy field).
-    """
-    dims = getattr(F_field, "dims", None)
-    if dims is not None:  # xarray.DataArray: read by name, use its coordinates
-        if "k" not in dims or len(dims) != 3:
-            raise ValueError(f"F_field must have dims (y, x, k), got {dims}")
-        spatial = ["y", "x"] if {"y", "x"} <= set(dims) else [d for d in dims if d != "k"]
-        data = F_field.transpose(*spatial, "k")
-        stride = int(F_field.attrs.get("stride", stride))
-        F = np.asarray(data.values)
-        ys, xs = (
-            np.asarray(data[d].values, float) if d in data.coords else _grid_pixels(n, stride)
-            for d, n in zip(spatial, F.shape[:2], strict=True)
-        )
-        return F, xs, ys
-    F = _coefficients(F_field, "F_field")
-    if F.ndim != 3:
-        raise ValueError(f"F_field must have shape (ny, nx, ℓ), got {F.shape}")
-    return F, _grid_pixels(F.shape[1], stride), _grid_pixels(F.shape[0], stride)
-
-
 def _grid_pixels(n: int, stride: int) -> np.ndarray:
     """The pixel of each of ``n`` samples on the stride grid: ``i*stride + sample_offset``."""
     return (np.arange(n) * stride + sample_offset(stride)).astype(float)
+
+
+class _Frame(NamedTuple):
+    """Where a field's samples (or a map's cells) and the image under them are drawn.
+
+    One frame for both: the DataArrays' coordinates when the field and the image both have
+    them (or the field has them and there is no image), else the image's pixels, pixel (i, j)
+    at (x, y) = (j, i) with rows downwards. ``x``, ``y`` are the centres of the samples' cells
+    (:mod:`xfskde._labels`: sample i of a stride-s grid stands for the pixels
+    ``i*s .. i*s + s - 1`` and sits at ``i*s + (s - 1)/2``); ``cell`` and ``pixel`` the signed
+    (y, x) sizes of a cell and of an image pixel in frame units (negative along a descending
+    coordinate: a north-up ``y``).
+    """
+
+    x: np.ndarray
+    y: np.ndarray
+    cell: tuple[float, float]
+    pixel: tuple[float, float]
+    image_extent: tuple[float, float, float, float] | None
+
+    def extent(self) -> tuple[float, float, float, float]:
+        """``imshow``'s (left, right, bottom, top) of the cells: the outer edges of the first and
+        last; with a descending ``y``, bottom < top and row 0 is drawn on top (north-up)."""
+        (cy, cx), x, y = self.cell, self.x, self.y
+        left, right = float(x[0] - cx / 2), float(x[-1] + cx / 2)
+        return left, right, float(y[-1] + cy / 2), float(y[0] - cy / 2)
+
+
+def _coord_values(array: Any, dims: Sequence[str]) -> list[np.ndarray | None]:
+    """A DataArray's 1-D coordinate along each of ``dims`` (None where it has none)."""
+    return [np.asarray(array[d].values) if d in array.coords else None for d in dims]
+
+
+def _image_grid(image: Any) -> tuple[np.ndarray, list[np.ndarray | None]]:
+    """An image's values (y, x[, colour]), computed, and its (y, x) coordinates (None for
+    arrays, and for a DataArray's dims without one)."""
+    if getattr(image, "dims", None) is not None:
+        spatial = ["y", "x"] if {"y", "x"} <= set(image.dims) else list(image.dims[:2])
+        rest = [d for d in image.dims if d not in spatial]
+        image = image.transpose(*spatial, *rest)
+        pixels = np.asarray(image.values)
+        coords = _coord_values(image, spatial)
+    else:
+        pixels, coords = _values(image), [None, None]
+    if pixels.ndim not in (2, 3):
+        raise DimensionError(f"image must be (y, x) or (y, x, colour), got shape {pixels.shape}")
+    return pixels, coords
+
+
+def _signed_step(values: np.ndarray, per: int) -> float | None:
+    """The step between neighbours of regularly spaced ``values`` divided by ``per``; None for
+    one value."""
+    if values.size < 2:
+        return None
+    return float(values[-1] - values[0]) / ((values.size - 1) * per)
+
+
+def _pixel_indices(coord: np.ndarray | None, pixels: int | None) -> bool:
+    """Whether a field's coordinate holds the image's pixel indices, as the labelled result of
+    an image without coordinates has them (:mod:`xfskde._labels`): integers, ascending,
+    within the image."""
+    if coord is None or coord.dtype.kind not in "iu" or coord.size == 0:
+        return False
+    if coord.size > 1 and not np.all(np.diff(coord.astype(np.int64)) > 0):
+        return False
+    return pixels is None or (int(coord.min()) >= 0 and int(coord.max()) < pixels)
+
+
+def _grid_stride(
+    samples: tuple[int, int], pixels: tuple[int, int], stride: int | None, what: str
+) -> int:
+    """The stride of a ``samples`` field of a ``pixels`` image, by the library's sample count
+    (:func:`xfskde._grid.sample_count`): ``stride`` checked against the shapes, or, None,
+    inferred from them when exactly one stride gives them; refused otherwise."""
+    (sy, sx), (ny, nx) = samples, pixels
+    if (sy, sx) == (ny, nx):
+        fits = [1]  # the image's own shape: unstrided (a 1-pixel image fits stride 2 too)
+    else:
+        fits = [s for s in range(1, 2 * max(ny, nx) + 2)
+                if sample_count(ny, s) == sy and sample_count(nx, s) == sx]  # fmt: skip
+    sizes = f"{what} has {sy}×{sx} samples"
+    if stride is not None and stride not in fits:
+        gives = f"{sample_count(ny, stride)}×{sample_count(nx, stride)}"
+        hint = f" (its shape says stride={fits[0]})" if len(fits) == 1 else ""
+        raise ParameterError(
+            f"{sizes} but stride={stride} gives {gives} on the {ny}×{nx} image: pass the stride "
+            f"it was computed with{hint}"
+        )
+    if stride is not None:
+        return stride
+    if len(fits) == 1:
+        return fits[0]
+    if not fits:
+        raise ParameterError(
+            f"{sizes}, which no stride gives on the {ny}×{nx} image: pass the image it was "
+            "computed from and its stride="
+        )
+    which = f"{fits[0]} and {fits[1]} both" if len(fits) == 2 else f"{fits[0]} to {fits[-1]} all"
+    raise ParameterError(
+        f"{sizes}, as strides {which} give on the {ny}×{nx} image: pass stride= (the one it "
+        "was computed with)"
+    )
+
+
+def _frame(
+    image: tuple[np.ndarray, list[np.ndarray | None]] | None,
+    placed: Any,
+    stride: int | None,
+    what: str,
+) -> _Frame:
+    """The frame (:class:`_Frame`) a field or map ``placed`` and an image (what
+    :func:`_image_grid` read, or None) are drawn in.
+
+    A labelled field's ``stride`` attr is its stride; an array's is ``stride``, checked against
+    the image's shape, or inferred from it (None); without an image, None means 1.
+    """
+    if getattr(placed, "dims", None) is not None:
+        dims = _spatial_dims(placed)
+        samples = (placed.sizes[dims[0]], placed.sizes[dims[1]])
+        coords = _coord_values(placed, dims)
+        if "stride" in placed.attrs:
+            stride = int(placed.attrs["stride"])
+    else:
+        samples, coords = tuple(np.shape(placed)[:2]), [None, None]
+    if 0 in samples:
+        raise DimensionError(f"{what} has no samples: its shape is {samples}")
+    image_coords: list[np.ndarray | None] = [None, None]
+    pixels: tuple[int, int] | None = None
+    image_extent = None
+    if image is not None:
+        values, image_coords = image
+        pixels = values.shape[:2]
+    in_coords = all(c is not None for c in coords) and (
+        image is None or all(c is not None for c in image_coords)
+    )
+    if in_coords:
+        s = stride or 1
+        centres = [_cell_centres(c, s) for c in coords]
+        pixel = [
+            _signed_step(np.asarray(ic, np.float64), 1) if ic is not None else None
+            for ic in image_coords
+        ]
+        pixel = [
+            p if p is not None else _signed_step(c, s) for p, c in zip(pixel, centres, strict=True)
+        ]
+        if image is not None:
+            (top, bottom), (left, right) = (
+                _cell_edges(c, n, 1) for c, n in zip(image_coords, pixels, strict=True)
+            )
+            image_extent = (left, right, bottom, top)
+    else:
+        indices = all(_pixel_indices(c, n) for c, n in zip(coords, pixels or (None, None),
+                                                            strict=True))  # fmt: skip
+        if indices:  # pixel indices, as an image without coordinates gives: crops too
+            # the sampled pixels; with a known even stride, the cells' centres half a pixel on
+            centres = [_cell_centres(c, stride or 1) for c in coords]
+            if stride is None:
+                steps = [_signed_step(c, 1) for c in centres if c.size > 1]
+                stride = max(1, round(steps[0] or 1)) if steps else 1
+        else:
+            if pixels is not None:
+                stride = _grid_stride(samples, pixels, stride, what)
+            stride = stride or 1
+            centres = [_cell_centres(None, stride, n) for n in samples]
+        s = stride
+        pixel = [1.0, 1.0]
+        if pixels is not None:
+            image_extent = (-0.5, pixels[1] - 0.5, pixels[0] - 0.5, -0.5)
+    known = [abs(p) for p in pixel if p]
+    pixel = [p if p else (known[0] if known else 1.0) for p in pixel]
+    cell = [_signed_step(c, 1) for c in centres]
+    cell = [c if c is not None else s * p for c, p in zip(cell, pixel, strict=True)]
+    if image_extent is not None:
+        left, right, bottom, top = image_extent
+        for name, c, (a, b) in (("y", centres[0], (bottom, top)), ("x", centres[1], (left, right))):
+            low, high = min(a, b), max(a, b)
+            if c.max() < low or c.min() > high:
+                where = "coordinates" if in_coords else "pixel indices"
+                raise ParameterError(
+                    f"{what}'s {name} {where} ({c.min():g} .. {c.max():g}) lie outside the "
+                    f"image's ({low:g} .. {high:g}): draw it over the image it was computed from, "
+                    "both with their coordinates (or both without: pixels)"
+                )
+    return _Frame(centres[1], centres[0], (cell[0], cell[1]), (pixel[0], pixel[1]), image_extent)
+
+
+def _field_values(F_field: Any) -> tuple[np.ndarray, Any]:
+    """A coefficient field's values (ny, nx, ℓ) and what places it: the DataArray, transposed to
+    (y, x, k), or the array itself."""
+    dims = getattr(F_field, "dims", None)
+    if dims is not None:  # xarray.DataArray: read by name, placed by its coordinates
+        if "k" not in dims or len(dims) != 3:
+            raise ValueError(f"F_field must have dims (y, x, k), got {dims}")
+        placed = F_field.transpose(*_spatial_dims(F_field), "k")
+        return _coefficients(placed.values, "F_field"), placed
+    F = _coefficients(F_field, "F_field")
+    if F.ndim != 3:
+        raise ValueError(f"F_field must have shape (ny, nx, ℓ), got {F.shape}")
+    return F, F
 
 
 def glyphs(
@@ -175,7 +348,7 @@ def glyphs(
     *,
     image: Any = None,
     step: int = 1,
-    stride: int = 1,
+    stride: int | None = None,
     n_angles: int = 16,
     scale: float | None = None,
     edges: bool = False,
@@ -186,30 +359,43 @@ def glyphs(
     """Glyph plot of a coefficient field: at each sample a star of spokes of length ∝ f(θ).
 
     Like scikit-image's HOG visualisation: the density of each FS-KDE is evaluated (eq. 1) at
-    ``n_angles`` angles and a line segment is drawn from the sample's pixel in each direction θ
-    (or, with ``edges=True``, perpendicular to it, along the edges as HOG draws them), its length
-    proportional to f(θ) (negative values of a truncated FS-KDE count as zero). Samples without
-    a value (NaN: a missing pixel, or outside a mask) get no glyph.
+    ``n_angles`` angles and a line segment is drawn from the sample's cell centre in each
+    direction θ (or, with ``edges=True``, perpendicular to it, along the edges as HOG draws
+    them), its length proportional to f(θ) (negative values of a truncated FS-KDE count as
+    zero). Samples without a value (NaN: a missing pixel, or outside a mask) get no glyph.
+
+    The glyphs and the image are drawn in one frame: the DataArrays' ``y``/``x`` coordinates
+    when the field and the image both have them (or the field has them and there is no image;
+    the image's extent is the outer edges of its first and last pixels, a descending ``y``, as
+    a north-up GeoTIFF has, drawn north-up as ``imshow(extent=...)`` draws it), pixel indices
+    otherwise. θ is an angle on the image's pixel grid (from its columns towards its rows), so a
+    spoke points the way the gradient points over the image in either frame.
 
     Parameters
     ----------
     F_field : numpy.ndarray (ny, nx, ℓ) or xarray.DataArray with dims (y, x, k)
         A local FS-KDE field, e.g. ``xfskde.local_fskde(image, ..., stride=8)``. A DataArray's
-        ``x``/``y`` coordinates give the positions.
+        ``x``/``y`` coordinates give the positions (integer coordinates of a field of an image
+        without coordinates are its pixel indices).
     ax : matplotlib Axes, optional
         None creates one.
-    image : array_like, optional
-        Drawn underneath (``imshow``) in pixel coordinates.
+    image : array_like or xarray.DataArray, optional
+        Drawn underneath (``imshow``), the axes' limits its frame.
     step : int
         Draw every ``step``-th sample along each axis (default 1).
-    stride : int
-        For a NumPy field: the stride it was computed with, so that sample (i, j) sits at pixel
-        (i*stride + (stride-1)//2, j*stride + (stride-1)//2) as in :func:`xfskde.local_fskde`.
-        A DataArray's own ``stride`` attr is used instead.
+    stride : int, optional
+        For a NumPy field: the stride it was computed with, so that sample (i, j) stands for
+        the cell of pixels ``i*stride .. i*stride + stride - 1`` (and columns alike) and its
+        glyph sits at the cell's centre, ``(i*stride + (stride - 1)/2, j*stride + (stride -
+        1)/2)`` (:mod:`xfskde._grid`). None (default): inferred from the shapes of the field and
+        the image when one stride gives them (:func:`xfskde._grid.sample_count`), 1 without an
+        image; a stride the shapes do not agree with is refused. A DataArray's own ``stride``
+        attr is used instead.
     n_angles : int
         Spokes per glyph over the full circle (default 16).
     scale : float, optional
-        Pixels per unit of density; default: the largest spoke is 0.45 × the glyph spacing.
+        Image pixels per unit of density; default: the largest spoke is 0.45 × the glyph
+        spacing.
     edges : bool
         Turn the spokes by 90° to show edge directions instead of gradient directions.
     color, linewidth
@@ -220,45 +406,60 @@ def glyphs(
     Returns
     -------
     matplotlib Axes
+
+    Raises
+    ------
+    ParameterError
+        When a NumPy field's shape is no stride grid of the image's (or not the one ``stride``
+        gives), or the field's coordinates lie outside the image's.
     """
     plt = _pyplot()
     from matplotlib.collections import LineCollection
 
     for name, value in (("step", step), ("stride", stride), ("n_angles", n_angles)):
-        if int(value) != value or value < 1:
+        if value is not None and (int(value) != value or value < 1):
             raise ValueError(f"{name} must be a positive int, got {value}")
-    F, xs, ys = _field_positions(F_field, int(stride))
-    F, xs, ys = F[::step, ::step], xs[::step], ys[::step]
+    F, placed = _field_values(F_field)
+    shown = _image_grid(image) if image is not None else None
+    frame = _frame(shown, placed, None if stride is None else int(stride), "F_field")
+    F, xs, ys = F[::step, ::step], frame.x[::step], frame.y[::step]
+    (py, px), (cy, cx) = frame.pixel, frame.cell
     if ax is None:
         _, ax = plt.subplots()
-    if image is not None:
-        ax.imshow(_values(image), cmap=cmap)
+    if shown is not None:
+        ax.imshow(shown[0], cmap=cmap, extent=frame.image_extent, origin="upper")
     theta = np.linspace(-np.pi, np.pi, int(n_angles), endpoint=False)
     f = np.clip(evaluate(F, theta), 0, None)  # (ny, nx, n_angles)
     drawn = np.isfinite(f).all(axis=-1)  # samples with no value get no glyph
     f = np.where(drawn[..., None], f, 0.0)
+    # the glyphs' spacing in image pixels: the nearest neighbours', or a cell's for one sample
     spacing = min(
-        np.min(np.diff(xs)) if xs.size > 1 else np.inf,
-        np.min(np.diff(ys)) if ys.size > 1 else np.inf,
+        (np.min(np.abs(np.diff(c))) if c.size > 1 else abs(cell) * step) / abs(pixel)
+        for c, cell, pixel in ((xs, cx, px), (ys, cy, py))
     )
-    spacing = 1.0 if not np.isfinite(spacing) else float(spacing)
     peak = float(f.max())
     if scale is None:
         scale = 0.45 * spacing / peak if peak > 0 else 0.0
     direction = theta + (np.pi / 2 if edges else 0.0)
     X, Y = np.meshgrid(xs, ys)
-    dx = scale * f * np.cos(direction)
-    dy = scale * f * np.sin(direction)  # +y is down the rows, as imshow shows them
+    # a spoke in image pixels (+y down the rows), then in the frame's units: a descending
+    # coordinate (north-up y) turns it round, as the image is turned
+    dx = scale * f * np.cos(direction) * px
+    dy = scale * f * np.sin(direction) * py
     start = np.stack([np.broadcast_to(X[..., None], f.shape),
                       np.broadcast_to(Y[..., None], f.shape)], axis=-1)  # fmt: skip
     end = start + np.stack([dx, dy], axis=-1)
     segments = np.stack([start, end], axis=-2)[drawn].reshape(-1, 2, 2)
     ax.add_collection(LineCollection(segments, colors=color, linewidths=linewidth))
     if image is None:
-        pad = 0.5 * spacing
-        ax.set_xlim(xs.min() - pad, xs.max() + pad)
-        ax.set_ylim(ys.max() + pad, ys.min() - pad)  # rows downwards, like an image
+        pad = 0.5 * spacing  # pixels
+        left, right = xs[0] - pad * px, xs[-1] + pad * px
+        bottom, top = ys[-1] + pad * py, ys[0] - pad * py  # row 0 on top, like an image
         ax.set_aspect("equal")
+    else:
+        left, right, bottom, top = frame.image_extent
+    ax.set_xlim(left, right)
+    ax.set_ylim(bottom, top)
     return ax
 
 
@@ -537,20 +738,28 @@ def orientation_wheel(
     return ax
 
 
-def _cell_edges(coord: Any, n: int, stride: int) -> tuple[float, float]:
-    """The outer edges of ``n`` cells along one axis: the first's leading, the last's trailing.
+def _cell_centres(coord: Any, stride: int, n: int = 0) -> np.ndarray:
+    """The centres of a stride grid's cells along one axis, float64.
 
-    None (a NumPy field) means the stride grid of :mod:`xfskde._grid` in pixels: sample i stands
-    for the pixels ``i*s .. i*s + s - 1``. Otherwise ``coord`` holds the cells' centres
-    (:mod:`xfskde._labels`), except integer coords of an even-stride field, which name the
-    sampled pixel ``i*s + o`` of an image without coordinates: the centre is half a pixel on.
+    None (an array) means the ``n`` cells of :mod:`xfskde._grid` in pixels: sample i stands for
+    the pixels ``i*s .. i*s + s - 1``, centred at ``i*s + (s - 1)/2``. Otherwise ``coord``
+    holds the cells' centres (:mod:`xfskde._labels`), except integer coords of an even-stride
+    field, which name the sampled pixel ``i*s + o`` of an image without coordinates: the centre
+    is half a pixel on.
     """
     if coord is None:
-        return -0.5, n * stride - 0.5
+        return np.arange(n) * float(stride) + (stride - 1) / 2
     values = np.asarray(coord)
     centres = values.astype(np.float64)
     if values.dtype.kind in "iu" and stride % 2 == 0:
         centres = centres + 0.5
+    return centres
+
+
+def _cell_edges(coord: Any, n: int, stride: int) -> tuple[float, float]:
+    """The outer edges of ``n`` cells along one axis (:func:`_cell_centres`): the first's
+    leading, the last's trailing."""
+    centres = _cell_centres(coord, stride, n)
     step = (centres[-1] - centres[0]) / (n - 1) if n > 1 else float(stride)
     return float(centres[0] - step / 2), float(centres[-1] + step / 2)
 
@@ -588,10 +797,9 @@ def _yx_values(array: Any) -> np.ndarray:
     return np.asarray(array)
 
 
-def _orientation_maps(
-    field_or_maps: Any, kernel: Any, stride: int
-) -> tuple[np.ndarray, np.ndarray, tuple[float, float, float, float]]:
-    """Orientation and coherence as NumPy (y, x) arrays, and their extent."""
+def _orientation_maps(field_or_maps: Any, kernel: Any) -> tuple[np.ndarray, np.ndarray, Any]:
+    """Orientation and coherence as NumPy (y, x) arrays, and what places them (the orientation
+    map as it came: a DataArray with the field's coordinates and attrs, or an array)."""
 
     if isinstance(field_or_maps, (tuple, list)):
         if len(field_or_maps) != 2:
@@ -608,14 +816,29 @@ def _orientation_maps(
                 "k" not in field.coords or np.array_equal(field["k"].values[:3], range(3))
             ):
                 field = field.isel(k=slice(0, 3))  # F_0 and F_2 are all the maps read
+            if kernel is None:
+                try:
+                    kernel = _orientation.kernel_of(field)
+                except ParameterError as error:
+                    raise ParameterError(
+                        "this field's attrs do not record its kernel: pass the kernel it was "
+                        "computed with, orientation_map(..., kernel=xfskde.Cos2KKernel(order, "
+                        "eps=...))"
+                    ) from error
         elif np.ndim(field) != 3:
             raise DimensionError(
                 f"a coefficient field must be (ny, nx, ℓ), got shape {np.shape(field)}; pass "
                 "precomputed maps as a pair (orientation, coherence)"
             )
+        elif kernel is None:
+            raise ParameterError(
+                "a coefficient array does not record its kernel: pass the kernel it was computed "
+                "with, orientation_map(..., kernel=xfskde.Cos2KKernel(order, eps=...)) (a "
+                "labelled field records it)"
+            )
         omega = _orientation.orientation(field)
         strength = _orientation.coherence(field, kernel)
-    extent = _extent(omega, stride)
+    placed = omega
     omega, strength = compute_collections([omega, strength])  # one pass over a lazy field
     omega, strength = _yx_values(omega), _yx_values(strength)
     if omega.ndim != 2 or omega.shape != strength.shape:
@@ -623,7 +846,9 @@ def _orientation_maps(
             f"orientation and coherence must be 2-D maps of one shape, got {omega.shape} and "
             f"{strength.shape}"
         )
-    return omega, strength, extent
+    if getattr(placed, "dims", None) is None:
+        placed = omega
+    return omega, strength, placed
 
 
 def _values(image: Any) -> np.ndarray:
@@ -632,29 +857,13 @@ def _values(image: Any) -> np.ndarray:
     return picture_values(image)[0] if is_picture(image) else np.asarray(image)
 
 
-def _image_pixels(image: Any) -> tuple[np.ndarray, tuple[float, float, float, float]]:
-    """An image's values (y, x[, colour]) and its extent, from its coordinates if it has them."""
-    if getattr(image, "dims", None) is not None:
-        spatial = ["y", "x"] if {"y", "x"} <= set(image.dims) else list(image.dims[:2])
-        rest = [d for d in image.dims if d not in spatial]
-        image = image.transpose(*spatial, *rest)
-        extent = _extent(image, 1)
-        pixels = np.asarray(image.values)
-    else:
-        pixels = _values(image)
-        extent = _extent(pixels, 1)
-    if pixels.ndim not in (2, 3):
-        raise DimensionError(f"image must be (y, x) or (y, x, colour), got shape {pixels.shape}")
-    return pixels, extent
-
-
 def orientation_map(
     image: Any,
     field_or_maps: Any,
     ax: Any = None,
     *,
     kernel: Cos2KKernel | float | None = None,
-    stride: int = 1,
+    stride: int | None = None,
     white: float = 1.0,
     cmap: Any = "hsv",
     shade: Literal["value", "alpha"] = "value",
@@ -676,8 +885,11 @@ def orientation_map(
     ----------
     image : array_like, xarray.DataArray or None
         The image, (y, x) or (y, x, colour), shown in its own panel (and under the colours with
-        ``shade="alpha"``). A DataArray is placed by its ``y``/``x`` coordinates (with none, and
-        for arrays, in pixels). Its computed values are drawn: pass a downsampled copy of a slide.
+        ``shade="alpha"``). Image and map are drawn in one frame: the DataArrays' ``y``/``x``
+        coordinates when both have them (the outer edges of the first and last pixels, and of
+        the first and last cells; a descending ``y``, as a north-up GeoTIFF has, drawn north-up
+        as ``imshow(extent=...)`` draws it), pixel indices otherwise. Its computed values are
+        drawn: pass a downsampled copy of a slide.
     field_or_maps : coefficient field or (orientation, coherence)
         A ``(y, x, k)`` coefficient field (ℓ >= 3) — a labelled DataArray from
         :func:`xfskde.local_fskde`, ``.fskde.coefficients`` or :func:`xfskde.open_coefficients`,
@@ -690,12 +902,15 @@ def orientation_map(
         two panels, the wheel inset in the map's lower right corner. One Axes: the map alone (over
         the image with ``shade="alpha"``), the wheel inset.
     kernel : Cos2KKernel or float, optional
-        The kernel of a NumPy or Dask field (:func:`xfskde.orientation.coherence`); a labelled
-        field records its own.
-    stride : int
-        For NumPy or Dask fields and maps: the stride they were computed with; sample i then
-        covers the pixels ``i*stride .. i*stride + stride - 1`` (:mod:`xfskde._grid`). A
-        DataArray is placed by its coordinates instead (cells centred on them).
+        The kernel of a NumPy or Dask field (:func:`xfskde.orientation.coherence`), required
+        for those; a labelled field records its own.
+    stride : int, optional
+        For NumPy or Dask fields and maps (and DataArrays drawn in pixels): the stride they were
+        computed with; sample i then covers the pixels ``i*stride .. i*stride + stride - 1``
+        (:mod:`xfskde._grid`). None (default): inferred from the shapes of the map and the
+        image when one stride gives them (:func:`xfskde._grid.sample_count`), 1 without an
+        image; a stride the shapes do not agree with is refused. A DataArray's ``stride`` attr
+        is used instead, and in coordinates it is placed by them (cells centred on them).
     white : float
         The coherence drawn at full brightness (default 1).
     cmap : str or matplotlib Colormap
@@ -716,6 +931,13 @@ def orientation_map(
     OrientationAxes
         The named tuple ``(image, map, legend)`` of the Axes drawn into.
 
+    Raises
+    ------
+    ParameterError
+        When a NumPy or Dask field comes without ``kernel=`` (or a labelled one records none),
+        when the map's shape is no stride grid of the image's (or not the one ``stride`` gives,
+        or that of several strides), or when its coordinates lie outside the image's.
+
     Examples
     --------
     >>> import numpy as np, xfskde
@@ -728,9 +950,11 @@ def orientation_map(
     plt = _pyplot()
     if shade not in ("value", "alpha"):
         raise ParameterError(f"shade must be 'value' or 'alpha', got {shade!r}")
-    if int(stride) != stride or stride < 1:
+    if stride is not None and (int(stride) != stride or stride < 1):
         raise ParameterError(f"stride must be a positive int, got {stride!r}")
-    omega, strength, extent = _orientation_maps(field_or_maps, kernel, int(stride))
+    omega, strength, placed = _orientation_maps(field_or_maps, kernel)
+    shown = _image_grid(image) if image is not None else None
+    frame = _frame(shown, placed, None if stride is None else int(stride), "the map")
     colours = axial_rgb(omega, strength, white=white, cmap=cmap, shade=shade)
 
     legend_ax = legend if legend not in (True, False, None) else None
@@ -755,16 +979,16 @@ def orientation_map(
     else:
         image_ax, map_ax = None, ax
 
-    image_extent = None
-    if image is not None:
-        pixels, image_extent = _image_pixels(image)
+    image_extent = frame.image_extent
+    if shown is not None:
+        pixels = shown[0]
         grey = image_cmap if pixels.ndim == 2 else None
         for panel in (image_ax, map_ax if shade == "alpha" else None):
             if panel is not None:
                 panel.imshow(pixels, cmap=grey, extent=image_extent, origin="upper")
     elif shade == "alpha":
         map_ax.set_facecolor("0.5")
-    map_ax.imshow(colours, extent=extent, origin="upper", interpolation=interpolation)
+    map_ax.imshow(colours, extent=frame.extent(), origin="upper", interpolation=interpolation)
     if image_extent is not None:  # the image's frame: a last, partial cell may overhang it
         left, right, bottom, top = image_extent
         map_ax.set_xlim(left, right)
