@@ -8,6 +8,7 @@ a value of the wrong kind.
 
 from __future__ import annotations
 
+import math
 import numbers
 import os
 from typing import Any
@@ -46,25 +47,46 @@ def physical_memory() -> int | None:
 
 
 def check_within_image(
-    shape: tuple[int, int], stride: int, sigma: float, size: Any, names: tuple[str, str]
+    shape: tuple[int, int],
+    stride: int,
+    sigma: float,
+    size: Any,
+    names: tuple[str, str],
+    window: str | None = None,
 ) -> None:
-    """Refuse a ``stride`` that places no sample on an image of ``(height, width)`` ``shape``
-    (its first cell's centre, pixel (stride - 1) // 2, beyond the image: an empty result) and
-    a window both wider than the image and than :data:`WIDEST_WINDOW` (σ ``sigma`` px, from
-    ``size``: every pixel would see all of it, and the halo padded around it grows as 4σ — a
-    size of 1e6 asked for petabytes; the default window on a 3 x 3 image is computed as on
-    any other). ``names`` are the parameters' names as the caller knows them."""
+    """Refuse an empty image of ``(height, width)`` ``shape``, a ``stride`` that places no
+    sample on it (its first cell's centre, pixel (stride - 1) // 2, beyond the image: an empty
+    result) and a window both wider than the image and than :data:`WIDEST_WINDOW` (σ ``sigma``
+    px, from ``size``: every pixel would see all of it, and the halo padded around it grows as
+    4σ — a size of 1e6 asked for petabytes; the default window on a 3 x 3 image is computed as
+    on any other). ``names`` are the parameters' names as the caller knows them; ``window``,
+    the window's kind, words the refusal in the window's own size (a box's side, a Gaussian's
+    sigma, a disk's radius)."""
     height, width = shape
+    if height == 0 or width == 0:
+        raise ParameterError(
+            f"the image is empty ({height} x {width} pixels): there is nothing to compute"
+        )
     if (stride - 1) // 2 >= min(height, width):
         raise ParameterError(
             f"{names[0]} {stride} places no sample on this {height} x {width} image (the first "
             f"cell's centre is pixel {(stride - 1) // 2}): give a {names[0]} of at most "
             f"{2 * min(height, width)}"
         )
-    if sigma > max(height, width, WIDEST_WINDOW):
+    bound = max(height, width, WIDEST_WINDOW)
+    if sigma > bound:
+        largest = float(size) * bound / sigma  # the size whose sigma is the bound
+        largest_text = f"{math.floor(largest)}" if window == "box" else f"{largest:.4g}"
+        shown = f"{float(size):g}" if isinstance(size, float | np.floating) else f"{size!r}"
+        what = {
+            "box": f"a box of side {shown} px",
+            "gaussian": f"a gaussian of sigma {shown} px",
+            "disk": f"a disk of radius {shown} px",
+        }.get(window or "", "")
         raise ParameterError(
-            f"{names[1]} {size!r} is a window wider than this {height} x {width} image (sigma "
-            f"{sigma:g} px): give a {names[1]} whose window fits in it"
+            f"{names[1]} {size!r} is a window wider than this {height} x {width} image"
+            f"{f' ({what})' if what else ''}: every pixel would see all of it, and the padding "
+            f"around the image grows with it; give a {names[1]} of at most {largest_text}"
         )
 
 

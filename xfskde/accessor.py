@@ -78,7 +78,7 @@ class FskdeAccessor:
         return fields.distance(self._obj, other)
 
     def dominant_orientation(
-        self, method: Literal["mean", "argmax"] = "mean", n_angles: int = 360
+        self, method: Literal["mean", "argmax"] = "mean", n_angles: int | None = None
     ) -> xr.DataArray:
         """Dominant gradient angle per pixel → dims (y, x).
 

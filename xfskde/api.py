@@ -414,7 +414,7 @@ def _refuse_beyond(shape: tuple[int, int], params: LocalParameters, lazy: bool) 
     whole), an ``order`` whose field would not fit in the machine's memory (``order=10**6`` on
     a 128² image: 244 GiB, a MemoryError deep in the core, or the process killed)."""
     check_within_image(shape, params.stride, params.window.sigma, params.window.size,
-                       ("stride", "size"))  # fmt: skip
+                       ("stride", "size"), params.window.kind)  # fmt: skip
     if lazy:
         return
     memory = physical_memory()

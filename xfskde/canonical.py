@@ -13,19 +13,29 @@ Rotation angles follow :func:`xfskde.rotate`: ``rotate(F, phi)`` multiplies :mat
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
 import numpy as np
 
 from ._validation import _check_choice, _check_positive_int
-from .density import _pad_pair, distance, rotate, unit_phasor_powers
+from .density import (
+    _apply_k,
+    _check_field,
+    _field_pair,
+    _is_labelled,
+    _maximise,
+    _pad_pair,
+    _wrap_angle,
+    distance,
+    rotate,
+    unit_phasor_powers,
+)
+from .exceptions import ParameterError
 
 __all__ = ["canonical_distance", "canonicalize"]
 
 # Pairs per batch in the exact canonical distance (keeps the FFT work arrays small).
 _PAIRS_PER_BATCH = 8192
-_NEWTON_STEPS = 12
-_CANDIDATES = 3
 
 
 def _safe_angle(z: np.ndarray) -> np.ndarray:
@@ -47,9 +57,7 @@ def _canonical_steps(F: np.ndarray, ell: int):
         yield m, G, alpha
 
 
-def canonicalize(
-    F: np.typing.ArrayLike, ell: int = 1, *, return_angle: bool = False
-) -> np.ndarray | tuple[np.ndarray, np.ndarray]:
+def canonicalize(F: Any, ell: int = 1, *, return_angle: bool = False) -> Any:
     """Canonical form of FS-KDEs: F_1 (eq. 8) or recursive F_ℓ canonicalization (section 4.3).
 
     .. math:: \\tilde F^1_k = e^{-ik\\arg F_1} F_k, \\qquad
@@ -59,8 +67,9 @@ def canonicalize(
 
     Parameters
     ----------
-    F : array_like, complex, shape (..., ℓ)
-        FS-KDE coefficients along the last axis.
+    F : array_like, complex, shape (..., ℓ), or xarray.DataArray
+        FS-KDE coefficients along the last axis, or a labelled field with a ``k`` dim (read by
+        name, as ``F.fskde.canonicalize(ell)``).
     ell : int, optional
         The canonicalization level ℓ >= 1 (default 1: F_1 canonicalization). Levels beyond the
         stored length leave the form unchanged.
@@ -70,6 +79,9 @@ def canonicalize(
     Returns
     -------
     numpy.ndarray, or (numpy.ndarray, numpy.ndarray) with ``return_angle``
+        The angles α are in [-π, π). A labelled field gives DataArrays: the canonical field
+        (dims, coords and attrs kept, k last; the ``canonical`` attr records the level done,
+        ``"F{min(ell, ℓ-1)}"``) and α on the field's dims without k, named ``"canonical_angle"``.
 
     Notes
     -----
@@ -79,17 +91,23 @@ def canonicalize(
     Theorem 1.
     """
     ell = _check_positive_int("ell", ell)
+    if _is_labelled(F):
+        field = _check_field(F, plain="xfskde.canonicalize(F, ell)")
+        out = _apply_k(lambda G: canonicalize(G, ell), field)
+        out.attrs["canonical"] = f"F{max(1, min(ell, field.sizes['k'] - 1))}"
+        if not return_angle:
+            return out
+        angle = _apply_k(
+            lambda G: canonicalize(G, ell, return_angle=True)[1],
+            field,
+            out_dim=None,
+            name="canonical_angle",
+            long_name=f"rotation to the F{ell} canonical form",
+        )
+        angle.attrs["units"] = "rad"
+        return out, angle
     *_, (_, out, alpha) = _canonical_steps(F, ell)
-    return (out, alpha) if return_angle else out
-
-
-def _trig_poly(b: np.ndarray, k: np.ndarray, phi: np.ndarray) -> tuple[np.ndarray, ...]:
-    """c(φ), c'(φ), c''(φ) of c(φ) = Re Σ_k b_k e^{-ikφ}, for b (P, L) and candidates φ (P, C)."""
-    terms = b[:, None, :] * np.exp(-1j * phi[..., None] * k)  # (P, C, L)
-    c0 = np.real(terms.sum(axis=-1))
-    c1 = np.imag((terms * k).sum(axis=-1))  # Re(-ik z) = Im(k z)
-    c2 = -np.real((terms * (k * k)).sum(axis=-1))
-    return c0, c1, c2
+    return (out, _wrap_angle(alpha)) if return_angle else out
 
 
 def _exact_angles(F: np.ndarray, G: np.ndarray) -> np.ndarray:
@@ -97,32 +115,17 @@ def _exact_angles(F: np.ndarray, G: np.ndarray) -> np.ndarray:
     length = F.shape[-1]
     b = np.conj(F) * G
     b[:, 1:] *= 2.0  # the k and -k terms have equal real parts
-    k = np.arange(length, dtype=np.float64)
-    n_grid = max(64, 1 << int(np.ceil(np.log2(16 * length))))
-    h = 2 * np.pi / n_grid
-    values = np.real(np.fft.fft(b, n=n_grid, axis=-1))  # c(2πm/M)
-    peaks = (values >= np.roll(values, 1, axis=-1)) & (values >= np.roll(values, -1, axis=-1))
-    ranked = np.where(peaks, values, -np.inf)
-    n_cand = min(_CANDIDATES, n_grid)
-    idx = np.argpartition(-ranked, n_cand - 1, axis=-1)[:, :n_cand]
-    phi = idx * h
-    for _ in range(_NEWTON_STEPS):
-        _, d1, d2 = _trig_poly(b, k, phi)
-        concave = d2 < 0
-        step = np.where(concave, -d1 / np.where(concave, d2, -1.0), np.sign(d1) * h)
-        phi = phi + np.clip(step, -h, h)
-    best = np.argmax(_trig_poly(b, k, phi)[0], axis=-1)
-    return np.take_along_axis(phi, best[:, None], axis=-1)[:, 0]
+    return _maximise(b, max(64, 1 << int(np.ceil(np.log2(16 * length)))))
 
 
 def canonical_distance(
-    F: np.typing.ArrayLike,
-    G: np.typing.ArrayLike,
+    F: Any,
+    G: Any,
     method: Literal["exact", "fk"] = "exact",
     *,
     ells: int | None = None,
     return_angle: bool = False,
-) -> np.ndarray | tuple[np.ndarray, np.ndarray]:
+) -> Any:
     """Rotation-invariant distance between FS-KDEs (section 4.3).
 
     ``method="exact"`` returns :math:`\\min_\\phi \\|f - g_\\phi\\|`, the distance of
@@ -137,11 +140,15 @@ def canonical_distance(
 
     Parameters
     ----------
-    F, G : array_like, complex, shape (..., ℓ)
-        Coefficients along the last axis; leading axes broadcast (all pairs at once).
+    F, G : array_like, complex, shape (..., ℓ), or xarray.DataArray
+        Coefficients along the last axis; leading axes broadcast (all pairs at once). Either may
+        be a labelled field (a DataArray with a ``k`` dim, read by name); the other is then a
+        field on the same grid, or one FS-KDE (1-D).
     method : {"exact", "fk"}
     ells : int, optional
-        Highest level for ``method="fk"``; default ℓ-1 (= K without truncation).
+        Highest level for ``method="fk"``; default ℓ-1 (= K without truncation). The exact
+        distance minimises over every rotation and has no levels: ``ells`` with
+        ``method="exact"`` is refused.
     return_angle : bool, optional
         Also return φ, the rotation of ``G`` that attains the distance: the distance equals
         ``distance(F, rotate(G, φ))``.
@@ -149,6 +156,8 @@ def canonical_distance(
     Returns
     -------
     numpy.ndarray of float64, or (distances, angles) with ``return_angle``
+        The angles are in [-π, π). Labelled input gives DataArrays on the fields' dims without
+        k, named ``"canonical_distance"`` and ``"canonical_angle"``.
 
     Notes
     -----
@@ -158,6 +167,13 @@ def canonical_distance(
     coefficients give finite results (any rotation is then optimal).
     """
     _check_choice("method", method, ("exact", "fk"))
+    if method == "exact" and ells is not None:
+        raise ParameterError(
+            f"ells={ells!r} sets the highest level of method='fk' (eq. 9); method='exact' "
+            "minimises over every rotation and has no levels: drop ells, or pass method='fk'"
+        )
+    if _is_labelled(F) or _is_labelled(G):
+        return _labelled_canonical_distance(F, G, method, ells, return_angle)
     F, G = _pad_pair(np.asarray(F), np.asarray(G))
     shape = np.broadcast_shapes(F.shape[:-1], G.shape[:-1])
     F = np.broadcast_to(F, (*shape, F.shape[-1]))
@@ -175,14 +191,34 @@ def canonical_distance(
             better = d < best
             best = np.where(better, d, best)
             angle = np.where(better, aG - aF, angle)
-        return (best, np.mod(angle + np.pi, 2 * np.pi) - np.pi) if return_angle else best
+        return (best, _wrap_angle(angle)) if return_angle else best
     flatF = F.reshape(-1, length).astype(np.complex128)
     flatG = G.reshape(-1, length).astype(np.complex128)
     phi = np.empty(flatF.shape[0])
     for start in range(0, flatF.shape[0], _PAIRS_PER_BATCH):
         sl = slice(start, start + _PAIRS_PER_BATCH)
         phi[sl] = _exact_angles(flatF[sl], flatG[sl])
-    phi = np.mod(phi + np.pi, 2 * np.pi) - np.pi
+    phi = _wrap_angle(phi)
     dist = distance(flatF, rotate(flatG, phi)).reshape(shape)
     phi = phi.reshape(shape)
     return (dist, phi) if return_angle else dist
+
+
+def _labelled_canonical_distance(
+    F: Any, G: Any, method: Literal["exact", "fk"], ells: int | None, return_angle: bool
+) -> Any:
+    """:func:`canonical_distance` of labelled fields: one pass, distance and angle together."""
+    F, G = _field_pair(F, G, ("F", "G"))
+
+    def both(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        d, phi = canonical_distance(a, b, method, ells=ells, return_angle=True)
+        return np.stack([d, phi], axis=-1)
+
+    pair = _apply_k(both, F, G, out_dim="result", out_size=2)
+    dist = pair.isel(result=0, drop=True).rename("canonical_distance")
+    dist.attrs["long_name"] = f"rotation-invariant L2 distance ({method})"
+    if not return_angle:
+        return dist
+    angle = pair.isel(result=1, drop=True).rename("canonical_angle")
+    angle.attrs.update(long_name="rotation of G that attains the distance", units="rad")
+    return dist, angle

@@ -45,7 +45,7 @@ from ._pictures import is_picture, pixels
 from ._validation import _check_choice, _check_positive_int
 from .api import local_fskde
 from .canonical import canonical_distance, canonicalize
-from .density import distance, fskde
+from .density import _apply_k, _check_field, _is_labelled, distance, fskde
 from .exceptions import DimensionError
 from .gradients import angle_bins, gradient
 from .kernel import PAPER_EPS, Cos2KKernel
@@ -391,12 +391,19 @@ def as_real_vector(F: np.typing.ArrayLike) -> np.ndarray:
 
     Parameters
     ----------
-    F : array_like, complex, shape (..., ℓ)
+    F : array_like, complex, shape (..., ℓ), or xarray.DataArray
+        Coefficients along the last axis, or a labelled field with a ``k`` dim (read by name).
 
     Returns
     -------
-    numpy.ndarray of float64, shape (..., 2ℓ − 1)
+    numpy.ndarray of float64, shape (..., 2ℓ − 1), or xarray.DataArray
+        A labelled field gives its dims without k, then a ``component`` dim of 2ℓ − 1.
     """
+    if _is_labelled(F):
+        field = _check_field(F, plain="as_real_vector(F)")
+        return _apply_k(
+            as_real_vector, field, out_dim="component", out_size=2 * field.sizes["k"] - 1
+        ).rename("real_vector")
     F = np.asarray(F)
     if F.ndim == 0 or F.shape[-1] < 1:
         raise ValueError(f"F must have the coefficients along its last axis, got shape {F.shape}")

@@ -72,8 +72,9 @@ from typing import Any
 import numpy as np
 import xarray as xr
 
+from .density import _apply_k
 from .exceptions import DimensionError, ParameterError
-from .fields import _apply_k, check_field
+from .fields import check_field
 from .kernel import Cos2KKernel
 
 __all__ = ["coherence", "energy", "h2_over_h0", "kernel_of", "orientation"]

@@ -45,6 +45,8 @@ class Window:
 
     def __post_init__(self) -> None:
         _check_choice("window", self.kind, WINDOW_KINDS)
+        if isinstance(self.size, bool | np.bool_):  # True is not the number 1 here
+            raise TypeError(f"size must be a positive number of pixels, got {self.size!r}")
         try:
             size = float(self.size)
         except (TypeError, ValueError):

@@ -32,6 +32,7 @@ import numpy as np
 
 from ..datasets.inria import WINDOW, InriaPerson, load_inria_person, person_proxy
 from ..descriptors import as_real_vector, fskde_cells, histogram_cells, hog_descriptor
+from . import _IntList
 
 __all__ = [
     "DESCRIPTORS",
@@ -159,7 +160,12 @@ def _subset(X, y, n, rng):
 def _data(root, n_train, n_test, seed) -> tuple[InriaPerson, str]:
     margin = 16
     if root is None:
-        data = person_proxy(n_train or 600, n_test or 400, margin=margin, seed=seed)
+        data = person_proxy(
+            600 if n_train is None else n_train,
+            400 if n_test is None else n_test,
+            margin=margin,
+            seed=seed,
+        )
         return data, "proxy"
     data = load_inria_person(root, margin=margin, seed=seed)
     rng = np.random.default_rng(seed)
@@ -214,6 +220,9 @@ def detection_experiment(
     for length in lengths:
         if int(length) != length or length < 4 or length % 2:
             raise ValueError(f"lengths must be even ints >= 4, got {length}")
+    for name, n in (("n_train", n_train), ("n_test", n_test)):
+        if n is not None and (isinstance(n, bool) or int(n) != n or n < 4):
+            raise ValueError(f"{name} must be an int >= 4 (windows of both classes), got {n!r}")
     for name in descriptors:
         if name not in _FEATURES:
             raise ValueError(f"descriptors must be among {DESCRIPTORS}, got {name!r}")
@@ -247,25 +256,24 @@ def _format(row: dict) -> str:
     )
 
 
-def _ints(text: str) -> tuple[int, ...]:
-    return tuple(int(v) for v in text.split(","))
-
-
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--root", type=Path, default=None,
                         help="unpacked INRIAPerson folder (default: offline proxy)")  # fmt: skip
-    parser.add_argument("--lengths", type=_ints, default=(4, 8, 16, 32, 64),
-                        help="numbers per 8x8 block, comma separated (4,8,16,32,64)")  # fmt: skip
+    parser.add_argument("--lengths", nargs="+", action=_IntList, default=(4, 8, 16, 32, 64),
+                        metavar="N", help="numbers per 8x8 block, 4,8 or 4 8")  # fmt: skip
     parser.add_argument("--rotate", action="store_true",
                         help="also run with random ±15° rotations and print each drop")  # fmt: skip
     parser.add_argument("--train", type=int, default=None,
-                        help="training windows (proxy default 600; INRIA: all)")  # fmt: skip
+                        help="training windows, >= 4 (proxy default 600; INRIA: all)")  # fmt: skip
     parser.add_argument("--test", type=int, default=None,
-                        help="testing windows (proxy default 400; INRIA: all)")  # fmt: skip
+                        help="testing windows, >= 4 (proxy default 400; INRIA: all)")  # fmt: skip
     parser.add_argument("--seed", type=int, default=0, help="seed (0)")
 
 
 def run(args: argparse.Namespace) -> int:
+    for flag, n in (("--train", args.train), ("--test", args.test)):
+        if n is not None and n < 4:
+            raise ValueError(f"{flag} must be >= 4 (windows of both classes), got {n}")
     common = {"lengths": args.lengths, "seed": args.seed, "root": args.root,
               "n_train": args.train, "n_test": args.test, "verbose": True}  # fmt: skip
     upright = detection_experiment(rotate=False, **common)

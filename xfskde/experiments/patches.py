@@ -15,16 +15,19 @@ The data are the UBC / Brown patches when ``root`` points at a downloaded copy
 from __future__ import annotations
 
 import argparse
+import warnings
 from collections.abc import Sequence
 
 import numpy as np
 
 from .. import descriptors as D
 from ..datasets.ubc import UBCPatches, load_ubc_patches, ubc_proxy
+from . import _IntList
 
 __all__ = [
     "DEFAULT_LENGTHS",
     "DESCRIPTORS",
+    "FEW_PAIRS",
     "PAPER",
     "add_arguments",
     "auc_table",
@@ -60,17 +63,22 @@ _FSKDE_METHODS = {
 
 
 def _select_pairs(data: UBCPatches, pairs: int, rng: np.random.Generator) -> np.ndarray:
-    """Up to ``pairs`` pairs, half corresponding and half not, drawn without replacement."""
+    """Up to ``pairs`` pairs, ``pairs // 2`` corresponding and the rest not (an odd number
+    has one more non-corresponding pair), drawn without replacement."""
     table = data.pairs
     if table.size == 0:
         raise ValueError(f"the {data.subset} data have no labelled pairs (no m50_*.txt file)")
     chosen = []
-    for label in (True, False):
+    for label, wanted in ((True, pairs // 2), (False, pairs - pairs // 2)):
         idx = np.flatnonzero(table["is_match"] == label)
         if idx.size == 0:
             raise ValueError(f"the {data.subset} pairs hold no {'non-' * (not label)}matching pair")
-        chosen.append(rng.choice(idx, size=min(idx.size, pairs // 2), replace=False))
+        chosen.append(rng.choice(idx, size=min(idx.size, wanted), replace=False))
     return np.sort(np.concatenate(chosen))
+
+
+#: Fewer pairs of either kind than this and the AUC is too coarse to compare descriptors by.
+FEW_PAIRS = 10
 
 
 def _rotate_patches(patches: np.ndarray, rng: np.random.Generator) -> np.ndarray:
@@ -116,7 +124,8 @@ def patches_experiment(
     root : str or None
         Folder of a downloaded UBC copy; None uses the scikit-image proxy.
     subset : str or None
-        UBC subset under ``root`` (default ``"liberty"``); ignored for the proxy.
+        UBC subset under ``root`` (default ``"liberty"``); refused without ``root`` (the proxy
+        has none).
 
     Returns
     -------
@@ -124,10 +133,22 @@ def patches_experiment(
         One row per (descriptor, length): ``descriptor`` (see :data:`DESCRIPTORS`), ``length``
         (real numbers; 2,828 pixels for intensity), ``rotated`` (bool), ``auc``, ``pairs``
         (number used) and ``data`` (``"proxy"`` or ``"ubc:<subset>"``).
+
+    Warns
+    -----
+    UserWarning
+        When the data hold fewer pairs than asked for, and when fewer than :data:`FEW_PAIRS`
+        of either kind are used: each AUC is then a fraction of a few comparisons (1 and 1
+        give 0 or 1 for every descriptor).
     """
     lengths = sorted({int(n) for n in lengths})
     if not lengths or min(lengths) < 3:
         raise ValueError(f"lengths must be integers >= 3, got {lengths}")
+    if root is None and subset is not None:
+        raise ValueError(
+            f"subset={subset!r} names a UBC subset under root, and the proxy has none: give "
+            "root (a downloaded UBC copy) or drop subset"
+        )
     rng = np.random.default_rng(seed)
     if root is None:
         data = ubc_proxy(pairs, seed=seed)
@@ -140,6 +161,21 @@ def patches_experiment(
     if rotate:
         first, second = _rotate_patches(first, rng), _rotate_patches(second, rng)
     is_match = data.pairs["is_match"][which]
+    matching = int(is_match.sum())
+    others = int(which.size) - matching
+    if which.size < pairs:
+        warnings.warn(
+            f"asked for {pairs} pairs, the {data.subset} data give {which.size} ({matching} "
+            f"corresponding, {others} not): the AUCs are of those",
+            stacklevel=2,
+        )
+    if min(matching, others) < FEW_PAIRS:
+        warnings.warn(
+            f"only {matching} corresponding and {others} non-corresponding pairs: each AUC is a "
+            f"fraction of {matching * others} comparisons and tells the descriptors little "
+            f"apart; use {2 * FEW_PAIRS} pairs or more",
+            stacklevel=2,
+        )
     base = {"rotated": bool(rotate), "pairs": int(which.size), "data": source}
     rows = []
 
@@ -197,12 +233,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--root", default=None, help="folder of a downloaded UBC copy (default: the proxy)"
     )
-    parser.add_argument("--subset", default="liberty", help="UBC subset (default: liberty)")
+    parser.add_argument("--subset", default=None,
+                        help="UBC subset under --root (default: liberty)")  # fmt: skip
     parser.add_argument("--pairs", type=int, default=2000, help="pairs, half matching")
     parser.add_argument("--rotate", action="store_true", help="rotate patches randomly (Fig. 8)")
-    parser.add_argument(
-        "--lengths", type=int, nargs="+", default=list(DEFAULT_LENGTHS), help="lengths"
-    )
+    parser.add_argument("--lengths", nargs="+", action=_IntList, default=tuple(DEFAULT_LENGTHS),
+                        metavar="N", help="descriptor lengths, 4,10 or 4 10")  # fmt: skip
     parser.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
 
 
@@ -221,6 +257,11 @@ def run(args: argparse.Namespace) -> int:
     """
     if args.pairs < 2:
         raise ValueError(f"--pairs must be >= 2, got {args.pairs}")
+    if args.subset is not None and args.root is None:
+        raise ValueError(
+            f"--subset {args.subset} names a UBC subset under --root, and the proxy has none: "
+            "give --root or drop --subset"
+        )
     rows = patches_experiment(
         pairs=args.pairs,
         lengths=args.lengths,

@@ -171,7 +171,8 @@ def _ints(text: str) -> tuple[int, ...]:
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--images", type=int, default=5, help="images per data set (default 5)")
+    parser.add_argument("--images", type=int, default=5,
+                        help="images per data set, >= 2 for leave-one-out (default 5)")  # fmt: skip
     parser.add_argument("--size", type=int, default=256, help="image side in pixels (256)")
     parser.add_argument("--window-sizes", type=_floats, default=(3.0, 4.0, 6.0),
                         help="Gaussian sigmas to choose from, comma separated (3,4,6)")  # fmt: skip
