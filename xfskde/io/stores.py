@@ -1562,6 +1562,28 @@ def _damage_note(store: Any, damage: BlockDamage) -> str:
     )
 
 
+def _recorded_array(
+    store: Any, storage_options: dict | None, name: str | None, verb: str
+) -> tuple[Any, zarr.Group, str]:
+    """The store (its target), its group and the name of its data array (``name``, or the one
+    :func:`_data_name` finds; ``verb`` for its message), for reading back against the
+    completion record.
+
+    Raises
+    ------
+    FileNotFoundError, StoreFormatError
+        No store, a layout cut short, or no such array beside a completion record.
+    """
+    store = store_target(store, storage_options)
+    group = _open_group(store, "store")
+    _refuse_cut_layout(store, group)
+    if name is None:
+        name = _data_name(store, group, verb)
+    if name not in group or _BLOCKS not in group:
+        raise StoreFormatError(f"{store} holds no {name!r} array and completion record")
+    return store, group, name
+
+
 def forget_damaged_blocks(
     store: Any,
     *,
@@ -1607,13 +1629,7 @@ def forget_damaged_blocks(
     FileNotFoundError, StoreFormatError
         As :func:`verify_store`.
     """
-    store = store_target(store, storage_options)
-    group = _open_group(store, "store")
-    _refuse_cut_layout(store, group)
-    if name is None:
-        name = _data_name(store, group, "check")
-    if name not in group or _BLOCKS not in group:
-        raise StoreFormatError(f"{store} holds no {name!r} array and completion record")
+    store, group, name = _recorded_array(store, storage_options, name, "check")
     damage = _forget_damaged_blocks(store, group, name, verify=verify, workers=workers)
     if damage.found:
         warnings.warn(_damage_note(store, damage), StoreDamagedWarning,
@@ -2052,13 +2068,7 @@ def verify_store(
     FileNotFoundError, StoreFormatError
         As :func:`open_blocks`.
     """
-    store = store_target(store, storage_options)
-    group = _open_group(store, "store")
-    _refuse_cut_layout(store, group)
-    if name is None:
-        name = _data_name(store, group, "verify")
-    if name not in group or _BLOCKS not in group:
-        raise StoreFormatError(f"{store} holds no {name!r} array and completion record")
+    store, group, name = _recorded_array(store, storage_options, name, "verify")
     complete = group.attrs.get(_STATUS_ATTR) == "complete"
     array = group[name]
     record, damaged_record = _read_record(group)
