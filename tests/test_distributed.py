@@ -624,3 +624,39 @@ def test_a_store_replaced_before_a_failure_is_not_said_untouched(tmp_path):
                 xfskde.write_coefficients(field, out, overwrite=True, scheduler="synchronous")
             raise ParameterError("refused")
         assert failed.value.__notes__ == [f"{out} {note}"]
+
+
+def _filled_or_slept(fill):
+    if fill:
+        _fill(distributed.get_worker(), 0.88)
+    else:  # long enough for distributed's memory monitor (every 0.1 s) to pause the worker
+        time.sleep(0.5)
+    return fill
+
+
+def test_one_worker_paused_for_good_while_the_others_idle_ends_the_run(monkeypatch):
+    """The memory check asks for one worker with room; a run whose tasks are on a worker that
+    then paused for good, the others idle, waited for ever (distributed moves no task off a
+    paused worker: a write stopped at 54 of 64 blocks). It ends as an all-paused run does,
+    naming the paused worker among the cluster's."""
+    import xfskde._scheduling as scheduling
+
+    monkeypatch.setattr(scheduling, "PAUSED_PATIENCE", 3.0, raising=False)
+    monkeypatch.setattr(scheduling, "WATCH_EVERY", 0.5, raising=False)
+    cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                       memory_limit="1GB", dashboard_address=None,
+                                       silence_logs=50)  # fmt: skip
+    with cluster, distributed.Client(cluster) as client:
+        first, other = sorted(client.scheduler_info()["workers"])
+        futures = [client.submit(_filled_or_slept, i == 0, workers=[first], pure=False,
+                                 allow_other_workers=False) for i in range(8)]  # fmt: skip
+        with pytest.raises(xfskde.exceptions.WorkerDiedError) as died:
+            _within(90, scheduling._gather, client, futures, futures)
+        workers = client.scheduler_info()["workers"]
+        assert (workers[first]["status"], workers[other]["status"]) == ("paused", "running")
+    said = str(died.value)
+    assert said.startswith(
+        "1 of the 2 workers of the Dask cluster, holding the tasks not done (the others idle: "
+        "distributed moves no task off a paused worker), stayed paused for lack of memory, with "
+        f"no task running, for 3 s ({first} with "
+    ), said

@@ -415,9 +415,11 @@ def _worker_died(exc: BaseException) -> str:
 
 class _PausedWatch:
     """While it is entered, a thread that looks at the workers of ``client``'s cluster every
-    :data:`WATCH_EVERY` seconds and, once every worker has been paused with no task running for
-    :data:`PAUSED_PATIENCE` seconds while ``futures`` are not all done, cancels them (which
-    ends the wait for them) and keeps what it saw in :attr:`verdict`, the one line to raise."""
+    :data:`WATCH_EVERY` seconds and, once no worker has run a task and some (or all) have been
+    paused for :data:`PAUSED_PATIENCE` seconds while ``futures`` are not all done, cancels them
+    (which ends the wait for them) and keeps what it saw in :attr:`verdict`, the one line to
+    raise. A cluster with no worker at all is waited for: an adaptive one starts its workers
+    when it has tasks (a batch queue's may take minutes)."""
 
     def __init__(self, client: Any, futures: Sequence[Any]) -> None:
         self.client, self.futures = client, futures
@@ -433,37 +435,39 @@ class _PausedWatch:
         self._done.set()
         self._thread.join(WATCH_EVERY + CONNECT_TIMEOUT)  # not for ever: a look may hang
 
-    def _paused(self) -> dict[str, Any]:
-        """The workers, if every one is paused with no task running; else nothing."""
+    def _paused(self) -> tuple[dict[str, Any], int]:
+        """The paused workers and how many workers there are, where no worker runs a task and
+        some are paused (those hold the tasks not done: distributed moves none of them to a
+        worker with room, which idles); else nothing."""
         try:
             workers = self.client.scheduler_info(n_workers=-1)["workers"]
         except Exception:  # the client closing, the scheduler gone: the wait says so itself
-            return {}
-        stuck = all(
-            w.get("status") == "paused"
-            and not w.get("metrics", {}).get("task_counts", {}).get("executing")
-            for w in workers.values()
-        )
-        return workers if stuck else {}
+            return {}, 0
+        if any(w.get("metrics", {}).get("task_counts", {}).get("executing")
+               for w in workers.values()):  # fmt: skip
+            return {}, len(workers)
+        paused = {a: w for a, w in workers.items() if w.get("status") == "paused"}
+        return paused, len(workers)
 
     def _watch(self) -> None:
         since = None
         while not self._done.wait(WATCH_EVERY):
             if all(future.done() for future in self.futures):
                 return
-            paused = self._paused()
+            paused, total = self._paused()
             if not paused:
                 since = None
                 continue
             since = time.monotonic() if since is None else since
             if time.monotonic() - since >= PAUSED_PATIENCE:
-                self.verdict = _paused_line(paused)
+                self.verdict = _paused_line(paused, total)
                 self.client.cancel(self.futures, reason="xfskde: workers paused", msg=self.verdict)
                 return
 
 
-def _paused_line(workers: dict[str, Any]) -> str:
-    """The one line for a computation whose every worker stayed paused (at most three named)."""
+def _paused_line(workers: dict[str, Any], total: int | None = None) -> str:
+    """The one line for a computation whose ``workers`` stayed paused, no task running on any
+    of the ``total`` (default: those paused; at most three named)."""
     shown = []
     for address, worker in sorted(workers.items())[:3]:
         memory, limit = worker.get("metrics", {}).get("memory"), worker.get("memory_limit")
@@ -473,8 +477,15 @@ def _paused_line(workers: dict[str, Any]) -> str:
         shown.append(f"{address}{held}")
     more = len(workers) - len(shown)
     named = ", ".join(shown) + (f" and {more} more" if more > 0 else "")
+    total = len(workers) if total is None else total
+    who = (
+        "every worker of the Dask cluster"
+        if total <= len(workers)
+        else f"{len(workers)} of the {total} workers of the Dask cluster, holding the tasks "
+        "not done (the others idle: distributed moves no task off a paused worker),"
+    )
     return (
-        f"every worker of the Dask cluster stayed paused for lack of memory, with no task "
+        f"{who} stayed paused for lack of memory, with no task "
         f"running, for {PAUSED_PATIENCE:g} s ({named}): distributed starts no task on a worker "
         "above its pause fraction of its memory_limit (80 % unless configured), and the "
         "computation could not finish; give the workers more memory (dask worker "
