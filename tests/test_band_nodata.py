@@ -16,6 +16,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import xarray as xr
+from _rasters import write_vrt
 
 import xfskde
 from xfskde._labels import image_nodata
@@ -57,20 +58,8 @@ def _write(path, band: np.ndarray, nodata: int, name: str) -> None:
 
 def _vrt(path, nodata: tuple[int, int]) -> None:
     """A VRT stacking B04.tif and B08.tif as bands, each with its own NoDataValue."""
-    bands = "".join(
-        f'<VRTRasterBand dataType="UInt16" band="{i}"><Description>{name}</Description>'
-        f"<NoDataValue>{value}</NoDataValue><SimpleSource>"
-        f'<SourceFilename relativeToVRT="1">{name}.tif</SourceFilename>'
-        f"<SourceBand>1</SourceBand></SimpleSource></VRTRasterBand>\n"
-        for i, (name, value) in enumerate(zip(("B04", "B08"), nodata, strict=True), 1)
-    )
-    t = TRANSFORM
-    path.write_text(
-        f'<VRTDataset rasterXSize="{SIDE}" rasterYSize="{SIDE}">'
-        f"<SRS>{rasterio.crs.CRS.from_string(CRS).to_wkt()}</SRS>"
-        f"<GeoTransform>{t.c}, {t.a}, {t.b}, {t.f}, {t.d}, {t.e}</GeoTransform>\n"
-        f"{bands}</VRTDataset>\n"
-    )
+    write_vrt(path, ["B04.tif", "B08.tif"], ("B04", "B08"), side=SIDE, transform=TRANSFORM,
+              crs=CRS, nodata=nodata)  # fmt: skip
 
 
 @pytest.fixture(scope="module")

@@ -13,6 +13,7 @@ import re
 
 import numpy as np
 import pytest
+from _rasters import write_vrt
 
 import xfskde
 from xfskde.cli import main
@@ -48,22 +49,7 @@ def _write_band(path, band: np.ndarray, name: str) -> None:
 
 def _write_vrt(path, sources: list[str], names: tuple[str, ...]) -> None:
     """A VRT stacking one-band files as bands (``gdalbuildvrt -separate``), paths relative."""
-    bands = "".join(
-        f'<VRTRasterBand dataType="UInt16" band="{i}"><Description>{name}</Description>'
-        f"<NoDataValue>0</NoDataValue><SimpleSource>"
-        f'<SourceFilename relativeToVRT="1">{source}</SourceFilename><SourceBand>1</SourceBand>'
-        f'<SrcRect xOff="0" yOff="0" xSize="{SIDE}" ySize="{SIDE}"/>'
-        f'<DstRect xOff="0" yOff="0" xSize="{SIDE}" ySize="{SIDE}"/></SimpleSource>'
-        f"</VRTRasterBand>\n"
-        for i, (source, name) in enumerate(zip(sources, names, strict=True), 1)
-    )
-    t = TRANSFORM
-    path.write_text(
-        f'<VRTDataset rasterXSize="{SIDE}" rasterYSize="{SIDE}">'
-        f"<SRS>{rasterio.crs.CRS.from_string(CRS).to_wkt()}</SRS>"
-        f"<GeoTransform>{t.c}, {t.a}, {t.b}, {t.f}, {t.d}, {t.e}</GeoTransform>\n"
-        f"{bands}</VRTDataset>\n"
-    )
+    write_vrt(path, sources, names, side=SIDE, transform=TRANSFORM, crs=CRS)
 
 
 @pytest.fixture(scope="module")
