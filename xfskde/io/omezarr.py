@@ -40,7 +40,10 @@ centres of the cells they describe (a stride-8 map's first sample at 3.5, then 1
 ``translation``, per axis ``(c, y, x)``: at level 0 the coordinate spacing and the first
 coordinate times the pixel size; at level l the scale is multiplied by 2^l and the translation
 moves to the centre of the first 2^l × 2^l block, ``first + spacing * (2^l - 1) / 2``. So every
-level sits exactly over the input pixels it describes, in the input's frame.
+level sits exactly over the input pixels it describes, in the input's frame. The maps of an image
+without coordinates are labelled with the sampled pixels' indices ``i*s + o`` (``o = (s - 1)//2``):
+those are placed at their cells' centres, ``i*s + (s - 1)/2`` (:func:`xfskde._grid.index_stride`,
+the rule the GeoTIFF writer follows), half an input pixel past the index for an even stride.
 
 **Physical units.** With ``pixel_size=`` (micrometres per *input* pixel), or the maps' attr
 ``mpp`` or ``pixel_size`` (micrometres, or in ``pixel_size_units``), the spatial axes get the
