@@ -11,17 +11,27 @@ A foreground mask at any resolution falls on the grid by extent: pixel ``(i, j)`
 falls on a block of pixels, :func:`mask_at_samples` which samples of a block are foreground
 (the mask pixel under each); the two agree, so a block without foreground has no foreground
 sample.
+
+A result stands for its cells: sample ``i`` for the pixels ``i*s .. i*s + s - 1``, whose centre is
+``i*s + (s - 1)/2`` (half a pixel past the sampled pixel for an even stride). An image without
+coordinates gives its results the sampled pixels' *indices* ``i*s + o`` as coords;
+:func:`index_stride` tells such coords and :func:`cell_centres` gives the cells' centres, the
+positions every writer of a file that places pixels puts those samples at.
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
+from typing import Any
 
 import numpy as np
 
 __all__ = [
     "MaskFootprint",
+    "cell_centres",
     "first_sample",
+    "index_stride",
     "mask_at_samples",
     "mask_over",
     "sample_chunks",
@@ -47,6 +57,55 @@ def first_sample(start: int, stride: int) -> int:
 def sample_count(n: int, stride: int) -> int:
     """Number of samples along an axis of ``n`` pixels: ``ceil((n - o) / stride)``."""
     return first_sample(n, stride)
+
+
+def index_stride(y: Any, x: Any, attrs: Mapping[str, Any]) -> int | None:
+    """The stride ``s`` of a result whose ``y`` and ``x`` coords are the indices of its sampled
+    pixels, ``i*s + o``, as xfskde labels the results of an image without coordinates (a plain
+    TIFF, a PNG, a NumPy array); None for any other coords.
+
+    Such coords are told by what xfskde makes: integer ``y`` and ``x`` without attrs (a grid's
+    own coordinates, read from a file, carry their units or names), increasing by one step
+    ``s`` (a one-sample axis takes the other's; a one-sample result its ``stride`` attr, but
+    segmentation results, which are per pixel, 1), each at ``o`` plus a multiple of ``s``.
+    Coords of a georeferenced result are CRS coordinates whatever their dtype: the caller
+    tells those apart first.
+
+    Parameters
+    ----------
+    y, x : xarray.DataArray or None
+        The result's coordinates along ``y`` and ``x`` (None where it has none).
+    attrs : mapping
+        The result's attrs (its ``stride``, its ``n_textures`` for segmentation results).
+    """
+    axes = []
+    for coord in (y, x):
+        if coord is None or coord.ndim != 1 or coord.dtype.kind not in "iu" or coord.attrs:
+            return None
+        axes.append(np.asarray(coord.values, dtype=np.int64))
+    steps = {int(d) for values in axes for d in np.unique(np.diff(values))}
+    if len(steps) > 1:
+        return None
+    if steps:
+        step = steps.pop()
+    elif "n_textures" in attrs:  # labels and abundances: every pixel
+        step = 1
+    else:
+        stride = attrs.get("stride", 1)
+        step = 0 if isinstance(stride, bool) or not isinstance(stride, int | np.integer) else stride
+    if step < 1:
+        return None
+    offset = sample_offset(int(step))
+    if any(((values - offset) % step).any() for values in axes):
+        return None
+    return int(step)
+
+
+def cell_centres(indices: Any, stride: int) -> np.ndarray:
+    """The centres of the cells whose sampled pixels are ``indices`` (``i*s + o``), in input
+    pixels with pixel ``j``'s centre at ``j``: ``i*s + (s - 1)/2``, half a pixel past the
+    sampled pixel for an even stride (float64)."""
+    return np.asarray(indices, dtype=np.float64) + ((stride - 1) / 2 - sample_offset(stride))
 
 
 def sample_chunks(chunks: tuple[int, ...], stride: int) -> tuple[int, ...]:

@@ -53,7 +53,7 @@ import dask.array as da
 import numpy as np
 import xarray as xr
 
-from .._grid import sample_offset
+from .._grid import cell_centres, index_stride
 from .._labels import geotransform
 from .._palette import BACKGROUND_COLOUR, label_rgba_8bit
 from .._scheduling import check_room, refuse_unshared_folder
@@ -208,42 +208,20 @@ def _pixel_grid(result: xr.DataArray) -> tuple[np.ndarray, np.ndarray] | None:
     GDAL reads such an image with the identity transform, its pixel ``j`` covering ``[j, j+1)``,
     while rioxarray takes coords for the pixels' centres: written as they are, the indices put
     every pixel half a pixel up and left of the input's (an even stride's cells a whole pixel).
-    Their centres in GDAL's frame are ``v - o + s/2``, so that the file's transform is
+    Their centres in GDAL's frame are the cells' centres (:func:`xfskde._grid.cell_centres`)
+    plus half a pixel, ``v - o + s/2``, so that the file's transform is
     ``(s, 0, x0 - o, 0, s, y0 - o)`` for the first coords ``x0``, ``y0``: the identity at
-    stride 1.
-
-    Such coords are told by what xfskde makes: no CRS, GeoTransform, ``transform`` attr or
-    ground control points; integer ``y`` and ``x`` without attrs (a grid's coordinates, read
-    from a file, carry their units or names), increasing by the same step ``s`` (a one-sample
-    axis takes the other's; a one-sample result its ``stride`` attr, but segmentation results,
-    which are per pixel, 1), each at ``o`` plus a multiple of ``s``.
+    stride 1. Such coords are those :func:`xfskde._grid.index_stride` tells, of a result with
+    no CRS, GeoTransform, ``transform`` attr or ground control points.
     """
     if result.rio.crs is not None or geotransform(result) is not None:
         return None
     if "transform" in result.attrs or result.rio.get_gcps() is not None:
         return None
-    axes = []
-    for dim in ("y", "x"):
-        coord = result.coords.get(dim)
-        if coord is None or coord.ndim != 1 or coord.dtype.kind not in "iu" or coord.attrs:
-            return None
-        axes.append(np.asarray(coord.values, dtype=np.int64))
-    steps = {int(d) for values in axes for d in np.unique(np.diff(values))}
-    if len(steps) > 1:
+    step = index_stride(result.coords.get("y"), result.coords.get("x"), result.attrs)
+    if step is None:
         return None
-    if steps:
-        step = steps.pop()
-    elif "n_textures" in result.attrs:  # labels and abundances: every pixel
-        step = 1
-    else:
-        stride = result.attrs.get("stride", 1)
-        step = 0 if isinstance(stride, bool) or not isinstance(stride, int | np.integer) else stride
-    if step < 1:
-        return None
-    offset = sample_offset(int(step))
-    if any(((values - offset) % step).any() for values in axes):
-        return None
-    y, x = ((values - offset) + step / 2 for values in axes)
+    y, x = (cell_centres(result[d].values, step) + 0.5 for d in ("y", "x"))
     return y, x
 
 

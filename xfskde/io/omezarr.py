@@ -40,7 +40,10 @@ centres of the cells they describe (a stride-8 map's first sample at 3.5, then 1
 ``translation``, per axis ``(c, y, x)``: at level 0 the coordinate spacing and the first
 coordinate times the pixel size; at level l the scale is multiplied by 2^l and the translation
 moves to the centre of the first 2^l × 2^l block, ``first + spacing * (2^l - 1) / 2``. So every
-level sits exactly over the input pixels it describes, in the input's frame.
+level sits exactly over the input pixels it describes, in the input's frame. The maps of an image
+without coordinates are labelled with the sampled pixels' indices ``i*s + o`` (``o = (s - 1)//2``):
+those are placed at their cells' centres, ``i*s + (s - 1)/2`` (:func:`xfskde._grid.index_stride`,
+the rule the GeoTIFF writer follows), half an input pixel past the index for an even stride.
 
 **Physical units.** With ``pixel_size=`` (micrometres per *input* pixel), or the maps' attr
 ``mpp`` or ``pixel_size`` (micrometres, or in ``pixel_size_units``), the spatial axes get the
@@ -80,6 +83,7 @@ import xarray as xr
 import zarr
 from zarr.codecs import Crc32cCodec
 
+from .._grid import cell_centres, index_stride
 from .._palette import label_hex, label_rgba_8bit
 from .._scheduling import compute as compute_collections
 from .._scheduling import connect, is_address
@@ -286,10 +290,21 @@ def check_ome_zarr_grid(image: xr.DataArray, what: str, *, crs: bool = True) -> 
 
 def _grid(array: xr.DataArray, what: str) -> tuple[_Grid, tuple[np.ndarray, np.ndarray]]:
     """The grid of a ``(y, x)`` map; a one-sample axis borrows the other's spacing (or
-    the map's ``stride`` attr, or 1)."""
+    the map's ``stride`` attr, or 1).
+
+    Coords that are the sampled pixels' indices ``i*s + o`` (those xfskde gives the results of
+    an image without coordinates: :func:`xfskde._grid.index_stride`) are placed at the centres
+    of their cells, ``i*s + (s - 1)/2`` (:func:`xfskde._grid.cell_centres`), where the GeoTIFF
+    writer puts them and where the maps of an image with coordinates sit: half an input pixel
+    past the index for an even stride."""
     ys, y0, dy = _axis(array, "y", what)
     xs, x0, dx = _axis(array, "x", what)
     fallback = dy or dx or float(array.attrs.get("stride", 1) or 1)
+    step = None
+    if _crs_coord(array) is None:  # a CRS's coordinates are not indices (and are refused)
+        step = index_stride(array.coords.get("y"), array.coords.get("x"), array.attrs)
+    if step is not None:
+        y0, x0 = (float(cell_centres(v, step)) for v in (y0, x0))
     grid = _Grid(array.shape, (y0, x0), (dy or fallback, dx or fallback))
     return grid, (ys, xs)
 
