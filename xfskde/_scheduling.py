@@ -11,7 +11,28 @@ process pool does the same by itself; on a cluster the pending tasks are cancell
 neither a local scheduler nor an address (``"thread"``) is a
 :class:`~xfskde.exceptions.ParameterError`, and an address that nothing answers on
 (``tcp://127.0.0.1:1``) a :class:`ConnectionError` within :data:`CONNECT_TIMEOUT` seconds
-(at once when the connection is refused), instead of distributed's 30 s of retries.
+(at once when the connection is refused), instead of distributed's 30 s of retries; one
+where something else answers (a web server: a dashboard's port) is a :class:`ConnectionError`
+saying so, not distributed's attempt to read its answer as a message (a ``MemoryError`` for an
+HTTP ``400``, 2026-11), and a web address (``http://...:8787/status``, a dashboard's) a
+:class:`~xfskde.exceptions.ParameterError` asking for the scheduler's.
+
+**Clients, schedulers and workers that are not there.** A ``Client`` that is closed (passed as
+``scheduler=``, or made Dask's scheduler with ``dask.config.set(scheduler=client)``) is a
+:class:`~xfskde.exceptions.ParameterError` before anything is done (it was an
+``AttributeError`` deep inside distributed). A scheduler that goes away while a computation
+runs (its process killed, its machine or the network down) is a :class:`ConnectionError`
+naming its address (a store's writer adds that ``resume`` finishes it), instead of
+distributed's ``FutureCancelledError`` and the traceback of the client's cancelled
+reconnection. A cluster with no worker is waited for (an adaptive one starts its workers when
+it has tasks), but after :data:`NO_WORKERS_NOTICE` seconds the logger ``xfskde`` says, once,
+that the computation waits for workers (the command line prints it on stderr).
+
+**Versions.** Workers that run another xfskde than the client compute other numbers, or fail
+in ways that name neither: :func:`check_workers` asks every worker (once per client and set
+of workers, ``Client.get_versions``) and refuses another xfskde in one line, naming the
+versions; other packages that differ (NumPy, Dask, Python ..., which distributed tolerates
+with a warning of its own) are one :class:`distributed.versions.VersionMismatchWarning` line.
 
 **Workers that die.** A task whose workers die as often as the scheduler allows (distributed's
 ``KilledWorker``: most often a worker out of memory) is a
@@ -44,6 +65,7 @@ Dask's to run and wait for.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import os
 import re
@@ -53,6 +75,7 @@ import threading
 import time
 import types
 import uuid
+import warnings
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
@@ -78,7 +101,15 @@ PAUSED_PATIENCE = 30.0
 #: Seconds between two looks at the workers while a computation runs on a cluster (one
 #: ``scheduler_info`` each).
 WATCH_EVERY = 2.0
+#: Seconds a computation waits on a cluster with no worker before it says so (once).
+NO_WORKERS_NOTICE = 5.0
+#: The packages whose version on a worker must be the client's (their tasks are its code).
+SAME_VERSION = ("xfskde",)
+#: The other packages whose versions are compared (those distributed compares, and what
+#: computes xfskde's numbers): a difference is a warning, as distributed's own is.
+_COMPARED = ("scipy", "numba", "xarray", "zarr")
 _MIB = 2**20
+_LOG = logging.getLogger("xfskde")
 
 
 def is_address(scheduler: Any) -> bool:
@@ -93,7 +124,7 @@ def check_address(address: str) -> None:
     ------
     ParameterError
         For a string that is neither a local scheduler nor ``scheme://host:port`` /
-        ``host:port`` (a misspelt ``"thread"``).
+        ``host:port`` (a misspelt ``"thread"``), and for a web address (``http://``).
     ConnectionError
         If a TCP address refuses the connection, its host is unknown, or it does not answer
         within :data:`CONNECT_TIMEOUT` seconds.
@@ -101,6 +132,12 @@ def check_address(address: str) -> None:
     if "://" in address:
         parts = urlsplit(address)
         scheme = parts.scheme
+        if scheme in ("http", "https"):
+            raise ParameterError(
+                f"scheduler {address!r} is a web address (a dashboard's?): give the address of "
+                f"the Dask scheduler itself, such as 'tcp://{parts.hostname or 'HOST'}:8786' "
+                "(Client.scheduler.address, or what `dask scheduler` prints)"
+            )
     else:
         parts, scheme = urlsplit(f"tcp://{address}"), "tcp"
     try:
@@ -145,7 +182,9 @@ async def _identify(address: str) -> None:
 
 
 def _check_scheduler(address: str) -> None:
-    """Refuse an address where no Dask scheduler answers within :data:`CONNECT_TIMEOUT`.
+    """Refuse an address where no Dask scheduler answers within :data:`CONNECT_TIMEOUT`, or
+    where something else answers (a web server reads the message as a malformed request and
+    says so, an answer distributed reads as a message's length: exabytes).
 
     distributed's own handshake waits without a limit for a peer that accepts the connection
     but never speaks (distributed 2026.8), so the exchange runs, bounded, in a thread of its
@@ -170,6 +209,12 @@ def _check_scheduler(address: str) -> None:
         ) from error
     if isinstance(error, OSError):
         raise ConnectionError(f"cannot reach the Dask scheduler at {address}: {error}") from error
+    if isinstance(error, Exception):  # an answer that is no Dask message: a MemoryError, ...
+        raise ConnectionError(
+            f"something answered at {address}, but not as a Dask scheduler does (a web server, "
+            "a dashboard's port?): give the address of the Dask scheduler itself (its port is "
+            "8786 unless chosen otherwise)"
+        ) from error
     if error is not None:
         raise error
 
@@ -190,8 +235,11 @@ def connect(address: str) -> Any:
     check_address(address)
     _check_scheduler(address)
     from distributed import Client
+    from distributed.versions import VersionMismatchWarning
 
-    client = Client(address, timeout=CONNECT_TIMEOUT)
+    with warnings.catch_warnings():  # its table of versions: check_workers says it in a line
+        warnings.simplefilter("ignore", VersionMismatchWarning)
+        client = Client(address, timeout=CONNECT_TIMEOUT)
     client.get = types.MethodType(_watched_get, client)
     try:
         check_workers(client)
@@ -235,6 +283,85 @@ def _mib(size: float) -> str:
     return f"{size / _MIB:.0f} MiB"
 
 
+#: The (client, workers) whose versions :func:`check_versions` has compared.
+_VERSIONS_CHECKED: set[tuple[str, frozenset[str]]] = set()
+
+
+def _differences(versions: dict[str, Any], names: Sequence[str]) -> dict[str, dict[str, Any]]:
+    """For each package of ``names`` whose version on a worker (or, for those distributed
+    compares there, on the scheduler) is not the client's: where it is which version. A
+    version nobody can say (a package not installed, xfskde run from its source) is left
+    out: the import check, or the tasks, say what is missing."""
+    from distributed.versions import scheduler_relevant_packages
+
+    mine = versions["client"]["packages"]
+    others = {address: (info or {}).get("packages") or {}
+              for address, info in versions["workers"].items()}  # fmt: skip
+    if isinstance(versions.get("scheduler"), dict):
+        scheduler = versions["scheduler"].get("packages") or {}
+        others["the scheduler"] = {k: v for k, v in scheduler.items()
+                                   if k in scheduler_relevant_packages}  # fmt: skip
+    found: dict[str, dict[str, Any]] = {}
+    for name in names:
+        if mine.get(name) is None:
+            continue
+        for where, packages in others.items():
+            theirs = packages.get(name)
+            if theirs is not None and theirs != mine[name]:
+                found.setdefault(name, {})[where] = theirs
+    return found
+
+
+def _versions_line(name: str, mine: str, where: dict[str, Any]) -> str:
+    """``xfskde 0.0.9 on tcp://...:4 (and 2 more), 0.1.0 here``."""
+    shown = sorted(where.items())
+    said = ", ".join(f"{version} on {place}" for place, version in shown[:2])
+    more = len(shown) - 2
+    return f"{name} {said}{f' and {more} more' if more > 0 else ''}, {mine} here"
+
+
+def check_versions(client: Any, workers: Sequence[str] = ()) -> None:
+    """Refuse a cluster whose workers run another xfskde than this client (its tasks are the
+    client's code by name: another version computes other numbers, or fails in ways that
+    name neither), and warn, in one line, of any other package that differs (those
+    distributed compares, and the others that compute xfskde's numbers). Asked once per
+    client and set of ``workers`` (their addresses): one ``Client.get_versions``.
+
+    Raises
+    ------
+    ImportError
+        Naming the versions of xfskde, where and here, and what to do.
+    """
+    from distributed.versions import VersionMismatchWarning, optional_packages, required_packages
+
+    key = (str(getattr(client, "id", id(client))), frozenset(workers))
+    if not workers or key in _VERSIONS_CHECKED:
+        return
+    try:
+        versions = client.get_versions(packages=[*SAME_VERSION, *_COMPARED])
+    except Exception:  # a scheduler that cannot say: the tasks will
+        return
+    _VERSIONS_CHECKED.add(key)
+    mine = versions["client"]["packages"]
+    compared = ["python", *SAME_VERSION, *required_packages, *optional_packages, *_COMPARED]
+    found = _differences(versions, list(dict.fromkeys(compared)))
+    same = [_versions_line(n, mine[n], found.pop(n)) for n in SAME_VERSION if n in found]
+    if same:
+        raise ImportError(
+            f"the workers of the Dask cluster run another version of xfskde than this client "
+            f"({'; '.join(same)}): install the same version where the workers run (a task of "
+            "another version computes other numbers, or fails)"
+        )
+    if found:
+        said = "; ".join(_versions_line(n, mine[n], w) for n, w in found.items())
+        warnings.warn(
+            f"the Dask cluster runs other versions of packages than this client ({said}): "
+            "the same versions everywhere are safest (distributed runs the tasks anyway)",
+            VersionMismatchWarning,
+            stacklevel=3,
+        )
+
+
 def check_workers(client: Any, collections: Sequence[Any] = ()) -> None:
     """Refuse to compute ``collections`` on the cluster of ``client`` where no worker has
     room, below the memory at which distributed pauses it (or restarts it), for what it holds
@@ -247,10 +374,12 @@ def check_workers(client: Any, collections: Sequence[Any] = ()) -> None:
     ParameterError
         Naming the roomiest worker, its limit, what a task needs there, and what to do.
     ImportError
-        Where the workers cannot import xfskde (nor, then, run any of its tasks).
+        Where the workers cannot import xfskde (nor, then, run any of its tasks), or run
+        another version of it (:func:`check_versions`).
     """
     chunk = largest_chunk(collections)
     states = client.run(_worker_memory, on_error="return")
+    check_versions(client, list(states))
     short = []
     for address, state in states.items():
         if isinstance(state, ImportError):
@@ -297,12 +426,30 @@ def _in_task() -> bool:
 def _cluster_client(scheduler: Any) -> Any:
     """The ``distributed.Client`` that runs the graph (``scheduler`` None: Dask's current
     scheduler, the default Client if any), or None for Dask's local schedulers and inside a
-    task."""
+    task.
+
+    Raises
+    ------
+    ParameterError
+        For a Client that is closed (distributed failed on it with an ``AttributeError``).
+    """
     if isinstance(scheduler, str) or _in_task():
         return None
     get = dask.base.get_scheduler(scheduler=scheduler)
     owner = getattr(get, "__self__", scheduler)
-    return owner if hasattr(owner, "gather") and hasattr(owner, "compute") else None
+    if not (hasattr(owner, "gather") and hasattr(owner, "compute")):
+        return None
+    if getattr(owner, "status", None) in ("closing", "closed"):
+        named = (
+            "scheduler= is"
+            if scheduler is not None
+            else "Dask's current scheduler (dask.config.set(scheduler=client)) is"
+        )
+        raise ParameterError(
+            f"{named} a distributed Client that is closed: pass an open Client (or the "
+            "scheduler's address) as scheduler=, or leave scheduler= out to compute locally"
+        )
+    return owner
 
 
 def check_room(collections: Sequence[Any], scheduler: Any = None) -> None:
@@ -419,10 +566,12 @@ class _PausedWatch:
     paused for :data:`PAUSED_PATIENCE` seconds while ``futures`` are not all done, cancels them
     (which ends the wait for them) and keeps what it saw in :attr:`verdict`, the one line to
     raise. A cluster with no worker at all is waited for: an adaptive one starts its workers
-    when it has tasks (a batch queue's may take minutes)."""
+    when it has tasks (a batch queue's may take minutes); after :data:`NO_WORKERS_NOTICE`
+    seconds without one, the logger ``xfskde`` says so, once (a warning)."""
 
     def __init__(self, client: Any, futures: Sequence[Any]) -> None:
         self.client, self.futures = client, futures
+        self.address = _scheduler_address(client)
         self.verdict: str | None = None
         self._done = threading.Event()
         self._thread = threading.Thread(target=self._watch, name="xfskde-paused", daemon=True)
@@ -435,14 +584,14 @@ class _PausedWatch:
         self._done.set()
         self._thread.join(WATCH_EVERY + CONNECT_TIMEOUT)  # not for ever: a look may hang
 
-    def _paused(self) -> tuple[dict[str, Any], int]:
-        """The paused workers and how many workers there are, where no worker runs a task and
-        some are paused (those hold the tasks not done: distributed moves none of them to a
-        worker with room, which idles); else nothing."""
+    def _paused(self) -> tuple[dict[str, Any], int | None]:
+        """The paused workers and how many workers there are (None: the scheduler did not
+        say), where no worker runs a task and some are paused (those hold the tasks not done:
+        distributed moves none of them to a worker with room, which idles); else nothing."""
         try:
             workers = self.client.scheduler_info(n_workers=-1)["workers"]
         except Exception:  # the client closing, the scheduler gone: the wait says so itself
-            return {}, 0
+            return {}, None
         if any(w.get("metrics", {}).get("task_counts", {}).get("executing")
                for w in workers.values()):  # fmt: skip
             return {}, len(workers)
@@ -450,11 +599,16 @@ class _PausedWatch:
         return paused, len(workers)
 
     def _watch(self) -> None:
-        since = None
+        since, empty_since, said = None, time.monotonic(), False
         while not self._done.wait(WATCH_EVERY):
             if all(future.done() for future in self.futures):
                 return
             paused, total = self._paused()
+            if total != 0:
+                empty_since = time.monotonic()
+            elif not said and time.monotonic() - empty_since >= NO_WORKERS_NOTICE:
+                said = True
+                _LOG.warning(_no_workers_line(self.address, time.monotonic() - empty_since))
             if not paused:
                 since = None
                 continue
@@ -463,6 +617,57 @@ class _PausedWatch:
                 self.verdict = _paused_line(paused, total)
                 self.client.cancel(self.futures, reason="xfskde: workers paused", msg=self.verdict)
                 return
+
+
+def _scheduler_address(client: Any) -> str:
+    """The address of ``client``'s scheduler, or words for it where it cannot say."""
+    with contextlib.suppress(Exception):
+        return str(client.scheduler.address)
+    return "its address"
+
+
+def _no_workers_line(address: str, waited: float) -> str:
+    """The one line of a computation waiting on a cluster with no worker."""
+    return (
+        f"waiting for workers: the Dask cluster at {address} has had no worker for "
+        f"{waited:.0f} s (an adaptive cluster starts them once it has tasks): start some "
+        f"(dask worker {address}), or interrupt (Ctrl-C) to stop"
+    )
+
+
+def _scheduler_lost(client: Any, exc: BaseException) -> bool:
+    """Whether ``exc``, which ended a wait on ``client``, says that the client lost its
+    scheduler (its futures cancelled with distributed's "scheduler-connection-lost"; the
+    client reconnecting, or closed since)."""
+    if isinstance(exc, KeyboardInterrupt):
+        return False
+    reasons = {getattr(exc, "reason", None)}
+    for group in getattr(exc, "error_groups", ()):
+        reasons.add(getattr(group, "reason", None))
+    lost = getattr(client, "status", None) in ("connecting", "closing", "closed")
+    return lost or "scheduler-connection-lost" in reasons
+
+
+def _scheduler_lost_line(address: str) -> str:
+    """The one line for a computation whose scheduler went away."""
+    return (
+        f"the Dask scheduler at {address} went away during the computation (its process "
+        "stopped or killed, or its machine or the network down): start the cluster again and "
+        "run again"
+    )
+
+
+class _CancelledReconnection(logging.Filter):
+    """Leaves out distributed's ERROR record, with its traceback, of a ``CancelledError`` in
+    the client's attempt to reconnect to a scheduler gone away: closing that client cancels
+    the attempt, which distributed logs as a fault after the computation's one line."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        exc = record.exc_info[1] if record.exc_info else None
+        return not isinstance(exc, asyncio.CancelledError)
+
+
+_CANCELLED_RECONNECTION = _CancelledReconnection()
 
 
 def _paused_line(workers: dict[str, Any], total: int | None = None) -> str:
@@ -503,6 +708,8 @@ def _gather(client: Any, futures: Sequence[Any], packed: Any, progress: bool = F
     WorkerDiedError
         If a task's workers died as often as the scheduler allows, or every worker stayed
         paused.
+    ConnectionError
+        If the scheduler went away (naming its address).
     """
     with _PausedWatch(client, futures) as watch:
         try:
@@ -518,6 +725,9 @@ def _gather(client: Any, futures: Sequence[Any], packed: Any, progress: bool = F
                 raise WorkerDiedError(watch.verdict) from exc
             if type(exc).__name__ == "KilledWorker":
                 raise WorkerDiedError(_worker_died(exc)) from exc
+            if _scheduler_lost(client, exc):
+                logging.getLogger("distributed.client").addFilter(_CANCELLED_RECONNECTION)
+                raise ConnectionError(_scheduler_lost_line(watch.address)) from exc
             raise
 
 
@@ -566,6 +776,10 @@ def compute(
     WorkerDiedError
         On a cluster, if a task's workers died as often as the scheduler allows, or if every
         worker stayed paused for lack of memory for :data:`PAUSED_PATIENCE` seconds.
+    ConnectionError
+        On a cluster whose scheduler went away during the computation.
+    ImportError
+        On a cluster whose workers run another version of xfskde (:func:`check_versions`).
     """
     results = list(collections)
     lazy = [i for i, item in enumerate(results) if dask.is_dask_collection(item)]

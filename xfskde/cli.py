@@ -24,6 +24,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import importlib
+import logging
 import os
 import re
 import signal
@@ -249,6 +250,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if not args.debug:  # each warning as one line, once, when it is raised
             stack.enter_context(warnings.catch_warnings())
             warnings.showwarning = _one_line_warnings(name, options)
+        stack.enter_context(_library_log_on_stderr(name))
         try:
             status = int(args.func(args) or 0)
             # now, not at exit: a reader that went away (| head) is a BrokenPipeError here
@@ -292,6 +294,31 @@ def main(argv: Sequence[str] | None = None) -> int:
             )
             return 1
     return status
+
+
+class _OneLineLog(logging.Handler):
+    """Prints each record of the logger ``xfskde`` (a cluster waited for that has no worker)
+    as one line on stderr, ``xfskde coefficients: warning: ...``."""
+
+    def __init__(self, name: str) -> None:
+        super().__init__(logging.INFO)
+        self.name_ = name
+
+    def emit(self, record: logging.LogRecord) -> None:
+        line = " ".join(record.getMessage().split())
+        print(f"{self.name_}: {record.levelname.lower()}: {line}", file=sys.stderr, flush=True)
+
+
+@contextlib.contextmanager
+def _library_log_on_stderr(name: str) -> Iterator[None]:
+    """While the command runs, what the library logs (logger ``xfskde``) is one line each on
+    stderr, named as the command's warnings are (Python would print it bare)."""
+    logger, handler = logging.getLogger("xfskde"), _OneLineLog(name)
+    logger.addHandler(handler)
+    try:
+        yield
+    finally:
+        logger.removeHandler(handler)
 
 
 def _one_line_warnings(name: str, options: frozenset[str] = frozenset()) -> Callable[..., None]:
