@@ -568,3 +568,22 @@ def test_maps_in_micrometres_keep_their_unit(tmp_path):
     assert list(scale.scale) == [1.0, 0.5, 0.5] and list(shift.translation) == [0.0, 1.75, 1.75]
     with pytest.raises(ParameterError, match="drop pixel_size"):
         write_ome_zarr(maps, tmp_path / "n.ome.zarr", pixel_size=0.25)
+
+
+def test_a_stack_of_maps_says_each_channel_its_units(tmp_path, maps):
+    """Maps with their own units (rad, 1, 1/pixel) stacked into one (c, y, x) array: the array
+    claims no one unit for all (the first map's "rad" was read by xarray as the unit of the
+    coherence and the energy), and says each channel's; what the maps share is kept."""
+    for i, form in enumerate((maps, xr.Dataset(maps))):
+        path = tmp_path / f"{i}.zarr"
+        write_ome_zarr(form, path, coarsest=64)
+        attrs = xr.open_zarr(path)["0"].attrs
+        assert "units" not in attrs and "orientation_convention" not in attrs
+        assert attrs["channel_units"] == ["rad", "1", maps["energy"].attrs["units"]]
+        assert attrs["channel_long_names"] == [maps[n].attrs["long_name"] for n in maps]
+        assert attrs["long_name"] == "orientation, coherence, energy"
+        assert attrs["stride"] == 8 and attrs["window"] == "box"  # the field's, shared
+    one = tmp_path / "one.zarr"  # one map: its own attrs, as they are
+    write_ome_zarr({"coherence": maps["coherence"]}, one, coarsest=64)
+    attrs = xr.open_zarr(one)["0"].attrs
+    assert attrs["units"] == "1" and "channel_units" not in attrs

@@ -206,6 +206,29 @@ def _maps(maps: Any) -> tuple[list[tuple[str, xr.DataArray]], bool]:
     return items, shared
 
 
+def _stack_attrs(items: Sequence[tuple[str, xr.DataArray]]) -> dict[str, Any]:
+    """The attrs of the ``(c, y, x)`` stack of maps that each carry their own: those every map
+    shares (the field's parameters, the input's), and, where the maps' ``units`` or
+    ``long_name`` differ, each channel's in ``channel_units`` / ``channel_long_names`` (in
+    channel order) instead of one that is true of the first map only. The first map's ``units``
+    (``"rad"``) was the stack's: xarray read the coherence and the energy of a maps store in
+    radians."""
+    first = dict(items[0][1].attrs)
+    same = {
+        k: v
+        for k, v in first.items()
+        if all(k in m.attrs and _jsonable(m.attrs[k]) == _jsonable(v) for _, m in items)
+    }
+    if len(items) > 1:
+        for key, plural in (("units", "channel_units"), ("long_name", "channel_long_names")):
+            said = [m.attrs.get(key) for _, m in items]
+            if key not in same and any(v is not None for v in said):
+                same[plural] = ["" if v is None else str(v) for v in said]
+        if "long_name" not in same:
+            same["long_name"] = ", ".join(name for name, _ in items)
+    return same
+
+
 #: The way out for a scene no OME-Zarr image holds (north-up, or any with a CRS).
 _GEOTIFF_INSTEAD = ("write a GeoTIFF (xfskde.io.geotiff.write_geotiff; on the command line, "
                     "name the output *.tif, not *.ome.tif)")  # fmt: skip
@@ -886,7 +909,7 @@ def write_ome_zarr(
         if unknown:
             raise ParameterError(f"axial names channels {unknown} that are not among {names}")
     attrs = dict(maps.attrs) if isinstance(maps, xr.DataArray | xr.Dataset) else {}
-    attrs = {**first.attrs, **attrs}
+    attrs = {**(first.attrs if shared else _stack_attrs(items)), **attrs}
     factor_um = _coordinate_unit(first, pixel_size) or _pixel_size(pixel_size, attrs)
     factor, unit = (factor_um, "micrometer") if factor_um else ((1.0, 1.0), None)
     sides = _chunk_sides(first, chunks)
