@@ -58,31 +58,58 @@ class FskdeAccessor:
     def density(self, theta: Any) -> xr.DataArray:
         """The density :math:`f(x, \\theta)` (eq. 1) → dims (y, x, theta).
 
-        See :func:`xfskde.fields.density`.
+        Parameters
+        ----------
+        theta : float or 1-D array_like
+            Angles in radians; they become the float ``theta`` coord. See
+            :func:`xfskde.fields.density`.
         """
         return fields.density(self._obj, theta)
 
     def canonicalize(self, ell: int = 1) -> xr.DataArray:
-        """F_ℓ-canonical form of every pixel's FS-KDE (eq. 8; section 4.3)."""
+        """F_ℓ-canonical form of every pixel's FS-KDE (eq. 8; section 4.3).
+
+        Parameters
+        ----------
+        ell : int
+            The level (default 1: F_1 canonicalization); see :func:`xfskde.fields.canonicalize`.
+        """
         return fields.canonicalize(self._obj, ell)
 
     def rotate(self, phi: float) -> xr.DataArray:
-        """Rotate every FS-KDE by ``phi`` radians (eq. 2): :math:`F_k e^{-ik\\phi}`."""
+        """Rotate every FS-KDE by ``phi`` radians (eq. 2): :math:`F_k e^{-ik\\phi}`.
+
+        Parameters
+        ----------
+        phi : float
+            One angle for every pixel (per-pixel angles: :func:`xfskde.rotate` with a DataArray
+            on the field's dims).
+        """
         return fields.rotate(self._obj, phi)
 
     def distance(self, other: xr.DataArray | np.ndarray) -> xr.DataArray:
         """Parseval distance (section 2.2) per pixel to ``other`` → dims (y, x).
 
-        See :func:`xfskde.fields.distance`.
+        Parameters
+        ----------
+        other : xarray.DataArray or numpy.ndarray
+            One FS-KDE (1-D along k, e.g. ``F.isel(y=3, x=2)``) or a field on the same grid;
+            see :func:`xfskde.fields.distance`.
         """
         return fields.distance(self._obj, other)
 
     def dominant_orientation(
         self, method: Literal["mean", "argmax"] = "mean", n_angles: int | None = None
     ) -> xr.DataArray:
-        """Dominant gradient angle per pixel → dims (y, x).
+        """Dominant gradient angle per pixel → dims (y, x), radians in [-π, π).
 
-        See :func:`xfskde.fields.dominant_orientation`.
+        Parameters
+        ----------
+        method : {"mean", "argmax"}
+            ``"mean"`` (default): -arg F_1; ``"argmax"``: the angle of the density's maximum.
+        n_angles : int, optional
+            Angles ``"argmax"`` samples (at least 2ℓ; default max(64, 4ℓ)). See
+            :func:`xfskde.fields.dominant_orientation`.
         """
         return fields.dominant_orientation(self._obj, method=method, n_angles=n_angles)
 
@@ -97,22 +124,45 @@ class FskdeAccessor:
     def coherence(self, kernel: Any = None) -> xr.DataArray:
         """Coherence of the gradient axes per pixel, in [0, 1]: (|F_2| / H_2) / (F_0 / H_0).
 
-        The kernel is read from the field's attrs unless given. See
-        :func:`xfskde.orientation.coherence`.
+        Parameters
+        ----------
+        kernel : Cos2KKernel or float, optional
+            The kernel the field was computed with, or its H_2/H_0; default: read from the
+            field's attrs. See :func:`xfskde.orientation.coherence`.
         """
         return _orientation.coherence(fields.check_field(self._obj), kernel)
 
     def energy(self, image_units: str | None = None) -> xr.DataArray:
         """Energy per pixel: the window's mean gradient magnitude F_0 / H_0.
 
-        See :func:`xfskde.orientation.energy`.
+        Parameters
+        ----------
+        image_units : str, optional
+            The units of the image's values (the result's ``units`` is ``"{image_units}/pixel"``);
+            default: those the field records, else ``"1/pixel"``. See
+            :func:`xfskde.orientation.energy`.
         """
         return _orientation.energy(fields.check_field(self._obj), image_units)
 
     def segment(self, n_textures: int, **kwargs: Any) -> xr.DataArray:
-        """Texture segmentation (ORTSEG, section 5.3) of this image; see :func:`xfskde.segment`."""
+        """Texture segmentation (ORTSEG, section 5.3) of this image.
+
+        Parameters
+        ----------
+        n_textures : int
+            The number of textures; ``**kwargs`` are those of :func:`xfskde.segment`.
+        """
         return segment(self._obj, n_textures, **kwargs)
 
     def to_zarr(self, store: Any, *, resume: bool = False, **kwargs: Any) -> Any:
-        """Write this field to a Zarr v3 store; see :func:`xfskde.write_coefficients`."""
+        """Write this field to a Zarr v3 store.
+
+        Parameters
+        ----------
+        store : str, pathlib.Path, URL or zarr store
+            Where to write (a path for work on a cluster: tasks open it themselves).
+        resume : bool
+            Finish an interrupted write (default False); ``**kwargs`` are those of
+            :func:`xfskde.write_coefficients`.
+        """
         return write_coefficients(fields.check_field(self._obj), store, resume=resume, **kwargs)

@@ -82,6 +82,19 @@ Nodata = Literal["auto"] | float | int | None
 
 
 def check_nodata(nodata: Any) -> None:
+    """Refuse a ``nodata=`` that is not one of the values :data:`Nodata` names.
+
+    Parameters
+    ----------
+    nodata : Any
+        What the caller gave as ``nodata``: ``"auto"``, a real number (NaN included) or None
+        pass; anything else (a boolean, another string, an array) is refused.
+
+    Raises
+    ------
+    ParameterError
+        Naming ``nodata`` and the values it takes.
+    """
     if nodata is None or (isinstance(nodata, str) and nodata == "auto"):
         return
     if isinstance(nodata, bool) or not isinstance(nodata, Real | np.number):
@@ -102,6 +115,21 @@ def mask_nodata(data: Any, nodata: NodataValue, axis: int = -1) -> Any:
     band (a tuple, :func:`xfskde._labels.image_nodata`), the bands along ``axis``: each
     band's samples equal to its own value become NaN, as a single value's do in every band
     (:func:`xfskde._labels.band_missing`).
+
+    Parameters
+    ----------
+    data : numpy.ndarray or dask.array.Array
+        The image's pixels, any real dtype.
+    nodata : number, tuple of numbers or None
+        The value that marks missing pixels, or one per band along ``axis``; None or NaN
+        masks nothing.
+    axis : int
+        The band axis of per-band values (default -1).
+
+    Returns
+    -------
+    numpy.ndarray or dask.array.Array
+        Of the work float dtype, NaN at the missing pixels; ``data`` itself for None or NaN.
     """
     if nodata is None or (isinstance(nodata, float) and math.isnan(nodata)):
         return data
@@ -129,6 +157,19 @@ def present_samples(image: xr.DataArray, field: xr.DataArray) -> xr.DataArray:
     field is NaN there already (so are the maps drawn from it); this reads only the image's
     pixels at the samples, not the field, e.g. to count the cells on data or to mask another
     result on the same grid. The result has the field's coords of its dims.
+
+    Parameters
+    ----------
+    image : xarray.DataArray
+        The image the field was computed from.
+    field : xarray.DataArray
+        Its field: :func:`local_fskde`'s result, whose ``stride`` and ``input_nodata`` attrs
+        are read.
+
+    Returns
+    -------
+    xarray.DataArray of bool
+        True where the sample's pixel holds data, on the field's dims less ``k``.
     """
     nodata = recorded_nodata(field.attrs.get("input_nodata", "none"))
     stride = int(field.attrs.get("stride", 1))
@@ -374,9 +415,25 @@ def local_fskde_dataarray(
     ``input_nodata_source``; ``nan_policy`` is ``"omit"`` when a nodata value was masked) and
     the scale and unit of the image's values where it records them (``input_scale_factor``,
     ``input_units``).
-    ``nodata`` and ``mask`` are as in :func:`local_fskde`; ``chosen_nan_policy`` says whether
-    ``params.nan_policy`` was given by the caller (a ``"raise"`` then refuses NaN pixels
-    whatever the image's metadata say: :func:`_resolve_nodata`) or is the default.
+
+    Parameters
+    ----------
+    image : xarray.DataArray
+        The image, ``(y, x)`` or with a colour dim, read by dim names.
+    params : LocalParameters
+        The kernel, window, stride, boundary, gradient and NaN policy.
+    nodata : "auto", number or None
+        As in :func:`local_fskde`.
+    mask : Any, optional
+        As in :func:`local_fskde`.
+    chosen_nan_policy : bool
+        Whether ``params.nan_policy`` was given by the caller (a ``"raise"`` then refuses NaN
+        pixels whatever the image's metadata say: :func:`_resolve_nodata`) or is the default.
+
+    Returns
+    -------
+    xarray.DataArray
+        The ``(y, x, k)`` field named ``"fskde"``, eager or lazy as the image.
     """
     asked = params.nan_policy
     value, source, params = _resolve_nodata(image, nodata, params, chosen_nan_policy)

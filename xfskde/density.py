@@ -44,6 +44,18 @@ def unit_phasor_powers(z: np.ndarray, length: int) -> np.ndarray:
 
     One complex multiplication per power and no trigonometric function: this is how every
     :math:`e^{-ik\\theta}` in xfskde is formed.
+
+    Parameters
+    ----------
+    z : numpy.ndarray
+        Unit phasors (e.g. ``exp(-1j * theta)``), any shape.
+    length : int
+        ℓ, the number of powers.
+
+    Returns
+    -------
+    numpy.ndarray, shape ``z.shape + (length,)``
+        Complex, at least complex64 (the precision of ``z``).
     """
     out = np.empty((*np.shape(z), length), dtype=np.result_type(z, np.complex64))
     out[..., 0] = 1.0

@@ -106,7 +106,7 @@ class Cos2KKernel:
     >>> kernel = Cos2KKernel(8)
     >>> kernel.length
     9
-    >>> round(kernel.coefficients[0] * 2 * np.pi, 12)
+    >>> round(float(kernel.coefficients[0] * 2 * np.pi), 12)
     1.0
     >>> Cos2KKernel(64, eps=1e-5).length
     28
@@ -174,6 +174,15 @@ class Cos2KKernel:
 
         Equals :meth:`__call__` for the exact, untruncated kernel; otherwise it is the kernel that
         the FS-KDE actually uses after truncation (eq. 7, Figure 4) or the normal approximation.
+
+        Parameters
+        ----------
+        theta : array_like
+            Angles in radians, any shape.
+
+        Returns
+        -------
+        numpy.ndarray of float64, the shape of ``theta``
         """
         theta = np.asarray(theta, dtype=np.float64)
         h = self.coefficients
