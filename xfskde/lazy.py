@@ -676,10 +676,11 @@ def local_fskde_dask(
     -------
     dask.array.Array
         Same values as the in-memory :func:`xfskde.local_fskde`, whatever the chunking: bit
-        for bit for Gaussian windows, cells and every complex64 field; complex128 fields of a
-        box (stride below its side) or a disk differ by float64 rounding (measured up to
-        5e-15 of the field's largest value), as their running and prefix sums start at each
-        tile of the core (:mod:`xfskde._core`). Its chunks follow the image's, except that
+        for bit for Gaussian windows and cells; for a box (stride below its side) or a disk,
+        whose running and prefix sums start at each tile of the core (:mod:`xfskde._core`),
+        to the rounding of those float64 sums (complex128 fields: measured up to 5e-15 of the
+        field's largest value; complex64 ones round them to float32, which hid it in every
+        case measured). Its chunks follow the image's, except that
         images in chunks more than :data:`LARGE_CHUNK` × :data:`DEFAULT_CHUNK` on a side are
         cut by :func:`plan_chunks` first (one chunk is one task, on one thread).
     """
