@@ -999,7 +999,8 @@ def _prepare(image: Any, chunks: int | None, halo: int, nodata: Nodata = "auto")
     NumPy data, any input when ``chunks`` is given, and Dask inputs with chunks more than
     :data:`xfskde.lazy.LARGE_CHUNK` times :data:`FEATURE_CHUNK` on a side, are cut by
     :func:`xfskde.lazy.plan_chunks` with a target of ``chunks`` or :func:`feature_chunk`; Dask
-    inputs otherwise keep their chunks (the engine merges any smaller than the halo). The
+    inputs otherwise keep their spatial chunks (the engine merges any smaller than the halo).
+    The channels are always one chunk: a pixel is missing when every channel is. The
     conversion runs in the tasks, block by block.
     """
     check_nodata(nodata)
@@ -1064,6 +1065,10 @@ def _prepare(image: Any, chunks: int | None, halo: int, nodata: Nodata = "auto")
             image = image.rechunk((rows, cols, -1))
         else:  # in place: neither copied nor hashed (dask_view)
             image = dask_view(image, (rows, cols, -1))
+    # a pixel is missing when every channel is (nodata), and its features read every channel:
+    # blockwise steps must see them all (a Dask image in one chunk per channel fitted another
+    # model: each channel's zeros counted as missing pixels)
+    image = image.rechunk({2: -1})
     attrs = {"input_nodata": "none" if value is None else value, "input_nodata_source": where}
     if isinstance(value, tuple):  # each band its own: a pixel with any band missing is missing
         from .._labels import nodata_record, pixel_nodata
