@@ -69,7 +69,23 @@ def check_field(field: Any, *, plain: str | None = None) -> xr.DataArray:
 def density(field: xr.DataArray, theta: Any) -> xr.DataArray:
     """The density :math:`f(x, \\theta)` (eq. 1) at angles ``theta`` → dims (y, x, theta).
 
-    ``theta`` (radians, any 1-D sequence or a scalar) becomes the float ``theta`` coord.
+    Parameters
+    ----------
+    field : xarray.DataArray
+        A ``(y, x, k)`` coefficient field (or one FS-KDE along ``k``).
+    theta : float or 1-D array_like
+        Angles in radians; a scalar is taken as one angle (a ``theta`` dim of length 1).
+
+    Returns
+    -------
+    xarray.DataArray
+        The field's dims without k, then ``theta`` with the angles as its float coord
+        (units ``rad``); named ``"density"``.
+
+    Raises
+    ------
+    ParameterError
+        For ``theta`` of more than one dimension.
     """
     field = check_field(field, plain="xfskde.evaluate(F, theta)")
     theta = np.atleast_1d(np.asarray(theta, dtype=np.float64))
@@ -103,9 +119,24 @@ def canonicalize(field: xr.DataArray, ell: int = 1) -> xr.DataArray:
 def rotate(field: xr.DataArray, phi: float) -> xr.DataArray:
     """Rotate every FS-KDE by ``phi`` radians (eq. 2): :math:`F_k e^{-ik\\phi}`.
 
-    ``phi`` is one angle for every pixel (a number, or a 0-d array or DataArray); per-pixel
-    angles are refused here (:func:`xfskde.rotate` takes them, as a DataArray on the field's
-    dims).
+    Parameters
+    ----------
+    field : xarray.DataArray
+        A ``(y, x, k)`` coefficient field (or one FS-KDE along ``k``).
+    phi : float
+        One angle in radians for every pixel (a number, or a 0-d array or DataArray).
+        Per-pixel angles are refused here: :func:`xfskde.rotate` takes them, as a DataArray
+        on the field's dims.
+
+    Returns
+    -------
+    xarray.DataArray
+        The rotated field, with the field's dims, coords and attrs, k in order.
+
+    Raises
+    ------
+    ParameterError
+        For ``phi`` of one or more dimensions.
     """
     field = check_field(field, plain="xfskde.rotate(F, phi)")
     if np.ndim(phi) != 0:
@@ -120,9 +151,24 @@ def rotate(field: xr.DataArray, phi: float) -> xr.DataArray:
 def distance(field: xr.DataArray, other: xr.DataArray | np.ndarray) -> xr.DataArray:
     """Parseval distance (section 2.2) per pixel to ``other`` → dims (y, x).
 
-    ``other`` is one FS-KDE (a 1-D array or DataArray along k, e.g. ``F.isel(y=3, x=2)``) or
-    a field on the same grid (its y/x coords must equal this field's). Different lengths ℓ
-    are allowed, as in :func:`xfskde.distance`.
+    Parameters
+    ----------
+    field : xarray.DataArray
+        A ``(y, x, k)`` coefficient field.
+    other : xarray.DataArray or numpy.ndarray
+        One FS-KDE (a 1-D array or DataArray along k, e.g. ``F.isel(y=3, x=2)``), or a field
+        on the same grid (its y/x coords must equal this field's). Different lengths ℓ are
+        allowed, as in :func:`xfskde.distance` (the shorter is zero-padded).
+
+    Returns
+    -------
+    xarray.DataArray
+        The distances, the fields' dims without k, named ``"distance"``.
+
+    Raises
+    ------
+    DimensionError
+        For a plain ``other`` of more than one axis.
     """
     field = check_field(field, plain="xfskde.distance(F, G)")
     field, other = _density._field_pair(field, other, ("field", "other"))

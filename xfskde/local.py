@@ -98,11 +98,13 @@ def overlap_depth(
     Parameters
     ----------
     window : {"gaussian", "box", "disk"} or Window
+        The window, as in :func:`xfskde.local_fskde`.
     size : float, optional
         The window size, as in :func:`xfskde.local_fskde` (not needed for a Window).
     gradient : {"central", "scharr", "gaussian"}
+        The gradient operator, as in :func:`xfskde.local_fskde`.
     gradient_scale : float
-        As in :func:`xfskde.local_fskde`.
+        σ of Gaussian derivatives, as in :func:`xfskde.local_fskde`.
 
     Returns
     -------
@@ -116,10 +118,29 @@ class LocalParameters:
 
     Parameters
     ----------
-    order, window, size, stride, eps, boundary, cval, approximation, nan_policy, gradient,
-    gradient_scale
-        As in :func:`xfskde.local_fskde`. The operator is kept as :attr:`gradient`, a
+    order : int or Cos2KKernel
+        As in :func:`xfskde.local_fskde`; kept as :attr:`kernel`, a Cos2KKernel.
+    window : {"gaussian", "box", "disk"} or Window
+        As in :func:`xfskde.local_fskde`; kept as :attr:`window`, a Window.
+    size : float
+        As in :func:`xfskde.local_fskde`.
+    stride : int
+        As in :func:`xfskde.local_fskde`.
+    eps : float, optional
+        As in :func:`xfskde.local_fskde` (with an integer ``order`` only).
+    boundary : str
+        As in :func:`xfskde.local_fskde`.
+    cval : float
+        As in :func:`xfskde.local_fskde`.
+    approximation : str
+        As in :func:`xfskde.local_fskde` (with an integer ``order`` only).
+    nan_policy : {"raise", "omit"}
+        As in :func:`xfskde.local_fskde`.
+    gradient : {"central", "scharr", "gaussian"}
+        As in :func:`xfskde.local_fskde`; the operator is kept as :attr:`gradient`, a
         :class:`~xfskde.gradients.GradientOperator`.
+    gradient_scale : float
+        As in :func:`xfskde.local_fskde`.
     """
 
     def __init__(
@@ -157,6 +178,7 @@ class LocalParameters:
 
     @property
     def length(self) -> int:
+        """ℓ, the number of coefficients k = 0 .. ℓ-1 each sample gets (the kernel's)."""
         return self.kernel.length
 
     @property
@@ -169,6 +191,9 @@ class LocalParameters:
         return self.kernel.coefficients * self.window.sum_scale
 
     def profile(self) -> np.ndarray:
+        """The 1-D weights the compiled core applies along each axis: the Gaussian's profile
+        (summing to one), ones for a box (:meth:`scale` normalises its sum), and ones for a
+        disk, which the core does not read (it takes :meth:`half_widths`)."""
         if self.window.kind == "box":
             return np.ones(int(self.window.size))
         if self.window.kind == "gaussian":
@@ -176,11 +201,15 @@ class LocalParameters:
         return np.ones(2 * self.window.radius + 1)
 
     def half_widths(self) -> np.ndarray:
+        """The disk's half-width for each row offset (:meth:`Window.half_widths`); ``[0]``
+        for a box or Gaussian, which the compiled core does not read."""
         if self.window.kind == "disk":
             return self.window.half_widths()
         return np.zeros(1, dtype=np.int64)
 
     def kind_code(self) -> int:
+        """The window's kind as the compiled core numbers it: box, separable (Gaussian) or
+        disk."""
         return {"box": _core.BOX, "gaussian": _core.SEPARABLE, "disk": _core.DISK}[self.window.kind]
 
     def attrs(self) -> dict[str, object]:
@@ -266,6 +295,7 @@ def local_fskde_block(
         the requested samples that lies inside the image; pixels beyond the image edge are read
         through the boundary mode, so a block at the edge needs no padding.
     params : LocalParameters
+        The checked parameters (window, stride, kernel, boundary, gradient, nan_policy).
     image_shape : (int, int)
         Shape (H, W) of the whole image (where its true edges are).
     src_origin : (int, int)
@@ -273,6 +303,7 @@ def local_fskde_block(
     rows, cols : (int, int)
         Half-open ranges of *sample* indices i, j to compute (sample i sits at row i*s + o).
     out_dtype : complex dtype
+        The dtype of the coefficients returned (default complex128).
     threads : int
         Tiles are spread over this many threads (numba releases the GIL).
     inside : numpy.ndarray of bool, (rows, cols), optional
@@ -386,7 +417,7 @@ def local_fskde_block(
 
 def missing_pixels(pixels: Any, channel_axis: int) -> Any:
     """Whether each pixel is missing: not finite in any channel (NaN, ±inf; nodata is NaN by
-    then), ``pixels`` NumPy or Dask with the channels along ``channel_axis``.
+    then).
 
     The one rule for a sample's own pixel: the field is NaN there (:func:`local_fskde_block`
     under ``nan_policy="omit"``), and :func:`xfskde.api.present_samples` says so from the
@@ -394,6 +425,18 @@ def missing_pixels(pixels: Any, channel_axis: int) -> Any:
     value (as GDAL and rioxarray leave nodata pixels nodata), so every map drawn from it —
     orientation, coherence, energy, a density — says so instead of reading a missing area as
     one without gradients (where the coefficients are 0).
+
+    Parameters
+    ----------
+    pixels : numpy.ndarray or dask.array.Array
+        The image's pixels, the channels along ``channel_axis``.
+    channel_axis : int
+        The axis of the channels (of length 1 for a single-channel image).
+
+    Returns
+    -------
+    numpy.ndarray or dask.array.Array of bool
+        ``pixels``' shape without ``channel_axis``.
     """
     return ~np.isfinite(pixels).any(axis=channel_axis)
 
@@ -420,10 +463,29 @@ def local_fskde_numpy(
 ) -> np.ndarray:
     """The in-memory face: the block core on the whole image, tiled over ``threads`` threads.
 
-    ``threads`` defaults to every core; code that runs inside Dask tasks passes 1 (Dask owns
-    the parallelism there). ``mask`` is a boolean foreground covering the image's extent at any
-    resolution: samples outside it are NaN and tiles without foreground are not computed
-    (``inside`` of :func:`local_fskde_block`).
+    Parameters
+    ----------
+    image : numpy.ndarray
+        ``(y, x)``, or 3-D with the channels along ``channel_axis``.
+    params : LocalParameters
+        The checked parameters; NaN pixels are refused unless ``params.nan_policy`` is
+        ``"omit"``.
+    channel_axis : int, optional
+        The axis of a 3-D ``image`` that holds the channels; None for a 2-D image.
+    threads : int, optional
+        Threads to tile over; default every core. Code that runs inside Dask tasks passes 1
+        (Dask owns the parallelism there).
+    mask : numpy.ndarray of bool, optional
+        A foreground covering the image's extent at any resolution: samples outside it are
+        NaN and tiles without foreground are not computed (``inside`` of
+        :func:`local_fskde_block`).
+
+    Returns
+    -------
+    numpy.ndarray, complex, shape (samples along y, samples along x, ℓ)
+        The coefficients at the stride's samples: complex64 for images of float32 (or
+        smaller floats) and integers of up to 16 bits, else complex128
+        (:func:`xfskde.gradients.result_float_dtype`).
     """
     image = np.asarray(image)
     ftype = result_float_dtype(image.dtype)

@@ -36,6 +36,8 @@ class Window:
     Parameters
     ----------
     kind : {"box", "gaussian", "disk"}
+        The window's shape: a square of equal weights, a Gaussian truncated at
+        :data:`GAUSSIAN_TRUNCATE` sigmas, or a disk of equal weights.
     size : float
         Box side (integer), Gaussian sigma, or disk radius, in pixels.
     """
@@ -95,10 +97,20 @@ class Window:
     def halo(self, stencil_radius: int) -> int:
         """The halo a block needs on each side for gradients of stencil radius ``stencil_radius``.
 
-        The window around a sample reaches ``radius`` pixels, and the gradient at its last pixel
-        reads ``stencil_radius`` more (1 for central differences and Scharr, ⌈4σ⌉ for Gaussian
-        derivatives: :attr:`xfskde.gradients.GradientOperator.radius`). This is the one place
-        the halo is formed.
+        The window around a sample reaches :attr:`radius` pixels, and the gradient at its last
+        pixel reads ``stencil_radius`` more. This is the one place the halo is formed.
+
+        Parameters
+        ----------
+        stencil_radius : int
+            The pixels the gradient operator reads beyond the pixel it is computed at: 1 for
+            central differences and Scharr, ⌈4σ⌉ for Gaussian derivatives
+            (:attr:`xfskde.gradients.GradientOperator.radius`).
+
+        Returns
+        -------
+        int
+            ``radius + stencil_radius``, in pixels.
         """
         return self.radius + int(stencil_radius)
 
@@ -150,7 +162,20 @@ class Window:
 
 
 def make_window(window: str | Window, size: float | None = None) -> Window:
-    """Return a :class:`Window` from a kind name and a size (or pass a Window through)."""
+    """Return a :class:`Window` from a kind name and a size (or pass a Window through).
+
+    Parameters
+    ----------
+    window : {"box", "gaussian", "disk"} or Window
+        The window's kind; a Window is returned as it is.
+    size : float, optional
+        Box side, Gaussian sigma or disk radius, in pixels; needed with a kind, unused with
+        a Window.
+
+    Returns
+    -------
+    Window
+    """
     if isinstance(window, Window):
         return window
     return Window(window, size)

@@ -58,8 +58,9 @@ def _shown(value: Any, action: argparse.Action) -> str:
 
 class DefaultsHelpFormatter(argparse.HelpFormatter):
     """Every option's help ends with its default, ``(default: 8)``, unless the help already
-    states it (``(8)``, ``default 8``, ``default: 8``); options whose default is None or False
-    (a flag, or an option that is off unless given) say nothing."""
+    states it so (``(default: 8)``: one style for every command, tests/test_cli_help.py);
+    options whose default is None or False (a flag, or an option that is off unless given)
+    say nothing, or say what they stand for in the same style (``(default: one per core)``)."""
 
     def _get_help_string(self, action: argparse.Action) -> str:
         help_text = action.help or ""
@@ -74,7 +75,7 @@ class DefaultsHelpFormatter(argparse.HelpFormatter):
             return help_text
         shown = _shown(default, action)
         said = re.escape(shown)
-        if re.search(rf"\({said}\)|\bdefault:?\s+'?{said}(?![\w.])", help_text):
+        if re.search(rf"\(default: {said}\)", help_text):
             return help_text
         # the help is a %-format string (argparse fills in %(prog)s, ...): escape the default
         return f"{help_text} (default: {shown.replace('%', '%%')})".strip()
@@ -157,7 +158,7 @@ def add_fskde_options(parser: argparse.ArgumentParser, *, window: str = "gaussia
     group.add_argument("--stride", type=int, default=stride, help="sample every N-th pixel")
     group.add_argument(
         "--eps", type=float, default=None,
-        help="truncation threshold ε (eq. 7); without it all K + 1 coefficients are kept",
+        help="truncation threshold ε (eq. 7) (default: none, all K + 1 coefficients kept)",
     )  # fmt: skip
     group.add_argument(
         "--boundary", choices=BOUNDARY_MODES,
@@ -165,9 +166,9 @@ def add_fskde_options(parser: argparse.ArgumentParser, *, window: str = "gaussia
     )  # fmt: skip
     group.add_argument(
         "--nan-policy", choices=NAN_POLICIES, default=None,
-        help="'omit' gives gradients touching NaN pixels zero weight; 'raise' refuses them. "
-        "Default: refused, but omitted in a file with a nodata value (its nodata pixels are "
-        "NaN once read), as local_fskde without nan_policy",
+        help="'omit' gives gradients touching NaN pixels zero weight; 'raise' refuses them "
+        "(default: raise, but omit for an input with a nodata value, whose nodata pixels are "
+        "NaN once read)",
     )  # fmt: skip
     group.add_argument(
         "--gradient", choices=GRADIENT_OPERATORS, default="central",
@@ -177,8 +178,7 @@ def add_fskde_options(parser: argparse.ArgumentParser, *, window: str = "gaussia
     )  # fmt: skip
     group.add_argument(
         "--gradient-scale", type=float, default=None,
-        help="σ of the Gaussian derivatives, in pixels (1 when not given; --gradient gaussian "
-        "only)",
+        help="σ of the Gaussian derivatives, in pixels; --gradient gaussian only (default: 1)",
     )  # fmt: skip
 
 
@@ -273,8 +273,8 @@ def add_dims_option(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--dims", type=dims_option, default=None, metavar="AXIS,AXIS,...",
         help="the names of the axes of an input that records none (an NPY file, a Zarr array "
-        "without dimension names), in order: c,y,x for planar colour, z,y,x for a stack (with "
-        "--plane z=N); needed where its shape cannot tell (a first axis of 2 to 4)",
+        "without dimension names), in order: c,y,x for planar colour, z,y,x for a stack; needed "
+        "where its shape cannot tell (a first axis of 2 to 4)",
     )  # fmt: skip
 
 
@@ -328,7 +328,7 @@ def add_level_options(parser: argparse.ArgumentParser) -> None:
         "--channels", type=channels_option, default=None, metavar="NAME,NAME|N,N",
         help="the channels of the input to read, in this order: by name where it names them "
         "(OME-TIFF and OME-Zarr channel names, a GeoTIFF's band descriptions: DAPI,CD3 or "
-        "B04,B03,B02; 'xfskde info' lists them) or by index (0,2); default all",
+        "B04,B03,B02; 'xfskde info' lists them) or by index (0,2) (default: all)",
     )  # fmt: skip
     add_dims_option(parser)
     group = parser.add_mutually_exclusive_group()

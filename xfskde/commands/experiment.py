@@ -26,6 +26,14 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     inner = parser.add_subparsers(dest="experiment", metavar="NAME", required=True)
     for name, module_name in EXPERIMENTS.items():
         module = importlib.import_module(f"xfskde.experiments.{module_name}")
-        sub = inner.add_parser(name, help=module.__doc__.strip().splitlines()[0])
+        # the docstring's first line, a sentence: the description, and (lower case, without
+        # its full stop, as the other commands' lines) the line ``xfskde experiment --help``
+        # lists it by
+        summary = module.__doc__.strip().splitlines()[0]
+        sub = inner.add_parser(
+            name,
+            help=summary[0].lower() + summary[1:].rstrip("."),
+            description=f"{summary} Prints the table beside the paper's result.",
+        )
         module.add_arguments(sub)
         sub.set_defaults(func=module.run)

@@ -52,13 +52,14 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
         "info",
         help="describe a store xfskde wrote (--verify: check every chunk) or an input image",
-        description="Describe a Zarr store written by xfskde coefficients or xfskde segment: "
-        "its variable, shape, dtype, chunks, completeness (exit status 1 when incomplete) and "
-        "attributes, arrays among them summarised by shape and dtype. With --verify, read "
-        "every chunk back and list the damaged and missing ones (exit status 1 if any). Or "
-        "describe an input image (TIFF/OME-TIFF/SVS, Zarr, PNG, NPY): its format and, for each "
-        "pyramid level, its shape, dtype, tile or chunk, and pixel size when the file records "
-        "one.",
+        description="Describe a store written by xfskde coefficients, maps or segment (Zarr "
+        "or OME-Zarr): its completeness (exit status 1 when incomplete), variable, shape, "
+        "dtype, chunks and attributes, arrays among them summarised by shape and dtype. With "
+        "--verify, read every chunk back and list the damaged and missing ones (exit status 1 "
+        "if any). Or describe an input image (TIFF/OME-TIFF/SVS, Zarr, PNG, NPY, JPEG 2000, "
+        "VRT): its format and, for each pyramid level, its shape, dtype, tile or chunk, and "
+        "pixel size when the file records one; or a GeoJSON of regions: its features by class, "
+        "the frame of their coordinates and their extent.",
     )
     parser.add_argument(
         "store",

@@ -52,7 +52,16 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
         "maps",
         help="write orientation, coherence and energy maps of an image as an OME-Zarr pyramid",
-        description=__doc__.split(":", 1)[1].strip(),
+        description="Compute the local FS-KDE of an image (the options of xfskde coefficients) "
+        "block by block, never whole, and reduce it to three maps: the axial orientation of "
+        "its structures in [0, π) radians, their coherence in [0, 1] and the energy (the local "
+        "mean gradient magnitude). They are written as the channels of one float32 (c, y, x) "
+        "OME-Zarr image, which napari, OMERO, QuPath and other NGFF viewers open: level 0 "
+        "block by block with a completion record, then a pyramid to about 512 pixels. An "
+        "interrupted or failed run continues with --resume (only the missing blocks of level 0 "
+        "are computed; with --verify, the blocks already written are read back first and the "
+        "damaged computed again). An output named *.ome.tif, *.tif or *.png is written as one "
+        "OME-TIFF, a GeoTIFF or a picture instead.",
     )
     add_field_options(
         parser,

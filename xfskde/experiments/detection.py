@@ -73,6 +73,7 @@ def rotate_and_crop(
     degrees : float
         The largest angle; 0 only crops.
     seed : int
+        Seed of the random angles.
 
     Returns
     -------
@@ -257,20 +258,56 @@ def _format(row: dict) -> str:
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--root", type=Path, default=None,
-                        help="unpacked INRIAPerson folder (default: offline proxy)")  # fmt: skip
-    parser.add_argument("--lengths", nargs="+", action=_IntList, default=(4, 8, 16, 32, 64),
-                        metavar="N", help="numbers per 8x8 block, 4,8 or 4 8")  # fmt: skip
-    parser.add_argument("--rotate", action="store_true",
-                        help="also run with random ±15° rotations and print each drop")  # fmt: skip
-    parser.add_argument("--train", type=int, default=None,
-                        help="training windows, >= 4 (proxy default 600; INRIA: all)")  # fmt: skip
-    parser.add_argument("--test", type=int, default=None,
-                        help="testing windows, >= 4 (proxy default 400; INRIA: all)")  # fmt: skip
-    parser.add_argument("--seed", type=int, default=0, help="seed (0)")
+    """Declare the options of ``xfskde experiment detection``.
+
+    Parameters
+    ----------
+    parser : argparse.ArgumentParser
+        The experiment's subcommand parser; each option is a parameter of
+        :func:`detection_experiment` (``--train`` its ``n_train``), with its default.
+    """
+    parser.add_argument(
+        "--root", type=Path, default=None,
+        help="unpacked INRIAPerson folder (default: the offline proxy)",
+    )  # fmt: skip
+    parser.add_argument(
+        "--lengths", nargs="+", action=_IntList, default=(4, 8, 16, 32, 64), metavar="N",
+        help="descriptor lengths, numbers per 8x8 block: 4,8 or 4 8",
+    )  # fmt: skip
+    parser.add_argument(
+        "--rotate", action="store_true",
+        help="also run with random ±15° rotations and print each drop",
+    )  # fmt: skip
+    parser.add_argument(
+        "--train", type=int, default=None,
+        help="training windows, >= 4 (default: 600 of the proxy, all of INRIA's)",
+    )  # fmt: skip
+    parser.add_argument(
+        "--test", type=int, default=None,
+        help="testing windows, >= 4 (default: 400 of the proxy, all of INRIA's)",
+    )  # fmt: skip
+    parser.add_argument("--seed", type=int, default=0, help="random seed")
 
 
 def run(args: argparse.Namespace) -> int:
+    """Run the experiment from parsed arguments and print the accuracy table.
+
+    Parameters
+    ----------
+    args : argparse.Namespace
+        The options of :func:`add_arguments`, passed to :func:`detection_experiment` (twice
+        with ``--rotate``: upright, then rotated, and the loss of accuracy printed).
+
+    Returns
+    -------
+    int
+        Exit status 0.
+
+    Raises
+    ------
+    ValueError
+        For ``--train`` or ``--test`` below 4 (each needs windows of both classes).
+    """
     for flag, n in (("--train", args.train), ("--test", args.test)):
         if n is not None and n < 4:
             raise ValueError(f"{flag} must be >= 4 (windows of both classes), got {n}")

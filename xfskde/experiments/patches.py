@@ -224,11 +224,13 @@ def auc_table(rows: list[dict]) -> str:
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """Options of ``xfskde experiment patches``.
+    """Declare the options of ``xfskde experiment patches``.
 
     Parameters
     ----------
     parser : argparse.ArgumentParser
+        The experiment's subcommand parser; each option is a parameter of
+        :func:`patches_experiment`, with its default.
     """
     parser.add_argument(
         "--root", default=None, help="folder of a downloaded UBC copy (default: the proxy)"
@@ -239,7 +241,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--rotate", action="store_true", help="rotate patches randomly (Fig. 8)")
     parser.add_argument("--lengths", nargs="+", action=_IntList, default=tuple(DEFAULT_LENGTHS),
                         metavar="N", help="descriptor lengths, 4,10 or 4 10")  # fmt: skip
-    parser.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
+    parser.add_argument("--seed", type=int, default=0, help="random seed")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -253,7 +255,7 @@ def run(args: argparse.Namespace) -> int:
     Returns
     -------
     int
-        Exit code 0.
+        Exit status 0.
     """
     if args.pairs < 2:
         raise ValueError(f"--pairs must be >= 2, got {args.pairs}")

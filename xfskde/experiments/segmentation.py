@@ -110,6 +110,7 @@ def segmentation_experiment(
     methods, datasets : tuple of str
         Rows and columns of the table.
     seed : int
+        Seed of the first image of each data set (the others: ``seed + 1`` ...).
     verbose : bool
         Print progress.
 
@@ -171,22 +172,44 @@ def _ints(text: str) -> tuple[int, ...]:
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """Declare the options of ``xfskde experiment segmentation``.
+
+    Parameters
+    ----------
+    parser : argparse.ArgumentParser
+        The experiment's subcommand parser; each option is a parameter of
+        :func:`segmentation_experiment` (``--images`` its ``n_images``), with its default.
+    """
     parser.add_argument("--images", type=int, default=5,
-                        help="images per data set, >= 2 for leave-one-out (default 5)")  # fmt: skip
-    parser.add_argument("--size", type=int, default=256, help="image side in pixels (256)")
+                        help="images per data set, >= 2 for leave-one-out")  # fmt: skip
+    parser.add_argument("--size", type=int, default=256, help="image side in pixels")
     parser.add_argument("--window-sizes", type=_floats, default=(3.0, 4.0, 6.0),
-                        help="Gaussian sigmas to choose from, comma separated (3,4,6)")  # fmt: skip
-    parser.add_argument("--color-bins", type=_ints, default=(16,), help="colour bins (16)")
+                        help="Gaussian sigmas to choose from, comma separated")  # fmt: skip
+    parser.add_argument("--color-bins", type=_ints, default=(16,),
+                        help="colour bins per channel to choose from, comma separated")  # fmt: skip
     parser.add_argument("--angle-bins", type=_ints, default=(8, 16, 40),
-                        help="gradient histogram bins, paper 8..40 (8,16,40)")  # fmt: skip
+                        help="gradient histogram bins to choose from, paper 8..40")  # fmt: skip
     parser.add_argument("--coefficients", type=_ints, default=(4, 8, 16),
-                        help="complex FS-KDE coefficients, paper 4..20 (4,8,16)")  # fmt: skip
+                        help="complex FS-KDE coefficients to choose from, paper 4..20")  # fmt: skip
     parser.add_argument("--weights", type=_floats, default=(0.25, 0.5, 1.0),
-                        help="gradient-group weights to choose from (0.25,0.5,1)")  # fmt: skip
+                        help="gradient-group weights to choose from")  # fmt: skip
     parser.add_argument("--seed", type=int, default=0, help="first image seed")
 
 
 def run(args: argparse.Namespace) -> int:
+    """Run the experiment from parsed arguments and print Table 1 and the settings chosen.
+
+    Parameters
+    ----------
+    args : argparse.Namespace
+        The options of :func:`add_arguments`, passed to :func:`segmentation_experiment`
+        (with ``verbose=True``: progress is printed as it goes).
+
+    Returns
+    -------
+    int
+        Exit status 0.
+    """
     results = segmentation_experiment(
         n_images=args.images, size=args.size, window_sizes=args.window_sizes,
         color_bins=args.color_bins, angle_bins=args.angle_bins, coefficients=args.coefficients,

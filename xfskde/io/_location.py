@@ -65,8 +65,19 @@ _ESCAPED = re.compile(r"\\u([0-9a-fA-F]{4})")
 def micrometres(value: Any, unit: Any) -> float | None:
     """A length in µm, or None if the value or its unit is not a known physical length.
 
-    The unit may be escaped as ImageJ and Fiji write it in their description (``\\u00B5m``,
-    the micro sign; ``\\u03BCm``, the Greek mu)."""
+    Parameters
+    ----------
+    value : Any
+        The length, a number or its text; not a positive finite number: None.
+    unit : Any
+        Its unit (``"nm"``, ``"mm"``, ``"micron"``, ...), escaped as ImageJ and Fiji write it
+        in their description (``\\u00B5m``, the micro sign; ``\\u03BCm``, the Greek mu) or
+        not; None means :data:`UNITS`, µm.
+
+    Returns
+    -------
+    float or None
+    """
     try:
         length = float(value)
     except (TypeError, ValueError):
@@ -106,6 +117,7 @@ class Location:
 
     @property
     def is_local(self) -> bool:
+        """Whether this is a local path (protocol ``"file"``)."""
         return self.protocol == "file"
 
     @property
@@ -131,6 +143,7 @@ class Location:
 
     @property
     def stem(self) -> str:
+        """:attr:`name` without its last suffix (``"slide.ome"`` for ``"slide.ome.tif"``)."""
         return Path(self.name).stem
 
     def _key(self) -> tuple[str, str]:
@@ -202,12 +215,14 @@ class Location:
             return
 
     def is_dir(self) -> bool:
+        """Whether a directory is here (remotely: a prefix with objects under it)."""
         if self.is_local:
             return os.path.isdir(self.url)
         fs, path = self.filesystem()
         return bool(fs.isdir(path))
 
     def is_file(self) -> bool:
+        """Whether a file (remotely: an object) is here."""
         if self.is_local:
             return os.path.isfile(self.url)
         fs, path = self.filesystem()
@@ -227,7 +242,17 @@ class Location:
     def holds(self, other: Location) -> bool:
         """Whether ``other`` is this location or lies under it (a file in this folder, at any
         depth): local paths compared once symbolic links are resolved, URLs of the same
-        protocol by their paths."""
+        protocol by their paths.
+
+        Parameters
+        ----------
+        other : Location
+            The location that may lie here; of another protocol it never does.
+
+        Returns
+        -------
+        bool
+        """
         if self.protocol != other.protocol:
             return False
         if self.is_local:
@@ -249,7 +274,18 @@ class Location:
             fs.rm(path, recursive=True)
 
     def open(self, mode: str = "rb") -> Any:
-        """An open binary file (random access: remote files are read by ranges)."""
+        """An open binary file (random access: remote files are read by ranges).
+
+        Parameters
+        ----------
+        mode : str
+            As :func:`open` and fsspec take it: ``"rb"`` (the default) to read, ``"wb"`` to
+            write.
+
+        Returns
+        -------
+        file-like
+        """
         if self.is_local:
             return open(self.url, mode)
         fs, path = self.filesystem()
@@ -357,6 +393,13 @@ class Location:
         rewritten since, its tiles would be read at the old layout's offsets, or another
         image's pixels mixed with the first one's.
 
+        Parameters
+        ----------
+        version : str
+            The version the image was opened on (:meth:`version`, or ``current``'s then).
+        current : callable, optional
+            What gives the version now; default :meth:`version` of this location.
+
         Raises
         ------
         ImageReadError
@@ -382,7 +425,18 @@ class Location:
 
     def zarr_store(self, *, read_only: bool = False) -> Any:
         """What ``zarr.open_*`` takes: the path itself when local (a local zip file: a
-        ``ZipStore``, read only: writers refuse zip files), else an ``FsspecStore``."""
+        ``ZipStore``, read only: writers refuse zip files), else an ``FsspecStore``.
+
+        Parameters
+        ----------
+        read_only : bool
+            Open a remote store read only (a local path is opened as ``zarr.open_*``'s mode
+            says; a local zip file is always read only).
+
+        Returns
+        -------
+        str, zarr.storage.ZipStore or zarr.storage.FsspecStore
+        """
         if self.is_local and self.is_zip:
             import zarr.storage
 
@@ -605,7 +659,25 @@ def locate_beside(source: str | os.PathLike, other: Location) -> Location:
 
 def store_target(store: Any, storage_options: Mapping[str, Any] | None = None) -> Any:
     """Where a store is: a :class:`Location` for a path or URL (absolute, decided here on the
-    client), a zarr store object as it is."""
+    client), a zarr store object as it is.
+
+    Parameters
+    ----------
+    store : str, os.PathLike, Location or zarr store
+        The store's path or URL, its Location, or a zarr store object.
+    storage_options : mapping, optional
+        Options of the fsspec filesystem of a URL; refused with a zarr store object, which
+        carries its own.
+
+    Returns
+    -------
+    Location or zarr store
+
+    Raises
+    ------
+    ParameterError
+        For ``storage_options`` with a zarr store object.
+    """
     if isinstance(store, Location):
         return store
     if isinstance(store, str | os.PathLike):
@@ -618,5 +690,16 @@ def store_target(store: Any, storage_options: Mapping[str, Any] | None = None) -
 
 
 def zarr_like(store: Any) -> Any:
-    """What ``zarr.open_*`` takes for a store target."""
+    """What ``zarr.open_*`` takes for a store target.
+
+    Parameters
+    ----------
+    store : Location or zarr store
+        A target of :func:`store_target`.
+
+    Returns
+    -------
+    str or zarr store
+        :meth:`Location.zarr_store` of a Location, anything else as it is.
+    """
     return store.zarr_store() if isinstance(store, Location) else store

@@ -107,7 +107,7 @@ def write_ome_tiff(
         The file to write, a local path (``*.ome.tif`` by convention).
     labels : mapping of str to DataArray, optional
         Integer ``(y, x)`` label images, e.g. ``{"textures": xfskde.segment(...)}``.
-    axial, pixel_size, coarsest, name, scheduler, progress
+    axial, pixel_size, coarsest, name
         As in :func:`xfskde.io.write_ome_zarr`.
     tile : int
         Tile side of every level in pixels, a positive multiple of 16 (default 256).
@@ -116,6 +116,8 @@ def write_ome_tiff(
         reader decodes); None stores them raw.
     overwrite : bool
         Replace a file at ``path``; otherwise an existing file is refused.
+    scheduler, progress
+        As in :func:`xfskde.io.write_ome_zarr`.
 
     Returns
     -------
@@ -156,7 +158,18 @@ def temporary_ome_zarr(path: str | os.PathLike) -> Iterator[Path]:
     fixed, so a run killed before it could remove it (SIGKILL, a power cut) leaves one, which
     the next write of the same file removes first; an interrupt (Ctrl-C, SIGTERM) removes it
     and says so in a note on the exception, naming it, since a run killed outright would
-    have left it there."""
+    have left it there.
+
+    Parameters
+    ----------
+    path : str or path-like
+        The OME-TIFF to be written, a local path.
+
+    Yields
+    ------
+    pathlib.Path
+        The store's absolute path (nothing there yet).
+    """
     path = Path(os.fspath(path)).resolve()
     store = path.with_name(f".{path.name}.ome.zarr")
     path.parent.mkdir(parents=True, exist_ok=True)

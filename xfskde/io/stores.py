@@ -1123,7 +1123,7 @@ def write_blocks(
         A path for work on a cluster (tasks open it themselves).
     name : str
         Name of the array in the store.
-    chunks, resume, overwrite, compute, scheduler, progress, verify
+    chunks, resume, overwrite, compute, scheduler, progress
         As in :func:`write_coefficients` (the same chunk default: the data's own Dask chunks,
         else :func:`xfskde.lazy.plan_chunks`).
     compressors : zarr codecs, None, "auto" or "default"

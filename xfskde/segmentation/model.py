@@ -307,6 +307,7 @@ class TextureModel:
 
     @property
     def n_textures(self) -> int:
+        """The number of textures: the rows of :attr:`endmembers`."""
         return int(self.endmembers.shape[0])
 
     @property
@@ -466,9 +467,28 @@ class TextureModel:
         nodata: Nodata = "auto",
         match_levels: bool | str = False,
     ) -> Any:
-        """Per-pixel abundances (y, x, n_textures) of the textures, following the input kind;
-        NaN outside ``mask`` and at missing pixels (as in :func:`segment`). Texture i has
-        label i + 1. ``match_levels`` as in :meth:`predict`."""
+        """Per-pixel abundances of the textures: each texture's share of the pixel's window.
+
+        Parameters
+        ----------
+        image : numpy.ndarray, dask.array.Array, xarray.DataArray or PIL picture
+            As in :func:`segment`, of the channels of the image the model was fitted on.
+        chunks : int, optional
+            As in :func:`segment`.
+        mask : "auto", path, array or DataArray, optional
+            As in :func:`segment`.
+        nodata : "auto", number or None
+            As in :func:`segment`.
+        match_levels : bool or "channels"
+            As in :meth:`predict`.
+
+        Returns
+        -------
+        numpy.ndarray, dask.array.Array or xarray.DataArray of float32, shape (y, x, n_textures)
+            Following the input kind: in [0, 1], summing to 1 over the textures; NaN outside
+            ``mask`` and at missing pixels (as in :func:`segment`). Texture i (from 0) has
+            label i + 1.
+        """
         return _apply(image, self, "abundances", chunks, mask, nodata, match_levels)
 
     def predict(
@@ -483,6 +503,26 @@ class TextureModel:
         """Labels 1 .. n_textures (arg-max abundance), :data:`BACKGROUND` (0) outside ``mask``
         and at missing pixels (as in :func:`segment`), following the input kind.
 
+        Parameters
+        ----------
+        image : numpy.ndarray, dask.array.Array, xarray.DataArray or PIL picture
+            As in :func:`segment`, of the channels of the image the model was fitted on.
+        chunks : int, optional
+            As in :func:`segment`.
+        mask : "auto", path, array or DataArray, optional
+            As in :func:`segment`.
+        nodata : "auto", number or None
+            As in :func:`segment`.
+        match_levels : bool or "channels"
+            Map the image's levels onto the model's first (below); default False.
+
+        Returns
+        -------
+        numpy.ndarray, dask.array.Array or xarray.DataArray of uint8, shape (y, x)
+            As :func:`segment` returns its labels.
+
+        Notes
+        -----
         With ``match_levels=True`` the image's values are first mapped linearly so that its
         black and white levels (0.1th and 99.9th percentiles of all channels on 16 random
         tiles) are those the model was fitted on (:attr:`value_range`; the image's are
@@ -2421,8 +2461,56 @@ def fit_textures(
 ) -> TextureModel:
     """Fit the pure texture features of an image on a sample of its pixels.
 
-    Parameters are those of :func:`segment`; every ``"auto"`` is decided here, by the rule of
-    :mod:`xfskde.segmentation.defaults`, and recorded in the model's ``choices``.
+    What :func:`segment` does before it labels the image, with the same parameters; every
+    ``"auto"`` is decided here, by the rule of :mod:`xfskde.segmentation.defaults`, and
+    recorded in the model's ``choices`` (:meth:`TextureModel.predict` then labels any image of
+    the same channels with it).
+
+    Parameters
+    ----------
+    image : numpy.ndarray, dask.array.Array, xarray.DataArray or PIL picture
+        The image to fit on. As in :func:`segment`.
+    n_textures : int
+        Number of textures (at most 12).
+    features : "auto" or tuple of {"color", "bank", "hist", "fskde"}
+        Feature groups. As in :func:`segment`.
+    window : {"gaussian", "box", "disk"}
+        Window φ shared by every feature. As in :func:`segment`.
+    size : "auto" or float
+        The window's size, in pixels. As in :func:`segment`.
+    color_bins : int
+        Histogram bins per colour channel. As in :func:`segment`.
+    color_ranges : {"auto", "unit"}
+        The range each colour channel's bins cover. As in :func:`segment`.
+    angle_bins : int
+        Bins of the gradient-angle histograms. As in :func:`segment`.
+    n_coefficients : int
+        ℓ, complex FS-KDE coefficients. As in :func:`segment`.
+    stride : "auto" or int
+        The grid the abundances are solved on, recorded in the model. As in :func:`segment`.
+    gradient_scales : "auto" or tuple of float
+        Gradients of the ``"hist"`` and ``"fskde"`` groups. As in :func:`segment`.
+    bank_bins : int
+        Bins per filter of the ``"bank"`` group. As in :func:`segment`.
+    weights : dict, optional
+        Weight per feature group. As in :func:`segment`.
+    method : {"auto", "stable", "kmeans", "nmf"}
+        How the pure texture features are fitted. As in :func:`segment`.
+    resolution : "auto" or int
+        Side of the cells the image is averaged over first. As in :func:`segment`.
+    sample : int
+        Pixels sampled to fit the pure features (at least ``n_textures``). As in
+        :func:`segment`.
+    seed : int
+        Seed of the sampling and of the fit. As in :func:`segment`.
+    chunks : int, optional
+        Block side for the computation; the fit does not depend on it. As in :func:`segment`.
+    mask : "auto", path, array or DataArray, optional
+        The foreground to fit on. As in :func:`segment`.
+    nodata : "auto", number or None
+        The value that marks missing pixels. As in :func:`segment`.
+    metric : {"auto", "within", "euclidean"}
+        The metric of the least-squares unmixing. As in :func:`segment`.
 
     Returns
     -------
