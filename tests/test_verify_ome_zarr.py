@@ -20,6 +20,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import tifffile
+import xarray as xr
 import zarr
 from ome_zarr.io import parse_url
 from ome_zarr.reader import Reader
@@ -27,7 +28,7 @@ from test_resume_damaged import CAMERA, UNREAD, _arrays, _assert_same, _flip
 
 from xfskde.cli import main
 from xfskde.datasets import dead_leaves
-from xfskde.io import store_status
+from xfskde.io import open_blocks, store_status, write_ome_zarr_labels
 from xfskde.io.stores import check_metadata, verify_store
 
 #: A segmentation of a 256 x 640 image in 40 blocks of 64²: level 1 is 128 x 320, and so is
@@ -156,6 +157,32 @@ def test_a_changed_chunk_of_level_1_alone_is_read_back_when_asked(written, tmp_p
     assert verify_store(store).whole
     assert main([*argv, "--resume", "--verify"]) == 0
     assert capsys.readouterr().out.endswith(", 64 blocks; each read back whole)\n")
+
+
+def test_a_label_image_added_to_a_complete_image_is_counted(written, tmp_path):
+    """write_ome_zarr_labels on a complete image counts the new label image's chunks: one lost
+    is found, and one written again with fewer chunks of values (a chunk of background is not
+    written) is not taken for one that lost them."""
+    _, store, _ = _copy(written, "maps", tmp_path)
+    level0 = open_blocks(store)
+    values = np.zeros((256, 1024), np.uint8)
+    values[:100, :100] = 1  # four chunks of level 0 hold a value, one of level 1
+    labels = xr.DataArray(values, dims=("y", "x"), coords={"y": level0.y, "x": level0.x})
+    write_ome_zarr_labels(labels, store, name="cells", chunks=64)
+    report = verify_store(store)
+    assert report.whole and report.uncounted == ()
+    assert report.derived_arrays == ("1", "labels/cells/0", "labels/cells/1")
+    assert report.derived_read == 48 + 4 + 1
+    values[:] = 0
+    values[0, 0] = 1
+    write_ome_zarr_labels(labels.copy(data=values), store, name="cells", chunks=64,
+                          overwrite=True)  # fmt: skip
+    assert verify_store(store).whole
+    (store / "labels" / "cells" / "0" / "c" / "0" / "0").unlink()
+    assert [p[1:] for p in verify_store(store).problems] == [(
+        "labels/cells/0/c", "missing",
+        "1 of the 1 chunks it held when it was written is gone (it would read as its fill value)",
+    )]  # fmt: skip
 
 
 # ---------------------------------------------------------------------------- (b) zarr.json

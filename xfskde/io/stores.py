@@ -1434,6 +1434,15 @@ def _remove_if_untouched(store: Any) -> None:
             pass  # a store that cannot be removed stays, and resume=True starts it again
 
 
+def _count_chunks(store: Any, group: zarr.Group) -> None:
+    """Record how many chunks each array made from the store's data holds (``group`` opened
+    writable, without its consolidated metadata), so that one gone is found: when the store is
+    finalized, and when an array is added to a complete one (a label image)."""
+    derived = _derived_arrays(group, _data_name(store, group, "finalize"))
+    if derived or _CHUNKS_ATTR in group.attrs:
+        group.attrs[_CHUNKS_ATTR] = {path: len(_chunk_keys(group, path)) for path, _ in derived}
+
+
 def finalize_store(store: Any, *, storage_options: dict | None = None) -> None:
     """Mark a store complete once every block's record exists: consolidate its metadata, then,
     last of all, set its status to ``"complete"``. Where the store holds arrays made from its
@@ -1473,11 +1482,7 @@ def finalize_store(store: Any, *, storage_options: dict | None = None) -> None:
             "blocks may hold both versions; open the input again and resume the write "
             "(resume=True): it is written again, from the input as it is now"
         )
-    group = zarr.open_group(zarr_like(store), mode="r+", use_consolidated=False)
-    name = _data_name(store, group, "finalize")
-    derived = _derived_arrays(group, name)
-    if derived or _CHUNKS_ATTR in group.attrs:  # so that a chunk of theirs gone is found
-        group.attrs[_CHUNKS_ATTR] = {path: len(_chunk_keys(group, path)) for path, _ in derived}
+    _count_chunks(store, zarr.open_group(zarr_like(store), mode="r+", use_consolidated=False))
     with warnings.catch_warnings():  # consolidated metadata is a zarr-python v3 extension
         warnings.filterwarnings("ignore", category=zarr.errors.ZarrUserWarning)
         zarr.consolidate_metadata(zarr_like(store))
