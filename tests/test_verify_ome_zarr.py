@@ -28,7 +28,7 @@ from test_resume_damaged import CAMERA, UNREAD, _arrays, _assert_same, _flip
 
 from xfskde.cli import main
 from xfskde.datasets import dead_leaves
-from xfskde.io import open_blocks, store_status, write_ome_zarr_labels
+from xfskde.io import finalize_store, open_blocks, store_status, write_ome_zarr_labels
 from xfskde.io.stores import check_metadata, verify_store
 
 #: A segmentation of a 256 x 640 image in 40 blocks of 64²: level 1 is 128 x 320, and so is
@@ -183,6 +183,38 @@ def test_a_label_image_added_to_a_complete_image_is_counted(written, tmp_path):
         "labels/cells/0/c", "missing",
         "1 of the 1 chunks it held when it was written is gone (it would read as its fill value)",
     )]  # fmt: skip
+
+
+def test_a_damaged_label_image_the_resume_does_not_write_keeps_it_incomplete(written, tmp_path,
+                                                                            capsys):  # fmt: skip
+    """A label image added to a maps image loses a chunk: xfskde maps --resume writes the
+    pyramid again, not that label image, and it said the store was complete (and verify
+    whole, the chunk counted anew). It refuses to complete it, naming the label image; once
+    written again, the store is finalized whole."""
+    argv, store, _ = _copy(written, "maps", tmp_path)
+    level0 = open_blocks(store)
+    values = np.zeros((256, 1024), np.uint8)
+    values[:100, :100] = 1
+    labels = xr.DataArray(values, dims=("y", "x"), coords={"y": level0.y, "x": level0.x})
+    write_ome_zarr_labels(labels, store, name="cells", chunks=64)
+    (store / "labels" / "cells" / "0" / "c" / "0" / "0").unlink()
+    capsys.readouterr()
+    assert main([*argv, "--resume"]) == 2
+    assert capsys.readouterr().err.endswith(
+        f"xfskde maps: error: {store}: labels/cells/0 was found damaged, and the write that "
+        "finished the store did not write it again (a label image added by "
+        "write_ome_zarr_labels is not among what the image's writer writes): write it again "
+        "with xfskde.io.write_ome_zarr_labels, then call xfskde.io.finalize_store, or restore "
+        f"the store from a copy; {store} keeps 64 of 64 blocks: fix the cause, then run "
+        "the same command with --resume to finish it (or --overwrite to start again)\n"
+    )
+    assert not store_status(store)["complete"]
+    write_ome_zarr_labels(labels, store, name="cells", chunks=64, overwrite=True)
+    finalize_store(store)
+    assert store_status(store)["complete"] and verify_store(store).whole
+    np.testing.assert_array_equal(
+        zarr.open_array(store / "labels" / "cells" / "0", mode="r")[...], values
+    )
 
 
 # ---------------------------------------------------------------------------- (b) zarr.json

@@ -121,6 +121,11 @@ _DATA_ATTR = "xfskde_data"
 #: (an OME-Zarr image's coarser levels and label images): how many chunks each holds, so that
 #: one gone is found (a chunk of fill values is not written, so its absence alone says nothing).
 _CHUNKS_ATTR = "xfskde_chunks"
+#: Group attribute, set by a resume that found such arrays damaged: their paths and how many
+#: chunks each held when it was written; :func:`finalize_store` refuses to complete the store
+#: until each is whole again (a label image added to an image is not written again by the
+#: writer of the image).
+_REWRITE_ATTR = "xfskde_rewrite"
 #: Keys of the parameters' JSON added after the first stores were written: a store written
 #: without them is compared without them.
 _DIMS_KEY = "xfskde_dims"
@@ -1434,6 +1439,36 @@ def _remove_if_untouched(store: Any) -> None:
             pass  # a store that cannot be removed stays, and resume=True starts it again
 
 
+def _refuse_unrepaired(store: Any, group: zarr.Group) -> None:
+    """Refuse to complete a store an array of which a resume found damaged (:data:`_REWRITE_ATTR`)
+    and the write that finished it did not write again: fewer chunks than it held, or one that
+    does not read back. Then the mark is taken off."""
+    rewrite = group.attrs.get(_REWRITE_ATTR)
+    if not rewrite:
+        return
+    arrays = dict(_derived_arrays(group, _data_name(store, group, "finalize")))
+    left = []
+    for path, held in rewrite.items():
+        if path not in arrays:
+            continue  # taken out of the store: nothing of it says it is whole
+        array, keys = arrays[path], _chunk_keys(group, path)
+        if len(keys) < int(held) or any(
+            _chunk_problem(array, _chunk_coords(array, path, key), written=True) is not None
+            for key in keys
+        ):
+            left.append(path)
+    if left:
+        them = "it" if len(left) == 1 else "them"
+        raise StoreIncompleteError(
+            f"{store}: {', '.join(left)} {'was' if len(left) == 1 else 'were'} found damaged, "
+            "and the write that finished the store did not write "
+            f"{them} again (a label image added by write_ome_zarr_labels is not among what the "
+            f"image's writer writes): write {them} again with xfskde.io.write_ome_zarr_labels, "
+            "then call xfskde.io.finalize_store, or restore the store from a copy"
+        )
+    del group.attrs[_REWRITE_ATTR]
+
+
 def _count_chunks(store: Any, group: zarr.Group) -> None:
     """Record how many chunks each array made from the store's data holds (``group`` opened
     writable, without its consolidated metadata), so that one gone is found: when the store is
@@ -1482,7 +1517,9 @@ def finalize_store(store: Any, *, storage_options: dict | None = None) -> None:
             "blocks may hold both versions; open the input again and resume the write "
             "(resume=True): it is written again, from the input as it is now"
         )
-    _count_chunks(store, zarr.open_group(zarr_like(store), mode="r+", use_consolidated=False))
+    group = zarr.open_group(zarr_like(store), mode="r+", use_consolidated=False)
+    _refuse_unrepaired(store, group)
+    _count_chunks(store, group)
     with warnings.catch_warnings():  # consolidated metadata is a zarr-python v3 extension
         warnings.filterwarnings("ignore", category=zarr.errors.ZarrUserWarning)
         zarr.consolidate_metadata(zarr_like(store))
@@ -1771,7 +1808,15 @@ def _forget_damaged_blocks(
     if forget or derived:
         writable = zarr.open_group(zarr_like(store), mode="r+")
         # first: a resume cut short says so, and the writer that completes the store writes
-        # the arrays made from its data again (an OME-Zarr image's levels and labels)
+        # the arrays made from its data again (an OME-Zarr image's levels and labels), which
+        # finalize_store checks
+        if derived:
+            counted = group.attrs.get(_CHUNKS_ATTR) or {}
+            rewrite = dict(group.attrs.get(_REWRITE_ATTR) or {})
+            for problem in derived:
+                rewrite[problem.array] = max(int(counted.get(problem.array, 0)),
+                                             int(rewrite.get(problem.array, 0)))  # fmt: skip
+            writable.attrs[_REWRITE_ATTR] = rewrite
         writable.attrs[_STATUS_ATTR] = "incomplete"
         record_array = writable[_BLOCKS]
         for block in forget:
