@@ -19,7 +19,10 @@ is named ``"fskde"``) is a Zarr v3 group holding
 changed on disk, that cannot be decoded, or that the store says was written but is gone raises
 :class:`~xfskde.exceptions.StoreCorruptError` naming the store, the array and the chunk key
 (:func:`open_blocks` reads through a checked reader, so the error comes when the lazy array is
-computed); :func:`verify_store` reads every chunk and lists what is wrong.
+computed); :func:`verify_store` reads every chunk and lists what is wrong — of the arrays made
+from the data too (an OME-Zarr image's coarser levels and label images, whose chunks
+:func:`finalize_store` counts, ``xfskde_chunks``), and every ``zarr.json``
+(:func:`check_metadata`).
 
 **Writing.** The store is laid out first; then every Dask task (named ``xfskde-write-...``)
 writes one block, its Dask chunk being exactly one Zarr chunk so that concurrent writes never
@@ -1776,7 +1779,12 @@ def _forget_damaged_blocks(
     recorded block's chunk is read back (``workers`` at a time), which checks its checksum. The
     status ``"incomplete"`` is set first, then the entries, so a resume cut short says so.
     Without a sign of damage nothing is read: a chunk whose bytes changed is found by
-    ``verify`` (:func:`verify_store` lists it).
+    ``verify`` (:func:`verify_store` lists it). In a complete store, the arrays made from the
+    data (an OME-Zarr image's coarser levels and label images) are listed too — fewer chunks
+    than :func:`finalize_store` counted is a sign of damage — and read with the blocks; any
+    found damaged leaves the store ``"incomplete"``, for its writer to write them again
+    (:func:`finalize_store` checks that it did). A ``zarr.json`` gone or damaged is written back
+    from the root's consolidated metadata first.
     """
     metadata = _damaged_metadata(store, group)
     if metadata:  # first: the arrays below are read through it
@@ -1915,7 +1923,10 @@ def forget_damaged_blocks(
     damaged after it was written, and then — or with ``verify`` — every other recorded block's
     chunk is read back against its checksum. Without ``verify`` and with no such sign, nothing
     is read: a chunk whose bytes changed in place is found only by ``verify`` (or
-    :func:`verify_store`, ``xfskde info --verify``).
+    :func:`verify_store`, ``xfskde info --verify``). The arrays made from the data of a complete
+    store (an OME-Zarr image's coarser levels and label images) are checked alike; found
+    damaged, they leave the store incomplete, and its writer writes them again from the data.
+    A ``zarr.json`` gone or damaged is written back from the root's consolidated metadata.
 
     Parameters
     ----------
@@ -1934,8 +1945,10 @@ def forget_damaged_blocks(
     -------
     BlockDamage
         How many blocks were missing, damaged, or had a damaged record entry (each now marked
-        not written, the store's status ``"incomplete"``), and how many were read back. With
-        any found, a :class:`~xfskde.exceptions.StoreDamagedWarning` says so too.
+        not written, the store's status ``"incomplete"``), how many were read back, how many
+        chunks of the arrays made from the data were damaged or gone, and how many ``zarr.json``
+        were written back. With any found, a :class:`~xfskde.exceptions.StoreDamagedWarning`
+        says so too.
 
     Raises
     ------
