@@ -151,7 +151,7 @@ def test_forget_damaged_blocks_says_beforehand_what_a_resume_computes(tmp_path):
     labels, store = _labels(tmp_path)
     _flip(store / "labels" / "c" / "0" / "0")
     # nothing gone: listed, not read
-    assert _no_warning(stores.forget_damaged_blocks, store) == (0, 0, 0, 0, True)
+    assert _no_warning(stores.forget_damaged_blocks, store) == stores.BlockDamage(0, 0, 0, 0, True)
     assert store_status(store)["complete"]
     with pytest.warns(StoreDamagedWarning):
         damage = stores.forget_damaged_blocks(store, verify=True)

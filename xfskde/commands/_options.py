@@ -33,7 +33,7 @@ from ..io import locate, open_image, store_status
 from ..io.geojson import WRITTEN_VECTOR_FORMATS, geopackage_layers, labels_layer
 from ..io.images import parse_plane
 from ..io.omezarr import check_ome_zarr_grid
-from ..io.stores import refuse_foreign_folder, refuse_replacing_inputs
+from ..io.stores import has_checksums, refuse_foreign_folder, refuse_replacing_inputs
 from ..lazy import DEFAULT_CHUNK
 from ..local import LocalParameters
 from ..masks import METHODS as MASK_METHODS
@@ -447,9 +447,16 @@ def store_complete(output: str) -> bool:
         return False
 
 
-def complete_note(verified: bool) -> str:
+def complete_note(verified: bool, output: str | None = None) -> str:
     """What a resume that found a store complete, and computed nothing, says of its blocks:
-    read back whole (``--verify``), or not read at all — never that they were checked."""
+    read back whole (``--verify``), or not read at all — never that they were checked, nor,
+    where the store at ``output`` carries no checksums, that their values were."""
+    if verified and output is not None and not has_checksums(output):
+        return (
+            "each decoded, but none could be checked: its chunks carry no checksum (written "
+            "before xfskde checksummed them); write it again with --overwrite to have them "
+            "checked"
+        )
     if verified:
         return "each read back whole"
     return (

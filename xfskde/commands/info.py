@@ -5,11 +5,12 @@ is described by its variable, shape, dtype, chunks, completeness and attributes,
 the values aligned; attributes that hold arrays (a label store's endmembers) are summarised by
 their shape and dtype. With ``--verify``, every chunk is read back and checked: damaged chunks
 (checksum mismatch, undecodable) and missing ones (written, but gone) are listed, and the exit
-status is 1 unless the store is complete and whole. An input image (TIFF/OME-TIFF/SVS, Zarr,
-PNG, NPY) is described by its format (a palette PNG or GIF: the indices it stores, and that
-they are read as their RGB colours) and, for each pyramid level as :func:`xfskde.open_image`
-reads it, its shape, dtype, tile or chunk, and pixel size with its unit when the file records
-one.
+status is 1 unless the store is complete and whole — and for a store whose chunks carry no
+checksum (written before xfskde checksummed them), whose values cannot be verified. An input
+image (TIFF/OME-TIFF/SVS, Zarr, PNG, NPY) is described by its format (a palette PNG or GIF:
+the indices it stores, and that they are read as their RGB colours) and, for each pyramid level
+as :func:`xfskde.open_image` reads it, its shape, dtype, tile or chunk, and pixel size with its
+unit when the file records one.
 """
 
 from __future__ import annotations
@@ -34,7 +35,7 @@ from ..io.geojson import (
     read_labels_attrs,
     regions_format,
 )
-from ..io.stores import source_changed, verify_store
+from ..io.stores import check_metadata, source_changed, verify_store
 from ._images import crs_description, describe_image, is_image, level_table
 from ._options import add_dims_option
 
@@ -151,7 +152,8 @@ def _changed_source(attrs: dict) -> str | None:
 
 
 def _verify(store: str, workers: int) -> bool:
-    """Print what reading every chunk found, after a blank line; True when the store is whole.
+    """Print what reading every chunk found, after a blank line; True when the store is whole
+    (never for one whose chunks carry no checksum: their values cannot be checked).
 
     Its lines are a list of their own (``damaged   KEY: DETAIL``), aligned on the widest of
     their kinds.
@@ -160,21 +162,27 @@ def _verify(store: str, workers: int) -> bool:
     problems = [p for p in report.problems if p.kind != "unwritten"]
     unwritten = len(report.problems) - len(problems)
     checked = "every checksum matches" if report.checksums else (
-        "its chunks carry no checksum (written before xfskde checksummed them): only their "
-        "presence and decoding were checked"
+        "cannot verify their values: its chunks carry no checksum (written before xfskde "
+        "checksummed them), so only their presence and decoding were checked; write it again "
+        "with --overwrite to have them checked"
     )  # fmt: skip
-    found = f"{len(problems)} damaged or missing" if problems else "none damaged or missing"
-    rows: list[tuple[str, str]] = []
-    if problems or not report.checksums:
-        rows.append(
-            ("verify", f"{report.blocks_read} of {report.blocks_total} blocks read: {found}")
-        )
-        if not report.checksums:
-            rows.append(("verify", checked))
-    else:
-        rows.append(
-            ("verify", f"{report.blocks_read} of {report.blocks_total} blocks read: {checked}")
-        )
+    found = f"{len(problems)} damaged or missing" if problems else (
+        "none damaged or missing" if report.checksums else "none missing or undecodable"
+    )  # fmt: skip
+    said = found if problems or not report.checksums else checked
+    rows = [("verify", f"{report.blocks_read} of {report.blocks_total} blocks read: {said}")]
+    if report.derived_arrays:  # an OME-Zarr image's coarser levels and label images
+        rows.append(("verify", f"and {report.derived_read} chunks of the arrays made from them "
+                     f"({', '.join(report.derived_arrays)})"))  # fmt: skip
+    if not report.checksums:
+        rows.append(("verify", checked))
+    if report.uncounted:
+        rows.append((
+            "verify", f"{', '.join(report.uncounted)}: how many chunks they hold was not "
+            "recorded (written before xfskde counted them), so a chunk of theirs that is gone "
+            "cannot be told from one of fill values: write the store again with --overwrite to "
+            "have them counted",
+        ))  # fmt: skip
     rows += [(problem.kind, f"{problem.key}: {problem.detail}") for problem in problems[:_LISTED]]
     if len(problems) > _LISTED:
         rows.append(("", f"... and {len(problems) - _LISTED} more"))
@@ -190,7 +198,7 @@ def _verify(store: str, workers: int) -> bool:
         )
     print()
     _print_rows(rows)
-    return report.whole
+    return report.whole and report.checksums  # values that could not be checked: not whole
 
 
 def _describe_image(path: str, dims: tuple[str, ...] | None) -> None:
@@ -279,6 +287,10 @@ def run(args: argparse.Namespace) -> int:
             ("blocks", f"{computed} computed, {status['blocks_skipped']} skipped (no foreground "
              "under the mask: stored as the fill value, never read or computed)")
         )  # fmt: skip
+    # read through the consolidated metadata, a store whose zarr.json files are damaged would
+    # read whole here and fail in other readers: --verify lists them with the rest
+    metadata = () if args.verify else check_metadata(args.store)
+    rows += [("damaged", f"{problem.key}: {problem.detail}") for problem in metadata]
     try:
         rows += _store_rows(args.store)
     except StoreIncompleteError as exc:  # a layout cut short: nothing to describe or verify
@@ -291,7 +303,7 @@ def run(args: argparse.Namespace) -> int:
         rows.append(("damaged", str(exc)))
         whole = False
     else:
-        whole = True
+        whole = not metadata
     _print_rows(rows)
     if args.verify:
         whole = _verify(args.store, args.workers) and whole

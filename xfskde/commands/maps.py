@@ -144,7 +144,7 @@ def run(args: argparse.Namespace) -> int:
         blocks = block_record(args.output).size
         print(f"{args.output} is complete already: nothing computed ({', '.join(MAPS)} of {ny} "
               f"x {nx} cells, {levels} level{'s' if levels != 1 else ''}, {blocks} blocks; "
-              f"{complete_note(args.verify)})")  # fmt: skip
+              f"{complete_note(args.verify, args.output)})")  # fmt: skip
         return 0
     print(
         f"wrote {args.output}: {', '.join(MAPS)} of {ny} x {nx} cells of {cell}, "

@@ -78,6 +78,7 @@ from ._options import (
     refuse_ome_zarr_grid,
     scheduler,
     store_complete,
+    store_state,
     warn_if_large,
     write_geojson_output,
     write_png_output,
@@ -261,6 +262,9 @@ def run(args: argparse.Namespace) -> int:
         image = _at_model_scale(image, model, args, halo)
     resumed = _resumed_store(args)  # opened once: its blocks now, its model after the fit
     complete = _resuming(args) and store_complete(out)  # then nothing to do, unless damaged
+    # an OME-Zarr image whose levels or labels were found damaged is written again from its
+    # level 0, no block computed: its root is rewritten then, and only then
+    before = store_state(out) if complete and is_ome_zarr(out) else None
     image = _in_blocks(image, resumed, args, halo, auto_chunks)
     refuse_ome_zarr_grid(image, args, always=False)
     if is_geojson(out) or is_vector(out):  # before the fit
@@ -329,8 +333,10 @@ def run(args: argparse.Namespace) -> int:
     status = store_status(out)
     total, skipped = status["blocks_total"], status["blocks_skipped"]
     what = "abundances and labels" if is_ome_zarr(out) else what
-    if complete and not written:  # blocks found damaged are computed again: a warning says so
-        note = complete_note(args.verify)
+    # blocks found damaged are computed again, an OME-Zarr image's levels and labels found
+    # damaged written again: a warning says so, and that it was complete is not said
+    if complete and not written and (before is None or store_state(out) == before):
+        note = complete_note(args.verify, out)
         print(f"{out} is complete already: nothing computed ({what} {shape}, "
               f"{model.n_textures} textures, {total} block{'s' if total != 1 else ''}; "
               f"{note})")  # fmt: skip

@@ -97,6 +97,7 @@ from ..exceptions import (
 from ..lazy import dask_view
 from ._location import Location, micrometres, store_target, zarr_like
 from .stores import (
+    _count_chunks,
     _damaged_coordinates,
     finalize_store,
     forget_damaged_blocks,
@@ -1102,6 +1103,8 @@ def write_ome_zarr_labels(
     sides = _chunk_sides(array, chunks)
     _write_label_image(root, name, array, n_levels, factor, unit, sides, scheduler, progress)
     _register_labels(root, [name])
+    if _complete(target):  # its chunks counted, as finalize_store counted the others'
+        _count_chunks(target, root)
     if root.metadata.consolidated_metadata is not None or _complete(target):
         with warnings.catch_warnings():  # consolidated metadata: a zarr-python v3 extension
             warnings.filterwarnings("ignore", category=zarr.errors.ZarrUserWarning)

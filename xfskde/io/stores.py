@@ -19,7 +19,10 @@ is named ``"fskde"``) is a Zarr v3 group holding
 changed on disk, that cannot be decoded, or that the store says was written but is gone raises
 :class:`~xfskde.exceptions.StoreCorruptError` naming the store, the array and the chunk key
 (:func:`open_blocks` reads through a checked reader, so the error comes when the lazy array is
-computed); :func:`verify_store` reads every chunk and lists what is wrong.
+computed); :func:`verify_store` reads every chunk and lists what is wrong — of the arrays made
+from the data too (an OME-Zarr image's coarser levels and label images, whose chunks
+:func:`finalize_store` counts, ``xfskde_chunks``), and every ``zarr.json``
+(:func:`check_metadata`).
 
 **Writing.** The store is laid out first; then every Dask task (named ``xfskde-write-...``)
 writes one block, its Dask chunk being exactly one Zarr chunk so that concurrent writes never
@@ -48,6 +51,7 @@ Data whose chunks are already regular is written as it is, never rechunked.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import os
@@ -68,6 +72,7 @@ from dask.highlevelgraph import HighLevelGraph, MaterializedLayer
 from fsspec.core import split_protocol
 from zarr.codecs import Crc32cCodec
 from zarr.core.buffer import default_buffer_prototype
+from zarr.core.group import GroupMetadata
 from zarr.core.sync import sync
 
 from .._scheduling import check_room, connect, is_address, refuse_unshared_folder, runs_on_cluster
@@ -95,8 +100,10 @@ __all__ = [
     "StoreProblem",
     "StoreReport",
     "block_record",
+    "check_metadata",
     "finalize_store",
     "forget_damaged_blocks",
+    "has_checksums",
     "input_changed",
     "open_blocks",
     "open_coefficients",
@@ -113,6 +120,15 @@ _PARAMETERS_ATTR = "xfskde_parameters"
 #: Group attribute: the name of the data array the completion record is of (an OME-Zarr
 #: image's level 0, "0", has arrays beside it before its metadata says which is the data).
 _DATA_ATTR = "xfskde_data"
+#: Group attribute, set by :func:`finalize_store` where a store holds arrays made from its data
+#: (an OME-Zarr image's coarser levels and label images): how many chunks each holds, so that
+#: one gone is found (a chunk of fill values is not written, so its absence alone says nothing).
+_CHUNKS_ATTR = "xfskde_chunks"
+#: Group attribute, set by a resume that found such arrays damaged: their paths and how many
+#: chunks each held when it was written; :func:`finalize_store` refuses to complete the store
+#: until each is whole again (a label image added to an image is not written again by the
+#: writer of the image).
+_REWRITE_ATTR = "xfskde_rewrite"
 #: Keys of the parameters' JSON added after the first stores were written: a store written
 #: without them is compared without them.
 _DIMS_KEY = "xfskde_dims"
@@ -750,9 +766,51 @@ def _open_group(store: Any, what: str) -> zarr.Group:
     if isinstance(store, Location) and not store.exists():
         raise FileNotFoundError(f"no such {what}: {store}")
     try:
-        return zarr.open_group(zarr_like(store), mode="r")
-    except (OSError, KeyError, zarr.errors.BaseZarrError, json.JSONDecodeError) as exc:
+        group = zarr.open_group(zarr_like(store), mode="r")
+    except json.JSONDecodeError as exc:  # its metadata cut short or changed: nothing to rebuild
+        raise StoreFormatError(
+            f"{_metadata_key(store, '')} is damaged (not JSON: {exc}): the store cannot be read "
+            "or resumed without it; write it again with overwrite=True (--overwrite)"
+        ) from exc
+    except (OSError, KeyError, zarr.errors.BaseZarrError) as exc:
         raise StoreFormatError(f"{store} is not a Zarr store ({exc})") from exc
+    if group.metadata.consolidated_metadata is None:  # a complete store's are rebuilt from it
+        _refuse_damaged_metadata(store, group)
+    return group
+
+
+def _refuse_damaged_metadata(store: Any, group: zarr.Group) -> None:
+    """Refuse a store without consolidated metadata (its write did not finish) one of whose
+    arrays' or groups' ``zarr.json`` is not JSON, naming it: zarr would fail as it is read,
+    in words that name no file, and no copy of it is there to write it back. One listing per
+    group and one small read per node; no chunk is listed."""
+
+    async def children(prefix: str) -> list[str]:
+        return [name async for name in group.store.list_dir(prefix)]
+
+    prefixes = [""]
+    while prefixes:
+        prefix = prefixes.pop()
+        for child in sync(children(prefix)):
+            path = f"{prefix}{child}"
+            raw = None if child == "zarr.json" else _raw_chunk(group, f"{path}/zarr.json")
+            if raw is None:
+                continue  # the group's own metadata, or no node (a chunk's folder)
+            try:
+                document = json.loads(raw)
+            except ValueError as exc:
+                raise StoreFormatError(
+                    f"{_metadata_key(store, path)} is damaged (not JSON: {exc}), and the store, "
+                    "whose write did not finish, holds no copy of it: write it again with "
+                    "overwrite=True (--overwrite)"
+                ) from exc
+            if isinstance(document, dict) and document.get("node_type") == "group":
+                prefixes.append(f"{path}/")
+
+
+def _metadata_key(store: Any, path: str) -> str:
+    """How a message names the ``zarr.json`` of the node ``path`` of ``store``."""
+    return f"{str(store).rstrip('/')}/{path}{'/' if path else ''}zarr.json"
 
 
 def _data_name(store: Any, group: zarr.Group, verb: str) -> str:
@@ -1384,9 +1442,50 @@ def _remove_if_untouched(store: Any) -> None:
             pass  # a store that cannot be removed stays, and resume=True starts it again
 
 
+def _refuse_unrepaired(store: Any, group: zarr.Group) -> None:
+    """Refuse to complete a store an array of which a resume found damaged (:data:`_REWRITE_ATTR`)
+    and the write that finished it did not write again: fewer chunks than it held, or one that
+    does not read back. Then the mark is taken off."""
+    rewrite = group.attrs.get(_REWRITE_ATTR)
+    if not rewrite:
+        return
+    arrays = dict(_derived_arrays(group, _data_name(store, group, "finalize")))
+    left = []
+    for path, held in rewrite.items():
+        if path not in arrays:
+            continue  # taken out of the store: nothing of it says it is whole
+        array, keys = arrays[path], _chunk_keys(group, path)
+        if len(keys) < int(held) or any(
+            _chunk_problem(array, _chunk_coords(array, path, key), written=True) is not None
+            for key in keys
+        ):
+            left.append(path)
+    if left:
+        them = "it" if len(left) == 1 else "them"
+        raise StoreIncompleteError(
+            f"{store}: {', '.join(left)} {'was' if len(left) == 1 else 'were'} found damaged, "
+            "and the write that finished the store did not write "
+            f"{them} again (a label image added by write_ome_zarr_labels is not among what the "
+            f"image's writer writes): write {them} again with xfskde.io.write_ome_zarr_labels, "
+            "then call xfskde.io.finalize_store, or restore the store from a copy"
+        )
+    del group.attrs[_REWRITE_ATTR]
+
+
+def _count_chunks(store: Any, group: zarr.Group) -> None:
+    """Record how many chunks each array made from the store's data holds (``group`` opened
+    writable, without its consolidated metadata), so that one gone is found: when the store is
+    finalized, and when an array is added to a complete one (a label image)."""
+    derived = _derived_arrays(group, _data_name(store, group, "finalize"))
+    if derived or _CHUNKS_ATTR in group.attrs:
+        group.attrs[_CHUNKS_ATTR] = {path: len(_chunk_keys(group, path)) for path, _ in derived}
+
+
 def finalize_store(store: Any, *, storage_options: dict | None = None) -> None:
     """Mark a store complete once every block's record exists: consolidate its metadata, then,
-    last of all, set its status to ``"complete"``.
+    last of all, set its status to ``"complete"``. Where the store holds arrays made from its
+    data (an OME-Zarr image's coarser levels and label images), how many chunks each holds is
+    recorded first, so that :func:`verify_store` and a resume find one that is gone.
 
     :func:`write_blocks` calls it itself; call it after computing the writes it returned with
     ``compute=False``.
@@ -1421,6 +1520,9 @@ def finalize_store(store: Any, *, storage_options: dict | None = None) -> None:
             "blocks may hold both versions; open the input again and resume the write "
             "(resume=True): it is written again, from the input as it is now"
         )
+    group = zarr.open_group(zarr_like(store), mode="r+", use_consolidated=False)
+    _refuse_unrepaired(store, group)
+    _count_chunks(store, group)
     with warnings.catch_warnings():  # consolidated metadata is a zarr-python v3 extension
         warnings.filterwarnings("ignore", category=zarr.errors.ZarrUserWarning)
         zarr.consolidate_metadata(zarr_like(store))
@@ -1451,6 +1553,172 @@ async def _keys_under(store: Any, prefix: str) -> set[str]:
     return {key async for key in store.list_prefix(prefix)}
 
 
+def _derived_arrays(group: zarr.Group, name: str) -> list[tuple[str, zarr.Array]]:
+    """The arrays of a store made from its data array ``name`` (an OME-Zarr image's coarser
+    levels and label images, at any depth): every array but the data, its record and its
+    coordinates, by path."""
+    skip = {name, _BLOCKS, *(n for n, _ in _coordinate_arrays(group, name))}
+    return sorted(
+        (str(path), node)
+        for path, node in group.members(max_depth=None)
+        if isinstance(node, zarr.Array) and path not in skip
+    )
+
+
+def _chunk_keys(group: zarr.Group, path: str) -> list[str]:
+    """The keys of the chunks of the array ``path`` that are in the store (one listing)."""
+    keys = sync(_keys_under(group.store, f"{path}/"))
+    return sorted(key for key in keys if key != f"{path}/zarr.json")
+
+
+def _chunk_coords(array: zarr.Array, path: str, key: str) -> tuple[int, ...]:
+    """The chunk coordinates of the key ``key`` of the array ``path`` (``"1/c/0/2/3"``: zarr's
+    own decoding drops one character too few of the default encoding's ``c/``)."""
+    encoding = array.metadata.chunk_key_encoding
+    relative = key[len(path) + 1 :]
+    if isinstance(encoding, zarr.core.chunk_key_encodings.DefaultChunkKeyEncoding):
+        relative = relative[len("c") + len(encoding.separator) :]
+    return tuple(int(c) for c in relative.split(encoding.separator) if c != "")
+
+
+def _derived_problems(
+    group: zarr.Group, name: str, *, read: bool, workers: int = 4
+) -> tuple[list[StoreProblem], int, tuple[str, ...]]:
+    """What is wrong with the arrays made from a complete store's data (:func:`_derived_arrays`):
+    chunks gone (fewer than :func:`finalize_store` counted), and, when ``read`` or when one is
+    gone, chunks that do not read back against their checksum. Also the number of chunks read,
+    and the arrays whose chunks were not counted (a store finalized before they were): only
+    what is there can be checked of those."""
+    counted = group.attrs.get(_CHUNKS_ATTR) or {}
+    listed = [(p, array, _chunk_keys(group, p)) for p, array in _derived_arrays(group, name)]
+    problems: list[StoreProblem] = []
+    for path, _, keys in listed:
+        gone = int(counted.get(path, 0)) - len(keys)
+        if gone > 0:
+            its = "it" if gone == 1 else "they"
+            problems.append(StoreProblem(
+                path, f"{path}/c", "missing",
+                f"{gone} of the {counted[path]} chunks it held when it was written "
+                f"{'is' if gone == 1 else 'are'} gone ({its} would read as its fill value)",
+            ))  # fmt: skip
+    chunks = [(path, array, key) for path, array, keys in listed for key in keys]
+    if not (read or problems):
+        return problems, 0, tuple(p for p, _, _ in listed if p not in counted)
+
+    def check(item: tuple[str, zarr.Array, str]) -> StoreProblem | None:
+        path, array, key = item
+        problem = _chunk_problem(array, _chunk_coords(array, path, key), written=True)
+        return None if problem is None else StoreProblem(path, key, *problem)
+
+    with ThreadPoolExecutor(max(1, int(workers))) as pool:
+        problems += [found for found in pool.map(check, chunks) if found is not None]
+    return problems, len(chunks), tuple(p for p, _, _ in listed if p not in counted)
+
+
+def _damaged_metadata(store: Any, group: zarr.Group) -> list[tuple[str, str, Any]]:
+    """The ``zarr.json`` of the store's arrays and groups that are gone or are not JSON, each
+    as its path, what is wrong, and the copy its root's consolidated metadata holds (to
+    write it back) or None. Only a store with consolidated metadata (a complete one) lists its
+    nodes without reading each one's ``zarr.json``; the root's own is read by
+    :func:`_open_group`."""
+    consolidated = group.metadata.consolidated_metadata
+    if consolidated is None:
+        return []
+    damaged = []
+    for path, metadata in consolidated.flattened_metadata.items():
+        raw = _raw_chunk(group, f"{path}/zarr.json")
+        if raw is None:
+            damaged.append((path, "gone", metadata))
+            continue
+        try:
+            document = json.loads(raw)
+            if not isinstance(document, dict) or document.get("zarr_format") != 3:
+                raise ValueError("not Zarr v3 metadata")
+        except ValueError as exc:
+            damaged.append((path, f"not Zarr metadata: {' '.join(str(exc).split())}", metadata))
+    return damaged
+
+
+def _rebuild_metadata(store: Any, damaged: Sequence[tuple[str, str, Any]]) -> None:
+    """Write each damaged ``zarr.json`` back from the copy the root's consolidated metadata
+    holds (the same bytes zarr wrote; a group's without the consolidated metadata only the root
+    holds)."""
+    writable = zarr.open_group(zarr_like(store), mode="r+")
+    prototype = default_buffer_prototype()
+    for path, _, metadata in damaged:
+        if isinstance(metadata, GroupMetadata):
+            metadata = dataclasses.replace(metadata, consolidated_metadata=None)
+        buffer = metadata.to_buffer_dict(prototype)["zarr.json"]
+        sync(writable.store.set(f"{path}/zarr.json", buffer))
+
+
+def _metadata_problems(store: Any, group: zarr.Group) -> list[StoreProblem]:
+    """:func:`_damaged_metadata` as problems of :func:`verify_store`."""
+    return [
+        StoreProblem(path, f"{path}/zarr.json", "damaged",
+                     f"its metadata is {what}; a resume writes it again from the copy in the "
+                     "store's consolidated metadata")
+        for path, what, _ in _damaged_metadata(store, group)
+    ]  # fmt: skip
+
+
+def has_checksums(
+    store: Any, *, name: str | None = None, storage_options: dict | None = None
+) -> bool:
+    """Whether the chunks of a store's data array carry a CRC-32C checksum (those of a store
+    written before xfskde checksummed them do not: reading them back checks that they decode,
+    not that their values are the ones written).
+
+    Parameters
+    ----------
+    store : str, pathlib.Path, URL or zarr store
+        A store written by :func:`write_blocks`, :func:`write_coefficients` or the CLI.
+    name : str, optional
+        The data array; default: the store's only one.
+    storage_options : dict, optional
+        Options of the fsspec filesystem of a URL ``store`` (credentials, ``endpoint_url``).
+
+    Raises
+    ------
+    FileNotFoundError, StoreFormatError
+        As :func:`verify_store`.
+    """
+    _, group, name = _recorded_array(store, storage_options, name, "check")
+    return _has_checksum(group[name])
+
+
+def check_metadata(store: Any, *, storage_options: dict | None = None) -> tuple[StoreProblem, ...]:
+    """The ``zarr.json`` files of a complete store's arrays and groups that are gone or damaged.
+
+    A complete store is read through its consolidated metadata (the copy of every array's and
+    group's metadata its root holds), so xfskde reads it whole without them; other readers
+    (ome-zarr-py, napari, zarr without consolidated metadata) read each file and fail. One
+    small read per array or group, no chunk: what :func:`verify_store` checks of the metadata,
+    and a resume writes each one back from the consolidated copy.
+
+    Parameters
+    ----------
+    store : str, pathlib.Path, URL or zarr store
+        A store written by :func:`write_blocks`, :func:`write_coefficients`,
+        :func:`~xfskde.io.write_ome_zarr` or the CLI.
+    storage_options : dict, optional
+        Options of the fsspec filesystem of a URL ``store`` (credentials, ``endpoint_url``).
+
+    Returns
+    -------
+    tuple of StoreProblem
+        One ``"damaged"`` problem per file (empty for a store without consolidated metadata:
+        an incomplete one, whose resume writes its metadata again).
+
+    Raises
+    ------
+    FileNotFoundError, StoreFormatError
+        As :func:`store_status` (its root ``zarr.json`` damaged: a StoreFormatError naming it).
+    """
+    store = store_target(store, storage_options)
+    return tuple(_metadata_problems(store, _open_group(store, "store")))
+
+
 class BlockDamage(NamedTuple):
     """What a resume found wrong with the blocks a store records as written
     (:func:`forget_damaged_blocks`): each is marked not written, to be computed again."""
@@ -1468,11 +1736,24 @@ class BlockDamage(NamedTuple):
     #: whether the chunks carry checksums (a store written before xfskde checksummed them is
     #: checked for presence and decoding only)
     checksums: bool
+    #: chunks of the arrays made from the data (an OME-Zarr image's coarser levels and label
+    #: images) gone or not reading back: those arrays are written again from the data
+    derived: int = 0
+    #: the arrays those chunks are of
+    derived_arrays: tuple[str, ...] = ()
+    #: ``zarr.json`` files gone or damaged, written again from the store's consolidated metadata
+    metadata: int = 0
+
+    @property
+    def blocks(self) -> int:
+        """How many blocks are computed again."""
+        return self.missing + self.damaged + self.entries
 
     @property
     def found(self) -> int:
-        """How many blocks are computed again."""
-        return self.missing + self.damaged + self.entries
+        """How many things are written again: blocks computed again, and chunks of the arrays
+        made from the data (written again from it); not the metadata files written back."""
+        return self.blocks + self.derived
 
 
 def _block_reads(array: zarr.Array, spatial: tuple[int, int], block: tuple[int, int]) -> bool:
@@ -1498,12 +1779,21 @@ def _forget_damaged_blocks(
     recorded block's chunk is read back (``workers`` at a time), which checks its checksum. The
     status ``"incomplete"`` is set first, then the entries, so a resume cut short says so.
     Without a sign of damage nothing is read: a chunk whose bytes changed is found by
-    ``verify`` (:func:`verify_store` lists it).
+    ``verify`` (:func:`verify_store` lists it). In a complete store, the arrays made from the
+    data (an OME-Zarr image's coarser levels and label images) are listed too — fewer chunks
+    than :func:`finalize_store` counted is a sign of damage — and read with the blocks; any
+    found damaged leaves the store ``"incomplete"``, for its writer to write them again
+    (:func:`finalize_store` checks that it did). A ``zarr.json`` gone or damaged is written back
+    from the root's consolidated metadata first.
     """
+    metadata = _damaged_metadata(store, group)
+    if metadata:  # first: the arrays below are read through it
+        _rebuild_metadata(store, metadata)
     record, unreadable = _read_record(group)
     array = group[name]
     checksums = _has_checksum(array)
-    if group.attrs.get(_STATUS_ATTR) == "complete":
+    complete = group.attrs.get(_STATUS_ATTR) == "complete"
+    if complete:
         unreadable = unreadable | (record == _NOT_WRITTEN)
     entries = [(int(by), int(bx)) for by, bx in np.argwhere(unreadable)]
     written = [(int(by), int(bx)) for by, bx in np.argwhere(record > 0)]
@@ -1512,21 +1802,36 @@ def _forget_damaged_blocks(
     present = [b for b in written
                if _chunk_key(array, _region(spatial, array.ndim, *b, 0)) in stored]  # fmt: skip
     missing = sorted(set(written) - set(present))
+    # an incomplete store's other arrays are written again by the resume that completes it
+    derived = _derived_problems(group, name, read=bool(verify or missing or entries),
+                                workers=workers)[0] if complete else []  # fmt: skip
     damaged: list[tuple[int, int]] = []
     read = 0
-    if present and (verify or missing or entries):
+    if present and (verify or missing or entries or derived):
         with ThreadPoolExecutor(max(1, int(workers))) as pool:
             reads = list(pool.map(lambda b: _block_reads(array, spatial, b), present))
         damaged = [b for b, whole in zip(present, reads, strict=True) if not whole]
         read = len(present)
     forget = missing + damaged + entries
-    if forget:
+    if forget or derived:
         writable = zarr.open_group(zarr_like(store), mode="r+")
-        writable.attrs[_STATUS_ATTR] = "incomplete"  # first: a resume cut short says so
+        # first: a resume cut short says so, and the writer that completes the store writes
+        # the arrays made from its data again (an OME-Zarr image's levels and labels), which
+        # finalize_store checks
+        if derived:
+            counted = group.attrs.get(_CHUNKS_ATTR) or {}
+            rewrite = dict(group.attrs.get(_REWRITE_ATTR) or {})
+            for problem in derived:
+                rewrite[problem.array] = max(int(counted.get(problem.array, 0)),
+                                             int(rewrite.get(problem.array, 0)))  # fmt: skip
+            writable.attrs[_REWRITE_ATTR] = rewrite
+        writable.attrs[_STATUS_ATTR] = "incomplete"
         record_array = writable[_BLOCKS]
         for block in forget:
             record_array[block] = _NOT_WRITTEN  # a damaged entry is written anew too
-    return BlockDamage(len(missing), len(damaged), len(entries), read, checksums)
+    arrays = tuple(sorted({problem.array for problem in derived}))
+    return BlockDamage(len(missing), len(damaged), len(entries), read, checksums,
+                       len(derived), arrays, len(metadata))  # fmt: skip
 
 
 def _count(n: int, one: str, many: str) -> str:
@@ -1552,14 +1857,30 @@ def _damage_note(store: Any, damage: BlockDamage) -> str:
             f"{_count(damage.entries, 'entry', 'entries')} of its completion record {was} "
             "damaged or gone"
         )
+    if damage.derived:
+        were = "was" if damage.derived == 1 else "were"
+        found.append(
+            f"{_count(damage.derived, 'chunk', 'chunks')} of the arrays made from them "
+            f"({', '.join(damage.derived_arrays)}) {were} damaged or gone"
+        )
+    if damage.metadata:
+        files = "file was" if damage.metadata == 1 else "files were"
+        found.append(
+            f"{damage.metadata} zarr.json metadata {files} damaged or gone, and written again "
+            "from the copy in its consolidated metadata"
+        )
     if damage.read and not damage.damaged:
         against = "against their checksums" if damage.checksums else "(no checksums: decoded)"
-        found.append(f"the other {damage.read} read back whole {against}")
-    again = "is" if damage.found == 1 else "are"
-    return (
-        f"{store} was damaged after its blocks were written: {', '.join(found)}; "
-        f"{_count(damage.found, 'block', 'blocks')} {again} computed again"
-    )
+        other = "the other" if damage.blocks else "its"
+        found.append(f"{other} {damage.read} read back whole {against}")
+    done = []
+    if damage.blocks:
+        again = "is" if damage.blocks == 1 else "are"
+        done.append(f"{_count(damage.blocks, 'block', 'blocks')} {again} computed again")
+    if damage.derived:
+        done.append("those arrays are written again from its blocks")
+    said = f"{store} was damaged after its blocks were written: {', '.join(found)}"
+    return f"{said}; {', and '.join(done)}" if done else said
 
 
 def _recorded_array(
@@ -1602,7 +1923,10 @@ def forget_damaged_blocks(
     damaged after it was written, and then — or with ``verify`` — every other recorded block's
     chunk is read back against its checksum. Without ``verify`` and with no such sign, nothing
     is read: a chunk whose bytes changed in place is found only by ``verify`` (or
-    :func:`verify_store`, ``xfskde info --verify``).
+    :func:`verify_store`, ``xfskde info --verify``). The arrays made from the data of a complete
+    store (an OME-Zarr image's coarser levels and label images) are checked alike; found
+    damaged, they leave the store incomplete, and its writer writes them again from the data.
+    A ``zarr.json`` gone or damaged is written back from the root's consolidated metadata.
 
     Parameters
     ----------
@@ -1621,8 +1945,10 @@ def forget_damaged_blocks(
     -------
     BlockDamage
         How many blocks were missing, damaged, or had a damaged record entry (each now marked
-        not written, the store's status ``"incomplete"``), and how many were read back. With
-        any found, a :class:`~xfskde.exceptions.StoreDamagedWarning` says so too.
+        not written, the store's status ``"incomplete"``), how many were read back, how many
+        chunks of the arrays made from the data were damaged or gone, and how many ``zarr.json``
+        were written back. With any found, a :class:`~xfskde.exceptions.StoreDamagedWarning`
+        says so too.
 
     Raises
     ------
@@ -1631,7 +1957,7 @@ def forget_damaged_blocks(
     """
     store, group, name = _recorded_array(store, storage_options, name, "check")
     damage = _forget_damaged_blocks(store, group, name, verify=verify, workers=workers)
-    if damage.found:
+    if damage.found or damage.metadata:
         warnings.warn(_damage_note(store, damage), StoreDamagedWarning,
                       stacklevel=find_stack_level())  # fmt: skip
     return damage
@@ -1655,7 +1981,7 @@ def _repair(store: Any, group: zarr.Group, name: str, data: xr.DataArray, verify
     as written that are not right are marked not written (:func:`_forget_damaged_blocks`),
     and damaged coordinate arrays are written again from ``data``'s; each with a warning."""
     damage = _forget_damaged_blocks(store, group, name, verify=verify)
-    if damage.found:
+    if damage.found or damage.metadata:
         warnings.warn(_damage_note(store, damage), StoreDamagedWarning,
                       stacklevel=find_stack_level())  # fmt: skip
     coordinates = _damaged_coordinates(group, name)
@@ -2024,6 +2350,15 @@ class StoreReport(NamedTuple):
     checksums: bool
     #: every problem found, data blocks first
     problems: tuple[StoreProblem, ...]
+    #: the arrays made from the data (an OME-Zarr image's coarser levels and label images),
+    #: checked when the store is complete
+    derived_arrays: tuple[str, ...] = ()
+    #: their chunks read and checked
+    derived_read: int = 0
+    #: those of them whose chunks :func:`finalize_store` did not count (a store finalized
+    #: before it counted them, a label image added after): a chunk of theirs that is gone
+    #: cannot be told from one of fill values, never written
+    uncounted: tuple[str, ...] = ()
 
     @property
     def whole(self) -> bool:
@@ -2042,7 +2377,10 @@ def verify_store(
 
     Each block of the data array is read and decoded on its own (at most ``workers`` at a
     time, so memory stays at a few blocks), its checksum checked, and compared with the
-    completion record; the coordinates and the record are checked too.
+    completion record; the coordinates and the record are checked too, and so are, in a
+    complete store, the arrays made from the data (an OME-Zarr image's coarser levels and label
+    images: every chunk read, and their number compared with the one :func:`finalize_store`
+    recorded) and the ``zarr.json`` of every array and group.
 
     Parameters
     ----------
@@ -2107,10 +2445,18 @@ def verify_store(
             problem = _chunk_problem(coord, coords, written=_has_checksum(coord))
             if problem is not None:
                 problems.append(StoreProblem(coord_name, _chunk_key(coord, coords), *problem))
+    problems += _metadata_problems(store, group)
+    derived, derived_read, uncounted = (
+        _derived_problems(group, name, read=True, workers=workers) if complete else ([], 0, ())
+    )
+    problems += derived
     unread = sum(p.kind == "unwritten" for p in problems)
     return StoreReport(
         blocks_total=len(blocks),
         blocks_read=len(blocks) - unread,
         checksums=_has_checksum(array),
         problems=tuple(problems),
+        derived_arrays=tuple(p for p, _ in _derived_arrays(group, name)) if complete else (),
+        derived_read=derived_read,
+        uncounted=uncounted,
     )
