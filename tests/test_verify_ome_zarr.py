@@ -347,3 +347,19 @@ def test_a_store_of_no_checksum_is_never_said_to_be_verified(written, tmp_path, 
         "(written before xfskde checksummed them); write it again with --overwrite to have them "
         "checked)\n"
     )
+
+
+def test_a_coefficient_store_of_no_checksum_is_never_said_read_back_whole(tmp_path, capsys):
+    """coefficients --resume --verify of a complete store without checksums says that its
+    blocks decoded and none could be checked (it said "each read back whole")."""
+    image = tmp_path / "in.tif"
+    tifffile.imwrite(image, dead_leaves((128, 128), seed=3)[0].mean(axis=-1).astype(np.float32))
+    store = tmp_path / "out.zarr"
+    argv = ["coefficients", str(image), str(store), "--chunks", "64", "--no-progress"]
+    assert main(argv) == 0
+    _without_checksums(store)
+    capsys.readouterr()
+    assert main([*argv, "--resume", "--verify"]) == 0
+    out = capsys.readouterr().out
+    assert "is complete already" in out and "each read back whole" not in out
+    assert "each decoded, but none could be checked: its chunks carry no checksum" in out

@@ -64,7 +64,7 @@ def run(args: argparse.Namespace) -> int:
     chunks = tuple(open_blocks(args.output).encoding["chunks"][:2])
     if complete and not written:
         blocks = f"{total} block" + ("s" if total != 1 else "")
-        note = complete_note(args.verify)
+        note = complete_note(args.verify, args.output)
         print(f"{args.output} is complete already: nothing computed ({tuple(field.shape)} "
               f"{field.dtype}, chunks {chunks}, {blocks}; {note})")  # fmt: skip
         return 0
