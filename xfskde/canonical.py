@@ -21,14 +21,15 @@ from ._validation import _check_choice, _check_positive_int
 from .density import (
     _apply_k,
     _check_field,
+    _conj_times,
     _field_pair,
     _is_labelled,
     _maximise,
     _pad_pair,
+    _times_powers,
     _wrap_angle,
     distance,
     rotate,
-    unit_phasor_powers,
 )
 from .exceptions import ParameterError
 
@@ -52,7 +53,7 @@ def _canonical_steps(F: np.ndarray, ell: int):
     for m in range(1, ell + 1):
         if m < length:
             step = _safe_angle(G[..., m]) / m
-            G = G * unit_phasor_powers(np.exp(-1j * step), length)
+            G = _times_powers(G, np.exp(-1j * step))  # each pixel rounded alone
             alpha = alpha + step
         yield m, G, alpha
 
@@ -113,7 +114,7 @@ def canonicalize(F: Any, ell: int = 1, *, return_angle: bool = False) -> Any:
 def _exact_angles(F: np.ndarray, G: np.ndarray) -> np.ndarray:
     """The rotation φ maximising Re Σ_k conj(F_k) e^{-ikφ} G_k, for 2-D (pairs, L) inputs."""
     length = F.shape[-1]
-    b = np.conj(F) * G
+    b = _conj_times(F, G)  # not np.conj(F) * G: see xfskde.density._times_powers
     b[:, 1:] *= 2.0  # the k and -k terms have equal real parts
     return _maximise(b, max(64, 1 << int(np.ceil(np.log2(16 * length)))))
 

@@ -16,6 +16,7 @@ import numbers
 from collections.abc import Callable
 from typing import Any
 
+import numba
 import numpy as np
 import xarray as xr
 
@@ -43,7 +44,9 @@ def unit_phasor_powers(z: np.ndarray, length: int) -> np.ndarray:
     """Return ``z**k`` for k = 0 .. length-1 along a new last axis, by repeated multiplication.
 
     One complex multiplication per power and no trigonometric function: this is how every
-    :math:`e^{-ik\\theta}` in xfskde is formed.
+    :math:`e^{-ik\\theta}` in xfskde is formed. The products are spelled out in real
+    arithmetic, one phasor at a time, so a phasor's powers are the same bits whatever the shape
+    of ``z`` (NumPy's complex product rounds one element differently from many).
 
     Parameters
     ----------
@@ -57,10 +60,122 @@ def unit_phasor_powers(z: np.ndarray, length: int) -> np.ndarray:
     numpy.ndarray, shape ``z.shape + (length,)``
         Complex, at least complex64 (the precision of ``z``).
     """
-    out = np.empty((*np.shape(z), length), dtype=np.result_type(z, np.complex64))
-    out[..., 0] = 1.0
-    for k in range(1, length):
-        np.multiply(out[..., k - 1], z, out=out[..., k])
+    z = np.asarray(z)
+    dtype = np.result_type(z, np.complex64)
+    flat = np.ascontiguousarray(z, dtype=dtype).reshape(-1)
+    out = np.empty((flat.size, length), dtype=dtype)
+    _powers_rows(flat, out)
+    return out.reshape(*z.shape, length)
+
+
+# --- compiled per-pixel loops --------------------------------------------------------------------
+#
+# A value per pixel must not depend on how many pixels are computed together (a Dask chunk of
+# one pixel, of seven, or the whole image). NumPy's complex multiplication does not hold this:
+# its loops for contiguous arrays and single elements round a*b with fused multiply-adds, its
+# strided loop does not, and it is not commutative (a*b and b*a differ in the last bit), while
+# NumPy computes ``a * temporary`` as ``temporary *= a`` once arrays pass 256 KiB; a matrix
+# product's rounding (BLAS) depends on the number of rows. These loops spell every complex
+# product out in real arithmetic, (ar br - ai bi, ar bi + ai br), and every sum in k order, one
+# pixel at a time: each value then has one rounding, whatever its neighbours.
+
+
+@numba.njit(nogil=True, cache=True, error_model="numpy")
+def _powers_rows(z: np.ndarray, out: np.ndarray) -> None:
+    """``out[i, k] = z[i]**k`` by repeated multiplication (z: (N,), out: (N, L))."""
+    if out.shape[1] == 0:
+        return
+    for i in range(z.size):
+        zr = z[i].real
+        zi = z[i].imag
+        out[i, 0] = 1
+        pr = out[i, 0].real  # 1 and 0 in z's precision
+        pi = out[i, 0].imag
+        for k in range(1, out.shape[1]):
+            pr, pi = pr * zr - pi * zi, pr * zi + pi * zr
+            out[i, k] = complex(pr, pi)
+
+
+@numba.njit(nogil=True, cache=True, error_model="numpy")
+def _times_powers_rows(F: np.ndarray, z: np.ndarray, out: np.ndarray) -> None:
+    """``out[i, k] = F[i, k] * z[i]**k`` in float64 (F: (N, L), z: (N,) complex128)."""
+    for i in range(F.shape[0]):
+        zr = z[i].real
+        zi = z[i].imag
+        pr = 1.0
+        pi = 0.0
+        for k in range(F.shape[1]):
+            if k > 0:
+                pr, pi = pr * zr - pi * zi, pr * zi + pi * zr
+            fr = np.float64(F[i, k].real)
+            fi = np.float64(F[i, k].imag)
+            out[i, k] = complex(fr * pr - fi * pi, fr * pi + fi * pr)
+
+
+@numba.njit(nogil=True, cache=True, error_model="numpy")
+def _evaluate_rows(F: np.ndarray, br: np.ndarray, bi: np.ndarray, out: np.ndarray) -> None:
+    """``out[p, t] = Σ_k Re(F[p, k] B[k, t])`` summed in k order (F: (P, L); B = br + i bi:
+    (L, T); out: (P, T) float64)."""
+    for p in range(F.shape[0]):
+        for t in range(out.shape[1]):
+            out[p, t] = 0.0
+        for k in range(F.shape[1]):
+            fr = np.float64(F[p, k].real)
+            fi = np.float64(F[p, k].imag)
+            for t in range(out.shape[1]):
+                out[p, t] += fr * br[k, t] - fi * bi[k, t]
+
+
+@numba.njit(nogil=True, cache=True, error_model="numpy")
+def _trig_poly_rows(
+    b: np.ndarray, z: np.ndarray, c0: np.ndarray, c1: np.ndarray, c2: np.ndarray
+) -> None:
+    """c(φ), c'(φ), c''(φ) of c(φ) = Re Σ_k b_k e^{-ikφ} for b (P, L) and z = e^{-iφ} (P, C)."""
+    for p in range(b.shape[0]):
+        for c in range(z.shape[1]):
+            zr = z[p, c].real
+            zi = z[p, c].imag
+            pr = 1.0
+            pi = 0.0
+            s0 = 0.0
+            s1 = 0.0
+            s2 = 0.0
+            for k in range(b.shape[1]):
+                if k > 0:
+                    pr, pi = pr * zr - pi * zi, pr * zi + pi * zr
+                tr = b[p, k].real * pr - b[p, k].imag * pi
+                ti = b[p, k].real * pi + b[p, k].imag * pr
+                s0 += tr
+                s1 += k * ti  # Re(-ik t) = k Im(t)
+                s2 += (k * k) * tr
+            c0[p, c] = s0
+            c1[p, c] = s1
+            c2[p, c] = -s2
+
+
+def _times_powers(F: np.ndarray, z: np.ndarray) -> np.ndarray:
+    """``F * unit_phasor_powers(z, ℓ)`` in complex128, each pixel rounded alone.
+
+    ``F`` (..., ℓ) and the phasors ``z`` broadcast against ``F.shape[:-1]``.
+    """
+    F = np.asarray(F)
+    if F.dtype not in (np.complex64, np.complex128):
+        F = F.astype(np.complex128)
+    z = np.asarray(z, dtype=np.complex128)
+    shape = np.broadcast_shapes(F.shape[:-1], z.shape)
+    length = F.shape[-1]
+    rows = np.ascontiguousarray(np.broadcast_to(F, (*shape, length))).reshape(-1, length)
+    phasors = np.ascontiguousarray(np.broadcast_to(z, shape)).reshape(-1)
+    out = np.empty(rows.shape, dtype=np.complex128)
+    _times_powers_rows(rows, phasors, out)
+    return out.reshape(*shape, length)
+
+
+def _conj_times(F: np.ndarray, G: np.ndarray) -> np.ndarray:
+    """``conj(F) * G`` of complex128 arrays of one shape, in real arithmetic (see above)."""
+    out = np.empty(F.shape, dtype=np.complex128)
+    out.real = F.real * G.real + F.imag * G.imag
+    out.imag = F.real * G.imag - F.imag * G.real
     return out
 
 
@@ -345,11 +460,14 @@ _CANDIDATES = 3
 
 
 def _trig_poly(b: np.ndarray, k: np.ndarray, phi: np.ndarray) -> tuple[np.ndarray, ...]:
-    """c(φ), c'(φ), c''(φ) of c(φ) = Re Σ_k b_k e^{-ikφ}, for b (P, L) and candidates φ (P, C)."""
-    terms = b[:, None, :] * unit_phasor_powers(np.exp(-1j * phi), k.size)  # (P, C, L)
-    c0 = np.real(terms.sum(axis=-1))
-    c1 = np.imag(terms @ k)  # Re(-ik z) = Im(k z)
-    c2 = -np.real(terms @ (k * k))
+    """c(φ), c'(φ), c''(φ) of c(φ) = Re Σ_k b_k e^{-ikφ}, for b (P, L) and candidates φ (P, C).
+
+    Each candidate's values are rounded alone (:func:`_trig_poly_rows`), whatever P and C.
+    """
+    z = np.ascontiguousarray(np.exp(-1j * phi), dtype=np.complex128)
+    rows = np.ascontiguousarray(b, dtype=np.complex128)
+    c0, c1, c2 = (np.empty(phi.shape) for _ in range(3))
+    _trig_poly_rows(rows[:, : k.size], z, c0, c1, c2)  # k = 0 .. ℓ-1, every coefficient
     return c0, c1, c2
 
 
@@ -433,8 +551,19 @@ def evaluate(F: Any, theta: np.typing.ArrayLike) -> Any:
     length = F.shape[-1]
     basis = unit_phasor_powers(np.exp(1j * theta), length)  # theta.shape + (ℓ,)
     basis[..., 1:] *= 2.0
-    flat = basis.reshape(-1, length)
-    values = (F.reshape(-1, length) @ flat.T).real
+    flat = basis.reshape(-1, length).T.astype(np.complex128)  # (ℓ, angles)
+    rows = F.reshape(-1, length)
+    if rows.dtype not in (np.complex64, np.complex128):
+        rows = rows.astype(np.complex128)
+    values = np.empty((rows.shape[0], flat.shape[1]))
+    # Σ_k Re(F_k B_k) per pixel in k order, not a matrix product: BLAS rounds a row differently
+    # with the number of rows, so a Dask chunk's densities would depend on its size
+    _evaluate_rows(
+        np.ascontiguousarray(rows),
+        np.ascontiguousarray(flat.real),
+        np.ascontiguousarray(flat.imag),
+        values,
+    )
     return values.reshape(F.shape[:-1] + theta.shape)
 
 
@@ -624,5 +753,5 @@ def rotate(F: Any, phi: Any) -> Any:
         return _apply_k(lambda G: rotate(G, angles), field)
     F = np.asarray(F)
     phi = np.asarray(phi, dtype=np.float64)
-    phasors = unit_phasor_powers(np.exp(-1j * phi), F.shape[-1])
-    return (F * phasors).astype(np.result_type(F.dtype, np.complex64), copy=False)
+    out = _times_powers(F, np.exp(-1j * phi))  # F_k e^{-ikφ}, each pixel rounded alone
+    return out.astype(np.result_type(F.dtype, np.complex64), copy=False)
