@@ -30,7 +30,9 @@ from ..io.images import (
     is_product,
     is_store,
     ome_pairs,
+    tiff_extra_samples,
     tiff_mask_file,
+    tiff_pixel_size_source,
     tiff_values,
     transparency_mask_series,
 )
@@ -100,10 +102,9 @@ def _describe_tiff(path: str, levels: list[ImageLevel]) -> list[tuple[str, str]]
                  ("NDPI", tif.is_ndpi), ("GeoTIFF", tif.is_geotiff)) if yes),
                 "TIFF",
             )  # fmt: skip
-            source = {"OME-TIFF": "OME-XML PhysicalSizeY/X", "SVS": "SVS MPP",
-                      "GeoTIFF": "GeoTIFF GeoTransform"}.get(flavour)  # fmt: skip
-            if source is None:
-                source = "ImageJ unit" if tif.is_imagej else "TIFF resolution tags"
+            # where open_image reads it (an OME-TIFF's may be its resolution tags), or why not
+            source = ("from the GeoTIFF GeoTransform" if flavour == "GeoTIFF"
+                      else tiff_pixel_size_source(tif))  # fmt: skip
             compression = getattr(first.compression, "name", str(first.compression))
             nodata = first.tags.get(_GDAL_NODATA)
             recorded = ome_pairs(tif.ome_metadata, ANNOTATION_NAMESPACE) if tif.is_ome else []
@@ -120,6 +121,7 @@ def _describe_tiff(path: str, levels: list[ImageLevel]) -> list[tuple[str, str]]
             tiled = first.is_tiled
             if (values := tiff_values(tif, first, locate(path))) is not None:
                 rows.append(("values", values))
+            rows += tiff_extra_samples(first)  # an alpha channel, or channels of no meaning
     except (OSError, tifffile.TiffFileError, ValueError, IndexError) as exc:
         raise ImageReadError(f"cannot read {path} as a TIFF image: {exc}") from exc
     if nodata is not None:
@@ -131,8 +133,9 @@ def _describe_tiff(path: str, levels: list[ImageLevel]) -> list[tuple[str, str]]
         model = f", the texture model of {pairs['n_textures']} textures" if (
             "endmembers" in pairs and "n_textures" in pairs) else ""  # fmt: skip
         rows.append(("xfskde", f"{name}: {len(pairs)} key-value pairs{model}"))
-    known = levels[0].pixel_size is not None
-    rows.append(("pixel_size", f"from the {source}" if known else "not recorded"))
+    if levels[0].pixel_size is None and source.startswith("from"):
+        source = "not recorded"  # a level the record does not fit: none is read
+    rows.append(("pixel_size", source))
     rows.append(("tiles", "tiled" if tiled else "strips"))
     return rows
 

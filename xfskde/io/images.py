@@ -848,12 +848,24 @@ def _channel_named(image: xr.DataArray, names: Sequence[str] | None) -> xr.DataA
     return image.assign_coords(c=names)
 
 
-def _tiff_pixel_size(
-    tif: tifffile.TiffFile, series: int, pixels: dict[str, Any]
-) -> tuple[float, float] | None:
-    """The (y, x) pixel size of level 0 of a series in µm from OME-XML (its ``Pixels``
-    element, :func:`_ome_pixels`), an Aperio SVS description (MPP), ImageJ's unit, or
-    resolution tags in centimetres, millimetres or micrometres.
+class _PixelSize(NamedTuple):
+    """A TIFF series' pixel size and where it was read (:func:`_tiff_pixel_size`)."""
+
+    #: the (y, x) size of a pixel of level 0 in µm, None where the file gives none
+    size: tuple[float, float] | None
+    #: where ``size`` was read ("the OME-XML PhysicalSizeY/X"), or why none was ("not
+    #: recorded", resolution tags in inches left unread): ``xfskde info``'s pixel_size row
+    source: str
+
+
+#: ResolutionUnit names, for what ``xfskde info`` says of the tags it read.
+_RESOLUTION_UNIT_NAMES = {3: "centimetre", 4: "millimetre", 5: "micrometre"}
+
+
+def _tiff_pixel_size(tif: tifffile.TiffFile, series: int, pixels: dict[str, Any]) -> _PixelSize:
+    """The (y, x) pixel size of level 0 of a series in µm, and where it was read: from
+    OME-XML (its ``Pixels`` element, :func:`_ome_pixels`), an Aperio SVS description (MPP),
+    ImageJ's unit, or resolution tags in centimetres, millimetres or micrometres.
 
     One of OME's ``PhysicalSizeX`` and ``PhysicalSizeY`` without the other is no pixel size
     (the schema gives a default to their units, µm, not to the sizes, and pixels need not be
@@ -865,12 +877,12 @@ def _tiff_pixel_size(
         y = micrometres(pixels.get("PhysicalSizeY"), pixels.get("PhysicalSizeYUnit"))
         x = micrometres(pixels.get("PhysicalSizeX"), pixels.get("PhysicalSizeXUnit"))
         if y and x:
-            return y, x
+            return _PixelSize((y, x), "from the OME-XML PhysicalSizeY/X")
         given = [a for a in "XY" if pixels.get(f"PhysicalSize{a}") is not None]
         if len(given) == 1:
             half = given[0]
-    size = _other_pixel_size(tif, page)
-    if size is None and half is not None:
+    found = _other_pixel_size(tif, page)
+    if found.size is None and half is not None:
         other = "Y" if half == "X" else "X"
         warnings.warn(
             f"{tif.filename}: its OME-XML gives PhysicalSize{half} "
@@ -881,28 +893,83 @@ def _tiff_pixel_size(
             UserWarning,
             stacklevel=5,
         )
-    return size
+        return _PixelSize(None, f"not read: the OME-XML gives PhysicalSize{half} without "
+                          f"PhysicalSize{other}")  # fmt: skip
+    return found
 
 
-def _other_pixel_size(tif: tifffile.TiffFile, page: Any) -> tuple[float, float] | None:
-    """The (y, x) pixel size in µm of a TIFF page from what is not OME-XML: an Aperio SVS
-    description (MPP), ImageJ's unit, or resolution tags in centimetres, millimetres or
-    micrometres (:func:`_tiff_pixel_size`)."""
-    if tif.is_svs:
-        mpp = tifffile.tifffile.svs_description_metadata(page.description).get("MPP")
-        size = micrometres(mpp, "µm")
-        if size:
-            return size, size
-    per_unit = None
+def _other_pixel_size(tif: tifffile.TiffFile, page: Any) -> _PixelSize:
+    """The (y, x) pixel size in µm of a TIFF page from what is not OME-XML, and where it was
+    read: an Aperio SVS description (MPP), ImageJ's unit, or resolution tags in centimetres,
+    millimetres or micrometres (:func:`_tiff_pixel_size`). Tags in inches are not read (a
+    photograph's 72 or 300 "dpi" is a printing hint): the source says so, with what they
+    would give."""
+    if tif.is_svs and (svs := _svs_pixel_size(tif, page)) is not None:
+        return svs
+    per_unit, source = None, ""
+    unit = int(page.resolutionunit)
     if tif.is_imagej and (tif.imagej_metadata or {}).get("unit") is not None:
         per_unit = micrometres(1.0, tif.imagej_metadata["unit"])
-    elif int(page.resolutionunit) in _RESOLUTION_UNITS:
-        per_unit = _RESOLUTION_UNITS[int(page.resolutionunit)]
-    if per_unit:
-        x_res, y_res = page.get_resolution()
-        if x_res > 0 and y_res > 0 and (x_res, y_res) != (1.0, 1.0):
-            return per_unit / y_res, per_unit / x_res
-    return None
+        source = "from the ImageJ unit"
+    elif unit in _RESOLUTION_UNITS:
+        per_unit = _RESOLUTION_UNITS[unit]
+        source = "from the TIFF resolution tags"
+        if unit != 3:  # the usual unit goes without saying
+            source += f" (pixels per {_RESOLUTION_UNIT_NAMES[unit]})"
+    x_res, y_res = page.get_resolution()
+    written = x_res > 0 and y_res > 0 and (x_res, y_res) != (1.0, 1.0)
+    if per_unit and written:
+        return _PixelSize((per_unit / y_res, per_unit / x_res), source)
+    if written and unit == 2 and not source:  # not ImageJ's own unit, which is read
+        dpi = f"{x_res:g} dpi" if x_res == y_res else f"{x_res:g} x {y_res:g} dpi (x, y)"
+        um = (f"{25400 / x_res:.4g}" if x_res == y_res
+              else f"({25400 / y_res:.4g}, {25400 / x_res:.4g})")  # fmt: skip
+        return _PixelSize(None, f"not read: resolution tags in inches ({dpi}; {um} µm were "
+                          "they the sample's), taken for a printing hint")  # fmt: skip
+    return _PixelSize(None, "not recorded")
+
+
+def tiff_pixel_size_source(tif: tifffile.TiffFile, series: int = 0) -> str:
+    """Where :func:`open_image` reads the pixel size of a TIFF's series (not a GeoTIFF's) —
+    ``from the OME-XML PhysicalSizeY/X``, ``from the SVS MPP``, ``from the ImageJ unit``,
+    ``from the TIFF resolution tags`` — or why it reads none (``not recorded``, tags in
+    inches): what ``xfskde info`` says of it. The warning of a half OME size is left to the
+    opening, which gives it."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        return _tiff_pixel_size(tif, series, _ome_pixels(tif, series)).source
+
+
+#: The size an Aperio description gives a downsampled copy of the slide (a reduced level, the
+#: thumbnail): ``46000x32914 -> 1024x732``, the last arrow's when a re-saved slide has two.
+_SVS_REDUCED = re.compile(r"->\s*(\d+)x(\d+)(?!.*->)", re.DOTALL)
+
+
+def _svs_pixel_size(tif: tifffile.TiffFile, page: Any) -> _PixelSize | None:
+    """The (y, x) pixel size in µm of a page of an Aperio SVS file: the ``MPP`` of its first
+    page (the baseline, whose pixels MPP measures) for that page, times the baseline's size
+    over the page's for a downsampled copy whose description says so (``46000x32914 ->
+    1024x732``: a reduced level, the thumbnail); None for another page (the label, the
+    macro photograph: not the slide's pixels) and where the baseline gives no MPP."""
+    first = tif.pages.first
+
+    def mpp(described: Any) -> float | None:
+        text = described.description or ""
+        if not text.startswith("Aperio "):
+            return None
+        return micrometres(tifffile.tifffile.svs_description_metadata(text).get("MPP"), "µm")
+
+    size = mpp(first)
+    if size is None:
+        return None
+    if page.index == first.index:
+        return _PixelSize((size, size), "from the SVS MPP")
+    reduced = _SVS_REDUCED.search((page.description or "").split("|", 1)[0])
+    if reduced is None or (int(reduced[2]), int(reduced[1])) != (page.imagelength, page.imagewidth):
+        return None
+    scaled = (size * first.imagelength / page.imagelength,
+              size * first.imagewidth / page.imagewidth)  # fmt: skip
+    return _PixelSize(scaled, "from the SVS MPP of the first image, scaled to this copy's size")
 
 
 #: The namespace of the OME key-value pairs (``MapAnnotation``) that hold where the first
@@ -1100,6 +1167,32 @@ def _alpha_channel(page: Any) -> int | None:
     return int(page.samplesperpixel) - len(extras) + alpha
 
 
+#: ExtraSamples values, as ``xfskde info`` names them.
+_EXTRA_SAMPLES = {0: "unspecified", 1: "associated alpha", 2: "unassociated alpha"}
+
+
+def tiff_extra_samples(page: Any) -> list[tuple[str, str]]:
+    """What :func:`open_image` does with a TIFF page's extra samples (ExtraSamples: channels
+    beyond its grey or RGB), as ``xfskde info``'s rows: ``alpha`` for an alpha channel, which
+    is not read as a channel and whose transparent pixels are missing; ``extra_samples`` for
+    one of unspecified meaning (a multispectral band, or an alpha its writer did not mark),
+    read as a channel. No rows for a page without extra samples."""
+    extras = [int(e) for e in (page.extrasamples or ())]
+    if not extras or page.samplesperpixel < 2:
+        return []
+    first = int(page.samplesperpixel) - len(extras)
+    alpha = _alpha_channel(page)
+    rows = []
+    for i, extra in enumerate(extras, first):
+        kind = _EXTRA_SAMPLES.get(extra, f"ExtraSamples {extra}")
+        if i == alpha:
+            rows.append(("alpha", f"channel {i} ({kind}): not read as a channel; its transparent "
+                         "pixels (alpha 0) are missing (NaN)"))  # fmt: skip
+        else:
+            rows.append(("extra_samples", f"channel {i} ({kind}): read as a channel"))
+    return rows
+
+
 def transparency_mask_series(tif: tifffile.TiffFile, index: int) -> int | None:
     """The series of ``tif`` that is series ``index``'s transparency mask, if any: one bit
     per pixel, 0 where there is no data, as GDAL writes beside each level of a JPEG-compressed
@@ -1141,7 +1234,7 @@ def _tiff_info(path: Location, series: int | str = 0) -> _TiffInfo:
             nodata = str(tag.value).strip("\x00 ") if tag is not None else None
             geotiff = bool(first.is_geotiff) and index == 0  # GDAL reads the first image
             ome = _ome_pixels(tif, index)  # the OME-XML read once, for sizes and channels
-            size = None if geotiff else _tiff_pixel_size(tif, index, ome)
+            size = None if geotiff else _tiff_pixel_size(tif, index, ome).size
             geo = _geo_pixel_size(tif) if geotiff else None
             alpha = _alpha_channel(first)
             xml = tif.ome_metadata if tif.is_ome and size else None
