@@ -78,7 +78,7 @@ def test_pixels_not_square_are_told_by_both_sides(tmp_path, capsys):
     out = tmp_path / "aniso.ome.zarr"
     assert main(["maps", str(path), str(out), *PARAMS]) == 0
     said = capsys.readouterr()
-    assert "32 x 32 cells of 4 x 2 (y x x) micrometer, 1 level, in" in said.out
+    assert "32 x 32 cells of 4 x 2 micrometer (y by x), 1 level, in" in said.out
     assert "not square" in said.err
     assert main(["maps", str(path), str(tmp_path / "fine.ome.zarr"), *PARAMS, "--mpp", "0.5"]) == 2
     said = capsys.readouterr().err

@@ -136,8 +136,10 @@ def run(args: argparse.Namespace) -> int:
     multiscale = group.attrs["ome"]["multiscales"][0]
     unit = next((a.get("unit") for a in multiscale["axes"] if a["name"] == "x"), None)
     sy, sx = multiscale["datasets"][0]["coordinateTransformations"][0]["scale"][-2:]
-    side = f"{sx:g}" if sy == sx else f"{sy:g} x {sx:g} (y x x)"  # pixels not square
+    side = f"{sx:g}" if sy == sx else f"{sy:g} x {sx:g}"  # pixels not square: y by x
     cell = f"{side} {unit}" if unit else f"{side} input pixels"
+    if sy != sx:
+        cell += " (y by x)"
     pixels = image.sizes["y"] * image.sizes["x"]
     levels = len(multiscale["datasets"])
     if complete and store_state(args.output) == before:  # left as it was: found whole
