@@ -536,7 +536,7 @@ def warn_if_large(
     try:
         fs, path = location.filesystem()
         input_bytes = float(fs.du(path) if location.is_dir() else fs.size(path))
-    except (OSError, ValueError, TypeError):
+    except Exception:  # a server's failure too (aiohttp's errors): the read will name it
         return
     if output_bytes >= LARGE_BYTES and output_bytes > LARGE_RATIO * max(input_bytes, 1.0):
         print(
