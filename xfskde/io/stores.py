@@ -1194,6 +1194,8 @@ def write_blocks(
             f"cannot write a store at {store}: {store.protocol}:// is read-only; write to a "
             "local path, s3:// or gs:// instead"
         )
+    if isinstance(store, Location):
+        store.refuse_missing_bucket()
     if verify and not resume:
         raise ParameterError(
             "verify=True reads back the blocks a resume keeps: pass resume=True too (a new "
