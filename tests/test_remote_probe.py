@@ -228,3 +228,42 @@ def test_a_task_without_the_client_s_credentials_says_so(s3, tmp_path, monkeypat
         f"ImageReadError no credentials to read or write s3://data/{name} (NoCredentialsError"
     ), (said, result.stderr[-2000:])
     assert "in the environment of every worker" in said and "read by a task on" in said
+
+
+@pytest.mark.parametrize(
+    ("fault", "said"),
+    [
+        ("500", "the server answered 500 Internal Server Error (its own failure)"),
+        ("drop", "the connection broke while it was read (ServerDisconnectedError"),
+    ],
+)
+def test_a_vrt_whose_server_fails_after_it_opened_is_named_in_the_tasks(
+    faulty, inputs, fault, said
+):
+    """A VRT (read through GDAL) whose server fails once it is open: aiohttp's own
+    ClientResponseError or ServerDisconnectedError came out of the tasks (the command's
+    "internal error", or "the file is damaged" while a store was written)."""
+    rasterio = pytest.importorskip("rasterio")
+    from _rasters import write_vrt
+    from rasterio.transform import from_origin
+
+    transform = from_origin(500000, 4000000, 10, 10)
+    for band in ("b1", "b2"):
+        with rasterio.open(inputs / f"{fault}-{band}.tif", "w", driver="GTiff", width=128,
+                           height=128, count=1, dtype="uint16", crs="EPSG:32631",
+                           transform=transform) as dataset:  # fmt: skip
+            dataset.write(IMAGE[:128, :128].astype("uint16") + 1, 1)
+    write_vrt(inputs / f"{fault}.vrt", [f"{fault}-b1.tif", f"{fault}-b2.tif"], ("B1", "B2"),
+              side=128, transform=transform, crs="EPSG:32631")  # fmt: skip
+    url, answer = faulty
+    image = xfskde.open_image(f"{url}/{fault}.vrt", chunks=64)
+    answer["now"] = fault
+    try:
+        with pytest.raises(ImageReadError) as raised:
+            image.values  # noqa: B018
+    finally:
+        answer.clear()
+    message = str(raised.value)
+    assert message.startswith(f"{url}/{fault}.vrt: "), message
+    assert said in message and "read by a task on" in message, message
+    np.testing.assert_array_equal(image.values[0], IMAGE[:128, :128] + 1)
