@@ -16,6 +16,7 @@ import sys
 import threading
 from typing import ClassVar
 
+import cloudpickle
 import numpy as np
 import pytest
 import tifffile
@@ -87,10 +88,20 @@ def faulty(inputs):
 def s3(inputs):
     with s3_server() as options:
         fs = s3fs.S3FileSystem(**options)
-        fs.mkdir("data")
-        fs.put(str(inputs / "slide.tif"), "data/slide.tif")
-        fs.put(str(inputs / "image.zarr"), "data/image.zarr", recursive=True)
+        fs.mkdir("probe")
+        fs.put(str(inputs / "slide.tif"), "probe/slide.tif")
+        fs.put(str(inputs / "image.zarr"), "probe/image.zarr", recursive=True)
         yield options
+
+
+def _configured_by_the_environment(s3, monkeypatch):
+    """The S3 server reached as the AWS SDKs reach one: endpoint and keys in the environment
+    (s3fs's filesystems made before, of another test's server, forgotten)."""
+    monkeypatch.setenv("AWS_ENDPOINT_URL", s3["endpoint_url"])
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", s3["key"])
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", s3["secret"])
+    monkeypatch.setenv("AWS_DEFAULT_REGION", "eu-west-1")
+    s3fs.S3FileSystem.clear_instance_cache()
 
 
 @pytest.mark.parametrize("name", ["slide.tif", "image.zarr"])
@@ -125,7 +136,7 @@ def test_a_server_failing_after_the_image_is_opened_is_named_in_the_tasks(
     message = str(raised.value)
     assert message.startswith(f"{url}/{name}"), message
     assert said in message and "damaged" not in message, message
-    assert "read by a task on" in message
+    assert "in a task on" in message
     np.testing.assert_array_equal(image.values, IMAGE)  # served again: read whole
 
 
@@ -152,23 +163,23 @@ def test_a_zarr_store_the_server_does_not_serve_is_named_when_opened(faulty, fau
 
 
 def test_a_missing_zarr_store_in_a_bucket_is_no_such_image(s3):
-    with pytest.raises(FileNotFoundError, match=r"^no such image: s3://data/none\.zarr"):
-        xfskde.open_image("s3://data/none.zarr", storage_options=s3)
+    with pytest.raises(FileNotFoundError, match=r"^no such image: s3://probe/none\.zarr"):
+        xfskde.open_image("s3://probe/none.zarr", storage_options=s3)
 
 
 def test_a_zarr_store_removed_from_its_bucket_during_a_run_is_not_read_as_zeros(s3, inputs):
     """Zarr reads a chunk it cannot find as its fill value: a store removed (or moved) after
     it was opened was read as zeros, and the coefficients written from it said complete."""
     fs = s3fs.S3FileSystem(**s3)
-    fs.put(str(inputs / "image.zarr"), "data/moved.zarr", recursive=True)
-    image = xfskde.open_image("s3://data/moved.zarr", chunks=64, storage_options=s3)
+    fs.put(str(inputs / "image.zarr"), "probe/moved.zarr", recursive=True)
+    image = xfskde.open_image("s3://probe/moved.zarr", chunks=64, storage_options=s3)
     np.testing.assert_array_equal(image[:64, :64].values, IMAGE[:64, :64])
-    fs.rm("data/moved.zarr", recursive=True)
-    with pytest.raises(ImageReadError, match=r"^s3://data/moved\.zarr is gone \("):
+    fs.rm("probe/moved.zarr", recursive=True)
+    with pytest.raises(ImageReadError, match=r"^s3://probe/moved\.zarr is gone \("):
         image.values  # noqa: B018
-    fs.put(str(inputs / "image.zarr"), "data/moved.zarr", recursive=True)
+    fs.put(str(inputs / "image.zarr"), "probe/moved.zarr", recursive=True)
     bad = zarr.open_array(zarr.storage.FsspecStore.from_url(
-        "s3://data/moved.zarr", storage_options=s3), mode="r+")  # fmt: skip
+        "s3://probe/moved.zarr", storage_options=s3), mode="r+")  # fmt: skip
     bad.attrs["rewritten"] = True  # its metadata file is another
     with pytest.raises(ImageReadError, match=r"changed since it was opened \(its zarr\.json"):
         image.values  # noqa: B018
@@ -182,11 +193,8 @@ def test_a_store_in_a_bucket_that_does_not_exist_is_refused_in_one_line(s3, monk
     field = xfskde.local_fskde(xfskde.open_image(IMAGE[:64, :64]), **PARAMS)
     with pytest.raises(ParameterError, match=r"the bucket nothere does not exist: create it"):
         xfskde.write_coefficients(field, "s3://nothere/out.zarr", storage_options=s3)
-    monkeypatch.setenv("AWS_ENDPOINT_URL", s3["endpoint_url"])
-    monkeypatch.setenv("AWS_ACCESS_KEY_ID", s3["key"])
-    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", s3["secret"])
-    monkeypatch.setenv("AWS_DEFAULT_REGION", "eu-west-1")
-    argv = ["coefficients", "s3://data/slide.tif", "s3://nothere/out.zarr", "--no-progress"]
+    _configured_by_the_environment(s3, monkeypatch)
+    argv = ["coefficients", "s3://probe/slide.tif", "s3://nothere/out.zarr", "--no-progress"]
     assert main(argv) == 2
     err = capsys.readouterr().err
     assert err == (
@@ -210,11 +218,8 @@ def test_a_task_without_the_client_s_credentials_says_so(s3, tmp_path, monkeypat
     """A client with credentials in its environment, a worker (another machine's process)
     without: the TIFF's tasks said the file was "damaged", the command line that "no
     credentials reach the bucket" without saying whose."""
-    monkeypatch.setenv("AWS_ENDPOINT_URL", s3["endpoint_url"])
-    monkeypatch.setenv("AWS_ACCESS_KEY_ID", s3["key"])
-    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", s3["secret"])
-    monkeypatch.setenv("AWS_DEFAULT_REGION", "eu-west-1")
-    image = xfskde.open_image(f"s3://data/{name}", chunks=64)
+    _configured_by_the_environment(s3, monkeypatch)
+    image = xfskde.open_image(f"s3://probe/{name}", chunks=64)
     (tmp_path / "image.pkl").write_bytes(pickle.dumps(image))
     env = {k: v for k, v in os.environ.items() if not k.startswith(("AWS_", "FSSPEC_"))}
     nowhere = str(tmp_path / "none")
@@ -225,9 +230,9 @@ def test_a_task_without_the_client_s_credentials_says_so(s3, tmp_path, monkeypat
     result = subprocess.run(argv, capture_output=True, text=True, env=env, timeout=120)
     said = result.stdout.strip()
     assert said.startswith(
-        f"ImageReadError no credentials to read or write s3://data/{name} (NoCredentialsError"
+        f"ImageReadError no credentials to read or write s3://probe/{name} (NoCredentialsError"
     ), (said, result.stderr[-2000:])
-    assert "in the environment of every worker" in said and "read by a task on" in said
+    assert "in the environment of every worker" in said and "in a task on" in said
 
 
 @pytest.mark.parametrize(
@@ -265,5 +270,38 @@ def test_a_vrt_whose_server_fails_after_it_opened_is_named_in_the_tasks(
         answer.clear()
     message = str(raised.value)
     assert message.startswith(f"{url}/{fault}.vrt: "), message
-    assert said in message and "read by a task on" in message, message
+    assert said in message and "in a task on" in message, message
     np.testing.assert_array_equal(image.values[0], IMAGE[:128, :128] + 1)
+
+
+_WRITER = """
+import pickle, sys
+pending = pickle.load(open(sys.argv[1], "rb"))
+try:
+    pending.compute(scheduler="synchronous")
+except Exception as error:
+    print(type(error).__name__, error)
+"""
+
+
+def test_a_write_task_without_the_client_s_credentials_says_so(s3, tmp_path, monkeypatch):
+    """The store laid out by the client (credentials in its environment), its blocks written
+    by tasks on a machine without them: botocore's bare NoCredentialsError, which the command
+    line said as "no credentials to reach the bucket", not whose."""
+    _configured_by_the_environment(s3, monkeypatch)
+    field = xfskde.local_fskde(xfskde.open_image(IMAGE[:64, :64]), **PARAMS)
+    pending = xfskde.write_coefficients(field, "s3://probe/pending.zarr", compute=False)
+    (tmp_path / "pending.pkl").write_bytes(cloudpickle.dumps(pending))
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("AWS_", "FSSPEC_"))}
+    nowhere = str(tmp_path / "none")
+    env.update(AWS_ENDPOINT_URL=s3["endpoint_url"], AWS_DEFAULT_REGION="eu-west-1",
+               AWS_SHARED_CREDENTIALS_FILE=nowhere, AWS_CONFIG_FILE=nowhere,
+               AWS_EC2_METADATA_DISABLED="true")  # fmt: skip
+    argv = [sys.executable, "-c", _WRITER, str(tmp_path / "pending.pkl")]
+    result = subprocess.run(argv, capture_output=True, text=True, env=env, timeout=120)
+    said = result.stdout.strip()
+    assert said.startswith(
+        "PermissionError no credentials to read or write s3://probe/pending.zarr "
+        "(NoCredentialsError"
+    ), (said, result.stderr[-2000:])
+    assert "in the environment of every worker" in said and "in a task on" in said

@@ -1030,7 +1030,8 @@ def writing(output: str, source: str | None = None) -> Iterator[None]:
                                    "truncated or in a codec that cannot be decoded")  # fmt: skip
         elif side == "output" and isinstance(exc, OSError):
             reason = exc.strerror or detail
-            error = OSError(exc.errno, f"cannot write {output}: {reason}")
+            said = f"cannot write {output}: {reason}"  # no "[Errno None]" without an errno
+            error = OSError(exc.errno, said) if exc.errno is not None else OSError(said)
         note = _left(output, interrupted=False, before=before)
         if note:
             error.add_note(note)

@@ -605,7 +605,7 @@ def _kinds(error: BaseException) -> set[str]:
 
 
 def remote_failure(
-    error: BaseException, location: Location, *, task: bool = False
+    error: BaseException, location: Location, *, task: bool = False, writing: bool = False
 ) -> OSError | None:
     """The one-line error that says why a URL could not be read, or None where ``error`` (or
     what it was raised from) is no failure of the remote filesystem.
@@ -625,6 +625,9 @@ def remote_failure(
     task : bool
         Whether a Dask task read it (on a cluster's worker, perhaps): the machine is named,
         and missing credentials or endpoint are said to be that machine's.
+    writing : bool
+        Whether the task wrote there (a store's block): only missing credentials or endpoint
+        are named (what else a write meets is the writer's to say).
 
     Returns
     -------
@@ -637,28 +640,33 @@ def remote_failure(
         return None
     for cause in _causes(error):
         failure = _failure(cause, location, task)
+        if writing and not _kinds(cause) & {*_NO_CREDENTIALS, *_NO_ENDPOINT}:
+            continue
         if failure is not None:
             kind, message = failure
-            here = f" (read by a task on {socket.gethostname()})" if task else ""
+            here = f" (in a task on {socket.gethostname()})" if task else ""
             return kind(f"{message}{here}")
     return None
 
 
 @contextlib.contextmanager
-def named_failures(location: Location, *, task: bool = False) -> Iterator[None]:
+def named_failures(
+    location: Location, *, task: bool = False, writing: bool = False
+) -> Iterator[None]:
     """Around code that reads ``location``: a failure of its remote filesystem is raised as
     :func:`remote_failure` names it (from the original error), any other error as it is.
 
     In a Dask task (``task=True``) it is an :class:`ImageReadError` of that message: an
     input's error, as a task's other reading errors are, which a writer passes on with a
-    note of the blocks it kept."""
+    note of the blocks it kept. A task that writes there (``writing=True``) raises the
+    :class:`OSError` itself, and only for credentials or an endpoint it lacks."""
     try:
         yield
     except Exception as error:
-        failure = remote_failure(error, location, task=task)
+        failure = remote_failure(error, location, task=task, writing=writing)
         if failure is None:
             raise
-        if task:
+        if task and not writing:
             raise ImageReadError(str(failure)) from error
         raise failure from error
 
