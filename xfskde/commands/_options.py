@@ -543,7 +543,7 @@ def warn_if_large(
     try:
         fs, path = location.filesystem()
         input_bytes = float(fs.du(path) if location.is_dir() else fs.size(path))
-    except (OSError, ValueError, TypeError):
+    except Exception:  # a server's failure too (aiohttp's errors): the read will name it
         return
     if output_bytes >= LARGE_BYTES and output_bytes > LARGE_RATIO * max(input_bytes, 1.0):
         print(
@@ -1037,7 +1037,8 @@ def writing(output: str, source: str | None = None) -> Iterator[None]:
                                    "truncated or in a codec that cannot be decoded")  # fmt: skip
         elif side == "output" and isinstance(exc, OSError):
             reason = exc.strerror or detail
-            error = OSError(exc.errno, f"cannot write {output}: {reason}")
+            said = f"cannot write {output}: {reason}"  # no "[Errno None]" without an errno
+            error = OSError(exc.errno, said) if exc.errno is not None else OSError(said)
         note = _left(output, interrupted=False, before=before)
         if note:
             error.add_note(note)

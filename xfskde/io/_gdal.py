@@ -27,7 +27,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from ..exceptions import ImageReadError
-from ._location import Location, locate, locate_beside
+from ._location import Location, locate, locate_beside, named_failures, remote_failure
 from ._tiff import mask_sidecar, with_mask_version
 
 __all__ = [
@@ -340,7 +340,8 @@ def read_gdal_block(
     from rasterio.windows import Window
 
     *bands, (r0, r1), (c0, c1) = block_info[None]["array-location"]
-    path.refuse_changed(version, (lambda: gdal_version(path)) if path.is_local else None)
+    with named_failures(path, task=True):  # a server's refusal or failure named, as below
+        path.refuse_changed(version, (lambda: gdal_version(path)) if path.is_local else None)
     try:  # one thread: GDAL's JPEG 2000 decoder, on threads of its own, reports a damaged
         # codestream there and hands back zeros as if read (a truncated file: all of it)
         with _serialised(path), rasterio.Env(GDAL_NUM_THREADS=1), _open(path, level) as dataset:
@@ -354,6 +355,8 @@ def read_gdal_block(
     except ImageReadError:
         raise
     except Exception as exc:  # any failure to produce the pixels is the file's, and says so
+        if (failure := remote_failure(exc, path, task=True)) is not None:  # or its server's
+            raise ImageReadError(str(failure)) from exc
         cause = exc.__cause__ or exc  # rasterio's "Read failed": GDAL's own words are its cause
         detail = f"{type(cause).__name__}: {' '.join(str(cause).split())}"
         raise ImageReadError(

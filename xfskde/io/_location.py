@@ -18,6 +18,7 @@ the threaded scheduler, not with processes or a cluster.
 
 from __future__ import annotations
 
+import contextlib
 import datetime
 import hashlib
 import json
@@ -40,6 +41,8 @@ __all__ = ["UNITS", "Location", "locate", "micrometres", "store_target", "zarr_l
 #: fsspec protocols served read-only: a store cannot be written there.
 _READ_ONLY = ("http", "https")
 #: The extra that installs the fsspec implementation of a protocol.
+#: fsspec protocols of object stores, whose paths begin with a bucket.
+_BUCKETS = ("s3", "s3a", "gs", "gcs")
 _EXTRAS = {"s3": "s3", "s3a": "s3", "gs": "gcs", "gcs": "gcs", "http": "http", "https": "http"}
 
 
@@ -199,19 +202,35 @@ class Location:
         try:
             fs.info(path)
         except FileNotFoundError as error:  # fsspec's HTTP answer to everything: its cause
-            cause = error.__cause__ or error.__context__
-            status = getattr(cause, "status", None)
-            if status in (401, 403):
-                said = f"the server answered {status} {getattr(cause, 'message', '')}"
-                raise PermissionError(f"{self}: {said}: {NEEDS_CREDENTIALS}") from None
-            if isinstance(status, int) and status >= 500:
-                raise ConnectionError(
-                    f"{self}: the server answered {status} {getattr(cause, 'message', '')} "
-                    "(its own failure): try again later"
-                ) from None
-            if status is None and isinstance(cause, OSError):  # refused, no route, no name
-                raise ConnectionError(f"cannot reach {self}: {cause}") from None
+            failure = remote_failure(error, self)
+            if failure is not None and not isinstance(failure, FileNotFoundError):
+                raise failure from None
         except Exception:  # nothing more to learn: what exists() said stands
+            return
+
+    def refuse_missing_bucket(self) -> None:
+        """Refuse to write under an object store's bucket (``s3://``, ``gs://``) that does not
+        exist: the write failed at its first object with the filesystem's own "The specified
+        bucket does not exist", said as "[Errno None] cannot write ..." by the command line.
+        A bucket that cannot be asked about (no right to) is left for the write to try.
+
+        Raises
+        ------
+        ParameterError
+            Naming the bucket and what to do.
+        """
+        if self.protocol not in _BUCKETS:
+            return
+        fs, path = self.filesystem()
+        bucket = path.split("/", 1)[0]
+        try:
+            fs.info(bucket)
+        except FileNotFoundError:
+            raise ParameterError(
+                f"cannot write {self}: the bucket {bucket} does not exist: create it first, "
+                "or name one that exists"
+            ) from None
+        except Exception:  # no right to ask, a server's failure: the write says what it meets
             return
 
     def is_dir(self) -> bool:
@@ -608,6 +627,188 @@ NEEDS_CREDENTIALS = (
     "it needs credentials (a token in the request's headers: storage_options={'client_kwargs': "
     "{'headers': {'Authorization': ...}}}; or a signed URL)"
 )
+
+
+#: aiohttp's errors (by class name: aiohttp is no dependency) of a connection that broke or
+#: timed out while a file was read: the server went away, or stopped answering.
+_BROKEN = ("ServerDisconnectedError", "ClientPayloadError", "ServerTimeoutError",
+           "ClientConnectionResetError", "TimeoutError")  # fmt: skip
+#: aiohttp's errors of a server that cannot be reached at all (refused, no route, no name).
+_UNREACHED = ("ClientConnectorError", "ClientOSError")
+#: botocore's (s3fs's) errors of missing credentials and of an endpoint that cannot be reached.
+_NO_CREDENTIALS = ("NoCredentialsError", "PartialCredentialsError", "DefaultCredentialsError")
+_NO_ENDPOINT = ("EndpointConnectionError", "ConnectTimeoutError", "ConnectionClosedError")
+
+
+def _causes(error: BaseException) -> Iterator[BaseException]:
+    """An error and the errors it was raised from (``raise ... from``), nearest first.
+
+    Not the errors it was raised while handling (``__context__``): an error raised in a
+    handler (a write's note of what it kept, which asks the output's filesystem) would take
+    the failure it handles, of another URL, for its own."""
+    seen: set[int] = set()
+    current: BaseException | None = error
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        yield current
+        current = current.__cause__
+
+
+def _kinds(error: BaseException) -> set[str]:
+    return {kind.__name__ for kind in type(error).__mro__}
+
+
+def remote_failure(
+    error: BaseException, location: Location, *, task: bool = False, writing: bool = False
+) -> OSError | None:
+    """The one-line error that says why a URL could not be read, or None where ``error`` (or
+    what it was raised from) is no failure of the remote filesystem.
+
+    fsspec's HTTP filesystem raises every answer but 2xx as a bare ``FileNotFoundError(url)``
+    (the server's answer in its cause), and a connection that breaks, or a server that cannot
+    be reached, as aiohttp's own errors: read as they were, a 403 or a 500 was "no such
+    image", a server stopped halfway an "internal error", and a tile the server did not send
+    a "damaged" file. Here each is named, with what to do.
+
+    Parameters
+    ----------
+    error : BaseException
+        What reading ``location`` raised.
+    location : Location
+        The URL read.
+    task : bool
+        Whether a Dask task read it (on a cluster's worker, perhaps): the machine is named,
+        and missing credentials or endpoint are said to be that machine's.
+    writing : bool
+        Whether the task wrote there (a store's block): only missing credentials or endpoint
+        are named (what else a write meets is the writer's to say).
+
+    Returns
+    -------
+    OSError or None
+        :class:`PermissionError` (401, 403, no credentials), :class:`FileNotFoundError`
+        (404, 410) or :class:`ConnectionError` (a server's failure, a broken connection, a
+        server or endpoint that cannot be reached).
+    """
+    if location.is_local:
+        return None
+    for cause in _causes(error):
+        failure = _failure(cause, location, task)
+        if writing and not _kinds(cause) & {*_NO_CREDENTIALS, *_NO_ENDPOINT}:
+            continue
+        if failure is not None:
+            kind, message = failure
+            here = f" (in a task on {socket.gethostname()})" if task else ""
+            return kind(f"{message}{here}")
+    return None
+
+
+@contextlib.contextmanager
+def named_failures(
+    location: Location, *, task: bool = False, writing: bool = False
+) -> Iterator[None]:
+    """Around code that reads ``location``: a failure of its remote filesystem is raised as
+    :func:`remote_failure` names it (from the original error), any other error as it is.
+
+    In a Dask task (``task=True``) it is an :class:`ImageReadError` of that message: an
+    input's error, as a task's other reading errors are, which a writer passes on with a
+    note of the blocks it kept. A task that writes there (``writing=True``) raises the
+    :class:`OSError` itself, and only for credentials or an endpoint it lacks."""
+    try:
+        yield
+    except Exception as error:
+        failure = remote_failure(error, location, task=task, writing=writing)
+        if failure is None:
+            raise
+        if task and not writing:
+            raise ImageReadError(str(failure)) from error
+        raise failure from error
+
+
+def _failure(
+    cause: BaseException, location: Location, task: bool
+) -> tuple[type[OSError], str] | None:
+    """:func:`remote_failure` of one error of the chain: the kind of error and its message."""
+    kinds = _kinds(cause)
+    status, message, asked = getattr(cause, "status", None), "", ""
+    if "ClientResponseError" in kinds and isinstance(status, int):
+        message = str(getattr(cause, "message", "") or "")
+        asked = str(getattr(getattr(cause, "request_info", None), "real_url", "") or "")
+    elif _is_not_found(cause, location):  # fsspec's HTTP 404: FileNotFoundError(url)
+        status, message, asked = 404, "Not Found", str(cause.args[0])
+    if isinstance(status, int) and (message or asked):
+        said = f"{location}: the server answered {status} {message}".rstrip()
+        if asked and asked != location.url:  # a file of a store: its zarr.json, a chunk
+            said = f"{said} for {asked}"
+        if status in (401, 403):
+            return PermissionError, f"{said}: {NEEDS_CREDENTIALS}"
+        if status in (404, 410):
+            if task or asked != location.url:
+                return FileNotFoundError, (f"{said}, where it served the data a moment before: "
+                                           "it was removed, moved or rewritten meanwhile; open "
+                                           "it again")  # fmt: skip
+            return FileNotFoundError, f"{said}: no such file"
+        if status >= 500:
+            return ConnectionError, f"{said} (its own failure): try again later"
+        return ConnectionError, f"{said}: it cannot be read from there"
+    if kinds & set(_UNREACHED):
+        return ConnectionError, f"cannot reach {location}: {_said(cause)}"
+    if kinds & set(_BROKEN):
+        return ConnectionError, (
+            f"{location}: the connection broke while it was read ({_said(cause)}): the server "
+            "went away or stopped answering; try again once it serves again"
+        )
+    if (  # s3fs's, gcsfs's refusal or "not found" (the cause, if any, is named from there)
+        task
+        and type(cause) in (PermissionError, FileNotFoundError)
+        and cause.__cause__ is None
+        and location.protocol not in _READ_ONLY
+    ):
+        said = " ".join(str(cause).split())
+        if type(cause) is PermissionError:
+            return PermissionError, (
+                f"{location}: the storage service refused access ({said}): check the "
+                "credentials of the machine that reads it, and that the bucket's policy "
+                "grants them this object"
+            )
+        return FileNotFoundError, (
+            f"{location} is gone ({said}), where it was when the image was opened: it was "
+            "removed or moved meanwhile; open it again"
+        )
+    if kinds & set(_NO_CREDENTIALS) and task:
+        return PermissionError, (
+            f"no credentials to read or write {location} ({_said(cause)}): a task reaches the "
+            "bucket itself, on the machine that runs it; configure the credentials there too "
+            "(AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or AWS_PROFILE, in the environment "
+            "of every worker), or pass storage_options, which travel with the tasks"
+        )
+    if kinds & set(_NO_ENDPOINT) and task:
+        return ConnectionError, (
+            f"cannot reach the storage service of {location} ({_said(cause)}): a task reaches "
+            "it itself, on the machine that runs it; give every worker the same endpoint "
+            "(AWS_ENDPOINT_URL in its environment), or pass storage_options' endpoint_url, "
+            "which travels with the tasks"
+        )
+    return None
+
+
+def _is_not_found(error: BaseException, location: Location) -> bool:
+    """Whether ``error`` is how fsspec's HTTP filesystem says its server answered 404 for a
+    read (a bare ``FileNotFoundError(url)``, no cause) of ``location`` or a file of it."""
+    if location.protocol not in _READ_ONLY or type(error) is not FileNotFoundError:
+        return False
+    if error.__cause__ is not None:  # the server's own answer is its cause: named from there
+        return False
+    if len(error.args) != 1 or not isinstance(error.args[0], str):
+        return False
+    url, root = error.args[0], location.url.rstrip("/")
+    return url == location.url or url.startswith(f"{root}/")
+
+
+def _said(error: BaseException) -> str:
+    """An error as one line: its class and message."""
+    text = " ".join(str(error).split())
+    return f"{type(error).__name__}: {text}" if text else type(error).__name__
 
 
 def locate(

@@ -31,7 +31,7 @@ import tifffile
 import zarr
 
 from ..exceptions import ImageReadError
-from ._location import Location
+from ._location import Location, remote_failure
 
 __all__ = ["MASK_SIDECAR", "mask_sidecar", "read_tiff_block", "tiff_level", "with_mask_version"]
 
@@ -194,6 +194,8 @@ def read_tiff_block(
     except ImageReadError:
         raise
     except Exception as exc:  # any failure to produce the pixels is the file's, and says so
+        if (failure := remote_failure(exc, path, task=True)) is not None:  # or its server's
+            raise ImageReadError(str(failure)) from exc
         detail = f"{type(exc).__name__}: {' '.join(str(exc).split())}"
         raise ImageReadError(
             f"cannot read {path} ({detail}): the file is damaged, truncated or in a codec that "

@@ -102,7 +102,15 @@ from ._gdal import (
     remote_env,
     remote_opener,
 )
-from ._location import UNITS, Location, check_stamp, locate, metadata_stamp, micrometres
+from ._location import (
+    UNITS,
+    Location,
+    check_stamp,
+    locate,
+    metadata_stamp,
+    micrometres,
+    named_failures,
+)
 from ._record import _refuse_holes
 from ._tiff import mask_sidecar, read_tiff_block, with_mask_version
 
@@ -1811,7 +1819,22 @@ def _zarr_node(source: Any) -> zarr.Array | zarr.Group:
     try:
         return zarr.open(source.zarr_store(read_only=True), mode="r")
     except _ZARR_ERRORS as exc:
+        _refuse_missing_store(source)
         raise ImageReadError(f"{source} is not a readable Zarr array or group ({exc})") from exc
+
+
+def _refuse_missing_store(source: Location) -> None:
+    """Raise :class:`FileNotFoundError` where no Zarr metadata is at a URL zarr could not open
+    (a wrong URL: zarr said "No group found in store StorePath(FsspecStore, ...)"); a server
+    that refuses or fails to serve it is named by :meth:`Location.exists`."""
+    if source.is_local:
+        return
+    names = ("zarr.json", ".zgroup", ".zarray")
+    root = source.url.rstrip("/")
+    if not any(Location(f"{root}/{n}", source.storage_options).exists() for n in names):
+        raise FileNotFoundError(
+            f"no such image: {source} (no Zarr metadata there: zarr.json, .zgroup, .zarray)"
+        )
 
 
 #: The attr of the root group of a store in NGFF's transitional bioformats2raw layout (what
@@ -2147,6 +2170,54 @@ def _checked_blocks(data: da.Array, source: Location, component: str | None) -> 
     )
 
 
+class _RemoteZarr:
+    """A Zarr array at a URL as Dask's tasks index it: each read first reads the array's
+    metadata file (``zarr.json``, or v2's ``.zarray``) and refuses the block where it is gone
+    or another (Zarr reads a chunk it cannot find as its fill value: a store removed or
+    rewritten during the run was read as zeros, the store written said complete); a failure
+    of its server or connection (a 403 or a 500 answered for a chunk, a server stopped
+    halfway) is raised as an :class:`~xfskde.exceptions.ImageReadError` naming the URL and
+    what to do (:func:`._location.named_failures`), where aiohttp's own error was an
+    "internal error"."""
+
+    def __init__(self, array: zarr.Array, location: Location, component: str | None) -> None:
+        self.array, self.location = array, location
+        self.shape, self.dtype, self.ndim = tuple(array.shape), array.dtype, array.ndim
+        name = "zarr.json" if array.metadata.zarr_format == 3 else ".zarray"
+        path = "/".join(p for p in (location.url.rstrip("/"), component, name) if p)
+        self.metadata = Location(path, location.storage_options)
+        with named_failures(self.metadata):
+            self.stamp = self._stamp()
+
+    def _stamp(self) -> bytes:
+        fs, path = self.metadata.filesystem()
+        return bytes(fs.cat_file(path))
+
+    def __getitem__(self, key: Any) -> np.ndarray:
+        with named_failures(self.location, task=True):  # its metadata gone: named there too
+            if self._stamp() != self.stamp:
+                raise ImageReadError(
+                    f"{self.location} changed since it was opened (its {self.metadata.name} "
+                    "is another): open it again (xfskde.open_image) and compute again"
+                )
+            return np.asarray(self.array[key])
+
+
+def _remote_blocks(
+    array: zarr.Array, source: Location, component: str | None, chunks: Any
+) -> da.Array:
+    """The blocks of the Zarr array ``array`` opened at the URL ``source``, read by the tasks
+    through :class:`_RemoteZarr` (the array, and its store's storage options, travel with
+    them)."""
+    name = tokenize(source.url, component, chunks, array.shape, str(array.dtype), source.token())
+    return da.from_array(
+        _RemoteZarr(array, source, component),
+        chunks=chunks,
+        name=f"xfskde-read-zarr-{name}",
+        meta=np.empty((0,) * array.ndim, dtype=array.dtype),
+    )
+
+
 def _refuse_remote_zip(path: Location) -> None:
     """A zip file is read in place only locally (zarr's ``ZipStore``)."""
     if path.is_zip and not path.is_local:
@@ -2186,15 +2257,12 @@ def _open_zarr(source: Any, level: int, request: _Request) -> xr.DataArray:
     try:
         if isinstance(source, zarr.Array | zarr.Group) or source.is_zip:
             data = da.from_zarr(array, chunks=planned)  # a zip's ZipStore pickles to the tasks
-        else:  # from the path or URL: the tasks open the store themselves
-            data = da.from_zarr(
-                source.url,
-                component=component,
-                chunks=planned,
-                storage_options=source.storage_options or None,
-            )
-            if source.is_local:  # a task first checks the store is the one opened (a stat)
-                data = _checked_blocks(data, source, component)
+        elif not source.is_local:  # each task reads its chunks, a server's failure named
+            data = _remote_blocks(array, source, component, planned)
+        else:  # from the path: the tasks open the store themselves
+            data = da.from_zarr(source.url, component=component, chunks=planned)
+            # a task first checks the store is the one opened (a stat)
+            data = _checked_blocks(data, source, component)
     except _ZARR_ERRORS as exc:
         raise ImageReadError(f"cannot read the Zarr array of {source} ({exc})") from exc
     name = source.stem if isinstance(source, Location) else Path(source.path or "image").stem
@@ -2460,6 +2528,14 @@ def image_levels(
     given = None if dims is None else _checked_dims(dims)
     path = locate(source, storage_options)
     _refuse_product(path)
+    with named_failures(path):  # a server's refusal or failure, a connection broken: named
+        return _levels_at(path, series, given)
+
+
+def _levels_at(
+    path: Location, series: int | str, given: tuple[str, ...] | None
+) -> list[ImageLevel]:
+    """:func:`image_levels` of the file or store at ``path``."""
     name = path.name.lower()
     remote_store = name.endswith(".zarr") and not path.is_local  # zarr says if it is there
     if not remote_store and not path.exists():
@@ -2925,6 +3001,13 @@ def _opened(
         return _open_zarr(source, level, request)
     path = locate(source, storage_options)
     _refuse_product(path)
+    with named_failures(path):  # a server's refusal or failure, a connection broken: named
+        return _opened_at(path, level, request)
+
+
+def _opened_at(path: Location, level: int, request: _Request) -> xr.DataArray:
+    """:func:`open_image` of the file or store at ``path``."""
+    series, mpp = request.series, request.mpp
     if path.name.lower().endswith(".zarr"):  # zarr says whether it is there (http lists no dirs)
         if path.is_local and not path.exists():
             raise FileNotFoundError(f"no such image: {path}")

@@ -51,6 +51,7 @@ Data whose chunks are already regular is written as it is, never rechunked.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import hashlib
 import json
@@ -92,7 +93,7 @@ from ..exceptions import (
 )
 from ..lazy import dask_view, plan_chunks, skipped_blocks
 from ._gdal import input_version
-from ._location import Location, locate, store_target, zarr_like
+from ._location import Location, locate, named_failures, store_target, zarr_like
 from ._record import _BLOCKS, _STATUS_ATTR, _read_record
 
 __all__ = [
@@ -962,8 +963,11 @@ def _write_mapped_block(
     ``skipped`` (no foreground: filled, not computed) are recorded as such."""
     location = block_info[0]["chunk-location"]
     by, bx = location[spatial[0]], location[spatial[1]]
-    written = _write_block(block, store, variable, by, bx, *chunk_shape, spatial=spatial,
-                           skipped=(by, bx) in skipped, targets=targets)  # fmt: skip
+    # a worker without the client's credentials or endpoint says so (botocore's bare error)
+    remote = isinstance(store, Location) and not store.is_local
+    with named_failures(store, task=True, writing=True) if remote else contextlib.nullcontext():
+        written = _write_block(block, store, variable, by, bx, *chunk_shape, spatial=spatial,
+                               skipped=(by, bx) in skipped, targets=targets)  # fmt: skip
     return np.full((1,) * block.ndim, written, np.int64)
 
 
@@ -1252,6 +1256,8 @@ def write_blocks(
             f"cannot write a store at {store}: {store.protocol}:// is read-only; write to a "
             "local path, s3:// or gs:// instead"
         )
+    if isinstance(store, Location):
+        store.refuse_missing_bucket()
     if verify and not resume:
         raise ParameterError(
             "verify=True reads back the blocks a resume keeps: pass resume=True too (a new "
