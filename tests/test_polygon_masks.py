@@ -478,6 +478,9 @@ def test_an_area_of_interest_on_a_rotated_scene_as_gdal_draws_it(tmp_path):
     gdal = rasterize([aoi], out_shape=(128, 160), transform=transform).astype(bool)
     assert gdal.sum() > 2000
     np.testing.assert_array_equal(resolve_mask(aoi, image).values, gdal)
-    # a crop that keeps the whole scene's transform is refused, not drawn off by the crop
-    with pytest.raises(ParameterError, match="does not place its first pixel"):
-        resolve_mask(aoi, image.isel(y=slice(10, None)))
+    # a crop that keeps the whole scene's transform is drawn on the crop's own pixels, from
+    # its xc/yc (it was refused); a flip, which no transform of its axes places, is refused
+    crop = image.isel(y=slice(10, None), x=slice(7, 150))
+    np.testing.assert_array_equal(resolve_mask(aoi, crop).values, gdal[10:, 7:150])
+    with pytest.raises(ParameterError, match="do not follow its rotated GeoTransform"):
+        resolve_mask(aoi, image.isel(y=slice(None, None, -1)))
