@@ -34,7 +34,7 @@ import fsspec
 from fsspec.core import split_protocol
 
 from ..exceptions import ImageReadError, ParameterError
-from ._record import _STATUS_ATTR
+from ._record import _CHUNKS_ATTR, _STATUS_ATTR
 
 __all__ = ["UNITS", "Location", "locate", "micrometres", "store_target", "zarr_like"]
 
@@ -560,9 +560,12 @@ def _is_result(metadata: bytes) -> bool:
 
 def _image_metadata(metadata: bytes) -> str:
     """An OME-Zarr image's ``zarr.json`` as its version counts it: its content, less the
-    consolidated metadata of the nodes under it (which a label image added rewrites)."""
+    consolidated metadata of the nodes under it and xfskde's count of their chunks (which a
+    label image added rewrites: its pixels are the same)."""
     node = json.loads(metadata)
     node.pop("consolidated_metadata", None)
+    if isinstance(node.get("attributes"), dict):
+        node["attributes"].pop(_CHUNKS_ATTR, None)
     text = json.dumps(node, sort_keys=True)
     return f"zarr.json\0{hashlib.sha256(text.encode()).hexdigest()}"
 

@@ -18,6 +18,11 @@ from ..exceptions import StoreIncompleteError
 
 #: Group attribute: ``"incomplete"`` until :func:`xfskde.io.finalize_store`, then ``"complete"``.
 _STATUS_ATTR = "xfskde_status"
+#: Group attribute, set by :func:`xfskde.io.stores.finalize_store` where a store holds arrays
+#: made from its data (an OME-Zarr image's coarser levels and label images): how many chunks
+#: each holds, so that one gone is found (a chunk of fill values is not written, so its absence
+#: alone says nothing).
+_CHUNKS_ATTR = "xfskde_chunks"
 #: The completion record: one ``uint8`` entry per block, set once the block is written.
 _BLOCKS = "xfskde_blocks"
 

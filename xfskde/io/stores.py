@@ -94,7 +94,7 @@ from ..exceptions import (
 from ..lazy import dask_view, plan_chunks, skipped_blocks
 from ._gdal import input_version
 from ._location import Location, locate, named_failures, store_target, zarr_like
-from ._record import _BLOCKS, _STATUS_ATTR, _read_record
+from ._record import _BLOCKS, _CHUNKS_ATTR, _STATUS_ATTR, _read_record
 
 __all__ = [
     "BlockDamage",
@@ -121,10 +121,6 @@ _PARAMETERS_ATTR = "xfskde_parameters"
 #: Group attribute: the name of the data array the completion record is of (an OME-Zarr
 #: image's level 0, "0", has arrays beside it before its metadata says which is the data).
 _DATA_ATTR = "xfskde_data"
-#: Group attribute, set by :func:`finalize_store` where a store holds arrays made from its data
-#: (an OME-Zarr image's coarser levels and label images): how many chunks each holds, so that
-#: one gone is found (a chunk of fill values is not written, so its absence alone says nothing).
-_CHUNKS_ATTR = "xfskde_chunks"
 #: Group attribute, set by a resume that found such arrays damaged: their paths and how many
 #: chunks each held when it was written; :func:`finalize_store` refuses to complete the store
 #: until each is whole again (a label image added to an image is not written again by the
