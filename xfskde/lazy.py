@@ -679,8 +679,9 @@ def local_fskde_dask(
         for bit for Gaussian windows and cells; for a box (stride below its side) or a disk,
         whose running and prefix sums start at each tile of the core (:mod:`xfskde._core`),
         to the rounding of those float64 sums (complex128 fields: measured up to 5e-15 of the
-        field's largest value; complex64 ones round them to float32, which hid it in every
-        case measured). Its chunks follow the image's, except that
+        field's largest value; complex64 ones round them to float32, which hides it but
+        for images whose values span many decades: 1e-18 relative on a few samples of a
+        float32 image spanning 16). Its chunks follow the image's, except that
         images in chunks more than :data:`LARGE_CHUNK` × :data:`DEFAULT_CHUNK` on a side are
         cut by :func:`plan_chunks` first (one chunk is one task, on one thread).
     """
