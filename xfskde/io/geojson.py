@@ -6,9 +6,11 @@ keep an area of interest as a GeoJSON file, a shapefile or GeoPackage, or a GeoD
 is a mask once its polygons are drawn on the image's pixels — :func:`xfskde.masks.resolve_mask`
 takes them wherever it takes a mask image (``mask="regions.geojson"``, ``--mask aoi.shp``).
 The other vector formats (:data:`VECTOR_FORMATS`) are read by geopandas (GDAL's drivers,
-through pyogrio: the ``vector`` extra), with their CRS (a shapefile's ``.prj``), from local
-files of one layer; without geopandas they are refused with the ``ogr2ogr`` line that makes
-a GeoJSON of them.
+through pyogrio: the ``vector`` extra), with their CRS (a shapefile's ``.prj``), from files
+of one layer, local or at a URL (``s3://``, ``https://``: read whole, with the storage options
+of their :class:`~xfskde.io.Location`, then handed to GDAL from memory); a shapefile
+at a URL, whose sidecar files GDAL cannot reach, is refused unless zipped (``aoi.shp.zip``).
+Without geopandas they are refused with the ``ogr2ogr`` line that makes a GeoJSON of them.
 
 **Coordinates.** Which frame the vertices are in is read from the image and the GeoJSON, never
 guessed silently:
@@ -63,9 +65,11 @@ labelled pixels).
 
 from __future__ import annotations
 
+import io
 import json
 import math
 import os
+import re
 import warnings
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
@@ -337,8 +341,8 @@ def _read(polygons: Any) -> tuple[dict[str, Any], dict[str, Any]]:
     if isinstance(polygons, str | os.PathLike | Location):
         where = locate(polygons)
         vector = _vector_format(where) is not None
-        if vector and not where.is_local:
-            _refuse_remote_vector(where)
+        if vector and not where.is_local and where.name.lower().endswith(".shp"):
+            _refuse_remote_shapefile(where)
         if not where.exists():
             raise FileNotFoundError(f"no such mask: {where}")
         if vector:
@@ -386,10 +390,11 @@ def _convert(where: Location) -> str:
     return f"or convert it to GeoJSON: ogr2ogr -f GeoJSON regions.geojson {where.name}"
 
 
-def _refuse_remote_vector(where: Location) -> None:
+def _refuse_remote_shapefile(where: Location) -> None:
     raise ParameterError(
-        f"{where}: a {_vector_format(where)} is read from a local file; download it, "
-        f"{_convert(where)} (GeoJSON is read at URLs too)"
+        f"{where}: a shapefile is read from a local file, its .shx, .dbf and .prj beside it "
+        f"(GDAL cannot reach them at a URL): zip them as {where.stem}.shp.zip, which is read at "
+        f"URLs, copy them locally, {_convert(where)}"
     )
 
 
@@ -407,21 +412,37 @@ def _geopandas(doing: str, remedy: str) -> tuple[Any, Any]:
 
 
 def _read_vector(where: Location) -> Any:
-    """A local vector file read by geopandas (its one layer; its CRS with it), refused with
-    the ways in when it cannot be: without geopandas, of several layers, damaged."""
+    """A vector file read by geopandas (its one layer; its CRS with it), refused with the ways
+    in when it cannot be: without geopandas, of several layers, damaged. A file at a URL is
+    read whole with its storage options and handed to GDAL from memory (``/vsimem/``, which
+    pyogrio makes of a buffer): GDAL's own ``/vsis3/`` and ``/vsicurl/`` would not have the
+    credentials and endpoint the other inputs are reached with."""
     kind, convert = _vector_format(where), _convert(where)
     geopandas, pyogrio = _geopandas(f"reading {where} (a {kind})", convert)
+    source: Any = where.url
+    if not where.is_local:
+        with where.open() as file:
+            source = file.read()
     try:
-        layers = [str(name) for name, geometry in pyogrio.list_layers(where.url) if geometry]
-        if len(layers) > 1:
-            raise ParameterError(
-                f"{where} holds {len(layers)} layers ({', '.join(layers)}): write the one that "
-                f"draws the regions to a file of its own: ogr2ogr -f GeoJSON regions.geojson "
-                f"{where.name} LAYER"
-            )
-        return geopandas.read_file(where.url)
+        with warnings.catch_warnings():  # a GeoPackage in memory has no name, so no .gpkg
+            warnings.filterwarnings("ignore", "File /vsimem/.* non conformant file extension")
+            listed = pyogrio.list_layers(_buffer(source))
+            layers = [str(name) for name, geometry in listed if geometry]
+            if len(layers) > 1:
+                raise ParameterError(
+                    f"{where} holds {len(layers)} layers ({', '.join(layers)}): write the one "
+                    f"that draws the regions to a file of its own: ogr2ogr -f GeoJSON "
+                    f"regions.geojson {where.name} LAYER"
+                )
+            return geopandas.read_file(_buffer(source))
     except pyogrio.errors.DataSourceError as error:
-        raise ParameterError(f"cannot read {where} as a {kind}: {error}") from None
+        said = re.sub(r"/vsimem/\S*", where.name, str(error))  # not pyogrio's temporary name
+        raise ParameterError(f"cannot read {where} as a {kind}: {said}") from None
+
+
+def _buffer(source: Any) -> Any:
+    """A path as it is, the bytes of a file at a URL as a new file object for each read."""
+    return io.BytesIO(source) if isinstance(source, bytes) else source
 
 
 def _checked(document: Any, name: str) -> dict[str, Any]:
