@@ -94,6 +94,17 @@ def s3(inputs):
         yield options
 
 
+def _without_credentials(s3, tmp_path) -> dict[str, str]:
+    """The environment of a machine that knows the S3 server's endpoint but has none of the
+    client's credentials (no AWS_* or FSSPEC_* variables, no credentials or config file)."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("AWS_", "FSSPEC_"))}
+    nowhere = str(tmp_path / "none")
+    env.update(AWS_ENDPOINT_URL=s3["endpoint_url"], AWS_DEFAULT_REGION="eu-west-1",
+               AWS_SHARED_CREDENTIALS_FILE=nowhere, AWS_CONFIG_FILE=nowhere,
+               AWS_EC2_METADATA_DISABLED="true")  # fmt: skip
+    return env
+
+
 def _configured_by_the_environment(s3, monkeypatch):
     """The S3 server reached as the AWS SDKs reach one: endpoint and keys in the environment
     (s3fs's filesystems made before, of another test's server, forgotten)."""
@@ -221,11 +232,7 @@ def test_a_task_without_the_client_s_credentials_says_so(s3, tmp_path, monkeypat
     _configured_by_the_environment(s3, monkeypatch)
     image = xfskde.open_image(f"s3://probe/{name}", chunks=64)
     (tmp_path / "image.pkl").write_bytes(pickle.dumps(image))
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("AWS_", "FSSPEC_"))}
-    nowhere = str(tmp_path / "none")
-    env.update(AWS_ENDPOINT_URL=s3["endpoint_url"], AWS_DEFAULT_REGION="eu-west-1",
-               AWS_SHARED_CREDENTIALS_FILE=nowhere, AWS_CONFIG_FILE=nowhere,
-               AWS_EC2_METADATA_DISABLED="true")  # fmt: skip
+    env = _without_credentials(s3, tmp_path)
     argv = [sys.executable, "-c", _WORKER, str(tmp_path / "image.pkl")]
     result = subprocess.run(argv, capture_output=True, text=True, env=env, timeout=120)
     said = result.stdout.strip()
@@ -292,11 +299,7 @@ def test_a_write_task_without_the_client_s_credentials_says_so(s3, tmp_path, mon
     field = xfskde.local_fskde(xfskde.open_image(IMAGE[:64, :64]), **PARAMS)
     pending = xfskde.write_coefficients(field, "s3://probe/pending.zarr", compute=False)
     (tmp_path / "pending.pkl").write_bytes(cloudpickle.dumps(pending))
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("AWS_", "FSSPEC_"))}
-    nowhere = str(tmp_path / "none")
-    env.update(AWS_ENDPOINT_URL=s3["endpoint_url"], AWS_DEFAULT_REGION="eu-west-1",
-               AWS_SHARED_CREDENTIALS_FILE=nowhere, AWS_CONFIG_FILE=nowhere,
-               AWS_EC2_METADATA_DISABLED="true")  # fmt: skip
+    env = _without_credentials(s3, tmp_path)
     argv = [sys.executable, "-c", _WRITER, str(tmp_path / "pending.pkl")]
     result = subprocess.run(argv, capture_output=True, text=True, env=env, timeout=120)
     said = result.stdout.strip()
