@@ -2842,7 +2842,7 @@ def _region_scale(
     spacing = max(1, round(sigma / f / 2))
     rows = np.arange(0, crop.shape[0], spacing) + depth
     cols = np.arange(0, crop.shape[1], spacing) + depth
-    groups = grid_features(block, spec, rows, cols)
+    groups = _grid_features_beside(block, spec, rows, cols)
     features = np.concatenate(list(groups.values()), axis=-1)
     # a sample at a missing pixel (outside the mask) is no texture: the features of its window
     # (zero, or its present neighbours' renormalised) read as one wide region (a 128² patch of
@@ -2850,6 +2850,28 @@ def _region_scale(
     here = np.isfinite(block[np.ix_(rows, cols)]).all(axis=-1)
     features[~here] = np.nan
     return region_scale(features, spacing) * f
+
+
+def _grid_features_beside(
+    block: np.ndarray, spec: FeatureSpec, rows: np.ndarray, cols: np.ndarray
+) -> dict[str, np.ndarray]:
+    """:func:`.features.grid_features` of a crop that the calling thread computes alone (the
+    region scale's: one block, no Dask), the filter bank in this thread and the other groups
+    beside it in a second one, so that the second core does not wait. Each group's features
+    are its own computation whatever the others (the bank's votes, windows and coverage are
+    those of ``spec`` with the bank alone): the same values, bit for bit. The region scale of a
+    2048² RGB image's crop (906² with its halo): 0.11 → 0.08 s on two idle cores."""
+    others = tuple(g for g in spec.features if g != "bank")
+    if "bank" not in spec.features or not others:
+        return grid_features(block, spec, rows, cols)
+    valid = present_pixels(block)
+    bank = dataclasses.replace(spec, features=("bank",), color_ranges=None)
+    rest = dataclasses.replace(spec, features=others, bank_ranges=None)
+    with ThreadPoolExecutor(1) as pool:
+        beside = pool.submit(grid_features, block, rest, rows, cols, valid=valid)
+        groups = grid_features(block, bank, rows, cols, valid=valid)
+        groups.update(beside.result())
+    return {name: groups[name] for name in spec.features}
 
 
 def _with_groups(

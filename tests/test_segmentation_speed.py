@@ -1,0 +1,52 @@
+"""Where the fit of a model spreads its work over the cores, and that it computes the same
+values so: each group's features bit for bit those computed alone."""
+
+from __future__ import annotations
+
+import threading
+
+import numpy as np
+
+from xfskde.datasets import random_textures
+from xfskde.segmentation import model as model_module
+from xfskde.segmentation._bank import bank_ranges, bank_responses
+from xfskde.segmentation.features import FeatureSpec, feature_depth, grid_features
+
+
+def test_the_region_scale_crop_computes_the_bank_beside_the_other_groups(monkeypatch):
+    """The region scale's features of a crop (one block, computed by the calling thread
+    alone): the filter bank in that thread, the colour and FS-KDE groups in a second one at
+    the same time, each group equal bit for bit to the features of all groups at once; a
+    spec without the bank, or with the bank alone, stays in the calling thread."""
+    image, _ = random_textures((160, 160), seed=3)
+    crop = image[:120, :130].astype(np.float32)
+    ranges = bank_ranges(bank_responses(crop.mean(axis=-1), 0.5))
+    spec = FeatureSpec(features=("color", "bank", "fskde"), size=9.0, bank_ranges=ranges)
+    depth = feature_depth(spec)
+    block = np.pad(crop, ((depth, depth), (depth, depth), (0, 0)), constant_values=np.nan)
+    rows, cols = np.arange(0, 120, 4) + depth, np.arange(0, 130, 4) + depth
+    expected = grid_features(block, spec, rows, cols)
+
+    threads: dict[tuple[str, ...], str] = {}
+
+    def recorded(block, spec, rows, cols, **kwargs):
+        threads[spec.features] = threading.current_thread().name
+        return grid_features(block, spec, rows, cols, **kwargs)
+
+    monkeypatch.setattr(model_module, "grid_features", recorded)
+    got = model_module._grid_features_beside(block, spec, rows, cols)
+    main = threading.current_thread().name
+    assert threads[("bank",)] == main and threads[("color", "fskde")] != main
+    assert list(got) == ["color", "bank", "fskde"]
+    for name, values in expected.items():
+        assert got[name].dtype == values.dtype == np.float32
+        np.testing.assert_array_equal(got[name].view(np.uint32), values.view(np.uint32))
+    for alone in (("color", "fskde"), ("bank",)):
+        threads.clear()
+        one = FeatureSpec(features=alone, size=9.0, bank_ranges=ranges if "bank" in alone else None)
+        got = model_module._grid_features_beside(block, one, rows, cols)
+        assert threads == {alone: main}
+        np.testing.assert_array_equal(
+            np.concatenate(list(got.values()), axis=-1),
+            np.concatenate(list(grid_features(block, one, rows, cols).values()), axis=-1),
+        )
