@@ -52,49 +52,6 @@ def test_the_region_scale_crop_computes_the_bank_beside_the_other_groups(monkeyp
         )
 
 
-def test_the_texture_scale_and_extent_are_measured_beside_the_ranges(monkeypatch):
-    """An automatic window's texture scale and the foreground's extent are measured in a
-    thread of their own (while the fit's thread measures the bank's and the colour's ranges),
-    and the window rule reads the values they return; an error there is the fit's error."""
-    from xfskde.exceptions import ParameterError
-    from xfskde.segmentation import fit_textures
-
-    image, _ = random_textures((128, 128), seed=101)
-    seen: dict[str, tuple[str, object]] = {}
-    scale_of, extent_of = model_module.texture_scale, model_module._extent
-
-    def scale(tiles):
-        seen["scale"] = (threading.current_thread().name, value := scale_of(tiles))
-        return value
-
-    def extent(prepared, foreground):
-        seen["extent"] = (threading.current_thread().name, value := extent_of(prepared, foreground))
-        return value
-
-    monkeypatch.setattr(model_module, "texture_scale", scale)
-    monkeypatch.setattr(model_module, "_extent", extent)
-    model = fit_textures(image, 3)
-    main = threading.current_thread().name
-    assert seen["scale"][0] != main and seen["extent"][0] == seen["scale"][0]
-    assert seen["extent"][1] == (128, 128)
-    assert model.choices["texture_scale_px"] == round(seen["scale"][1], 2)
-
-    seen.clear()
-    fit_textures(image, 3, size=6.0)  # a window given: neither is measured
-    assert not seen
-
-    def refused(prepared, foreground):
-        raise ParameterError("extent refused")
-
-    monkeypatch.setattr(model_module, "_extent", refused)
-    try:
-        fit_textures(image, 3)
-    except ParameterError as error:
-        assert str(error) == "extent refused"
-    else:
-        raise AssertionError("the error of the thread that measured the extent was lost")
-
-
 def test_a_fit_of_one_block_computes_its_bank_beside_its_other_groups(monkeypatch):
     """A fit whose sample is one block (one task, the second core waiting) computes the filter
     bank in the task's thread and the other groups in a second one, and fits the same model to

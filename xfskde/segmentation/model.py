@@ -40,7 +40,7 @@ import math
 import numbers
 import warnings
 from collections.abc import Mapping, Sequence
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
@@ -2583,10 +2583,6 @@ def fit_textures(
     )
     if ("bank" in feats or measured) and not tiles:
         raise ParameterError("the mask has no foreground: there is nothing to segment")
-    # the window rule's texture scale and the foreground's extent, measured in a second thread
-    # while this one measures the ranges and the colour below (each of them a core's work)
-    auto = isinstance(size, str) and size == AUTO
-    scale_and_extent = _measured_beside(first, foreground, tiles) if auto else None
     # values far beyond the tiles' levels are refused wherever the fit reads the image: the
     # crops of the window check and the region scale, and the fit's sample
     black_white = _value_range(tiles)
@@ -2616,10 +2612,9 @@ def fit_textures(
     if isinstance(size, str):
         if size != AUTO:
             raise ParameterError(f"size must be a number of pixels or 'auto', got {size!r}")
-        assert scale_and_extent is not None  # size == AUTO
-        scale, extent = scale_and_extent.result()
+        extent = _extent(first, foreground)
         size, needed = _auto_size(arr, foreground, tiles, n_textures, spec_args, w, seed,
-                                  choices, signal, extent, scale)  # fmt: skip
+                                  choices, signal, extent)  # fmt: skip
         release_free_memory()  # what the window check's crops freed: not kept for the fit
         spec_args, checked = _with_groups(spec_args, needed)
     trial: tuple[str, ...] = ()
@@ -2958,26 +2953,6 @@ def _extent(prepared: _Prepared, foreground: np.ndarray | None) -> tuple[int, in
     return min(height, int(spans[0])), min(width, int(spans[1]))
 
 
-def _measured_beside(
-    prepared: _Prepared, foreground: np.ndarray | None, tiles: list[np.ndarray]
-) -> Future[tuple[float, tuple[int, int]]]:
-    """The texture scale of the ``tiles`` (:func:`.defaults.texture_scale`) and the extent of
-    the foreground (:func:`_extent`), computed in a thread of their own for the window rule
-    of :func:`_auto_size`, while the calling thread measures the tiles' other figures (the
-    bank's ranges, the colour's): each is a core's work (FFTs of the tiles, a pass over the
-    image), and in turn they left the second core waiting. The same values, computed
-    elsewhere: their errors are raised by the future's ``result()``, where they were raised."""
-
-    def measure() -> tuple[float, tuple[int, int]]:
-        return texture_scale(tiles), _extent(prepared, foreground)
-
-    pool = ThreadPoolExecutor(1, thread_name_prefix="xfskde-measure")
-    try:
-        return pool.submit(measure)
-    finally:
-        pool.shutdown(wait=False)  # the thread ends with its task
-
-
 def _auto_size(
     arr: da.Array,
     foreground: np.ndarray | None,
@@ -2989,19 +2964,17 @@ def _auto_size(
     choices: dict[str, Any],
     signal: bool = False,
     extent: tuple[int, int] | None = None,
-    scale: float | None = None,
 ) -> tuple[float | int, tuple[str, ...] | None]:
     """The window size of the rule in :mod:`.defaults`: from the texture scale λ of the tiles
     and the ``extent`` of the foreground (:func:`_extent`; by default the image's shape),
     unless, for colour images, a crop's labels at the paper's σ = 6 agree with those at
     σ = 12 (both fitted by k-means, their groups weighed by their signal with ``signal``).
-    ``scale``: λ, where the caller measured it (:func:`.defaults.texture_scale` of the tiles).
     With ``signal``, also the feature groups that the labels of either of those two fits need
     when the crop they were fitted on is the whole image (None otherwise, and when there was
     no check): :func:`_with_groups`. The check's figures are those of the crop's pixels
     present (on the foreground), which both fits label."""
     window = spec_args["window"]
-    scale = texture_scale(tiles) if scale is None else scale
+    scale = texture_scale(tiles)
     extent = extent or arr.shape[:2]
     sigma = scale_window(scale, extent)
     choices["texture_scale_px"] = round(scale, 2)
