@@ -1,64 +1,68 @@
 """Where the fit of a model spreads its work over the cores, and that it computes the same
-values so: each group's features bit for bit those computed alone."""
+values so: the features bit for bit those computed in one thread."""
 
 from __future__ import annotations
 
 import threading
 
 import numpy as np
+import pytest
 
 from xfskde.datasets import random_textures
+from xfskde.segmentation import features as features_module
 from xfskde.segmentation import model as model_module
 from xfskde.segmentation._bank import bank_ranges, bank_responses
+from xfskde.segmentation.defaults import AUTO_GRADIENT_SCALES
 from xfskde.segmentation.features import FeatureSpec, feature_depth, grid_features
 
 
-def test_the_region_scale_crop_computes_the_bank_beside_the_other_groups(monkeypatch):
-    """The region scale's features of a crop (one block, computed by the calling thread
-    alone): the filter bank in that thread, the colour and FS-KDE groups in a second one at
-    the same time, each group equal bit for bit to the features of all groups at once; a
-    spec without the bank, or with the bank alone, stays in the calling thread."""
+@pytest.mark.parametrize(
+    ("groups", "window"),
+    [
+        (("color", "bank", "fskde"), "gaussian"),
+        (("color", "bank", "hist", "fskde"), "box"),
+        (("bank", "fskde"), "disk"),
+        (("color", "fskde"), "gaussian"),  # no bank: the votes here, the windows beside
+        (("bank",), "gaussian"),
+    ],
+)
+def test_grid_features_beside_are_those_of_one_thread_bit_for_bit(groups, window, monkeypatch):
+    """A crop's features with ``beside`` (the bank's votes in the calling thread, the other
+    groups in a second one, the bank's histograms windowed by both) equal those computed in
+    one thread to the last bit, missing pixels and several gradient scales included; the
+    second thread does part of the windows."""
     image, _ = random_textures((160, 160), seed=3)
     crop = image[:120, :130].astype(np.float32)
+    crop[40:52, 60:75] = np.nan
     ranges = bank_ranges(bank_responses(crop.mean(axis=-1), 0.5))
-    spec = FeatureSpec(features=("color", "bank", "fskde"), size=9.0, bank_ranges=ranges)
+    spec = FeatureSpec(features=groups, window=window, size=9.0, gradient_scales=(0.0, 2.0),
+                       bank_ranges=ranges if "bank" in groups else None)  # fmt: skip
     depth = feature_depth(spec)
     block = np.pad(crop, ((depth, depth), (depth, depth), (0, 0)), constant_values=np.nan)
     rows, cols = np.arange(0, 120, 4) + depth, np.arange(0, 130, 4) + depth
     expected = grid_features(block, spec, rows, cols)
+    windowed_by: set[int] = set()
+    windowed = features_module._windowed
 
-    threads: dict[tuple[str, ...], str] = {}
+    def recorded(*args, **kwargs):
+        windowed_by.add(threading.get_ident())
+        return windowed(*args, **kwargs)
 
-    def recorded(block, spec, rows, cols, *args, **kwargs):
-        threads[spec.features] = threading.current_thread().name
-        return grid_features(block, spec, rows, cols, *args, **kwargs)
-
-    monkeypatch.setattr(model_module, "grid_features", recorded)
-    got = model_module._grid_features_beside(block, spec, rows, cols)
-    main = threading.current_thread().name
-    assert threads[("bank",)] == main and threads[("color", "fskde")] != main
-    assert list(got) == ["color", "bank", "fskde"]
+    monkeypatch.setattr(features_module, "_windowed", recorded)
+    got = grid_features(block, spec, rows, cols, beside=True)
+    assert list(got) == list(expected)
     for name, values in expected.items():
-        assert got[name].dtype == values.dtype == np.float32
+        assert got[name].shape == values.shape and got[name].dtype == np.float32
         np.testing.assert_array_equal(got[name].view(np.uint32), values.view(np.uint32))
-    for alone in (("color", "fskde"), ("bank",)):
-        threads.clear()
-        one = FeatureSpec(features=alone, size=9.0, bank_ranges=ranges if "bank" in alone else None)
-        got = model_module._grid_features_beside(block, one, rows, cols)
-        assert threads == {alone: main}
-        np.testing.assert_array_equal(
-            np.concatenate(list(got.values()), axis=-1),
-            np.concatenate(list(grid_features(block, one, rows, cols).values()), axis=-1),
-        )
+    assert len(windowed_by) == 2 or groups == ("bank",)  # the bank alone: its windows may race
 
 
-def test_a_fit_of_one_block_computes_its_bank_beside_its_other_groups(monkeypatch):
-    """A fit whose sample is one block (one task, the second core waiting) computes the filter
-    bank in the task's thread and the other groups in a second one, and fits the same model to
-    the last bit as the same fit in one thread; a fit of several blocks keeps each block in
-    one thread."""
+def test_the_region_scale_crop_and_a_one_block_fit_share_their_work(monkeypatch):
+    """The region scale's crop (one block, computed by the calling thread alone) and a fit
+    whose sample is one block (one task, the second core waiting) compute their features with
+    a second thread, and the fit gives the same model to the last bit as in one thread; a fit
+    of several blocks computes each in one thread."""
     from xfskde.segmentation import fit_textures
-    from xfskde.segmentation.defaults import AUTO_GRADIENT_SCALES
 
     image, _ = random_textures((256, 256), seed=104)
     ranges = bank_ranges(bank_responses(image.mean(axis=-1), 0.5))
@@ -67,11 +71,11 @@ def test_a_fit_of_one_block_computes_its_bank_beside_its_other_groups(monkeypatc
     weights = {"color": 1.0, "bank": 1.0, "fskde": 1.0}
     halo = feature_depth(spec) + model_module._shift(spec, "stable", True, "within")
     arr = model_module._prepare(image, None, halo, None).raw
-    calls: dict[tuple[str, ...], int] = {}
+    calls: list[bool] = []
 
-    def recorded(block, spec, rows, cols, *args, **kwargs):
-        calls[spec.features] = threading.get_ident()
-        return grid_features(block, spec, rows, cols, *args, **kwargs)
+    def recorded(*args, beside=False, **kwargs):
+        calls.append(beside)
+        return grid_features(*args, beside=beside, **kwargs)
 
     monkeypatch.setattr(model_module, "grid_features", recorded)
     fits = {}
@@ -81,24 +85,24 @@ def test_a_fit_of_one_block_computes_its_bank_beside_its_other_groups(monkeypatc
             arr, None, spec, 3, weights, "stable", 4000, 0, None, signal=True,
             metric="within", beside=beside,
         )  # fmt: skip
-        if beside:
-            assert set(calls) == {("bank",), ("color", "fskde")}
-            assert calls[("bank",)] != calls[("color", "fskde")]
-        else:
-            assert set(calls) == {spec.features}
-        assert threading.get_ident() not in calls.values()  # in Dask's threads
+        assert calls == [beside]
     a, b = fits[False], fits[True]
     for name in ("endmembers", "unmixing_vectors"):
         x, y = np.asarray(getattr(a, name)), np.asarray(getattr(b, name))
         np.testing.assert_array_equal(x.view(np.uint64), y.view(np.uint64))
     assert a.attrs() == b.attrs()
 
-    seen: list[tuple[str, ...]] = []
-    monkeypatch.setattr(
-        model_module, "grid_features", lambda block, spec, *a, **k: seen.append(spec.features)
-        or grid_features(block, spec, *a, **k),
-    )  # fmt: skip
+    calls.clear()
+    crop = image.astype(np.float32)
+    args = {**dict(features=spec.features, window="gaussian", bank_bins=11), "bank_ranges": ranges,
+            "color_ranges": None, "gradient_unit": 1.0, "color_bins": 16, "angle_bins": 16,
+            "n_coefficients": 8, "gradient_scales": (0.0,)}  # fmt: skip
+    model_module._region_scale(model_module._prepare(crop, None, 0, None).raw, None, args,
+                               "gaussian", 10.0, 1, 256)  # fmt: skip
+    assert calls == [True]
+
+    calls.clear()
     fit_textures(
         random_textures((1100, 1100), seed=104)[0], 3, size=6.0, features=("color", "bank")
     )
-    assert len(seen) > 1 and set(seen) == {("color", "bank")}  # blocks side by side, each whole
+    assert len(calls) > 1 and not any(calls)  # blocks side by side, each in one thread

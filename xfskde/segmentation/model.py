@@ -746,8 +746,8 @@ def _sample_block(
     that one windowed grid holds every point and its four neighbours (one vertical pass over
     about n / 5 + 2k rows' worth of points, where five separate grids took three times as
     many). ``valid``: the block's pixels present, where the caller knows them
-    (:func:`present_pixels` without). ``beside``: the filter bank in this thread and the other
-    groups in a second one (:func:`_grid_features_beside`: the fit's only block).
+    (:func:`present_pixels` without). ``beside``: the work shared with a second thread
+    (:func:`.features.grid_features`: the fit's only block).
     """
     height, width = block.shape[0] - 2 * halo, block.shape[1] - 2 * halo
     corner = (origin[0] - halo, origin[1] - halo)  # the image position of the block's (0, 0)
@@ -761,8 +761,8 @@ def _sample_block(
     reach = np.arange(-k, k + 1) * step  # the grid, k steps further on every side
     grid_rows = np.concatenate([rows[0] + reach[:k], rows, rows[-1] + reach[k + 1 :]])
     grid_cols = np.concatenate([cols[0] + reach[:k], cols, cols[-1] + reach[k + 1 :]])
-    features = _grid_features_beside if beside else grid_features
-    groups = features(block, spec, grid_rows + halo, grid_cols + halo, corner, valid=valid)
+    groups = grid_features(block, spec, grid_rows + halo, grid_cols + halo, corner, valid=valid,
+                           beside=beside)  # fmt: skip
     F = np.concatenate([groups[name] for name in spec.features], axis=-1)
     ny, nx = len(rows), len(cols)
     X = F[k : k + ny, k : k + nx]
@@ -2190,9 +2190,9 @@ def _fit_prepared(
     S / N: their weight is 0 otherwise, and they are then dropped as idle. With ``bounds``
     (:func:`.defaults.data_bounds` of the image's ``levels``), a sampled block holding a value
     beyond them is refused (:func:`_check_values`). ``beside``: where the sample is one block
-    (one task, the second core waiting), its filter bank is computed in its task's thread and
-    its other groups in a second one (:func:`_grid_features_beside`; not for the window
-    check's two fits, which run side by side already)."""
+    (one task, the second core waiting), its features are computed with a second thread
+    (:func:`.features.grid_features` with ``beside``; not for the window check's two fits,
+    which run side by side already)."""
     shift = _shift(spec, method, signal, metric)
     fit_halo = feature_depth(spec) + shift
     groups = _group_slices(spec, arr.shape[2])
@@ -2248,7 +2248,7 @@ def _fit_prepared(
         regions = [_fit_tile(*region, seed_of[b]) for region, b in zip(regions, picks, strict=True)]
     # a region gives at most one sample a pixel: sample=10**9 had each task allocate 723 GiB
     held = min(per_block, max((r[1] - r[0]) * (c[1] - c[0]) for r, c in regions))
-    alone = beside and len(regions) == 1  # one task: its groups on two threads
+    alone = beside and len(regions) == 1  # one task: its work shared with a second thread
     # each task reads its cell or tile and the halo only, and returns its sampled rows
     samples = map_regions(tile, arr, regions, halo=fit_halo,
                           trailing=(held, n_features), dtype=np.float32,
@@ -2851,7 +2851,8 @@ def _region_scale(
     spacing = max(1, round(sigma / f / 2))
     rows = np.arange(0, crop.shape[0], spacing) + depth
     cols = np.arange(0, crop.shape[1], spacing) + depth
-    groups = _grid_features_beside(block, spec, rows, cols)
+    # one block, computed by this thread alone: its work shared with a second (bit for bit)
+    groups = grid_features(block, spec, rows, cols, beside=True)
     features = np.concatenate(list(groups.values()), axis=-1)
     # a sample at a missing pixel (outside the mask) is no texture: the features of its window
     # (zero, or its present neighbours' renormalised) read as one wide region (a 128² patch of
@@ -2859,34 +2860,6 @@ def _region_scale(
     here = np.isfinite(block[np.ix_(rows, cols)]).all(axis=-1)
     features[~here] = np.nan
     return region_scale(features, spacing) * f
-
-
-def _grid_features_beside(
-    block: np.ndarray,
-    spec: FeatureSpec,
-    rows: np.ndarray,
-    cols: np.ndarray,
-    origin: tuple[int, int] = (0, 0),
-    valid: np.ndarray | None = None,
-) -> dict[str, np.ndarray]:
-    """:func:`.features.grid_features` of a block that the calling thread computes alone (the
-    region scale's crop; the fit's only block), the filter bank in this thread and the other
-    groups beside it in a second one, so that the second core does not wait. Each group's
-    features are its own computation whatever the others (the bank's votes, windows and
-    coverage are those of ``spec`` with the bank alone): the same values, bit for bit. The
-    region scale of a 2048² RGB image's crop (906² with its halo): 0.11 → 0.08 s on two idle
-    cores."""
-    others = tuple(g for g in spec.features if g != "bank")
-    if "bank" not in spec.features or not others:
-        return grid_features(block, spec, rows, cols, origin, valid=valid)
-    valid = present_pixels(block) if valid is None else valid
-    bank = dataclasses.replace(spec, features=("bank",), color_ranges=None)
-    rest = dataclasses.replace(spec, features=others, bank_ranges=None)
-    with ThreadPoolExecutor(1) as pool:
-        beside = pool.submit(grid_features, block, rest, rows, cols, origin, valid=valid)
-        groups = grid_features(block, bank, rows, cols, origin, valid=valid)
-        groups.update(beside.result())
-    return {name: groups[name] for name in spec.features}
 
 
 def _with_groups(
