@@ -278,6 +278,76 @@ def test_the_spectra_cache_is_held_to_its_bytes(monkeypatch):
     assert list(_bank._spectra_cache) == [(80, 80)]  # the last shape stays
 
 
+@pytest.mark.parametrize("shape", [(540, 540), (96, 128), (30, 50), (7, 9), (1, 5)])
+def test_spectra_are_the_2d_transforms_of_the_wrapped_kernels_bit_for_bit(shape):
+    """Each filter's spectrum, built from the transforms of the rows its kernel covers only,
+    is scipy's rfft2 of the whole plane with the kernel wrapped into it, to the last bit: blocks
+    larger than the kernels, and smaller ones whose rows and columns the kernel covers several
+    times (summed)."""
+    import scipy.fft
+
+    from xfskde.segmentation._bank import _KERNELS, _build_spectra
+
+    h, w = shape
+    for kernel, spectrum in zip(_KERNELS, _build_spectra(shape), strict=True):
+        ry, rx = kernel.shape[0] // 2, kernel.shape[1] // 2
+        grid = np.zeros(shape, dtype=np.float64)
+        rows, cols = np.arange(-ry, ry + 1) % h, np.arange(-rx, rx + 1) % w
+        np.add.at(grid, (rows[:, None], cols[None, :]), kernel)
+        expected = np.ascontiguousarray(scipy.fft.rfft2(grid, workers=1).real, np.float32)
+        assert spectrum.shape == (h, w // 2 + 1) and spectrum.dtype == np.float32
+        np.testing.assert_array_equal(spectrum.view(np.uint32), expected.view(np.uint32))
+
+
+def test_spectra_asked_by_two_threads_at_once_are_built_once(monkeypatch):
+    """Two threads that ask for the spectra of a new shape at the same time (a fit's first two
+    tiles, one per Dask worker) get the same spectra, built by one of them: the other waits
+    for them rather than building them too; a build that fails leaves the shape to the next
+    thread that asks."""
+    import threading
+
+    from xfskde.segmentation import _bank
+
+    monkeypatch.setattr(_bank, "_spectra_cache", type(_bank._spectra_cache)())
+    builds, started, go = [], threading.Event(), threading.Event()
+    build = _bank._build_spectra
+
+    def slow_build(shape):
+        builds.append(shape)
+        started.set()
+        go.wait(10)  # the second thread asks while this one builds
+        return build(shape)
+
+    monkeypatch.setattr(_bank, "_build_spectra", slow_build)
+    got = [None, None]
+
+    def ask(i):
+        got[i] = _bank._spectra((48, 40))
+
+    first = threading.Thread(target=ask, args=(0,))
+    first.start()
+    assert started.wait(10)
+    second = threading.Thread(target=ask, args=(1,))
+    second.start()
+    second.join(0.3)
+    assert second.is_alive()  # waiting for the first's build
+    go.set()
+    first.join(10)
+    second.join(10)
+    assert builds == [(48, 40)]
+    assert got[0] is got[1] and len(got[0]) == N - 1
+
+    def failing(shape):
+        raise MemoryError("no room")
+
+    monkeypatch.setattr(_bank, "_build_spectra", failing)
+    with pytest.raises(MemoryError):
+        _bank._spectra((20, 20))
+    monkeypatch.setattr(_bank, "_build_spectra", build)
+    assert len(_bank._spectra((20, 20))) == N - 1  # built by the next caller
+    assert not _bank._spectra_building
+
+
 def test_freed_memory_goes_back_to_the_system():
     import platform
 

@@ -43,8 +43,10 @@ from __future__ import annotations
 
 import math
 import numbers
+import queue
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, replace
 from typing import Any, NamedTuple
 
 import numba
@@ -510,6 +512,7 @@ def grid_features(
     cols: np.ndarray,
     origin: tuple[int, int] = (0, 0),
     valid: np.ndarray | None = None,
+    beside: bool = False,
 ) -> dict[str, np.ndarray]:
     """The feature groups at the samples centred on ``rows × cols`` of a padded block.
 
@@ -525,6 +528,13 @@ def grid_features(
         image's lattice (:func:`vote_step`).
     valid : numpy.ndarray of bool, optional
         The block's pixels present in every channel, if the caller has them.
+    beside : bool
+        Share the work with a second thread: this one computes the filter bank's votes (its
+        transforms) while the second computes the other groups, then both window the bank's
+        histograms, one at a time (without the bank, this thread computes the votes and the
+        second windows them as they come). For a block that its thread computes alone (a
+        region scale's crop, a fit of one block: the second core would wait): each vote and
+        window is the same computation, so the features are the same bit for bit.
 
     Returns
     -------
@@ -532,17 +542,74 @@ def grid_features(
         Group name -> (len(rows), len(cols), D_group) float32 features, for each group in
         ``spec.features``.
     """
-    pieces: dict[str, list[np.ndarray]] = {}
     window, lattice = spec.window_obj, Lattice(vote_step(spec), origin)
     if valid is None:
         valid = present_pixels(block)
-    for name, vote in block_votes(block, spec, valid):
-        pieces.setdefault(name, []).append(_windowed(vote, window, rows, cols, lattice))
+    pieces: dict[str, list[np.ndarray]] = {}
+    if beside:
+        pieces = _windowed_beside(block, spec, valid, rows, cols, lattice)
+    else:
+        for name, vote in block_votes(block, spec, valid):
+            pieces.setdefault(name, []).append(_windowed(vote, window, rows, cols, lattice))
     scale = _coverage_scale(valid, window, rows, cols, lattice)
     return {
         name: (np.concatenate(p, axis=-1) if len(p) > 1 else p[0]) * scale
         for name, p in pieces.items()
     }
+
+
+def _windowed_beside(
+    block: np.ndarray,
+    spec: FeatureSpec,
+    valid: np.ndarray,
+    rows: np.ndarray,
+    cols: np.ndarray,
+    lattice: Lattice,
+) -> dict[str, list[np.ndarray]]:
+    """The windowed votes of :func:`grid_features` with ``beside``, group by group (a group's
+    in the order of its votes and histograms, to be concatenated). This thread computes the
+    filter bank's votes (its transforms) and queues their windows, one histogram at a time,
+    while a second thread computes the other groups, votes and windows; then both take the
+    bank's windows left. Without the bank (or with it alone) this thread computes the votes
+    and the second windows them as they come."""
+    window = spec.window_obj
+    others = tuple(g for g in spec.features if g != "bank")
+    split = "bank" in spec.features and bool(others)
+    queued: queue.SimpleQueue[tuple[int, Any] | None] = queue.SimpleQueue()
+    done: dict[int, np.ndarray] = {}
+
+    def take() -> None:
+        while (task := queued.get()) is not None:
+            done[task[0]] = _windowed(task[1], window, rows, cols, lattice)
+
+    def second() -> dict[str, list[np.ndarray]]:
+        pieces: dict[str, list[np.ndarray]] = {}
+        if split:
+            rest = replace(spec, features=others, bank_ranges=None)
+            for name, vote in block_votes(block, rest, valid):
+                pieces.setdefault(name, []).append(_windowed(vote, window, rows, cols, lattice))
+        take()
+        return pieces
+
+    names: list[str] = []
+    own = replace(spec, features=("bank",), color_ranges=None) if split else spec
+    with ThreadPoolExecutor(1) as pool:
+        beside = pool.submit(second)
+        try:
+            for name, vote in block_votes(block, own, valid):
+                # a histogram at a time; the disk sums a vote's planes whole
+                whole = window.kind == "disk" or not isinstance(vote, _Binned)
+                for part in [vote] if whole else vote.histograms():
+                    queued.put((len(names), part))
+                    names.append(name)
+        finally:
+            queued.put(None)  # one end for each thread that takes
+            queued.put(None)
+        take()
+        pieces = beside.result()
+    for i, name in enumerate(names):
+        pieces.setdefault(name, []).append(done[i])
+    return {name: pieces[name] for name in spec.features}
 
 
 def grid_projections(

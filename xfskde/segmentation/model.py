@@ -726,6 +726,7 @@ def _sample_block(
     shift: int = 0,
     trial: tuple[str, ...] = (),
     valid: np.ndarray | None = None,
+    beside: bool = False,
 ):
     """Exact features at ``n`` points of a grid over the interior of a fully haloed block whose
     first interior pixel is the image's ``origin``.
@@ -745,7 +746,8 @@ def _sample_block(
     that one windowed grid holds every point and its four neighbours (one vertical pass over
     about n / 5 + 2k rows' worth of points, where five separate grids took three times as
     many). ``valid``: the block's pixels present, where the caller knows them
-    (:func:`present_pixels` without).
+    (:func:`present_pixels` without). ``beside``: the work shared with a second thread
+    (:func:`.features.grid_features`: the fit's only block).
     """
     height, width = block.shape[0] - 2 * halo, block.shape[1] - 2 * halo
     corner = (origin[0] - halo, origin[1] - halo)  # the image position of the block's (0, 0)
@@ -759,7 +761,8 @@ def _sample_block(
     reach = np.arange(-k, k + 1) * step  # the grid, k steps further on every side
     grid_rows = np.concatenate([rows[0] + reach[:k], rows, rows[-1] + reach[k + 1 :]])
     grid_cols = np.concatenate([cols[0] + reach[:k], cols, cols[-1] + reach[k + 1 :]])
-    groups = grid_features(block, spec, grid_rows + halo, grid_cols + halo, corner, valid=valid)
+    groups = grid_features(block, spec, grid_rows + halo, grid_cols + halo, corner, valid=valid,
+                           beside=beside)  # fmt: skip
     F = np.concatenate([groups[name] for name in spec.features], axis=-1)
     ny, nx = len(rows), len(cols)
     X = F[k : k + ny, k : k + nx]
@@ -2161,6 +2164,7 @@ def _fit_prepared(
     trial: tuple[str, ...] = (),
     bounds: tuple[float, float] | None = None,
     levels: tuple[float, float] | None = None,
+    beside: bool = False,
 ) -> TextureModel:
     """The fit of :func:`fit_textures` on an image already prepared (:func:`_prepare`, with the
     halo of the features and the fit's :func:`_shift`), whose blocks :func:`_unit_float` turns
@@ -2185,7 +2189,10 @@ def _fit_prepared(
     sample is, and kept where :func:`.defaults.keeps_grey_levels` says so from the groups'
     S / N: their weight is 0 otherwise, and they are then dropped as idle. With ``bounds``
     (:func:`.defaults.data_bounds` of the image's ``levels``), a sampled block holding a value
-    beyond them is refused (:func:`_check_values`)."""
+    beyond them is refused (:func:`_check_values`). ``beside``: where the sample is one block
+    (one task, the second core waiting), its features are computed with a second thread
+    (:func:`.features.grid_features` with ``beside``; not for the window check's two fits,
+    which run side by side already)."""
     shift = _shift(spec, method, signal, metric)
     fit_halo = feature_depth(spec) + shift
     groups = _group_slices(spec, arr.shape[2])
@@ -2229,7 +2236,7 @@ def _fit_prepared(
             shared = None  # on valid already
         out = np.full((held, n_features), np.nan, np.float32)
         part = _sample_block(full, spec, fit_halo, per_block, extra, (rows[0], cols[0]),
-                             image_shape, shared, shift, trial, valid)  # fmt: skip
+                             image_shape, shared, shift, trial, valid, alone)  # fmt: skip
         out[: part.shape[0]] = part
         return out
 
@@ -2241,6 +2248,7 @@ def _fit_prepared(
         regions = [_fit_tile(*region, seed_of[b]) for region, b in zip(regions, picks, strict=True)]
     # a region gives at most one sample a pixel: sample=10**9 had each task allocate 723 GiB
     held = min(per_block, max((r[1] - r[0]) * (c[1] - c[0]) for r, c in regions))
+    alone = beside and len(regions) == 1  # one task: its work shared with a second thread
     # each task reads its cell or tile and the halo only, and returns its sampled rows
     samples = map_regions(tile, arr, regions, halo=fit_halo,
                           trailing=(held, n_features), dtype=np.float32,
@@ -2663,7 +2671,8 @@ def fit_textures(
         cells = tuple(tuple(c // f for c in axis) for axis in plan)
     model = _fit_prepared(arr, foreground, spec, int(n_textures), w, method, sample, seed, value,
                           signal=signal, metric=metric, cells=cells, masked=f > 1,
-                          trial=trial, bounds=sampled, levels=black_white)  # fmt: skip
+                          trial=trial, bounds=sampled, levels=black_white,
+                          beside=True)  # fmt: skip
     if asked == "within" and model.metric != "within":
         raise ParameterError(
             "metric='within' needs the within-texture covariance, which this image's sample "
@@ -2842,7 +2851,8 @@ def _region_scale(
     spacing = max(1, round(sigma / f / 2))
     rows = np.arange(0, crop.shape[0], spacing) + depth
     cols = np.arange(0, crop.shape[1], spacing) + depth
-    groups = grid_features(block, spec, rows, cols)
+    # one block, computed by this thread alone: its work shared with a second (bit for bit)
+    groups = grid_features(block, spec, rows, cols, beside=True)
     features = np.concatenate(list(groups.values()), axis=-1)
     # a sample at a missing pixel (outside the mask) is no texture: the features of its window
     # (zero, or its present neighbours' renormalised) read as one wide region (a 128² patch of
