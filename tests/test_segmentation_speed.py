@@ -29,8 +29,8 @@ from xfskde.segmentation.features import FeatureSpec, feature_depth, grid_featur
 def test_grid_features_beside_are_those_of_one_thread_bit_for_bit(groups, window, monkeypatch):
     """A crop's features with ``beside`` (the bank's votes in the calling thread, the other
     groups in a second one, the bank's histograms windowed by both) equal those computed in
-    one thread to the last bit, missing pixels and several gradient scales included; the
-    second thread does part of the windows."""
+    one thread to the last bit, missing pixels and several gradient scales included; with the
+    bank and other groups, the second thread windows some of them."""
     image, _ = random_textures((160, 160), seed=3)
     crop = image[:120, :130].astype(np.float32)
     crop[40:52, 60:75] = np.nan
@@ -54,7 +54,8 @@ def test_grid_features_beside_are_those_of_one_thread_bit_for_bit(groups, window
     for name, values in expected.items():
         assert got[name].shape == values.shape and got[name].dtype == np.float32
         np.testing.assert_array_equal(got[name].view(np.uint32), values.view(np.uint32))
-    assert len(windowed_by) == 2 or groups == ("bank",)  # the bank alone: its windows may race
+    if "bank" in groups and len(groups) > 1:  # the other groups' windows in the second thread
+        assert len(windowed_by) == 2  # (without, which thread takes each window is a race)
 
 
 def test_the_region_scale_crop_and_a_one_block_fit_share_their_work(monkeypatch):
