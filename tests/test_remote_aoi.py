@@ -45,12 +45,15 @@ def files(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def s3(files):
-    """Storage options of a moto S3 server whose bucket ``data`` holds the files."""
+    """Storage options of a moto S3 server whose bucket ``aoi-masks`` holds the files."""
     with s3_server() as options:
+        # s3fs keeps a filesystem per set of options, with what it listed: another module's
+        # server on the same endpoint left a bucket there in its cache (FileExistsError)
+        s3fs.S3FileSystem.clear_instance_cache()
         fs = s3fs.S3FileSystem(**options)
-        fs.mkdir("data")
+        fs.mkdir("aoi-masks")
         for path in files.iterdir():
-            fs.put(str(path), f"data/{path.name}")
+            fs.put(str(path), f"aoi-masks/{path.name}")
         yield options
 
 
@@ -69,9 +72,9 @@ def _expected():
 def test_a_vector_aoi_in_a_bucket_is_the_local_file_s_mask(files, s3, name):
     local = resolve_mask(str(files / name), IMAGE)
     assert local.values.sum() == _expected().sum() > 0
-    remote = resolve_mask(Location(f"s3://data/{name}", s3), IMAGE)
+    remote = resolve_mask(Location(f"s3://aoi-masks/{name}", s3), IMAGE)
     np.testing.assert_array_equal(remote.values, local.values)
-    assert remote.attrs["source"] == f"s3://data/{name}" and remote.attrs["source_version"]
+    assert remote.attrs["source"] == f"s3://aoi-masks/{name}" and remote.attrs["source_version"]
 
 
 @pytest.mark.parametrize("name", list(DRIVERS))
@@ -84,8 +87,8 @@ def test_a_vector_aoi_over_http_is_the_local_file_s_mask(files, served, name):
 def test_an_aoi_beside_an_s3_image_is_read_with_its_storage_options(files, s3):
     """``open_image("s3://...", storage_options=...)`` then ``mask="s3://.../aoi.gpkg"``: the
     mask is reached with the image's options (no AWS_* environment here)."""
-    image = xfskde.open_image("s3://data/image.npy", storage_options=s3)
-    remote = resolve_mask("s3://data/aoi.gpkg", image)
+    image = xfskde.open_image("s3://aoi-masks/image.npy", storage_options=s3)
+    remote = resolve_mask("s3://aoi-masks/aoi.gpkg", image)
     np.testing.assert_array_equal(remote.values, _expected())
 
 
@@ -97,9 +100,9 @@ def test_a_shapefile_at_a_url_is_refused_saying_to_zip_it(served):
 
 def test_a_remote_file_of_several_layers_or_damaged_is_refused_naming_its_url(s3, served):
     with pytest.raises(ParameterError, match=r"two\.gpkg holds 2 layers \(first, second\)"):
-        resolve_mask(Location("s3://data/two.gpkg", s3), IMAGE)
+        resolve_mask(Location("s3://aoi-masks/two.gpkg", s3), IMAGE)
     with pytest.raises(ParameterError, match=r"cannot read http://.*/damaged\.gpkg as a Geo") as e:
         resolve_mask(f"{served}/damaged.gpkg", IMAGE)
     assert "vsimem" not in str(e.value)
-    with pytest.raises(FileNotFoundError, match=r"s3://data/nothing\.gpkg"):
-        resolve_mask(Location("s3://data/nothing.gpkg", s3), IMAGE)
+    with pytest.raises(FileNotFoundError, match=r"s3://aoi-masks/nothing\.gpkg"):
+        resolve_mask(Location("s3://aoi-masks/nothing.gpkg", s3), IMAGE)
