@@ -94,6 +94,19 @@ def s3(inputs):
         yield options
 
 
+def _opened_then_failing(url: str, answer: dict, fault: str) -> tuple:
+    """The image at ``url``, opened while its server answers, and the message of the
+    :class:`ImageReadError` its read raises while the server fails with ``fault``."""
+    image = xfskde.open_image(url, chunks=64)
+    answer["now"] = fault
+    try:
+        with pytest.raises(ImageReadError) as raised:
+            image.values  # noqa: B018
+    finally:
+        answer.clear()
+    return image, str(raised.value)
+
+
 def _without_credentials(s3, tmp_path) -> dict[str, str]:
     """The environment of a machine that knows the S3 server's endpoint but has none of the
     client's credentials (no AWS_* or FSSPEC_* variables, no credentials or config file)."""
@@ -137,14 +150,7 @@ def test_a_server_failing_after_the_image_is_opened_is_named_in_the_tasks(
     else:
         shutil.copy(inputs / name, inputs / copy)
     name = copy
-    image = xfskde.open_image(f"{url}/{name}", chunks=64)
-    answer["now"] = fault
-    try:
-        with pytest.raises(ImageReadError) as raised:
-            image.values  # noqa: B018
-    finally:
-        answer.clear()
-    message = str(raised.value)
+    image, message = _opened_then_failing(f"{url}/{name}", answer, fault)
     assert message.startswith(f"{url}/{name}"), message
     assert said in message and "damaged" not in message, message
     assert "in a task on" in message
@@ -268,14 +274,7 @@ def test_a_vrt_whose_server_fails_after_it_opened_is_named_in_the_tasks(
     write_vrt(inputs / f"{fault}.vrt", [f"{fault}-b1.tif", f"{fault}-b2.tif"], ("B1", "B2"),
               side=128, transform=transform, crs="EPSG:32631")  # fmt: skip
     url, answer = faulty
-    image = xfskde.open_image(f"{url}/{fault}.vrt", chunks=64)
-    answer["now"] = fault
-    try:
-        with pytest.raises(ImageReadError) as raised:
-            image.values  # noqa: B018
-    finally:
-        answer.clear()
-    message = str(raised.value)
+    image, message = _opened_then_failing(f"{url}/{fault}.vrt", answer, fault)
     assert message.startswith(f"{url}/{fault}.vrt: "), message
     assert said in message and "in a task on" in message, message
     np.testing.assert_array_equal(image.values[0], IMAGE[:128, :128] + 1)

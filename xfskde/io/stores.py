@@ -2392,9 +2392,9 @@ def verify_store(
         The data array; default: the store's only one.
     workers : int
         Blocks read at the same time.
-
     storage_options : dict, optional
         Options of the fsspec filesystem of a URL ``store`` (credentials, ``endpoint_url``).
+
     Returns
     -------
     StoreReport
