@@ -268,6 +268,57 @@ def test_workers_of_another_version_are_refused_or_warned_of_in_one_line(
         assert not again.exists()
 
 
+def _running_version(version):
+    """A plugin that makes a worker's running xfskde say it is ``version`` while its installed
+    metadata (what :func:`xfskde._scheduling.check_versions` asks through distributed) says
+    the client's: the state of a worker that joins after that check, which nothing compared.
+    Pickled by value, as :func:`_other_versions`'s."""
+
+    class RunningVersion(distributed.WorkerPlugin):
+        name = f"running-version-{version}"
+
+        def setup(self, worker):
+            import xfskde._version
+
+            xfskde._version.__version__ = version
+
+    return RunningVersion()
+
+
+def test_a_task_on_a_worker_of_another_xfskde_is_refused_in_one_line(
+    cluster, tiff, tmp_path, capsys
+):
+    """A worker running another xfskde that the client's check did not see (one that joined
+    after it) computed its blocks with its own code: the coefficients were written and the
+    store said complete. Each of the engine's tasks now checks the version that runs it, and
+    the write, the fit's sample and the labels stop at the first, in one line."""
+    import importlib.metadata
+
+    mine = importlib.metadata.version("xfskde")
+    address = cluster.scheduler_address
+    with distributed.Client(cluster, set_as_default=False) as client:
+        client.register_plugin(_running_version("0.0.9"))
+        (worker,) = client.scheduler_info()["workers"]
+        refused = (
+            f"a worker of the Dask cluster ({worker}) runs another version of xfskde than this "
+            f"client (xfskde 0.0.9 there, {mine} here): install the same version where the "
+            "workers run (a task of another version computes other numbers, or fails)"
+        )
+        out = tmp_path / "out.zarr"
+        assert main(_argv(tiff, out, "--scheduler", address)) == 2
+        err = capsys.readouterr().err.strip().splitlines()
+        assert err == [
+            f"xfskde coefficients: error: {refused}; {out} keeps 0 of 16 blocks: fix the cause, "
+            "then run the same command with --resume to finish it (or --overwrite to start "
+            "again)"
+        ], err
+        rgb = np.stack([PIXELS, PIXELS[::-1], PIXELS.T], axis=-1)
+        with dask.config.set(scheduler=client), pytest.raises(ImportError) as error:
+            # the fit's sample: map_regions
+            xfskde.segmentation.fit_textures(dask.array.from_array(rgb, chunks=128), 2)
+        assert str(error.value) == refused
+
+
 def _free_port():
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))

@@ -43,6 +43,7 @@ from dask.core import get_dependencies
 from dask.highlevelgraph import HighLevelGraph
 
 from ._grid import MaskFootprint, first_sample, mask_at_samples, sample_chunks
+from ._version import __version__
 from .exceptions import ChunkSizeWarning, DimensionError, find_stack_level
 from .gradients import check_finite, result_float_dtype
 from .local import LocalParameters, local_fskde_block
@@ -68,6 +69,41 @@ DEFAULT_CHUNK = 2048
 #: the coefficient field, segmentation's own) are split by :func:`plan_chunks` first: a chunk
 #: is one task, on one thread.
 LARGE_CHUNK = 2
+
+
+def _version_guard(expected: str) -> Callable[[], None]:
+    """A check, for the engine's tasks, that the xfskde running a task is ``expected``, this
+    client's version: else an ImportError naming the worker and both versions.
+
+    The cluster's workers are compared with the client when a computation starts
+    (:func:`xfskde._scheduling.check_versions`); a worker that joins later (an adaptive
+    cluster, a job queue's worker started from another environment) is not, and ran the
+    tasks with its own code. The engine's task functions are closures, which a cluster
+    pickles by value; so is this check (a function made here, not importable by name), and
+    its ``expected`` travels with it, while the version it compares is read on the worker."""
+
+    def same_version() -> None:
+        from xfskde import _version  # the running process's own, on a worker
+
+        if _version.__version__ != expected:
+            try:
+                from distributed import get_worker
+
+                where = f" ({get_worker().address})"
+            except (ImportError, ValueError):  # not a distributed worker
+                where = ""
+            raise ImportError(
+                f"a worker of the Dask cluster{where} runs another version of xfskde than "
+                f"this client (xfskde {_version.__version__} there, {expected} here): install "
+                "the same version where the workers run (a task of another version computes "
+                "other numbers, or fails)"
+            )
+
+    return same_version
+
+
+#: The engine's tasks' check of the version that runs them (:func:`_version_guard`).
+_same_version = _version_guard(__version__)
 
 
 def oversized(image: da.Array, target: int) -> bool:
@@ -420,6 +456,7 @@ def map_haloed(
     )
 
     def block(x: np.ndarray, *value: Any, block_info: dict | None = None) -> np.ndarray:
+        _same_version()
         bi, bj = block_info[0]["chunk-location"][:2]
         a, b = row_starts[bi], row_starts[bi + 1]
         c, d = col_starts[bj], col_starts[bj + 1]
@@ -519,6 +556,7 @@ def map_regions(
         raise ValueError(f"extra has {len(extra)} values for {len(regions)} regions")
 
     def call(blocks: list, origin, rows, cols, value, shared_value=None) -> np.ndarray:
+        _same_version()
         out = region_function(
             _joined(blocks),
             image_shape=(height, width),
