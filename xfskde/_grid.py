@@ -41,7 +41,21 @@ __all__ = [
 
 
 def sample_offset(stride: int) -> int:
-    """Row/column of the first sample: the centre (rounded down) of the first stride×stride cell."""
+    """Row/column of the first sample: the centre (rounded down) of the first stride×stride cell.
+
+    Sample ``i`` of an axis sits at pixel ``i*stride + sample_offset(stride)``, counted from the
+    image's first pixel (never a chunk's).
+
+    Parameters
+    ----------
+    stride : int
+        The sampling step ``s`` >= 1, in pixels, the same along both axes.
+
+    Returns
+    -------
+    int
+        ``o = (s - 1) // 2``: 0 for strides 1 and 2, 1 for 3 and 4, 3 for 8.
+    """
     return (stride - 1) // 2
 
 
@@ -55,7 +69,25 @@ def first_sample(start: int, stride: int) -> int:
 
 
 def sample_count(n: int, stride: int) -> int:
-    """Number of samples along an axis of ``n`` pixels: ``ceil((n - o) / stride)``."""
+    """Number of samples along an axis of ``n`` pixels: ``ceil((n - o) / stride)``.
+
+    The samples are the pixels ``o, o + s, o + 2s, ...`` below ``n``, with
+    ``o = sample_offset(s)``; the strided result of an ``(ny, nx)`` image is
+    ``(sample_count(ny, s), sample_count(nx, s))``.
+
+    Parameters
+    ----------
+    n : int
+        The number of pixels along the axis (0 or more).
+    stride : int
+        The sampling step ``s`` >= 1, in pixels.
+
+    Returns
+    -------
+    int
+        The number of samples, >= 0: 0 when ``n <= o`` (a 1-pixel axis at stride 4, whose
+        first sample is pixel 1); ``n`` itself at stride 1.
+    """
     return first_sample(n, stride)
 
 
@@ -113,6 +145,20 @@ def sample_chunks(chunks: tuple[int, ...], stride: int) -> tuple[int, ...]:
 
     Chunks whose sides are multiples of the stride give ``side / stride`` samples each (the
     last one possibly fewer): regular output chunks.
+
+    Parameters
+    ----------
+    chunks : tuple of int
+        The chunk sizes along the axis, in pixels, from the image's first pixel (a Dask
+        array's ``chunks[axis]``).
+    stride : int
+        The sampling step ``s`` >= 1, in pixels.
+
+    Returns
+    -------
+    tuple of int
+        The samples in each chunk, one per chunk (0 for a chunk that holds none); they sum to
+        ``sample_count(sum(chunks), stride)``.
     """
     edges = np.concatenate([[0], np.cumsum(chunks)])
     firsts = [first_sample(int(e), stride) for e in edges]

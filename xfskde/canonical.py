@@ -72,17 +72,31 @@ def canonicalize(F: Any, ell: int = 1, *, return_angle: bool = False) -> Any:
         FS-KDE coefficients along the last axis, or a labelled field with a ``k`` dim (read by
         name, as ``F.fskde.canonicalize(ell)``).
     ell : int, optional
-        The canonicalization level ℓ >= 1 (default 1: F_1 canonicalization). Levels beyond the
-        stored length leave the form unchanged.
+        The canonicalization level, >= 1 (default 1: F_1 canonicalization). ``F`` of ℓ
+        coefficients has no F_m beyond m = ℓ-1: a higher level gives the F_{ℓ-1} form.
     return_angle : bool, optional
-        Also return α, the rotation applied: the result equals ``rotate(F, α)``.
+        Also return α, the rotation applied, in radians: the result equals ``rotate(F, α)``
+        (default False).
 
     Returns
     -------
     numpy.ndarray, or (numpy.ndarray, numpy.ndarray) with ``return_angle``
-        The angles α are in [-π, π). A labelled field gives DataArrays: the canonical field
-        (dims, coords and attrs kept, k last; the ``canonical`` attr records the level done,
-        ``"F{min(ell, ℓ-1)}"``) and α on the field's dims without k, named ``"canonical_angle"``.
+        The canonical coefficients, shape of ``F``, complex128 (F_0 alone, one coefficient,
+        is only made complex: complex64 from single precision); with ``return_angle`` also α,
+        float64, shape ``F.shape[:-1]``, in [-π, π). A labelled field gives DataArrays: the
+        canonical field (dims, coords and attrs kept, k last; the ``canonical`` attr records
+        the level done, ``"F{max(1, min(ell, ℓ-1))}"``) and α on the field's dims without k,
+        named ``"canonical_angle"`` (units ``rad``).
+
+    Raises
+    ------
+    ParameterError
+        For ``ell`` < 1.
+    TypeError
+        For an ``ell`` that is not an integer.
+    DimensionError
+        For an xarray.Dataset, or a DataArray that is not a coefficient field
+        (:func:`xfskde.fields.check_field`).
 
     Notes
     -----
@@ -145,20 +159,34 @@ def canonical_distance(
         Coefficients along the last axis; leading axes broadcast (all pairs at once). Either may
         be a labelled field (a DataArray with a ``k`` dim, read by name); the other is then a
         field on the same grid, or one FS-KDE (1-D).
-    method : {"exact", "fk"}
+    method : {"exact", "fk"}, optional
+        ``"exact"`` (default): minimised over every rotation; ``"fk"``: the paper's eq. 9, the
+        best of the F_ℓ-canonical distances.
     ells : int, optional
-        Highest level for ``method="fk"``; default ℓ-1 (= K without truncation). The exact
-        distance minimises over every rotation and has no levels: ``ells`` with
-        ``method="exact"`` is refused.
+        Highest level for ``method="fk"``; default ℓ-1 (= K without truncation), at least 1,
+        ℓ the longer of the two lengths (the shorter is padded with zeros). The exact distance
+        minimises over every rotation and has no levels: ``ells`` with ``method="exact"`` is
+        refused.
     return_angle : bool, optional
-        Also return φ, the rotation of ``G`` that attains the distance: the distance equals
-        ``distance(F, rotate(G, φ))``.
+        Also return φ, the rotation of ``G`` that attains the distance, in radians: the
+        distance equals ``distance(F, rotate(G, φ))`` (default False).
 
     Returns
     -------
     numpy.ndarray of float64, or (distances, angles) with ``return_angle``
-        The angles are in [-π, π). Labelled input gives DataArrays on the fields' dims without
-        k, named ``"canonical_distance"`` and ``"canonical_angle"``.
+        Shape of the broadcast leading axes; the angles (float64) are in [-π, π). Labelled
+        input gives DataArrays on the fields' dims without k, named ``"canonical_distance"``
+        and ``"canonical_angle"`` (units ``rad``).
+
+    Raises
+    ------
+    ParameterError
+        For a ``method`` not in the list, ``ells`` with ``method="exact"``, and ``ells`` < 1.
+    TypeError
+        For ``ells`` that is not an integer.
+    DimensionError
+        For labelled input that is not a coefficient field, or a plain partner of more than
+        one axis (which of its axes is k it does not say).
 
     Notes
     -----

@@ -204,8 +204,10 @@ def fskde(
         The axis that holds each set (default: the last).
     eps : float in (0, 1), optional
         Truncation threshold (eq. 7); None keeps K + 1 coefficients.
-    approximation : {"auto", "exact", "normal"}
-        See :class:`~xfskde.Cos2KKernel`.
+    approximation : {"auto", "exact", "normal"}, optional
+        How H_k is computed: exact binomials (eqs. 4–5) or the normal approximation (eq. 6);
+        ``"auto"`` (default) switches to the normal one at 2K >= 80, as the paper does. See
+        :class:`~xfskde.Cos2KKernel`.
 
     Returns
     -------
@@ -215,7 +217,9 @@ def fskde(
     Raises
     ------
     ValueError
-        For NaN or infinite angles or weights, negative weights, or an empty set.
+        For NaN or infinite angles or weights, negative weights, or an empty set, and the
+        refusals of :class:`~xfskde.Cos2KKernel` (an ``order`` below 1, an ``eps`` outside
+        (0, 1)).
 
     Examples
     --------
@@ -527,6 +531,13 @@ def evaluate(F: Any, theta: np.typing.ArrayLike) -> Any:
         :math:`f = \\mathrm{Re}\\,F_0 + 2\\,\\mathrm{Re}\\sum_{k\\ge1} F_k e^{ik\\theta}`. For a
         labelled field: the field's dims without k, then a ``theta`` dim and coord (a scalar
         ``theta`` coord for one angle), named ``"density"``, as ``F.fskde.density(theta)``.
+
+    Raises
+    ------
+    ParameterError
+        For a labelled field and a ``theta`` of more than one dimension.
+    DimensionError
+        For labelled input that is not a coefficient field (:func:`xfskde.fields.check_field`).
     """
     if _is_labelled(F):
         field = _check_field(F)
@@ -584,7 +595,13 @@ def mean_direction(F: Any) -> Any:
     numpy.ndarray of float64, shape ``F.shape[:-1]``, or xarray.DataArray
         Radians in [-π, π) (an angle of exactly ±π, a mean pointing to -x, is -π, whatever the
         sign of F_1's zero imaginary part); NaN where F_1 = 0 (no mean direction). A labelled
-        field gives the field's dims without k, named ``"mean_direction"``.
+        field gives the field's dims without k, named ``"mean_direction"`` (units ``rad``).
+
+    Raises
+    ------
+    DimensionError
+        For fewer than 2 coefficients along k (no F_1), and labelled input that is not a
+        coefficient field.
     """
     if _is_labelled(F):
         field = _check_field(F)
@@ -634,7 +651,16 @@ def mode_direction(F: Any, n_angles: int | None = None) -> Any:
     -------
     numpy.ndarray of float64, shape ``F.shape[:-1]``, or xarray.DataArray
         Radians in [-π, π); NaN where the density is flat (every F_k, k >= 1, zero) or F is NaN.
-        A labelled field gives the field's dims without k, named ``"mode_direction"``.
+        A labelled field gives the field's dims without k, named ``"mode_direction"`` (units
+        ``rad``).
+
+    Raises
+    ------
+    ParameterError
+        For an ``n_angles`` that is not an integer, or below 2ℓ.
+    DimensionError
+        For fewer than 2 coefficients along k (no F_1), and labelled input that is not a
+        coefficient field.
     """
     if _is_labelled(F):
         field = _check_field(F)
@@ -718,6 +744,12 @@ def distance(F: Any, G: Any) -> Any:
     numpy.ndarray of float64, or xarray.DataArray
         The distances, shape ``broadcast(F.shape[:-1], G.shape[:-1])``; for labelled input the
         fields' dims without k, named ``"distance"``.
+
+    Raises
+    ------
+    DimensionError
+        For labelled input that is not a coefficient field, or a plain partner of more than
+        one axis (which of its axes is k it does not say).
     """
     if _is_labelled(F) or _is_labelled(G):
         F, G = _field_pair(F, G, ("F", "G"))
@@ -743,7 +775,13 @@ def rotate(F: Any, phi: Any) -> Any:
     Returns
     -------
     numpy.ndarray, complex, the broadcast shape of ``F``; or xarray.DataArray
-        A labelled field gives a field with its dims, coords and attrs, k last and in order.
+        complex64 for complex64 (or float32) ``F``, else complex128. A labelled field gives a
+        field with its dims, coords and attrs, k last and in order.
+
+    Raises
+    ------
+    DimensionError
+        For labelled input that is not a coefficient field (:func:`xfskde.fields.check_field`).
     """
     if _is_labelled(F):
         field = _check_field(F, plain="xfskde.rotate(F, phi)")

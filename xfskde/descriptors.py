@@ -117,7 +117,7 @@ def disk_mask(shape: tuple[int, int], diameter: float | None = DISK_DIAMETER) ->
     ----------
     shape : (int, int)
         Patch shape ``(h, w)``.
-    diameter : float or None
+    diameter : float or None, optional
         Disk diameter in pixels, centred at ``((h-1)/2, (w-1)/2)``; a pixel is in when its
         centre is at distance <= diameter / 2. None selects every pixel. Default 60 (section 5.1).
 
@@ -125,6 +125,11 @@ def disk_mask(shape: tuple[int, int], diameter: float | None = DISK_DIAMETER) ->
     -------
     numpy.ndarray of bool, shape ``(h, w)``
         For 64 × 64 and diameter 60 it holds 2,828 pixels, the paper's intensity length.
+
+    Raises
+    ------
+    ValueError
+        For a ``diameter`` outside (0, min(h, w)].
     """
     h, w = (int(s) for s in shape)
     if diameter is None:
@@ -151,6 +156,13 @@ def coefficient_count(length: int) -> int:
     -------
     int
         ℓ = ceil(L / 2); the descriptor holds 2ℓ − 1 independent real numbers (F_0 is real).
+
+    Raises
+    ------
+    ParameterError
+        For a ``length`` below 1 (TypeError for one that is not an integer).
+    ValueError
+        For a ``length`` of 1 or 2.
     """
     length = _check_positive_int("length", length)
     if length < 3:
@@ -164,14 +176,21 @@ def kernel_for_length(length: int, eps: float = PAPER_EPS) -> Cos2KKernel:
     Parameters
     ----------
     length : int
-        Descriptor length L in real numbers; ℓ = :func:`coefficient_count` (L).
-    eps : float
-        Truncation threshold (eq. 7); the paper uses 1e-5.
+        Descriptor length L >= 3 in real numbers; ℓ = :func:`coefficient_count` (L).
+    eps : float, optional
+        Truncation threshold (eq. 7; default 1e-5, the paper's).
 
     Returns
     -------
     Cos2KKernel
-        The sharpest (largest order K) kernel whose truncated length is ℓ.
+        The sharpest (largest order K) kernel whose truncated length is ℓ
+        (:meth:`xfskde.Cos2KKernel.for_length`).
+
+    Raises
+    ------
+    ValueError
+        For a ``length`` below 3 (ParameterError below 1), and the refusals of
+        :meth:`xfskde.Cos2KKernel.for_length` (an ``eps`` outside (0, 1)).
     """
     return Cos2KKernel.for_length(coefficient_count(length), eps=eps)
 
@@ -188,14 +207,26 @@ def patch_gradients(
     Parameters
     ----------
     patches : array_like, shape (..., h, w)
-        Greyscale patches of any real dtype.
-    diameter : float or None
-        Disk diameter (default 60); None keeps every pixel.
+        Greyscale patches of any real dtype (a PIL picture, or a list of them, as read from
+        its file).
+    diameter : float or None, optional
+        Disk diameter in pixels (default 60); None keeps every pixel.
 
     Returns
     -------
     numpy.ndarray of complex128, shape (..., m)
-        m = number of disk pixels, in row-major order.
+        m = number of disk pixels, in row-major order; the gradients in image units per
+        pixel, arg g in radians in the convention of :mod:`xfskde.gradients`.
+
+    Raises
+    ------
+    DimensionError
+        For colour patches (take their grey first).
+    ValueError
+        For patches of fewer than 2 axes or with NaN or infinite pixels, and a ``diameter``
+        outside (0, min(h, w)].
+    TypeError
+        For patches that do not hold real numbers.
     """
     arr = _as_patches(patches)
     mask = disk_mask(arr.shape[-2:], diameter)
@@ -216,12 +247,23 @@ def intensity_descriptor(
     ----------
     patches : array_like, shape (..., h, w)
         Greyscale patches.
-    diameter : float or None
+    diameter : float or None, optional
         Disk diameter (default 60: 2,828 values for 64 × 64 patches); None keeps every pixel.
 
     Returns
     -------
     numpy.ndarray of float64, shape (..., m)
+        The m disk pixels' values, in row-major order (:func:`disk_mask`).
+
+    Raises
+    ------
+    DimensionError
+        For colour patches (take their grey first).
+    ValueError
+        For patches of fewer than 2 axes or with NaN or infinite pixels, and a ``diameter``
+        outside (0, min(h, w)].
+    TypeError
+        For patches that do not hold real numbers.
     """
     arr = _as_patches(patches)
     return arr[..., disk_mask(arr.shape[-2:], diameter)]
@@ -240,10 +282,12 @@ def canonical_histogram(histograms: np.typing.ArrayLike) -> np.ndarray:
     Parameters
     ----------
     histograms : array_like, shape (..., n_bins)
+        Histograms along the last axis, the bins in angle order round the circle
+        (:func:`gradient_histogram`).
 
     Returns
     -------
-    numpy.ndarray, shape (..., n_bins)
+    numpy.ndarray, shape (..., n_bins), the dtype of ``histograms``
         ``out[..., i] = h[..., (argmax h + i) mod n_bins]``; ties go to the first largest bin.
     """
     h = np.asarray(histograms)
@@ -271,14 +315,23 @@ def gradient_histogram(
         Greyscale patches.
     n_bins : int
         Number of bins n >= 2 (the descriptor length; the paper varies it from 4 to 32).
-    canonical : bool
-        Rotate the bins so that the largest comes first (:func:`canonical_histogram`).
-    diameter : float or None
+    canonical : bool, optional
+        Rotate the bins so that the largest comes first (:func:`canonical_histogram`; default
+        False).
+    diameter : float or None, optional
         Disk diameter (default 60); None uses the whole patch.
 
     Returns
     -------
     numpy.ndarray of float64, shape (..., n_bins)
+        Bin j holds Σ |g| / N over the disk pixels whose angle falls in it
+        (:func:`xfskde.gradients.angle_bins`).
+
+    Raises
+    ------
+    ValueError
+        For ``n_bins`` < 2 (ParameterError below 1), and the refusals of
+        :func:`patch_gradients`.
     """
     n_bins = _check_bins(n_bins)
     g = patch_gradients(patches, diameter=diameter)
@@ -310,18 +363,26 @@ def fskde_descriptors(
     patches : array_like, shape (..., h, w)
         Greyscale patches.
     lengths : iterable of int
-        Descriptor lengths in real numbers (see :func:`coefficient_count`).
-    eps : float
+        Descriptor lengths L >= 3 in real numbers (see :func:`coefficient_count`); repeats
+        count once.
+    eps : float, optional
         Truncation threshold of eq. 7 (default 1e-5, the paper's).
-    canonical : {None, "f1"}
-        None: the FS-KDE as is; ``"f1"``: its F_1 canonical form (eq. 8).
-    diameter : float or None
+    canonical : {None, "f1"}, optional
+        None (default): the FS-KDE as is; ``"f1"``: its F_1 canonical form (eq. 8).
+    diameter : float or None, optional
         Disk diameter (default 60); None uses the whole patch.
 
     Returns
     -------
-    dict
-        length -> complex128 array of shape (..., ℓ).
+    dict of int to numpy.ndarray
+        Each length L (an int, in increasing order) -> its descriptors, complex128, shape
+        (..., ℓ) with ℓ = ceil(L / 2).
+
+    Raises
+    ------
+    ValueError
+        For no length, a length below 3, and a ``canonical`` not in the list, and the
+        refusals of :func:`patch_gradients`.
     """
     lengths = sorted({_check_positive_int("lengths", length) for length in lengths})
     if not lengths:
@@ -357,14 +418,15 @@ def fskde_descriptor(
     ----------
     patches : array_like, shape (..., h, w)
         Greyscale patches.
-    length : int
-        Descriptor length L in real numbers (default 10, the paper's best); ℓ = ceil(L/2).
-    eps : float
+    length : int, optional
+        Descriptor length L >= 3 in real numbers (default 10, the paper's best);
+        ℓ = ceil(L/2).
+    eps : float, optional
         Truncation threshold of eq. 7 (default 1e-5).
-    canonical : {None, "f1"}
-        ``"f1"`` returns the F_1 canonical form (eq. 8). For eq. 9 keep None and compare with
-        :func:`fskde_distance` ``(F, G, "fk")``.
-    diameter : float or None
+    canonical : {None, "f1"}, optional
+        None (default): the FS-KDE as is; ``"f1"`` returns the F_1 canonical form (eq. 8).
+        For eq. 9 keep None and compare with :func:`fskde_distance` ``(F, G, "fk")``.
+    diameter : float or None, optional
         Disk diameter (default 60); None uses the whole patch.
 
     Returns
@@ -372,6 +434,11 @@ def fskde_descriptor(
     numpy.ndarray of complex128, shape (..., ℓ)
         Use :func:`as_real_vector` for a real vector whose Euclidean distance is
         :func:`xfskde.distance`.
+
+    Raises
+    ------
+    ValueError
+        As :func:`fskde_descriptors`.
     """
     return fskde_descriptors(patches, [length], eps=eps, canonical=canonical, diameter=diameter)[
         _check_positive_int("length", length)
@@ -397,7 +464,16 @@ def as_real_vector(F: np.typing.ArrayLike) -> np.ndarray:
     Returns
     -------
     numpy.ndarray of float64, shape (..., 2ℓ − 1), or xarray.DataArray
-        A labelled field gives its dims without k, then a ``component`` dim of 2ℓ − 1.
+        A labelled field gives its dims without k, then a ``component`` dim of 2ℓ − 1, named
+        ``"real_vector"``.
+
+    Raises
+    ------
+    ValueError
+        For a scalar ``F``, or one without coefficients along its last axis.
+    DimensionError
+        For labelled input that is not a coefficient field
+        (:func:`xfskde.fields.check_field`).
     """
     if _is_labelled(F):
         field = _check_field(F, plain="as_real_vector(F)")
@@ -434,21 +510,32 @@ def hog_descriptor(
     ----------
     patches : array_like, shape (..., h, w)
         Greyscale patches or images.
-    orientations : int
-        Orientation bins per cell (default 9).
-    pixels_per_cell : (int, int)
-        Cell size (default (8, 8)).
-    cells_per_block : (int, int)
+    orientations : int, optional
+        Orientation bins per cell, over 0–180° (default 9).
+    pixels_per_cell : (int, int), optional
+        Cell size in pixels, (rows, columns) (default (8, 8)).
+    cells_per_block : (int, int), optional
         Block size in cells (default (2, 2)).
-    block_norm : {"L1", "L1-sqrt", "L2", "L2-Hys"}
+    block_norm : {"L1", "L1-sqrt", "L2", "L2-Hys"}, optional
         Block normalisation (default "L2-Hys").
-    diameter : float or None
+    diameter : float or None, optional
         When given, pixels outside the central disk are set to zero first (default None: HOG
         sees the whole patch, as its cells are square).
 
     Returns
     -------
     numpy.ndarray of float64, shape (..., d)
+        d = blocks × cells per block × ``orientations``, scikit-image's feature vector.
+
+    Raises
+    ------
+    DimensionError
+        For colour patches (take their grey first).
+    ValueError
+        For patches of fewer than 2 axes or with NaN or infinite pixels, and a ``diameter``
+        outside (0, min(h, w)].
+    TypeError
+        For patches that do not hold real numbers.
     """
     from skimage.feature import hog
 
@@ -495,16 +582,25 @@ def fskde_cells(
     image : array_like, shape (h, w)
         Greyscale image.
     length : int
-        Descriptor length per cell in real numbers (ℓ = ceil(L/2), :func:`kernel_for_length`).
-    cell : int
+        Descriptor length L >= 3 per cell in real numbers (ℓ = ceil(L/2),
+        :func:`kernel_for_length`).
+    cell : int, optional
         Cell size in pixels (default 8).
-    eps : float
+    eps : float, optional
         Truncation threshold (eq. 7; default 1e-5).
 
     Returns
     -------
     numpy.ndarray of complex, shape (h // cell, w // cell, ℓ)
-        complex64 for float32/uint8/uint16 images, complex128 for float64 (as local_fskde).
+        complex64 for float32 and 8- or 16-bit images, complex128 for float64 (as
+        :func:`xfskde.local_fskde`).
+
+    Raises
+    ------
+    DimensionError
+        For a colour image (take its grey first).
+    ValueError
+        For an image that holds no full cell, and a ``length`` below 3.
     """
     arr = _grey(image, "image", "(h, w)")
     ny, nx = _check_cell(arr, cell)
@@ -523,13 +619,21 @@ def histogram_cells(image: np.typing.ArrayLike, n_bins: int, *, cell: int = 8) -
     image : array_like, shape (h, w)
         Greyscale image.
     n_bins : int
-        Bins per cell.
-    cell : int
+        Bins per cell, >= 2.
+    cell : int, optional
         Cell size in pixels (default 8).
 
     Returns
     -------
     numpy.ndarray of float64, shape (h // cell, w // cell, n_bins)
+        Bin j of a cell holds Σ |g| / cell² over its pixels whose angle falls in it.
+
+    Raises
+    ------
+    DimensionError
+        For a colour image (take its grey first).
+    ValueError
+        For ``n_bins`` < 2, and an image that holds no full cell.
     """
     n_bins = _check_bins(n_bins)
     arr = _grey(image, "image", "(h, w)")
@@ -554,15 +658,22 @@ def fskde_distance(
     ----------
     F, G : array_like, complex, shape (..., ℓ)
         Descriptors (:func:`fskde_descriptor`); leading axes broadcast.
-    method : {"euclidean", "f1", "fk", "exact"}
-        ``"euclidean"``: the Parseval distance :func:`xfskde.distance`, equal to the Euclidean
-        distance of :func:`as_real_vector`; ``"f1"``: the same between the F_1 canonical forms
-        (eq. 8); ``"fk"``: eq. 9, the smallest ℓ-canonical distance for ℓ = 1 .. ℓ-1;
-        ``"exact"``: the minimum over every rotation (:func:`xfskde.canonical_distance`).
+    method : {"euclidean", "f1", "fk", "exact"}, optional
+        ``"euclidean"`` (default): the Parseval distance :func:`xfskde.distance`, equal to the
+        Euclidean distance of :func:`as_real_vector`; ``"f1"``: the same between the F_1
+        canonical forms (eq. 8); ``"fk"``: eq. 9, the smallest F_m-canonical distance for
+        m = 1 .. ℓ-1; ``"exact"``: the minimum over every rotation
+        (:func:`xfskde.canonical_distance`).
 
     Returns
     -------
     numpy.ndarray of float64
+        The shape of the broadcast leading axes.
+
+    Raises
+    ------
+    ParameterError
+        For a ``method`` not in the list.
     """
     _check_choice("method", method, ("euclidean", "f1", "fk", "exact"))
     if method == "euclidean":

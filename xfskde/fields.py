@@ -101,8 +101,8 @@ def canonicalize(field: xr.DataArray, ell: int = 1) -> xr.DataArray:
     ----------
     field : xarray.DataArray
         A ``(y, x, k)`` coefficient field.
-    ell : int
-        The canonicalization level (default 1: F_1 canonicalization, eq. 8). A field of ℓ
+    ell : int, optional
+        The canonicalization level, >= 1 (default 1: F_1 canonicalization, eq. 8). A field of ℓ
         coefficients has no F_m beyond m = ℓ-1 (they are truncated to zero), so levels beyond
         ℓ-1 leave the form as it is: the result is then the F_{ℓ-1} form.
 
@@ -111,6 +111,13 @@ def canonicalize(field: xr.DataArray, ell: int = 1) -> xr.DataArray:
     xarray.DataArray
         The canonical coefficients, dims, coords and attrs of the field, k in order; the
         ``canonical`` attr records the level done, ``"F{min(ell, ℓ-1)}"`` (``"F1"`` for ℓ <= 2).
+
+    Raises
+    ------
+    ParameterError
+        For ``ell`` < 1 (TypeError for an ``ell`` that is not an integer).
+    DimensionError
+        For a ``field`` that is not a coefficient field (:func:`check_field`).
     """
     ell = _check_positive_int("ell", ell)
     return _canonical.canonicalize(check_field(field, plain="xfskde.canonicalize(F, ell)"), ell)
@@ -187,7 +194,7 @@ def dominant_orientation(
     ----------
     field : xarray.DataArray
         A ``(y, x, k)`` coefficient field with ℓ >= 2.
-    method : {"mean", "argmax"}
+    method : {"mean", "argmax"}, optional
         ``"mean"`` (default): :math:`-\\arg F_1`, the |g|-weighted circular mean of the gradient
         angles (F_1 is proportional to :math:`\\sum_n w_n e^{-i\\theta_n}`, eq. 1), exactly the
         angle by which F_1 canonicalization turns the FS-KDE back (eq. 8). One coefficient per
@@ -199,7 +206,7 @@ def dominant_orientation(
         modes, as across a thin line, F_1 vanishes and "mean" gives NaN).
     n_angles : int, optional
         Angles sampled by ``"argmax"``: at least 2ℓ (fewer can miss the maximum, and are
-        refused); default ``max(64, 4ℓ)``. Not taken by ``"mean"``.
+        refused); default ``max(64, 4ℓ)``. ``"mean"`` samples nothing and ignores it.
 
     Returns
     -------
@@ -209,6 +216,13 @@ def dominant_orientation(
         :func:`xfskde.orientation.orientation`, a different quantity, so the two merge into one
         Dataset); NaN where the density is flat (F_1 = 0 for "mean"; every F_k, k >= 1, zero
         for "argmax").
+
+    Raises
+    ------
+    DimensionError
+        For a ``field`` that is not a coefficient field, or holds fewer than 2 coefficients.
+    ParameterError
+        For a ``method`` not in the list, and an ``n_angles`` below 2ℓ with ``"argmax"``.
     """
     field = check_field(field, plain="xfskde.density.mean_direction(F)")
     if field.sizes["k"] < 2:

@@ -136,6 +136,12 @@ class GradientOperator:
         ``I_x = s(y) ⊗ d(x)``, ``I_y = d(y) ⊗ s(x)``: ``d`` differentiates (Σ t·d(t) = 1, so a
         unit ramp gives 1) and ``s`` smooths across (Σ s = 1). Central differences smooth with
         (0, 1, 0).
+
+        Returns
+        -------
+        (numpy.ndarray, numpy.ndarray)
+            ``d`` and ``s``, float64, each of length ``2 * radius + 1`` (3 for ``"central"``
+            and ``"scharr"``).
         """
         if self.kind == "gaussian":
             t = np.arange(-self.radius, self.radius + 1, dtype=np.float64)
@@ -147,7 +153,14 @@ class GradientOperator:
         return d, np.array([0.0, 1.0, 0.0])
 
     def describe(self) -> str:
-        """How the gradient was computed, in words (the result's ``angle_convention``)."""
+        """How the gradient was computed, in words (the result's ``angle_convention``).
+
+        Returns
+        -------
+        str
+            ``"central differences"``, ``"Scharr derivatives (...)"`` or ``"Gaussian
+            derivatives, sigma = <scale> pixels"``.
+        """
         if self.kind == "gaussian":
             return f"Gaussian derivatives, sigma = {self.scale:g} pixels"
         if self.kind == "scharr":
@@ -176,10 +189,13 @@ def angle_bins(g: np.ndarray, n_bins: int) -> np.ndarray:
     g : numpy.ndarray, complex
         Gradients (:func:`gradient`).
     n_bins : int
+        The number of bins n >= 1 over the circle, each 2π/n radians wide.
 
     Returns
     -------
     numpy.ndarray of int64, the shape of ``g``
+        The bin j in 0 .. n-1 of each angle. A zero gradient, of weight 0, falls in bin 0
+        where n is a multiple of 4, else in the bin of the angle 0, ⌈n/2⌉ - 1.
     """
     width = 2 * np.pi / n_bins
     if n_bins % 4:
@@ -200,8 +216,23 @@ def angle_bins(g: np.ndarray, n_bins: int) -> np.ndarray:
 def result_float_dtype(dtype: np.typing.DTypeLike) -> np.dtype:
     """Floating dtype of the computation for an image dtype: float32 or float64.
 
-    float32 (and smaller floats, and integers of up to 16 bits) → float32; float64 and wider
-    integers → float64. Complex, object or string images are refused.
+    float32 (and smaller floats, booleans and integers of up to 16 bits) → float32; float64
+    and wider integers → float64 (wider floats keep their own: longdouble).
+
+    Parameters
+    ----------
+    dtype : numpy.dtype or anything :class:`numpy.dtype` takes
+        The image's dtype.
+
+    Returns
+    -------
+    numpy.dtype
+        float32, float64 (or a float wider than float64 for such an image).
+
+    Raises
+    ------
+    TypeError
+        For complex, object, string or other dtypes that do not hold real numbers.
     """
     dtype = np.dtype(dtype)
     if dtype.kind not in "biuf":
@@ -370,30 +401,47 @@ def gradient(
     Parameters
     ----------
     image : array_like, (y, x) or with a channel axis
-        Any real dtype; integers are converted to float first.
+        Any real dtype (bool, integer or float); integers are converted to float first. A
+        PIL picture is read as its file's readers read it, its transparent pixels missing.
     channel_axis : int, optional
-        Axis of colour channels; each pixel takes the channel with the largest |g|.
-    boundary : {"reflect", "mirror", "nearest", "wrap", "constant"}
-        How pixels beyond the edge are read (``scipy.ndimage`` modes).
-    cval : float
-        Value outside the image for ``boundary="constant"``.
-    nan_policy : {"raise", "omit"}
+        Axis of colour channels (default None: a 2-D image); each pixel takes the channel
+        with the largest |g|.
+    boundary : {"reflect", "mirror", "nearest", "wrap", "constant"}, optional
+        How pixels beyond the edge are read (``scipy.ndimage`` modes; default ``"reflect"``).
+    cval : float, optional
+        Value outside the image for ``boundary="constant"`` (default 0).
+    nan_policy : {"raise", "omit"}, optional
         ``"omit"`` gives gradients that touch a NaN pixel the value 0. With several channels a
         channel whose stencil touches NaN is skipped, and the gradient is 0 only when every
         channel's is (a band missing at one pixel does not erase the others). For wider
         operators the stencil is the operator's whole square less its centre (module docstring).
-    gradient : {"central", "scharr", "gaussian"}
+        Default ``"raise"``.
+    gradient : {"central", "scharr", "gaussian"}, optional
         The operator (module docstring, :class:`GradientOperator`). ``"central"`` (default):
         the paper's central differences; ``"scharr"``: Scharr's 3×3 operator, ten times less
         anisotropic; ``"gaussian"``: Gaussian derivatives of σ = ``gradient_scale``, the most
         isotropic, which also smooth the image. All give |g| in image units per pixel.
-    gradient_scale : float
+    gradient_scale : float, optional
         σ of ``gradient="gaussian"``, in pixels (default 1); the other operators take only 1.
 
     Returns
     -------
-    numpy.ndarray, complex64 for float32/8-16-bit input, else complex128, shape (y, x)
-        ``np.abs`` gives the weight W, ``np.angle`` the angle Θ.
+    numpy.ndarray, shape (y, x)
+        complex64 for bool, 8- and 16-bit integer and float16/float32 input, else complex128
+        (:func:`result_float_dtype`). ``np.abs`` gives the weight W in image units per pixel,
+        ``np.angle`` the angle Θ in radians, in (-π, π], clockwise as displayed (module
+        docstring).
+
+    Raises
+    ------
+    ParameterError
+        For NaN or infinite pixels under ``nan_policy="raise"``, a ``boundary``,
+        ``nan_policy`` or ``gradient`` not in the lists, and a ``gradient_scale`` that is not
+        a positive number or is given to another operator than ``"gaussian"``.
+    DimensionError
+        For an image that is not 2-D without ``channel_axis``, or not 3-D with one.
+    TypeError
+        For an image of complex, object or string values.
     """
     image = pixels(image)
     ftype = result_float_dtype(image.dtype)

@@ -48,7 +48,14 @@ def truncated_length(order: int, eps: float | None) -> int:
     Returns
     -------
     int
-        ℓ, the number of k in 0..K with :math:`e^{-k^2/K} \\ge \\varepsilon`.
+        ℓ, the number of k in 0..K with :math:`e^{-k^2/K} \\ge \\varepsilon` (at least 1:
+        F_0 is always kept).
+
+    Raises
+    ------
+    ParameterError
+        For an ``order`` below 1 or an ``eps`` outside (0, 1) (TypeError for values that are
+        not numbers; an order must be an integer).
     """
     order = _check_order(order)
     eps = _check_eps(eps)
@@ -86,7 +93,7 @@ class Cos2KKernel:
     order : int
         The order K >= 1; larger is sharper. The kernel has 2K + 1 non-zero Fourier coefficients.
     approximation : {"auto", "exact", "normal"}, optional
-        How :attr:`coefficients` are computed. ``"exact"`` uses eq. 5 for any order;
+        How :attr:`coefficients` are computed. ``"exact"`` uses eqs. 4–5 for any order;
         ``"normal"`` uses the paper's eq. 6, :math:`H_k = e^{-k^2/K} / (2\\pi)`;
         ``"auto"`` (default) switches to ``"normal"`` when 2K >= 80, as the paper does.
     eps : float in (0, 1), optional
@@ -95,11 +102,19 @@ class Cos2KKernel:
     Attributes
     ----------
     order : int
+        The order K.
     approximation : str
         The approximation in use, ``"exact"`` or ``"normal"`` (``"auto"`` is resolved).
     eps : float or None
+        The truncation threshold, as a float.
     length : int
-        ℓ, the number of stored coefficients k = 0 .. ℓ-1.
+        ℓ, the number of stored coefficients k = 0 .. ℓ-1 (:func:`truncated_length`).
+
+    Raises
+    ------
+    ParameterError
+        For an ``approximation`` not in the list, an ``order`` below 1 or an ``eps`` outside
+        (0, 1) (TypeError for values that are not numbers; an order must be an integer).
 
     Examples
     --------
@@ -183,6 +198,7 @@ class Cos2KKernel:
         Returns
         -------
         numpy.ndarray of float64, the shape of ``theta``
+            :math:`H_0 + 2\\sum_{k=1}^{ℓ-1} H_k \\cos k\\theta`.
         """
         theta = np.asarray(theta, dtype=np.float64)
         h = self.coefficients
@@ -200,14 +216,23 @@ class Cos2KKernel:
         n_coefficients : int
             The wanted ℓ, the number of complex coefficients k = 0 .. ℓ-1 (a descriptor of
             ``2 ℓ`` real numbers once the always-zero imaginary part of F_0 is counted).
-        eps : float in (0, 1)
+        eps : float in (0, 1), optional
             Truncation threshold of eq. 7 (default :data:`PAPER_EPS`, the paper's 1e-5).
-        approximation : {"auto", "exact", "normal"}
-            Passed to the constructor.
+        approximation : {"auto", "exact", "normal"}, optional
+            Passed to the constructor (default ``"auto"``).
 
         Returns
         -------
         Cos2KKernel
+            Of the largest order K whose :func:`truncated_length` at ``eps`` is
+            ``n_coefficients``, truncated at ``eps``.
+
+        Raises
+        ------
+        ValueError
+            For ``n_coefficients`` below 2 (a ParameterError below 1), and ``eps=None``.
+        ParameterError
+            For an ``eps`` outside (0, 1).
 
         Notes
         -----

@@ -101,14 +101,22 @@ def overlap_depth(
         The window, as in :func:`xfskde.local_fskde`.
     size : float, optional
         The window size, as in :func:`xfskde.local_fskde` (not needed for a Window).
-    gradient : {"central", "scharr", "gaussian"}
-        The gradient operator, as in :func:`xfskde.local_fskde`.
-    gradient_scale : float
-        σ of Gaussian derivatives, as in :func:`xfskde.local_fskde`.
+    gradient : {"central", "scharr", "gaussian"}, optional
+        The gradient operator, as in :func:`xfskde.local_fskde` (default ``"central"``).
+    gradient_scale : float, optional
+        σ of Gaussian derivatives, in pixels, as in :func:`xfskde.local_fskde` (default 1).
 
     Returns
     -------
     int
+        :attr:`Window.radius <xfskde.Window.radius>` + the operator's stencil radius, in
+        pixels.
+
+    Raises
+    ------
+    ParameterError
+        For a window, size, gradient or gradient_scale that :class:`~xfskde.Window` or
+        :class:`~xfskde.gradients.GradientOperator` refuses.
     """
     return make_window(window, size).halo(GradientOperator(gradient, gradient_scale).radius)
 
@@ -120,27 +128,35 @@ class LocalParameters:
     ----------
     order : int or Cos2KKernel
         As in :func:`xfskde.local_fskde`; kept as :attr:`kernel`, a Cos2KKernel.
-    window : {"gaussian", "box", "disk"} or Window
-        As in :func:`xfskde.local_fskde`; kept as :attr:`window`, a Window.
-    size : float
-        As in :func:`xfskde.local_fskde`.
-    stride : int
-        As in :func:`xfskde.local_fskde`.
+    window : {"gaussian", "box", "disk"} or Window, optional
+        As in :func:`xfskde.local_fskde` (default ``"gaussian"``); kept as :attr:`window`, a
+        Window.
+    size : float, optional
+        As in :func:`xfskde.local_fskde` (default 4).
+    stride : int, optional
+        As in :func:`xfskde.local_fskde` (default 1).
     eps : float, optional
-        As in :func:`xfskde.local_fskde` (with an integer ``order`` only).
-    boundary : str
-        As in :func:`xfskde.local_fskde`.
-    cval : float
-        As in :func:`xfskde.local_fskde`.
-    approximation : str
-        As in :func:`xfskde.local_fskde` (with an integer ``order`` only).
-    nan_policy : {"raise", "omit"}
-        As in :func:`xfskde.local_fskde`.
-    gradient : {"central", "scharr", "gaussian"}
-        As in :func:`xfskde.local_fskde`; the operator is kept as :attr:`gradient`, a
-        :class:`~xfskde.gradients.GradientOperator`.
-    gradient_scale : float
-        As in :func:`xfskde.local_fskde`.
+        As in :func:`xfskde.local_fskde` (with an integer ``order`` only; default None).
+    boundary : {"reflect", "mirror", "nearest", "wrap", "constant"}, optional
+        As in :func:`xfskde.local_fskde` (default ``"reflect"``).
+    cval : float, optional
+        As in :func:`xfskde.local_fskde` (default 0).
+    approximation : {"auto", "exact", "normal"}, optional
+        As in :func:`xfskde.local_fskde` (with an integer ``order`` only; default ``"auto"``).
+    nan_policy : {"raise", "omit"}, optional
+        As in :func:`xfskde.local_fskde` (default ``"raise"``).
+    gradient : {"central", "scharr", "gaussian"}, optional
+        As in :func:`xfskde.local_fskde` (default ``"central"``); the operator is kept as
+        :attr:`gradient`, a :class:`~xfskde.gradients.GradientOperator`.
+    gradient_scale : float, optional
+        As in :func:`xfskde.local_fskde` (default 1).
+
+    Raises
+    ------
+    ParameterError
+        For ``eps`` or ``approximation`` with a Cos2KKernel ``order``, and every value that
+        the kernel, the window, the gradient operator or the lists refuse (a ``stride``
+        below 1 among them).
     """
 
     def __init__(
@@ -187,13 +203,27 @@ class LocalParameters:
         return self.window.halo(self.gradient.radius)
 
     def scale(self) -> np.ndarray:
-        """H_k times the window's normalisation (equal-weight windows sum unit weights)."""
+        """H_k times the window's normalisation (equal-weight windows sum unit weights).
+
+        Returns
+        -------
+        numpy.ndarray of float64, shape (ℓ,)
+            ``kernel.coefficients * window.sum_scale``: H_k / (pixels in the window) for a box
+            or disk, H_k for a Gaussian (whose :meth:`profile` sums to one).
+        """
         return self.kernel.coefficients * self.window.sum_scale
 
     def profile(self) -> np.ndarray:
         """The 1-D weights the compiled core applies along each axis: the Gaussian's profile
         (summing to one), ones for a box (:meth:`scale` normalises its sum), and ones for a
-        disk, which the core does not read (it takes :meth:`half_widths`)."""
+        disk, which the core does not read (it takes :meth:`half_widths`).
+
+        Returns
+        -------
+        numpy.ndarray of float64
+            ``size`` ones for a box, the Gaussian's ``2 * radius + 1`` weights, or
+            ``2 * radius + 1`` ones for a disk.
+        """
         if self.window.kind == "box":
             return np.ones(int(self.window.size))
         if self.window.kind == "gaussian":
@@ -202,18 +232,42 @@ class LocalParameters:
 
     def half_widths(self) -> np.ndarray:
         """The disk's half-width for each row offset (:meth:`Window.half_widths`); ``[0]``
-        for a box or Gaussian, which the compiled core does not read."""
+        for a box or Gaussian, which the compiled core does not read.
+
+        Returns
+        -------
+        numpy.ndarray of int64
+            ``2 * radius + 1`` half-widths for a disk, else one zero.
+        """
         if self.window.kind == "disk":
             return self.window.half_widths()
         return np.zeros(1, dtype=np.int64)
 
     def kind_code(self) -> int:
         """The window's kind as the compiled core numbers it: box, separable (Gaussian) or
-        disk."""
+        disk.
+
+        Returns
+        -------
+        int
+            ``_core.BOX``, ``_core.SEPARABLE`` or ``_core.DISK``.
+        """
         return {"box": _core.BOX, "gaussian": _core.SEPARABLE, "disk": _core.DISK}[self.window.kind]
 
     def attrs(self) -> dict[str, object]:
-        """Everything needed to reproduce and interpret a coefficient field."""
+        """Everything needed to reproduce and interpret a coefficient field.
+
+        Returns
+        -------
+        dict
+            The attrs of a labelled result: the kernel (``kernel``, ``order``,
+            ``approximation``, ``eps`` — ``"none"`` untruncated — ``n_coefficients``), the
+            window (``window``, ``size``), the grid (``stride``, ``sample_offset``), the
+            gradient (``boundary``, ``cval``, ``nan_policy``, ``gradient``,
+            ``gradient_scale``) and the conventions in words (``weight``,
+            ``angle_convention``, ``coefficient_convention``);
+            :func:`xfskde.orientation.kernel_of` reads the kernel back from them.
+        """
         return {
             "kernel": "cos^2K",
             "order": self.kernel.order,
@@ -298,14 +352,16 @@ def local_fskde_block(
         The checked parameters (window, stride, kernel, boundary, gradient, nan_policy).
     image_shape : (int, int)
         Shape (H, W) of the whole image (where its true edges are).
-    src_origin : (int, int)
-        Global index of ``src[:, 0, 0]``.
+    src_origin : (int, int), optional
+        Global (row, column) index of ``src[:, 0, 0]`` (default (0, 0): the image's first
+        pixel).
     rows, cols : (int, int)
         Half-open ranges of *sample* indices i, j to compute (sample i sits at row i*s + o).
-    out_dtype : complex dtype
-        The dtype of the coefficients returned (default complex128).
-    threads : int
-        Tiles are spread over this many threads (numba releases the GIL).
+    out_dtype : complex dtype, optional
+        The dtype of the coefficients returned (default complex128; complex64 computes in
+        float32).
+    threads : int, optional
+        Tiles are spread over this many threads (numba releases the GIL; default 1).
     inside : numpy.ndarray of bool, (rows, cols), optional
         The samples to compute (a foreground mask on the grid,
         :func:`xfskde._grid.mask_at_samples`): the others are NaN — not computed, so no value
@@ -315,9 +371,15 @@ def local_fskde_block(
 
     Returns
     -------
-    numpy.ndarray, (rows, cols, ℓ)
+    numpy.ndarray of ``out_dtype``, (rows, cols, ℓ)
         NaN outside ``inside`` and, under ``nan_policy="omit"``, at the samples whose pixel is
         missing (not finite in any channel).
+
+    Raises
+    ------
+    ValueError
+        For an ``inside`` of another shape than (rows, cols), and a block that does not hold
+        the pixels the samples' windows need (:func:`xfskde.gradients.boundary_index_map`).
     """
     src = readable(src)
     s, o = params.stride, sample_offset(params.stride)
@@ -486,6 +548,15 @@ def local_fskde_numpy(
         The coefficients at the stride's samples: complex64 for images of float32 (or
         smaller floats) and integers of up to 16 bits, else complex128
         (:func:`xfskde.gradients.result_float_dtype`).
+
+    Raises
+    ------
+    ParameterError
+        For NaN or infinite pixels under ``nan_policy="raise"``.
+    DimensionError
+        For an image that is not 2-D without ``channel_axis``, or not 3-D with one.
+    TypeError
+        For an image of complex, object or string values.
     """
     image = np.asarray(image)
     ftype = result_float_dtype(image.dtype)

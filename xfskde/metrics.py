@@ -38,13 +38,22 @@ def contingency_table(labels_true: Any, labels_pred: Any) -> np.ndarray:
 
     Parameters
     ----------
-    labels_true, labels_pred : array_like of int, same shape
-        Two labelings of the same pixels (numpy, dask or xarray; any label values).
+    labels_true, labels_pred : array_like of int or bool, same size
+        Two labelings of the same pixels (numpy, dask or xarray; any label values), compared
+        element by element once flattened in C order (a lazy one is computed first).
 
     Returns
     -------
     numpy.ndarray of int64, shape (number of true labels, number of predicted labels)
-        Rows and columns follow the sorted distinct label values.
+        Rows and columns follow the sorted distinct label values present; the counts sum to
+        the number of pixels.
+
+    Raises
+    ------
+    TypeError
+        For labels that are not integers or booleans (float labels, even whole ones).
+    ValueError
+        For labelings of different sizes, or of no pixel.
     """
     a = _flat_labels("labels_true", labels_true)
     b = _flat_labels("labels_pred", labels_pred)
@@ -101,14 +110,22 @@ def rand_index(labels_true: Any, labels_pred: Any) -> float:
 
     Parameters
     ----------
-    labels_true, labels_pred : array_like of int, same shape
-        Ground truth and segmentation; label values need not match (a permutation of the labels
+    labels_true, labels_pred : array_like of int or bool, same size
+        Ground truth and segmentation, compared pixel by pixel as in
+        :func:`contingency_table`; label values need not match (a permutation of the labels
         does not change the index).
 
     Returns
     -------
     float in [0, 1]
         1 for identical partitions. A single pixel gives 1.
+
+    Raises
+    ------
+    TypeError
+        For labels that are not integers or booleans (float labels, even whole ones).
+    ValueError
+        For labelings of different sizes, or of no pixel.
 
     Examples
     --------
@@ -126,12 +143,22 @@ def adjusted_rand_index(labels_true: Any, labels_pred: Any) -> float:
 
     Parameters
     ----------
-    labels_true, labels_pred : array_like of int, same shape
+    labels_true, labels_pred : array_like of int or bool, same size
+        Ground truth and segmentation, compared pixel by pixel as in
+        :func:`contingency_table`; label values need not match.
 
     Returns
     -------
-    float
-        1 for identical partitions, about 0 for independent ones (can be negative).
+    float, at most 1
+        1 for identical partitions (and when both put every pixel in one region, or a single
+        pixel), about 0 for independent ones (can be negative).
+
+    Raises
+    ------
+    TypeError
+        For labels that are not integers or booleans (float labels, even whole ones).
+    ValueError
+        For labelings of different sizes, or of no pixel.
     """
     same_both, same_true, same_pred, total = _pair_sums(labels_true, labels_pred)
     if total == 0:

@@ -100,11 +100,15 @@ def kernel_of(field: xr.DataArray) -> Cos2KKernel:
     Returns
     -------
     Cos2KKernel
+        Of the recorded ``order``, ``approximation`` (default ``"auto"``) and ``eps`` (None
+        when absent or ``"none"``).
 
     Raises
     ------
     ParameterError
         When the attrs do not record the kernel (pass ``kernel=`` to :func:`coherence` then).
+    DimensionError
+        For a ``field`` that is not a coefficient field (:func:`xfskde.fields.check_field`).
     """
     attrs = check_field(field).attrs
     if attrs.get("kernel", "cos^2K") != "cos^2K" or "order" not in attrs:
@@ -132,6 +136,12 @@ def h2_over_h0(kernel: Cos2KKernel | float) -> float:
     Returns
     -------
     float
+        :math:`H_2 / H_0` in (0, 1].
+
+    Raises
+    ------
+    ParameterError
+        For a kernel that keeps no F_2 (ℓ < 3), and a ratio that is not a number in (0, 1].
     """
     if isinstance(kernel, Cos2KKernel):
         if kernel.length < 3:
@@ -259,6 +269,12 @@ def orientation(F: Any) -> Any:
         Radians in [0, π), shape ``F.shape[:-1]``, float32 for complex64 coefficients; NaN where
         F_2 = 0 (no axis: a flat window, or perfectly isotropic gradients). A DataArray is named
         ``"orientation"`` (``units="rad"``) and keeps the field's dims, coords and attrs.
+
+    Raises
+    ------
+    DimensionError
+        For fewer than 3 coefficients along k, an array that holds no numbers, and
+        labelled input that is not a coefficient field (:func:`xfskde.fields.check_field`).
     """
     return _apply(
         _orientation,
@@ -296,8 +312,18 @@ def coherence(F: Any, kernel: Cos2KKernel | float | None = None) -> Any:
     -------
     numpy.ndarray, dask.array.Array or xarray.DataArray, float
         Values in [0, 1] (rounding above 1 is clipped), shape ``F.shape[:-1]``; 0 where
-        F_0 = 0 (no gradient in the window), NaN where F is (a missing pixel). A DataArray is
-        named ``"coherence"`` (``units="1"``).
+        F_0 = 0 (no gradient in the window), NaN where F is (a missing pixel); float32 for
+        complex64 coefficients. A DataArray is named ``"coherence"`` (``units="1"``, the
+        ratio used in its ``h2_over_h0`` attr).
+
+    Raises
+    ------
+    ParameterError
+        For an array without ``kernel``, a DataArray whose attrs record no kernel, and a
+        ``kernel`` that keeps no F_2 or a ratio outside (0, 1] (:func:`h2_over_h0`).
+    DimensionError
+        For fewer than 3 coefficients along k, an array that holds no numbers, and
+        labelled input that is not a coefficient field (:func:`xfskde.fields.check_field`).
     """
     if isinstance(F, xr.Dataset):
         check_field(F)  # refused, with which variable to pass
@@ -354,7 +380,14 @@ def energy(F: Any, image_units: str | None = None) -> Any:
     Returns
     -------
     numpy.ndarray, dask.array.Array or xarray.DataArray, float
-        Non-negative, shape ``F.shape[:-1]``. A DataArray is named ``"energy"``.
+        Non-negative, shape ``F.shape[:-1]`` (NaN where F_0 is: a missing pixel); float32
+        for complex64 coefficients. A DataArray is named ``"energy"``, in the units above.
+
+    Raises
+    ------
+    DimensionError
+        For fewer than 1 coefficient along k, an array that holds no numbers, and
+        labelled input that is not a coefficient field (:func:`xfskde.fields.check_field`).
     """
     labelled = isinstance(F, xr.DataArray)
     scale = float(F.attrs.get("input_scale_factor", 1.0)) if labelled else 1.0

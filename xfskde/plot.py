@@ -101,18 +101,26 @@ def polar(
     angles, weights : array_like, optional
         The angle set (radians) the FS-KDE came from and its weights; when given, their
         ``bins``-bin histogram, scaled like the FS-KDE (weight per radian / N), is drawn as bars.
-    bins : int
-        Bins of that histogram (default 20, as in Figure 1).
-    n_points : int
-        Angles at which f is evaluated (default 721).
-    fill : bool
-        Shade the area under the density.
+    bins : int, optional
+        Bins of that histogram over [-π, π) (default 20, as in Figure 1).
+    n_points : int, optional
+        Angles at which f is evaluated, evenly over [-π, π] (default 721).
+    fill : bool, optional
+        Shade the area under the density (default True).
     **plot_kwargs
         Passed to ``ax.plot`` for the density curve.
 
     Returns
     -------
     matplotlib Axes
+        ``ax``, or the one created; its first line is f (labelled ``"FS-KDE"``).
+
+    Raises
+    ------
+    TypeError
+        For ``F`` that holds neither complex nor real numbers.
+    ValueError
+        For ``F`` that is not one FS-KDE, shape (ℓ,) with ℓ >= 1.
     """
     F = _coefficients(F, "F")
     if F.ndim != 1:
@@ -381,7 +389,7 @@ def glyphs(
         None creates one.
     image : array_like or xarray.DataArray, optional
         Drawn underneath (``imshow``), the axes' limits its frame.
-    step : int
+    step : int, optional
         Draw every ``step``-th sample along each axis (default 1).
     stride : int, optional
         For a NumPy field: the stride it was computed with, so that sample (i, j) stands for
@@ -391,27 +399,36 @@ def glyphs(
         the image when one stride gives them (:func:`xfskde._grid.sample_count`), 1 without an
         image; a stride the shapes do not agree with is refused. A DataArray's own ``stride``
         attr is used instead.
-    n_angles : int
-        Spokes per glyph over the full circle (default 16).
+    n_angles : int, optional
+        Spokes per glyph over the full circle, evenly from -π (default 16).
     scale : float, optional
         Image pixels per unit of density; default: the largest spoke is 0.45 × the glyph
         spacing.
-    edges : bool
-        Turn the spokes by 90° to show edge directions instead of gradient directions.
-    color, linewidth
-        Of the spokes.
-    cmap : str
-        Colour map of ``image``.
+    edges : bool, optional
+        Turn the spokes by 90° (clockwise as displayed) to show edge directions instead of
+        gradient directions (default False).
+    color : colour, optional
+        Of the spokes (any matplotlib colour; default ``"tab:red"``).
+    linewidth : float, optional
+        Of the spokes, in points (default 1).
+    cmap : str, optional
+        Colour map of a one-channel ``image`` (default ``"gray"``).
 
     Returns
     -------
     matplotlib Axes
+        ``ax``, or the one created; the spokes are its last ``LineCollection``.
 
     Raises
     ------
     ParameterError
         When a NumPy field's shape is no stride grid of the image's (or not the one ``stride``
         gives), or the field's coordinates lie outside the image's.
+    ValueError
+        For ``step``, ``stride`` or ``n_angles`` that is not a positive integer, and a field
+        that is not (ny, nx, ℓ) (or a DataArray without dims (y, x, k)).
+    DimensionError
+        For a field without samples, or an image that is not (y, x) or (y, x, colour).
     """
     plt = _pyplot()
     from matplotlib.collections import LineCollection
@@ -476,21 +493,26 @@ def kernel(
 
     Parameters
     ----------
-    orders : sequence of int
-        Orders K (Figure 2 uses 4, 8, 16, 32).
+    orders : sequence of int, optional
+        Orders K, one curve each (default 4, 8, 16, 32, as Figure 2).
     ax : matplotlib Axes, optional
+        The Axes to draw into (θ along x); None creates one in a new figure.
     eps : float, optional
         When given, draw the truncated kernel Σ_{|k|<ℓ} H_k e^{ikθ} that an FS-KDE truncated at
         ``eps`` uses (eq. 7) instead of the exact one.
     length : int, optional
-        When given, keep only the first ``length`` coefficients H_0 .. H_{ℓ-1} (Figure 4's ℓ).
-    n_points : int
+        When given, keep only the first ``length`` coefficients H_0 .. H_{ℓ-1} (Figure 4's ℓ);
+        a ``length`` above K keeps them all (the exact kernel).
+    n_points : int, optional
+        Angles at which h is evaluated, evenly over [-π, π] (default 721).
     **plot_kwargs
         Passed to ``ax.plot``.
 
     Returns
     -------
     matplotlib Axes
+        ``ax``, or the one created: one line per order, labelled ``"K = ..."`` (with
+        ``", ℓ = ..."`` when truncated), x from -π to π.
     """
     if ax is None:
         _, ax = _pyplot().subplots()
@@ -525,7 +547,9 @@ def orientation_rgb(orientation: Any, coherence: Any, *, white: float | None = N
 
     Returns
     -------
-    numpy.ndarray, float, shape ``orientation.shape + (3,)``, values in [0, 1]
+    numpy.ndarray of float64, shape ``orientation.shape + (3,)``
+        RGB in [0, 1]: full saturation, hue ``orientation / 2π`` modulo 1 (red at 0),
+        value the clipped ``coherence / white``.
     """
     from skimage.color import hsv2rgb
 
@@ -602,25 +626,33 @@ def axial_rgb(
         (from F_2, the doubled angles of eq. 1). NaN (no axis) is drawn black (``"value"``) or
         transparent (``"alpha"``).
     coherence : array_like
-        Coherence in [0, 1] (:func:`xfskde.orientation.coherence`), the same shape.
-    white : float
-        The coherence drawn at full brightness (default 1); brightness is
+        Coherence in [0, 1] (:func:`xfskde.orientation.coherence`), the same shape; NaN is
+        drawn as 0.
+    white : float, optional
+        The coherence drawn at full brightness, > 0 (default 1); brightness is
         ``clip(coherence / white, 0, 1)``.
-    cmap : str or matplotlib Colormap
+    cmap : str or matplotlib Colormap, optional
         A cyclic colour map, sampled at ω/π. ``"hsv"`` (default) is the exact HSV hue circle
         (red at 0 and π, yellow at π/6, green at π/3, cyan at π/2, blue at 2π/3, magenta at
         5π/6): every hue has full value, so brightness says coherence and nothing else.
         ``"twilight"`` is perceptually uniform but codes the angle partly by lightness (white at
         0, dark at π/2), which then mixes with the coherence shading: use it with ``"alpha"``.
-    shade : {"value", "alpha"}
-        ``"value"``: the colour times the brightness (the HSV value, for ``"hsv"``), so low
-        coherence is dark. ``"alpha"``: RGBA with the brightness as opacity, to lay over the
-        image, which then shows through where coherence is low.
+    shade : {"value", "alpha"}, optional
+        ``"value"`` (default): the colour times the brightness (the HSV value, for ``"hsv"``),
+        so low coherence is dark. ``"alpha"``: RGBA with the brightness as opacity, to lay over
+        the image, which then shows through where coherence is low.
 
     Returns
     -------
     numpy.ndarray of float64, shape ``orientation.shape + (3,)`` (``+ (4,)`` for ``"alpha"``)
         Values in [0, 1].
+
+    Raises
+    ------
+    ParameterError
+        For a ``shade`` not in the list, or a ``white`` that is not a positive number.
+    DimensionError
+        For ``orientation`` and ``coherence`` of different shapes.
     """
     if shade not in ("value", "alpha"):
         raise ParameterError(f"shade must be 'value' or 'alpha', got {shade!r}")
@@ -686,26 +718,32 @@ def orientation_wheel(
     ----------
     ax : matplotlib Axes, optional
         A Cartesian Axes to draw into; None creates one in a new figure.
-    white : float
-        The coherence at the rim, as for :func:`axial_rgb`.
-    cmap : str or matplotlib Colormap
-        The map's colour map (:func:`axial_rgb`).
-    shade : {"value", "alpha"}
-        The map's shading (:func:`axial_rgb`).
-    size : int
-        Side of the disc's picture in pixels (default 201).
-    labels : bool
-        Write the angles 0°, 45°, 90°, 135° round the rim.
-    caption : bool
-        Say above and below the wheel what the angle and the radius mean.
-    fontsize : float
-        Of the labels.
+    white : float, optional
+        The coherence at the rim, as for :func:`axial_rgb` (default 1).
+    cmap : str or matplotlib Colormap, optional
+        The map's colour map (:func:`axial_rgb`; default ``"hsv"``).
+    shade : {"value", "alpha"}, optional
+        The map's shading (:func:`axial_rgb`; default ``"value"``).
+    size : int, optional
+        Side of the disc's picture in pixels, >= 3 (default 201).
+    labels : bool, optional
+        Write the angles 0°, 45°, 90°, 135° round the rim (default True).
+    caption : bool, optional
+        Say above and below the wheel what the angle and the radius mean (default True).
+    fontsize : float, optional
+        Of the labels and the captions, in points (default 7; the caption below the wheel
+        0.9 times it).
 
     Returns
     -------
     matplotlib Axes
         Its data coordinates are the unit disc with x to the right and y **down** (the y axis is
         inverted, as for an image), so the point at angle θ and radius r is (r cos θ, r sin θ).
+
+    Raises
+    ------
+    ParameterError
+        For a ``size`` that is not an integer >= 3, and the errors of :func:`axial_rgb`.
     """
     if int(size) != size or size < 3:
         raise ParameterError(f"size must be an int >= 3, got {size!r}")
@@ -911,18 +949,18 @@ def orientation_map(
         image when one stride gives them (:func:`xfskde._grid.sample_count`), 1 without an
         image; a stride the shapes do not agree with is refused. A DataArray's ``stride`` attr
         is used instead, and in coordinates it is placed by them (cells centred on them).
-    white : float
+    white : float, optional
         The coherence drawn at full brightness (default 1).
-    cmap : str or matplotlib Colormap
+    cmap : str or matplotlib Colormap, optional
         A cyclic colour map over [0, π): ``"hsv"`` (default, the exact hue circle; see
         :func:`axial_rgb` for why) or e.g. ``"twilight"``.
-    shade : {"value", "alpha"}
+    shade : {"value", "alpha"}, optional
         Coherence as brightness (dark where low; default) or as opacity over the image.
-    legend : bool or matplotlib Axes
+    legend : bool or matplotlib Axes, optional
         Draw the colour wheel: True (default) where the layout puts it, an Axes to draw it into,
         or False.
-    image_cmap : str
-        Colour map of a one-channel image (default grey).
+    image_cmap : str, optional
+        Colour map of a one-channel image (default ``"gray"``).
     interpolation : str, optional
         ``imshow``'s interpolation of the map; ``"nearest"`` shows strided cells as blocks.
 
@@ -936,7 +974,12 @@ def orientation_map(
     ParameterError
         When a NumPy or Dask field comes without ``kernel=`` (or a labelled one records none),
         when the map's shape is no stride grid of the image's (or not the one ``stride`` gives,
-        or that of several strides), or when its coordinates lie outside the image's.
+        or that of several strides), or when its coordinates lie outside the image's; for a
+        ``shade`` not in the list, a ``stride`` that is not a positive integer, and an ``ax``
+        or ``field_or_maps`` sequence that is not a pair.
+    DimensionError
+        For a NumPy field that is not (ny, nx, ℓ), maps that are not 2-D of one shape, and an
+        image that is not (y, x) or (y, x, colour).
 
     Examples
     --------
@@ -1105,7 +1148,7 @@ def rose(
     ----------
     field : xarray.DataArray (y, x, k), or NumPy or Dask array (ny, nx, ℓ)
         A coefficient field.
-    region : dict of slices, boolean mask, or None
+    region : dict of slices, boolean mask, or None, optional
         Which samples to average. A dict ``{"y": slice(a, b), "x": slice(c, d)}`` selects by the
         field's coordinates (``DataArray.sel``: both ends included; for arrays, the sampled
         pixels ``i*stride + (stride-1)//2``). A boolean mask of the field's spatial shape, or a
@@ -1115,24 +1158,26 @@ def rose(
     ax : matplotlib Axes, optional
         A polar Axes (its direction is set clockwise, zero at the right) or a Cartesian one
         (θ along x). None creates a polar Axes in a new figure.
-    stride : int
-        For an array field: the stride it was computed with (to place its samples in pixels).
-    axial : bool
-        Also draw the axial reading (dashed), ½(f(θ) + f(θ + π)) = Σ_{k even} F̄_k e^{ikθ}: the
-        density of the gradient *axes*, θ and θ + π alike, whose two opposite petals are what
-        the orientation and coherence (F_0, F_2) summarise.
-    orientation : bool
-        Draw the region's axial orientation ω (:func:`xfskde.orientation.orientation` of F̄: the
-        axis *along* the structures, perpendicular to the petals) as a line through the centre,
-        in its colour on the wheel of :func:`orientation_wheel`.
-    normalize : bool
-        Divide by 2π F̄_0 so that the curve integrates to 1 over the circle.
-    n_points : int
-        Angles at which f is evaluated (default 721: every half degree).
-    cmap : str or matplotlib Colormap
-        The orientation map's colour map, for the ω line.
-    fill : bool
-        Shade the area under the density.
+    stride : int, optional
+        For an array field: the stride it was computed with (to place its samples in pixels;
+        default 1).
+    axial : bool, optional
+        Also draw (default True) the axial reading (dashed), ½(f(θ) + f(θ + π)) =
+        Σ_{k even} F̄_k e^{ikθ}: the density of the gradient *axes*, θ and θ + π alike, whose
+        two opposite petals are what the orientation and coherence (F_0, F_2) summarise.
+    orientation : bool, optional
+        Draw (default True) the region's axial orientation ω
+        (:func:`xfskde.orientation.orientation` of F̄: the axis *along* the structures,
+        perpendicular to the petals) as a line through the centre, in its colour on the wheel
+        of :func:`orientation_wheel`; drawn only where the mean has F_2 and F_2 is not zero.
+    normalize : bool, optional
+        Divide by 2π F̄_0 so that the curve integrates to 1 over the circle (default False).
+    n_points : int, optional
+        Angles at which f is evaluated, evenly over [-π, π] (default 721: every half degree).
+    cmap : str or matplotlib Colormap, optional
+        The orientation map's colour map, for the ω line (default ``"hsv"``).
+    fill : bool, optional
+        Shade the area under the density (default True).
     **plot_kwargs
         Passed to ``ax.plot`` for the density curve.
 
@@ -1141,6 +1186,16 @@ def rose(
     matplotlib Axes
         ``ax.lines[0]`` is f, ``ax.lines[1]`` the axial reading (with ``axial=True``), then the
         ω line.
+
+    Raises
+    ------
+    ParameterError
+        For a ``region`` dict with keys other than ``"y"`` and ``"x"``, a region mask that is
+        not boolean, a region that selects no sample with a finite F_0, and ``normalize=True``
+        where F̄_0 is not positive.
+    DimensionError
+        For an array field that is not (ny, nx, ℓ), a field that holds no numbers, and an
+        array mask of another shape than the field's (y, x).
     """
     mean, count = _region_mean(field, region, int(stride))
     if mean.size < 1:
@@ -1277,15 +1332,25 @@ def label_rgb(
         when there are more labels. Default: matplotlib's "tab10" without its grey, then the
         light halves of "tab20", then hues spaced by the golden angle: distinct for any number
         of labels.
-    background : colour or None
-        The colour of label 0: a neutral light grey (default), or None for transparent.
-    alpha : float
-        Opacity of the labels' colours, in [0, 1] (1: opaque; lower to lay them over an image).
+    background : colour or None, optional
+        The colour of label 0: a neutral light grey (default, RGB 0.85), or None for
+        transparent.
+    alpha : float, optional
+        Opacity of the labels' colours, in [0, 1] (default 1: opaque; lower to lay them over
+        an image).
 
     Returns
     -------
     numpy.ndarray of float64, shape ``labels.shape + (4,)``
         RGBA in [0, 1]; the background's alpha is 1, or 0 with ``background=None``.
+
+    Raises
+    ------
+    ParameterError
+        For labels that are not integers or are negative, an ``alpha`` outside [0, 1], and a
+        colour that matplotlib does not know or that is not RGB(A) in [0, 1].
+    DimensionError
+        For labels that are not 2-D.
 
     Examples
     --------
@@ -1464,26 +1529,26 @@ def segmentation(
         others follow) and the legend below. Three Axes ``(image, labels, overlay)``, any of
         them None to leave that panel out; the legend then goes under the labels' (or the
         overlay's) Axes. One Axes: the overlay alone.
-    boundary_color, truth_color : colour
+    boundary_color, truth_color : colour, optional
         Of the labels' boundaries (default yellow, as ``mark_boundaries`` draws them) and of the
         truth's (default cyan): a matplotlib colour name or an RGB tuple in [0, 1].
-    alpha : float
+    alpha : float, optional
         Opacity of the labels' colours over the image in panel (c), in [0, 1]; 0 draws the
         boundaries alone (default 0.3, as ``skimage.color.label2rgb``).
-    mode : {"thick", "inner", "outer"}
+    mode : {"thick", "inner", "outer"}, optional
         :func:`skimage.segmentation.find_boundaries`' mode: "thick" (default) marks the pixels
         on both sides of a change of label, symmetric between the two; "inner" those inside
         each label's region, "outer" those outside it (as ``mark_boundaries`` does).
     colors : sequence of colours, optional
         Colours of labels 1, 2, ... (:func:`label_rgb`).
-    background : colour or None
+    background : colour or None, optional
         Colour of label 0 in panel (b) (default a neutral light grey; None: transparent). In
         panel (c) the background is never tinted.
-    legend : bool or matplotlib Axes
+    legend : bool or matplotlib Axes, optional
         Draw the legend: True (default) where the layout puts it, an Axes to draw it into, or
         False.
-    image_cmap : str
-        Colour map of a grey image (default "gray").
+    image_cmap : str, optional
+        Colour map of a grey image (default ``"gray"``).
 
     Returns
     -------
@@ -1494,8 +1559,11 @@ def segmentation(
     Raises
     ------
     ParameterError
-        When the labels (or the truth) do not have the image's (y, x) shape, are not integers,
-        or a colour or ``alpha`` is out of range.
+        When the labels (or the truth) do not have the image's (y, x) shape or are not
+        integers, the labels are negative, a colour or ``alpha`` is out of range, ``mode``
+        is not in the list, or ``ax`` is a sequence of other than three Axes.
+    DimensionError
+        For labels that are not 2-D, and an image that is neither (y, x) nor (y, x, channels).
 
     Examples
     --------

@@ -39,7 +39,16 @@ class Window:
         The window's shape: a square of equal weights, a Gaussian truncated at
         :data:`GAUSSIAN_TRUNCATE` sigmas, or a disk of equal weights.
     size : float
-        Box side (integer), Gaussian sigma, or disk radius, in pixels.
+        Box side (integer), Gaussian sigma, or disk radius, in pixels, > 0; a box's is stored
+        as an int.
+
+    Raises
+    ------
+    ParameterError
+        For a ``kind`` not in the list, a ``size`` that is not a positive finite number, and
+        a box ``size`` that is not whole.
+    TypeError
+        For a ``size`` that is not a number (a bool included).
     """
 
     kind: str
@@ -125,7 +134,19 @@ class Window:
         return self.halo(1)
 
     def profile(self) -> np.ndarray:
-        """1-D weights over offsets ``-before .. after`` (separable windows; sums to one)."""
+        """1-D weights over offsets ``-before .. after`` (separable windows; sums to one).
+
+        Returns
+        -------
+        numpy.ndarray of float64, shape (before + after + 1,)
+            ``size`` equal weights for a box; the truncated, renormalised Gaussian over
+            ``-radius .. radius`` for a Gaussian.
+
+        Raises
+        ------
+        ValueError
+            For a disk, which is not separable (:meth:`half_widths`).
+        """
         if self.kind == "box":
             return np.full(int(self.size), 1.0 / self.size)
         if self.kind == "gaussian":
@@ -135,13 +156,27 @@ class Window:
         raise ValueError("a disk window is not separable; use half_widths()")
 
     def half_widths(self) -> np.ndarray:
-        """For each row offset dy = -r .. r, the half-width of the disk's row segment."""
+        """For each row offset dy = -r .. r, the half-width of the disk's row segment.
+
+        Returns
+        -------
+        numpy.ndarray of int64, shape (2r + 1,)
+            ``floor(sqrt(size² - dy²))``: the row dy covers dx = -w .. w (r = :attr:`radius`;
+            meant for disks, whose radius is ``floor(size)``).
+        """
         r = self.radius
         dy = np.arange(-r, r + 1)
         return np.floor(np.sqrt(np.maximum(self.size**2 - dy**2, 0.0)) + 1e-9).astype(np.int64)
 
     def weights(self) -> np.ndarray:
-        """The full 2-D window over offsets ``(-before .. after)²``; it sums to one."""
+        """The full 2-D window over offsets ``(-before .. after)²``; it sums to one.
+
+        Returns
+        -------
+        numpy.ndarray of float64, shape (before + after + 1, before + after + 1)
+            Rows are dy, columns dx: the outer product of :meth:`profile` with itself, or the
+            disk's equal weights (zero outside it).
+        """
         if self.kind == "disk":
             hw = self.half_widths()
             r = self.radius
@@ -169,12 +204,20 @@ def make_window(window: str | Window, size: float | None = None) -> Window:
     window : {"box", "gaussian", "disk"} or Window
         The window's kind; a Window is returned as it is.
     size : float, optional
-        Box side, Gaussian sigma or disk radius, in pixels; needed with a kind, unused with
+        Box side, Gaussian sigma or disk radius, in pixels; needed with a kind, ignored with
         a Window.
 
     Returns
     -------
     Window
+        ``window`` itself, or ``Window(window, size)``.
+
+    Raises
+    ------
+    ParameterError
+        For a kind not in the list, and a size that is not positive (or, for a box, whole).
+    TypeError
+        For a kind without a ``size`` (None), or a size that is not a number.
     """
     if isinstance(window, Window):
         return window

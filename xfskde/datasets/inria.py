@@ -169,16 +169,16 @@ def load_inria_person(
     root : str or pathlib.Path
         The unpacked ``INRIAPerson`` folder (see the module docstring for its layout). A folder's
         ``.lst`` file (``pos.lst`` next to ``pos/``), when present, chooses and orders its images.
-    negatives_per_image : int
+    negatives_per_image : int, optional
         Random windows cut from each negative image (default 10, as Dalal & Triggs).
-    margin : int
+    margin : int, optional
         Context pixels kept on every side of each window (default 0), so that a rotation of the
         window and a crop of its centre has no edge artefacts (the paper's footnote in section
         5.2). Test positives (70 × 134) are reflect-padded where the margin exceeds them.
     max_images : int, optional
         Read only the first ``max_images`` positive and negative files of each split.
-    seed : int
-        Seed of the negative windows' positions.
+    seed : int, optional
+        Seed of the negative windows' positions (default 0).
 
     Returns
     -------
@@ -310,19 +310,26 @@ def person_proxy(
 
     Parameters
     ----------
-    n_train, n_test : int
-        Windows per split (>= 4).
-    margin : int
-        Context pixels on every side of the 64 × 128 window (default 16: 96 × 160, the size of
-        INRIA's training positives, room for a ±15° rotation without edge artefacts).
-    positive_digit : int
-        The digit 0..9 that plays the person.
-    seed : int
+    n_train, n_test : int, optional
+        Windows per split, >= 4 (default 600 and 400).
+    margin : int, optional
+        Context pixels on every side of the 64 × 128 window, >= 0 (default 16: 96 × 160, the
+        size of INRIA's training positives, room for a ±15° rotation without edge artefacts).
+    positive_digit : int, optional
+        The digit 0..9 that plays the person (default 1).
+    seed : int, optional
+        Seed of every random choice (crops, figures, contrasts, noise; default 0).
 
     Returns
     -------
     InriaPerson
         ``root`` is None.
+
+    Raises
+    ------
+    ValueError
+        For ``n_train`` or ``n_test`` below 4, a negative ``margin``, and a
+        ``positive_digit`` outside 0..9.
     """
     from sklearn.datasets import load_digits
 

@@ -370,27 +370,29 @@ def texture_mosaic(
     ----------
     shape : (int, int)
         Height and width in pixels (at least 16 × 16).
-    n_regions : int
-        Number of regions (2 .. ``len(textures)``); region ``k`` shows ``textures[k]``.
-    layout : {"voronoi", "stripes", "blobs"}
-        How the image is split into regions.
-    transform : {None, "rotate", "rescale", "both", "perspective"}
+    n_regions : int, optional
+        Number of regions (2 .. ``len(textures)``; default 3); region ``k`` shows
+        ``textures[k]``.
+    layout : {"voronoi", "stripes", "blobs"}, optional
+        How the image is split into regions (default ``"voronoi"``).
+    transform : {None, "rotate", "rescale", "both", "perspective"}, optional
         Per-region transform of the texture: a random rotation in [0°, 180°), a random scale
         factor in [0.7, 1.4], both, or a rotation and a perspective view whose magnification
         changes :data:`PERSPECTIVE_RATIO` times across the image. ``None`` only shifts each
-        texture by a random offset.
-    textures : tuple of str or array
+        texture by a random offset (the default).
+    textures : tuple of str or array, optional
         Names among :data:`TEXTURES` (scikit-image's local photographs) or 2-D arrays (grey or
-        RGB, converted to grey unless ``color``); at least ``n_regions`` of them.
-    normalize : {"meanstd", "histogram", None}
+        RGB, converted to grey unless ``color``); at least ``n_regions`` of them (default
+        ``("brick", "grass", "gravel")``).
+    normalize : {"meanstd", "histogram", None}, optional
         Per texture (and per channel with ``color``): mean 0.5 and standard deviation 0.15
         (default), histogram equalisation, or the photographs' own levels.
-    scale : float
+    scale : float, optional
         Zoom of every texture before its transform: 0.5 shows the photographs at half size
         (twice as many bricks per region), 1 (default) at their native resolution.
-    seed : int
-        Seed of every random choice (layout, offsets, angles, scales).
-    color : bool
+    seed : int, optional
+        Seed of every random choice (layout, offsets, angles, scales; default 0).
+    color : bool, optional
         Keep RGB textures' colours: the mosaic is (H, W, 3), laid out and transformed exactly
         as the grey one of the same arguments (default False: grey).
 
@@ -400,6 +402,19 @@ def texture_mosaic(
     labels : numpy.ndarray of uint8, shape (H, W)
         The region, i.e. the index in ``textures``, of every pixel; all of 0 .. n_regions - 1
         occur.
+
+    Raises
+    ------
+    ValueError
+        For a ``shape`` below 16 × 16, an ``n_regions`` outside 2 .. ``len(textures)``, a
+        ``layout``, ``transform`` or ``normalize`` not in the lists, a ``scale`` outside
+        [0.05, 20], an unknown texture name, and a texture array that is not a grey or RGB
+        image.
+    TypeError
+        For ``textures`` given as one name or one array instead of a tuple.
+    FileNotFoundError
+        For a texture name whose photograph scikit-image has not installed
+        (:func:`local_textures`).
 
     Examples
     --------
@@ -447,6 +462,7 @@ class MosaicConfig:
 
     @property
     def name(self) -> str:
+        """``"{layout}-{transform or 'plain'}-s{seed}"``, e.g. ``"voronoi-rotate-s1000"``."""
         return f"{self.layout}-{self.transform or 'plain'}-s{self.seed}"
 
 
@@ -482,19 +498,25 @@ def texture_mosaic_set(
 
     Parameters
     ----------
-    split : {"tuning", "held_out"}
-        Which list of configurations (the two share no seed).
-    shape : (int, int)
-        Image shape.
-    n_regions, textures, normalize, scale
-        As in :func:`texture_mosaic`.
+    split : {"tuning", "held_out"}, optional
+        Which list of configurations (the two share no seed; default ``"held_out"``).
+    shape : (int, int), optional
+        Image shape, (height, width) in pixels (default (512, 512)).
+    n_regions, textures, normalize, scale : optional
+        As in :func:`texture_mosaic`, with its defaults.
     layouts, transforms : tuple, optional
         Keep only these layouts / transforms (default: all).
 
     Returns
     -------
     list of (name, image, labels)
-        ``name`` is ``"{layout}-{transform or 'plain'}-s{seed}"``.
+        ``name`` is ``"{layout}-{transform or 'plain'}-s{seed}"`` (:attr:`MosaicConfig.name`);
+        ``image`` and ``labels`` as :func:`texture_mosaic` returns them.
+
+    Raises
+    ------
+    ValueError
+        For a ``split`` not in the list, and the refusals of :func:`texture_mosaic`.
     """
     if split not in MOSAIC_CONFIGS:
         raise ValueError(f"split must be one of {tuple(MOSAIC_CONFIGS)}, got {split!r}")

@@ -30,8 +30,8 @@ def section_on_glass(*, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
 
     Parameters
     ----------
-    seed : int
-        Seed of the glass's noise.
+    seed : int, optional
+        Seed of the glass's noise (default 0).
 
     Returns
     -------
@@ -79,12 +79,12 @@ def section_in_fluorescence(
 
     Parameters
     ----------
-    seed : int
-        Seed of the noise.
-    brightness : float
-        The signal's scale (0.02: a dim, short exposure, the nuclei at 50 counts).
-    read_noise : float
-        The camera's read noise, in counts.
+    seed : int, optional
+        Seed of the noise (default 0).
+    brightness : float, optional
+        The signal's scale (default 1; 0.02: a dim, short exposure, the nuclei at 50 counts).
+    read_noise : float, optional
+        The camera's read noise, in counts (default 4).
 
     Returns
     -------

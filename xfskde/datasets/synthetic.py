@@ -224,15 +224,16 @@ def dead_leaves_lazy(
     """:func:`dead_leaves` of any size as Dask arrays generated chunk by chunk.
 
     Every chunk is generated on its own from ``seed`` and its position; the result equals
-    :func:`dead_leaves` with the same arguments, whatever ``chunks``.
+    :func:`dead_leaves` with the same arguments (in float32), whatever ``chunks``.
 
     Parameters
     ----------
     shape : (int, int)
-        Height and width, e.g. ``(32768, 32768)``.
+        Height and width, e.g. ``(32768, 32768)`` (at least 8 × 8).
     seed : int
-    chunks : int or (int, int)
-        Chunk side(s) in pixels.
+        Seed of every random choice, as in :func:`dead_leaves`.
+    chunks : int or (int, int), optional
+        Chunk side(s) in pixels, >= 1 (default 2048).
     bar_length : int, optional
         As in :func:`dead_leaves`. On huge images the default bars are huge too (1/16 of the
         side); pass e.g. ``bar_length=16`` for the 256×256 look at any size.
@@ -360,13 +361,21 @@ def random_textures(shape: tuple[int, int], *, seed: int) -> tuple[np.ndarray, n
     Parameters
     ----------
     shape : (int, int)
-        Height and width in pixels.
+        Height and width in pixels (at least 8 × 8).
     seed : int
+        Seed of every random choice (palettes, patterns, layout); the same seed gives the
+        same image.
 
     Returns
     -------
     image : numpy.ndarray of float64, shape (H, W, 3), values in [0, 1]
     labels : numpy.ndarray of int64, shape (H, W), values in {0, 1, 2}
+        The texture of each pixel.
+
+    Raises
+    ------
+    ValueError
+        For a ``shape`` below 8 × 8 (TypeError for one that is not two integers).
     """
     shape = _check_shape(shape)
     tile = _random_textures_tile((0, shape[0]), (0, shape[1]), shape, int(seed))
@@ -379,15 +388,16 @@ def random_textures_lazy(
     """:func:`random_textures` of any size as Dask arrays generated chunk by chunk.
 
     Every chunk is generated on its own from ``seed`` and its position; the result equals
-    :func:`random_textures` with the same arguments, whatever ``chunks``.
+    :func:`random_textures` with the same arguments (in float32), whatever ``chunks``.
 
     Parameters
     ----------
     shape : (int, int)
-        Height and width, e.g. ``(32768, 32768)``.
+        Height and width, e.g. ``(32768, 32768)`` (at least 8 × 8).
     seed : int
-    chunks : int or (int, int)
-        Chunk side(s) in pixels.
+        Seed of every random choice, as in :func:`random_textures`.
+    chunks : int or (int, int), optional
+        Chunk side(s) in pixels, >= 1 (default 2048).
 
     Returns
     -------

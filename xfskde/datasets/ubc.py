@@ -250,10 +250,10 @@ def load_ubc_patches(
     ----------
     root : str or path
         The folder holding the subset folders (or the subset folder itself with ``subset=None``).
-    subset : str or None
+    subset : str or None, optional
         Subset folder name, e.g. ``"liberty"``, ``"notredame"``, ``"yosemite"`` (default
         ``"liberty"``).
-    pairs : int, str or None
+    pairs : int, str or None, optional
         Which pair file: the number n of ``m50_<n>_<n>_0.txt`` (e.g. 100000), a file name, or
         None for the largest present. A subset without pair files gives an empty ``pairs``.
 
@@ -415,23 +415,28 @@ def ubc_proxy(
 
     Parameters
     ----------
-    pairs : int
-        Number of pairs (default 2000); ``pairs // 2`` correspond.
-    seed : int
-        Seed of :func:`numpy.random.default_rng`.
-    rotation : float
+    pairs : int, optional
+        Number of pairs, >= 2 (default 2000); ``pairs // 2`` correspond.
+    seed : int, optional
+        Seed of :func:`numpy.random.default_rng` (default 0).
+    rotation : float, optional
         Largest residual rotation in degrees (default 5).
-    warp : float
+    warp : float, optional
         Size of the random linear and perspective distortion (default 0.1).
-    shift : float
+    shift : float, optional
         Largest keypoint shift in pixels (default 1.5).
-    noise : float
+    noise : float, optional
         Standard deviation of the additive noise on the [0, 1] scale (default 0.02).
 
     Returns
     -------
     UBCPatches
         ``2 * pairs`` patches (pair m is patches 2m and 2m + 1), subset ``"proxy"``.
+
+    Raises
+    ------
+    ValueError
+        For ``pairs`` below 2.
     """
     pairs = _check_positive_int("pairs", pairs)
     if pairs < 2:

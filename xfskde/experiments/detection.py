@@ -70,14 +70,15 @@ def rotate_and_crop(
     margin : int
         Context on every side; >= 16 keeps a ±15° turn of a 64 × 128 window free of edge
         artefacts (section 5.2's footnote).
-    degrees : float
-        The largest angle; 0 only crops.
-    seed : int
-        Seed of the random angles.
+    degrees : float, optional
+        The largest angle, in degrees (default 15); 0 only crops.
+    seed : int, optional
+        Seed of the random angles (default 0).
 
     Returns
     -------
     numpy.ndarray of float32, shape (n, 128, 64)
+        The turned windows' centres.
     """
     import skimage.transform
 
@@ -131,6 +132,13 @@ def block_features(X: np.ndarray, descriptor: str, length: int) -> np.ndarray:
     Returns
     -------
     numpy.ndarray, shape (n, n_features)
+        One feature vector per window.
+
+    Raises
+    ------
+    ValueError
+        For a ``descriptor`` not in the list, a ``length`` that is not an even int >= 4, and
+        windows that are not (n, rows, cols) with rows and cols multiples of 8.
     """
     if descriptor not in _FEATURES:
         raise ValueError(f"descriptor must be one of {DESCRIPTORS}, got {descriptor!r}")
@@ -191,29 +199,36 @@ def detection_experiment(
 
     Parameters
     ----------
-    lengths : sequence of int
-        Numbers per 8 × 8 block, even ints >= 4 (paper: 4 to 64).
-    rotate : bool
-        Turn every window by a uniform random angle in ±15° (seeded) before cropping its centre.
-    seed : int
-        Seeds the proxy, the negative windows, the subsets and the rotations.
+    lengths : sequence of int, optional
+        Numbers per 8 × 8 block, even ints >= 4 (paper: 4 to 64; default 4, 8, 16, 32, 64).
+    rotate : bool, optional
+        Turn every window by a uniform random angle in ±15° (seeded) before cropping its centre
+        (default False).
+    seed : int, optional
+        Seeds the proxy, the negative windows, the subsets and the rotations (default 0).
     root : str or pathlib.Path, optional
         An unpacked INRIA person folder; None uses the offline proxy.
     n_train, n_test : int, optional
         Windows per split: the proxy's sizes (default 600 and 400), or a seeded random subset of
         INRIA (default: all of it).
-    descriptors : sequence of str
-        Among :data:`DESCRIPTORS`. ``intensity`` gives one row, at length 64.
-    C : float
-        The linear SVM's regularisation (default :data:`SVM_C`).
-    verbose : bool
-        Print each row as it is measured.
+    descriptors : sequence of str, optional
+        Among :data:`DESCRIPTORS` (default all four). ``intensity`` gives one row, at length 64.
+    C : float, optional
+        The linear SVM's regularisation (default :data:`SVM_C`, 0.001).
+    verbose : bool, optional
+        Print each row as it is measured (default False).
 
     Returns
     -------
     list of dict
         One row per descriptor and length: ``dataset``, ``descriptor``, ``length``, ``rotated``,
         ``accuracy`` (correct test windows / test windows), ``n_features``, ``C``, ``seconds``.
+
+    Raises
+    ------
+    ValueError
+        For no length or one that is not an even int >= 4, an ``n_train`` or ``n_test``
+        below 4, and a descriptor not in :data:`DESCRIPTORS`.
     """
     lengths = tuple(lengths)
     if not lengths:

@@ -112,18 +112,19 @@ def patches_experiment(
 
     Parameters
     ----------
-    pairs : int
+    pairs : int, optional
         Number of pairs, half corresponding (default 2000; the paper uses 500,000).
-    lengths : sequence of int
-        Descriptor lengths in real numbers: histogram bins, and ℓ = ceil(L/2) complex FS-KDE
-        coefficients (:func:`xfskde.descriptors.coefficient_count`). Default 4 .. 32.
-    rotate : bool
-        Turn every patch by a random angle first (Figure 8) instead of upright (Figure 7).
-    seed : int
-        Seed of the proxy, the pair sample and the rotations.
-    root : str or None
-        Folder of a downloaded UBC copy; None uses the scikit-image proxy.
-    subset : str or None
+    lengths : sequence of int, optional
+        Descriptor lengths L >= 3 in real numbers: histogram bins, and ℓ = ceil(L/2) complex
+        FS-KDE coefficients (:func:`xfskde.descriptors.coefficient_count`). Default 4 .. 32.
+    rotate : bool, optional
+        Turn every patch by a random angle first (Figure 8) instead of upright (Figure 7;
+        default False).
+    seed : int, optional
+        Seed of the proxy, the pair sample and the rotations (default 0).
+    root : str or None, optional
+        Folder of a downloaded UBC copy; None (default) uses the scikit-image proxy.
+    subset : str or None, optional
         UBC subset under ``root`` (default ``"liberty"``); refused without ``root`` (the proxy
         has none).
 
@@ -140,6 +141,12 @@ def patches_experiment(
         When the data hold fewer pairs than asked for, and when fewer than :data:`FEW_PAIRS`
         of either kind are used: each AUC is then a fraction of a few comparisons (1 and 1
         give 0 or 1 for every descriptor).
+
+    Raises
+    ------
+    ValueError
+        For no length or one below 3, a ``subset`` without ``root``, and data without
+        labelled pairs of both kinds.
     """
     lengths = sorted({int(n) for n in lengths})
     if not lengths or min(lengths) < 3:
@@ -208,6 +215,7 @@ def auc_table(rows: list[dict]) -> str:
     Returns
     -------
     str
+        One line per descriptor, one column per length, the AUCs.
     """
     lengths = sorted({r["length"] for r in rows if r["descriptor"] != "intensity"})
     lines = [f"{'descriptor':22}" + "".join(f"{n:>7}" for n in lengths)]

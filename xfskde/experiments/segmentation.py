@@ -39,21 +39,44 @@ PAPER_SETTINGS = {"stride": 1, "method": "kmeans", "color_ranges": "unit"}
 
 @dataclass
 class SegmentationResults:
-    """Held-out Rand indices per method and data set, and the parameters each fold chose."""
+    """Held-out Rand indices per method and data set, and the parameters each fold chose.
+
+    Attributes
+    ----------
+    scores : dict
+        method -> dataset -> the held-out Rand index of each image.
+    chosen : dict
+        method -> dataset -> the parameters chosen on the other images, per held-out image.
+    seconds : float
+        Wall time of the whole experiment.
+    """
 
     scores: dict[str, dict[str, list[float]]] = field(default_factory=dict)
     chosen: dict[str, dict[str, list[dict[str, Any]]]] = field(default_factory=dict)
     seconds: float = 0.0
 
     def summary(self) -> dict[str, dict[str, tuple[float, float]]]:
-        """method -> dataset -> (mean, std)."""
+        """method -> dataset -> (mean, std).
+
+        Returns
+        -------
+        dict of str to dict of str to (float, float)
+            The mean and (population) standard deviation of each method's held-out Rand
+            indices on each data set.
+        """
         return {
             m: {d: (float(np.mean(v)), float(np.std(v))) for d, v in per.items()}
             for m, per in self.scores.items()
         }
 
     def table(self) -> str:
-        """Table 1, measured next to the paper's numbers."""
+        """Table 1, measured next to the paper's numbers.
+
+        Returns
+        -------
+        str
+            One line per method: mean ± std on each data set, then the paper's.
+        """
         summary = self.summary()
         datasets = [d for d in DATASETS if any(d in per for per in summary.values())]
         lines = [f"{'method':8}" + "".join(f" {d:>16} {'(paper)':>15}" for d in datasets)]
@@ -98,25 +121,34 @@ def segmentation_experiment(
 
     Parameters
     ----------
-    n_images : int
-        Images per data set (>= 2), seeds ``seed .. seed + n_images - 1``.
-    size : int
-        Image side in pixels.
-    window_sizes : tuple of float
-        Gaussian window sigmas to choose from.
-    color_bins, angle_bins, coefficients, weights : tuple
-        Colour bins per channel, gradient-histogram bins (paper: 8..40), complex FS-KDE
-        coefficients (paper: 4..20) and weights of the gradient group to choose from.
-    methods, datasets : tuple of str
-        Rows and columns of the table.
-    seed : int
-        Seed of the first image of each data set (the others: ``seed + 1`` ...).
-    verbose : bool
-        Print progress.
+    n_images : int, optional
+        Images per data set (>= 2; default 5), seeds ``seed .. seed + n_images - 1``.
+    size : int, optional
+        Image side in pixels (default 256).
+    window_sizes : tuple of float, optional
+        Gaussian window sigmas to choose from (default 3, 4, 6).
+    color_bins, angle_bins, coefficients, weights : tuple, optional
+        Colour bins per channel (default 16), gradient-histogram bins (paper: 8..40;
+        default 8, 16, 40), complex FS-KDE coefficients (paper: 4..20; default 4, 8, 16) and
+        weights of the gradient group (default 0.25, 0.5, 1) to choose from.
+    methods, datasets : tuple of str, optional
+        Rows (among ``"basic"``, ``"hist"``, ``"FS-KDE"``, the default all three) and
+        columns (among ``"random texture"``, ``"dead leaves"``, the default both) of the
+        table.
+    seed : int, optional
+        Seed of the first image of each data set (the others: ``seed + 1`` ...; default 0).
+    verbose : bool, optional
+        Print progress (default False).
 
     Returns
     -------
     SegmentationResults
+        The held-out scores and the chosen settings.
+
+    Raises
+    ------
+    ValueError
+        For ``n_images`` below 2, and a method or data set not in the lists.
     """
     if n_images < 2:
         raise ValueError(f"n_images must be >= 2 for leave-one-out, got {n_images}")
