@@ -6,7 +6,9 @@ colour table of a labels GeoTIFF (:func:`xfskde.io.write_geotiff`: what QGIS and
 the ``colors`` of an NGFF label image (:mod:`xfskde.io.omezarr`: what napari shows) and the
 ``omero`` colours of the abundance channels beside it (texture ``i``'s abundance in label
 ``i``'s colour; in an OME-TIFF, its ``Channel Color``), so a texture has one colour wherever
-its labels or its abundance are opened.
+its labels or its abundance are opened. The names of the labels, :func:`label_names`, are one
+list too: ``"background"`` for 0, ``"texture i"`` for label ``i``, as the NGFF label image's
+``properties`` and the labels GeoTIFF's category names and attribute table give them.
 
 The colours: matplotlib's "tab10" without its grey, then the light halves of "tab20" without
 theirs (greys would read as the background); further labels get hues spaced by the golden angle,
@@ -25,6 +27,7 @@ __all__ = [
     "BACKGROUND_COLOUR",
     "LABEL_COLOURS",
     "label_hex",
+    "label_names",
     "label_palette",
     "label_rgba_8bit",
 ]
@@ -75,3 +78,10 @@ def label_hex(n: int) -> list[str]:
     as OME-NGFF ``omero`` channels hold a colour: the 8-bit values of
     :func:`label_rgba_8bit`."""
     return ["".join(f"{int(v):02X}" for v in row[:3]) for row in label_rgba_8bit(n)[1:]]
+
+
+def label_names(n: int) -> list[str]:
+    """The names of labels 0 .. n of a segmentation of ``n`` textures: ``"background"``, then
+    ``"texture 1"`` .. ``"texture n"``, as an NGFF label image's ``properties`` and a labels
+    GeoTIFF's category names (what QGIS and ``gdalinfo`` show) hold them."""
+    return ["background"] + [f"texture {i}" for i in range(1, max(int(n), 0) + 1)]

@@ -19,6 +19,7 @@ from .._labels import band_scales, channel_names, crs_wkt, gcp_count, parse_crs,
 from ..exceptions import ImageReadError
 from ..io import locate, open_image
 from ..io._gdal import GDAL_FORMATS, gdal_format, gdal_levels
+from ..io.geotiff import PAM_SIDECAR, pam_category_names
 from ..io.images import (
     ImageLevel,
     ZarrSeries,
@@ -129,6 +130,7 @@ def _describe_tiff(path: str, levels: list[ImageLevel]) -> list[tuple[str, str]]
     if (sidecar := tiff_mask_file(locate(path))) is not None:
         rows.append(("mask", f"{sidecar.name} beside it (GDAL's transparency mask: where it is "
                      "0 is missing)"))  # fmt: skip
+    rows += _category_rows(path)
     for name, pairs in (r for r in recorded if r[1]):  # an OME-TIFF or GeoTIFF xfskde wrote
         model = f", the texture model of {pairs['n_textures']} textures" if (
             "endmembers" in pairs and "n_textures" in pairs) else ""  # fmt: skip
@@ -251,6 +253,22 @@ def _picture_rows(path: str) -> list[tuple[str, str]]:
     if film is not None:
         rows.append(("frames", f"{film}, along t (open_image(path, plane={{'t': N}}))"))
     return rows
+
+
+def _category_rows(path: str) -> list[tuple[str, str]]:
+    """The ``classes`` row of a raster whose GDAL PAM sidecar names its values (a labels
+    GeoTIFF of ``xfskde segment``: ``labels.tif.aux.xml``, which QGIS and gdalinfo read),
+    else none."""
+    sidecar = locate(path).name + PAM_SIDECAR
+    try:
+        names = pam_category_names(locate(path))
+    except ValueError as exc:
+        return [("classes", f"{sidecar} beside it cannot be read ({exc}); GDAL ignores it")]
+    if not names:
+        return []
+    listed = ", ".join(f"{value} {name}" for value, name in enumerate(names[:8]))
+    return [("classes", f"{listed}{' ...' * (len(names) > 8)} ({sidecar} beside it: GDAL's "
+             "category names and attribute table, which QGIS and gdalinfo show)")]  # fmt: skip
 
 
 def _palette_row(path: str) -> str | None:

@@ -31,6 +31,7 @@ from ..exceptions import (
 from ..gradients import BOUNDARY_MODES, GRADIENT_OPERATORS, NAN_POLICIES
 from ..io import locate, open_image, store_status
 from ..io.geojson import WRITTEN_VECTOR_FORMATS, geopackage_layers, labels_layer
+from ..io.geotiff import PAM_SIDECAR, pam_sidecar
 from ..io.images import parse_plane
 from ..io.omezarr import check_ome_zarr_grid
 from ..io.stores import has_checksums, refuse_foreign_folder, refuse_replacing_inputs
@@ -796,7 +797,12 @@ def _written_whole(output: str, write: Callable[[Path], Any]) -> None:
     new there (a store of that name, given ``--overwrite``, is replaced once the file is).
     At a URL (a bucket), written to a scratch folder here, then put there whole: an object
     store shows an object once all of it is uploaded (a north-up scene's maps, which must be
-    a GeoTIFF, could not be written to a bucket at all)."""
+    a GeoTIFF, could not be written to a bucket at all).
+
+    The file's GDAL PAM sidecar (:data:`xfskde.io.geotiff.PAM_SIDECAR`: a labels GeoTIFF's
+    class names) goes with it, after it; an older one is removed first, before the file is
+    replaced: GDAL would read it as the new file's (another segmentation's names, or names
+    on a map)."""
     where = locate(output)
     if not where.is_local:
         scratch = Path(tempfile.mkdtemp(prefix="xfskde-output-"))
@@ -806,7 +812,10 @@ def _written_whole(output: str, write: Callable[[Path], Any]) -> None:
             if where.is_dir():  # --overwrite of a store given this name
                 where.remove()
             fs, remote = where.filesystem()
+            locate(where.url + PAM_SIDECAR, where.storage_options).remove()
             fs.put_file(str(local), remote)
+            if pam_sidecar(local).exists():
+                fs.put_file(str(pam_sidecar(local)), remote + PAM_SIDECAR)
         finally:
             shutil.rmtree(scratch, ignore_errors=True)
         return
@@ -816,9 +825,13 @@ def _written_whole(output: str, write: Callable[[Path], Any]) -> None:
         write(partial)
         if path.is_dir():  # --overwrite of a store given this name
             shutil.rmtree(path)
+        pam_sidecar(path).unlink(missing_ok=True)
         os.replace(partial, path)
+        if pam_sidecar(partial).exists():
+            os.replace(pam_sidecar(partial), pam_sidecar(path))
     finally:
         partial.unlink(missing_ok=True)
+        pam_sidecar(partial).unlink(missing_ok=True)
 
 
 def _other_layers(output: str) -> bool:

@@ -27,6 +27,16 @@ stride-``s`` map over the ``s × s`` input pixels of its cell (:func:`_pixel_gri
   library's label colours (:mod:`xfskde._palette`, those of :func:`xfskde.plot.segmentation`
   and of the NGFF label image), so that QGIS and GDAL show each texture in the colour it has
   in the library's pictures and in napari (the background, being nodata, is not drawn).
+  Labels with an ``n_textures`` attr are also named, ``background``, ``texture 1``, ...
+  (:func:`xfskde._palette.label_names`, the names of the NGFF label image): GDAL's category
+  names of the band and a thematic raster attribute table (``Value``, ``Name`` and, with the
+  colour table, ``Red``, ``Green``, ``Blue``, ``Alpha``), which QGIS's paletted renderer and
+  legend, its attribute-table tools and ``gdalinfo`` show. TIFF tags cannot hold them: GDAL
+  keeps both, for a GeoTIFF, in its PAM sidecar ``labels.tif.aux.xml`` beside the file (as
+  GDAL's own ``SetCategoryNames`` / ``SetDefaultRAT`` do), which every GDAL-based reader
+  finds by that name; it travels with the file (copy both). A GeoTIFF written without names
+  leaves no such file behind: an older one at ``path.aux.xml`` is removed, as it would name
+  and colour the new pixels.
 * **A Dataset of maps** on one grid (``xr.Dataset({"orientation": ..., "coherence": ...})``)
   becomes one band per variable, in order, described by the variable's name.
 
@@ -46,6 +56,7 @@ import math
 import os
 import threading
 import warnings
+import xml.etree.ElementTree as ElementTree
 from pathlib import Path
 from typing import Any, Literal
 
@@ -55,13 +66,24 @@ import xarray as xr
 
 from .._grid import cell_centres, index_stride
 from .._labels import geotransform
-from .._palette import BACKGROUND_COLOUR, label_rgba_8bit
+from .._palette import BACKGROUND_COLOUR, label_names, label_rgba_8bit
 from .._scheduling import check_room, refuse_unshared_folder
 from .._scheduling import compute as compute_collections
 from ..exceptions import DimensionError, ParameterError
-from ._location import micrometres
+from ._location import Location, micrometres
 
-__all__ = ["write_geotiff"]
+__all__ = ["PAM_SIDECAR", "pam_category_names", "pam_sidecar", "write_geotiff"]
+
+#: The suffix of GDAL's PAM (Persistent Auxiliary Metadata) sidecar beside a raster,
+#: ``labels.tif.aux.xml``: where GDAL keeps what the raster's format cannot hold — for a
+#: GeoTIFF, a band's category names and raster attribute table.
+PAM_SIDECAR = ".aux.xml"
+
+#: The columns of a labels GeoTIFF's raster attribute table: name, GDAL field type
+#: (GFT_Integer 0, GFT_String 2) and usage (GFU_MinMax 5: the pixel value; GFU_Name 2;
+#: GFU_Red .. GFU_Alpha 6 .. 9), as GDAL writes them in a PAM sidecar.
+_RAT_COLUMNS = (("Value", 0, 5), ("Name", 2, 2))
+_RAT_COLOURS = (("Red", 0, 6), ("Green", 0, 7), ("Blue", 0, 8), ("Alpha", 0, 9))
 
 #: GDAL's block cache while a GeoTIFF is written, in MB (GDAL_CACHEMAX).
 _GDAL_CACHE_MB = 64
@@ -240,6 +262,84 @@ def _colour_table(result: xr.DataArray, dtype: np.dtype, colors: Any) -> dict[in
     return {i: tuple(map(int, row)) for i, row in enumerate(rgba)}
 
 
+def _category_names(result: xr.DataArray, dtype: np.dtype) -> list[str]:
+    """The names of the values of segmentation labels (an integer ``(y, x)`` result with an
+    ``n_textures`` attr), from 0 (:func:`xfskde._palette.label_names`); empty for anything
+    else."""
+    textures = result.attrs.get("n_textures")
+    if result.ndim != 2 or np.dtype(dtype).kind not in "iu" or textures is None:
+        return []
+    return label_names(int(textures))
+
+
+def pam_sidecar(path: str | os.PathLike) -> Path:
+    """The PAM sidecar of the raster at ``path`` (``labels.tif`` -> ``labels.tif.aux.xml``)."""
+    return Path(os.fspath(path) + PAM_SIDECAR)
+
+
+def _pam_xml(names: list[str], table: dict[int, tuple]) -> str:
+    """The PAM sidecar of a labels GeoTIFF: band 1's category names (value ``i`` named
+    ``names[i]``) and a thematic raster attribute table of the same values and names, with
+    their colours where the file has a colour table (``table``)."""
+    root = ElementTree.Element("PAMDataset")
+    band = ElementTree.SubElement(root, "PAMRasterBand", band="1")
+    categories = ElementTree.SubElement(band, "CategoryNames")
+    for name in names:
+        ElementTree.SubElement(categories, "Category").text = name
+    rat = ElementTree.SubElement(band, "GDALRasterAttributeTable", tableType="thematic")
+    columns = _RAT_COLUMNS + (_RAT_COLOURS if table else ())
+    for index, (name, kind, usage) in enumerate(columns):
+        field = ElementTree.SubElement(rat, "FieldDefn", index=str(index))
+        for tag, text in (("Name", name), ("Type", kind), ("Usage", usage)):
+            ElementTree.SubElement(field, tag).text = str(text)
+    for value, name in enumerate(names):
+        row = ElementTree.SubElement(rat, "Row", index=str(value))
+        for cell in (value, name, *(table[value] if table else ())):
+            ElementTree.SubElement(row, "F").text = str(cell)
+    ElementTree.indent(root)
+    return ElementTree.tostring(root, encoding="unicode") + "\n"
+
+
+def _write_pam(path: Path, names: list[str], table: dict[int, tuple]) -> None:
+    """Write the PAM sidecar of the labels GeoTIFF ``path`` whole (a scratch file renamed)."""
+    sidecar = pam_sidecar(path)
+    scratch = sidecar.with_name(sidecar.name + ".tmp")
+    try:
+        scratch.write_text(_pam_xml(names, table), encoding="utf-8")
+        os.replace(scratch, sidecar)
+    finally:
+        scratch.unlink(missing_ok=True)
+
+
+def pam_category_names(path: Location) -> list[str] | None:
+    """The category names of band 1 of the raster at ``path`` as its PAM sidecar holds them
+    (those :func:`write_geotiff` writes for segmentation labels), value 0 first; None where
+    there is no sidecar, or it names none.
+
+    Raises
+    ------
+    ValueError
+        For a sidecar that is not XML (GDAL ignores it, with a warning).
+    """
+    if path.has_query:
+        return None
+    sidecar = Location(path.url + PAM_SIDECAR, path.storage_options)
+    try:
+        if not sidecar.is_file():
+            return None
+    except Exception:  # a remote answer other than a file (403, 5xx): no names to show
+        return None
+    with sidecar.open() as file:
+        try:
+            root = ElementTree.fromstring(file.read())
+        except ElementTree.ParseError as exc:
+            raise ValueError(f"{sidecar} is not GDAL's PAM XML: {exc}") from exc
+    for band in root.iter("PAMRasterBand"):
+        if band.get("band") == "1" and (categories := band.find("CategoryNames")) is not None:
+            return [category.text or "" for category in categories.iter("Category")]
+    return None
+
+
 def _write_lock(path: Path) -> Any:
     """The lock the writing tasks share: a :class:`distributed.Lock` when the current Dask
     scheduler is a distributed client (its workers are other processes, which a thread lock
@@ -317,7 +417,11 @@ def write_geotiff(
     -------
     pathlib.Path
         The path written, absolute (a relative ``path`` is taken in this process's working
-        directory, also where a cluster's workers write the tiles).
+        directory, also where a cluster's workers write the tiles). Segmentation labels (an
+        integer ``(y, x)`` result with an ``n_textures`` attr) also get their class names in
+        ``path.aux.xml`` beside it (:data:`PAM_SIDECAR`: GDAL's category names and raster
+        attribute table, which QGIS and ``gdalinfo`` read); any other result removes an
+        older file of that name.
 
     Raises
     ------
@@ -358,6 +462,7 @@ def write_geotiff(
     check_tile(tile)
     data, names, out_dtype, layout = _bands(result, dtype)
     table = _colour_table(result, out_dtype, colors)
+    categories = _category_names(result, out_dtype)
     names = variables or names  # a Dataset's bands are named by its variables
     if per_band is None:  # one quantity: every band has the result's unit and long name
         per_band = [_band_tags(result.attrs)] * len(names)
@@ -384,6 +489,8 @@ def write_geotiff(
     # absolute: on a cluster the workers open the file themselves, in their own directory
     path = Path(os.fspath(path)).absolute()
     target = path.with_name(path.name + ".gtiff.tmp") if cog else path
+    # an older file's names and colours, which GDAL would read as the new file's
+    pam_sidecar(path).unlink(missing_ok=True)
     options = {"compress": compress} if compress.lower() != "none" else {}
     lock = _write_lock(path) if isinstance(out.data, da.Array) else None
     if lock is not None:  # the tasks write their tiles themselves
@@ -420,4 +527,6 @@ def write_geotiff(
         finally:
             if cog and target.exists():
                 target.unlink()
+    if categories:  # after the file: GDAL replacing a GeoTIFF removes its sidecar too
+        _write_pam(path, categories, table)
     return path

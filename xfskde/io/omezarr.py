@@ -84,7 +84,7 @@ import zarr
 from zarr.codecs import Crc32cCodec
 
 from .._grid import cell_centres, index_stride
-from .._palette import label_hex, label_rgba_8bit
+from .._palette import label_hex, label_names, label_rgba_8bit
 from .._scheduling import compute as compute_collections
 from .._scheduling import connect, is_address
 from .._version import __version__
@@ -681,14 +681,15 @@ def _label_data(labels: Any, name: str) -> xr.DataArray:
 def _label_display(attrs: Mapping[str, Any]) -> dict[str, Any]:
     """The ``colors`` and ``properties`` of a segmentation's label image (labels carrying an
     ``n_textures`` attr): each texture in the library's label colour (:mod:`xfskde._palette`,
-    as in its pictures and GeoTIFF colour tables) and named ``"texture i"``, the background (0)
+    as in its pictures and GeoTIFF colour tables) and named as the GeoTIFF names it
+    (:func:`xfskde._palette.label_names`: ``"texture i"``), the background (0)
     transparent; nothing for other label images (viewers colour them as they like)."""
     textures = attrs.get("n_textures")
     if textures is None:
         return {}
     rgba = label_rgba_8bit(int(textures))
     colors = [{"label-value": i, "rgba": list(map(int, row))} for i, row in enumerate(rgba)]
-    names = ["background"] + [f"texture {i}" for i in range(1, len(rgba))]
+    names = label_names(int(textures))
     properties = [{"label-value": i, "name": name} for i, name in enumerate(names)]
     return {"colors": colors, "properties": properties}
 
