@@ -306,7 +306,7 @@ def describe_image(path: str, dims: tuple[str, ...] | None = None) -> ImageDescr
         for d, n in zip(levels[0].dims, levels[0].shape, strict=True)
         if is_plane_axis(d) and n > 1
     }
-    if planes:  # a z-stack, a time series: the commands read one plane, refuse the rest
+    if planes:  # a z-stack, a time series: the commands refuse it without --plane
         counts = ", ".join(f"{d} {n}" for d, n in planes.items())
         choice = ",".join(f"{d.lower()}=N" for d in planes)
         ranges = ", ".join(f"{d.lower()}=0 to {d.lower()}={n - 1}" for d, n in planes.items())
