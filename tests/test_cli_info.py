@@ -220,14 +220,19 @@ def test_stacks_and_multi_image_tiffs_name_what_they_hold_and_the_option(tmp_pat
     stack[...] = 7
     assert main(["info", str(tmp_path / "stack.zarr")]) == 0
     head, levels = _sections(capsys.readouterr().out)
-    assert _rows(head)["planes"] == "z 3 (one is read: --plane z=N)"
+    assert _rows(head)["planes"] == (
+        "z 3 (coefficients, maps and segment read one plane: --plane z=N chooses it, z=0 to z=2)"
+    )
     assert _table(levels)[1] == ["0", "(3, 64, 48)", "uint16", "(32, 32)", "unknown"]
     tifffile.imwrite(tmp_path / "series.tif", np.zeros((2, 4, 3, 32, 32), np.uint8),
                      imagej=True, metadata={"axes": "TZCYX"})  # fmt: skip
     assert main(["info", str(tmp_path / "series.tif")]) == 0
     rows = _rows(_sections(capsys.readouterr().out)[0])
     assert rows["dims"] == "t z c y x"
-    assert rows["planes"] == "t 2, z 4 (one is read: --plane t=N,z=N)"
+    assert rows["planes"] == (
+        "t 2, z 4 (coefficients, maps and segment read one plane: --plane t=N,z=N chooses it, "
+        "t=0 to t=1, z=0 to z=3)"
+    )
     tifffile.imwrite(tmp_path / "rgb.tif", np.zeros((32, 32, 3), np.uint8))
     assert main(["info", str(tmp_path / "rgb.tif")]) == 0
     rows = _rows(_sections(capsys.readouterr().out)[0])

@@ -1612,7 +1612,10 @@ def test_an_animated_picture_is_read_one_frame_at_a_time(tmp_path, capsys):
     assert cli.main(["info", str(path)]) == 0
     out = capsys.readouterr().out
     assert "frames    an animated GIF of 3 frames, along t" in out
-    assert "planes    t 3 (one is read: --plane t=N)" in out and "(3, 64, 96, 3)" in out
+    planes = (
+        "t 3 (coefficients, maps and segment read one plane: --plane t=N chooses it, t=0 to t=2)"
+    )
+    assert f"planes    {planes}" in out and "(3, 64, 96, 3)" in out
     assert cli.main(["segment", str(path), str(tmp_path / "l.png"), "--textures", "2"]) == 2
     assert "animated GIF of 3 frames, along t: pick one, --plane t=0" in capsys.readouterr().err
     frames[0].save(tmp_path / "still.png")  # one frame: no t to pick along

@@ -26,10 +26,14 @@ unless its nodata declares NaN missing (GDAL's and rioxarray's nodata, CF's attr
 from __future__ import annotations
 
 import copy
+import functools
+import inspect
 import math
 import warnings
+from collections.abc import Callable
+from contextvars import ContextVar
 from numbers import Real
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 import dask.array as da
 import numpy as np
@@ -344,7 +348,22 @@ def _grid_rotation(image: xr.DataArray) -> float | None:
     return None if b == 0 and d == 0 else math.degrees(math.atan2(d, a))
 
 
-def _warn_if_not_square(image: xr.DataArray) -> None:
+#: What non-square pixels make of each consumer's results, and where that matters, as its
+#: warning says them.
+_AFFECTED = {
+    "field": (
+        "gradient angles are measured on the pixel grid, so orientations and densities are",
+        "where the physical angles matter",
+    ),
+    "segmentation": (
+        "segmentation's window is round in pixels and its gradient angles are measured on the "
+        "pixel grid, so its features and labels are",
+        "where the textures' physical scales and angles matter",
+    ),
+}
+
+
+def _warn_if_not_square(image: xr.DataArray, consumer: str = "field") -> None:
     """A :class:`~xfskde.exceptions.PixelAspectWarning` when the image's coordinates say its
     pixels are not square: the angles are then those of the pixel grid (eq. 1's θ =
     arg(Ix + i Iy) with Ix, Iy per pixel), not those of the image's units. A georeferenced
@@ -352,7 +371,10 @@ def _warn_if_not_square(image: xr.DataArray) -> None:
     a geographic grid of equal degree steps is not square away from the equator (0.0001° at
     45° N: 11.1 × 7.9 m), nor is a UTM grid of 10 × 20 m pixels. A rotated GeoTransform, and a
     sheared one (rows not perpendicular to columns: :func:`~xfskde._labels.grid_shear`), are
-    said too: the pixel grid's angles are then not those on the ground."""
+    said too: the pixel grid's angles are then not those on the ground. ``consumer`` (a key
+    of :data:`_AFFECTED`) names what is affected: the field's orientations and densities, or
+    segmentation's window, features and labels."""
+    affected, matters = _AFFECTED[consumer]
     rotation = _grid_rotation(image)
     if rotation is not None and abs(rotation) > 0.1:
         warnings.warn(
@@ -383,7 +405,7 @@ def _warn_if_not_square(image: xr.DataArray) -> None:
         image.coords[x].attrs.get("units") or "coordinate units")  # fmt: skip
     warnings.warn(
         f"the image's pixels are {steps[0]:.4g} x {steps[1]:.4g} {unit} (y x), not square: "
-        "gradient angles are measured on the pixel grid, so orientations and densities are "
+        f"{affected} "
         + (
             "not those on the ground; reproject it to square pixels first (rioxarray's "
             "image.rio.reproject with one resolution, to a projected CRS such as its UTM zone "
@@ -392,10 +414,51 @@ def _warn_if_not_square(image: xr.DataArray) -> None:
             else "not those of the image's units; resample it to square pixels first (e.g. "
             "image.coarsen or image.interp)"
         )
-        + " where the physical angles matter",
+        + f" {matters}",
         PixelAspectWarning,
         stacklevel=find_stack_level(),
     )
+
+
+_Entry = TypeVar("_Entry", bound=Callable[..., Any])
+
+#: Whether an entry point that checks the pixels' aspect is running in this context: the
+#: entry points it calls (segment's fit and labels) then say nothing more.
+_ASPECT_CHECKED: ContextVar[bool] = ContextVar("xfskde_aspect_checked", default=False)
+
+
+def _checks_pixel_aspect(consumer: str) -> Callable[[_Entry], _Entry]:
+    """A decorator for an entry point whose ``image`` argument may be a DataArray with
+    non-square pixels: :func:`_warn_if_not_square` runs once per call, before the work (not
+    once per block), and not again in the decorated entry points the call makes
+    (:func:`~xfskde.segment` fits with :func:`~xfskde.segmentation.fit_textures` and labels
+    with :meth:`~xfskde.segmentation.TextureModel.predict`: one warning). NumPy and Dask
+    arrays and pictures have no coordinates: nothing is said, as :func:`local_fskde` says
+    nothing for them."""
+
+    def decorate(entry: _Entry) -> _Entry:
+        signature = inspect.signature(entry)
+
+        @functools.wraps(entry)
+        def checked(*args: Any, **kwargs: Any) -> Any:
+            if _ASPECT_CHECKED.get():
+                return entry(*args, **kwargs)
+            try:
+                image = signature.bind(*args, **kwargs).arguments.get("image")
+            except TypeError:  # the entry point's own error, in its words
+                return entry(*args, **kwargs)
+            # a stack of planes: the entry point's refusal, in its words, comes first
+            if isinstance(image, xr.DataArray) and not plane_dims(image):
+                _warn_if_not_square(image, consumer)
+            token = _ASPECT_CHECKED.set(True)
+            try:
+                return entry(*args, **kwargs)
+            finally:
+                _ASPECT_CHECKED.reset(token)
+
+        return checked  # type: ignore[return-value]
+
+    return decorate
 
 
 def local_fskde_dataarray(

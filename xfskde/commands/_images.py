@@ -324,10 +324,12 @@ def describe_image(path: str, dims: tuple[str, ...] | None = None) -> ImageDescr
         for d, n in zip(levels[0].dims, levels[0].shape, strict=True)
         if is_plane_axis(d) and n > 1
     }
-    if planes:  # a z-stack, a time series: read one plane at a time
+    if planes:  # a z-stack, a time series: the commands refuse it without --plane
         counts = ", ".join(f"{d} {n}" for d, n in planes.items())
         choice = ",".join(f"{d.lower()}=N" for d in planes)
-        rows.append(("planes", f"{counts} (one is read: --plane {choice})"))
+        ranges = ", ".join(f"{d.lower()}=0 to {d.lower()}={n - 1}" for d, n in planes.items())
+        rows.append(("planes", f"{counts} (coefficients, maps and segment read one plane: "
+                     f"--plane {choice} chooses it, {ranges})"))  # fmt: skip
     located = dict(rows)["format"].startswith(("GeoTIFF", "Zarr", *GDAL_FORMATS.values()))
     if located or "c" in levels[0].dims:
         # lazy: the header and coordinates only (of the first plane: all share them)

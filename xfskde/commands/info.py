@@ -6,7 +6,9 @@ the values aligned; attributes that hold arrays (a label store's endmembers) are
 their shape and dtype. With ``--verify``, every chunk is read back and checked: damaged chunks
 (checksum mismatch, undecodable) and missing ones (written, but gone) are listed, and the exit
 status is 1 unless the store is complete and whole — and for a store whose chunks carry no
-checksum (written before xfskde checksummed them), whose values cannot be verified. An input
+checksum (written before xfskde checksummed them), whose values cannot be verified. The
+``status`` row says both at once (``complete (12/12 blocks), but DAMAGED: 2 damaged or
+missing, listed below``), as it says damaged metadata found without ``--verify``. An input
 image (TIFF/OME-TIFF/SVS, Zarr, PNG, NPY) is described by its format (a palette PNG or GIF:
 the indices it stores, and that they are read as their RGB colours) and, for each pyramid level
 as :func:`xfskde.open_image` reads it, its shape, dtype, tile or chunk, and pixel size with its
@@ -35,7 +37,13 @@ from ..io.geojson import (
     read_labels_attrs,
     regions_format,
 )
-from ..io.stores import check_metadata, source_changed, verify_store
+from ..io.stores import (
+    StoreProblem,
+    StoreReport,
+    check_metadata,
+    source_changed,
+    verify_store,
+)
 from ._images import crs_description, describe_image, is_image, level_table
 from ._options import add_dims_option
 
@@ -151,15 +159,30 @@ def _changed_source(attrs: dict) -> str | None:
     )
 
 
-def _verify(store: str, workers: int) -> bool:
-    """Print what reading every chunk found, after a blank line; True when the store is whole
-    (never for one whose chunks carry no checksum: their values cannot be checked).
+def _damage(report: StoreReport) -> list[StoreProblem]:
+    """The chunks :func:`~xfskde.io.stores.verify_store` found damaged or missing (blocks not
+    written yet are not damage: the write was cut short)."""
+    return [p for p in report.problems if p.kind != "unwritten"]
 
-    Its lines are a list of their own (``damaged   KEY: DETAIL``), aligned on the widest of
-    their kinds.
-    """
-    report = verify_store(store, workers=workers)
-    problems = [p for p in report.problems if p.kind != "unwritten"]
+
+def _status(status: dict, damaged: int, unverified: bool) -> str:
+    """The ``status`` row: complete or not, with its blocks, and, where the store was found
+    damaged (its metadata, or chunks ``--verify`` read back) or its values could not be
+    verified, so at once, not only in the rows below it: "complete" alone above a list of
+    damaged chunks read as a sound store."""
+    state = "complete" if status["complete"] else "INCOMPLETE"
+    text = f"{state} ({status['blocks_done']}/{status['blocks_total']} blocks)"
+    if damaged:
+        return f"{text}, but DAMAGED: {damaged} damaged or missing, listed below"
+    if unverified:
+        return f"{text}, but UNVERIFIED: its chunks carry no checksum (verify below)"
+    return text
+
+
+def _verify_rows(report: StoreReport) -> list[tuple[str, str]]:
+    """The rows of what reading every chunk found (``damaged   KEY: DETAIL``), a list of their
+    own, printed after a blank line and aligned on the widest of their kinds."""
+    problems = _damage(report)
     unwritten = len(report.problems) - len(problems)
     checked = "every checksum matches" if report.checksums else (
         "cannot verify their values: its chunks carry no checksum (written before xfskde "
@@ -196,9 +219,7 @@ def _verify(store: str, workers: int) -> bool:
         rows.append(
             ("unwritten", f"{unwritten} blocks not written yet: resume the write to finish them")
         )
-    print()
-    _print_rows(rows)
-    return report.whole and report.checksums  # values that could not be checked: not whole
+    return rows
 
 
 def _describe_image(path: str, dims: tuple[str, ...] | None) -> None:
@@ -271,11 +292,7 @@ def run(args: argparse.Namespace) -> int:
         _describe_image(args.store, args.dims)
         return 0
     status = store_status(args.store)
-    state = "complete" if status["complete"] else "INCOMPLETE"
-    rows = [
-        ("store", str(args.store)),
-        ("status", f"{state} ({status['blocks_done']}/{status['blocks_total']} blocks)"),
-    ]
+    rows = [("store", str(args.store)), ("status", _status(status, 0, False))]
     if not status["complete"] and status["blocks_done"] == status["blocks_total"] > 0:
         rows.append(
             ("unfinished", "every block is written, but not what follows them (an OME-Zarr "
@@ -294,17 +311,34 @@ def run(args: argparse.Namespace) -> int:
     try:
         rows += _store_rows(args.store)
     except StoreIncompleteError as exc:  # a layout cut short: nothing to describe or verify
+        rows[1] = ("status", _status(status, len(metadata), False))
         _print_rows([*rows, ("layout", str(exc))])
         return 1
     except StoreCorruptError as exc:
-        if not args.verify:
+        if not args.verify:  # the error, the last line, names it
+            rows[1] = ("status", _status(status, len(metadata) + 1, False))
             _print_rows(rows)
             raise
         rows.append(("damaged", str(exc)))
-        whole = False
+        corrupt = 1
     else:
-        whole = not metadata
+        corrupt = 0
+    damaged = len(metadata) + corrupt
+    report = None
+    if args.verify:  # read before the rows are printed: their status says what it found
+        try:
+            report = verify_store(args.store, workers=args.workers)
+        except Exception:
+            _print_rows(rows)
+            raise
+        # it reads every chunk and metadata file, the one found unreadable above among them
+        damaged = max(len(_damage(report)), corrupt)
+    unverified = report is not None and not report.checksums
+    rows[1] = ("status", _status(status, damaged, unverified))
     _print_rows(rows)
-    if args.verify:
-        whole = _verify(args.store, args.workers) and whole
+    if report is not None:
+        print()
+        _print_rows(_verify_rows(report))
+    # values that could not be checked: not whole
+    whole = not damaged and (report is None or (report.whole and report.checksums))
     return 0 if status["complete"] and whole else 1

@@ -71,7 +71,7 @@ from .._memory import release_free_memory
 from .._pictures import is_picture
 from .._scheduling import compute as compute_collections
 from .._validation import check_within_image
-from ..api import Nodata, check_nodata
+from ..api import Nodata, _checks_pixel_aspect, check_nodata
 from ..exceptions import DimensionError, ParameterError, PixelSizeWarning, find_stack_level
 from ..io.images import length_pixel_size_um, open_image
 from ..lazy import dask_view, map_haloed, map_regions, oversized, plan_chunks, safe_chunks
@@ -458,6 +458,7 @@ class TextureModel:
         return {**out, "bank_bins": s.bank_bins, "bank_filters": ",".join(BANK_FILTERS),
                 "bank_ranges": ranges}  # fmt: skip
 
+    @_checks_pixel_aspect("segmentation")
     def abundances(
         self,
         image: Any,
@@ -491,6 +492,7 @@ class TextureModel:
         """
         return _apply(image, self, "abundances", chunks, mask, nodata, match_levels)
 
+    @_checks_pixel_aspect("segmentation")
     def predict(
         self,
         image: Any,
@@ -2443,6 +2445,7 @@ def _refuse_too_few_distinct(X: np.ndarray, n_textures: int) -> None:
 
 
 @blas_on_one_thread()  # small products and one-core tasks: BLAS's threads only wait
+@_checks_pixel_aspect("segmentation")
 def fit_textures(
     image: Any,
     n_textures: int,
@@ -3009,6 +3012,7 @@ def _auto_size(
     return _equivalent_size(window, sigma), needed
 
 
+@_checks_pixel_aspect("segmentation")
 def segment(
     image: Any,
     n_textures: int,
