@@ -273,7 +273,18 @@ def _category_names(result: xr.DataArray, dtype: np.dtype) -> list[str]:
 
 
 def pam_sidecar(path: str | os.PathLike) -> Path:
-    """The PAM sidecar of the raster at ``path`` (``labels.tif`` -> ``labels.tif.aux.xml``)."""
+    """The PAM sidecar of the raster at ``path`` (``labels.tif`` -> ``labels.tif.aux.xml``).
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        A local raster's path.
+
+    Returns
+    -------
+    pathlib.Path
+        ``path`` + :data:`PAM_SIDECAR`.
+    """
     return Path(os.fspath(path) + PAM_SIDECAR)
 
 
@@ -313,8 +324,18 @@ def _write_pam(path: Path, names: list[str], table: dict[int, tuple]) -> None:
 
 def pam_category_names(path: Location) -> list[str] | None:
     """The category names of band 1 of the raster at ``path`` as its PAM sidecar holds them
-    (those :func:`write_geotiff` writes for segmentation labels), value 0 first; None where
-    there is no sidecar, or it names none.
+    (those :func:`write_geotiff` writes for segmentation labels), value 0 first.
+
+    Parameters
+    ----------
+    path : Location
+        The raster (a local path or a URL); its sidecar is ``path`` + :data:`PAM_SIDECAR`.
+
+    Returns
+    -------
+    list of str or None
+        The names, value 0 first; None where there is no sidecar (or it cannot be read
+        remotely), or it names none.
 
     Raises
     ------
