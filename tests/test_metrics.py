@@ -77,3 +77,16 @@ def test_bad_input():
         rand_index([0, 1], [0, 1, 2])
     with pytest.raises(TypeError, match="integer labels"):
         rand_index([0.5, 1.0], [0, 1])
+
+
+def test_images_of_other_shapes_are_refused_not_paired_flat():
+    """A (2, 3) labeling and a (3, 2) one (a transposed image: its pixels in another order)
+    were compared once flattened, pixel by pixel of different pixels, and scored. Now
+    refused, naming both shapes; a flat labeling beside an image is still taken in C
+    order."""
+    truth = np.array([[0, 0, 1], [0, 1, 1]])
+    for metric in (rand_index, adjusted_rand_index, contingency_table):
+        with pytest.raises(ValueError, match=r"got shapes \(2, 3\) and \(3, 2\)"):
+            metric(truth, truth.T)
+    assert rand_index(truth, truth.ravel()) == 1.0
+    assert rand_index(truth.ravel(), da.from_array(truth, chunks=1)) == 1.0

@@ -25,12 +25,31 @@ from ._scheduling import compute
 __all__ = ["adjusted_rand_index", "contingency_table", "rand_index"]
 
 
-def _flat_labels(name: str, labels: Any) -> np.ndarray:
+def _labels(name: str, labels: Any) -> np.ndarray:
     (labels,) = compute([labels])  # a lazy result on Dask's current scheduler
     values = np.asarray(getattr(labels, "values", labels))
     if values.dtype.kind not in "iub":
         raise TypeError(f"{name} must hold integer labels, got dtype {values.dtype}")
-    return values.ravel()
+    return values
+
+
+def _flat_pair(labels_true: Any, labels_pred: Any) -> tuple[np.ndarray, np.ndarray]:
+    """Both labelings as integer arrays flattened in C order, once they are known to label
+    the same pixels: the same size, and the same shape where both are images (a flat one
+    beside an image is taken in C order; a transposed or reshaped image is refused, as it
+    pairs other pixels)."""
+    a, b = _labels("labels_true", labels_true), _labels("labels_pred", labels_pred)
+    if a.size != b.size:
+        raise ValueError(
+            f"labels_true and labels_pred must label the same pixels, got {a.size} and {b.size}"
+        )
+    if a.ndim > 1 and b.ndim > 1 and a.shape != b.shape:
+        raise ValueError(
+            f"labels_true and labels_pred must label the same pixels, got shapes {a.shape} and "
+            f"{b.shape}: pixel by pixel they pair other pixels (transpose or reshape one first "
+            "if that is what you mean)"
+        )
+    return a.ravel(), b.ravel()
 
 
 def contingency_table(labels_true: Any, labels_pred: Any) -> np.ndarray:
@@ -38,7 +57,7 @@ def contingency_table(labels_true: Any, labels_pred: Any) -> np.ndarray:
 
     Parameters
     ----------
-    labels_true, labels_pred : array_like of int or bool, same size
+    labels_true, labels_pred : array_like of int or bool, same size (same shape if both 2-D+)
         Two labelings of the same pixels (numpy, dask or xarray; any label values), compared
         element by element once flattened in C order (a lazy one is computed first).
 
@@ -53,14 +72,10 @@ def contingency_table(labels_true: Any, labels_pred: Any) -> np.ndarray:
     TypeError
         For labels that are not integers or booleans (float labels, even whole ones).
     ValueError
-        For labelings of different sizes, or of no pixel.
+        For labelings of different sizes, or of different shapes (both at least 2-D: a
+        transposed image pairs other pixels), or of no pixel.
     """
-    a = _flat_labels("labels_true", labels_true)
-    b = _flat_labels("labels_pred", labels_pred)
-    if a.shape != b.shape:
-        raise ValueError(
-            f"labels_true and labels_pred must label the same pixels, got {a.size} and {b.size}"
-        )
+    a, b = _flat_pair(labels_true, labels_pred)
     if a.size == 0:
         raise ValueError("labels_true and labels_pred are empty; give at least one pixel")
     ta, tb = _small_top(a), _small_top(b)
@@ -110,7 +125,7 @@ def rand_index(labels_true: Any, labels_pred: Any) -> float:
 
     Parameters
     ----------
-    labels_true, labels_pred : array_like of int or bool, same size
+    labels_true, labels_pred : array_like of int or bool, same size (same shape if both 2-D+)
         Ground truth and segmentation, compared pixel by pixel as in
         :func:`contingency_table`; label values need not match (a permutation of the labels
         does not change the index).
@@ -125,7 +140,8 @@ def rand_index(labels_true: Any, labels_pred: Any) -> float:
     TypeError
         For labels that are not integers or booleans (float labels, even whole ones).
     ValueError
-        For labelings of different sizes, or of no pixel.
+        For labelings of different sizes, or of different shapes (both at least 2-D: a
+        transposed image pairs other pixels), or of no pixel.
 
     Examples
     --------
@@ -143,7 +159,7 @@ def adjusted_rand_index(labels_true: Any, labels_pred: Any) -> float:
 
     Parameters
     ----------
-    labels_true, labels_pred : array_like of int or bool, same size
+    labels_true, labels_pred : array_like of int or bool, same size (same shape if both 2-D+)
         Ground truth and segmentation, compared pixel by pixel as in
         :func:`contingency_table`; label values need not match.
 
@@ -158,7 +174,8 @@ def adjusted_rand_index(labels_true: Any, labels_pred: Any) -> float:
     TypeError
         For labels that are not integers or booleans (float labels, even whole ones).
     ValueError
-        For labelings of different sizes, or of no pixel.
+        For labelings of different sizes, or of different shapes (both at least 2-D: a
+        transposed image pairs other pixels), or of no pixel.
     """
     same_both, same_true, same_pred, total = _pair_sums(labels_true, labels_pred)
     if total == 0:
