@@ -229,3 +229,18 @@ def test_integer_coordinates_are_interpolated_as_numbers_not_in_their_dtype(stri
     np.testing.assert_array_equal(F["x"], np.arange(0, 256, stride)[: F.sizes["x"]] + o)
     if stride == 4:  # the last cell (rows 24, 25 and two beyond) is centred half a step beyond
         assert F["x"].values[-1] == 253.5 and F["y"].values[-1] == -0.5
+
+
+def test_n_angles_with_the_mean_direction_is_refused(field):
+    """n_angles samples the density for "argmax"; with "mean" (the default) it was ignored,
+    and the result said nothing of it. Now refused in one line naming both."""
+    with pytest.raises(
+        ParameterError, match=r"^n_angles=90 samples the density for method='argmax'"
+    ):
+        field.fskde.dominant_orientation(n_angles=90)
+    with pytest.raises(ParameterError, match=r"drop n_angles, or pass method='argmax'$"):
+        xfields.dominant_orientation(field, method="mean", n_angles=90)
+    np.testing.assert_array_equal(
+        xfields.dominant_orientation(field, method="argmax", n_angles=90),
+        field.fskde.dominant_orientation("argmax", n_angles=90),
+    )

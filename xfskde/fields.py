@@ -206,7 +206,8 @@ def dominant_orientation(
         modes, as across a thin line, F_1 vanishes and "mean" gives NaN).
     n_angles : int, optional
         Angles sampled by ``"argmax"``: at least 2ℓ (fewer can miss the maximum, and are
-        refused); default ``max(64, 4ℓ)``. ``"mean"`` samples nothing and ignores it.
+        refused); default ``max(64, 4ℓ)``. ``"mean"`` samples nothing: given with it, it is
+        refused.
 
     Returns
     -------
@@ -222,7 +223,8 @@ def dominant_orientation(
     DimensionError
         For a ``field`` that is not a coefficient field, or holds fewer than 2 coefficients.
     ParameterError
-        For a ``method`` not in the list, and an ``n_angles`` below 2ℓ with ``"argmax"``.
+        For a ``method`` not in the list, an ``n_angles`` below 2ℓ with ``"argmax"``, and an
+        ``n_angles`` with ``"mean"``.
     """
     field = check_field(field, plain="xfskde.density.mean_direction(F)")
     if field.sizes["k"] < 2:
@@ -230,6 +232,12 @@ def dominant_orientation(
             "the field needs at least 2 coefficients (k = 0, 1) for an orientation"
         )
     if method == "mean":
+        if n_angles is not None:
+            raise ParameterError(
+                f"n_angles={n_angles} samples the density for method='argmax'; the mean "
+                "direction (method='mean') reads F_1 alone: drop n_angles, or pass "
+                "method='argmax'"
+            )
         out = _density.mean_direction(field)
     elif method == "argmax":
         out = _density.mode_direction(field, n_angles)
