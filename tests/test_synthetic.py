@@ -155,3 +155,15 @@ def test_section_in_fluorescence_is_the_ihc_section_s_stains_as_camera_counts():
     assert 40 < np.percentile(dim[32:544, 128:640, 0][inside], 99) - CAMERA_OFFSET < 70
     np.testing.assert_array_equal(section_in_fluorescence(seed=0)[0], image)
     assert (section_in_fluorescence(seed=1)[0] != image).any()
+
+
+@pytest.mark.parametrize("make", [dead_leaves_lazy, random_textures_lazy])
+@pytest.mark.parametrize("chunks", [0, (64, 0), -8, 2.5, (64, 64, 64)])
+def test_lazy_data_sets_refuse_chunks_that_are_no_side(make, chunks):
+    """chunks=0 was a ZeroDivisionError from inside Dask; now one line naming chunks."""
+    from xfskde.exceptions import ParameterError
+
+    with pytest.raises(ParameterError, match=r"^chunks must be a whole number of pixels >= 1"):
+        make((64, 64), seed=0, chunks=chunks)
+    image, _ = make((64, 64), seed=0, chunks=(32, 64))
+    assert image.chunks[:2] == ((32, 32), (64,))

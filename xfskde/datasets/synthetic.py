@@ -35,11 +35,14 @@ example to keep small bars on a huge image).
 from __future__ import annotations
 
 import math
+import numbers
 from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 from scipy import ndimage
+
+from ..exceptions import ParameterError
 
 __all__ = ["dead_leaves", "dead_leaves_lazy", "random_textures", "random_textures_lazy"]
 
@@ -243,6 +246,11 @@ def dead_leaves_lazy(
     image : dask.array.Array of float32, shape (H, W, 3)
     labels : dask.array.Array of int64, shape (H, W)
         Both slice one (H, W, 4) array, so computing them together generates each chunk once.
+
+    Raises
+    ------
+    ParameterError
+        For ``chunks`` that are not one or two whole numbers of pixels >= 1.
     """
     shape = _check_shape(shape)
     seed = int(seed)
@@ -257,6 +265,12 @@ def _lazy_tiles(shape: tuple[int, int], chunks, make_tile: Callable) -> tuple[An
     import dask.array as da
 
     ch = (chunks, chunks) if np.isscalar(chunks) else tuple(chunks)
+    if len(ch) != 2 or not all(
+        isinstance(c, numbers.Integral) and not isinstance(c, bool) and c >= 1 for c in ch
+    ):
+        raise ParameterError(
+            f"chunks must be a whole number of pixels >= 1, or two (rows, columns), got {chunks!r}"
+        )
 
     def block(block_info: dict | None = None) -> np.ndarray:
         (r0, r1), (c0, c1), _ = block_info[None]["array-location"]
@@ -403,6 +417,11 @@ def random_textures_lazy(
     -------
     image : dask.array.Array of float32, shape (H, W, 3)
     labels : dask.array.Array of int64, shape (H, W)
+
+    Raises
+    ------
+    ParameterError
+        For ``chunks`` that are not one or two whole numbers of pixels >= 1.
     """
     shape = _check_shape(shape)
     return _lazy_tiles(
