@@ -27,6 +27,7 @@ __all__ = [
     "BACKGROUND_COLOUR",
     "LABEL_COLOURS",
     "label_hex",
+    "label_name",
     "label_names",
     "label_palette",
     "label_rgba_8bit",
@@ -84,4 +85,11 @@ def label_names(n: int) -> list[str]:
     """The names of labels 0 .. n of a segmentation of ``n`` textures: ``"background"``, then
     ``"texture 1"`` .. ``"texture n"``, as an NGFF label image's ``properties`` and a labels
     GeoTIFF's category names (what QGIS and ``gdalinfo`` show) hold them."""
-    return ["background"] + [f"texture {i}" for i in range(1, max(int(n), 0) + 1)]
+    return [label_name(i) for i in range(max(int(n), 0) + 1)]
+
+
+def label_name(label: int) -> str:
+    """The name of one label value: ``"background"`` for 0, else ``"texture i"`` (the names
+    of :func:`label_names`, of a GeoJSON's polygons, a picture's legend, the abundances'
+    ``texture`` coordinate)."""
+    return "background" if int(label) == 0 else f"texture {int(label)}"

@@ -35,7 +35,7 @@ import numpy as np
 
 from . import orientation as _orientation
 from ._grid import sample_count, sample_offset
-from ._palette import BACKGROUND_COLOUR, label_palette
+from ._palette import BACKGROUND_COLOUR, label_name, label_palette
 from ._pictures import is_picture, picture_values
 from ._scheduling import compute as compute_collections
 from .density import evaluate
@@ -1666,7 +1666,7 @@ def segmentation(
         present = np.unique(values)
         textures = [int(v) for v in present if v > 0]
         palette = _label_palette(max(textures, default=0), colors)
-        handles = [Patch(facecolor=palette[v], label=f"texture {v}")
+        handles = [Patch(facecolor=palette[v], label=label_name(v))
                    for v in textures[:_LEGEND_TEXTURES]]  # fmt: skip
         if len(textures) > _LEGEND_TEXTURES:
             more = len(textures) - _LEGEND_TEXTURES

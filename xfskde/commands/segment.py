@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 import xarray as xr
 
+from .._palette import label_names
 from .._scheduling import refuse_unshared_folder
 from ..exceptions import ParameterError, StoreFormatError, XfskdeError
 from ..io import (
@@ -547,7 +548,7 @@ def _in_large_blocks(image: xr.DataArray, halo: int) -> xr.DataArray:
 def _named(abundances: xr.DataArray, model: Any) -> xr.DataArray:
     """Abundances whose ``texture`` coordinate names each texture as its label does
     (``texture 1`` .. ``texture n``: an OME-Zarr image's channels, a GeoTIFF's bands)."""
-    return abundances.assign_coords(texture=[f"texture {i + 1}" for i in range(model.n_textures)])
+    return abundances.assign_coords(texture=label_names(model.n_textures)[1:])
 
 
 #: The side of the tasks that label an OME-Zarr image's stored abundances.

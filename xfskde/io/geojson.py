@@ -85,7 +85,7 @@ from .._labels import (
     parse_crs,
     pixel_steps,
 )
-from .._palette import label_rgba_8bit
+from .._palette import label_name, label_rgba_8bit
 from .._scheduling import compute as compute_collections
 from ..exceptions import ParameterError
 from ._location import Location, locate, micrometres
@@ -844,7 +844,7 @@ def labels_geojson(labels: Any, *, max_side: int = MAX_SIDE) -> dict[str, Any]:
             rings = [to_vertices(r[:, 0] * factor, r[:, 1] * factor) for r in rings]
             rings = [_wound(r, exterior=i == 0) for i, r in enumerate(rings)]  # RFC 7946's
             polygons.append([np.round(r, 6).tolist() for r in rings])
-        name = f"texture {label}"
+        name = label_name(label)
         colour = [int(c) for c in colours[label][:3]]
         features.append({
             "type": "Feature",

@@ -622,7 +622,7 @@ def _texture_colours(maps: Any, names: Sequence[str], attrs: Mapping[str, Any]) 
     except (TypeError, ValueError):
         return None
     along = isinstance(maps, xr.DataArray) and maps.ndim == 3 and "texture" in maps.dims
-    named = list(names) == [f"texture {i}" for i in range(1, len(names) + 1)]
+    named = list(names) == label_names(len(names))[1:]
     return label_hex(count) if count == len(names) and (along or named) else None
 
 
