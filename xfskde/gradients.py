@@ -216,8 +216,9 @@ def angle_bins(g: np.ndarray, n_bins: int) -> np.ndarray:
 def result_float_dtype(dtype: np.typing.DTypeLike) -> np.dtype:
     """Floating dtype of the computation for an image dtype: float32 or float64.
 
-    float32 (and smaller floats, booleans and integers of up to 16 bits) → float32; float64
-    and wider integers → float64 (wider floats keep their own: longdouble).
+    float32 (and smaller floats, booleans and integers of up to 16 bits) → float32; float64,
+    wider integers and wider floats (longdouble) → float64: the compiled core computes in at
+    most float64 (a long double image's values are rounded to it).
 
     Parameters
     ----------
@@ -227,7 +228,7 @@ def result_float_dtype(dtype: np.typing.DTypeLike) -> np.dtype:
     Returns
     -------
     numpy.dtype
-        float32, float64 (or a float wider than float64 for such an image).
+        float32 or float64.
 
     Raises
     ------
@@ -239,6 +240,8 @@ def result_float_dtype(dtype: np.typing.DTypeLike) -> np.dtype:
         raise TypeError(f"image must hold real numbers (bool, integer or float), got dtype {dtype}")
     if dtype.kind == "f" and dtype.itemsize < 4:
         return np.dtype(np.float32)
+    if dtype.kind == "f" and dtype.itemsize > 8:
+        return np.dtype(np.float64)
     return np.promote_types(dtype, np.float32)
 
 
@@ -274,14 +277,37 @@ def boundary_index_map(
     return local
 
 
+def compiled_dtype(dtype: np.typing.DTypeLike) -> np.dtype:
+    """The dtype in which the compiled code reads an image of ``dtype``: half floats as
+    float32 and long doubles as float64 (the nearest it takes, float16's values exactly),
+    any dtype stored in the other byte order (big-endian FITS or raw data, ``">u2"``) in the
+    machine's own; others as they are.
+
+    Parameters
+    ----------
+    dtype : numpy.dtype or anything :class:`numpy.dtype` takes
+        The image's dtype.
+
+    Returns
+    -------
+    numpy.dtype
+    """
+    dtype = np.dtype(dtype)
+    if not dtype.isnative:
+        dtype = dtype.newbyteorder("=")
+    if dtype.kind == "f" and dtype.itemsize < 4:
+        return np.dtype(np.float32)
+    if dtype.kind == "f" and dtype.itemsize > 8:
+        return np.dtype(np.float64)
+    return dtype
+
+
 def readable(image: np.ndarray) -> np.ndarray:
-    """Half floats as float32 and booleans as uint8: the narrowest types the compiled core
-    reads; values stored in the other byte order (big-endian FITS or raw data, ``">u2"``) in the
-    machine's own, which is all compiled code takes."""
-    if not image.dtype.isnative:
-        image = image.astype(image.dtype.newbyteorder("="))
-    if image.dtype.kind == "f" and image.dtype.itemsize < 4:
-        return image.astype(np.float32)
+    """The image as the compiled core reads it: in :func:`compiled_dtype`, booleans viewed as
+    uint8."""
+    wanted = compiled_dtype(image.dtype)
+    if wanted != image.dtype:
+        image = image.astype(wanted)
     if image.dtype.kind == "b":
         return image.view(np.uint8)
     return image

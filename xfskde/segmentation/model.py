@@ -73,6 +73,7 @@ from .._scheduling import compute as compute_collections
 from .._validation import check_within_image
 from ..api import Nodata, _checks_pixel_aspect, check_nodata
 from ..exceptions import DimensionError, ParameterError, PixelSizeWarning, find_stack_level
+from ..gradients import compiled_dtype
 from ..io.images import length_pixel_size_um, open_image
 from ..lazy import dask_view, map_haloed, map_regions, oversized, plan_chunks, safe_chunks
 from ..masks import METHODS as MASK_METHODS
@@ -1079,10 +1080,10 @@ def _prepare(image: Any, chunks: int | None, halo: int, nodata: Nodata = "auto")
         raise DimensionError(f"image must be (y, x) or (y, x, c), got shape {image.shape}")
     if image.dtype.kind not in "uifb":
         raise TypeError(f"image must hold real numbers, got dtype {image.dtype}")
-    if image.dtype.kind == "f" and image.dtype.itemsize not in (4, 8):
-        # half floats (a network's output) and long doubles, which the compiled checks and
-        # features do not take: as float32 (every float16 exactly) or float64
-        image = image.astype(np.float32 if image.dtype.itemsize < 4 else np.float64)
+    if compiled_dtype(image.dtype) != image.dtype:
+        # half floats (a network's output), long doubles, big-endian values (FITS): the
+        # compiled checks and features take the nearest native type (float16's exactly)
+        image = image.astype(compiled_dtype(image.dtype))
     if image.ndim == 3 and source is None and image.shape[2] >= min(image.shape[:2]):
         # (3, 512, 512) read as 3 rows of 512 "channels" segments without a complaint
         raise DimensionError(

@@ -1,4 +1,5 @@
-"""Segmentation of images in the floating-point types the compiled core does not take."""
+"""Images in the types the compiled code does not take (half floats, long doubles, values in the
+other byte order): read as the nearest it takes, by the field and by segmentation alike."""
 
 import dask.array as da
 import numpy as np
@@ -43,3 +44,22 @@ def test_a_half_float_tiff_is_segmented_by_the_command(tmp_path):
     labels = xr.open_zarr(out)["labels"].values
     expected = np.asarray(xfskde.segment(xfskde.open_image(path).astype(np.float32), 3))
     np.testing.assert_array_equal(labels, expected)
+
+
+@pytest.mark.parametrize("dtype", [">f4", ">f8", ">i4"])
+def test_big_endian_values_are_segmented_as_native_ones(dtype):
+    """Values in the other byte order (FITS, raw big-endian data) were numba's "Unsupported
+    array dtype: >f4" for floats; the field already read them in the machine's order."""
+    values = PIXELS.astype(np.float32) * (1 if "f" in dtype else 1000)
+    native = values.astype(np.dtype(dtype).newbyteorder("="))
+    expected = np.asarray(xfskde.segment(native, 3))
+    np.testing.assert_array_equal(np.asarray(xfskde.segment(native.astype(dtype), 3)), expected)
+
+
+def test_the_field_of_long_doubles_is_the_field_of_their_float64_values():
+    """A long double image was a TypingError from inside numba; the field is now computed in
+    float64, as for a float64 image (complex128)."""
+    grey = PIXELS[..., 0].astype(np.float64)
+    field = xfskde.local_fskde(grey.astype(np.longdouble), order=4, window="box", size=5)
+    assert field.dtype == np.complex128
+    np.testing.assert_array_equal(field, xfskde.local_fskde(grey, order=4, window="box", size=5))
