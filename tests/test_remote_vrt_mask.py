@@ -1,0 +1,189 @@
+"""Remote inputs read through more than one file, on real local servers: a VRT at a URL (fetched
+once per opening; its sources checked block by block), a mask in another bucket or at another
+endpoint than its image's (its own storage options), and a Zarr store whose server fails for a
+chunk mid-run.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import http.server
+import os
+import threading
+from typing import ClassVar
+
+import numpy as np
+import pytest
+from _servers import _RangeHandler, s3_server
+
+import xfskde
+from xfskde.exceptions import ImageReadError
+
+rasterio = pytest.importorskip("rasterio")
+s3fs = pytest.importorskip("s3fs")
+pytest.importorskip("moto")
+pytest.importorskip("aiohttp")
+from _rasters import write_vrt  # noqa: E402  (rasterio's)
+from rasterio.transform import from_origin  # noqa: E402
+
+SIDE = 256
+TRANSFORM = from_origin(500000, 4000000, 10, 10)
+CRS = "EPSG:32631"
+
+
+def _band(seed: int) -> np.ndarray:
+    return np.random.default_rng(seed).integers(1, 5000, (SIDE, SIDE), dtype=np.uint16)
+
+
+def _write_band(path, values: np.ndarray) -> None:
+    with rasterio.open(path, "w", driver="GTiff", width=SIDE, height=SIDE, count=1,
+                       dtype="uint16", crs=CRS, transform=TRANSFORM, tiled=True,
+                       blockxsize=128, blockysize=128) as dataset:  # fmt: skip
+        dataset.write(values, 1)
+
+
+def _write_stack(folder, name: str = "stack") -> tuple[np.ndarray, np.ndarray]:
+    """Two one-band GeoTIFFs (``{name}-b1.tif``, ``{name}-b2.tif``) and the VRT stacking them
+    (``{name}.vrt``); their values."""
+    first, second = _band(1), _band(2)
+    _write_band(folder / f"{name}-b1.tif", first)
+    _write_band(folder / f"{name}-b2.tif", second)
+    write_vrt(folder / f"{name}.vrt", [f"{name}-b1.tif", f"{name}-b2.tif"], ("B1", "B2"),
+              side=SIDE, transform=TRANSFORM, crs=CRS)  # fmt: skip
+    return first, second
+
+
+class _Logged(_RangeHandler):
+    """The range server, noting each request's path in :attr:`log`."""
+
+    log: ClassVar[list] = []
+
+    def send_head(self):  # type: ignore[override]
+        self.log.append(self.path)
+        return super().send_head()
+
+    def handle_one_request(self) -> None:
+        with contextlib.suppress(ConnectionError):  # a client that read the head only
+            super().handle_one_request()
+
+
+@contextlib.contextmanager
+def _logged_server(directory):
+    log: list[str] = []
+    handler = type("Handler", (_Logged,), {"log": log})
+    server = http.server.ThreadingHTTPServer(
+        ("127.0.0.1", 0), functools.partial(handler, directory=str(directory))
+    )
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}", log
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+@pytest.fixture
+def served(tmp_path):
+    with _logged_server(tmp_path) as (url, log):
+        yield tmp_path, url, log
+
+
+def test_a_vrt_at_a_url_is_fetched_once_to_open_and_once_per_block(served):
+    """Opening a VRT at a URL asked its server for it 16 times (GDAL opened it three times,
+    its sources were read from it twice, its version asked twice, three requests each), and
+    each block 5 times (its version, then GDAL's open); now its XML is fetched once per
+    opening and once per block, and the pixels are the same."""
+    folder, url, log = served
+    first, second = _write_stack(folder)
+    image = xfskde.open_image(f"{url}/stack.vrt", chunks=128)
+    opening = [p for p in log if p == "/stack.vrt"]
+    # the XML once, and what open_image asks of any URL (is it there, is it a folder)
+    assert len(opening) <= 3, log
+    version = image.attrs["source_version"]
+    assert f"{url}/stack-b1.tif: " in version and f"{url}/stack-b2.tif: " in version
+    log.clear()
+    block = image.data.blocks[0, 0, 0].compute(scheduler="synchronous")
+    assert log.count("/stack.vrt") == 1, log
+    assert image.dims == ("c", "y", "x")
+    np.testing.assert_array_equal(block, np.stack([first, second])[:, :128, :128])
+    np.testing.assert_array_equal(image.values, np.stack([first, second]))
+    assert image.rio.crs.to_epsg() == 32631 and list(image.c.values) == ["B1", "B2"]
+
+
+def test_a_vrt_source_rewritten_or_removed_mid_run_at_a_url_is_refused_naming_it(served):
+    """Each block checked the VRT's own version only: a source rewritten during the run was
+    read as its new pixels, mixed with the old ones (a store that said complete), and one
+    removed was "the file is damaged or truncated" of the VRT, its name nowhere."""
+    folder, url, _ = served
+    first, second = _write_stack(folder)
+    image = xfskde.open_image(f"{url}/stack.vrt", chunks=128)
+    np.testing.assert_array_equal(
+        image[:, :128, :128].values, np.stack([first, second])[:, :128, :128]
+    )
+    _write_band(folder / "stack-b2.tif", second[::-1])
+    later = os.stat(folder / "stack-b2.tif").st_mtime + 10  # a second the server tells apart
+    os.utime(folder / "stack-b2.tif", (later, later))
+    with pytest.raises(ImageReadError) as raised:
+        image.values  # noqa: B018
+    message = str(raised.value)
+    assert message.startswith(f"{url}/stack-b2.tif, a source of the VRT, changed since it was "
+                              "opened ("), message  # fmt: skip
+    assert message.endswith("open the VRT again (xfskde.open_image) and compute again")
+    assert "\n" not in message
+    # opened again: its new pixels, read whole
+    again = xfskde.open_image(f"{url}/stack.vrt", chunks=128)
+    np.testing.assert_array_equal(again.values, np.stack([first, second[::-1]]))
+    (folder / "stack-b1.tif").unlink()
+    with pytest.raises(ImageReadError) as raised:
+        again.values  # noqa: B018
+    message = str(raised.value)
+    assert message.startswith(f"{url}/stack-b1.tif: the server answered 404"), message
+    assert "it was removed, moved or rewritten meanwhile; open it again" in message
+    assert "damaged" not in message and "\n" not in message
+
+
+def test_a_vrt_rewritten_mid_run_at_a_url_is_refused(served):
+    folder, url, _ = served
+    _write_stack(folder)
+    image = xfskde.open_image(f"{url}/stack.vrt", chunks=128)
+    image[0, :128, :128].values  # noqa: B018
+    write_vrt(folder / "stack.vrt", ["stack-b2.tif", "stack-b1.tif"], ("B2", "B1"),
+              side=SIDE, transform=TRANSFORM, crs=CRS)  # fmt: skip
+    with pytest.raises(ImageReadError, match=rf"^{url}/stack\.vrt changed since it was opened "
+                       r"\(its XML is another: "):  # fmt: skip
+        image.values  # noqa: B018
+
+
+@pytest.fixture(scope="module")
+def s3():
+    with s3_server() as options:
+        s3fs.S3FileSystem.clear_instance_cache()
+        fs = s3fs.S3FileSystem(**options)
+        fs.mkdir("vrts")
+        yield options
+
+
+def test_a_vrt_source_rewritten_or_removed_in_a_bucket_mid_run_is_refused_naming_it(s3, tmp_path):
+    """The same on S3 (moto): a VRT in ``vrts/up/`` naming its bands ``../``; the band's ETag
+    changes as it is rewritten."""
+    first, second = _write_stack(tmp_path)
+    write_vrt(tmp_path / "up.vrt", ["../stack-b1.tif", "../stack-b2.tif"], ("B1", "B2"),
+              side=SIDE, transform=TRANSFORM, crs=CRS)  # fmt: skip
+    fs = s3fs.S3FileSystem(**s3)
+    for name in ("stack-b1.tif", "stack-b2.tif"):
+        fs.put(str(tmp_path / name), f"vrts/{name}")
+    fs.put(str(tmp_path / "up.vrt"), "vrts/up/up.vrt")
+    image = xfskde.open_image("s3://vrts/up/up.vrt", chunks=128, storage_options=s3)
+    np.testing.assert_array_equal(image.values, np.stack([first, second]))
+    assert "s3://vrts/stack-b2.tif: " in image.attrs["source_version"]
+    _write_band(tmp_path / "stack-b2.tif", second[::-1])
+    fs.put(str(tmp_path / "stack-b2.tif"), "vrts/stack-b2.tif")
+    with pytest.raises(ImageReadError, match=r"^s3://vrts/stack-b2\.tif, a source of the VRT, "
+                       r"changed since it was opened \("):  # fmt: skip
+        image.values  # noqa: B018
+    again = xfskde.open_image("s3://vrts/up/up.vrt", chunks=128, storage_options=s3)
+    np.testing.assert_array_equal(again.values, np.stack([first, second[::-1]]))
+    fs.rm("vrts/stack-b1.tif")
+    with pytest.raises(ImageReadError, match=r"^s3://vrts/stack-b1\.tif is gone \("):
+        again.values  # noqa: B018
