@@ -10,7 +10,12 @@ import contextlib
 import functools
 import http.server
 import os
+import socket
+import subprocess
+import sys
 import threading
+import time
+from collections.abc import Iterator
 from typing import ClassVar
 
 import numpy as np
@@ -187,3 +192,115 @@ def test_a_vrt_source_rewritten_or_removed_in_a_bucket_mid_run_is_refused_naming
     fs.rm("vrts/stack-b1.tif")
     with pytest.raises(ImageReadError, match=r"^s3://vrts/stack-b1\.tif is gone \("):
         again.values  # noqa: B018
+
+
+# ------------------------------------------------------------------ a mask of its own bucket
+
+PARAMS = {"order": 4, "window": "gaussian", "size": 2.0, "stride": 2}
+FLAGS = ["--order", "4", "--window", "gaussian", "--size", "2", "--stride", "2", "--no-progress"]
+
+
+@contextlib.contextmanager
+def _s3_server_of_its_own() -> Iterator[dict]:
+    """A moto S3 server in a process of its own (moto's servers in this process share one
+    store: a bucket made at one is at the other), as ``python -m moto.server`` runs it;
+    yields the s3fs storage options that reach it."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    argv = [sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p", str(port)]
+    server = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        for _ in range(200):  # up within 20 s
+            with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port)):
+                break
+            time.sleep(0.1)
+        yield {"key": "other", "secret": "other", "endpoint_url": f"http://127.0.0.1:{port}",
+               "client_kwargs": {"region_name": "eu-west-1"}}  # fmt: skip
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+
+
+@pytest.fixture(scope="module")
+def two_endpoints(tmp_path_factory):
+    """Two S3 servers: the image in ``images`` at the first, its mask (a PNG, its left half
+    foreground) in ``masks`` at the second, which the first does not have."""
+    import tifffile
+    from PIL import Image
+    from skimage import data
+
+    folder = tmp_path_factory.mktemp("endpoints")
+    pixels = data.camera()[:128, :160]
+    tifffile.imwrite(folder / "slide.tif", pixels, tile=(64, 64))
+    mask = np.zeros(pixels.shape, np.uint8)
+    mask[:, :80] = 255
+    Image.fromarray(mask).save(folder / "mask.png")
+    with s3_server() as first, _s3_server_of_its_own() as second:
+        s3fs.S3FileSystem.clear_instance_cache()
+        images, masks = s3fs.S3FileSystem(**first), s3fs.S3FileSystem(**second)
+        images.mkdir("images")
+        images.put(str(folder / "slide.tif"), "images/slide.tif")
+        masks.mkdir("masks")
+        masks.put(str(folder / "mask.png"), "masks/mask.png")
+        assert not images.exists("masks/mask.png")  # two stores
+        yield first, second, pixels, mask > 0
+
+
+def test_a_mask_at_another_endpoint_is_read_with_its_own_storage_options(two_endpoints):
+    """``mask="s3://..."`` is reached with the image's storage options; a mask elsewhere is
+    given as a Location with its own (``xfskde.io.locate(url, storage_options)``)."""
+    first, second, _, foreground = two_endpoints
+    image = xfskde.open_image("s3://images/slide.tif", storage_options=first, chunks=64)
+    expected = xfskde.local_fskde(image, mask=foreground, **PARAMS)
+    with pytest.raises(FileNotFoundError, match=r"no such mask: s3://masks/mask\.png"):
+        xfskde.local_fskde(image, mask="s3://masks/mask.png", **PARAMS)  # at the image's
+    mask = xfskde.io.locate("s3://masks/mask.png", second)
+    field = xfskde.local_fskde(image, mask=mask, **PARAMS)
+    np.testing.assert_array_equal(field.values, expected.values)
+    assert np.isnan(field.values[:, -10:]).all() and not np.isnan(field.values[:, :30]).any()
+    assert field.attrs["mask"] == "s3://masks/mask.png" and field.attrs["mask_version"]
+
+
+def test_the_command_line_reaches_a_mask_at_another_endpoint(
+    two_endpoints, tmp_path, monkeypatch, capsys
+):
+    """The input reached as the environment says (its endpoint and keys), the mask with
+    ``--mask-storage-option KEY=VALUE``: until 2026-11-30 a mask was reached as the input
+    was, and one at another endpoint or with other credentials could not be read."""
+    from xfskde.cli import main
+
+    first, second, pixels, foreground = two_endpoints
+    monkeypatch.setenv("AWS_ENDPOINT_URL", first["endpoint_url"])
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", first["key"])
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", first["secret"])
+    monkeypatch.setenv("AWS_DEFAULT_REGION", "eu-west-1")
+    s3fs.S3FileSystem.clear_instance_cache()
+    out = str(tmp_path / "out.zarr")
+    argv = ["coefficients", "s3://images/slide.tif", out, *FLAGS, "--mask", "s3://masks/mask.png",
+            "--mask-storage-option", f"endpoint_url={second['endpoint_url']}",
+            "--mask-storage-option", "key=other", "--mask-storage-option", "secret=other",
+            "--mask-storage-option", '{"region_name": "eu-west-1"}'.join(
+                ["client_kwargs=", ""])]  # fmt: skip
+    assert main(argv) == 0, capsys.readouterr().err
+    written = xfskde.open_coefficients(out)
+    expected = xfskde.local_fskde(xfskde.open_image(pixels), mask=foreground, **PARAMS)
+    np.testing.assert_allclose(written.values, expected.values, rtol=1e-6, equal_nan=True)
+    assert written.attrs["mask"] == "s3://masks/mask.png"
+    # without them, it is looked for at the input's endpoint: "no such mask"
+    capsys.readouterr()
+    assert main([*argv[: argv.index("--mask-storage-option")], "--overwrite"]) != 0
+    assert "no such mask: s3://masks/mask.png" in capsys.readouterr().err
+    # with a mask that is no URL, refused in one line
+    assert main(["coefficients", "s3://images/slide.tif", out, *FLAGS, "--overwrite",
+                 "--mask", "auto", "--mask-storage-option", "anon=true"]) == 2  # fmt: skip
+    err = capsys.readouterr().err
+    assert err == (
+        "xfskde coefficients: error: --mask-storage-option reaches a mask at a URL (s3://, "
+        "gs://, https://...); the mask 'auto' is not one: drop --mask-storage-option\n"
+    )
+    # segment takes it too (maps, as coefficients)
+    labels = str(tmp_path / "labels.tif")
+    assert main(["segment", "s3://images/slide.tif", labels, "--textures", "2", "--no-progress",
+                 "--mask", "none", "--mask-storage-option", "anon=true"]) == 2  # fmt: skip
+    assert "the mask 'none' is not one" in capsys.readouterr().err
