@@ -304,3 +304,95 @@ def test_the_command_line_reaches_a_mask_at_another_endpoint(
     assert main(["segment", "s3://images/slide.tif", labels, "--textures", "2", "--no-progress",
                  "--mask", "none", "--mask-storage-option", "anon=true"]) == 2  # fmt: skip
     assert "the mask 'none' is not one" in capsys.readouterr().err
+
+
+# ------------------------------------------------------- a Zarr store whose chunks fail mid-run
+
+
+class _ChunkFaults(_RangeHandler):
+    """The range server, answering the requests for chunks (``/c/`` of a Zarr v3 store) as
+    :attr:`answer` says once it is set — an HTTP status, or ``"hang"`` (no answer for 5 s) —
+    and its metadata as it is."""
+
+    answer: ClassVar[dict] = {}
+
+    def send_head(self):  # type: ignore[override]
+        fault = self.answer.get("now")
+        if fault is not None and "/c/" in self.path:
+            if fault == "hang":
+                time.sleep(5)
+                return None
+            self.send_error(int(fault))
+            return None
+        return super().send_head()
+
+    def handle_one_request(self) -> None:
+        with contextlib.suppress(ConnectionError):  # a client that gave up
+            super().handle_one_request()
+
+
+@pytest.fixture(scope="module")
+def chunk_faults(tmp_path_factory):
+    import zarr
+
+    folder = tmp_path_factory.mktemp("chunks")
+    pixels = np.arange(1, 128 * 160 + 1, dtype=np.uint16).reshape(128, 160)
+    array = zarr.create_array(folder / "image.zarr", shape=pixels.shape, chunks=(64, 64),
+                              dtype=pixels.dtype, dimension_names=("y", "x"))  # fmt: skip
+    array[...] = pixels
+    answer: dict = {}
+    handler = type("Handler", (_ChunkFaults,), {"answer": answer})
+    server = http.server.ThreadingHTTPServer(
+        ("127.0.0.1", 0), functools.partial(handler, directory=str(folder))
+    )
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}", answer, pixels
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+@pytest.mark.parametrize(
+    ("fault", "said"),
+    [
+        ("403", "the server answered 403 Forbidden for {url}/image.zarr/c/"),
+        ("500", "the server answered 500 Internal Server Error for {url}/image.zarr/c/"),
+        ("hang", "the connection broke while it was read ("),
+    ],
+)
+def test_a_zarr_chunk_the_server_refuses_fails_or_hangs_on_mid_run_is_one_line(
+    chunk_faults, fault, said
+):
+    """The store's metadata served, its chunks refused (403), failed (500) or not answered
+    (a timeout of the client's, given in its storage options): one line naming the store,
+    the chunk's URL where the server answered, and what to do; never the fill value."""
+    import aiohttp
+
+    url, answer, pixels = chunk_faults
+    options = {"client_kwargs": {"timeout": aiohttp.ClientTimeout(total=1)}}
+    image = xfskde.open_image(f"{url}/image.zarr", chunks=64, storage_options=options)
+    np.testing.assert_array_equal(image[:64, :64].values, pixels[:64, :64])
+    answer["now"] = fault
+    try:
+        with pytest.raises(ImageReadError) as raised:
+            image.values  # noqa: B018
+    finally:
+        answer.clear()
+    message = str(raised.value)
+    assert message.startswith(f"{url}/image.zarr: "), message
+    assert said.format(url=url) in message and "in a task on" in message, message
+    assert "\n" not in message
+    np.testing.assert_array_equal(image.values, pixels)  # served again: read whole
+
+
+def test_a_zarr_chunk_the_server_answers_404_for_reads_as_the_fill_value(chunk_faults):
+    """As the Zarr spec says of a chunk never written (and docs/remote-data.md): not refused."""
+    url, answer, pixels = chunk_faults
+    image = xfskde.open_image(f"{url}/image.zarr", chunks=64)
+    answer["now"] = "404"
+    try:
+        values = image.values
+    finally:
+        answer.clear()
+    np.testing.assert_array_equal(values, np.zeros_like(pixels))
