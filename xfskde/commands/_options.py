@@ -7,6 +7,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import importlib.util
+import json
 import math
 import os
 import re
@@ -368,6 +369,52 @@ def add_mask_option(parser: argparse.ArgumentParser) -> None:
         "classifier's or xfskde's labels, a segment result): the pixels of these values (40, "
         "or 4,5; 'texture 2' for xfskde's)",
     )  # fmt: skip
+    parser.add_argument(
+        "--mask-storage-option", action="append", default=None, type=storage_option,
+        dest="mask_storage_options", metavar="KEY=VALUE",
+        help="with --mask URL: an option of the filesystem that reaches the mask (fsspec's "
+        "storage_options: endpoint_url=https://s3.example.org, key=..., secret=..., anon=true; "
+        "VALUE is read as JSON where it is JSON: true, 3, {\"region_name\": \"eu-west-1\"}), "
+        "for a mask in another bucket, at another endpoint or with other credentials than the "
+        "input's (which come from the environment); repeat it for each option. Without it a "
+        "mask at a URL is reached as the input is",
+    )  # fmt: skip
+
+
+def storage_option(text: str) -> tuple[str, Any]:
+    """``--mask-storage-option KEY=VALUE``: one of a filesystem's storage options, its value
+    read as JSON where it is JSON (``anon=true``, ``client_kwargs={"region_name": "x"}``),
+    else as the text it is (``endpoint_url=https://s3.example.org``)."""
+    key, found, value = text.partition("=")
+    if not found or not key.strip():
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is no KEY=VALUE (endpoint_url=https://s3.example.org, anon=true)"
+        )
+    try:
+        return key.strip(), json.loads(value)
+    except ValueError:
+        return key.strip(), value
+
+
+def mask_argument(args: argparse.Namespace) -> Any:
+    """``--mask`` as :func:`xfskde.masks.resolve_mask` takes it: a URL given
+    ``--mask-storage-option`` as its :class:`~xfskde.io.Location`, reached with those
+    options (not the input's); anything else as given.
+
+    Raises
+    ------
+    ParameterError
+        For ``--mask-storage-option`` with a mask that is no URL (a method, a local path).
+    """
+    options = getattr(args, "mask_storage_options", None)
+    if not options:
+        return args.mask
+    if args.mask in (*MASK_METHODS, "none") or locate(args.mask).is_local:
+        raise ParameterError(
+            f"--mask-storage-option reaches a mask at a URL (s3://, gs://, https://...); the "
+            f"mask {args.mask!r} is not one: drop --mask-storage-option"
+        )
+    return locate(args.mask, dict(options))
 
 
 #: The value of an option chosen by the command.
@@ -509,7 +556,7 @@ def field_from_input(args: argparse.Namespace) -> tuple[Any, Any, Any]:
     )  # fmt: skip
     # nodata is no LocalParameters field: local_fskde resolves it ("auto": the image's
     # _FillValue) and records it in the field's attrs, which a resume compares
-    mask = resolve_mask(args.mask, image, classes=args.mask_classes)
+    mask = resolve_mask(mask_argument(args), image, classes=args.mask_classes)
     field = local_fskde(image, **fskde_kwargs(args), nodata=args.nodata, mask=mask)
     return image, field, mask
 

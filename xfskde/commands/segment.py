@@ -73,6 +73,7 @@ from ._options import (
     is_ome_zarr,
     is_png,
     is_vector,
+    mask_argument,
     output_exists,
     progress_on_stderr,
     refuse_existing,
@@ -280,7 +281,9 @@ def run(args: argparse.Namespace) -> int:
             refuse_unshared_folder(os.path.dirname(output.url.rstrip(os.sep)))
         # the fit is seeded, so a resumed run fits the same endmembers; they are in the
         # labels' attrs, and write_blocks refuses to resume a store written with others
-        mask = resolve_mask(args.mask, image, margin=MASK_MARGIN, classes=args.mask_classes)
+        mask = resolve_mask(
+            mask_argument(args), image, margin=MASK_MARGIN, classes=args.mask_classes
+        )
         if resumed is not None:  # before the fit: another input or mask file is refused now
             refuse_other_input_files(out, resumed.attrs, _input_files(image, mask))
         if model is None:

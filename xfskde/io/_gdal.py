@@ -7,7 +7,10 @@ A task receives only the file's :class:`~xfskde.io._location.Location` (a path, 
 through fsspec as rasterio's opener: by byte ranges, with its storage options) and the level,
 opens the file with rasterio and reads its rectangle of every band (``Dataset.read`` with a
 window): a GDAL dataset is not shared between threads, and opening one reads its header only
-(a VRT's XML, a JPEG 2000's boxes). GDAL reads on the task's thread alone
+(a VRT's XML, a JPEG 2000's boxes). A VRT at a URL is fetched once per opening
+(:class:`RemoteVrt`): GDAL opens it, level after level, from those bytes, and its sources are
+read from them; each task fetches it once, refuses it rewritten, and refuses a source changed
+or gone since the opening as GDAL opens it. GDAL reads on the task's thread alone
 (``GDAL_NUM_THREADS=1``): Dask's threads are the parallelism, and the JPEG 2000 decoder's own
 threads report a damaged codestream where no one hears it — a truncated file was read as
 zeros, without an error. The labels — CRS, coordinates, band descriptions, nodata — are
@@ -17,6 +20,8 @@ rioxarray's, read once when the image is opened, as a GeoTIFF's are.
 from __future__ import annotations
 
 import contextlib
+import hashlib
+import io
 import os
 import posixpath
 import threading
@@ -31,8 +36,8 @@ from ._location import Location, locate, locate_beside, named_failures, remote_f
 from ._tiff import mask_sidecar, with_mask_version
 
 __all__ = [
-    "GDAL_FORMATS", "GdalLevel", "gdal_format", "gdal_levels", "gdal_version", "input_version",
-    "read_gdal_block", "remote_env", "remote_opener",
+    "GDAL_FORMATS", "GdalLevel", "RemoteVrt", "gdal_format", "gdal_levels", "gdal_version",
+    "input_version", "read_gdal_block", "remote_env", "remote_opener", "remote_vrt",
 ]  # fmt: skip
 
 #: The formats read through GDAL, by suffix.
@@ -125,14 +130,16 @@ def _serialised(path: Location) -> Iterator[None]:
         yield
 
 
-def _open(path: Location, level: int) -> Any:
-    """The dataset of ``level`` (0: the full resolution; n: the n-th overview)."""
+def _open(path: Location, level: int, vrt: RemoteVrt | None = None, opener: Any = None) -> Any:
+    """The dataset of ``level`` (0: the full resolution; n: the n-th overview); a VRT at a URL
+    from its XML as ``vrt`` holds it (not fetched again), or through ``opener``
+    (:meth:`RemoteVrt.checked_opener`)."""
     rasterio = _rasterio(path)
     options: dict[str, Any] = {"overview_level": level - 1} if level else {}
     where = path.url
     if not path.is_local:  # through fsspec (rasterio's opener): byte ranges, its credentials
         where = path.filesystem()[1]
-        options["opener"] = remote_opener(path)
+        options["opener"] = opener or remote_opener(path, vrt)
     try:
         with warnings.catch_warnings():  # a photograph's JPEG 2000: no CRS, as expected here
             warnings.simplefilter("ignore", rasterio.errors.NotGeoreferencedWarning)
@@ -145,10 +152,24 @@ class _Resolving:
     """An fsspec filesystem as rasterio's opener, the ``.`` and ``..`` of the paths GDAL asks
     for resolved: GDAL names a VRT's source ``../B04.jp2`` as ``bucket/vrts/../B04.jp2``,
     which s3fs looks up as it is (GDAL's "Resource temporarily unavailable"; an HTTP server
-    resolves it itself)."""
+    resolves it itself).
 
-    def __init__(self, fs: Any) -> None:
-        self._fs = fs
+    ``held``: files given from memory, by their paths in the filesystem (a VRT's XML, fetched
+    once per opening). ``checked``: the sources, by their paths, whose version
+    (:meth:`~xfskde.io._location.Location.file_version`) is asked as GDAL opens them and
+    must be the one given; the first that is not, or cannot be read, is kept in
+    :attr:`refused` (GDAL, told only that a source did not open, may read its pixels as
+    nodata) and refused by the reader."""
+
+    def __init__(
+        self,
+        fs: Any,
+        held: dict[str, bytes] | None = None,
+        checked: dict[str, tuple[Location, str]] | None = None,
+    ) -> None:
+        self._fs, self._held, self._checked = fs, held or {}, checked or {}
+        #: why a source checked as it was opened cannot be read (None while none)
+        self.refused: ImageReadError | None = None
 
     def __getattr__(self, name: str) -> Any:
         method = getattr(self._fs, name)
@@ -156,11 +177,53 @@ class _Resolving:
             return method
         return lambda path, *args, **kwargs: method(_resolved(path), *args, **kwargs)
 
+    def open(self, path: str, mode: str = "rb", **kwargs: Any) -> Any:
+        """The file at ``path``: from memory if held, a checked source once its version is
+        the one given (its size from that info: not asked again)."""
+        path = _resolved(path)
+        if path in self._held:
+            return io.BytesIO(self._held[path])
+        if path not in self._checked:
+            return self._fs.open(path, mode, **kwargs)
+        source, then = self._checked[path]
+        try:
+            with named_failures(source, task=True):
+                now = source.file_version()  # "N bytes, ETag ...": its size first
+                size = int(now.split(" ", 1)[0]) if now[:1].isdigit() else None
+        except ImageReadError as error:  # its server's refusal or failure, named
+            self.refused = error
+            raise
+        except FileNotFoundError as error:
+            self.refused = ImageReadError(
+                f"{source}, a source of the VRT, is gone ({' '.join(str(error).split())}), "
+                "where it was when the image was opened: it was removed or moved meanwhile; "
+                "open the VRT again (xfskde.open_image) and compute again"
+            )
+            raise
+        if now != then:
+            self.refused = ImageReadError(
+                f"{source}, a source of the VRT, changed since it was opened ({then} then, "
+                f"{now} now): open the VRT again (xfskde.open_image) and compute again"
+            )
+            raise self.refused
+        try:  # fsspec's buffered files take their size: no second info of it
+            return self._fs.open(path, mode, size=size, **kwargs)
+        except TypeError:
+            return self._fs.open(path, mode, **kwargs)
 
-def remote_opener(path: Location) -> Any:
+    def size(self, path: str) -> int:
+        """The size of the file at ``path`` (a held one's, without a request)."""
+        path = _resolved(path)
+        if path in self._held:
+            return len(self._held[path])
+        return int(self._fs.size(path))
+
+
+def remote_opener(path: Location, vrt: RemoteVrt | None = None) -> Any:
     """rasterio's opener of a remote raster: its fsspec filesystem, paths resolved
-    (:class:`_Resolving`)."""
-    return _Resolving(path.filesystem()[0])
+    (:class:`_Resolving`); a VRT's XML, as ``vrt`` holds it, from memory."""
+    fs, where = path.filesystem()
+    return _Resolving(fs, {_resolved(where): vrt.xml} if vrt is not None else None)
 
 
 def _resolved(path: Any) -> Any:
@@ -224,31 +287,32 @@ def _named_files(dataset: Any) -> list[str]:
     return [f for f in dataset.files[1:] if not f.startswith("/vsi")]
 
 
-def gdal_levels(path: Location) -> list[GdalLevel]:
+def gdal_levels(path: Location, vrt: RemoteVrt | None = None) -> list[GdalLevel]:
     """The full resolution of a GDAL raster and its overviews (a JPEG 2000's resolution
-    levels, a VRT's or Imagine file's overviews), from their headers.
+    levels, a VRT's or Imagine file's overviews), from their headers; a VRT at a URL from its
+    XML as ``vrt`` holds it (:func:`remote_vrt`; fetched here without).
 
     Raises
     ------
     ImageReadError
-        Without rasterio, for a file GDAL cannot open, a VRT whose (local) sources are
-        missing, or a raster whose bands differ in type.
+        Without rasterio, for a file GDAL cannot open, a VRT whose sources are missing, or a
+        raster whose bands differ in type.
     """
-    with _serialised(path), _open(path, 0) as dataset:
+    if vrt is None:
+        vrt = remote_vrt(path)
+    with _serialised(path), _open(path, 0, vrt) as dataset:
         levels = [_level(dataset)]
         count = len(dataset.overviews(1)) if dataset.count else 0
-    if not path.is_local and gdal_format(path) == "GDAL VRT":  # its sources, at URLs too
-        levels = [levels[0]._replace(files=tuple(str(s) for s in vrt_sources(path)))]
-    # a URL asked of its server (a refusal raises, naming it: Location.exists)
-    missing = [f for f in levels[0].files if not locate_beside(f, path).exists()]
+    if vrt is not None:  # its sources, at URLs too: each asked its version once
+        levels = [levels[0]._replace(files=tuple(str(s) for s in vrt.sources))]
+        missing = vrt.missing()
+    else:  # a URL asked of its server (a refusal raises, naming it: Location.exists)
+        missing = [f for f in levels[0].files if not locate_beside(f, path).exists()]
     if missing:  # a VRT's sources: their blocks would fail in the tasks, after a fit
-        raise ImageReadError(
-            f"cannot read {path}: {len(missing)} of the files it is made of "
-            f"{'is' if len(missing) == 1 else 'are'} missing: {', '.join(missing)}"
-        )
+        raise ImageReadError(_missing_sources(path, missing))
     full = levels[0]
     for n in range(1, count + 1):
-        with _serialised(path), _open(path, n) as overview:
+        with _serialised(path), _open(path, n, vrt) as overview:
             level = _level(overview)
         # its pixel size from the full resolution's (GDAL gives an overview of a raster without
         # a GeoTransform one of uninitialised numbers), as a pyramid's levels are sized
@@ -260,32 +324,125 @@ def gdal_levels(path: Location) -> list[GdalLevel]:
     return levels
 
 
-def gdal_version(path: Location) -> str:
+def gdal_version(path: Location, vrt: RemoteVrt | None = None) -> str:
     """What changes when the raster's pixels are rewritten: the file's version
     (:meth:`~xfskde.io._location.Location.version`) and each other file GDAL reads for it —
     a VRT's bands and tiles, an Imagine file's spill file —, whose rewriting leaves a VRT's
-    own bytes as they were. At a URL: a VRT's with its sources' (:func:`vrt_sources`, read
-    from its XML, each asked its version), any other raster's alone, without opening it."""
+    own bytes as they were. At a URL: a VRT's (:meth:`RemoteVrt.version`: its XML's digest)
+    with its sources' (each asked once; from ``vrt`` where given), any other raster's alone,
+    without opening it."""
     if not path.is_local:
         if gdal_format(path) != "GDAL VRT":
             return path.version()
-        named = [(str(s), s) for s in vrt_sources(path)]
+        vrt = vrt or RemoteVrt(path)
+        named = [f"{s}: {v}" for s, v in zip(vrt.sources, vrt.versions(), strict=True)]
+        return "; ".join([vrt.version, *named])
     else:
         with _open(path, 0) as dataset:
             named = [(f, locate(f)) for f in _named_files(dataset)]
     return "; ".join([path.version(), *(f"{f}: {where.version()}" for f, where in named)])
 
 
-def vrt_sources(path: Location) -> list[Location]:
+class RemoteVrt:
+    """A VRT at a URL as one opening reads it: its XML, fetched once (one request; GDAL opens
+    it, level after level, from these bytes: :class:`_Resolving`), its sources as the XML
+    names them (:func:`vrt_sources`) and their versions, asked once each
+    (:meth:`versions`).
+
+    Parameters
+    ----------
+    path : Location
+        The VRT's URL.
+    xml : bytes, optional
+        Its XML, read already; fetched here without.
+    """
+
+    __slots__ = ("_versions", "path", "sources", "xml")
+
+    def __init__(self, path: Location, xml: bytes | None = None) -> None:
+        if xml is None:
+            fs, where = path.filesystem()
+            xml = bytes(fs.cat_file(where))
+        self.path, self.xml = path, xml
+        self.sources = tuple(vrt_sources(path, xml))
+        self._versions: dict[Location, str | None] | None = None
+
+    @property
+    def version(self) -> str:
+        """The VRT's own version: its XML's size and SHA-256 (what a task fetching it again
+        compares, with no request of its own)."""
+        return f"{len(self.xml)} bytes, sha256 {hashlib.sha256(self.xml).hexdigest()}"
+
+    def _asked(self) -> dict[Location, str | None]:
+        """Each source's version (:meth:`~xfskde.io._location.Location.file_version`), None
+        for one its server says is not there; asked once."""
+        if self._versions is None:
+            versions: dict[Location, str | None] = {}
+            for source in self.sources:
+                try:
+                    versions[source] = source.file_version()
+                except FileNotFoundError as error:  # 404, or fsspec's HTTP for any refusal
+                    failure = remote_failure(error, source)
+                    if failure is not None and not isinstance(failure, FileNotFoundError):
+                        raise failure from None  # a 403, a 500: named, not "missing"
+                    versions[source] = None
+            self._versions = versions
+        return self._versions
+
+    def missing(self) -> list[str]:
+        """The sources that are not there."""
+        return [str(s) for s, v in self._asked().items() if v is None]
+
+    def versions(self) -> list[str]:
+        """Each source's version, in :attr:`sources`' order.
+
+        Raises
+        ------
+        ImageReadError
+            Naming the sources that are missing.
+        """
+        if missing := self.missing():
+            raise ImageReadError(_missing_sources(self.path, missing))
+        return [v for v in self._asked().values() if v is not None]
+
+    def checked_opener(self, versions: tuple[str, ...]) -> _Resolving:
+        """rasterio's opener of the VRT in a task: its XML from here, each source's version
+        asked as GDAL opens it and refused unless it is the one in ``versions``
+        (:attr:`sources`' order, as :meth:`versions` gave them when it was opened)."""
+        fs, where = self.path.filesystem()
+        checked = {_resolved(s.filesystem()[1]): (s, v)
+                   for s, v in zip(self.sources, versions, strict=True)}  # fmt: skip
+        return _Resolving(fs, {_resolved(where): self.xml}, checked)
+
+
+def remote_vrt(path: Location) -> RemoteVrt | None:
+    """A VRT at a URL fetched (:class:`RemoteVrt`), else None (a local file, another
+    format)."""
+    if path.is_local or gdal_format(path) != "GDAL VRT":
+        return None
+    return RemoteVrt(path)
+
+
+def _missing_sources(path: Location, missing: list[str]) -> str:
+    return (
+        f"cannot read {path}: {len(missing)} of the files it is made of "
+        f"{'is' if len(missing) == 1 else 'are'} missing: {', '.join(missing)}"
+    )
+
+
+def vrt_sources(path: Location, xml: bytes | None = None) -> list[Location]:
     """The files a VRT names (its ``SourceFilename`` elements, in order, each once), as
     locations: one named relative to the VRT (``relativeToVRT="1"``, ``../B04.jp2``) beside
     it — at its URL, with its storage options —, one behind GDAL's ``/vsis3/``, ``/vsigs/``
-    or ``/vsicurl/`` at that URL, any other as named. Read from the VRT's XML: GDAL, reading
-    a VRT at a URL through fsspec, names its sources by paths of its own (``/vsiriopener_…``)."""
+    or ``/vsicurl/`` at that URL, any other as named. Read from the VRT's XML (``xml``, read
+    already; else read here): GDAL, reading a VRT at a URL through fsspec, names its sources
+    by paths of its own (``/vsiriopener_…``)."""
     from xml.etree import ElementTree
 
-    with path.open() as file:
-        root = ElementTree.fromstring(file.read())
+    if xml is None:
+        with path.open() as file:
+            xml = file.read()
+    root = ElementTree.fromstring(xml)
     folder = path.url.split("?", 1)[0].rsplit("/", 1)[0] if not path.is_local else None
     sources: dict[str, Location] = {}
     for element in root.iter("SourceFilename"):
@@ -309,52 +466,82 @@ def vrt_sources(path: Location) -> list[Location]:
 _VSI = {"/vsis3/": "s3://", "/vsigs/": "gs://", "/vsicurl/": "", "/vsiaz/": "az://"}
 
 
-def input_version(path: Location) -> str:
+def input_version(path: Location, vrt: RemoteVrt | None = None) -> str:
     """The version of an input file or store as its image records it
     (``attrs["source_version"]``) and a finished or resumed write compares it: a raster read
-    through GDAL's with the files it names (:func:`gdal_version`), a TIFF's with the
-    transparency mask beside it (:func:`~xfskde.io._tiff.mask_sidecar`), any other's
+    through GDAL's with the files it names (:func:`gdal_version`; a VRT at a URL as ``vrt``
+    read it, if given), a TIFF's with the transparency mask beside it
+    (:func:`~xfskde.io._tiff.mask_sidecar`), any other's
     :meth:`~xfskde.io._location.Location.version`."""
     if gdal_format(path) is not None:
-        return gdal_version(path)
+        return gdal_version(path, vrt)
     return with_mask_version(path.version(), mask_sidecar(path))
 
 
 def read_gdal_block(
-    path: Location, level: int, version: str, masked: bool = False, block_info: dict | None = None
+    path: Location,
+    level: int,
+    version: str,
+    masked: bool = False,
+    block_info: dict | None = None,
+    sources: tuple[str, ...] | None = None,
 ) -> np.ndarray:
     """The ``(bands, rows, columns)`` block of a GDAL raster's level that a Dask task covers
     (its ``array-location``; ``(rows, columns)`` of a raster of one band): the block function
     of ``dask.array.map_blocks``. With ``masked`` (:attr:`GdalLevel.masked`), float32 with
     NaN where its mask is 0.
 
+    ``version`` is the file's as it was opened (:func:`gdal_version` of a local file;
+    :meth:`RemoteVrt.version` of a VRT at a URL, whose ``sources`` are its sources'
+    versions, :meth:`RemoteVrt.versions`; :meth:`~xfskde.io._location.Location.version` of
+    any other URL). A VRT at a URL is fetched once here, and each source GDAL opens for the
+    block is asked its version as it is opened.
+
     Raises
     ------
     ImageReadError
-        When the file, or one it names, changed since it was opened (:func:`gdal_version`),
-        or GDAL cannot give the block (a damaged or
-        truncated file, a VRT whose sources are gone), naming the file, with GDAL's error as
-        its cause.
+        When the file, or one it names, changed or is gone since it was opened, naming it, or
+        GDAL cannot give the block (a damaged or truncated file, a VRT whose sources are
+        gone), naming the file, with GDAL's error as its cause.
     """
     import rasterio
     from rasterio.windows import Window
 
     *bands, (r0, r1), (c0, c1) = block_info[None]["array-location"]
+    vrt, opener = None, None
     with named_failures(path, task=True):  # a server's refusal or failure named, as below
-        path.refuse_changed(version, (lambda: gdal_version(path)) if path.is_local else None)
+        if sources is not None:  # a VRT at a URL: its XML fetched once, and compared
+            vrt = RemoteVrt(path)
+            if vrt.version != version:
+                raise ImageReadError(
+                    f"{path} changed since it was opened (its XML is another: {version} "
+                    f"then, {vrt.version} now): open it again (xfskde.open_image) and "
+                    "compute again"
+                )
+            opener = vrt.checked_opener(sources)
+        else:
+            path.refuse_changed(version, (lambda: gdal_version(path)) if path.is_local else None)
     try:  # one thread: GDAL's JPEG 2000 decoder, on threads of its own, reports a damaged
         # codestream there and hands back zeros as if read (a truncated file: all of it)
-        with _serialised(path), rasterio.Env(GDAL_NUM_THREADS=1), _open(path, level) as dataset:
+        with (
+            _serialised(path),
+            rasterio.Env(GDAL_NUM_THREADS=1),
+            _open(path, level, vrt, opener) as dataset,
+        ):
             window = Window(c0, r0, c1 - c0, r1 - r0)  # type: ignore[call-arg]
             chosen = 1 if not bands else list(range(bands[0][0] + 1, bands[0][1] + 1))
             values = dataset.read(chosen, window=window)  # one band: (y, x)
             if masked:
                 values = values.astype(np.float32)
                 values[..., dataset.read_masks(1, window=window) == 0] = np.nan
-            return values
+        if opener is not None and opener.refused is not None:  # GDAL may have gone on
+            raise opener.refused
+        return values
     except ImageReadError:
         raise
     except Exception as exc:  # any failure to produce the pixels is the file's, and says so
+        if opener is not None and opener.refused is not None:  # a source's, named
+            raise opener.refused from exc
         if (failure := remote_failure(exc, path, task=True)) is not None:  # or its server's
             raise ImageReadError(str(failure)) from exc
         cause = exc.__cause__ or exc  # rasterio's "Read failed": GDAL's own words are its cause

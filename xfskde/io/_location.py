@@ -375,7 +375,7 @@ class Location:
             except OSError:
                 is_dir = True
         if not is_dir:
-            return f"{fs.size(path)} bytes, {_content_key(fs, path)}"
+            return self._file_version(fs, path)
         try:
             listing = fs.find(path, detail=True)
         except (OSError, NotImplementedError, ValueError):
@@ -405,6 +405,28 @@ class Location:
                 if not name.startswith(tuple(results))
             ]
         )
+
+    def file_version(self) -> str:
+        """:meth:`version` of what is known to be a file (a VRT's source, a VRT read whole):
+        at a URL one request (fsspec's info, read afresh), where :meth:`version` first asks
+        whether a directory is there (an HTTP server: a GET).
+
+        Returns
+        -------
+        str
+            What :meth:`version` says of the same file.
+        """
+        if self.is_local:
+            return self.version()
+        fs, path = self.filesystem()
+        fs.invalidate_cache(path)
+        return self._file_version(fs, path)
+
+    def _file_version(self, fs: Any, path: str) -> str:
+        """A remote file's size and what names its content (:func:`_content_key`), from one
+        info of it."""
+        info = fs.info(path)
+        return f"{info.get('size')} bytes, {_content_key(fs, path, info)}"
 
     def refuse_changed(self, version: str, current: Callable[[], str] | None = None) -> None:
         """Refuse to read a file that is not the ``version`` (:meth:`version`, or what
@@ -476,14 +498,15 @@ _CONTENT_KEYS = ("ETag", "etag", "generation", "md5Hash", "Content-MD5", "Digest
 _TIME_KEYS = ("LastModified", "last_modified", "Last-Modified", "updated", "mtime", "modified")
 
 
-def _content_key(fs: Any, path: str) -> str:
+def _content_key(fs: Any, path: str, info: Mapping[str, Any] | None = None) -> str:
     """What names the content of a remote file now: its ETag, generation or digest (or the
     time it was written, in UTC) from fsspec's info, read afresh; the filesystem's ``ukey``
     only where the info holds none of them. Not ``ukey`` first: s3fs hashes the whole info,
     which a listing of the folder (GDAL looks for a JPEG 2000's sidecars beside it) fills with
     other fields and its time in local time, and the same object then had two versions: a
-    read refused as "changed since it was opened" in 6 of 8 runs."""
-    info = fs.info(path)
+    read refused as "changed since it was opened" in 6 of 8 runs. ``info``: that info, read
+    already."""
+    info = fs.info(path) if info is None else info
     for key in _CONTENT_KEYS:
         if info.get(key):
             return f"{key} {str(info[key]).strip(chr(34))}"

@@ -95,12 +95,14 @@ from ..exceptions import (
 from ..lazy import DEFAULT_CHUNK, dask_view, plan_chunks
 from ._gdal import (
     GdalLevel,
+    RemoteVrt,
     gdal_format,
     gdal_levels,
     input_version,
     read_gdal_block,
     remote_env,
     remote_opener,
+    remote_vrt,
 )
 from ._location import (
     UNITS,
@@ -1380,11 +1382,12 @@ def _sidecar_shapes(sidecar: Location, path: Location) -> tuple[tuple[int, int],
 
 
 def _geo_labels(
-    path: Location, level: int, shape: dict[str, int]
+    path: Location, level: int, shape: dict[str, int], vrt: RemoteVrt | None = None
 ) -> tuple[dict[str, Any], dict[str, Any], str | None] | None:
     """The coords (``x``, ``y``, ``spatial_ref``), attrs and grid-mapping name that
     ``rioxarray.open_rasterio`` gives, the axes' CF attrs added (``standard_name``,
-    ``long_name``, ``units``, ``axis``: ``rio.write_coordinate_system``).
+    ``long_name``, ``units``, ``axis``: ``rio.write_coordinate_system``); a VRT at a URL
+    opened from its XML as ``vrt`` holds it (not fetched again).
 
     Only the header is read; the DataArray rioxarray opens is closed at once and none of it but
     NumPy coords and attrs is kept. None, with a :class:`GeoreferencingWarning`, when rioxarray
@@ -1404,7 +1407,7 @@ def _geo_labels(
     with remote_env(path):  # GDAL not sent after sidecars at a URL
         fs_path = path.filesystem()[1]
         # through fsspec, GDAL's paths resolved (a VRT's ../ sources)
-        opener: dict[str, Any] = {} if path.is_local else {"opener": remote_opener(path)}
+        opener: dict[str, Any] = {} if path.is_local else {"opener": remote_opener(path, vrt)}
         # an overview only when one is asked: rioxarray given overview_level, even None, leaves
         # out the bands' descriptions (their names)
         overview = {"overview_level": level - 1} if level else {}
@@ -1689,8 +1692,10 @@ def _gdal_image_level(
 def _open_gdal(path: Location, level: int, request: _Request) -> xr.DataArray:
     """A JPEG 2000, VRT or ERDAS Imagine raster's ``level`` (0, or one of its overviews),
     read through rasterio inside the tasks (:func:`xfskde.io._gdal.read_gdal_block`) and
-    labelled by rioxarray as a GeoTIFF is (:func:`_geo_labels`)."""
-    levels = gdal_levels(path)
+    labelled by rioxarray as a GeoTIFF is (:func:`_geo_labels`). A VRT at a URL is fetched
+    once (:func:`~xfskde.io._gdal.remote_vrt`), its sources asked their versions once."""
+    vrt = remote_vrt(path)
+    levels = gdal_levels(path, vrt)
     kind = gdal_format(path)
     if request.mpp is not None:
         raise ParameterError(
@@ -1705,13 +1710,16 @@ def _open_gdal(path: Location, level: int, request: _Request) -> xr.DataArray:
     all_dims = list(_axes_of(dims, shape, request.dims, path))
     native = (*shape[:-2], *info.block)
     selection, planned, tiles = _read_plan(path, all_dims, shape, native, request, info.dtype)
-    version = input_version(path)  # a VRT's with its files'
-    # what each task checks: at a URL the file's own version (its sources' too would be a
-    # request each, every block); they are checked when it is opened and a write finishes
-    checked = version if path.is_local else path.version()
+    version = input_version(path, vrt)  # a VRT's with its files'
+    # what each task checks: this version (a local VRT's with its files'; any other URL's
+    # the file's own), or at a URL a VRT's own (its XML's digest: the task fetches the XML
+    # anyway) and its sources' as GDAL opens them for the block
+    checked, sources = version, None
+    if vrt is not None:
+        checked, sources = vrt.version, tuple(vrt.versions())
     dtype = np.dtype(np.float32) if info.masked else info.dtype  # NaN where its mask is 0
     data = da.map_blocks(
-        functools.partial(read_gdal_block, path, level, checked, info.masked),
+        functools.partial(read_gdal_block, path, level, checked, info.masked, sources=sources),
         chunks=planned,
         dtype=dtype,
         meta=np.empty((0,) * len(shape), dtype),
@@ -1720,7 +1728,7 @@ def _open_gdal(path: Location, level: int, request: _Request) -> xr.DataArray:
     image = _plane_image(data, all_dims, selection, path.stem, tiles, request)
     geo = None  # a photograph's JPEG 2000 has pixel coordinates, as a plain TIFF
     if info.located:
-        geo = _geo_labels(path, level, {"y": shape[-2], "x": shape[-1]})
+        geo = _geo_labels(path, level, {"y": shape[-2], "x": shape[-1]}, vrt)
     if geo is not None:
         image = _georeferenced(image, geo)
     nodata = None if info.nodata is None else nodata_value(info.nodata, info.dtype, "nodata")
