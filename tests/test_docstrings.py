@@ -56,7 +56,6 @@ def test_docstring_examples_run(name, tmp_path, monkeypatch):
 NOT_YET = {
     # modules whose docstrings are being rewritten with their code (see DOCUMENTED_CALLABLES for
     # what of them is held already); each is checked again once it leaves this list
-    "cli": "main's argv",
     "masks": "background_blocks, mask_samples and resolve_mask name no parameters",
 }
 PUBLIC = [name for name in EXPORTING if not any(part.startswith("_") for part in name.split("."))]
@@ -76,14 +75,7 @@ def test_the_public_modules_are_checked():
 # and the modules of STRICT whose functions also mark every parameter that has a default as
 # optional and say what they return are all but these (checked once they leave this list)
 NOT_YET_SECTIONS = {
-    "accessor": "eleven methods: no Returns, or defaults not marked optional",
-    "api": "mask_nodata and two more: defaults not marked optional",
-    "exceptions": "find_stack_level has no Returns",
-    "io": "locate and Location's methods (io._location): no Returns, defaults not marked",
-    "io._location": "locate and Location's methods: no Returns, defaults not marked",
-    "io.geotiff": "write_geotiff's defaults not marked optional",
     "io.images": "open_image's defaults not marked optional; one function has no Returns",
-    "io.ometiff": "write_ome_tiff and one more: defaults not marked optional",
 }
 SECTIONED = [name for name in STRICT if name not in NOT_YET_SECTIONS]
 # and these functions and methods of modules not yet documented whole (none now: a module
