@@ -14,7 +14,8 @@ their regions (McCann et al., IEEE TIP 2014). That is what lets ORTSEG unmix the
 ``"bank"``
     Spectral histograms (Liu & Wang 2002; Yuan, Wang & Li 2015): the local histograms of the
     responses of a small fixed filter bank on the grey image (:mod:`._bank`: intensity, three
-    Laplacians of Gaussian, eight real Gabor filters), ``bank_bins`` equal-width bins over each
+    Laplacians of Gaussian, twelve real Gabor filters of three frequencies at four
+    orientations: sixteen filters), ``bank_bins`` equal-width bins over each
     filter's range fixed at fit time (``bank_ranges``). Each filter's histogram sums to one;
     the group is divided by the number of filters, so it sums to one at every pixel. What
     natural grey textures (brick, grass, gravel) need and colour histograms cannot see.

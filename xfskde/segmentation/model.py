@@ -3129,7 +3129,9 @@ def segment(
     stride : "auto" or int, optional
         The abundances are solved at the pixels ``i * stride + (stride - 1) // 2`` of the image
         and interpolated bilinearly to every pixel in between (1: at every pixel, exactly;
-        ``"auto"``: the window's sigma / 4).
+        ``"auto"``: the sigma of the window the labels are drawn through / 4, at least 1,
+        :func:`.defaults.auto_stride`: 0.7 times the fit's for the stable fit with ``size``
+        chosen, in the analysed image's cells when ``resolution`` is above 1).
     gradient_scales : "auto" or tuple of float, optional
         Gradients of the ``"hist"`` and ``"fskde"`` groups: 0 the paper's central differences,
         s > 0 Gaussian derivatives of σ = s px. ``"auto"``: (0,) (measured: scales 1, 2, 4 did
@@ -3156,12 +3158,15 @@ def segment(
     seed : int, optional
         Seed of the sampling and of the fit.
     chunks : int, optional
-        Block side for the computation; NumPy inputs default to 512, Dask inputs keep theirs
-        unless they are over 1024 on a side (split to about 512: a block's feature planes cost
+        Block side for the computation; NumPy inputs default to 512 (1024 for images of
+        64 Mpx, 8192², or more: :func:`feature_chunk`), Dask inputs keep theirs unless they
+        are over 1024 on a side (then cut as NumPy inputs are: a block's feature planes cost
         memory, and one large block is one thread). Neither the fit nor the labels depend on
         it.
     model : TextureModel, optional
-        Use these fitted pure features instead of fitting.
+        Use these fitted pure features instead of fitting. The labels then follow the model's
+        own settings: ``features`` through ``seed`` (the signature's order) and ``metric``
+        are not read (given with a model, they are ignored without a word).
     return_model : bool, optional
         Also return the :class:`TextureModel`.
     mask : "auto", path, array or DataArray, optional
