@@ -1040,7 +1040,6 @@ def block_record(store: Any, *, storage_options: dict | None = None) -> np.ndarr
     ----------
     store : str, pathlib.Path, URL or zarr store
         A store written by :func:`write_blocks` or :func:`write_coefficients`.
-
     storage_options : dict, optional
         Options of the fsspec filesystem of a URL ``store`` (credentials, ``endpoint_url``).
 
@@ -1134,7 +1133,6 @@ def write_coefficients(
         little and saves ~10 % on noisy photographs (floats compress poorly), where ``"auto"``,
         zarr's own default (zstd), is 2-3x slower for no better ratio. None stores them raw;
         for much smaller stores, pass a lossy filter such as numcodecs' ``BitRound`` yourself.
-
     storage_options : dict, optional
         Options of the fsspec filesystem of a URL ``store`` (credentials, ``endpoint_url``).
     verify : bool, optional
