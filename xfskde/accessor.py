@@ -47,6 +47,16 @@ class FskdeAccessor:
 
         The colour dim is found by name (:func:`xfskde._labels.image_dims`), so ``channel_axis``
         is not taken.
+
+        Parameters
+        ----------
+        **params
+            Keywords of :func:`xfskde.local_fskde`, but ``channel_axis`` (refused).
+
+        Returns
+        -------
+        xarray.DataArray
+            The complex ``(y, x, k)`` field.
         """
         if "channel_axis" in params:
             raise ParameterError(
@@ -63,6 +73,11 @@ class FskdeAccessor:
         theta : float or 1-D array_like
             Angles in radians; they become the float ``theta`` coord. See
             :func:`xfskde.fields.density`.
+
+        Returns
+        -------
+        xarray.DataArray
+            Real, dims ``(y, x, theta)``.
         """
         return fields.density(self._obj, theta)
 
@@ -71,8 +86,13 @@ class FskdeAccessor:
 
         Parameters
         ----------
-        ell : int
+        ell : int, optional
             The level (default 1: F_1 canonicalization); see :func:`xfskde.fields.canonicalize`.
+
+        Returns
+        -------
+        xarray.DataArray
+            The canonical field, dims ``(y, x, k)``.
         """
         return fields.canonicalize(self._obj, ell)
 
@@ -84,6 +104,11 @@ class FskdeAccessor:
         phi : float
             One angle for every pixel (per-pixel angles: :func:`xfskde.rotate` with a DataArray
             on the field's dims).
+
+        Returns
+        -------
+        xarray.DataArray
+            The rotated field, dims ``(y, x, k)``.
         """
         return fields.rotate(self._obj, phi)
 
@@ -95,6 +120,11 @@ class FskdeAccessor:
         other : xarray.DataArray or numpy.ndarray
             One FS-KDE (1-D along k, e.g. ``F.isel(y=3, x=2)``) or a field on the same grid;
             see :func:`xfskde.fields.distance`.
+
+        Returns
+        -------
+        xarray.DataArray
+            Real, dims ``(y, x)``.
         """
         return fields.distance(self._obj, other)
 
@@ -105,11 +135,16 @@ class FskdeAccessor:
 
         Parameters
         ----------
-        method : {"mean", "argmax"}
+        method : {"mean", "argmax"}, optional
             ``"mean"`` (default): -arg F_1; ``"argmax"``: the angle of the density's maximum.
         n_angles : int, optional
             Angles ``"argmax"`` samples (at least 2ℓ; default max(64, 4ℓ)). See
             :func:`xfskde.fields.dominant_orientation`.
+
+        Returns
+        -------
+        xarray.DataArray
+            The angles, dims ``(y, x)``.
         """
         return fields.dominant_orientation(self._obj, method=method, n_angles=n_angles)
 
@@ -118,6 +153,11 @@ class FskdeAccessor:
 
         From F_2 (doubled angles); clockwise on screen, 0 = horizontal. See
         :func:`xfskde.orientation.orientation`.
+
+        Returns
+        -------
+        xarray.DataArray
+            The angles in radians, dims ``(y, x)``.
         """
         return _orientation.orientation(fields.check_field(self._obj))
 
@@ -129,6 +169,11 @@ class FskdeAccessor:
         kernel : Cos2KKernel or float, optional
             The kernel the field was computed with, or its H_2/H_0; default: read from the
             field's attrs. See :func:`xfskde.orientation.coherence`.
+
+        Returns
+        -------
+        xarray.DataArray
+            Dims ``(y, x)``.
         """
         return _orientation.coherence(fields.check_field(self._obj), kernel)
 
@@ -141,6 +186,11 @@ class FskdeAccessor:
             The units of the image's values (the result's ``units`` is ``"{image_units}/pixel"``);
             default: those the field records, else ``"1/pixel"``. See
             :func:`xfskde.orientation.energy`.
+
+        Returns
+        -------
+        xarray.DataArray
+            Dims ``(y, x)``, its ``units`` attr as above.
         """
         return _orientation.energy(fields.check_field(self._obj), image_units)
 
@@ -151,6 +201,12 @@ class FskdeAccessor:
         ----------
         n_textures : int
             The number of textures; ``**kwargs`` are those of :func:`xfskde.segment`.
+
+        Returns
+        -------
+        xarray.DataArray
+            What :func:`xfskde.segment` returns: uint8 labels ``(y, x)``, or ``(labels, model)``
+            with ``return_model=True``.
         """
         return segment(self._obj, n_textures, **kwargs)
 
@@ -161,8 +217,13 @@ class FskdeAccessor:
         ----------
         store : str, pathlib.Path, URL or zarr store
             Where to write (a path for work on a cluster: tasks open it themselves).
-        resume : bool
+        resume : bool, optional
             Finish an interrupted write (default False); ``**kwargs`` are those of
             :func:`xfskde.write_coefficients`.
+
+        Returns
+        -------
+        int or dask.array.Array
+            What :func:`xfskde.write_coefficients` returns.
         """
         return write_coefficients(fields.check_field(self._obj), store, resume=resume, **kwargs)

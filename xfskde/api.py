@@ -127,7 +127,7 @@ def mask_nodata(data: Any, nodata: NodataValue, axis: int = -1) -> Any:
     nodata : number, tuple of numbers or None
         The value that marks missing pixels, or one per band along ``axis``; None or NaN
         masks nothing.
-    axis : int
+    axis : int, optional
         The band axis of per-band values (default -1).
 
     Returns
@@ -485,11 +485,11 @@ def local_fskde_dataarray(
         The image, ``(y, x)`` or with a colour dim, read by dim names.
     params : LocalParameters
         The kernel, window, stride, boundary, gradient and NaN policy.
-    nodata : "auto", number or None
+    nodata : "auto", number or None, optional
         As in :func:`local_fskde`.
     mask : Any, optional
         As in :func:`local_fskde`.
-    chosen_nan_policy : bool
+    chosen_nan_policy : bool, optional
         Whether ``params.nan_policy`` was given by the caller (a ``"raise"`` then refuses NaN
         pixels whatever the image's metadata say: :func:`_resolve_nodata`) or is the default.
 
@@ -614,25 +614,25 @@ def local_fskde(
         Order K >= 1 of the cos^2K kernel (eq. 3), or the kernel itself (with its truncation
         and approximation; ``eps`` and ``approximation`` are then not taken), e.g.
         ``Cos2KKernel.for_length(10)`` for a descriptor of length ℓ = 10.
-    window : {"gaussian", "box", "disk"} or Window
+    window : {"gaussian", "box", "disk"} or Window, optional
         The window φ. ``"box"``: ``size`` × ``size`` pixels; ``"gaussian"``: ``size`` = sigma,
         truncated at ``ceil(4 sigma)``; ``"disk"``: ``size`` = radius. Each sums to one.
-    size : float
+    size : float, optional
         Window size in pixels (see ``window``); default 4.
-    stride : int
+    stride : int, optional
         Sample every ``stride``-th pixel on a grid anchored at pixel (0, 0), at the cell centres
         ``i*stride + (stride-1)//2``. With ``window="box", size=8, stride=8`` each output is the
         FS-KDE of one 8×8 cell, like HOG's cells. Default 1: every pixel.
     eps : float in (0, 1), optional
         Truncation threshold (eq. 7): keep k with e^{-k²/K} >= eps. None keeps K + 1.
-    boundary : {"reflect", "mirror", "nearest", "wrap", "constant"}
+    boundary : {"reflect", "mirror", "nearest", "wrap", "constant"}, optional
         How the image is read beyond its true edges (``scipy.ndimage`` modes); default
         ``"reflect"``. Internal chunk edges always see their real neighbours.
-    cval : float
+    cval : float, optional
         Outside value for ``boundary="constant"``.
     channel_axis : int, optional
         Colour axis of a NumPy/Dask image; each pixel takes the channel with the largest |g|.
-    approximation : {"auto", "exact", "normal"}
+    approximation : {"auto", "exact", "normal"}, optional
         How H_k is computed; see :class:`~xfskde.Cos2KKernel`.
     nan_policy : {"raise", "omit"}, optional
         ``"raise"`` refuses NaN/inf pixels; ``"omit"`` gives every gradient that touches one
@@ -644,7 +644,7 @@ def local_fskde(
         in the encoding of any float image reopened from netCDF or Zarr, which xarray writes
         for every float variable, does not; the pixels of a numeric nodata are still
         omitted.
-    nodata : "auto", number or None
+    nodata : "auto", number or None, optional
         The value that marks missing pixels (e.g. 0 on Sentinel-2 uint16 tiles). Pixels equal to
         it are set to NaN (lazily, block by block, on the work float dtype) and omitted exactly
         as ``nan_policy="omit"`` omits NaN — which it implies unless ``nan_policy="raise"`` is
@@ -658,7 +658,7 @@ def local_fskde(
         Dask arrays have no metadata, so ``"auto"`` masks nothing there. ``None`` uses every
         pixel as data. DataArray results record it in the ``input_nodata`` and
         ``input_nodata_source`` attrs.
-    gradient : {"central", "scharr", "gaussian"}
+    gradient : {"central", "scharr", "gaussian"}, optional
         The gradient operator (:mod:`xfskde.gradients`). ``"central"`` (default): the central
         differences of the paper, bit for bit as before this option existed; their angles are
         biased by up to 94°/P² on structures of period P pixels (1.5° at P = 8).
@@ -668,7 +668,7 @@ def local_fskde(
         give |g| in image units per pixel. Under ``nan_policy="omit"`` a gradient touching a
         missing pixel anywhere in its stencil (8 neighbours for Scharr, the (2⌈4σ⌉+1)² square
         for Gaussians, less the centre) has zero weight. Recorded in the ``gradient`` attr.
-    gradient_scale : float
+    gradient_scale : float, optional
         σ of ``gradient="gaussian"`` in pixels (default 1); the other operators take only the
         default. Recorded in the ``gradient_scale`` attr.
     mask : "auto", path, array or DataArray, optional

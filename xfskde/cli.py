@@ -15,8 +15,9 @@ prints one line on stderr, which says what a failed or interrupted write left be
 finish it, and names the command's options where the library's message names its keywords
 (``nan_policy='omit'`` is said ``--nan-policy omit``, ``n_textures`` ``--textures``: a keyword
 the command has no option for is left as it is); ``--debug`` shows the traceback instead.
-Warnings are printed one line each at the end of a run that succeeds, and dropped when it fails
-(its one line says what matters).
+Warnings are printed one line each on stderr when they are raised, each text once (before the
+work they concern, and before an error that ends the command); deprecation warnings are left
+out.
 """
 
 from __future__ import annotations
@@ -241,7 +242,27 @@ def _answered(exc: Exception) -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run the command line; returns the exit status."""
+    """Run the command line; returns the exit status.
+
+    Parameters
+    ----------
+    argv : sequence of str, optional
+        The arguments after ``xfskde`` (``["info", "out.zarr"]``); None (the default):
+        ``sys.argv[1:]``.
+
+    Returns
+    -------
+    int
+        The exit status (module docstring): 0 done, 1 a failure of xfskde's own or what the
+        command reports (``xfskde info`` of an incomplete store), 2 a user's mistake or fault,
+        130 interrupted, 143 terminated, 141 a closed output.
+
+    Raises
+    ------
+    SystemExit
+        From argparse: status 0 after ``--help`` or ``--version``, 2 for arguments it cannot
+        parse (its usage line printed).
+    """
     parser = build_parser()
     args = parser.parse_args(argv)
     name = f"xfskde {args.command}"

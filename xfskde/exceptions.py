@@ -177,6 +177,13 @@ def find_stack_level() -> int:
     the engine names the line of the user's code that asked for the work, whatever the path.
     The frames of :mod:`contextlib`'s wrappers (a function of xfskde decorated with a context
     manager) are passed over too: they are xfskde's calls, not the user's.
+
+    Returns
+    -------
+    int
+        The number of frames of xfskde (this function's included) between here and the user's
+        code: ``warnings.warn(..., stacklevel=find_stack_level())`` called in xfskde names the
+        user's line.
     """
     package = os.path.dirname(__file__)
     wrappers = contextlib.__file__

@@ -108,7 +108,20 @@ _same_version = _version_guard(__version__)
 
 def oversized(image: da.Array, target: int) -> bool:
     """Whether a Dask image has a spatial chunk more than :data:`LARGE_CHUNK` times ``target``
-    on a side: its consumers cut such chunks by :func:`plan_chunks` first."""
+    on a side: its consumers cut such chunks by :func:`plan_chunks` first.
+
+    Parameters
+    ----------
+    image : dask.array.Array
+        ``(y, x, ...)``: its first two axes are the spatial ones.
+    target : int
+        The wanted chunk side, in pixels (:data:`DEFAULT_CHUNK` for the engine).
+
+    Returns
+    -------
+    bool
+        True when a row or column chunk is longer than ``LARGE_CHUNK * target``.
+    """
     return max(max(image.chunks[0]), max(image.chunks[1])) > LARGE_CHUNK * target
 
 
@@ -130,14 +143,17 @@ class ArrayView:
 
     @property
     def shape(self) -> tuple[int, ...]:
+        """The array's shape."""
         return self.array.shape
 
     @property
     def dtype(self) -> np.dtype:
+        """The array's dtype."""
         return self.array.dtype
 
     @property
     def ndim(self) -> int:
+        """The array's number of axes."""
         return self.array.ndim
 
     def __getitem__(self, key: Any) -> np.ndarray:
@@ -225,11 +241,11 @@ def plan_chunks(
         Height and width of the image in pixels.
     tiles : (int, int), optional
         The file's native tile or chunk shape (default 1: none).
-    target : int or (int, int)
+    target : int or (int, int), optional
         Wanted chunk side in pixels (default :data:`DEFAULT_CHUNK`).
-    halo : int
+    halo : int, optional
         Pixels a block needs from its neighbours (:attr:`xfskde.windows.Window.depth`).
-    stride : int
+    stride : int, optional
         Stride of the result's sample grid.
 
     Returns
@@ -279,7 +295,7 @@ def safe_chunks(
         The chunks of one axis.
     depth : int
         The halo each block needs from its neighbours.
-    target : int
+    target : int, optional
         The side the merged pieces of a run of small chunks approach (default
         :data:`DEFAULT_CHUNK`).
 
@@ -382,13 +398,13 @@ def map_haloed(
     halo : int
         Pixels of the neighbours each block needs; chunks smaller than it are merged by
         :func:`safe_chunks` (with a :class:`~xfskde.exceptions.ChunkSizeWarning`).
-    stride : int
+    stride : int, optional
         The output's sample grid (1: every pixel).
-    trailing : sequence of int
+    trailing : sequence of int, optional
         Sizes of the output's trailing axes (each one chunk).
-    per_block : bool
+    per_block : bool, optional
         One output element per chunk instead of one per sample (a per-block summary).
-    periodic : bool
+    periodic : bool, optional
         The image wraps around (a ``"wrap"`` boundary): chunks at an image edge are given the
         pixels of the opposite edge as their halo (``boundary="periodic"``), at global indices
         below 0 or past the end, so ``src_origin`` may be negative. Axes of one chunk get no
@@ -406,7 +422,7 @@ def map_haloed(
         ``fill`` from a task with no input, so Dask neither reads nor computes anything for it
         (its pixels are read only as the halo of a computed neighbour). Asked once per chunk,
         on the client, after small chunks are merged.
-    fill : scalar
+    fill : scalar, optional
         The value of skipped blocks.
     shared : object, optional
         A value every task needs (a foreground mask): it becomes one node of the graph, a
@@ -537,7 +553,9 @@ def map_regions(
         The shape of each region's output.
     dtype : dtype
         The output's dtype.
-    name, token
+    name : str
+        As in :func:`map_haloed`.
+    token : object, optional
         As in :func:`map_haloed`.
     shared : object, optional
         As in :func:`map_haloed`: one node of the graph, given to every task.
@@ -703,7 +721,10 @@ def local_fskde_dask(
     image : dask.array.Array
         2-D, or 3-D with ``channel_axis``.
     params : LocalParameters
+        The kernel, window, stride, boundary and NaN policy of the field.
     channel_axis : int, optional
+        The colour axis of a 3-D image (each pixel takes the channel of largest |g|); None
+        (the default): a 2-D image.
     mask : numpy.ndarray of bool, optional
         Foreground covering the image's extent, at any resolution (:class:`~xfskde._grid.
         MaskFootprint`): blocks it does not touch are NaN read from nothing (``skip`` of
@@ -722,6 +743,11 @@ def local_fskde_dask(
         float32 image spanning 16). Its chunks follow the image's, except that
         images in chunks more than :data:`LARGE_CHUNK` × :data:`DEFAULT_CHUNK` on a side are
         cut by :func:`plan_chunks` first (one chunk is one task, on one thread).
+
+    Raises
+    ------
+    DimensionError
+        For an image that is not 2-D without ``channel_axis``, or not 3-D with it.
     """
     ftype = result_float_dtype(image.dtype)
     out_dtype = np.result_type(ftype, np.complex64)

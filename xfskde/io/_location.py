@@ -172,13 +172,27 @@ class Location:
         self.url, self.storage_options = state
 
     def token(self) -> str:
-        """A string that names the location in Dask keys (options included, values hidden)."""
+        """A string that names the location in Dask keys (options included, values hidden).
+
+        Returns
+        -------
+        str
+            The URL, then the sorted names of the storage options (not their values).
+        """
         return f"{self.url}|{sorted(self.storage_options)}"
 
     # ------------------------------------------------------------------------ filesystem
 
     def filesystem(self) -> tuple[fsspec.AbstractFileSystem, str]:
-        """The fsspec filesystem and the path in it (fsspec caches the filesystems)."""
+        """The fsspec filesystem and the path in it (fsspec caches the filesystems).
+
+        Returns
+        -------
+        fs : fsspec.AbstractFileSystem
+            The filesystem (the local one for a local path).
+        path : str
+            The path in it.
+        """
         if self.is_local:
             return fsspec.filesystem("file"), self.url
         return fsspec.core.url_to_fs(self.url, **self.storage_options)
@@ -186,7 +200,20 @@ class Location:
     def exists(self) -> bool:
         """Whether something is here. A URL that the server refuses (401, 403), fails to
         serve (5xx) or that cannot be reached raises, naming why: fsspec's ``exists`` says
-        False for all of them, and the user read "no such image" and checked the path."""
+        False for all of them, and the user read "no such image" and checked the path.
+
+        Returns
+        -------
+        bool
+            True when a file or directory (a prefix, an object) is here.
+
+        Raises
+        ------
+        PermissionError
+            For a URL whose server answers 401 or 403.
+        ConnectionError
+            For a URL whose server fails (5xx) or cannot be reached.
+        """
         if self.is_local:
             return os.path.exists(self.url)
         fs, path = self.filesystem()
@@ -234,28 +261,52 @@ class Location:
             return
 
     def is_dir(self) -> bool:
-        """Whether a directory is here (remotely: a prefix with objects under it)."""
+        """Whether a directory is here (remotely: a prefix with objects under it).
+
+        Returns
+        -------
+        bool
+            True for a directory.
+        """
         if self.is_local:
             return os.path.isdir(self.url)
         fs, path = self.filesystem()
         return bool(fs.isdir(path))
 
     def is_file(self) -> bool:
-        """Whether a file (remotely: an object) is here."""
+        """Whether a file (remotely: an object) is here.
+
+        Returns
+        -------
+        bool
+            True for a file.
+        """
         if self.is_local:
             return os.path.isfile(self.url)
         fs, path = self.filesystem()
         return bool(fs.isfile(path))
 
     def is_empty_dir(self) -> bool:
-        """A directory (or, remotely, a prefix) with nothing in it."""
+        """A directory (or, remotely, a prefix) with nothing in it.
+
+        Returns
+        -------
+        bool
+            True for an empty directory; False for a file or nothing.
+        """
         if self.is_local:
             return os.path.isdir(self.url) and not os.listdir(self.url)
         fs, path = self.filesystem()
         return bool(fs.isdir(path)) and not fs.ls(path, detail=False)
 
     def is_occupied(self) -> bool:
-        """Whether something is there: a file, or a directory (prefix) that is not empty."""
+        """Whether something is there: a file, or a directory (prefix) that is not empty.
+
+        Returns
+        -------
+        bool
+            True for a file or a directory that holds something.
+        """
         return self.exists() and not self.is_empty_dir()
 
     def holds(self, other: Location) -> bool:
@@ -282,7 +333,13 @@ class Location:
 
     def is_zarr_store(self) -> bool:
         """Whether a Zarr store (v3 or v2: its root's ``zarr.json``, ``.zgroup`` or
-        ``.zarray``) is here."""
+        ``.zarray``) is here.
+
+        Returns
+        -------
+        bool
+            True when one of those files is at the root.
+        """
         fs, path = self.filesystem()
         return any(fs.exists(f"{path.rstrip('/')}/{name}") for name in _ZARR_ROOTS)
 
@@ -297,7 +354,7 @@ class Location:
 
         Parameters
         ----------
-        mode : str
+        mode : str, optional
             As :func:`open` and fsspec take it: ``"rb"`` (the default) to read, ``"wb"`` to
             write.
 
@@ -323,6 +380,11 @@ class Location:
         ------
         ImageReadError
             When the server sends the whole file for a range.
+
+        Returns
+        -------
+        file object
+            Open for binary reading, at its beginning (the caller closes it).
         """
         file = self.open()
         if self.protocol in _READ_ONLY and file.size:
@@ -359,6 +421,12 @@ class Location:
         Nor is an OME-Zarr image's ``labels`` group (label images added to it, by ``xfskde
         segment``, napari or QuPath: its pixels are the same); its ``zarr.json`` counts by its
         content less the consolidated metadata that such an addition rewrites.
+
+        Returns
+        -------
+        str
+            A file's ``"<size> bytes, modified <UTC time>"`` (at a URL, ``"<size> bytes, <key>"``),
+            or a directory's digest.
         """
         if self.is_local:
             if not os.path.isdir(self.url):
@@ -470,7 +538,7 @@ class Location:
 
         Parameters
         ----------
-        read_only : bool
+        read_only : bool, optional
             Open a remote store read only (a local path is opened as ``zarr.open_*``'s mode
             says; a local zip file is always read only).
 
@@ -858,6 +926,11 @@ def locate(
         If the protocol's fsspec implementation is not installed (naming the extra).
     ParameterError
         For an unknown protocol, or storage options given with a local path.
+
+    Returns
+    -------
+    Location
+        Its ``url`` absolute for a local path.
     """
     if isinstance(source, Location):  # decided already: given options replace its own
         return Location(source.url, storage_options) if storage_options else source

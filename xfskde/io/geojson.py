@@ -148,7 +148,20 @@ _WGS84 = "EPSG:4326"
 def is_polygons(mask: Any) -> bool:
     """Whether a mask is given as polygons: a GeoJSON file (``.geojson``, ``.json``: a path or
     URL) or another vector file (:data:`VECTOR_FORMATS`), a GeoJSON mapping, or an object with
-    ``__geo_interface__`` (shapely, geopandas)."""
+    ``__geo_interface__`` (shapely, geopandas).
+
+    Parameters
+    ----------
+    mask : Any
+        What was given as a mask.
+
+    Returns
+    -------
+    bool
+        True for polygons; a path is judged by its name alone (no file is opened), a mapping is
+        polygons unless it is an xarray.Dataset, a list or tuple when every item is a mapping
+        with a ``type``.
+    """
     if isinstance(mask, str | os.PathLike | Location):  # by its name: a signed URL's is
         where = mask if isinstance(mask, Location) else Location(os.fspath(mask))  # less its
         return where.name.lower().endswith((*_SUFFIXES, *VECTOR_FORMATS))  # query
@@ -198,7 +211,7 @@ def polygon_mask(
         The image the mask is for (as :func:`xfskde.open_image` gives it); its CRS, coords and
         the file it came from tell the vertices' frame (module docstring). An array, ``(y, x)``
         or ``(y, x, c)``, is an image of no file: the vertices are its pixels.
-    max_side : int
+    max_side : int, optional
         The longest side of the mask; a larger image's mask is the image averaged down by a
         whole factor.
     classes : sequence of str, optional
@@ -331,7 +344,30 @@ def _filled(rows: np.ndarray, cols: np.ndarray, shape: tuple[int, int]) -> np.nd
 def read_geojson(source: Any) -> dict[str, Any]:
     """The GeoJSON object of a file (a path or URL), a mapping, or an object with
     ``__geo_interface__``: a list of features or geometries (QuPath's export) as a
-    FeatureCollection; refused (:class:`~xfskde.exceptions.ParameterError`) unless it is one."""
+    FeatureCollection; refused (:class:`~xfskde.exceptions.ParameterError`) unless it is one.
+
+    Parameters
+    ----------
+    source : path, URL, mapping, list or object with ``__geo_interface__``
+        The regions: a GeoJSON file, or another vector file (:data:`VECTOR_FORMATS`, read by
+        geopandas), a parsed mapping, QuPath's list of features, a shapely geometry or a
+        geopandas GeoDataFrame or GeoSeries (its ``crs`` kept as the ``crs`` member unless it is
+        WGS 84).
+
+    Returns
+    -------
+    dict
+        The GeoJSON object; a single Feature or a list as a ``FeatureCollection``, QuPath's
+        nested ``childObjects`` as features of their own.
+
+    Raises
+    ------
+    FileNotFoundError
+        For a path or URL where there is no file.
+    ParameterError
+        For what is not GeoJSON, or a vector file that cannot be read (geopandas missing, several
+        layers, damaged; a shapefile at a URL).
+    """
     return _read(source)[0]
 
 
@@ -375,7 +411,19 @@ def _read(polygons: Any) -> tuple[dict[str, Any], dict[str, Any]]:
 
 def regions_format(source: Any) -> str:
     """The format of a file of regions (:func:`is_polygons`), by its name: ``"GeoJSON"`` or
-    one of :data:`VECTOR_FORMATS`."""
+    one of :data:`VECTOR_FORMATS`.
+
+    Parameters
+    ----------
+    source : str, os.PathLike or Location
+        The file's path or URL.
+
+    Returns
+    -------
+    str
+        ``"GeoJSON"``, or the format's name in :data:`VECTOR_FORMATS` (``"shapefile"``,
+        ``"GeoPackage"`` ...).
+    """
     return _vector_format(locate(source)) or "GeoJSON"
 
 
@@ -486,7 +534,18 @@ def object_type(feature: Any) -> str | None:
     """A feature's QuPath object type (``properties.objectType``: ``"annotation"``,
     ``"detection"``, ``"cell"``, ``"tile"``, ``"tma_core"``), None where it has none. Read
     as QuPath reads it: ``objectType``, else ``object_type`` (QuPath 0.2–0.3), else ``type``;
-    QuPath 0.2's class name in the feature's ``id`` (``"PathCellObject"``) as its type."""
+    QuPath 0.2's class name in the feature's ``id`` (``"PathCellObject"``) as its type.
+
+    Parameters
+    ----------
+    feature : Any
+        A GeoJSON feature (anything but a mapping has no type).
+
+    Returns
+    -------
+    str or None
+        The type as the feature writes it (not lower-cased), or None.
+    """
     if not isinstance(feature, Mapping):
         return None
     properties = feature.get("properties")
@@ -599,7 +658,26 @@ def geojson_polygons(
 ) -> Iterator[tuple[np.ndarray, list[np.ndarray], bool]]:
     """Every polygon of a GeoJSON node: its exterior ring and its holes, as (2, n) arrays of
     (x, y) vertices, and whether it is to be left out (a feature classified
-    :data:`IGNORED_CLASS`)."""
+    :data:`IGNORED_CLASS`).
+
+    Parameters
+    ----------
+    node : mapping
+        A GeoJSON ``FeatureCollection``, ``Feature``, ``GeometryCollection``, ``Polygon`` or
+        ``MultiPolygon`` (other geometries yield nothing).
+    ignored : bool, optional
+        Whether ``node`` lies in a feature classified :data:`IGNORED_CLASS`; False by default (a
+        ``Feature`` sets it for its own geometry).
+
+    Yields
+    ------
+    exterior : numpy.ndarray, shape (2, n), float64
+        The exterior ring's (x, y) vertices (the third coordinate of each left out).
+    holes : list of numpy.ndarray, shape (2, n)
+        The holes' rings; rings of fewer than three vertices are left out.
+    ignored : bool
+        Whether the polygon is cut out of the others.
+    """
     kind = node.get("type")
     if kind == "FeatureCollection":
         for feature in node.get("features") or ():
@@ -622,7 +700,18 @@ def feature_class(feature: Mapping[str, Any]) -> str | None:
     """A feature's class, as QuPath records it: ``properties.classification.name``, or for a
     derived class its ``names`` joined as QuPath names it (``["Tumor", "Positive"]``:
     ``"Tumor: Positive"``); else a ``class`` property, a GIS file's column (a land cover's
-    classes; :func:`write_labels_vector` writes the textures' there)."""
+    classes; :func:`write_labels_vector` writes the textures' there).
+
+    Parameters
+    ----------
+    feature : mapping
+        A GeoJSON feature.
+
+    Returns
+    -------
+    str or None
+        The class, or None where the feature names none (an empty ``class`` included).
+    """
     properties = feature.get("properties")
     if not isinstance(properties, Mapping):
         return None
@@ -718,7 +807,19 @@ def _scene_grid(image: xr.DataArray) -> tuple[float, ...] | None:
 def refuse_gcp_regions(image: xr.DataArray) -> None:
     """Labels of ``image`` (a scene georeferenced by ground control points only) are refused
     as regions: their vertices have no place in its CRS here; a GeoTIFF keeps the GCPs. The
-    command line asks before the fit."""
+    command line asks before the fit.
+
+    Parameters
+    ----------
+    image : xarray.DataArray
+        The labels, or the image they are of.
+
+    Raises
+    ------
+    ParameterError
+        When ``image`` records ground control points (rioxarray's ``gcps`` attr); nothing
+        happens otherwise.
+    """
     _refuse_gcps(
         image,
         "its regions cannot be written in its CRS",
@@ -808,7 +909,7 @@ def labels_geojson(labels: Any, *, max_side: int = MAX_SIDE) -> dict[str, Any]:
         ``(y, x)`` integer labels as :func:`xfskde.segment` returns them (0: background, not
         written); a Dask-backed DataArray is computed on a grid of at most ``max_side``
         pixels on a side (every f-th pixel).
-    max_side : int
+    max_side : int, optional
         The longest side of the grid the outlines are traced on.
 
     Returns
@@ -822,6 +923,11 @@ def labels_geojson(labels: Any, *, max_side: int = MAX_SIDE) -> dict[str, Any]:
         ``crs`` member of its CRS; the labels' attrs are kept under the foreign member
         ``"xfskde"``. Coordinates are level-0 pixels of the image (``x`` the column) or the
         scene's CRS units (module docstring).
+
+    Raises
+    ------
+    ParameterError
+        For labels that are not ``(y, x)`` or not integers.
     """
     shape = np.shape(labels)
     if len(shape) != 2:
@@ -877,7 +983,17 @@ def _qupath_plane(labels: xr.DataArray) -> dict[str, Any]:
 
 def write_labels_geojson(labels: Any, path: str | os.PathLike, *, max_side: int = MAX_SIDE) -> None:
     """Write :func:`labels_geojson` of ``labels`` to the file ``path`` (replaced if it exists):
-    QuPath imports it with *File > Import objects*, QGIS and GDAL open it as a layer."""
+    QuPath imports it with *File > Import objects*, QGIS and GDAL open it as a layer.
+
+    Parameters
+    ----------
+    labels : xarray.DataArray or numpy.ndarray
+        As in :func:`labels_geojson`.
+    path : str or os.PathLike
+        A local file (opened with :func:`open`: not a URL).
+    max_side : int, optional
+        As in :func:`labels_geojson`; :data:`MAX_SIDE` (8192) by default.
+    """
     collection = labels_geojson(labels, max_side=max_side)
     with open(path, "w", encoding="utf-8") as file:
         json.dump(collection, file)
@@ -903,7 +1019,27 @@ def write_labels_vector(
     ``--model labels.gpkg`` reads it (:func:`read_labels_attrs`); a shapefile or FlatGeobuf
     holds the regions only. A GeoPackage's layer is named as the file (:func:`labels_layer`,
     as GDAL names a new file's one): in a GeoPackage that exists, that layer is written or
-    replaced and its other layers are kept, as GDAL and QGIS write a layer."""
+    replaced and its other layers are kept, as GDAL and QGIS write a layer.
+
+    Parameters
+    ----------
+    labels : xarray.DataArray or numpy.ndarray
+        As in :func:`labels_geojson`.
+    path : str or os.PathLike
+        The file written (GDAL's, local), its format by its suffix (``.gpkg``, ``.shp``,
+        ``.fgb``).
+    max_side : int, optional
+        As in :func:`labels_geojson`; :data:`MAX_SIDE` (8192) by default.
+    driver : str, optional
+        GDAL's driver (``"GPKG"``, ``"ESRI Shapefile"``, ``"FlatGeobuf"`` ...); None (the
+        default): by ``path``'s suffix.
+
+    Raises
+    ------
+    ParameterError
+        For a suffix not in :data:`WRITTEN_VECTOR_FORMATS` without a ``driver``, without
+        geopandas, or for labels :func:`labels_geojson` refuses.
+    """
     name = str(path).lower()
     if driver is None:
         driver = next((d for s, d in WRITTEN_VECTOR_FORMATS.items() if name.endswith(s)), None)
@@ -938,13 +1074,35 @@ def write_labels_vector(
 
 def labels_layer(path: Any) -> str:
     """The name of the layer :func:`write_labels_vector` writes in a GeoPackage: the file's
-    name without its suffix (``labels`` in ``labels.gpkg``)."""
+    name without its suffix (``labels`` in ``labels.gpkg``).
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The GeoPackage's path (a trailing ``/`` ignored).
+
+    Returns
+    -------
+    str
+        The layer's name.
+    """
     return os.path.splitext(os.path.basename(str(path).rstrip("/")))[0]
 
 
 def geopackage_layers(path: Any) -> list[str] | None:
     """The layers of a GeoPackage file, None where it cannot be read as one (or geopandas,
-    the ``vector`` extra, is missing)."""
+    the ``vector`` extra, is missing).
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The file's path.
+
+    Returns
+    -------
+    list of str or None
+        The layers' names, in the file's order, or None.
+    """
     try:
         _, pyogrio = _geopandas(f"reading {path}", "")
     except ParameterError:
@@ -959,7 +1117,23 @@ def read_labels_attrs(path: Any) -> dict[str, Any] | None:
     """The labels' attrs a GeoPackage written by :func:`write_labels_vector` keeps (the
     ``xfskde`` metadata of its layer :func:`labels_layer`, else of the first of its other
     layers that has it: a project's GeoPackage holding the labels beside other layers); None
-    where none has it."""
+    where none has it.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The GeoPackage's path.
+
+    Returns
+    -------
+    dict or None
+        The attrs, as the JSON holds them.
+
+    Raises
+    ------
+    ParameterError
+        Without geopandas (the ``vector`` extra).
+    """
     _, pyogrio = _geopandas(f"reading {path}", "or give the Zarr store or GeoJSON")
     ours = labels_layer(path)
     layers = [str(name) for name, _ in pyogrio.list_layers(str(path))]

@@ -410,25 +410,25 @@ def write_geotiff(
         rioxarray (``result.rio.crs``, ``result.rio.transform()``).
     path : str or path-like
         The file to write (replaced if it exists, unless the lazy ``result`` reads it).
-    cog : bool
+    cog : bool, optional
         Write a Cloud-Optimised GeoTIFF (GDAL's COG driver: tiles, overviews, the layout that
         HTTP range reads need). The tiled GeoTIFF is written first, next to ``path``, and
         copied.
-    nodata : "auto", number or None
+    nodata : "auto", number or None, optional
         The value marking missing samples, written as the file's nodata. ``"auto"``: NaN for
         float bands, the background label of segmentation labels (their ``background_label``
         attr, 0), 255 for other uint8 maps, none for other integers.
     dtype : dtype, optional
         The bands' dtype; default float32 for real maps, the field's precision for the parts of
         complex coefficients, the dtype itself for integers.
-    compress : str
+    compress : str, optional
         GDAL compression (``"deflate"``, ``"zstd"``, ``"lzw"``, ``"none"``...).
-    tile : int
+    tile : int, optional
         Tile side in pixels, a multiple of 16.
-    overview_resampling : str
+    overview_resampling : str, optional
         How a COG's overviews are computed (``"nearest"``, safe for labels and angles;
         ``"average"`` for smooth maps).
-    colors : "auto" or None
+    colors : "auto" or None, optional
         ``"auto"``: segmentation labels (an 8- or 16-bit integer ``(y, x)`` result with an
         ``n_textures`` attr) get a colour table, the library's label colours with label 0
         transparent (QGIS shows them as categories); other results none. None: no colour

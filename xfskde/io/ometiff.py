@@ -107,17 +107,17 @@ def write_ome_tiff(
         The file to write, a local path (``*.ome.tif`` by convention).
     labels : mapping of str to DataArray, optional
         Integer ``(y, x)`` label images, e.g. ``{"textures": xfskde.segment(...)}``.
-    axial, pixel_size, coarsest, name
-        As in :func:`xfskde.io.write_ome_zarr`.
-    tile : int
+    axial, pixel_size, coarsest, name : optional
+        As in :func:`xfskde.io.write_ome_zarr`, with the same defaults.
+    tile : int, optional
         Tile side of every level in pixels, a positive multiple of 16 (default 256).
-    compression : str or None
+    compression : str or None, optional
         tifffile's compression of the tiles (default ``"zlib"``: deflate, which every TIFF
         reader decodes); None stores them raw.
-    overwrite : bool
+    overwrite : bool, optional
         Replace a file at ``path``; otherwise an existing file is refused.
-    scheduler, progress
-        As in :func:`xfskde.io.write_ome_zarr`.
+    scheduler, progress : optional
+        As in :func:`xfskde.io.write_ome_zarr`, with the same defaults.
 
     Returns
     -------
@@ -208,8 +208,8 @@ def copy_ome_zarr_to_tiff(
         A local OME-Zarr 0.5 image with the layout of :mod:`xfskde.io.omezarr`.
     path : str or path-like
         The OME-TIFF to write.
-    tile, compression, overwrite
-        As in :func:`write_ome_tiff`.
+    tile, compression, overwrite : optional
+        As in :func:`write_ome_tiff`, with the same defaults.
 
     Returns
     -------

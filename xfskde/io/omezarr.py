@@ -302,7 +302,23 @@ def check_ome_zarr_grid(image: xr.DataArray, what: str, *, crs: bool = True) -> 
     hold (the check :func:`write_ome_zarr` makes on its maps): what the command line runs
     before a fit whose results would go to an OME-Zarr image. A scene with a CRS, whatever
     way its y runs (the writer refuses its maps: :func:`_refuse_georeferenced`), is refused
-    as a north-up one is, with a GeoTIFF as the way out (``crs=False``: the grid alone)."""
+    as a north-up one is, with a GeoTIFF as the way out (``crs=False``: the grid alone).
+
+    Parameters
+    ----------
+    image : xarray.DataArray
+        The image, with ``y`` and ``x`` dims (its first plane along any other dim is checked).
+    what : str
+        What the image is, named in the message.
+    crs : bool, optional
+        Refuse an image with a CRS too; True by default.
+
+    Raises
+    ------
+    ParameterError
+        For coords that are not numeric, not increasing or not evenly spaced, a y that
+        decreases (north-up), or, with ``crs``, a CRS.
+    """
     _grid(image.isel({d: 0 for d in image.dims if d not in ("y", "x")}), what)
     if crs and _crs_coord(image) is not None:
         raise ParameterError(
@@ -817,13 +833,13 @@ def write_ome_zarr(
         channel of a block (the block store writes and records a block whole), the coarser
         levels' ``(1, cy, cx)``, one channel each. Default: the Dask chunks of the first map
         when they are 64–4096 samples, else 512.
-    coarsest : int
+    coarsest : int, optional
         Levels are added until the longer side is at most this (default 512).
     name : str, optional
         The multiscale image's name (default ``"xfskde maps"``).
-    overwrite : bool
+    overwrite : bool, optional
         Replace whatever is at ``store``; otherwise an existing store is refused.
-    resume : bool
+    resume : bool, optional
         Finish an interrupted write: level 0 is written block by block through the block
         store (:func:`xfskde.io.write_blocks`: a completion record per block, CRC-32C checksums),
         so only its missing blocks are computed; the coarser levels, the labels and the
@@ -839,18 +855,18 @@ def write_ome_zarr(
         Where the levels are computed (each level one Dask computation): None for Dask's
         current scheduler, ``"threads"``, ``"processes"``, ``"synchronous"``, a Client or an
         address.
-    progress : bool
+    progress : bool, optional
         Show a progress bar per level.
     storage_options : dict, optional
         Options of a URL's fsspec filesystem (credentials, ``endpoint_url``).
-    finalize : bool
+    finalize : bool, optional
         Mark the image complete once it is written (:func:`xfskde.io.finalize_store`: its
         metadata consolidated, then its status ``"complete"``). False leaves it incomplete, for
         a caller that adds to it what it must hold — a label image computed from the stored
         maps (:func:`write_ome_zarr_labels`) — and then calls
         :func:`~xfskde.io.finalize_store` itself: an image cut short before that never says
         it is complete, and a resume writes everything after level 0 again.
-    verify : bool
+    verify : bool, optional
         With ``resume``: read every block of level 0 already written back against its
         checksum first, and compute the damaged ones again (a resume without it reads none).
 
@@ -1037,11 +1053,11 @@ def write_ome_zarr_labels(
         required for other images whose axes have a unit.
     chunks : int or (int, int), optional
         Chunk sides (default: the Dask chunks of 64–4096, else 512).
-    overwrite : bool
+    overwrite : bool, optional
         Replace a label image of that name; otherwise it is refused.
     scheduler : str or distributed.Client, optional
         Where the levels are computed (see :func:`write_ome_zarr`).
-    progress : bool
+    progress : bool, optional
         Show a progress bar per level.
 
     Returns

@@ -104,6 +104,21 @@ def write_picture_png(rgb: Any, path: str | os.PathLike, attrs: dict | None = No
     an orientation map — as an 8-bit RGB PNG, ``attrs`` (how it was computed) kept as JSON in
     its ``xfskde`` text chunk.
 
+    Parameters
+    ----------
+    rgb : array_like, shape (y, x, 3)
+        The picture, read as float64 (a Dask array is computed); values beyond [0, 1] are
+        clipped and NaN written as 0, then rounded to 0-255.
+    path : str or path-like
+        The file to write (replaced if it exists).
+    attrs : dict, optional
+        What to keep in the text chunk (JSON-able values); None (the default): ``{}``.
+
+    Returns
+    -------
+    pathlib.Path
+        ``path``.
+
     Raises
     ------
     DimensionError
@@ -127,6 +142,16 @@ def check_png_size(
     """Refuse a ``(y, x, ...)`` picture of more than :data:`PNG_MAX_PIXELS` pixels, saying
     ``what`` it is and the ``remedy``: the writers check it, and the command line before
     anything is computed.
+
+    Parameters
+    ----------
+    shape : tuple of int
+        The picture's shape; its first two entries are its rows and columns.
+    what : str, optional
+        What the picture is, opening the message; ``"the picture"`` by default.
+    remedy : str, optional
+        What to do instead, closing the message; by default the GeoTIFF, OME-TIFF and Zarr
+        outputs.
 
     Raises
     ------
@@ -152,7 +177,18 @@ def _saved(picture: Any, path: str | os.PathLike, attrs: dict, **options: Any) -
 
 def png_attrs(path: str | os.PathLike | BinaryIO) -> dict[str, Any]:
     """The attrs :func:`write_labels_png` kept in a PNG (its ``xfskde`` text chunk), from its
-    path or its opened bytes; {} for a PNG without them."""
+    path or its opened bytes; {} for a PNG without them.
+
+    Parameters
+    ----------
+    path : str, path-like or binary file
+        The PNG (any picture PIL opens; a text chunk is only a PNG's).
+
+    Returns
+    -------
+    dict
+        The attrs, as the JSON holds them.
+    """
     from PIL import Image
 
     with Image.open(path) as picture:

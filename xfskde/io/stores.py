@@ -478,7 +478,18 @@ def source_changed(attrs: Any) -> tuple[str, str, str] | None:
     ``attrs`` is a result's attributes, or a store's recorded parameters (a JSON text).
     :func:`finalize_store` refuses to mark complete a store whose input changed while it was
     written (a Zarr input is not checked block by block, a TIFF is), and ``xfskde info``
-    flags a store whose input changed since."""
+    flags a store whose input changed since.
+
+    Parameters
+    ----------
+    attrs : dict or str
+        The attributes, or their JSON text (anything else, or text that is not JSON: None).
+
+    Returns
+    -------
+    (str, str, str) or None
+        The recorded ``source``, its recorded version and its version now; or None.
+    """
     if isinstance(attrs, str):
         try:
             attrs = json.loads(attrs)
@@ -508,6 +519,18 @@ def input_changed(data: xr.DataArray, store: Any) -> str | None:
     A resumed :func:`write_blocks` writes such a store again whole (with an
     :class:`~xfskde.exceptions.InputChangedWarning`): its blocks came from other pixels. For
     a writer that leaves a complete store as it is without calling it (an OME-Zarr image).
+
+    Parameters
+    ----------
+    data : xarray.DataArray
+        The result about to be written, with its attrs.
+    store : str, pathlib.Path, URL, Location or zarr store
+        The store begun before.
+
+    Returns
+    -------
+    str or None
+        What changed (the input or the mask file, with its versions), or None.
 
     Raises
     ------
@@ -850,6 +873,13 @@ def refuse_other_parameters(data: xr.DataArray, store: Any) -> None:
     what :func:`write_blocks` checks on resume — for a writer that leaves a complete store as
     it is without calling it (an OME-Zarr image: :func:`xfskde.io.write_ome_zarr`).
 
+    Parameters
+    ----------
+    data : xarray.DataArray
+        The result about to be written, with its attrs.
+    store : str, pathlib.Path, URL, Location or zarr store
+        The store begun before.
+
     Raises
     ------
     StoreParametersError
@@ -974,9 +1004,9 @@ def store_status(store: Any, *, storage_options: dict | None = None) -> dict[str
     ----------
     store : str, pathlib.Path, URL or zarr store
         A store written by :func:`write_blocks` or :func:`write_coefficients`.
-
     storage_options : dict, optional
         Options of the fsspec filesystem of a URL ``store`` (credentials, ``endpoint_url``).
+
     Returns
     -------
     dict
@@ -1010,7 +1040,6 @@ def block_record(store: Any, *, storage_options: dict | None = None) -> np.ndarr
     ----------
     store : str, pathlib.Path, URL or zarr store
         A store written by :func:`write_blocks` or :func:`write_coefficients`.
-
     storage_options : dict, optional
         Options of the fsspec filesystem of a URL ``store`` (credentials, ``endpoint_url``).
 
@@ -1064,7 +1093,7 @@ def write_coefficients(
         :func:`xfskde.lazy.plan_chunks` plans for its shape. The Dask chunks are made to match
         exactly, so concurrent writes never share a chunk; a field already chunked so is
         written without a rechunk.
-    resume : bool
+    resume : bool, optional
         Continue an interrupted write: blocks whose completion record exists are not computed
         again, unless their chunk is not in the store (a listing of its keys) or does not read
         back (:func:`forget_damaged_blocks`: a chunk gone means the store was damaged after it
@@ -1079,11 +1108,11 @@ def write_coefficients(
         version of the field's input file or mask file (its ``source_version``,
         ``mask_version``: :func:`input_changed`) is written again whole, with an
         :class:`~xfskde.exceptions.InputChangedWarning`.
-    overwrite : bool
+    overwrite : bool, optional
         Replace an existing store (otherwise an existing store is an error unless ``resume``);
         never one that is, or holds, what the lazy field is read from (the image it was opened
         from, its mask file, a store :func:`open_blocks` read): that is refused.
-    compute : bool
+    compute : bool, optional
         False returns the Dask collection of block writes (compute it to write); the status is
         then set by :func:`finalize_store`. A computed write that fails (or is interrupted)
         before its first block is written removes the store it laid out, so that the corrected
@@ -1095,7 +1124,7 @@ def write_coefficients(
         ``distributed.Client`` or the address of a Dask scheduler (``"tcp://host:8786"``; an
         address nothing answers on is a :class:`ConnectionError` within seconds).
         Default: Dask's current scheduler (the active ``Client``, if any).
-    progress : bool
+    progress : bool, optional
         Show a progress bar that suits the scheduler: Dask's ``ProgressBar`` locally,
         ``distributed.progress`` on a cluster.
     compressors : zarr codecs, None, "default" or "auto"
@@ -1104,10 +1133,9 @@ def write_coefficients(
         little and saves ~10 % on noisy photographs (floats compress poorly), where ``"auto"``,
         zarr's own default (zstd), is 2-3x slower for no better ratio. None stores them raw;
         for much smaller stores, pass a lossy filter such as numcodecs' ``BitRound`` yourself.
-
     storage_options : dict, optional
         Options of the fsspec filesystem of a URL ``store`` (credentials, ``endpoint_url``).
-    verify : bool
+    verify : bool, optional
         With ``resume``: read every block the store records as written back against its
         checksum before resuming, and compute the damaged ones again — the repair of a store
         whose chunk changed in place, which a resume without it does not read (a complete
@@ -1181,9 +1209,9 @@ def write_blocks(
         A path for work on a cluster (tasks open it themselves).
     name : str
         Name of the array in the store.
-    chunks, resume, overwrite, compute, scheduler, progress
-        As in :func:`write_coefficients` (the same chunk default: the data's own Dask chunks,
-        else :func:`xfskde.lazy.plan_chunks`).
+    chunks, resume, overwrite, compute, scheduler, progress : optional
+        As in :func:`write_coefficients` (the same defaults; for ``chunks`` the data's own
+        Dask chunks, else :func:`xfskde.lazy.plan_chunks`).
     compressors : zarr codecs, None, "auto" or "default"
         Codecs of the chunks, followed by the CRC-32C checksum. The default, ``"auto"``, is
         zarr's own default (zstd), a general-purpose codec for data of any kind (``xfskde
@@ -1193,14 +1221,14 @@ def write_blocks(
         codecs when ``compressors`` is left out.
     storage_options : dict, optional
         Options of the fsspec filesystem of a URL ``store`` (credentials, ``endpoint_url``).
-    finalize : bool
+    finalize : bool, optional
         Mark the store complete once every block is written (:func:`finalize_store`). False
         leaves that to the caller, which writes more into the group first (the levels and the
         metadata of an OME-Zarr image) and then calls :func:`finalize_store` itself.
-    fill_value : scalar
+    fill_value : scalar, optional
         What a chunk never written reads as (default 0; NaN suits maps, where it means "no
         value").
-    verify : bool
+    verify : bool, optional
         As in :func:`write_coefficients`.
 
     Returns
@@ -1680,6 +1708,11 @@ def has_checksums(
     storage_options : dict, optional
         Options of the fsspec filesystem of a URL ``store`` (credentials, ``endpoint_url``).
 
+    Returns
+    -------
+    bool
+        True when the array's codecs include the CRC-32C checksum.
+
     Raises
     ------
     FileNotFoundError, StoreFormatError
@@ -1936,9 +1969,9 @@ def forget_damaged_blocks(
         A store written by :func:`write_blocks`, :func:`write_coefficients` or the CLI.
     name : str, optional
         The data array; default: the store's only one.
-    verify : bool
+    verify : bool, optional
         Read every recorded block's chunk back, even without a sign of damage.
-    workers : int
+    workers : int, optional
         Blocks read at the same time.
     storage_options : dict, optional
         Options of the fsspec filesystem of a URL ``store`` (credentials, ``endpoint_url``).
@@ -2188,11 +2221,12 @@ def open_coefficients(
     ----------
     store : str, pathlib.Path, URL or zarr store
         A store written by :func:`write_coefficients` (or ``xfskde coefficients``).
-    allow_incomplete : bool
-        Read a store whose write did not finish (unwritten blocks read as 0).
-
+    allow_incomplete : bool, optional
+        Read a store whose write did not finish (unwritten blocks read as 0); False by
+        default.
     storage_options : dict, optional
         Options of the fsspec filesystem of a URL ``store`` (credentials, ``endpoint_url``).
+
     Returns
     -------
     xarray.DataArray
@@ -2236,11 +2270,13 @@ def open_blocks(
         A store written by :func:`write_blocks`, :func:`write_coefficients` or the CLI.
     name : str, optional
         The array to open; default: the store's only data array.
-    allow_incomplete : bool
-        Read a store whose write did not finish (unwritten blocks read as 0).
-
+    allow_incomplete : bool, optional
+        Read a store whose write did not finish (unwritten blocks read as the store's fill
+        value: 0 unless :func:`write_blocks` was given another, as NaN for the CLI's
+        abundances); False by default.
     storage_options : dict, optional
         Options of the fsspec filesystem of a URL ``store`` (credentials, ``endpoint_url``).
+
     Returns
     -------
     xarray.DataArray
@@ -2390,7 +2426,7 @@ def verify_store(
         A store written by :func:`write_blocks`, :func:`write_coefficients` or the CLI.
     name : str, optional
         The data array; default: the store's only one.
-    workers : int
+    workers : int, optional
         Blocks read at the same time.
     storage_options : dict, optional
         Options of the fsspec filesystem of a URL ``store`` (credentials, ``endpoint_url``).

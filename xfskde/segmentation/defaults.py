@@ -226,13 +226,35 @@ LEVEL_SPANS = 50.0
 
 
 def auto_features(channels: int) -> tuple[str, ...]:
-    """The feature groups for an image of ``channels`` channels."""
+    """The feature groups for an image of ``channels`` channels.
+
+    Parameters
+    ----------
+    channels : int
+        The image's channels (1 for a grey image).
+
+    Returns
+    -------
+    tuple of str
+        ``("color", "bank", "fskde")`` for two channels or more, else ``("bank", "fskde")``.
+    """
     return ("color", "bank", "fskde") if channels >= 2 else ("bank", "fskde")
 
 
 def value_levels(tiles: list[np.ndarray]) -> tuple[float, float, float, float] | None:
     """The tiles' present values (all channels; NaN ignored) at their 0th, 0.1th, 99.9th and
-    100th percentiles: lowest, black, white, highest. None when no value is present."""
+    100th percentiles: lowest, black, white, highest. None when no value is present.
+
+    Parameters
+    ----------
+    tiles : list of numpy.ndarray
+        Tiles of the image, any shape and dtype (every channel's values are pooled).
+
+    Returns
+    -------
+    tuple of four float or None
+        ``(lowest, black, white, highest)``, in the tiles' unit; None when no value is finite.
+    """
     values = np.concatenate([np.asarray(t, np.float64).reshape(-1) for t in tiles] or [[]])
     values = values[np.isfinite(values)]
     if not values.size:
@@ -258,7 +280,20 @@ def data_bounds(levels: tuple[float, float] | None) -> tuple[float, float]:
     beyond 0.954-0.965, 3000 spans 0.38-0.96; at 10 and 30 spans both kept 0.988-0.989.
     Real outliers lie far within the bound: the 55 benchmark images reach 0.09 spans beyond
     their levels; HDR highlights, clouds, saturated spots, background-subtracted dips and hot
-    pixels 10-11 spans beyond are segmented as before (``docs/segmentation.md``)."""
+    pixels 10-11 spans beyond are segmented as before (``docs/segmentation.md``).
+
+    Parameters
+    ----------
+    levels : (float, float) or None
+        The black and white levels (:func:`value_levels`' second and third values); None when
+        unknown.
+
+    Returns
+    -------
+    low, high : float
+        The least and the greatest value held as data, within ±:data:`EXTREME`; (-EXTREME,
+        EXTREME) when ``levels`` is None or both levels are 0.
+    """
     if levels is None:
         return -EXTREME, EXTREME
     black, white = levels
@@ -277,7 +312,18 @@ def color_range(tiles: list[np.ndarray]) -> tuple[float, float] | None:
     the values span (an offset larger than the signal: elevations, counts stored as 10 000 +
     the values): then it. From 0 there, the values of 10 000 + 0-255 fell in 1 or 2 of the 16
     bins (random textures, seeds 100-105: 0.979 as uint8, 0.974 so offset, 0.977 from
-    the 0.1th percentile)."""
+    the 0.1th percentile).
+
+    Parameters
+    ----------
+    tiles : list of numpy.ndarray
+        Tiles of the image, (y, x) or (y, x, c), any dtype, in the image's own unit.
+
+    Returns
+    -------
+    (float, float) or None
+        ``(low, white)`` in the tiles' unit, or None for [0, 1] (also when no value is finite).
+    """
     levels = value_levels(tiles)
     if levels is None:
         return None
@@ -299,6 +345,18 @@ def channel_ranges(tiles: list[np.ndarray]) -> tuple[tuple[float, float], ...] |
     percentiles (NaN ignored) span less than :data:`CHANNEL_SPAN` of it: that share of it,
     centred on the channel's percentiles — its bins at most 1 / :data:`CHANNEL_SPAN` times
     finer than the others', so that a channel of faint noise is not spread over all of them.
+
+    Parameters
+    ----------
+    tiles : list of numpy.ndarray
+        Tiles of the image, (y, x, c) or (y, x) (one channel), in the image's own unit; at least
+        one.
+
+    Returns
+    -------
+    tuple of (float, float) or None
+        One ``(low, high)`` per channel, in the tiles' unit; None when every channel is binned
+        over [0, 1].
     """
     common = color_range(tiles)
     low, high = common if common is not None else (0.0, 1.0)
@@ -329,6 +387,16 @@ def gradient_unit(tiles: list[np.ndarray]) -> float:
     uint8, and the FS-KDE outweighed the bank wherever the groups' features are summed before
     their weights apply (the stable fit's choice of steady samples, the region scale): ten of
     the held-out grey mosaics as uint8 0.943, as floats of 0-255 0.836 (five of them 0.74).
+
+    Parameters
+    ----------
+    tiles : list of numpy.ndarray
+        Tiles of the image, (y, x) or (y, x, c), in the image's own unit.
+
+    Returns
+    -------
+    float
+        ``high - low`` of :func:`color_range`; 1.0 when it is None.
     """
     chosen = color_range(tiles)
     return 1.0 if chosen is None else float(chosen[1] - chosen[0])
@@ -346,6 +414,17 @@ def chroma_ratio(tiles: list[np.ndarray]) -> float:
     0.2-2.4 on colour images: H&E tissue tiles 0.21-0.52, scikit-image's IHC 0.32 and astronaut
     0.60, random textures 2.4, dead leaves 2.4. A flat grey gives 0 when the colour is flat too and
     infinity when it is not (isoluminant colours). Absent (NaN) pixels are left out.
+
+    Parameters
+    ----------
+    tiles : list of numpy.ndarray
+        Tiles of the image, (y, x, c); tiles of fewer than two channels are left out.
+
+    Returns
+    -------
+    float
+        The ratio, at least 0; 0.0 when fewer than two pixels have every channel present, or
+        ``math.inf`` for colour over a flat grey.
     """
     pixels = [np.asarray(t, dtype=np.float64).reshape(-1, np.shape(t)[-1]) for t in tiles]
     pixels = [p[np.isfinite(p).all(axis=1)] for p in pixels if p.shape[-1] >= 2]
@@ -366,7 +445,18 @@ def chroma_ratio(tiles: list[np.ndarray]) -> float:
 def auto_weights(features: tuple[str, ...]) -> dict[str, float]:
     """The groups' weights for the automatic ``features``: :data:`AUTO_WEIGHTS`, with the
     FS-KDE's set to :data:`FSKDE_SHARE` of the sum, ``w = share / (1 - share) · Σ others``
-    (0.25 beside the bank alone, 0.5 beside the bank and colour)."""
+    (0.25 beside the bank alone, 0.5 beside the bank and colour).
+
+    Parameters
+    ----------
+    features : tuple of str
+        The automatic groups (:func:`auto_features`).
+
+    Returns
+    -------
+    dict of str to float
+        :data:`AUTO_WEIGHTS`' three groups, whether chosen or not, and ``"fskde"``.
+    """
     weights = dict(AUTO_WEIGHTS)
     others = sum(weights[name] for name in features if name != "fskde")
     weights["fskde"] = FSKDE_SHARE / (1.0 - FSKDE_SHARE) * others
@@ -385,6 +475,19 @@ def boundary_share(labels: np.ndarray, present: np.ndarray | None = None) -> flo
     With ``present`` (a boolean image of the same shape), only the pixels present count, each
     against its neighbours present: the edge of a mask or of missing pixels is no boundary the
     window drew (two windows would share it, and it would pull their ratio towards 1).
+
+    Parameters
+    ----------
+    labels : numpy.ndarray, shape (H, W)
+        The label image, any dtype.
+    present : numpy.ndarray of bool, shape (H, W), optional
+        The pixels present; None (the default): every pixel.
+
+    Returns
+    -------
+    float
+        The share, in [0, 1]; 0.0 for an image that is not 2-D, has a side under 2 or has no
+        pixel present but on its last row and column.
     """
     lab = np.asarray(labels)
     if lab.ndim != 2 or min(lab.shape) < 2:
@@ -415,6 +518,19 @@ def group_signal(features: np.ndarray, change: np.ndarray) -> float:
     mosaics 5-14); a group whose samples differ no more than its noise does, below 1 (colour on
     dead leaves, whose bars all draw their colours from one distribution: 0.2-0.5; the FS-KDE
     of random textures, whose disks have no orientation: 0.02).
+
+    Parameters
+    ----------
+    features : numpy.ndarray, shape (n, D)
+        The group's features at the stable samples.
+    change : numpy.ndarray, shape (n,)
+        ‖ΔF_y‖ + ‖ΔF_x‖ of the group's features across each sample.
+
+    Returns
+    -------
+    float
+        S / N, at least 0: ``inf`` for fewer than two samples or a median change of 0 under a
+        spread above 0, 0.0 when every sample has the same features.
     """
     F = np.asarray(features, dtype=np.float64)
     c = np.asarray(change, dtype=np.float64)
@@ -447,6 +563,18 @@ def signal_weights(weights: dict[str, float], signals: dict[str, float]) -> dict
     -> 0.978 / 0.984 / 0.979 / 0.983 (the k-means fit at σ = 6 weighed too). Random textures
     0.9772 -> 0.9770 (six images); the held-out real-texture mosaics: 23 of 24 identical, one
     whose bank's S / N is 0.96 0.808 -> 0.802 (mean 0.9217 -> 0.9214).
+
+    Parameters
+    ----------
+    weights : dict of str to float
+        The automatic weights of the groups (:func:`auto_weights`).
+    signals : dict of str to float
+        Each measured group's S / N (:func:`group_signal`); a group not in it keeps its factor 1.
+
+    Returns
+    -------
+    dict of str to float
+        The weights, with the same keys as ``weights``.
     """
     factors = {name: min(1.0, signals.get(name, math.inf)) ** 2 for name in weights}
     top = max((factors[name] for name in signals if name in factors), default=1.0)
@@ -469,6 +597,19 @@ def keeps_grey_levels(signals: dict[str, float]) -> tuple[bool, str]:
     mosaics from 0.941 to 0.790 Rand. Grey random textures (discs of grey levels) lie between,
     2.3-24, and gain where they are kept (seeds 200-207, held out: 0.896 -> 0.934);
     ``docs/segmentation.md`` gives the figures.
+
+    Parameters
+    ----------
+    signals : dict of str to float
+        The S / N of ``"color"`` (the grey levels) and ``"bank"`` (:func:`group_signal`); a
+        group not in it counts as 0.
+
+    Returns
+    -------
+    kept : bool
+        Whether the grey levels are kept.
+    reason : str
+        One line that says so, with the two S / N (recorded in ``choices``).
     """
     grey, bank = signals.get("color", 0.0), signals.get("bank", 0.0)
     kept = grey >= GREY_LEVELS_RATIO * bank
@@ -481,7 +622,20 @@ def keeps_grey_levels(signals: dict[str, float]) -> tuple[bool, str]:
 
 def group_columns(groups: dict[str, slice], names: list[str] | tuple[str, ...]) -> np.ndarray:
     """The feature columns of the groups ``names`` (each group's columns a slice of
-    ``groups``), in the order named."""
+    ``groups``), in the order named.
+
+    Parameters
+    ----------
+    groups : dict of str to slice
+        Each group's columns in the stacked features.
+    names : list or tuple of str
+        The groups wanted, each a key of ``groups``.
+
+    Returns
+    -------
+    numpy.ndarray of int
+        The column indices, group after group.
+    """
     return np.concatenate([np.arange(groups[g].start, groups[g].stop) for g in names])
 
 
@@ -607,6 +761,17 @@ def texture_scale(tiles: list[np.ndarray]) -> float:
     FFT with zero padding and divided by the number of pixel pairs at each offset (unbiased),
     normalised to 1 at lag 0 and averaged over rings of integer radius. Flat tiles are left
     out. The first radius below 1/e is interpolated linearly; if none is, half the tile side.
+
+    Parameters
+    ----------
+    tiles : list of numpy.ndarray
+        Grey (h, w) tiles, or (h, w, c) ones whose channels are averaged; a tile with fewer than
+        16 finite pixels is left out.
+
+    Returns
+    -------
+    float
+        λ in pixels of the tiles; 1.0 when no tile is left to measure.
     """
     curves = []
     for tile in tiles:
@@ -634,6 +799,19 @@ def region_scale(features: np.ndarray, spacing: float) -> float:
     feature is centred and the autocorrelations summed over the features, as for
     :func:`texture_scale`. Inside one texture the features stay alike across the region, so R
     grows with the regions' width (and, since the features are windowed, with the window).
+
+    Parameters
+    ----------
+    features : numpy.ndarray, shape (ny, nx, D)
+        The local features on the grid, NaN where absent.
+    spacing : float
+        The grid's spacing, in pixels.
+
+    Returns
+    -------
+    float
+        R in pixels; ``inf`` when fewer than four grid points have every feature present, or
+        the features are the same at all of them.
     """
     F = np.asarray(features, dtype=np.float64)
     present = np.isfinite(F).all(axis=-1)
@@ -645,24 +823,72 @@ def region_scale(features: np.ndarray, spacing: float) -> float:
 
 
 def bounded_window(sigma: float, region: float) -> float:
-    """σ at most R / :data:`REGION_FRACTION` (and never below the paper's 6)."""
+    """σ at most R / :data:`REGION_FRACTION` (and never below the paper's 6).
+
+    Parameters
+    ----------
+    sigma : float
+        The window's σ, in pixels.
+    region : float
+        The region scale R (:func:`region_scale`), in pixels.
+
+    Returns
+    -------
+    float
+        max(6, min(``sigma``, R / 5)), rounded to a tenth of a pixel.
+    """
     return float(round(max(FINE_SIZE, min(sigma, region / REGION_FRACTION)), 1))
 
 
 def scale_window(scale: float, shape: tuple[int, int]) -> float:
-    """The window σ for texture scale λ: 8λ within [8, min(H, W) / 12] (never below 6)."""
+    """The window σ for texture scale λ: 8λ within [8, min(H, W) / 12] (never below 6).
+
+    Parameters
+    ----------
+    scale : float
+        The texture scale λ (:func:`texture_scale`), in pixels.
+    shape : (int, int)
+        The image's (H, W), in the same pixels.
+
+    Returns
+    -------
+    float
+        σ in pixels, rounded to a tenth.
+    """
     upper = max(FINE_SIZE, min(shape) / 12)
     return float(round(min(max(8 * scale, 8.0), upper), 1))
 
 
 def label_window(sigma: float) -> float:
     """The σ of the window the labels are drawn through, for a stable fit at window σ
-    ``sigma``: :data:`LABEL_FRACTION` of it (in the same unit), rounded to a hundredth."""
+    ``sigma``: :data:`LABEL_FRACTION` of it (in the same unit), rounded to a hundredth.
+
+    Parameters
+    ----------
+    sigma : float
+        The fit's window σ.
+
+    Returns
+    -------
+    float
+        0.7 σ (:data:`LABEL_FRACTION`), rounded to a hundredth.
+    """
     return float(round(LABEL_FRACTION * sigma, 2))
 
 
 def auto_stride(sigma: float) -> int:
-    """The stride of the abundance grid for a window of σ ``sigma``: σ / 4, at least 1."""
+    """The stride of the abundance grid for a window of σ ``sigma``: σ / 4, at least 1.
+
+    Parameters
+    ----------
+    sigma : float
+        The window's σ, in pixels.
+
+    Returns
+    -------
+    int
+        round(σ / 4) (half to even), at least 1.
+    """
     return max(1, round(sigma / 4))
 
 
@@ -674,7 +900,20 @@ MAX_RESOLUTION = 16
 
 def auto_resolution(scale: float, sigma: float) -> int:
     """The side f of the pixel cells averaged before the features: ⌊λ / 4⌋, at most ⌊σ / 8⌋,
-    within [1, :data:`MAX_RESOLUTION`]."""
+    within [1, :data:`MAX_RESOLUTION`].
+
+    Parameters
+    ----------
+    scale : float
+        The texture scale λ (:func:`texture_scale`), in pixels.
+    sigma : float
+        The window's σ, in pixels.
+
+    Returns
+    -------
+    int
+        f, in [1, 16] (``min(⌊λ / 4⌋, ⌊σ / 8⌋, 16)``, at least 1).
+    """
     per_scale, per_window = RESOLUTION_CELLS
     f = min(int(scale // per_scale), int(sigma // per_window), MAX_RESOLUTION)
     return max(1, f)

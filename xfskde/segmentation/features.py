@@ -14,7 +14,8 @@ their regions (McCann et al., IEEE TIP 2014). That is what lets ORTSEG unmix the
 ``"bank"``
     Spectral histograms (Liu & Wang 2002; Yuan, Wang & Li 2015): the local histograms of the
     responses of a small fixed filter bank on the grey image (:mod:`._bank`: intensity, three
-    Laplacians of Gaussian, eight real Gabor filters), ``bank_bins`` equal-width bins over each
+    Laplacians of Gaussian, twelve real Gabor filters of three frequencies at four
+    orientations: sixteen filters), ``bank_bins`` equal-width bins over each
     filter's range fixed at fit time (``bank_ranges``). Each filter's histogram sums to one;
     the group is divided by the number of filters, so it sums to one at every pixel. What
     natural grey textures (brick, grass, gravel) need and colour histograms cannot see.
@@ -201,6 +202,7 @@ class FeatureSpec:
 
     @property
     def window_obj(self) -> Window:
+        """The window φ, a :class:`xfskde.Window` of ``window`` and ``size``."""
         return Window(self.window, self.size)
 
     @property
@@ -222,7 +224,18 @@ def vote_step(spec: FeatureSpec) -> int:
     """The lattice step of the pixels that vote: ⌊σ / 16⌋ for separable windows of σ >= 32 px
     (σ = side / √12 for a box), else 1 (every pixel: features exact, as the paper's). At that
     spacing a window still reads about 16² pixels per σ², and its weights are sampled 16 times
-    per σ; the disk, summed from prefix sums, always reads every pixel."""
+    per σ; the disk, summed from prefix sums, always reads every pixel.
+
+    Parameters
+    ----------
+    spec : FeatureSpec
+        The features and their window.
+
+    Returns
+    -------
+    int
+        The step, at least 1.
+    """
     if spec.window == "disk":
         return 1
     return max(1, int(spec.window_obj.sigma // VOTE_SPACING))
@@ -231,7 +244,21 @@ def vote_step(spec: FeatureSpec) -> int:
 def vote_reach(features: Sequence[str], gradient_scales: Sequence[float] = (0.0,)) -> int:
     """How far from a pixel its votes read: the widest stencil of the groups ``features`` (the
     gradients' operators at ``gradient_scales``, the filter bank's
-    :data:`._bank.BANK_RADIUS`), at least 1."""
+    :data:`._bank.BANK_RADIUS`), at least 1.
+
+    Parameters
+    ----------
+    features : sequence of str
+        The feature groups.
+    gradient_scales : sequence of float, optional
+        The gradient scales of the ``"hist"`` and ``"fskde"`` groups; (0.0,), the paper's
+        central differences, by default.
+
+    Returns
+    -------
+    int
+        The reach in pixels, at least 1.
+    """
     reach = 1
     if "hist" in features or "fskde" in features:
         reach = max(reach, *(_operator(s).radius for s in gradient_scales))
@@ -242,7 +269,18 @@ def vote_reach(features: Sequence[str], gradient_scales: Sequence[float] = (0.0,
 
 def feature_depth(spec: FeatureSpec) -> int:
     """Halo in pixels that a block needs for features at its own pixels: the window's radius
-    and the widest stencil a vote reads (:func:`vote_reach`), :meth:`xfskde.Window.halo`."""
+    and the widest stencil a vote reads (:func:`vote_reach`), :meth:`xfskde.Window.halo`.
+
+    Parameters
+    ----------
+    spec : FeatureSpec
+        The features and their window.
+
+    Returns
+    -------
+    int
+        The halo, in pixels.
+    """
     return spec.window_obj.halo(vote_reach(spec.features, spec.gradient_scales))
 
 
@@ -319,11 +357,21 @@ class _Phasors:
 def density_basis(spec: FeatureSpec) -> np.ndarray:
     """The (ℓ, M) matrix from the windowed phasor powers to the density samples of the group.
 
-    With :math:`F_k = H_k\\,(|g| \bar z^k * φ)` (eqs. 1, 4-7), the sample at
+    With :math:`F_k = H_k\\,(|g| \\bar z^k * φ)` (eqs. 1, 4-7), the sample at
     :math:`θ_j = -π + (2j + 1)π/M` of :math:`f(θ) = \\mathrm{Re}\\,F_0 + 2\\,\\mathrm{Re}
     \\sum_{k \\ge 1} F_k e^{ikθ}` (:func:`xfskde.evaluate`), times 2π/M, is
-    :math:`\\mathrm{Re}\\sum_k (|g|\bar z^k * φ)\\,B_{kj}` with
+    :math:`\\mathrm{Re}\\sum_k (|g|\\bar z^k * φ)\\,B_{kj}` with
     :math:`B_{kj} = (2π/M)\\,c_k H_k e^{ikθ_j}`, c_0 = 1 and c_k = 2.
+
+    Parameters
+    ----------
+    spec : FeatureSpec
+        The features; its :attr:`FeatureSpec.kernel` gives H_k and ℓ.
+
+    Returns
+    -------
+    numpy.ndarray, shape (ℓ, 2ℓ - 1), complex128
+        B.
     """
     H = spec.kernel.coefficients
     ell = H.shape[0]
@@ -339,7 +387,18 @@ def channel_mean(block: np.ndarray) -> np.ndarray:
 
     The channels are added one after the other, as NumPy's ``mean(axis=-1)`` adds fewer than
     eight (so the values are the same), without its reduction along a short last axis, which
-    took 5.7 ms of a 730² RGB block where this takes 0.4 ms."""
+    took 5.7 ms of a 730² RGB block where this takes 0.4 ms.
+
+    Parameters
+    ----------
+    block : numpy.ndarray, shape (h, w, C)
+        The block, float (the mean is in its dtype).
+
+    Returns
+    -------
+    numpy.ndarray, shape (h, w)
+        The mean; for C = 1 the block's one channel itself (a view, not a copy).
+    """
     if block.shape[-1] == 1:
         return block[..., 0]
     total = block[..., 0] + block[..., 1]  # then in place: one plane allocated, not C + 1
@@ -381,6 +440,22 @@ def block_votes(
     is computed once for both gradient groups. Missing pixels (NaN in any channel) vote
     nothing, and neither do the gradients whose stencils touch them. ``valid``: the block's
     :func:`present_pixels`, if the caller has them.
+
+    Parameters
+    ----------
+    block : numpy.ndarray, shape (h, w, C)
+        The block's values (read as float32), with its halo.
+    spec : FeatureSpec
+        The features.
+    valid : numpy.ndarray of bool, shape (h, w), optional
+        The pixels present in every channel; None (the default): found on the block.
+
+    Yields
+    ------
+    group : str
+        The group's name, in ``spec.features``' order (a gradient group once per scale).
+    vote : object
+        The group's vote (private types, read by :func:`grid_features` and the projections).
     """
     block = np.ascontiguousarray(block, dtype=np.float32)
     if valid is None:
@@ -427,6 +502,25 @@ def color_bins(
     nothing). uint8 for up to 256 bins, else int64. One compiled pass, without the five
     temporary planes of the same arithmetic in NumPy (each faulted in afresh where a Dask
     worker's allocator returns memory at once: :mod:`._bank`).
+
+    Parameters
+    ----------
+    block : numpy.ndarray, shape (h, w, C)
+        The values, read as float32.
+    n_bins : int
+        Bins per channel.
+    ranges : tuple of (float, float), optional
+        One (low, high) per channel; None (the default): [0, 1] for every channel.
+
+    Returns
+    -------
+    numpy.ndarray, shape (C, h, w)
+        Each pixel's bin, in [0, ``n_bins`` - 1], uint8 (int64 above 256 bins).
+
+    Raises
+    ------
+    ValueError
+        When ``ranges`` holds another number of channels than the block.
     """
     channels = block.shape[-1]
     if ranges is None:
@@ -521,14 +615,16 @@ def grid_features(
     block : numpy.ndarray, shape (h, w, C)
         Values in [0, 1], holding every pixel the samples' windows and gradients read.
     spec : FeatureSpec
+        The features and their window.
     rows, cols : numpy.ndarray of int
         The samples' centres, in the block's coordinates.
-    origin : (int, int)
+    origin : (int, int), optional
         The image position of the block's pixel (0, 0): wide windows read the pixels of the
         image's lattice (:func:`vote_step`).
     valid : numpy.ndarray of bool, optional
-        The block's pixels present in every channel, if the caller has them.
-    beside : bool
+        The block's pixels present in every channel, if the caller has them;
+        None (the default): found on the block.
+    beside : bool, optional
         Share the work with a second thread: this one computes the filter bank's votes (its
         transforms) while the second computes the other groups, then both window the bank's
         histograms, one at a time (without the bank, this thread computes the votes and the
@@ -632,10 +728,16 @@ def grid_projections(
 
     Parameters
     ----------
-    block, spec, rows, cols, origin, valid
+    block, spec
         As in :func:`grid_features`.
     tables : dict
         Group name -> (D_group, m) array: the group's part of the m vectors, its scale folded in.
+    rows, cols : numpy.ndarray of int
+        As in :func:`grid_features`.
+    origin : (int, int), optional
+        As in :func:`grid_features`; (0, 0) by default.
+    valid : numpy.ndarray of bool, optional
+        As in :func:`grid_features`.
 
     Returns
     -------
@@ -660,10 +762,17 @@ def pixel_projections(
 
     Parameters
     ----------
-    block, spec, valid
+    block, spec
         As in :func:`grid_features`.
     tables : dict
-        As in :func:`grid_projections`.
+        As in :func:`grid_projections`; every group of ``spec.features`` needs its table.
+    valid : numpy.ndarray of bool, optional
+        As in :func:`grid_features`.
+
+    Returns
+    -------
+    numpy.ndarray, shape (h, w, m), float32
+        Each pixel's projections.
     """
     m = next(iter(tables.values())).shape[1]
     u = np.zeros((*block.shape[:2], m), np.float32)
@@ -687,7 +796,26 @@ def windowed_projections(
 ) -> np.ndarray:
     """:func:`pixel_projections` through the window at the samples centred on ``rows × cols``:
     (len(rows), len(cols), m) float32, each sample's window renormalised to the pixels
-    present (``valid``) where it reaches a missing one, as the features are."""
+    present (``valid``) where it reaches a missing one, as the features are.
+
+    Parameters
+    ----------
+    projections : numpy.ndarray, shape (h, w, m)
+        :func:`pixel_projections` of the block.
+    valid : numpy.ndarray of bool, shape (h, w)
+        The block's pixels present in every channel.
+    spec : FeatureSpec
+        The features and their window.
+    rows, cols : numpy.ndarray of int
+        The samples' centres, in the block's coordinates.
+    origin : (int, int), optional
+        The image position of the block's pixel (0, 0); (0, 0) by default.
+
+    Returns
+    -------
+    numpy.ndarray, shape (len(rows), len(cols), m), float32
+        The windowed projections.
+    """
     window, lattice = spec.window_obj, Lattice(vote_step(spec), origin)
     scale = _coverage_scale(valid, window, rows, cols, lattice)
     return _windowed(projections, window, rows, cols, lattice) * scale

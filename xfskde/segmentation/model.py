@@ -319,7 +319,18 @@ class TextureModel:
     def pixel_ratio(self, image: Any) -> float | None:
         """How many times larger the pixels of ``image`` (a DataArray whose coords are lengths,
         or with a CRS) are than those of the image the model was fitted on: the ratio of the
-        geometric means of their (y, x) sizes; None when either is not known."""
+        geometric means of their (y, x) sizes; None when either is not known.
+
+        Parameters
+        ----------
+        image : Any
+            The image to compare; only an xarray.DataArray records its pixel size.
+
+        Returns
+        -------
+        float or None
+            The ratio (above 1: the image's pixels are larger), or None.
+        """
         seen = _pixel_size_um(image)
         if self.pixel_size is None or seen is None:
             return None
@@ -329,7 +340,13 @@ class TextureModel:
         """The parameters and the fitted model, for DataArray attrs and Zarr metadata: strings,
         numbers and flat lists of numbers (netCDF stores nothing else; pairs of ranges are
         given low, high, low, high, ...), exact, so that :meth:`from_attrs` rebuilds the
-        model."""
+        model.
+
+        Returns
+        -------
+        dict of str to Any
+            The attrs; :meth:`from_attrs` of them is an equal model.
+        """
         s = self.spec
         return {
             "method": _method_description(s.features),
@@ -479,9 +496,9 @@ class TextureModel:
             As in :func:`segment`.
         mask : "auto", path, array or DataArray, optional
             As in :func:`segment`.
-        nodata : "auto", number or None
+        nodata : "auto", number or None, optional
             As in :func:`segment`.
-        match_levels : bool or "channels"
+        match_levels : bool or "channels", optional
             As in :meth:`predict`.
 
         Returns
@@ -514,9 +531,9 @@ class TextureModel:
             As in :func:`segment`.
         mask : "auto", path, array or DataArray, optional
             As in :func:`segment`.
-        nodata : "auto", number or None
+        nodata : "auto", number or None, optional
             As in :func:`segment`.
-        match_levels : bool or "channels"
+        match_levels : bool or "channels", optional
             Map the image's levels onto the model's first (below); default False.
 
         Returns
@@ -1032,7 +1049,18 @@ def feature_chunk(shape: tuple[int, ...]) -> int:
     8192² RGB slide (σ 6, stride 2, 2 cores): 29.8 / 28.7 s in blocks of 512², 23.3 / 21.5 s
     in blocks of 1024², peak RSS 0.79 → 1.10 GiB (labels agreed to Rand 0.9993: the fit then
     drew its sample from the blocks; it draws it from this plan's cells now, whatever the
-    chunks: :func:`_fit_prepared`)."""
+    chunks: :func:`_fit_prepared`).
+
+    Parameters
+    ----------
+    shape : tuple of int
+        The image's shape; its first two entries are its rows and columns.
+
+    Returns
+    -------
+    int
+        The block side in pixels: 1024 or 512.
+    """
     h, w = shape[0], shape[1]
     large = h * w >= LARGE_IMAGE_BLOCKS * LARGE_FEATURE_CHUNK**2
     return LARGE_FEATURE_CHUNK if large else FEATURE_CHUNK
@@ -2488,44 +2516,44 @@ def fit_textures(
         The image to fit on. As in :func:`segment`.
     n_textures : int
         Number of textures (at most 12).
-    features : "auto" or tuple of {"color", "bank", "hist", "fskde"}
+    features : "auto" or tuple of {"color", "bank", "hist", "fskde"}, optional
         Feature groups. As in :func:`segment`.
-    window : {"gaussian", "box", "disk"}
+    window : {"gaussian", "box", "disk"}, optional
         Window φ shared by every feature. As in :func:`segment`.
-    size : "auto" or float
+    size : "auto" or float, optional
         The window's size, in pixels. As in :func:`segment`.
-    color_bins : int
+    color_bins : int, optional
         Histogram bins per colour channel. As in :func:`segment`.
-    color_ranges : {"auto", "unit"}
+    color_ranges : {"auto", "unit"}, optional
         The range each colour channel's bins cover. As in :func:`segment`.
-    angle_bins : int
+    angle_bins : int, optional
         Bins of the gradient-angle histograms. As in :func:`segment`.
-    n_coefficients : int
+    n_coefficients : int, optional
         ℓ, complex FS-KDE coefficients. As in :func:`segment`.
-    stride : "auto" or int
+    stride : "auto" or int, optional
         The grid the abundances are solved on, recorded in the model. As in :func:`segment`.
-    gradient_scales : "auto" or tuple of float
+    gradient_scales : "auto" or tuple of float, optional
         Gradients of the ``"hist"`` and ``"fskde"`` groups. As in :func:`segment`.
-    bank_bins : int
+    bank_bins : int, optional
         Bins per filter of the ``"bank"`` group. As in :func:`segment`.
     weights : dict, optional
         Weight per feature group. As in :func:`segment`.
-    method : {"auto", "stable", "kmeans", "nmf"}
+    method : {"auto", "stable", "kmeans", "nmf"}, optional
         How the pure texture features are fitted. As in :func:`segment`.
-    resolution : "auto" or int
+    resolution : "auto" or int, optional
         Side of the cells the image is averaged over first. As in :func:`segment`.
-    sample : int
+    sample : int, optional
         Pixels sampled to fit the pure features (at least ``n_textures``). As in
         :func:`segment`.
-    seed : int
+    seed : int, optional
         Seed of the sampling and of the fit. As in :func:`segment`.
     chunks : int, optional
         Block side for the computation; the fit does not depend on it. As in :func:`segment`.
     mask : "auto", path, array or DataArray, optional
         The foreground to fit on. As in :func:`segment`.
-    nodata : "auto", number or None
+    nodata : "auto", number or None, optional
         The value that marks missing pixels. As in :func:`segment`.
-    metric : {"auto", "within", "euclidean"}
+    metric : {"auto", "within", "euclidean"}, optional
         The metric of the least-squares unmixing. As in :func:`segment`.
 
     Returns
@@ -3075,67 +3103,76 @@ def segment(
         multichannel TIFF: ``np.moveaxis(image, 0, -1)``, or a DataArray with named dims).
     n_textures : int
         Number of textures (at most 12).
-    features : "auto" or tuple of {"color", "bank", "hist", "fskde"}
+    features : "auto" or tuple of {"color", "bank", "hist", "fskde"}, optional
         Feature groups (see :mod:`xfskde.segmentation.features`). ``"auto"``: the filter bank
         and the FS-KDE, and colour for images of two channels or more. ``("color",)`` is the
         basic ORTSEG, ``("color", "hist")`` the histogram baseline, ``("color", "fskde")``
         ORTSEG-FS-KDE.
-    window : {"gaussian", "box", "disk"}
+    window : {"gaussian", "box", "disk"}, optional
         Window φ shared by every feature.
-    size : "auto" or float
+    size : "auto" or float, optional
         Gaussian sigma, box side or disk radius, in pixels; ``"auto"`` chooses it from the
         texture's scale (:mod:`xfskde.segmentation.defaults`) and, for the stable fit, draws
         the labels through a window of 0.7 times it (:func:`.defaults.label_window`; the
         model's ``fit_size`` is the fit's). A size given is the window of both.
-    color_bins : int
+    color_bins : int, optional
         Histogram bins per colour channel.
-    color_ranges : {"auto", "unit"}
-        The range each colour channel's bins cover: ``"auto"`` its 1st to 99th percentile on
-        the image (measured at fit time on the texture-scale tiles, recorded in the attrs'
-        ``color_ranges``), so that 12-bit data in uint16, floats in any unit and dim channels
-        are binned over the values they hold; ``"unit"`` [0, 1] for every channel, the paper's
-        (8-bit images fill it).
-    angle_bins : int
+    color_ranges : {"auto", "unit"}, optional
+        The range each colour channel's bins cover: ``"auto"`` measures it at fit time on the
+        texture-scale tiles (:func:`.defaults.channel_ranges`, recorded in the attrs'
+        ``color_ranges``): [0, 1] for an image whose values lie in it and whose 99.9th
+        percentile reaches 0.5, else one range for every channel, from min(0, its 0.1th
+        percentile) (the 0.1th percentile itself when that lies farther above 0 than the values
+        span) to its 99.9th percentile (all channels pooled), and a channel spanning
+        less than a quarter of that over a quarter of it, centred on its values; so that 12-bit
+        data in uint16, floats in any unit and dim channels are binned over the values they
+        hold. ``"unit"``: [0, 1] for every channel, the paper's (8-bit images fill it).
+    angle_bins : int, optional
         Bins of the gradient-angle histograms over (-π, π].
-    n_coefficients : int
+    n_coefficients : int, optional
         ℓ, complex FS-KDE coefficients (the sharpest cos^2K kernel of that length at ε = 1e-5).
-    stride : "auto" or int
+    stride : "auto" or int, optional
         The abundances are solved at the pixels ``i * stride + (stride - 1) // 2`` of the image
         and interpolated bilinearly to every pixel in between (1: at every pixel, exactly;
-        ``"auto"``: the window's sigma / 4).
-    gradient_scales : "auto" or tuple of float
+        ``"auto"``: the sigma of the window the labels are drawn through / 4, at least 1,
+        :func:`.defaults.auto_stride`: 0.7 times the fit's for the stable fit with ``size``
+        chosen, in the analysed image's cells when ``resolution`` is above 1).
+    gradient_scales : "auto" or tuple of float, optional
         Gradients of the ``"hist"`` and ``"fskde"`` groups: 0 the paper's central differences,
         s > 0 Gaussian derivatives of σ = s px. ``"auto"``: (0,) (measured: scales 1, 2, 4 did
         worse, :data:`.defaults.AUTO_GRADIENT_SCALES`).
-    bank_bins : int
+    bank_bins : int, optional
         Bins per filter of the ``"bank"`` group (their ranges are measured on the image).
     weights : dict, optional
         Weight per group, e.g. ``{"fskde": 1.0}``; default :func:`.defaults.auto_weights` with
         ``features="auto"``, else :data:`DEFAULT_WEIGHTS`.
-    method : {"auto", "stable", "kmeans", "nmf"}
+    method : {"auto", "stable", "kmeans", "nmf"}, optional
         How the pure texture features are fitted: ``"stable"`` k-means on the samples away
         from texture boundaries (:func:`.unmixing.fit_stable_endmembers`), ``"kmeans"`` /
         ``"nmf"`` on every sample (:func:`.unmixing.fit_endmembers`), ``"auto"`` the stable
         fit for windows wider than the paper's σ = 6, k-means at σ = 6 (the rule of
         :mod:`xfskde.segmentation.defaults`).
-    resolution : "auto" or int
+    resolution : "auto" or int, optional
         The features of coarse textures are computed on the image averaged over cells of
         ``resolution`` × ``resolution`` pixels (the window and stride then in cells), and each
         cell's label given to its pixels. ``"auto"``: ⌊λ / 4⌋ at most ⌊σ / 8⌋ when the
         window size is chosen too (:func:`.defaults.auto_resolution`), else 1 (every pixel).
-    sample : int
+    sample : int, optional
         Pixels sampled (from at most 16 random cells of the image's own grid, whatever its
         chunks) to fit the pure features.
-    seed : int
+    seed : int, optional
         Seed of the sampling and of the fit.
     chunks : int, optional
-        Block side for the computation; NumPy inputs default to 512, Dask inputs keep theirs
-        unless they are over 1024 on a side (split to about 512: a block's feature planes cost
+        Block side for the computation; NumPy inputs default to 512 (1024 for images of
+        64 Mpx, 8192², or more: :func:`feature_chunk`), Dask inputs keep theirs unless they
+        are over 1024 on a side (then cut as NumPy inputs are: a block's feature planes cost
         memory, and one large block is one thread). Neither the fit nor the labels depend on
         it.
     model : TextureModel, optional
-        Use these fitted pure features instead of fitting.
-    return_model : bool
+        Use these fitted pure features instead of fitting. The labels then follow the model's
+        own settings: ``features`` through ``seed`` (the signature's order) and ``metric``
+        are not read (given with a model, they are ignored without a word).
+    return_model : bool, optional
         Also return the :class:`TextureModel`.
     mask : "auto", path, array or DataArray, optional
         The foreground to segment (:mod:`xfskde.masks`: ``"auto"`` finds tissue or signal, a
@@ -3145,7 +3182,7 @@ def segment(
         are missing pixels to the fit and to the labels (they vote for nothing; the windows
         are renormalised to the foreground, so what lies outside changes nothing inside) and
         get the label :data:`BACKGROUND`.
-    nodata : "auto", number or None
+    nodata : "auto", number or None, optional
         The value that marks missing pixels (a pixel whose every channel equals it): ``"auto"``
         reads it from a DataArray's metadata as :func:`xfskde.local_fskde` does, None uses every
         pixel. Missing pixels, and pixels with a NaN channel, vote for no feature (nor do the
@@ -3153,11 +3190,11 @@ def segment(
         (or 32-bit integer) image holding a value far beyond its levels — a marker its
         metadata do not name, as -9999 in an image in [0, 1] — is refused, the value named
         (:func:`.defaults.data_bounds`).
-    match_levels : bool or "channels"
+    match_levels : bool or "channels", optional
         With ``model``: map the image's black and white levels onto the model's first
         (:meth:`TextureModel.predict`), for an image of another exposure or stain intensity;
         ``"channels"``: each channel's onto the same channel's, for fluorescence.
-    metric : {"auto", "within", "euclidean"}
+    metric : {"auto", "within", "euclidean"}, optional
         The metric of the least-squares unmixing: ``"euclidean"`` the paper's; ``"within"``
         the textures' within-texture covariance, estimated on the fit's sample
         (:func:`.unmixing.fit_within_metric`: directions in which a texture's features vary

@@ -126,7 +126,20 @@ def same_fit(fitted: TextureModel, recorded: TextureModel) -> bool:
     (:meth:`.TextureModel.attrs`), numbers within ``_FIT_RTOL`` relative (``_FIT_ATOL``
     absolute near zero), lists of them within ``_FIT_RTOL`` of their largest magnitude, text
     with its numbers compared alike and within a unit of the last digit written (the choices
-    round their figures: ``log |W| -323.479``), the rest exactly."""
+    round their figures: ``log |W| -323.479``), the rest exactly.
+
+    Parameters
+    ----------
+    fitted : TextureModel
+        The model fitted now.
+    recorded : TextureModel
+        The model a store records (its lists' tolerance is taken from ``fitted``'s magnitudes).
+
+    Returns
+    -------
+    bool
+        True when the two have the same attrs and every one is alike as above.
+    """
     a, b = fitted.attrs(), recorded.attrs()
     return a.keys() == b.keys() and all(_alike(a[key], b[key]) for key in a)
 

@@ -214,12 +214,12 @@ def fit_endmembers(
         Feature vectors of sampled pixels.
     n_textures : int
         Number m of textures.
-    method : {"nmf", "kmeans"}
+    method : {"nmf", "kmeans"}, optional
         ``"nmf"``: :class:`sklearn.decomposition.NMF` (Frobenius loss, NNDSVDa start), X ≈ W H
         with the rows of H as endmembers, each rescaled so that the abundances W·diag(s) sum to
         one in the least-squares sense. ``"kmeans"``: the centres of
         :class:`sklearn.cluster.KMeans` (pure pixels dominate when regions are large).
-    seed : int
+    seed : int, optional
         Random state of the estimator.
 
     Returns
@@ -256,7 +256,18 @@ def _fit(X: np.ndarray, n_textures: int, method: str, seed: int) -> np.ndarray:
 
 def stable_samples(change: np.ndarray) -> np.ndarray:
     """The samples that see one texture across their window: those whose features change at
-    most the median ``change`` across them (a boolean mask)."""
+    most the median ``change`` across them (a boolean mask).
+
+    Parameters
+    ----------
+    change : numpy.ndarray, shape (n,)
+        How much each sample's features change across it.
+
+    Returns
+    -------
+    numpy.ndarray of bool, shape (n,)
+        True at the samples whose change is at most the median (none when a change is NaN).
+    """
     change = np.asarray(change, dtype=np.float64)
     return change <= np.median(change)
 
@@ -288,14 +299,19 @@ def fit_stable_endmembers(
     Parameters
     ----------
     samples : numpy.ndarray, shape (n, D)
+        The sampled feature vectors.
     change : numpy.ndarray, shape (n,)
         How much each sample's features change across it (any non-negative measure).
     n_textures : int
-    seed : int
+        m, the number of textures (clusters).
+    seed : int, optional
+        Random state of the k-means; 0 by default.
 
     Returns
     -------
     numpy.ndarray, shape (m, D), float64
+        The endmembers, one row per texture (all the samples' mean for a cluster left
+        empty). Fewer stable samples than ``n_textures``: clustered from every sample.
     """
     X = np.asarray(samples, dtype=np.float64)
     stable = X[stable_samples(change)]
@@ -348,10 +364,14 @@ def fit_within_metric(
     change : numpy.ndarray, shape (n,), or None
         How much each sample's features change across it (:func:`stable_samples`).
     endmembers : numpy.ndarray, shape (m, D)
-    axes : int
-        Principal axes the metric is estimated in (at most the stable samples' rank).
-    shrinkage : float in [0, 1]
-    seed : int
+        The endmembers E (the start's texture labels and means).
+    axes : int, optional
+        Principal axes the metric is estimated in (at most the stable samples' rank);
+        :data:`METRIC_AXES` (30) by default.
+    shrinkage : float in [0, 1], optional
+        How far W's eigenvalues are drawn toward their mean; :data:`METRIC_SHRINKAGE` (0.1) by
+        default.
+    seed : int, optional
         Random state of the mixture (its start is given: it only breaks ties).
 
     Returns
@@ -466,13 +486,17 @@ def refine_by_labels(
     samples : numpy.ndarray, shape (n, D)
         Every sampled feature vector, scaled as the endmembers are.
     endmembers : numpy.ndarray, shape (m, D)
+        The start's endmembers E.
     vectors : numpy.ndarray, shape (m, D)
         The unmixing vectors ``E M`` of the start (:func:`fit_within_metric`).
-    rounds : int
-        At most this many re-estimates.
-    axes : int
-        Principal axes of all the samples the covariance is estimated in.
-    shrinkage : float in [0, 1]
+    rounds : int, optional
+        At most this many re-estimates; :data:`REFINE_ROUNDS` (5) by default.
+    axes : int, optional
+        Principal axes of all the samples the covariance is estimated in; :data:`METRIC_AXES`
+        (30) by default.
+    shrinkage : float in [0, 1], optional
+        How far W's eigenvalues are drawn toward their mean; :data:`METRIC_SHRINKAGE` (0.1) by
+        default.
 
     Returns
     -------
@@ -628,14 +652,18 @@ def resplit_closest(
     Parameters
     ----------
     samples : numpy.ndarray, shape (n, D)
+        Every sampled feature vector, scaled as the endmembers are.
     endmembers, vectors : numpy.ndarray, shape (m, D)
         The refined endmembers and unmixing vectors (:func:`refine_by_labels`).
-    axes : int
-        Principal axes of all the samples W is estimated in.
-    shrinkage : float in [0, 1]
-    seed : int
+    axes : int, optional
+        Principal axes of all the samples W is estimated in; :data:`METRIC_AXES` (30) by
+        default.
+    shrinkage : float in [0, 1], optional
+        How far W's eigenvalues are drawn toward their mean; :data:`METRIC_SHRINKAGE` (0.1) by
+        default.
+    seed : int, optional
         Random state of the splits.
-    rounds : int
+    rounds : int, optional
         At most this many re-splits kept, one after the other.
 
     Returns
@@ -770,7 +798,10 @@ def abundances(
     Parameters
     ----------
     features : numpy.ndarray, shape (..., D)
+        The pixels' features (a NumPy array: its ``shape`` is read), scaled as the endmembers
+        are.
     endmembers : numpy.ndarray, shape (m, D)
+        The pure textures' features E, m at most :data:`MAX_TEXTURES`.
     vectors : numpy.ndarray, shape (m, D), optional
         The unmixing vectors ``E M`` of a metric M (:func:`fit_within_metric`); default the
         Euclidean metric (``E``).
@@ -778,7 +809,13 @@ def abundances(
     Returns
     -------
     numpy.ndarray, shape (..., m), float32
-        Non-negative, summing to one along the last axis.
+        Non-negative, summing to one along the last axis; 0 for every texture at a pixel
+        whose features hold a NaN.
+
+    Raises
+    ------
+    ValueError
+        When there are more than :data:`MAX_TEXTURES` endmembers.
     """
     E = np.asarray(endmembers, dtype=np.float64)
     V = E if vectors is None else np.asarray(vectors, dtype=np.float64)
@@ -790,7 +827,21 @@ def abundances(
 
 def unmixing_gram(endmembers: np.ndarray, vectors: np.ndarray | None = None) -> np.ndarray:
     """The Gram matrix ``E M Eᵀ = V Eᵀ`` of the unmixing (symmetric: ``E Eᵀ`` without a
-    metric)."""
+    metric).
+
+    Parameters
+    ----------
+    endmembers : numpy.ndarray, shape (m, D)
+        The endmembers E.
+    vectors : numpy.ndarray, shape (m, D), optional
+        The unmixing vectors ``V = E M`` (:func:`fit_within_metric`); None (the default): the
+        Euclidean metric.
+
+    Returns
+    -------
+    numpy.ndarray, shape (m, m), float64
+        The Gram matrix, symmetrised (``(V Eᵀ + E Vᵀ) / 2``) with a metric.
+    """
     E = np.asarray(endmembers, dtype=np.float64)
     if vectors is None:
         return E @ E.T
