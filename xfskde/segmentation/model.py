@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import inspect
 import json
 import math
 import numbers
@@ -3045,6 +3046,35 @@ def _auto_size(
     return _equivalent_size(window, sigma), needed
 
 
+#: The settings of :func:`segment` that are the fit's: with ``model=`` they are the model's.
+_FIT_SETTINGS = ("features", "window", "size", "color_bins", "color_ranges", "angle_bins",
+                 "n_coefficients", "stride", "gradient_scales", "bank_bins", "weights", "method",
+                 "resolution", "sample", "seed", "metric")  # fmt: skip
+
+
+def _refuse_fit_settings(given: dict[str, Any]) -> None:
+    """Refuse settings of the fit (:data:`_FIT_SETTINGS`) given to :func:`segment` beside a
+    ``model``, other than their defaults: the labels follow the model's own, and a ``size``
+    or ``seed`` passed with it was ignored without a word."""
+    defaults = inspect.signature(segment).parameters
+    other = [f"{name}={given[name]!r}" for name in _FIT_SETTINGS
+             if given[name] is not defaults[name].default
+             and not _same_setting(given[name], defaults[name].default)]  # fmt: skip
+    if other:
+        raise ParameterError(
+            f"{', '.join(other)} cannot be given with model=: the fit's settings are the "
+            "model's (drop them, or drop model= to fit a new model)"
+        )
+
+
+def _same_setting(value: Any, default: Any) -> bool:
+    """Whether a setting given equals its default (a tuple for a list, 6 for 6.0)."""
+    try:
+        return bool(value == default) if not isinstance(value, list) else tuple(value) == default
+    except (TypeError, ValueError):
+        return False
+
+
 @_checks_pixel_aspect("segmentation")
 def segment(
     image: Any,
@@ -3171,7 +3201,7 @@ def segment(
     model : TextureModel, optional
         Use these fitted pure features instead of fitting. The labels then follow the model's
         own settings: ``features`` through ``seed`` (the signature's order) and ``metric``
-        are not read (given with a model, they are ignored without a word).
+        are the fit's, and one given other than its default beside a model is refused.
     return_model : bool, optional
         Also return the :class:`TextureModel`.
     mask : "auto", path, array or DataArray, optional
@@ -3221,6 +3251,8 @@ def segment(
             "match_levels maps the image's levels onto those of a given model: pass model= (a "
             "model fitted on this image has its levels already)"
         )
+    if model is not None:
+        _refuse_fit_settings(locals())
     mask = _made_once(image, mask, chunks, nodata)
     if model is None:
         model = fit_textures(
