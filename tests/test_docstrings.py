@@ -52,14 +52,10 @@ def test_docstring_examples_run(name, tmp_path, monkeypatch):
 # public function, method and property of every one documents each of its parameters once, in
 # the signature's order, every entry one line with a description, found by reading the package
 # so that a new module is checked without a list. io._location is private but rendered through
-# xfskde.io (Location, locate), and its other functions are held to the same.
-NOT_YET = {
-    # modules whose docstrings are being rewritten with their code (see DOCUMENTED_CALLABLES for
-    # what of them is held already); each is checked again once it leaves this list
-    "masks": "background_blocks, mask_samples and resolve_mask name no parameters",
-}
+# xfskde.io (Location, locate), and its other functions are held to the same, as are the
+# sections of each (below).
 PUBLIC = [name for name in EXPORTING if not any(part.startswith("_") for part in name.split("."))]
-STRICT = sorted({name for name in PUBLIC if name not in NOT_YET} | {"io._location"})
+STRICT = sorted({*PUBLIC, "io._location"})
 
 
 def test_the_public_modules_are_checked():
@@ -67,20 +63,10 @@ def test_the_public_modules_are_checked():
     modules, the plots and the data sets are there, and what is left out is public."""
     assert {"kernel", "density", "canonical", "descriptors", "plot", "local", "io"} <= set(STRICT)
     assert {"datasets.synthetic", "experiments.patches", "metrics", "gradients"} <= set(STRICT)
-    assert set(NOT_YET) <= set(PUBLIC) and set(NOT_YET_SECTIONS) <= set(STRICT)
-    assert {"plot", "canonical", "descriptors", "datasets.mosaics"} <= set(SECTIONED)
+    assert {"masks", "io.images", "segmentation.model", "lazy"} <= set(STRICT)
     assert "commands.maps" not in EXPORTING and "_grid" in EXPORTING
 
 
-# and the modules of STRICT whose functions also mark every parameter that has a default as
-# optional and say what they return are all but these (checked once they leave this list)
-NOT_YET_SECTIONS = {
-    "io.images": "open_image's defaults not marked optional; one function has no Returns",
-}
-SECTIONED = [name for name in STRICT if name not in NOT_YET_SECTIONS]
-# and these functions and methods of modules not yet documented whole (none now: a module
-# of NOT_YET may name here what of it is held already)
-DOCUMENTED_CALLABLES: dict[str, list[str]] = {}
 SECTION = re.compile(
     r"^(Parameters|Other Parameters)\n-{3,}\n(.*?)(?=\n\n\S[^\n]*\n-{3,}\n|\Z)", re.S | re.M
 )
@@ -217,22 +203,11 @@ def test_every_parameter_is_documented(module):
         _check_parameters(f"xfskde.{module}.{name}", function)
 
 
-@pytest.mark.parametrize("module", SECTIONED)
+@pytest.mark.parametrize("module", STRICT)
 def test_every_function_marks_its_defaults_and_says_what_it_returns(module):
     mod = importlib.import_module(f"xfskde.{module}")
     for name, function in _callables(mod):
         _check_sections(f"xfskde.{module}.{name}", function)
-
-
-@pytest.mark.parametrize("module", sorted(DOCUMENTED_CALLABLES))
-def test_every_parameter_of_these_is_documented(module):
-    mod = importlib.import_module(f"xfskde.{module}")
-    for name in DOCUMENTED_CALLABLES[module]:
-        obj = mod
-        for part in name.split("."):
-            obj = getattr(obj, part)
-        _check_parameters(f"xfskde.{module}.{name}", obj)
-        _check_entries(f"xfskde.{module}.{name}", inspect.getdoc(obj) or "")
 
 
 @pytest.mark.parametrize("module", STRICT)

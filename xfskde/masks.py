@@ -727,37 +727,61 @@ def tissue_mask(
         NumPy or Dask ``(y, x)`` or ``(y, x, c)`` array, is block-averaged in memory down to
         ``max_side``). A DataArray's spatial dims are read as the image functions read them
         (:func:`xfskde._labels.image_dims`: ``(lat, lon)`` too); the mask's are ``y, x``.
-    method : {"auto", "brightfield", "fluorescence", "nonzero"}
-        See the module docstring.
+    method : {"auto", "brightfield", "fluorescence", "nonzero"}, optional
+        How foreground is told from background (the module docstring); default ``"auto"``.
     level : int, optional
-        The pyramid level to compute the mask on; default: the finest level whose longer side
-        is at most ``max_side`` pixels.
-    max_side : int
-        The largest side the mask is computed at (default 2048).
-    min_fraction : float
-        Objects and holes smaller than this fraction of the mask's area are dropped and filled.
-    margin : int
-        Mask pixels the foreground is grown by.
+        The pyramid level of the file to compute the mask on; default: the finest level whose
+        longer side is at most ``max_side`` pixels, else the coarsest. Used only where the
+        mask is read from a file (a path or URL, or a DataArray read whole from one); an
+        array, or a DataArray that is not a whole level of its file, is block-averaged down
+        to ``max_side`` whatever ``level`` says.
+    max_side : int, optional
+        The longest side, in pixels, of the mask: the level read (or the image given) is
+        block-averaged by the smallest whole factor that brings its longer side to at most
+        this; default :data:`MAX_SIDE` (2048).
+    min_fraction : float, optional
+        Objects and holes (8-connected) of fewer than ``max(1, int(min_fraction * my * mx))``
+        mask pixels are dropped and filled, before the foreground is grown; default 1e-4.
+    margin : int, optional
+        The radius, in mask pixels, of the disk the foreground is grown by (dilated with);
+        0 leaves it as found; default :data:`MARGIN` (2).
     storage_options : dict, optional
-        Options of a URL's filesystem.
+        Options of a URL's filesystem (as :func:`xfskde.open_image` takes them); default none.
 
     Returns
     -------
     xarray.DataArray
-        Boolean ``(y, x)``, True on the foreground, with the level's coordinates (µm when the
-        image records its pixel size) and attrs ``method`` (the one used), ``method_asked``
-        (``"auto"`` or the method given), ``threshold`` (for brightfield:
-        the saturation above which a pixel is tissue, or the darkness; NaN where
-        there is no glass; for fluorescence, each channel's, in the image's units, with its
-        ``background_level`` and ``background_noise``: 0 for an outside cleared to 0),
-        ``measure`` (``"saturation"`` or
-        ``"darkness"``, for brightfield), ``source``, ``source_level`` and ``mask_of`` (the
-        full-resolution shape it covers, when known).
+        Boolean, dims ``(y, x)``, named ``"tissue_mask"``, at most ``max_side`` on a side,
+        True on the foreground, with the ``y``/``x`` coordinates, if any, of the level (or
+        image) it was computed on, averaged over its cells (µm when the image records its
+        pixel size; a GeoTIFF's CRS coordinates, and its scalar CRS coord), and attrs
+        ``method`` (the one used), ``method_asked`` (``"auto"`` or the method given),
+        ``threshold`` (for brightfield: the saturation above which a pixel is tissue, or the
+        darkness, ``measure`` saying which; NaN where there is no glass; for fluorescence, a
+        list of each channel's, in the image's units, with the lists ``background_level``
+        and ``background_noise``: 0 for an outside cleared to 0; NaN for nonzero),
+        ``source`` (the file, or ``"array"``),
+        ``source_level`` (the level read), ``mask_of`` (the ``[rows, columns]`` of the full
+        resolution image it covers: level 0 of a file, or the image given) and
+        ``long_name``.
 
     Raises
     ------
     ParameterError
-        For an unknown ``method`` or non-positive ``max_side``, ``margin`` < 0.
+        For an unknown ``method``, a ``max_side`` that is not a positive int, a ``margin``
+        that is not an int >= 0, or a ``level`` the file does not have.
+    FileNotFoundError, ImageReadError, DimensionError
+        For an image that :func:`xfskde.open_image` cannot open (a missing path, a format it
+        does not read, an array whose dims cannot be told from its shape).
+
+    Warns
+    -----
+    MaskWarning
+        Where ``"auto"`` may have chosen the wrong method: it took an image without a CRS
+        for data (``"nonzero"``) and all of it is foreground, or took it for a slide
+        (``"brightfield"``), found no glass, and at least :data:`DARK_SHARE` of what it took
+        for tissue is a dark background far from any signal (:func:`_dark_share`). Both
+        name ``"fluorescence"``.
     """
     _check_choice("method", method, METHODS)
     asked = method
@@ -858,6 +882,54 @@ def resolve_mask(
     mask may name its dims as the image does, in either order. With ``classes``, a mask
     image or array is a label image, its foreground the pixels of those labels
     (:func:`_of_label_classes`: ``["40"]``, ``["texture 2"]``).
+
+    Parameters
+    ----------
+    mask : None, str, path, URL, PIL picture, mapping, array, DataArray or nested list
+        The mask, in any of the forms above; ``None`` or ``"none"`` for no mask.
+    image : xarray.DataArray
+        The image the mask is for, as :func:`xfskde.open_image` gives it: a method computes
+        the mask on it, and any other mask is placed on its extent (by coordinates, or by
+        position: the module docstring) and reprojected into its CRS.
+    margin : int, optional
+        The ``margin`` of :func:`tissue_mask`, in mask pixels, where ``mask`` names a method;
+        a mask given as a file, picture, polygons or array is taken as it is (never grown);
+        default :data:`MARGIN` (2).
+    classes : sequence of str, optional
+        The classes whose regions (of polygons) or labels (of a label image: ``"40"``,
+        ``"texture 2"``) are the foreground; a list, even of one (``["40"]``). Default: every
+        region, and every non-zero pixel.
+
+    Returns
+    -------
+    xarray.DataArray or None
+        None for no mask. Else boolean, dims ``(y, x)``, True on the foreground: the
+        :func:`tissue_mask` of the image for a method; any other mask cut to the image's
+        extent and in its order, with the mask's own ``y``/``x`` coordinates where it has
+        them (a mask in another CRS reprojected onto the image's grid, coarsened to at most
+        :data:`MAX_SIDE` on a side, recording ``reprojected_from``), the attrs of the mask it
+        was read from (a file's ``source`` and ``source_version``) and, with ``classes``,
+        ``classes``. Its shape is the image's at one scale, not necessarily the image's.
+
+    Raises
+    ------
+    ParameterError
+        For ``classes`` without a mask that has classes (None, ``"none"`` or a method), or
+        naming a class the mask does not hold, or on a mask of fractions or of several
+        channels; a list that is not rows of equal length of numbers; a file that holds
+        several label images; a mask of another aspect than the image, one whose
+        coordinates do not cover the image, are in another unit or in a CRS it cannot be
+        reprojected from; a mask made by :func:`tissue_mask` for another extent where either
+        has no coordinates; polygons :func:`xfskde.io.geojson.polygon_mask` refuses; and what
+        :func:`tissue_mask` refuses (a negative ``margin``).
+    DimensionError
+        For an array mask that is not 2-D, or a DataArray mask without ``y`` and ``x`` dims
+        (or the image's spatial dims).
+    FileNotFoundError
+        For a path that does not exist (a misspelled method is taken for a path: the message
+        lists the methods).
+    ImageReadError
+        For a mask file that cannot be read as an image.
     """
     if classes is not None and (
         mask is None or (isinstance(mask, str) and mask in (*METHODS, "none"))
@@ -1386,7 +1458,23 @@ def background_blocks(
 ) -> Callable[[tuple[int, int], tuple[int, int]], bool]:
     """The ``skip`` of :func:`xfskde.lazy.map_haloed`: True for a block of an image of
     ``image_shape`` that no foreground pixel of ``mask`` touches (O(1) per block, by a summed
-    area table of the mask: :class:`xfskde._grid.MaskFootprint`)."""
+    area table of the mask: :class:`xfskde._grid.MaskFootprint`).
+
+    Parameters
+    ----------
+    mask : xarray.DataArray
+        A 2-D mask (as :func:`resolve_mask` gives it) covering the image's extent at any
+        resolution; its values are read as booleans (any non-zero, NaN too, is foreground).
+    image_shape : (int, int)
+        The ``(ny, nx)`` of the image, in pixels.
+
+    Returns
+    -------
+    callable
+        ``skip(rows, cols)``, for half-open ``(start, stop)`` pixel ranges of the image: True
+        where no mask pixel covering any of those pixels is foreground. Ranges beyond the
+        image are clipped to it.
+    """
     return MaskFootprint(np.asarray(mask.values, bool), image_shape).background
 
 
@@ -1404,7 +1492,28 @@ def mask_samples(
     """The mask at every sample of a lazy ``(ny, nx, ...)`` result of a stride grid (samples at
     pixels ``i * stride + sample_offset(stride)``), chunked as the result (trailing dims of
     length 1, to broadcast). The small mask travels once, as one dependency of the tasks, not
-    inside each of them."""
+    inside each of them.
+
+    Parameters
+    ----------
+    mask : xarray.DataArray
+        A 2-D mask (as :func:`resolve_mask` gives it) covering the image's extent at any
+        resolution; its values are read as booleans.
+    result : dask.array.Array
+        The lazy result on the stride grid, its first two dims the samples' rows and
+        columns; only its chunks are used.
+    image_shape : (int, int)
+        The ``(ny, nx)`` of the image, in pixels.
+    stride : int
+        The sampling step of the grid, in pixels (>= 1).
+
+    Returns
+    -------
+    dask.array.Array
+        Boolean, of ``result``'s first two dims and chunks, then a dim of length 1 for each
+        further dim of ``result``: True where the mask pixel under the sample's pixel (its
+        centre) is foreground (:func:`xfskde._grid.mask_at_samples`).
+    """
     shared = dask.delayed(np.asarray(mask.values, bool), pure=True)
     return da.map_blocks(
         _lookup, result, shared, image_shape, stride,

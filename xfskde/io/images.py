@@ -2470,12 +2470,16 @@ def _alpha_dropped(
 
 
 class ImageLevel(NamedTuple):
-    """One pyramid level of an image, as :func:`image_levels` describes it."""
+    """One pyramid level of an image, as :func:`image_levels` describes it: what
+    :func:`open_image` reads at that level, but of every plane and channel (a stack's ``z``
+    whole, where ``open_image`` reads the one ``plane`` names)."""
 
     #: the level's shape, in the image's own dims
     shape: tuple[int, ...]
-    #: its dims (``y``, ``x`` and a colour dim; other length-1 dims under their own names)
+    #: its dims, in the source's order: ``y``, ``x``, a colour dim, and any other axis (a
+    #: stack's ``z`` or ``t``, of any length) under its own name
     dims: tuple[str, ...]
+    #: the dtype :func:`open_image` gives (float32 where transparent or masked pixels are NaN)
     dtype: np.dtype
     #: the native (rows, columns) of a tile, strip or chunk: what one read gives
     tile: tuple[int, int]
@@ -2522,11 +2526,19 @@ def image_levels(
     source : path or URL
         As :func:`open_image` takes it.
     storage_options : dict, optional
-        Options of a URL's filesystem.
-    series : int or str
-        The image of a TIFF that holds several (as :func:`open_image` takes it).
+        Options of a URL's filesystem; refused with a local path.
+    series : int or str, optional
+        The image of a file that holds several (a TIFF, a bioformats2raw OME-Zarr): its
+        index (negative counts from the end) or its name, as :func:`open_image` takes it;
+        default 0, the first (the only one any other file may be given).
     dims : sequence of str, optional
         The names of an unlabelled source's axes (as :func:`open_image` takes them).
+
+    Returns
+    -------
+    list of ImageLevel
+        One per pyramid level, in the order ``level=`` numbers them: level 0, the full
+        resolution, first (one only for a file without a pyramid).
 
     Raises
     ------
@@ -2776,10 +2788,12 @@ def open_image(
         ``file://``): a relative path is made absolute here, so that workers started in
         another directory read the same file; remote TIFFs are read by byte ranges, tile by
         tile, inside the tasks. A DataArray is returned as it is (rechunked with ``chunks``
-        when given).
-    level : int
-        Pyramid level of a multiscale TIFF or OME-Zarr image (0 = full resolution); a
-        DataArray is one level (another is refused).
+        when given, indexed with ``plane``, averaged with ``mpp``), an
+        :class:`xarray.Dataset` refused.
+    level : int, optional
+        Pyramid level of a multiscale TIFF, OME-Zarr or GDAL image (0 = full resolution, the
+        default); an array, a DataArray, a picture or a file without a pyramid has level 0
+        only (another is refused).
     mpp : float, optional
         Instead of ``level``: the pixel size wanted, in µm (micrometres per pixel). Of every
         level, read as it is or averaged over f × f cells of its pixels (f whole), the pixel
@@ -2797,18 +2811,19 @@ def open_image(
         (µm, nm, ...), and it is averaged alike.
     chunks : int or dict, optional
         Target Dask chunk side in pixels, an int or ``{"y": rows, "x": columns}`` (default
-        :data:`xfskde.lazy.DEFAULT_CHUNK`, 2048). Chunks are planned by
-        :func:`xfskde.lazy.plan_chunks`: a multiple of the file's tiles (or Zarr / Dask
-        chunks) near the target, so that every task reads whole tiles. The colour dim is one
-        chunk.
-    halo, stride : int
+        :data:`xfskde.lazy.DEFAULT_CHUNK`, 2048, also for the key a dict leaves out; other
+        keys are not read). Chunks are planned by :func:`xfskde.lazy.plan_chunks`: a
+        multiple of the file's tiles (or Zarr / Dask chunks) near the target, so that every
+        task reads whole tiles. The colour dim is one chunk.
+    halo, stride : int, optional
         The halo and the stride of the computation the image is opened for (e.g.
         ``Window.depth`` and ``stride`` of a local FS-KDE; default 0 and 1): the planned
         chunks are then also multiples of the stride, so that strided results come in regular
         chunks, and at least as large as the halo, so that no chunk is merged later.
     storage_options : dict, optional
         Options of the fsspec filesystem of a URL (``{"endpoint_url": ..., "anon": True}``,
-        credentials); refused with a local path.
+        credentials); refused with a local path, not used for an array, DataArray, picture
+        or Zarr object.
     plane : dict or str, optional
         For images with axes beyond y, x and colour — a z-stack, a time series, an OME-Zarr
         image's ``t`` and ``z`` — the plane to read: ``{"z": 12}``, ``{"t": 0, "z": -1}`` (an
@@ -2817,11 +2832,13 @@ def open_image(
         of more than one plane must be named; only the chosen plane is read (each task reads
         its blocks of that plane, not the stack). Recorded as ``attrs["source_plane"]``
         (``"z=12"``). A DataArray is indexed alike (``.isel``).
-    series : int or str
-        The image of a TIFF that holds several (a multi-scene OME-TIFF, the labels of an
-        OME-TIFF written by ``xfskde segment``): its index, or its name (the OME ``Name``,
-        e.g. ``"labels/textures"``); default the first. Another than the first is recorded as
-        ``attrs["source_series"]`` (its index). ``xfskde info`` lists a file's series.
+    series : int or str, optional
+        The image of a file that holds several (a multi-scene OME-TIFF, the labels of an
+        OME-TIFF written by ``xfskde segment``, a bioformats2raw OME-Zarr): its index
+        (negative counts from the end), or its name (the OME ``Name``, e.g.
+        ``"labels/textures"``); default 0, the first, the only one another source may be
+        given. Another than the first is recorded as ``attrs["source_series"]`` (its index).
+        ``xfskde info`` lists a file's series.
     dims : sequence of str, optional
         The names of the axes of a source that records none — a NumPy or Dask array, an
         ``.npy`` file, a Zarr array without ``dimension_names`` — in its order, ``y`` and
@@ -2832,19 +2849,22 @@ def open_image(
         stack?). Names that differ from those a source records (a TIFF's axes, a DataArray's
         or a Zarr array's dims) are refused. Recorded as ``attrs["source_axes"]``
         (``"c y x"``).
-    channels : sequence of str or int, optional
-        The channels to read, in this order: by name where the image names them (an
-        OME-TIFF's or OME-Zarr's channel names, a GeoTIFF's band descriptions: ``["DAPI",
-        "CD3"]``, ``["B04", "B03", "B02"]``) or by index (``[0, 2]``; a string of digits that
-        names no channel is an index). Only those are read. Recorded as
-        ``attrs["source_channels"]`` (JSON: the names, or the indices of unnamed channels), so
-        that a mask found on the file's low resolution reads the same channels.
+    channels : sequence of str or int, str or int, optional
+        The channels to read (one, or several), in this order, each once: by name where the
+        image names them (an OME-TIFF's or OME-Zarr's channel names, a GeoTIFF's band
+        descriptions: ``["DAPI", "CD3"]``, ``["B04", "B03", "B02"]``) or by index (``[0,
+        2]``; a string of digits that names no channel is an index). Only those are read.
+        Recorded as ``attrs["source_channels"]`` (JSON: the names, or the indices of unnamed
+        channels), so that a mask found on the file's low resolution reads the same
+        channels.
 
     Returns
     -------
     xarray.DataArray
-        Dask-backed; the pixels of files are read inside the tasks. Dims are those of the
-        source, in its order (``("c", "y", "x")`` for a planar TIFF or array). An image that
+        Dask-backed (a DataArray given keeps its own backing, NumPy or Dask, unless
+        ``chunks`` is given); the pixels of files are read inside the tasks. Dims are those
+        of the source, in its order, less the axes ``plane`` selects along (``("c", "y",
+        "x")`` for a planar TIFF or array). An image that
         records its pixel size — OME-TIFF (``PhysicalSizeX/Y``), Aperio SVS (``MPP``), ImageJ
         TIFFs, resolution tags in centimetres, millimetres or micrometres (not inches: a
         photograph's "dpi" is a printing hint), OME-Zarr (its scale and translation) — gets
@@ -2870,16 +2890,20 @@ def open_image(
         For formats, files or layouts it cannot read, with what to do instead (an axis of
         several planes that ``plane`` does not name among them).
     DimensionError
-        For an unlabelled array whose dims cannot be told from its shape (pass ``dims``).
+        For an unlabelled array whose dims cannot be told from its shape (pass ``dims``), or
+        an :class:`xarray.Dataset` (pass one of its variables).
     StoreIncompleteError
         For a store xfskde is writing, or whose write did not finish, with blocks not yet
         written (they would read as 0: a labels store as background, a mask as no foreground).
     ParameterError
-        For a ``level`` the image does not have, ``mpp`` with ``level`` or for an image that
-        records no pixel size, ``channels`` of an image without a colour dim, or naming a
-        channel it does not have (the message lists those it has), ``chunks`` that are not
-        positive, a ``plane`` that names no axis of the image beyond y, x and colour or an
-        index out of its range, or a
+        For a ``level`` the image does not have, ``mpp`` with ``level``, not positive, for an
+        image that records no pixel size or that no reading comes within
+        :data:`MPP_LIMIT` of, ``channels`` of an image without a colour dim, naming a
+        channel it does not have (the message lists those it has), one twice, a name that
+        several channels share, or none, ``chunks`` that are not positive, a ``plane`` that
+        is not a mapping or ``"AXIS=INDEX"`` text, that names no axis of the image beyond y,
+        x and colour or an index out of its range, ``storage_options`` with a local path,
+        or a
         ``series`` the TIFF does not have (or given for another format), or ``dims`` that do
         not name each axis once, ``y`` and ``x`` among them, or differ from the source's own.
     """
