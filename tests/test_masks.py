@@ -1122,3 +1122,20 @@ def test_a_mask_file_is_recorded_by_its_absolute_path_however_it_was_named(tmp_p
     other = xfskde.local_fskde(image.chunk(32), **params, mask="mask.png")
     with pytest.raises(StoreParametersError, match=r"with the mask .*a/mask\.png, not .*b/mask"):
         xfskde.write_coefficients(other, store, resume=True)
+
+
+def test_one_class_given_as_a_string_or_a_number_is_that_class_not_its_characters():
+    """``classes="40"`` was taken as the sequence of its characters: the labels 4 and 0 —
+    the background among them — were the foreground, and 40 was not. One class may now be
+    given alone, as its name or its number; numbers in a list are their names."""
+    labels = np.zeros((8, 8), np.uint8)
+    labels[:4, :4], labels[4:, 4:] = 40, 4
+    image = xr.DataArray(np.zeros((8, 8), np.float32), dims=("y", "x"))
+    expected = labels == 40
+    for classes in ("40", 40, np.uint8(40), ["40"], [40]):
+        np.testing.assert_array_equal(resolve_mask(labels, image, classes=classes).values,
+                                      expected)  # fmt: skip
+    both = resolve_mask(labels, image, classes=[40, "4"]).values
+    np.testing.assert_array_equal(both, labels > 0)
+    with pytest.raises(ParameterError, match=r"^classes are names or whole numbers .* got 4.5$"):
+        resolve_mask(labels, image, classes=[4.5])

@@ -64,6 +64,7 @@ pixels, takes it without: :data:`xfskde.segmentation.defaults.MASK_MARGIN`).
 from __future__ import annotations
 
 import math
+import numbers
 import os
 import re
 import warnings
@@ -862,7 +863,7 @@ def tissue_mask(
 
 
 def resolve_mask(
-    mask: Any, image: Any, margin: int = MARGIN, classes: Sequence[str] | None = None
+    mask: Any, image: Any, margin: int = MARGIN, classes: Sequence[str] | str | int | None = None
 ) -> xr.DataArray | None:
     """The mask a consumer was given, as a small boolean ``(y, x)`` DataArray (or None).
 
@@ -895,10 +896,10 @@ def resolve_mask(
         The ``margin`` of :func:`tissue_mask`, in mask pixels, where ``mask`` names a method;
         a mask given as a file, picture, polygons or array is taken as it is (never grown);
         default :data:`MARGIN` (2).
-    classes : sequence of str, optional
-        The classes whose regions (of polygons) or labels (of a label image: ``"40"``,
-        ``"texture 2"``) are the foreground; a list, even of one (``["40"]``). Default: every
-        region, and every non-zero pixel.
+    classes : str, int or sequence of them, optional
+        The classes whose regions (of polygons) or labels (of a label image: ``"40"`` or 40,
+        ``"texture 2"``) are the foreground: one, or a list. Default: every region, and every
+        non-zero pixel.
 
     Returns
     -------
@@ -931,6 +932,7 @@ def resolve_mask(
     ImageReadError
         For a mask file that cannot be read as an image.
     """
+    classes = _class_list(classes)
     if classes is not None and (
         mask is None or (isinstance(mask, str) and mask in (*METHODS, "none"))
     ):
@@ -1067,6 +1069,27 @@ def _reached_as_the_image(mask: Any, image: Any) -> Any:
         return mask
     where = locate_beside(mask, source)
     return where if where.storage_options else mask
+
+
+def _class_list(classes: Any) -> list[str] | None:
+    """``classes`` as a list of names: one name (``"40"``, ``"texture 2"``) or number (40)
+    as a list of it — a string was taken as the sequence of its characters, so ``"40"``
+    chose the labels 4 and 0, the background among them —, numbers as their names."""
+    if classes is None:
+        return None
+    if isinstance(classes, str | numbers.Integral):
+        classes = [classes]
+    named = []
+    for item in classes:
+        if isinstance(item, numbers.Integral) and not isinstance(item, bool):
+            item = str(int(item))
+        if not isinstance(item, str):
+            raise ParameterError(
+                f"classes are names or whole numbers ('40', 40, 'texture 2', 'forest'); got "
+                f"{item!r}"
+            )
+        named.append(item)
+    return named
 
 
 #: How a class of xfskde's labels is named (its regions' ``class``, its NGFF name).
