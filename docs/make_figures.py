@@ -1,11 +1,11 @@
-"""Regenerate every figure of the docs into docs/images/ (the paper's Figures 1, 2, 4–9 and more).
+"""Regenerate every figure of the docs into docs/images/ (the paper's Figures 1–5, 7–9 and more).
 
     python docs/make_figures.py                    # all figures (several minutes)
     python docs/make_figures.py --quick            # small Monte Carlo and experiment sizes
     python docs/make_figures.py --only fig1,fig2   # some of them
     python docs/make_figures.py --out /tmp/figs    # somewhere else
 
-Figures 5 and 6 compare a simulation of F1 canonicalization (eq. 8) under noise with the
+Figures 4 and 5 compare a simulation of F1 canonicalization (eq. 9) under noise with the
 expectation of Theorem 1 (section 4.2), computed by Monte Carlo in :func:`theorem1_expectation`.
 Figures 7 and 8 come from :func:`xfskde.experiments.patches.patches_experiment`, Figure 9 from
 :func:`xfskde.experiments.detection.detection_experiment`, both on their offline proxies.
@@ -43,7 +43,7 @@ from xfskde import plot
 
 IMAGES = Path(__file__).resolve().parent / "images"
 DPI = 72
-N_SAMPLES = 50  # angles per distribution in Figures 5 and 6
+N_SAMPLES = 50  # angles per distribution in Figures 4 and 5
 ORDER = 16  # their kernel order (untruncated, so Theorem 1's sum over k = -K..K is exact)
 
 
@@ -56,7 +56,7 @@ def theorem1_expectation(
     .. math:: E\\Big[\\sqrt{\\textstyle\\sum_{k=-K}^{K} \\big(2 B_k N \\sin\\big(\\tfrac k2
               \\arctan\\tfrac{B_1 \\epsilon}{|F_1| + B_1 \\upsilon}\\big)\\big)^2}\\Big]
 
-    with :math:`B_k N = H_k` (eq. 5). It bounds :math:`E\\|\\tilde F - \\widetilde{\\tilde F}\\|`,
+    with :math:`B_k N = H_k` (eq. 4). It bounds :math:`E\\|\\tilde F - \\widetilde{\\tilde F}\\|`,
     the change that F1 canonicalization makes to a noisy FS-KDE, in the coefficient norm
     :math:`\\sqrt{\\sum_k |F_k|^2}` (which is ``xfskde.distance / sqrt(2π)``).
 

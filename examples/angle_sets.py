@@ -2,8 +2,8 @@
 
 A weighted set of angles, its 20-bin histogram and its FS-KDE with 20 real numbers (order 9:
 10 complex coefficients), before and after a 45° counter-clockwise rotation. The histogram
-changes shape; the FS-KDE only rotates (eq. 2), its canonical form (eq. 8) does not change at
-all, and the canonical distance (eq. 9 and the exact minimum over rotations) is zero.
+changes shape; the FS-KDE only rotates (eq. 2), its canonical form (eq. 9) does not change at
+all, and the canonical distance (eq. 10 and the exact minimum over rotations) is zero.
 
     python examples/angle_sets.py            # prints the numbers
     python examples/angle_sets.py --plot     # also writes angle_sets.png (needs matplotlib)
@@ -75,7 +75,7 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
     print(f"histogram: same, after the best whole-bin shift (of {shifts}) = "
           f"{results['histogram_shape_change']:.2f} of its peak")  # fmt: skip
 
-    # Canonical forms (eq. 8): identical for every rotation of the set.
+    # Canonical forms (eq. 9): identical for every rotation of the set.
     C, C_rot = xfskde.canonicalize(F), xfskde.canonicalize(F_rot)
     results["canonical_change"] = float(np.abs(C - C_rot).max())
     print(f"F1-canonical forms differ by {results['canonical_change']:.1e}; "
@@ -92,7 +92,7 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
         results[f"{name}: canonical"] = float(exact)
         results[f"{name}: canonical fk"] = fk
         print(f"{name:12s}: distance {plain:.4f}, canonical {float(exact):.4f} "
-              f"(best rotation {np.degrees(float(angle)):+.1f}°), eq. 9 {fk:.4f}")  # fmt: skip
+              f"(best rotation {np.degrees(float(angle)):+.1f}°), eq. 10 {fk:.4f}")  # fmt: skip
 
     if args.plot:
         _plot(args.plot, angles, weights, (hist, hist_rot), (F, F_rot), kernel.length)

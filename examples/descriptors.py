@@ -1,9 +1,9 @@
 """Keypoint descriptors (section 5.1): describe patch pairs, measure distances and ROC AUCs.
 
 Builds 200 proxy pairs of 64 x 64 patches from scikit-image photographs (half corresponding),
-describes them with the gradient histogram and the cos^2K FS-KDE (length 10, eq. 7 truncation),
+describes them with the gradient histogram and the cos^2K FS-KDE (length 10, eq. 8 truncation),
 and prints the AUC of each distance upright and after random rotations, where the F_1 canonical
-form (eq. 8) and the F_k canonical distance (eq. 9) stay good and the plain descriptors do not.
+form (eq. 9) and the F_k canonical distance (eq. 10) stay good and the plain descriptors do not.
 Run with ``--pairs N`` for more pairs.
 """
 

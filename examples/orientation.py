@@ -1,6 +1,6 @@
 """Orientation, coherence and energy maps from a local FS-KDE field, checked three ways.
 
-From F_0 and F_2 of the field (paper, eq. 1 and section 2.3; H_k from eqs. 4–6):
+From F_0 and F_2 of the field (paper, eq. 1 and section 2.3; H_k from eqs. 4–7):
 
 1. gratings: the orientation error at several periods against the central-difference bias
    atan2(sin(ω sin α), sin(ω cos α)) - α, and coherence 1;

@@ -1,4 +1,4 @@
-"""F1 / Fℓ canonical forms (eq. 8, section 4.3) and canonical distances (eq. 9)."""
+"""F1 / Fℓ canonical forms (eq. 9, section 4.3) and canonical distances (eq. 10)."""
 
 import numpy as np
 import pytest
@@ -55,7 +55,7 @@ def test_canonical_forms_are_rotations_with_real_nonnegative_coefficients(pairs)
     C, alpha = canonicalize(F, return_angle=True)
     assert alpha.shape == (200,)
     assert np.all(np.abs(C[:, 1].imag) < 1e-15) and np.all(C[:, 1].real >= 0)
-    np.testing.assert_allclose(C[:, 1].real, np.abs(F[:, 1]), rtol=1e-14)  # eq. 8: |F_1|
+    np.testing.assert_allclose(C[:, 1].real, np.abs(F[:, 1]), rtol=1e-14)  # eq. 9: |F_1|
     np.testing.assert_allclose(C, rotate(F, alpha), rtol=0, atol=1e-15)
     np.testing.assert_allclose(np.abs(C), np.abs(F), rtol=1e-14)  # a rotation keeps |F_k|
     for ell in (2, 3, 5):
@@ -161,7 +161,7 @@ def test_exact_distance_is_symmetric_and_rotation_invariant(pairs, rng):
     assert np.all(d <= distance(F, G) * (1 + 1e-12))
 
 
-def test_fk_distance_is_eq9_and_bounds_the_exact_distance(pairs, rng):
+def test_fk_distance_is_eq10_and_bounds_the_exact_distance(pairs, rng):
     F, _ = pairs
     G = random_sets(rng, 200)
     fk = canonical_distance(F, G, method="fk")
@@ -169,7 +169,7 @@ def test_fk_distance_is_eq9_and_bounds_the_exact_distance(pairs, rng):
     np.testing.assert_allclose(fk, np.min(levels, axis=0), rtol=0, atol=1e-14)
     exact = canonical_distance(F, G)
     assert np.all(fk >= exact * (1 - 1e-12))
-    assert np.any(fk > exact * 1.01)  # eq. 9 is an approximation, not the minimum
+    assert np.any(fk > exact * 1.01)  # eq. 10 is an approximation, not the minimum
     fk3, angle = canonical_distance(F, G, method="fk", ells=3, return_angle=True)
     np.testing.assert_allclose(fk3, np.min(levels[:3], axis=0), rtol=0, atol=1e-14)
     np.testing.assert_allclose(fk3, distance(F, rotate(G, angle)), rtol=0, atol=1e-12)

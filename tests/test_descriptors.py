@@ -93,7 +93,7 @@ def test_length_convention(length, ell, order):
     assert D.coefficient_count(length) == ell
     kernel = D.kernel_for_length(length)
     assert (kernel.length, kernel.order) == (ell, order)
-    # the next order is longer: the sharpest kernel of that length (eq. 7, ε = 1e-5)
+    # the next order is longer: the sharpest kernel of that length (eq. 8, ε = 1e-5)
     assert xfskde.truncated_length(order + 1, 1e-5) == ell + 1
     F = D.fskde_descriptor(np.zeros((2, 64, 64)), length)
     assert D.as_real_vector(F).shape == (2, 2 * ell - 1)
@@ -140,7 +140,7 @@ def test_rotation_of_a_patch_rotates_its_fskde(patches):
         D.fskde_descriptor(turned, 16, canonical="f1"),
         D.fskde_descriptor(patches, 16, canonical="f1"),
         atol=1e-13,
-    )  # eq. 8
+    )  # eq. 9
     plain = D.fskde_distance(F, G)
     assert np.all(plain > 1e-3)
     for method in ("f1", "fk", "exact"):

@@ -68,12 +68,12 @@ def test_angle_sets_shows_figure_1(capsys):
     assert results["density_shape_change"] < 1e-10
     # ... while the histogram's does, even after the best whole-bin shift
     assert results["histogram_shape_change"] > 0.1
-    # canonical forms (eq. 8) and canonical distances ignore the rotation
+    # canonical forms (eq. 9) and canonical distances ignore the rotation
     assert results["canonical_change"] < 1e-12
     assert results["rotated set: canonical"] < 1e-9
     assert results["rotated set: canonical fk"] < 1e-9
     assert results["rotated set: distance"] > 0.1
-    # for a different set, eq. 9 is an upper bound of the exact minimum over rotations
+    # for a different set, eq. 10 is an upper bound of the exact minimum over rotations
     exact, fk = results["another set: canonical"], results["another set: canonical fk"]
     assert 0 < exact <= fk + 1e-12 and exact < results["another set: distance"]
     assert "K = 9" in capsys.readouterr().out

@@ -45,7 +45,7 @@ def _direct_simulation(module, angles, weights, sigma, n_trials, seed):
     noisy = z + rng.normal(0, scale, (n_trials, n)) + 1j * rng.normal(0, scale, (n_trials, n))
     w = np.abs(noisy) * n / np.abs(noisy).sum(axis=1, keepdims=True)  # alpha: sum = N
     F = xfskde.fskde(np.angle(noisy), w, order=module.ORDER)
-    C = F * np.exp(-1j * np.arange(F.shape[1]) * np.angle(F[:, 1:2]))  # eq. 8 written out
+    C = F * np.exp(-1j * np.arange(F.shape[1]) * np.angle(F[:, 1:2]))  # eq. 9 written out
     d2 = np.abs(F - C) ** 2
     return float(np.mean(np.sqrt(d2[:, 0] + 2 * d2[:, 1:].sum(axis=1))))  # k = -K .. K
 

@@ -1,4 +1,4 @@
-"""The cos^2K kernel against the paper's identities (eqs. 3–7) and exact integer arithmetic."""
+"""The cos^2K kernel against the paper's identities (eqs. 3–8) and exact integer arithmetic."""
 
 import itertools
 import warnings
@@ -137,8 +137,8 @@ def test_truncated_length_on_the_exact_boundary():
         assert truncated_length(order, np.nextafter(eps, 1.0)) == k
 
 
-def test_truncation_of_order_64_matches_figure_4():
-    # Figure 4: K = 64 keeps most of its shape with a quarter of the coefficients
+def test_truncation_of_order_64_matches_figure_3():
+    # Figure 3: K = 64 keeps most of its shape with a quarter of the coefficients
     kernel = Cos2KKernel(64, eps=1e-5, approximation="exact")
     assert kernel.length == 28
     theta = np.linspace(-np.pi, np.pi, 501)

@@ -333,7 +333,7 @@ def block_features(image, spec):
 
 
 def test_fskde_group_is_the_density_of_local_fskde(rng):
-    """The "fskde" group at a pixel: f(θ_j) · 2π/M of xfskde.local_fskde (eqs. 1, 4-7) at
+    """The "fskde" group at a pixel: f(θ_j) · 2π/M of xfskde.local_fskde (eqs. 1, 4-8) at
     M = 2ℓ - 1 angles, for every window kind; and projections equal features times vectors."""
     import xfskde
 

@@ -82,7 +82,7 @@ class FskdeAccessor:
         return fields.density(self._obj, theta)
 
     def canonicalize(self, ell: int = 1) -> xr.DataArray:
-        """F_ℓ-canonical form of every pixel's FS-KDE (eq. 8; section 4.3).
+        """F_ℓ-canonical form of every pixel's FS-KDE (eq. 9; section 4.3).
 
         Parameters
         ----------

@@ -598,7 +598,7 @@ def local_fskde(
     .. math:: F_k(x) = H_k\\,\\big(W\\,e^{-ik\\Theta} * \\varphi\\big)(x),\\quad k = 0 .. ℓ-1
 
     with :math:`W = |g|`, :math:`\\Theta = \\arg g` (:func:`xfskde.gradient`, central
-    differences by default), φ the window and :math:`H_k` the cos^2K coefficients (eqs. 4–7).
+    differences by default), φ the window and :math:`H_k` the cos^2K coefficients (eqs. 4–8).
 
     Parameters
     ----------
@@ -624,7 +624,7 @@ def local_fskde(
         ``i*stride + (stride-1)//2``. With ``window="box", size=8, stride=8`` each output is the
         FS-KDE of one 8×8 cell, like HOG's cells. Default 1: every pixel.
     eps : float in (0, 1), optional
-        Truncation threshold (eq. 7): keep k with e^{-k²/K} >= eps. None keeps K + 1.
+        Truncation threshold (eq. 8): keep k with e^{-k²/K} >= eps. None keeps K + 1.
     boundary : {"reflect", "mirror", "nearest", "wrap", "constant"}, optional
         How the image is read beyond its true edges (``scipy.ndimage`` modes); default
         ``"reflect"``. Internal chunk edges always see their real neighbours.

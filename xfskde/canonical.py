@@ -1,10 +1,10 @@
 """Rotation-invariant (canonical) FS-KDEs and distances (paper, section 4).
 
 Canonicalization rotates an FS-KDE to a standard position so that every rotation of an angle set
-has the same canonical form. :math:`F_1` canonicalization (eq. 8) rotates so that :math:`F_1` is
+has the same canonical form. :math:`F_1` canonicalization (eq. 9) rotates so that :math:`F_1` is
 real and positive; :math:`F_\\ell` canonicalization continues recursively, each step taking the
 smallest rotation that makes the next :math:`F_m` real (section 4.3). The canonical distance is the
-distance minimised over all rotations; eq. 9 approximates it by the best of the ℓ-canonical
+distance minimised over all rotations; eq. 10 approximates it by the best of the ℓ-canonical
 distances, and :func:`canonical_distance` also computes it exactly.
 
 Rotation angles follow :func:`xfskde.rotate`: ``rotate(F, phi)`` multiplies :math:`F_k` by
@@ -59,7 +59,7 @@ def _canonical_steps(F: np.ndarray, ell: int):
 
 
 def canonicalize(F: Any, ell: int = 1, *, return_angle: bool = False) -> Any:
-    """Canonical form of FS-KDEs: F_1 (eq. 8) or recursive F_ℓ canonicalization (section 4.3).
+    """Canonical form of FS-KDEs: F_1 (eq. 9) or recursive F_ℓ canonicalization (section 4.3).
 
     .. math:: \\tilde F^1_k = e^{-ik\\arg F_1} F_k, \\qquad
               \\tilde F^m_k = e^{-ik \\arg(\\tilde F^{m-1}_m)/m}\\, \\tilde F^{m-1}_k
@@ -150,7 +150,7 @@ def canonical_distance(
     c at 16ℓ angles (rounded up to a power of two), the best three local maxima are polished by
     Newton steps to machine precision, and the distance is recomputed directly at the winner.
 
-    ``method="fk"`` is the paper's eq. 9: the smallest of the ℓ-canonical distances
+    ``method="fk"`` is the paper's eq. 10: the smallest of the ℓ-canonical distances
     :math:`\\|\\tilde f^\\ell - \\tilde g^\\ell\\|` for ℓ = 1 .. ``ells``.
 
     Parameters
@@ -160,7 +160,7 @@ def canonical_distance(
         be a labelled field (a DataArray with a ``k`` dim, read by name); the other is then a
         field on the same grid, or one FS-KDE (1-D).
     method : {"exact", "fk"}, optional
-        ``"exact"`` (default): minimised over every rotation; ``"fk"``: the paper's eq. 9, the
+        ``"exact"`` (default): minimised over every rotation; ``"fk"``: the paper's eq. 10, the
         best of the F_ℓ-canonical distances.
     ells : int, optional
         Highest level for ``method="fk"``; default ℓ-1 (= K without truncation), at least 1,
@@ -198,7 +198,7 @@ def canonical_distance(
     _check_choice("method", method, ("exact", "fk"))
     if method == "exact" and ells is not None:
         raise ParameterError(
-            f"ells={ells!r} sets the highest level of method='fk' (eq. 9); method='exact' "
+            f"ells={ells!r} sets the highest level of method='fk' (eq. 10); method='exact' "
             "minimises over every rotation and has no levels: drop ells, or pass method='fk'"
         )
     if _is_labelled(F) or _is_labelled(G):

@@ -188,7 +188,7 @@ def fskde(
     eps: float | None = None,
     approximation: Approximation = "auto",
 ) -> np.ndarray:
-    """FS-KDE coefficients of weighted angle sets (eqs. 1 and 5).
+    """FS-KDE coefficients of weighted angle sets (eqs. 1 and 6).
 
     .. math:: F_k = \\frac{H_k}{N} \\sum_{n=0}^{N-1} w_n e^{-ik\\theta_n},\\quad k = 0 .. ℓ-1
 
@@ -203,9 +203,9 @@ def fskde(
     axis : int, optional
         The axis that holds each set (default: the last).
     eps : float in (0, 1), optional
-        Truncation threshold (eq. 7); None keeps K + 1 coefficients.
+        Truncation threshold (eq. 8); None keeps K + 1 coefficients.
     approximation : {"auto", "exact", "normal"}, optional
-        How H_k is computed: exact binomials (eqs. 4–5) or the normal approximation (eq. 6);
+        How H_k is computed: exact binomials (eqs. 4–5) or the normal approximation (eq. 7);
         ``"auto"`` (default) switches to the normal one at 2K >= 80, as the paper does. See
         :class:`~xfskde.Cos2KKernel`.
 
@@ -579,7 +579,7 @@ def evaluate(F: Any, theta: np.typing.ArrayLike) -> Any:
 
 
 def mean_direction(F: Any) -> Any:
-    """The weighted circular mean of the angles, :math:`-\\arg F_1`, per FS-KDE (eq. 8).
+    """The weighted circular mean of the angles, :math:`-\\arg F_1`, per FS-KDE (eq. 9).
 
     F_1 is proportional to :math:`\\sum_n w_n e^{-i\\theta_n}` (eq. 1) with a positive H_1, so
     :math:`-\\arg F_1` is the mean direction: the angle by which F_1 canonicalization turns the

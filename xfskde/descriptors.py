@@ -13,9 +13,9 @@ Descriptors
   over (-π, π] (:func:`xfskde.gradient`); ``canonical=True`` rotates the bins so that the largest
   comes first (:func:`canonical_histogram`).
 - :func:`fskde_descriptor` — the truncated cos^2K FS-KDE of the gradient angles weighted by |g|
-  (eqs. 1, 5 and 7 with ε = 1e-5); ``canonical="f1"`` applies F_1 canonicalization (eq. 8).
+  (eqs. 1, 6 and 8 with ε = 1e-5); ``canonical="f1"`` applies F_1 canonicalization (eq. 9).
   :func:`fskde_distance` compares two of them, plain (Parseval) or rotation-invariantly
-  (F_1 forms, eq. 9's F_k canonical distance, or the exact minimum over rotations).
+  (F_1 forms, eq. 10's F_k canonical distance, or the exact minimum over rotations).
 - :func:`hog_descriptor` — scikit-image's HOG with the cell layout of the paper's usage.
 - :func:`fskde_cells` / :func:`histogram_cells` — the same FS-KDE and histogram on an image's
   grid of square cells (the person-detection features of section 5.2), the FS-KDE through
@@ -70,7 +70,7 @@ __all__ = [
 
 #: Diameter of the central disk the paper crops its 64 × 64 patches to (section 5.1).
 DISK_DIAMETER = 60
-#: Truncation threshold of the paper's descriptors (eq. 7, section 5).
+#: Truncation threshold of the paper's descriptors (eq. 8, section 5).
 
 
 # --------------------------------------------------------------------------------------- helpers
@@ -171,14 +171,14 @@ def coefficient_count(length: int) -> int:
 
 
 def kernel_for_length(length: int, eps: float = PAPER_EPS) -> Cos2KKernel:
-    """The cos^2K kernel of a descriptor of ``length`` real numbers (eq. 7, section 5.1).
+    """The cos^2K kernel of a descriptor of ``length`` real numbers (eq. 8, section 5.1).
 
     Parameters
     ----------
     length : int
         Descriptor length L >= 3 in real numbers; ℓ = :func:`coefficient_count` (L).
     eps : float, optional
-        Truncation threshold (eq. 7; default 1e-5, the paper's).
+        Truncation threshold (eq. 8; default 1e-5, the paper's).
 
     Returns
     -------
@@ -352,7 +352,7 @@ def fskde_descriptors(
     canonical: Literal["f1"] | None = None,
     diameter: float | None = DISK_DIAMETER,
 ) -> dict[int, np.ndarray]:
-    """cos^2K FS-KDE descriptors of several lengths at once (eqs. 1, 5, 7 and 8).
+    """cos^2K FS-KDE descriptors of several lengths at once (eqs. 1, 6, 8 and 9).
 
     The FS-KDE of the longest length is computed once with :func:`xfskde.fskde`; by eq. 1 each
     coefficient is :math:`H_k` times a kernel-free sum, so every shorter descriptor is the first
@@ -366,9 +366,9 @@ def fskde_descriptors(
         Descriptor lengths L >= 3 in real numbers (see :func:`coefficient_count`); repeats
         count once.
     eps : float, optional
-        Truncation threshold of eq. 7 (default 1e-5, the paper's).
+        Truncation threshold of eq. 8 (default 1e-5, the paper's).
     canonical : {None, "f1"}, optional
-        None (default): the FS-KDE as is; ``"f1"``: its F_1 canonical form (eq. 8).
+        None (default): the FS-KDE as is; ``"f1"``: its F_1 canonical form (eq. 9).
     diameter : float or None, optional
         Disk diameter (default 60); None uses the whole patch.
 
@@ -408,7 +408,7 @@ def fskde_descriptor(
     canonical: Literal["f1"] | None = None,
     diameter: float | None = DISK_DIAMETER,
 ) -> np.ndarray:
-    """cos^2K FS-KDE descriptor of gradient angles weighted by |g| (eqs. 1, 5, 7; section 5.1).
+    """cos^2K FS-KDE descriptor of gradient angles weighted by |g| (eqs. 1, 6, 8; section 5.1).
 
     .. math:: F_k = \\frac{H_k}{N}\\sum_{n} |g_n|\\, e^{-ik\\arg g_n},\\quad k = 0 .. ℓ-1
 
@@ -422,10 +422,10 @@ def fskde_descriptor(
         Descriptor length L >= 3 in real numbers (default 10, the paper's best);
         ℓ = ceil(L/2).
     eps : float, optional
-        Truncation threshold of eq. 7 (default 1e-5).
+        Truncation threshold of eq. 8 (default 1e-5).
     canonical : {None, "f1"}, optional
-        None (default): the FS-KDE as is; ``"f1"`` returns the F_1 canonical form (eq. 8).
-        For eq. 9 keep None and compare with :func:`fskde_distance` ``(F, G, "fk")``.
+        None (default): the FS-KDE as is; ``"f1"`` returns the F_1 canonical form (eq. 9).
+        For eq. 10 keep None and compare with :func:`fskde_distance` ``(F, G, "fk")``.
     diameter : float or None, optional
         Disk diameter (default 60); None uses the whole patch.
 
@@ -573,7 +573,7 @@ def fskde_cells(
     """cos^2K FS-KDE of every full ``cell`` × ``cell`` cell of an image (section 5.2).
 
     Computed by :func:`xfskde.local_fskde` with ``window="box", size=cell, stride=cell``: the
-    output sample (i, j) is the FS-KDE (eqs. 1, 5, 7) of the gradients of the pixels
+    output sample (i, j) is the FS-KDE (eqs. 1, 6, 8) of the gradients of the pixels
     ``[i*cell, (i+1)*cell) × [j*cell, (j+1)*cell)``. A partial cell at the bottom or right edge
     is dropped, as :func:`skimage.feature.hog` does.
 
@@ -587,7 +587,7 @@ def fskde_cells(
     cell : int, optional
         Cell size in pixels (default 8).
     eps : float, optional
-        Truncation threshold (eq. 7; default 1e-5).
+        Truncation threshold (eq. 8; default 1e-5).
 
     Returns
     -------
@@ -661,7 +661,7 @@ def fskde_distance(
     method : {"euclidean", "f1", "fk", "exact"}, optional
         ``"euclidean"`` (default): the Parseval distance :func:`xfskde.distance`, equal to the
         Euclidean distance of :func:`as_real_vector`; ``"f1"``: the same between the F_1
-        canonical forms (eq. 8); ``"fk"``: eq. 9, the smallest F_m-canonical distance for
+        canonical forms (eq. 9); ``"fk"``: eq. 10, the smallest F_m-canonical distance for
         m = 1 .. ℓ-1; ``"exact"``: the minimum over every rotation
         (:func:`xfskde.canonical_distance`).
 

@@ -95,14 +95,14 @@ def density(field: xr.DataArray, theta: Any) -> xr.DataArray:
 
 
 def canonicalize(field: xr.DataArray, ell: int = 1) -> xr.DataArray:
-    """F_ℓ-canonical form of every pixel's FS-KDE (eq. 8; section 4.3).
+    """F_ℓ-canonical form of every pixel's FS-KDE (eq. 9; section 4.3).
 
     Parameters
     ----------
     field : xarray.DataArray
         A ``(y, x, k)`` coefficient field.
     ell : int, optional
-        The canonicalization level, >= 1 (default 1: F_1 canonicalization, eq. 8). A field of ℓ
+        The canonicalization level, >= 1 (default 1: F_1 canonicalization, eq. 9). A field of ℓ
         coefficients has no F_m beyond m = ℓ-1 (they are truncated to zero), so levels beyond
         ℓ-1 leave the form as it is: the result is then the F_{ℓ-1} form.
 
@@ -197,7 +197,7 @@ def dominant_orientation(
     method : {"mean", "argmax"}, optional
         ``"mean"`` (default): :math:`-\\arg F_1`, the |g|-weighted circular mean of the gradient
         angles (F_1 is proportional to :math:`\\sum_n w_n e^{-i\\theta_n}`, eq. 1), exactly the
-        angle by which F_1 canonicalization turns the FS-KDE back (eq. 8). One coefficient per
+        angle by which F_1 canonicalization turns the FS-KDE back (eq. 9). One coefficient per
         pixel, no sampling (:func:`xfskde.density.mean_direction`). ``"argmax"``: the angle of
         the density's maximum, max over θ of :math:`f(x, \\theta)`, sampled at ``n_angles``
         equally spaced angles and refined by Newton steps on f

@@ -9,9 +9,9 @@ integrates to one over a period and vanishes at :math:`\\pi`. Its Fourier series
 :math:`|k| = K`:
 
 .. math:: H_k = \\frac{C_K}{2^{2K}} \\binom{2K}{K+k}
-              = \\frac{(K!)^2}{2\\pi (K-k)!\\,(K+k)!}                                  (eqs. 4–5)
+              = \\frac{(K!)^2}{2\\pi (K-k)!\\,(K+k)!}                                  (eqs. 4–6)
 
-and for large K it is close to :math:`e^{-k^2/K} / (2\\pi)` (eq. 6). Truncation (eq. 7) keeps the
+and for large K it is close to :math:`e^{-k^2/K} / (2\\pi)` (eq. 7). Truncation (eq. 8) keeps the
 coefficients with :math:`e^{-k^2/K} \\ge \\varepsilon`.
 """
 
@@ -28,7 +28,7 @@ __all__ = ["PAPER_EPS", "Cos2KKernel", "truncated_length"]
 
 Approximation = Literal["auto", "exact", "normal"]
 
-#: The truncation threshold ε of eq. 7 that the paper uses in every experiment (section 5).
+#: The truncation threshold ε of eq. 8 that the paper uses in every experiment (section 5).
 PAPER_EPS = 1e-5
 
 #: The paper switches to the normal approximation when 2K >= 80 (section 3.3.2).
@@ -36,7 +36,7 @@ NORMAL_APPROXIMATION_FROM_2K = 80
 
 
 def truncated_length(order: int, eps: float | None) -> int:
-    """Number of coefficients kept by truncation at ``eps`` (eq. 7).
+    """Number of coefficients kept by truncation at ``eps`` (eq. 8).
 
     Parameters
     ----------
@@ -94,10 +94,10 @@ class Cos2KKernel:
         The order K >= 1; larger is sharper. The kernel has 2K + 1 non-zero Fourier coefficients.
     approximation : {"auto", "exact", "normal"}, optional
         How :attr:`coefficients` are computed. ``"exact"`` uses eqs. 4–5 for any order;
-        ``"normal"`` uses the paper's eq. 6, :math:`H_k = e^{-k^2/K} / (2\\pi)`;
+        ``"normal"`` uses the paper's eq. 7, :math:`H_k = e^{-k^2/K} / (2\\pi)`;
         ``"auto"`` (default) switches to ``"normal"`` when 2K >= 80, as the paper does.
     eps : float in (0, 1), optional
-        Truncation threshold of eq. 7. None (default) keeps all K + 1 coefficients.
+        Truncation threshold of eq. 8. None (default) keeps all K + 1 coefficients.
 
     Attributes
     ----------
@@ -158,7 +158,7 @@ class Cos2KKernel:
 
     @property
     def coefficients(self) -> np.ndarray:
-        """H_k for k = 0 .. ℓ-1 as float64 (eqs. 4–6); H_{-k} = H_k.
+        """H_k for k = 0 .. ℓ-1 as float64 (eqs. 4–7); H_{-k} = H_k.
 
         The exact values are computed as :math:`H_0 \\prod_{j=1}^{k} (K-j+1)/(K+j)`, a product of
         numbers in (0, 1): it cannot overflow for any order, underflows gracefully to 0, and its
@@ -188,7 +188,7 @@ class Cos2KKernel:
         """Evaluate the kernel from its coefficients, :math:`\\sum_{|k|<ℓ} H_k e^{ik\\theta}`.
 
         Equals :meth:`__call__` for the exact, untruncated kernel; otherwise it is the kernel that
-        the FS-KDE actually uses after truncation (eq. 7, Figure 4) or the normal approximation.
+        the FS-KDE actually uses after truncation (eq. 8, Figure 3) or the normal approximation.
 
         Parameters
         ----------
@@ -217,7 +217,7 @@ class Cos2KKernel:
             The wanted ℓ, the number of complex coefficients k = 0 .. ℓ-1 (a descriptor of
             ``2 ℓ`` real numbers once the always-zero imaginary part of F_0 is counted).
         eps : float in (0, 1), optional
-            Truncation threshold of eq. 7 (default :data:`PAPER_EPS`, the paper's 1e-5).
+            Truncation threshold of eq. 8 (default :data:`PAPER_EPS`, the paper's 1e-5).
         approximation : {"auto", "exact", "normal"}, optional
             Passed to the constructor (default ``"auto"``).
 

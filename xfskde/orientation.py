@@ -7,10 +7,10 @@ The local FS-KDE of an image (paper, section 2.3) holds, at every pixel,
 (eq. 1 with the window φ, which sums to one, in place of 1/N), where :math:`w_n = |g_n|` and
 :math:`\\theta_n = \\arg g_n` are the magnitude and angle of the gradient
 :math:`g = I_x + i I_y` of the n-th pixel in the window, and :math:`H_k` the cos^2K kernel's
-coefficients (eqs. 4–6). Three numbers per pixel follow from F_0 and F_2 alone (ℓ >= 3):
+coefficients (eqs. 4–7). Three numbers per pixel follow from F_0 and F_2 alone (ℓ >= 3):
 
 * **energy** :math:`E = F_0 / H_0 = \\sum_n \\varphi_n |g_n|`, the window's mean gradient
-  magnitude. :math:`H_0 = 1/(2\\pi)` for every cos^2K kernel (exact, eq. 5, or normal, eq. 6),
+  magnitude. :math:`H_0 = 1/(2\\pi)` for every cos^2K kernel (exact, eq. 6, or normal, eq. 7),
   so :math:`E = 2\\pi F_0`. Units: the image's intensity per pixel.
 * **coherence** :math:`C = |\\sum_n \\varphi_n w_n e^{2i\\theta_n}| / \\sum_n \\varphi_n w_n
   = (|F_2| / H_2) / (F_0 / H_0)`, the weighted mean resultant length of the *doubled* angles, in
@@ -125,12 +125,12 @@ def kernel_of(field: xr.DataArray) -> Cos2KKernel:
 
 
 def h2_over_h0(kernel: Cos2KKernel | float) -> float:
-    """The ratio :math:`H_2 / H_0` of a cos^2K kernel (eqs. 4–6) that :func:`coherence` divides out.
+    """The ratio :math:`H_2 / H_0` of a cos^2K kernel (eqs. 4–7) that :func:`coherence` divides out.
 
     Parameters
     ----------
     kernel : Cos2KKernel or float
-        The kernel (exact: :math:`K(K-1)/((K+1)(K+2))`, eq. 5; normal: :math:`e^{-4/K}`, eq. 6),
+        The kernel (exact: :math:`K(K-1)/((K+1)(K+2))`, eq. 6; normal: :math:`e^{-4/K}`, eq. 7),
         or the ratio itself, a number in (0, 1].
 
     Returns
@@ -292,7 +292,7 @@ def coherence(F: Any, kernel: Cos2KKernel | float | None = None) -> Any:
     .. math:: C = \\frac{|\\sum_n \\varphi_n w_n e^{2i\\theta_n}|}{\\sum_n \\varphi_n w_n}
               = \\frac{|F_2| / H_2}{F_0 / H_0}
 
-    (eq. 1; :math:`H_k` from eqs. 4–6). 1 when all the window's gradients lie on one axis, 0
+    (eq. 1; :math:`H_k` from eqs. 4–7). 1 when all the window's gradients lie on one axis, 0
     when their doubled angles balance out (isotropic texture; on white noise the floor is about
     :math:`\\sqrt{\\sum \\varphi^2}` for a window φ). It is the structure tensor's
     :math:`(\\lambda_1 - \\lambda_2)/(\\lambda_1 + \\lambda_2)` with weights |g| instead of
@@ -354,7 +354,7 @@ def energy(F: Any, image_units: str | None = None) -> Any:
 
     .. math:: E = \\sum_n \\varphi_n |g_n| = F_0 / H_0,\\qquad H_0 = \\frac{1}{2\\pi}
 
-    (eq. 1 at k = 0; :math:`H_0 = 1/(2\\pi)` for every cos^2K kernel, eqs. 5–6; the window sums
+    (eq. 1 at k = 0; :math:`H_0 = 1/(2\\pi)` for every cos^2K kernel, eqs. 6–7; the window sums
     to one). This is the mean of :math:`|g|`, in intensity per pixel — OrientationJ's energy is
     the structure tensor's trace, the mean of :math:`|g|^2`. Gradients are central differences
     of the pixel values as they are (a uint8 step of 10 gives |g| = 5) by default, and every

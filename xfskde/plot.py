@@ -499,9 +499,9 @@ def kernel(
         The Axes to draw into (θ along x); None creates one in a new figure.
     eps : float, optional
         When given, draw the truncated kernel Σ_{|k|<ℓ} H_k e^{ikθ} that an FS-KDE truncated at
-        ``eps`` uses (eq. 7) instead of the exact one.
+        ``eps`` uses (eq. 8) instead of the exact one.
     length : int, optional
-        When given, keep only the first ``length`` coefficients H_0 .. H_{ℓ-1} (Figure 4's ℓ);
+        When given, keep only the first ``length`` coefficients H_0 .. H_{ℓ-1} (Figure 3's ℓ);
         a ``length`` above K keeps them all (the exact kernel).
     n_points : int, optional
         Angles at which h is evaluated, evenly over [-π, π] (default 721).

@@ -160,7 +160,7 @@ def add_fskde_options(parser: argparse.ArgumentParser, *, window: str = "gaussia
     group.add_argument("--stride", type=int, default=stride, help="sample every N-th pixel")
     group.add_argument(
         "--eps", type=float, default=None,
-        help="truncation threshold ε (eq. 7) (default: none, all K + 1 coefficients kept)",
+        help="truncation threshold ε (eq. 8) (default: none, all K + 1 coefficients kept)",
     )  # fmt: skip
     group.add_argument(
         "--boundary", choices=BOUNDARY_MODES,

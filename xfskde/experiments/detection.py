@@ -8,7 +8,7 @@ Section 5.2 of the paper: each 64 × 128 window is described per 8 × 8-pixel bl
 * ``HOG`` — :func:`skimage.feature.hog` with ``orientations=length``, 8 × 8 cells, 2 × 2-cell
   blocks, L2-Hys block normalisation (Dalal & Triggs' settings; unsigned angles, 0..180°);
 * ``cos2K FS-KDE`` — :func:`xfskde.local_fskde` with a box window of 8 and stride 8 (one FS-KDE
-  per block, eqs. 1, 5 and 7) of the order :meth:`xfskde.Cos2KKernel.for_length` picks for
+  per block, eqs. 1, 6 and 8) of the order :meth:`xfskde.Cos2KKernel.for_length` picks for
   ``length // 2`` complex coefficients at ε = 1e-5, real and imaginary parts as features.
 
 A linear SVM (scikit-learn ``LinearSVC`` on standardised features, C = :data:`SVM_C` = 1e-3, the
@@ -127,7 +127,7 @@ def block_features(X: np.ndarray, descriptor: str, length: int) -> np.ndarray:
         See the module docstring. ``intensity`` ignores ``length`` (always 64 per block).
     length : int
         Numbers per block, an even int >= 4: histogram bins, HOG orientations, or twice the
-        FS-KDE's complex coefficients (eq. 7's ℓ = length / 2).
+        FS-KDE's complex coefficients (eq. 8's ℓ = length / 2).
 
     Returns
     -------

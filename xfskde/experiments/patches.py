@@ -3,7 +3,7 @@
 For each labelled pair of 64 × 64 patches (corresponding or not), every descriptor of
 :mod:`xfskde.descriptors` is computed on both patches cropped to the central disk of diameter 60,
 and the pair's distance is the Euclidean distance of the descriptors (for the FS-KDE, the
-Parseval distance; for its F_k canonical version, eq. 9). The AUC is the area under the ROC curve
+Parseval distance; for its F_k canonical version, eq. 10). The AUC is the area under the ROC curve
 of the negated distance as a score for "corresponding" (section 5.1). ``rotate=True`` first turns
 every patch by its own uniform random angle about its centre (Figure 8).
 

@@ -466,7 +466,7 @@ def _phasor_powers(g, out):
 
 def phasor_powers(g: np.ndarray, ell: int) -> np.ndarray:
     """The (h, w, ℓ) complex64 phasor powers ``|g| conj(z)^k``, k = 0 .. ℓ-1, of the (h, w)
-    gradients g = |g| z (0 where g = 0): the FS-KDE's votes before the window (eq. 5)."""
+    gradients g = |g| z (0 where g = 0): the FS-KDE's votes before the window (eq. 6)."""
     out = np.empty((*g.shape, int(ell)), np.complex64)
     _phasor_powers(np.ascontiguousarray(g, np.complex64), out)
     return out

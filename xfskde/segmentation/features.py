@@ -24,7 +24,7 @@ their regions (McCann et al., IEEE TIP 2014). That is what lets ORTSEG unmix the
     into ``angle_bins`` equal bins over (-π, π] and each bin's |g|-weighted indicator is filtered
     with φ.
 ``"fskde"``
-    The local cos^2K FS-KDE of the gradients, :func:`xfskde.local_fskde` (eqs. 1, 4-7), not
+    The local cos^2K FS-KDE of the gradients, :func:`xfskde.local_fskde` (eqs. 1, 4-8), not
     canonicalised, with ℓ = ``n_coefficients`` complex coefficients (the sharpest kernel of that
     length, :meth:`xfskde.Cos2KKernel.for_length`), given as its density f(x, θ_j) sampled at
     M = 2ℓ - 1 equally spaced angles (:func:`xfskde.evaluate`) times 2π / M. The density is
@@ -357,7 +357,7 @@ class _Phasors:
 def density_basis(spec: FeatureSpec) -> np.ndarray:
     """The (ℓ, M) matrix from the windowed phasor powers to the density samples of the group.
 
-    With :math:`F_k = H_k\\,(|g| \\bar z^k * φ)` (eqs. 1, 4-7), the sample at
+    With :math:`F_k = H_k\\,(|g| \\bar z^k * φ)` (eqs. 1, 4-8), the sample at
     :math:`θ_j = -π + (2j + 1)π/M` of :math:`f(θ) = \\mathrm{Re}\\,F_0 + 2\\,\\mathrm{Re}
     \\sum_{k \\ge 1} F_k e^{ikθ}` (:func:`xfskde.evaluate`), times 2π/M, is
     :math:`\\mathrm{Re}\\sum_k (|g|\\bar z^k * φ)\\,B_{kj}` with

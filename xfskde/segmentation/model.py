@@ -3106,7 +3106,7 @@ def segment(
     """Segment an image into textures by unmixing local features (ORTSEG, section 5.3).
 
     Local histograms (colour, filter-bank responses, gradient angles) and cos^2K FS-KDEs of
-    gradients (eqs. 1, 4-7; not canonicalised, so textures that differ only in orientation stay
+    gradients (eqs. 1, 4-8; not canonicalised, so textures that differ only in orientation stay
     apart) are computed with one window; pure texture features are fitted once on a sample of
     pixels; every pixel's abundances (non-negative, summing to one) come from exact
     fully-constrained least squares, block by block, and its label is the texture of largest
