@@ -981,22 +981,48 @@ def _qupath_plane(labels: xr.DataArray) -> dict[str, Any]:
     return {"plane": {"c": -1, "z": chosen.get("z", 0), "t": chosen.get("t", 0)}}
 
 
-def write_labels_geojson(labels: Any, path: str | os.PathLike, *, max_side: int = MAX_SIDE) -> None:
+def write_labels_geojson(
+    labels: Any,
+    path: str | os.PathLike,
+    *,
+    max_side: int = MAX_SIDE,
+    storage_options: Mapping[str, Any] | None = None,
+) -> None:
     """Write :func:`labels_geojson` of ``labels`` to the file ``path`` (replaced if it exists):
     QuPath imports it with *File > Import objects*, QGIS and GDAL open it as a layer.
+
+    The regions are made whole before anything is written, then written in one piece: at a URL
+    (through fsspec, :meth:`xfskde.io.Location.open`) an object store shows the object once
+    all of it is uploaded.
 
     Parameters
     ----------
     labels : xarray.DataArray or numpy.ndarray
         As in :func:`labels_geojson`.
-    path : str or os.PathLike
-        A local file (opened with :func:`open`: not a URL).
+    path : str, os.PathLike or Location
+        A local file or a URL (``s3://bucket/labels.geojson``; not ``http(s)://``, read-only).
     max_side : int, optional
         As in :func:`labels_geojson`; :data:`MAX_SIDE` (8192) by default.
+    storage_options : mapping, optional
+        Options of the fsspec filesystem of a URL (credentials, ``endpoint_url``); refused with
+        a local path.
+
+    Raises
+    ------
+    ParameterError
+        For an ``http(s)://`` URL, where nothing can be written, or storage options given with
+        a local path.
     """
+    where = locate(path, storage_options)
+    if where.read_only:
+        raise ParameterError(
+            f"{where}: nothing can be written at an {where.protocol}:// URL; write the GeoJSON "
+            "to a local path or to a bucket (s3://, gs://, az://)"
+        )
     collection = labels_geojson(labels, max_side=max_side)
-    with open(path, "w", encoding="utf-8") as file:
-        json.dump(collection, file)
+    text = json.dumps(collection).encode("utf-8")  # ASCII: json escapes the rest
+    with where.open("wb") as file:
+        file.write(text)
 
 
 #: The vector formats labels are written in (besides GeoJSON): suffix -> GDAL driver.

@@ -121,10 +121,14 @@ Metric (``metric``)
 from __future__ import annotations
 
 import math
+import numbers
 import warnings
+from collections.abc import Iterable
+from typing import Any
 
 import numpy as np
 
+from ..exceptions import ParameterError
 from .unmixing import abundances
 
 __all__ = [
@@ -225,6 +229,38 @@ EXTREME = 1e30
 LEVEL_SPANS = 50.0
 
 
+def _tile_list(tiles: Any) -> list[np.ndarray]:
+    """``tiles`` as a list of arrays (each array_like); refused when it is one array (whose
+    rows would be read as tiles) or no sequence at all."""
+    if isinstance(tiles, (np.ndarray, str, bytes)) or not isinstance(tiles, Iterable):
+        raise ParameterError(
+            f"tiles must be a list of arrays (one tile: [tile]), got {type(tiles).__name__}"
+        )
+    return [np.asarray(t) for t in tiles]
+
+
+def _tile_channels(tiles: list[np.ndarray]) -> list[int]:
+    """Each (y, x) or (y, x, c) tile's channels (1 for (y, x)); refused for other shapes."""
+    odd = [np.shape(t) for t in tiles if np.ndim(t) not in (2, 3)]
+    if odd:
+        raise ParameterError(f"tiles must be (y, x) or (y, x, c) arrays, got one of shape {odd[0]}")
+    return [np.shape(t)[-1] if np.ndim(t) == 3 else 1 for t in tiles]
+
+
+def _finite(name: str, value: Any, positive: bool = False) -> float:
+    """``value`` as a float, refused unless a finite real number (and > 0 with
+    ``positive``)."""
+    number = (
+        float(value)
+        if isinstance(value, numbers.Real) and not isinstance(value, bool)
+        else math.nan
+    )
+    if not math.isfinite(number) or (positive and number <= 0):
+        what = "a finite number > 0" if positive else "a finite number"
+        raise ParameterError(f"{name} must be {what}, got {value!r}")
+    return number
+
+
 def auto_features(channels: int) -> tuple[str, ...]:
     """The feature groups for an image of ``channels`` channels.
 
@@ -237,7 +273,14 @@ def auto_features(channels: int) -> tuple[str, ...]:
     -------
     tuple of str
         ``("color", "bank", "fskde")`` for two channels or more, else ``("bank", "fskde")``.
+
+    Raises
+    ------
+    ParameterError
+        When ``channels`` is not an integer >= 1.
     """
+    if isinstance(channels, bool) or not isinstance(channels, numbers.Integral) or channels < 1:
+        raise ParameterError(f"channels must be an integer >= 1, got {channels!r}")
     return ("color", "bank", "fskde") if channels >= 2 else ("bank", "fskde")
 
 
@@ -255,6 +298,7 @@ def value_levels(tiles: list[np.ndarray]) -> tuple[float, float, float, float] |
     tuple of four float or None
         ``(lowest, black, white, highest)``, in the tiles' unit; None when no value is finite.
     """
+    tiles = _tile_list(tiles)
     values = np.concatenate([np.asarray(t, np.float64).reshape(-1) for t in tiles] or [[]])
     values = values[np.isfinite(values)]
     if not values.size:
@@ -296,6 +340,8 @@ def data_bounds(levels: tuple[float, float] | None) -> tuple[float, float]:
     """
     if levels is None:
         return -EXTREME, EXTREME
+    if isinstance(levels, (str, bytes)) or np.shape(levels) != (2,):
+        raise ParameterError(f"levels must be (black, white), two numbers, or None, got {levels!r}")
     black, white = levels
     span = max(white - black, max(abs(black), abs(white)) / LEVEL_SPANS)
     if not span > 0:  # all tiles one value, 0: nothing to measure a span on
@@ -357,10 +403,23 @@ def channel_ranges(tiles: list[np.ndarray]) -> tuple[tuple[float, float], ...] |
     tuple of (float, float) or None
         One ``(low, high)`` per channel, in the tiles' unit; None when every channel is binned
         over [0, 1].
+
+    Raises
+    ------
+    ParameterError
+        When there is no tile (the channels are counted on them), or the tiles differ in
+        their channels.
     """
+    tiles = _tile_list(tiles)
+    counts = set(_tile_channels(tiles))
+    if len(counts) != 1:
+        raise ParameterError(
+            "channel_ranges needs one or more tiles of the same channels, got "
+            + (f"tiles of {sorted(counts)} channels" if counts else "none")
+        )
+    channels = counts.pop()
     common = color_range(tiles)
     low, high = common if common is not None else (0.0, 1.0)
-    channels = np.shape(tiles[0])[-1] if np.ndim(tiles[0]) == 3 else 1
     values = np.concatenate([np.asarray(t, np.float64).reshape(-1, channels) for t in tiles])
     ranges = []
     for column in values.T:
@@ -418,16 +477,30 @@ def chroma_ratio(tiles: list[np.ndarray]) -> float:
     Parameters
     ----------
     tiles : list of numpy.ndarray
-        Tiles of the image, (y, x, c); tiles of fewer than two channels are left out.
+        Tiles of the image, (y, x, c); tiles of fewer than two channels ((y, x) tiles among
+        them) are left out.
 
     Returns
     -------
     float
         The ratio, at least 0; 0.0 when fewer than two pixels have every channel present, or
         ``math.inf`` for colour over a flat grey.
+
+    Raises
+    ------
+    ParameterError
+        When a tile is not (y, x) or (y, x, c), or the tiles of two channels or more differ in
+        their channels.
     """
-    pixels = [np.asarray(t, dtype=np.float64).reshape(-1, np.shape(t)[-1]) for t in tiles]
-    pixels = [p[np.isfinite(p).all(axis=1)] for p in pixels if p.shape[-1] >= 2]
+    tiles = _tile_list(tiles)
+    colour = [(t, c) for t, c in zip(tiles, _tile_channels(tiles), strict=True) if c >= 2]
+    if len({c for _, c in colour}) > 1:
+        raise ParameterError(
+            "chroma_ratio needs tiles of the same channels, got tiles of "
+            f"{sorted({c for _, c in colour})} channels"
+        )
+    pixels = [np.asarray(t, dtype=np.float64).reshape(-1, c) for t, c in colour]
+    pixels = [p[np.isfinite(p).all(axis=1)] for p in pixels]
     rgb = np.concatenate(pixels) if pixels else np.zeros((0, 2))
     if len(rgb) < 2:
         return 0.0
@@ -457,8 +530,14 @@ def auto_weights(features: tuple[str, ...]) -> dict[str, float]:
     dict of str to float
         :data:`AUTO_WEIGHTS`' three groups, whether chosen or not, and ``"fskde"``.
     """
+    named = (features,) if isinstance(features, str) else tuple(features)
+    unknown = [name for name in named if name not in (*AUTO_WEIGHTS, "fskde")]
+    if unknown:
+        raise ParameterError(
+            f"features must be groups among {(*AUTO_WEIGHTS, 'fskde')}, got {features!r}"
+        )
     weights = dict(AUTO_WEIGHTS)
-    others = sum(weights[name] for name in features if name != "fskde")
+    others = sum(weights[name] for name in named if name != "fskde")
     weights["fskde"] = FSKDE_SHARE / (1.0 - FSKDE_SHARE) * others
     return weights
 
@@ -496,6 +575,8 @@ def boundary_share(labels: np.ndarray, present: np.ndarray | None = None) -> flo
     if present is None:
         return float(((right != here) | (below != here)).mean())
     p = np.asarray(present, bool)
+    if p.shape != lab.shape:
+        raise ParameterError(f"present must have the labels' shape {lab.shape}, got {p.shape}")
     counted = p[:-1, :-1]
     if not counted.any():
         return 0.0
@@ -534,6 +615,10 @@ def group_signal(features: np.ndarray, change: np.ndarray) -> float:
     """
     F = np.asarray(features, dtype=np.float64)
     c = np.asarray(change, dtype=np.float64)
+    if F.ndim != 2 or c.shape != F.shape[:1]:
+        raise ParameterError(
+            f"features must be (n, D) and change (n,), got shapes {F.shape} and {c.shape}"
+        )
     if F.shape[0] < 2:
         return float("inf")
     noise = (float(np.median(c)) / (2.0 * math.sqrt(2.0))) ** 2
@@ -636,6 +721,11 @@ def group_columns(groups: dict[str, slice], names: list[str] | tuple[str, ...]) 
     numpy.ndarray of int
         The column indices, group after group.
     """
+    unknown = [g for g in names if g not in groups]
+    if unknown or not len(names) or isinstance(names, str):
+        raise ParameterError(
+            f"names must be one or more of the groups {list(groups)}, got {names!r}"
+        )
     return np.concatenate([np.arange(groups[g].start, groups[g].stop) for g in names])
 
 
@@ -687,6 +777,8 @@ def idle_groups(
     8192² slide of random textures differ from the full model's at 0.012 % of its pixels, and
     a 16384² one is segmented 2.1 times as fast.
     """
+    if not groups:
+        raise ParameterError("groups must hold one or more groups' columns, got none")
     X = np.asarray(features, dtype=np.float64)
     E = np.asarray(endmembers, dtype=np.float64)
     V = None if vectors is None else np.asarray(vectors, dtype=np.float64)
@@ -772,7 +864,19 @@ def texture_scale(tiles: list[np.ndarray]) -> float:
     -------
     float
         λ in pixels of the tiles; 1.0 when no tile is left to measure.
+
+    Raises
+    ------
+    ParameterError
+        When a tile is not (h, w) or (h, w, c), or the tiles differ in (h, w).
     """
+    tiles = _tile_list(tiles)
+    _tile_channels(tiles)
+    sides = {np.shape(t)[:2] for t in tiles}
+    if len(sides) > 1:
+        raise ParameterError(
+            f"texture_scale needs tiles of one (h, w), got tiles of {sorted(sides)}"
+        )
     curves = []
     for tile in tiles:
         t = np.asarray(tile, dtype=np.float64)
@@ -814,6 +918,11 @@ def region_scale(features: np.ndarray, spacing: float) -> float:
         the features are the same at all of them.
     """
     F = np.asarray(features, dtype=np.float64)
+    if F.ndim != 3:
+        raise ParameterError(
+            f"features must be (ny, nx, D), the local features on the grid, got shape {F.shape}"
+        )
+    spacing = _finite("spacing", spacing, positive=True)
     present = np.isfinite(F).all(axis=-1)
     if present.sum() < 4:
         return float("inf")
@@ -855,6 +964,9 @@ def scale_window(scale: float, shape: tuple[int, int]) -> float:
     float
         σ in pixels, rounded to a tenth.
     """
+    scale = _finite("scale", scale)
+    if len(shape) < 2:
+        raise ParameterError(f"shape must be the image's (H, W), got {shape!r}")
     upper = max(FINE_SIZE, min(shape) / 12)
     return float(round(min(max(8 * scale, 8.0), upper), 1))
 
@@ -889,7 +1001,7 @@ def auto_stride(sigma: float) -> int:
     int
         round(σ / 4) (half to even), at least 1.
     """
-    return max(1, round(sigma / 4))
+    return max(1, round(_finite("sigma", sigma) / 4))
 
 
 #: Cells per texture scale λ and per window σ that the analysed image keeps.
@@ -915,5 +1027,6 @@ def auto_resolution(scale: float, sigma: float) -> int:
         f, in [1, 16] (``min(⌊λ / 4⌋, ⌊σ / 8⌋, 16)``, at least 1).
     """
     per_scale, per_window = RESOLUTION_CELLS
+    scale, sigma = _finite("scale", scale), _finite("sigma", sigma)
     f = min(int(scale // per_scale), int(sigma // per_window), MAX_RESOLUTION)
     return max(1, f)

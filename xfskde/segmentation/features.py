@@ -140,13 +140,7 @@ class FeatureSpec:
     gradient_unit: float = 1.0
 
     def __post_init__(self) -> None:
-        feats = (self.features,) if isinstance(self.features, str) else tuple(self.features)
-        bad = [f for f in feats if f not in FEATURE_GROUPS]
-        if bad or not feats:
-            raise ParameterError(
-                f"features must be a non-empty subset of {FEATURE_GROUPS}, got {self.features!r}"
-            )
-        object.__setattr__(self, "features", tuple(f for f in FEATURE_GROUPS if f in feats))
+        object.__setattr__(self, "features", _groups(self.features))
         object.__setattr__(self, "window", make_window(self.window, self.size).kind)
         object.__setattr__(self, "size", make_window(self.window, self.size).size)
         # the most bins or coefficients a pixel's features hold (n_coefficients=10000: 20 000
@@ -158,6 +152,7 @@ class FeatureSpec:
             if (
                 isinstance(value, bool)
                 or not isinstance(value, numbers.Real)
+                or not math.isfinite(value)
                 or int(value) != value
                 or value < low
                 or (high is not None and value > high)
@@ -165,39 +160,35 @@ class FeatureSpec:
                 most = f" and <= {high}" if high is not None else ""
                 raise ParameterError(f"{name} must be an integer >= {low}{most}, got {value!r}")
             object.__setattr__(self, name, int(value))
-        scales = np.atleast_1d(np.asarray(self.gradient_scales, dtype=float))
-        if scales.ndim != 1 or not len(scales) or not np.all(np.isfinite(scales) & (scales >= 0)):
-            raise ParameterError(
-                "gradient_scales must be one or more numbers >= 0 (0: central differences), "
-                f"got {self.gradient_scales!r}"
-            )
-        object.__setattr__(self, "gradient_scales", tuple(float(v) for v in scales))
+        object.__setattr__(self, "gradient_scales", _scales(self.gradient_scales))
         if self.bank_ranges is not None:
-            ranges = tuple((float(lo), float(hi)) for lo, hi in self.bank_ranges)
-            if len(ranges) != len(BANK_FILTERS) or any(not lo < hi for lo, hi in ranges):
+            ranges = _pairs(self.bank_ranges)
+            if ranges is None or len(ranges) != len(BANK_FILTERS):
                 raise ParameterError(
-                    f"bank_ranges must be {len(BANK_FILTERS)} (low, high) pairs with low < high"
+                    f"bank_ranges must be {len(BANK_FILTERS)} finite (low, high) pairs with "
+                    f"low < high, one per filter of the bank, got {self.bank_ranges!r}"
                 )
             object.__setattr__(self, "bank_ranges", ranges)
         if self.color_ranges is not None:
-            ranges = tuple((float(lo), float(hi)) for lo, hi in self.color_ranges)
-            if not ranges or any(not (math.isfinite(lo) and lo < hi < math.inf)
-                                 for lo, hi in ranges):  # fmt: skip
+            ranges = _pairs(self.color_ranges)
+            if not ranges:
                 raise ParameterError(
                     "color_ranges must be one finite (low, high) pair per channel, low < high, "
                     f"got {self.color_ranges!r}"
                 )
             object.__setattr__(self, "color_ranges", ranges)
-        unit = float(self.gradient_unit)
+        unit = _number(self.gradient_unit)
         if not (math.isfinite(unit) and unit > 0):
-            raise ValueError(
-                f"gradient_unit must be a finite number > 0, got {self.gradient_unit!r}"
+            raise ParameterError(
+                f"gradient_unit must be a finite number > 0 (the value that counts as 1 in the "
+                f"gradients; 1: the values as they are), got {self.gradient_unit!r}"
             )
         object.__setattr__(self, "gradient_unit", unit)
         if self.bank_ranges is None and "bank" in self.features:
-            raise ValueError(
+            raise ParameterError(
                 'the "bank" group needs bank_ranges (each filter\'s binned range): fit a model '
-                "with fit_textures, which measures them on the image"
+                "with fit_textures, which measures them on the image, or give bank_ranges "
+                f"({len(BANK_FILTERS)} (low, high) pairs)"
             )
 
     @property
@@ -209,6 +200,57 @@ class FeatureSpec:
     def kernel(self) -> Cos2KKernel:
         """The sharpest cos^2K kernel with ``n_coefficients`` coefficients at the paper's ε."""
         return Cos2KKernel.for_length(self.n_coefficients)
+
+
+def _groups(features: Any) -> tuple[str, ...]:
+    """The feature groups named by ``features`` (one name, or a sequence of names), in the
+    order of :data:`FEATURE_GROUPS`; refused when none or an unknown one is named."""
+    try:
+        feats = (features,) if isinstance(features, str) else tuple(features)
+    except TypeError:  # not a sequence: a number, None
+        feats = ()
+    if not feats or any(not isinstance(f, str) or f not in FEATURE_GROUPS for f in feats):
+        raise ParameterError(
+            f"features must be a non-empty subset of {FEATURE_GROUPS}, got {features!r}"
+        )
+    return tuple(f for f in FEATURE_GROUPS if f in feats)
+
+
+def _scales(gradient_scales: Any) -> tuple[float, ...]:
+    """The gradient scales as a tuple of floats (one number is one scale); refused unless one
+    or more finite numbers >= 0."""
+    try:
+        scales = np.atleast_1d(np.asarray(gradient_scales, dtype=float))
+    except (TypeError, ValueError):  # not numbers
+        scales = np.zeros((0, 0))
+    if scales.ndim != 1 or not len(scales) or not np.all(np.isfinite(scales) & (scales >= 0)):
+        raise ParameterError(
+            "gradient_scales must be one or more numbers >= 0 (0: central differences), "
+            f"got {gradient_scales!r}"
+        )
+    return tuple(float(v) for v in scales)
+
+
+def _number(value: Any) -> float:
+    """``value`` as a float; NaN when it is no number (the caller's check refuses NaN)."""
+    if isinstance(value, bool):
+        return math.nan
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        return math.nan
+
+
+def _pairs(ranges: Any) -> tuple[tuple[float, float], ...] | None:
+    """``ranges`` as (low, high) pairs of floats, low < high, both finite; None when it is not
+    a sequence of such pairs."""
+    try:
+        pairs = tuple((_number(lo), _number(hi)) for lo, hi in ranges)
+    except (TypeError, ValueError):  # not a sequence, or an item not a pair
+        return None
+    if any(not (math.isfinite(lo) and math.isfinite(hi) and lo < hi) for lo, hi in pairs):
+        return None
+    return pairs
 
 
 def _operator(scale: float) -> GradientOperator:
@@ -241,16 +283,18 @@ def vote_step(spec: FeatureSpec) -> int:
     return max(1, int(spec.window_obj.sigma // VOTE_SPACING))
 
 
-def vote_reach(features: Sequence[str], gradient_scales: Sequence[float] = (0.0,)) -> int:
+def vote_reach(
+    features: str | Sequence[str], gradient_scales: float | Sequence[float] = (0.0,)
+) -> int:
     """How far from a pixel its votes read: the widest stencil of the groups ``features`` (the
     gradients' operators at ``gradient_scales``, the filter bank's
     :data:`._bank.BANK_RADIUS`), at least 1.
 
     Parameters
     ----------
-    features : sequence of str
-        The feature groups.
-    gradient_scales : sequence of float, optional
+    features : str or sequence of str
+        The feature groups (one or more of :data:`FEATURE_GROUPS`).
+    gradient_scales : float or sequence of float, optional
         The gradient scales of the ``"hist"`` and ``"fskde"`` groups; (0.0,), the paper's
         central differences, by default.
 
@@ -258,10 +302,17 @@ def vote_reach(features: Sequence[str], gradient_scales: Sequence[float] = (0.0,
     -------
     int
         The reach in pixels, at least 1.
+
+    Raises
+    ------
+    ParameterError
+        When ``features`` names no group or an unknown one, or ``gradient_scales`` (with a
+        gradient group) is not one or more finite numbers >= 0.
     """
+    features = _groups(features)
     reach = 1
     if "hist" in features or "fskde" in features:
-        reach = max(reach, *(_operator(s).radius for s in gradient_scales))
+        reach = max(reach, *(_operator(s).radius for s in _scales(gradient_scales)))
     if "bank" in features:
         reach = max(reach, BANK_RADIUS)
     return reach
@@ -398,7 +449,13 @@ def channel_mean(block: np.ndarray) -> np.ndarray:
     -------
     numpy.ndarray, shape (h, w)
         The mean; for C = 1 the block's one channel itself (a view, not a copy).
+
+    Raises
+    ------
+    ParameterError
+        When ``block`` is not (h, w, C).
     """
+    block = _block(block)
     if block.shape[-1] == 1:
         return block[..., 0]
     total = block[..., 0] + block[..., 1]  # then in place: one plane allocated, not C + 1
@@ -406,6 +463,44 @@ def channel_mean(block: np.ndarray) -> np.ndarray:
         total += block[..., c]
     total /= np.asarray(block.shape[-1], dtype=total.dtype)
     return total
+
+
+def _block(block: Any) -> np.ndarray:
+    """``block`` as an array (array_like accepted), refused unless it is (h, w, C)."""
+    array = np.asarray(block)
+    if array.ndim != 3:
+        raise ParameterError(
+            f"block must be (h, w, C), channels last, got shape {array.shape}: give a grey "
+            "block as block[..., None]"
+        )
+    return array
+
+
+def _sample_centres(
+    shape: tuple[int, ...], window: Window, rows: Any, cols: Any
+) -> tuple[np.ndarray, np.ndarray]:
+    """``rows`` and ``cols`` as arrays of int64, refused unless each is 1-D, of integers, and
+    every sample's window lies inside the block of ``shape`` (beyond it the compiled windows
+    would read and write outside their arrays)."""
+    centres = []
+    for name, given, side in (("rows", rows, shape[0]), ("cols", cols, shape[1])):
+        array = np.asarray(given)
+        if array.size == 0 and array.ndim == 1:
+            array = array.astype(np.int64)
+        if array.ndim != 1 or not np.issubdtype(array.dtype, np.integer):
+            raise ParameterError(
+                f"{name} must be a 1-D array of integers (the samples' centres in the block), "
+                f"got {given!r}"
+            )
+        if array.size and (array.min() < window.before or array.max() > side - 1 - window.after):
+            raise ParameterError(
+                f"{name} must lie within [{window.before}, {side - 1 - window.after}] for the "
+                f"window ({window.before} px before a sample, {window.after} after) in a block "
+                f"of {side} px along that axis, got {array.min()}..{array.max()}: pad the "
+                "block with the halo feature_depth gives"
+            )
+        centres.append(array.astype(np.int64, copy=False))
+    return centres[0], centres[1]
 
 
 def present_pixels(block: np.ndarray) -> np.ndarray:
@@ -521,7 +616,12 @@ def color_bins(
     ------
     ValueError
         When ``ranges`` holds another number of channels than the block.
+    ParameterError
+        When ``block`` is not (h, w, C) or ``n_bins`` is not an integer >= 1.
     """
+    block = _block(block)
+    if isinstance(n_bins, bool) or not isinstance(n_bins, numbers.Integral) or n_bins < 1:
+        raise ParameterError(f"n_bins must be an integer >= 1, got {n_bins!r}")
     channels = block.shape[-1]
     if ranges is None:
         low, span = np.zeros(channels, np.float32), np.ones(channels, np.float32)
@@ -637,8 +737,16 @@ def grid_features(
     dict
         Group name -> (len(rows), len(cols), D_group) float32 features, for each group in
         ``spec.features``.
+
+    Raises
+    ------
+    ParameterError
+        When ``block`` is not (h, w, C), or ``rows`` or ``cols`` are not 1-D integers whose
+        windows lie inside the block.
     """
     window, lattice = spec.window_obj, Lattice(vote_step(spec), origin)
+    block = _block(block)
+    rows, cols = _sample_centres(block.shape, window, rows, cols)
     if valid is None:
         valid = present_pixels(block)
     pieces: dict[str, list[np.ndarray]] = {}
@@ -774,15 +882,33 @@ def pixel_projections(
     numpy.ndarray, shape (h, w, m), float32
         Each pixel's projections.
     """
-    m = next(iter(tables.values())).shape[1]
+    block = _block(block)
+    tables = {name: np.asarray(table) for name, table in tables.items()}
+    shapes = {name: np.shape(tables.get(name)) for name in spec.features}
+    m = shapes[spec.features[0]][-1] if shapes[spec.features[0]] else 0
+    if m < 1 or any(len(shape) != 2 or shape[1] != m for shape in shapes.values()):
+        raise ParameterError(
+            f"tables must hold a (D_group, m) array for each group of {spec.features}, with "
+            f"the same m >= 1, got shapes {shapes}"
+        )
     u = np.zeros((*block.shape[:2], m), np.float32)
     start: dict[str, int] = {}
     if valid is None:
         valid = present_pixels(block)
     for name, vote in block_votes(block, spec, valid):
         offset = start.get(name, 0)
+        if offset + vote.length > shapes[name][0]:
+            raise ParameterError(
+                f"the table of {name!r} has {shapes[name][0]} rows, fewer than the group's "
+                f"features (at least {offset + vote.length}): give one row per feature"
+            )
         vote.project(tables[name][offset : offset + vote.length], u)
         start[name] = offset + vote.length
+    rows = {name: shape[0] for name, shape in shapes.items()}
+    if any(start.get(name, 0) != rows[name] for name in spec.features):
+        raise ParameterError(
+            f"the tables have {rows} rows and the groups {start} features: give one row per feature"
+        )
     return u
 
 
@@ -815,8 +941,22 @@ def windowed_projections(
     -------
     numpy.ndarray, shape (len(rows), len(cols), m), float32
         The windowed projections.
+
+    Raises
+    ------
+    ParameterError
+        When ``projections`` is not (h, w, m) with ``valid`` (h, w), or ``rows`` or ``cols``
+        are not 1-D integers whose windows lie inside the block.
     """
     window, lattice = spec.window_obj, Lattice(vote_step(spec), origin)
+    projections = np.asarray(projections)
+    if projections.ndim != 3 or np.shape(valid) != projections.shape[:2]:
+        raise ParameterError(
+            f"projections must be (h, w, m) and valid (h, w), got shapes {projections.shape} "
+            f"and {np.shape(valid)}: give pixel_projections' result and the block's pixels present"
+        )
+    valid = np.asarray(valid, dtype=bool)
+    rows, cols = _sample_centres(projections.shape, window, rows, cols)
     scale = _coverage_scale(valid, window, rows, cols, lattice)
     return _windowed(projections, window, rows, cols, lattice) * scale
 

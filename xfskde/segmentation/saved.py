@@ -12,6 +12,7 @@ same textures under the same labels (``xfskde segment SLIDE OUT --model FIRST``)
 from __future__ import annotations
 
 import math
+import numbers
 import re
 from collections.abc import Mapping
 from typing import Any
@@ -69,7 +70,7 @@ def read_model(source: Any, *, storage_options: Mapping[str, Any] | None = None)
     Raises
     ------
     ParameterError
-        If ``source`` records no texture model.
+        If ``source`` records no texture model, or is no path, URL, DataArray or mapping.
     FileNotFoundError
         If there is nothing at ``source``.
 
@@ -82,6 +83,10 @@ def read_model(source: Any, *, storage_options: Mapping[str, Any] | None = None)
         return TextureModel.from_attrs(source.attrs)
     if isinstance(source, Mapping):
         return TextureModel.from_attrs(source)
+    if source is None or isinstance(source, (bool, numbers.Number, list, tuple)) or not str(source):
+        raise ParameterError(
+            f"source must be the path or URL of a result, a DataArray or its attrs, got {source!r}"
+        )
     where = store_target(source, storage_options)
     if hasattr(where, "exists") and not where.exists():
         raise FileNotFoundError(f"no such result: {where}")
@@ -139,7 +144,18 @@ def same_fit(fitted: TextureModel, recorded: TextureModel) -> bool:
     -------
     bool
         True when the two have the same attrs and every one is alike as above.
+
+    Raises
+    ------
+    ParameterError
+        If either is not a :class:`.TextureModel`.
     """
+    for name, model in (("fitted", fitted), ("recorded", recorded)):
+        if not isinstance(model, TextureModel):
+            raise ParameterError(
+                f"{name} must be a TextureModel (fit_textures', read_model's), got "
+                f"{type(model).__name__}"
+            )
     a, b = fitted.attrs(), recorded.attrs()
     return a.keys() == b.keys() and all(_alike(a[key], b[key]) for key in a)
 

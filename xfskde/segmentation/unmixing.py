@@ -36,12 +36,15 @@ from __future__ import annotations
 import contextlib
 import itertools
 import math
+import numbers
 import threading
 from collections.abc import Iterator
 from typing import Any
 
 import numba
 import numpy as np
+
+from ..exceptions import ParameterError
 
 __all__ = [
     "ENDMEMBER_METHODS",
@@ -227,12 +230,23 @@ def fit_endmembers(
     numpy.ndarray, shape (m, D), float64
     """
     X = np.asarray(samples, dtype=np.float64)
+    _check_textures(n_textures)
     if X.ndim != 2 or X.shape[0] < n_textures:
         raise ValueError(
             f"samples must be (n, D) with n >= n_textures = {n_textures}, got shape {X.shape}"
         )
     with _sklearn_on_one_thread():
         return _fit(X, n_textures, method, seed)
+
+
+def _check_textures(n_textures: Any) -> None:
+    """Refuse ``n_textures`` unless it is an integer >= 1."""
+    if (
+        isinstance(n_textures, bool)
+        or not isinstance(n_textures, numbers.Integral)
+        or n_textures < 1
+    ):
+        raise ParameterError(f"n_textures must be an integer >= 1, got {n_textures!r}")
 
 
 def _fit(X: np.ndarray, n_textures: int, method: str, seed: int) -> np.ndarray:
@@ -314,6 +328,12 @@ def fit_stable_endmembers(
         empty). Fewer stable samples than ``n_textures``: clustered from every sample.
     """
     X = np.asarray(samples, dtype=np.float64)
+    _check_textures(n_textures)
+    if X.ndim != 2 or X.shape[0] < n_textures or np.shape(change) != X.shape[:1]:
+        raise ParameterError(
+            f"samples must be (n, D) with n >= n_textures = {n_textures} and change (n,), got "
+            f"shapes {X.shape} and {np.shape(change)}"
+        )
     stable = X[stable_samples(change)]
     if stable.shape[0] < n_textures:
         stable = X
@@ -381,7 +401,7 @@ def fit_within_metric(
         than twice as many pure samples as axes).
     """
     X = np.asarray(samples, dtype=np.float64)
-    E = np.asarray(endmembers, dtype=np.float64)
+    E, _ = _unmixing_pair(endmembers, None, X.shape[-1] if X.ndim == 2 else -1)
     m = E.shape[0]
     stable = X[stable_samples(change)] if change is not None else X
     mean = stable.mean(axis=0)
@@ -508,8 +528,11 @@ def refine_by_labels(
         whose labels would do so keeps the estimate before it.
     """
     X = np.asarray(samples, dtype=np.float64)
-    E = np.asarray(endmembers, dtype=np.float64)
-    V = np.asarray(vectors, dtype=np.float64)
+    if vectors is None:
+        raise ParameterError(
+            "vectors must be the unmixing vectors (m, D) of fit_within_metric, got None"
+        )
+    E, V = _unmixing_pair(endmembers, vectors, X.shape[-1] if X.ndim == 2 else -1)
     P, Z = _principal_coordinates(X, axes)
     if P.shape[1] < 1 or X.shape[0] < 2 * P.shape[1]:
         return E, V, 0
@@ -674,8 +697,11 @@ def resplit_closest(
         Which splits were kept and how log |W| fell; None: the start.
     """
     X = np.asarray(samples, dtype=np.float64)
-    E = np.asarray(endmembers, dtype=np.float64)
-    V = np.asarray(vectors, dtype=np.float64)
+    if vectors is None:
+        raise ParameterError(
+            "vectors must be the unmixing vectors (m, D) of fit_within_metric, got None"
+        )
+    E, V = _unmixing_pair(endmembers, vectors, X.shape[-1] if X.ndim == 2 else -1)
     m = E.shape[0]
     P, Z = _principal_coordinates(X, axes)
     k = P.shape[1]
@@ -790,6 +816,31 @@ def _supports(m: int) -> list[tuple[int, ...]]:
     return [s for r in range(1, m + 1) for s in itertools.combinations(range(m), r)]
 
 
+def _unmixing_pair(
+    endmembers: Any, vectors: Any, features: int | None = None
+) -> tuple[np.ndarray, np.ndarray]:
+    """The endmembers E and unmixing vectors V (E itself when ``vectors`` is None) as float64
+    arrays, refused unless E is (m, D) with m >= 1, V of E's shape and, with ``features``, D
+    that many."""
+    E = np.asarray(endmembers, dtype=np.float64)
+    if E.ndim != 2 or E.shape[0] < 1:
+        raise ParameterError(
+            f"endmembers must be (m, D), one row per texture (m >= 1), got shape {E.shape}"
+        )
+    V = E if vectors is None else np.asarray(vectors, dtype=np.float64)
+    if V.shape != E.shape:
+        raise ParameterError(
+            f"vectors must have the endmembers' shape {E.shape}, got {V.shape}: give the "
+            "unmixing vectors fitted with these endmembers, or None for the Euclidean metric"
+        )
+    if features is not None and E.shape[1] != features:
+        raise ParameterError(
+            f"the features have {features} columns and the endmembers {E.shape[1]}: give the "
+            "features the model was fitted on, scaled and in the same order"
+        )
+    return E, V
+
+
 def abundances(
     features: np.ndarray, endmembers: np.ndarray, vectors: np.ndarray | None = None
 ) -> np.ndarray:
@@ -797,9 +848,9 @@ def abundances(
 
     Parameters
     ----------
-    features : numpy.ndarray, shape (..., D)
-        The pixels' features (a NumPy array: its ``shape`` is read), scaled as the endmembers
-        are.
+    features : array_like, shape (..., D)
+        The pixels' features, scaled as the endmembers are: real numbers (integers and
+        booleans are read as float64).
     endmembers : numpy.ndarray, shape (m, D)
         The pure textures' features E, m at most :data:`MAX_TEXTURES`.
     vectors : numpy.ndarray, shape (m, D), optional
@@ -816,9 +867,19 @@ def abundances(
     ------
     ValueError
         When there are more than :data:`MAX_TEXTURES` endmembers.
+    ParameterError
+        When the features are not real numbers with a last axis, or their columns, the
+        endmembers' and the vectors' disagree.
     """
-    E = np.asarray(endmembers, dtype=np.float64)
-    V = E if vectors is None else np.asarray(vectors, dtype=np.float64)
+    features = np.asarray(features)
+    if features.dtype.kind in "biu":  # the product below is in the features' dtype
+        features = features.astype(np.float64)
+    if features.dtype.kind != "f" or features.ndim < 1:
+        raise ParameterError(
+            f"features must be real numbers of shape (..., D), got {features.dtype} of shape "
+            f"{features.shape}"
+        )
+    E, V = _unmixing_pair(endmembers, vectors, features.shape[-1])
     shape = features.shape[:-1]
     flat = features.reshape(-1, features.shape[-1])
     b = flat @ V.T.astype(flat.dtype)  # (n, m): the only per-pixel data the solution needs
@@ -842,10 +903,10 @@ def unmixing_gram(endmembers: np.ndarray, vectors: np.ndarray | None = None) -> 
     numpy.ndarray, shape (m, m), float64
         The Gram matrix, symmetrised (``(V Eᵀ + E Vᵀ) / 2``) with a metric.
     """
-    E = np.asarray(endmembers, dtype=np.float64)
+    E, V = _unmixing_pair(endmembers, vectors)
     if vectors is None:
         return E @ E.T
-    gram = np.asarray(vectors, dtype=np.float64) @ E.T
+    gram = V @ E.T
     return (gram + gram.T) / 2
 
 
@@ -1080,7 +1141,11 @@ def abundances_from_projections(b: np.ndarray, gram: np.ndarray) -> np.ndarray:
     numpy.ndarray, shape (n, m), float32
     """
     G = np.asarray(gram, dtype=np.float64)
-    m = G.shape[0]
+    m = G.shape[0] if G.ndim == 2 else -1
+    if G.shape != (m, m) or m < 1 or np.ndim(b) != 2 or np.shape(b)[1] != m:
+        raise ParameterError(
+            f"b must be (n, m) and gram (m, m), m >= 1, got shapes {np.shape(b)} and {G.shape}"
+        )
     if m > MAX_TEXTURES:
         raise ValueError(f"at most {MAX_TEXTURES} textures (MAX_TEXTURES) are unmixed, got {m}")
     if m > ENUMERATED:
