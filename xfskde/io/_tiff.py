@@ -130,7 +130,8 @@ class _SegmentReader:
         """Segment ``index`` decoded, when it is exactly the rectangle of ``region`` (a strip
         or tile read whole, as a stripped image of one strip is): returned as decoded, not
         copied into a block of zeros first, which held the segment twice (a 16384² RGB TIFF of
-        one deflated strip peaked at 2.2 GB, 0.8 GB of it the copy); else None."""
+        one deflated strip peaked at 2.2 GB, 0.8 GB of it the copy); else None. The block is
+        read-only where the codec gives bytes (deflate, LZW, zstd), as a Dask block may be."""
         page = self._page
         y0, x0 = (index // self._across) * self._tile[0], (index % self._across) * self._tile[1]
         rows = min(self._tile[0], page.imagelength - y0)
