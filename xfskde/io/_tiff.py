@@ -33,7 +33,14 @@ import zarr
 from ..exceptions import ImageReadError
 from ._location import Location, remote_failure
 
-__all__ = ["MASK_SIDECAR", "mask_sidecar", "read_tiff_block", "tiff_level", "with_mask_version"]
+__all__ = [
+    "MASK_SIDECAR",
+    "mapped_strips",
+    "mask_sidecar",
+    "read_tiff_block",
+    "tiff_level",
+    "with_mask_version",
+]
 
 #: The suffix GDAL adds to a TIFF's name for the file of its transparency mask, written beside
 #: it unless ``GDAL_TIFF_INTERNAL_MASK`` is on (rasterio's ``write_mask`` with GDAL 3.10 writes
@@ -58,16 +65,8 @@ class _SegmentReader:
         self._tile = page.chunks[:2]  # (rows, columns) of a tile, or (rows per strip, width)
         self._across = -(-page.imagewidth // self._tile[1])
         self._lock = threading.RLock()
-        dtype = np.dtype(page.dtype)
-        self._row_bytes = self._tile[1] * page.samplesperpixel * dtype.itemsize
-        self._raw = (
-            mappable
-            and page.compression == 1
-            and page.fillorder == 1
-            and page.bitspersample == 8 * dtype.itemsize
-            and (dtype.itemsize == 1 or tif.byteorder == _NATIVE_ORDER)
-            and all(n % self._row_bytes == 0 for n in page.databytecounts)
-        )
+        self._row_bytes = _row_bytes(page)
+        self._raw = mappable and _is_raw(tif, page)
 
     def _place(self, out: np.ndarray, segment: np.ndarray, index: int, r0: int, c0: int) -> None:
         """Copy the part of one segment that falls in ``out`` (whose origin is r0, c0)."""
@@ -120,9 +119,79 @@ class _SegmentReader:
             for ty in range(r0 // th, -(-r1 // th))
             for tx in range(c0 // tw, -(-c1 // tw))
         ]
+        whole = None if self._raw or len(indices) != 1 else self._whole(indices[0], region)
+        if whole is not None:
+            return whole[(slice(None), slice(None), *region[2:])]
         out = np.zeros((r1 - r0, c1 - c0, *self._extra), self._page.dtype)
         (self._read_mapped if self._raw else self._read_decoded)(indices, out, r0, c0)
         return out[(slice(None), slice(None), *region[2:])]
+
+    def _whole(self, index: int, region: tuple[slice, ...]) -> np.ndarray | None:
+        """Segment ``index`` decoded, when it is exactly the rectangle of ``region`` (a strip
+        or tile read whole, as a stripped image of one strip is): returned as decoded, not
+        copied into a block of zeros first, which held the segment twice (a 16384² RGB TIFF of
+        one deflated strip peaked at 2.2 GB, 0.8 GB of it the copy); else None. The block is
+        read-only where the codec gives bytes (deflate, LZW, zstd), as a Dask block may be."""
+        page = self._page
+        y0, x0 = (index // self._across) * self._tile[0], (index % self._across) * self._tile[1]
+        rows = min(self._tile[0], page.imagelength - y0)
+        cols = min(self._tile[1], page.imagewidth - x0)
+        given = (region[0].start, region[0].stop, region[1].start, region[1].stop)
+        if given != (y0, y0 + rows, x0, x0 + cols) or page.databytecounts[index] == 0:
+            return None
+        ((data, _),) = self._tif.filehandle.read_segments(
+            [page.dataoffsets[index]], [page.databytecounts[index]], lock=self._lock
+        )
+        segment, _, shape = page.decode(data, index, jpegtables=page.jpegtables)
+        del data  # the compressed bytes go before the block is used
+        if segment is None:  # a sparse file's missing tile: zeros, as tifffile reads it
+            return np.zeros((rows, cols, *self._extra), page.dtype)
+        return segment.reshape(shape[1:3] + self._extra)[:rows, :cols]  # an edge tile, padded
+
+
+def _row_bytes(page: Any) -> int:
+    """The bytes of one row of a tile or strip of ``page`` as stored (samples interleaved)."""
+    return page.chunks[1] * page.samplesperpixel * np.dtype(page.dtype).itemsize
+
+
+def _is_raw(tif: Any, page: Any) -> bool:
+    """Whether the segments of ``page`` are stored as the pixels themselves (uncompressed, in
+    whole rows of whole bytes, in the machine's byte order): read by copying them out of a
+    memory map of the file."""
+    dtype = np.dtype(page.dtype)
+    return (
+        page.compression == 1
+        and page.fillorder == 1
+        and page.bitspersample == 8 * dtype.itemsize
+        and (dtype.itemsize == 1 or tif.byteorder == _NATIVE_ORDER)
+        and all(n % _row_bytes(page) == 0 for n in page.databytecounts)
+    )
+
+
+def _segment_page(image: Any) -> Any:
+    """The page of a TIFF level (a tifffile series level) that :class:`_SegmentReader` reads:
+    a level stored in a single page, samples interleaved, axes ``YX`` or ``YXS``; else None
+    (the level is read through tifffile's Zarr view)."""
+    page = image.pages[0] if len(image.pages) == 1 else None
+    if (
+        page is not None
+        and image.axes in ("YX", "YXS")
+        and tuple(page.shape) == tuple(image.shape)
+        and page.imagedepth == 1
+        and (page.samplesperpixel == 1 or page.planarconfig == 1)
+        and len(page.dataoffsets) > 0
+    ):
+        return page
+    return None
+
+
+def mapped_strips(tif: Any, image: Any) -> bool:
+    """Whether a level of a local TIFF (a tifffile series level) is stored in uncompressed
+    strips that the tasks copy out of a memory map: any rectangle of it is then read at the
+    cost of its own rows, so its chunks need not hold whole strips (a strip of the whole
+    image made a single task of a 16384² slide, 1.8 GB at once)."""
+    page = _segment_page(image)
+    return page is not None and not page.is_tiled and _is_raw(tif, page)
 
 
 def mask_sidecar(path: Location) -> Location | None:
@@ -159,15 +228,7 @@ def tiff_level(path: Location, level: int, version: str, series: int = 0) -> Any
     tif = tifffile.TiffFile(path.url if path.is_local else path.open(), name=path.name)
     path.refuse_changed(version)  # the file opened is the one the image was planned on
     image = tif.series[series].levels[level]
-    page = image.pages[0] if len(image.pages) == 1 else None
-    if (
-        page is not None
-        and image.axes in ("YX", "YXS")
-        and tuple(page.shape) == tuple(image.shape)
-        and page.imagedepth == 1
-        and (page.samplesperpixel == 1 or page.planarconfig == 1)
-        and len(page.dataoffsets) > 0
-    ):
+    if (page := _segment_page(image)) is not None:
         return _SegmentReader(tif, page, has_samples=image.axes == "YXS", mappable=path.is_local)
     return zarr.open(tif.aszarr(series=series, level=level), mode="r")
 

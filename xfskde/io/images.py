@@ -91,6 +91,7 @@ from ..exceptions import (
     ImageReadError,
     ParameterError,
     XfskdeError,
+    find_stack_level,
 )
 from ..lazy import DEFAULT_CHUNK, dask_view, plan_chunks
 from ._gdal import (
@@ -114,7 +115,7 @@ from ._location import (
     named_failures,
 )
 from ._record import _refuse_holes
-from ._tiff import mask_sidecar, read_tiff_block, with_mask_version
+from ._tiff import mapped_strips, mask_sidecar, read_tiff_block, with_mask_version
 
 __all__ = ["GeoreferencingWarning", "ImageLevel", "image_levels", "open_image"]
 
@@ -361,6 +362,31 @@ def _read_plan(
     selection = _plane_selection(what, dims, shape, request.plane)
     planned, tiles = _plan(shape, dims, native, request)
     return selection, _single_planes(planned, selection), tiles
+
+
+#: The bytes one read of a file's storage unit (a strip, tile or Zarr chunk) may decode before
+#: opening it warns (:func:`_warn_if_large_reads`): a task holds the unit whole while it cuts
+#: its block out, on top of the computation's memory. 256 MiB: a 16384² RGB whole-slide image
+#: stored as one strip or chunk (805 MB) warns, an 8192² one (201 MB) does not.
+LARGE_READ_BYTES = 256 * 2**20
+
+
+def _warn_if_large_reads(
+    what: Any, unit: str, shape: Sequence[int], nbytes: int, remedy: str
+) -> None:
+    """Warn once that every read of ``what`` decodes a storage ``unit`` ("strip", "tile",
+    "chunk") of ``shape`` and ``nbytes`` larger than :data:`LARGE_READ_BYTES`, and how to
+    rewrite the file (``remedy``) so that it is read in bounded memory."""
+    if nbytes <= LARGE_READ_BYTES:
+        return
+    sides = " x ".join(str(int(n)) for n in shape)
+    warnings.warn(
+        f"{what} is stored in {unit}s of {sides} ({nbytes / 1e6:.0f} MB decoded): every "
+        f"read decodes a whole {unit} at once, so reading it takes that much memory beside the "
+        f"computation's; for bounded memory, {remedy}",
+        UserWarning,
+        stacklevel=find_stack_level(),
+    )
 
 
 def _plane_image(
@@ -795,6 +821,9 @@ class _TiffInfo(NamedTuple):
     #: the colours, ``(entries, 3)`` uint8, of a palette image whose colours are the picture
     #: (a scanner's or an image editor's: :func:`_colour_map`), read as RGB; else None
     colours: np.ndarray | None = None
+    #: for every level, whether it is a local file's uncompressed strips, read out of a memory
+    #: map (:func:`xfskde.io._tiff.mapped_strips`): its chunks are planned without strips
+    mapped: tuple[bool, ...] = ()
 
 
 #: GeoKey unit names as they are usually written.
@@ -1233,12 +1262,13 @@ def _tiff_info(path: Location, series: int | str = 0) -> _TiffInfo:
         ):
             index = _series_index(tif, series, path)
             _refuse_cut_short(tif, index, path)
-            levels = []
+            levels, mapped = [], []
             for level in tif.series[index].levels:
                 key = level.keyframe
                 rows = key.tilelength or min(key.rowsperstrip or key.imagelength, key.imagelength)
                 cols = key.tilewidth or key.imagewidth
                 levels.append((level.axes, tuple(level.shape), level.dtype, (rows, cols)))
+                mapped.append(path.is_local and mapped_strips(tif, level))
             first = tif.series[index].levels[0].keyframe
             tag = first.tags.get(_GDAL_NODATA)
             nodata = str(tag.value).strip("\x00 ") if tag is not None else None
@@ -1266,7 +1296,7 @@ def _tiff_info(path: Location, series: int | str = 0) -> _TiffInfo:
     return _TiffInfo(levels, geotiff, nodata or None, size, geo, alpha, origin, index,
                      orientation, names, palette, mask, inverted, sidecar,
                      _sidecar_shapes(sidecar, path) if sidecar else (), cmyk,
-                     refused, colours)  # fmt: skip
+                     refused, colours, tuple(mapped))  # fmt: skip
 
 
 def _colour_map(tif: tifffile.TiffFile, page: Any) -> np.ndarray | None:
@@ -1496,6 +1526,17 @@ def _open_tiff(path: Location, level: int, request: _Request) -> xr.DataArray:
     level, cells = _level_and_cells(path, sizes, level, request.mpp)
     axes, shape, dtype, tile = levels[level]
     all_dims = list(_axes_of(_tiff_dims(axes), tuple(shape), request.dims, path))
+    if info.mapped[level]:  # uncompressed strips: any rectangle reads only its own rows
+        tile = (1, 1)
+    else:
+        samples = shape[axes.index("S")] if "S" in axes else 1
+        _warn_if_large_reads(
+            path, "tile" if tile[1] < shape[axes.index("X")] else "strip", tile,
+            tile[0] * tile[1] * samples * np.dtype(dtype).itemsize,
+            f"rewrite it tiled (gdal_translate -co TILED=YES -co COMPRESS=DEFLATE {path.name} "
+            "out.tif, or bfconvert -tilex 512 -tiley 512, or tifffile.imwrite(out, "
+            "tifffile.imread(path), tile=(512, 512)))",
+        )  # fmt: skip
     native = {"Y": tile[0], "X": tile[1], "C": 1}  # a page per channel (samples: "S")
     native_shape = [native.get(a, n) for a, n in zip(axes, shape, strict=True)]
     selection, planned, tiles = _read_plan(path, all_dims, tuple(shape), native_shape,
@@ -2262,6 +2303,11 @@ def _open_zarr(source: Any, level: int, request: _Request) -> xr.DataArray:
         )
     selection, planned, tiles = _read_plan(source, dims, array.shape, array.chunks,
                                            _for_cells(request, cells), array.dtype)  # fmt: skip
+    _warn_if_large_reads(
+        source, "chunk", array.chunks, math.prod(array.chunks) * array.dtype.itemsize,
+        "rechunk it to chunks of about 1024² pixels (dask.array.from_zarr(store)"
+        ".rechunk(1024).to_zarr(new), or the rechunker package)",
+    )  # fmt: skip
     try:
         if isinstance(source, zarr.Array | zarr.Group) or source.is_zip:
             data = da.from_zarr(array, chunks=planned)  # a zip's ZipStore pickles to the tasks
@@ -2316,6 +2362,64 @@ class _NpyFile:
         return np.array(np.load(self.path, mmap_mode="r")[key])
 
 
+#: PIL's modes of the PNG files decoded by imagecodecs' PNG decoder (:func:`_png_values`),
+#: to the values Pillow and scikit-image read (grey, grey and alpha, RGB, RGBA; 8 or 16 bits).
+_PNG_MODES = ("L", "LA", "RGB", "RGBA", "I;16", "I;16B")
+
+
+def _png_values(source: str | io.BytesIO) -> np.ndarray:
+    """The pixels of a PNG file of one of :data:`_PNG_MODES`, decoded by imagecodecs into one
+    array: Pillow's decoded image, then its bytes, then scikit-image's array held a 8192² RGB
+    PNG three times over (722 MB at the peak, for 201 MB of pixels; 398 MB here)."""
+    import imagecodecs
+
+    if isinstance(source, io.BytesIO):
+        return imagecodecs.png_decode(source.getvalue())
+    with open(source, "rb") as file:
+        return imagecodecs.png_decode(file.read())
+
+
+def _large_picture_pixels() -> int | None:
+    """The pixels of a picture beyond which it is said to be read whole: Pillow's own guard
+    (``PIL.Image.MAX_IMAGE_PIXELS``, about 9459², where Pillow warns of a decompression bomb),
+    None where it is lifted."""
+    from PIL import Image
+
+    return Image.MAX_IMAGE_PIXELS
+
+
+def _warn_if_large_picture(path: Location, header: Any) -> None:
+    """Warn once that a large picture (PNG, JPEG, ...: no tiles, no random access) is read whole
+    into memory, with its size in memory, and how to make it a tiled TIFF, read in part."""
+    limit = _large_picture_pixels()
+    width, height = header.size
+    if limit is None or width * height <= limit:
+        return
+    decoded = width * height * len(header.getbands()) * (2 if header.mode.startswith("I;16") else 1)
+    warnings.warn(
+        f"{path} is a {width} x {height} {header.format} picture, read whole into memory "
+        f"({decoded / 1e6:.0f} MB): it has no tiles to read in part. For bounded memory, convert "
+        f"it once to a tiled TIFF (vips tiffsave {path.name} out.tif --tile --compression "
+        f"deflate, or gdal_translate -co TILED=YES {path.name} out.tif)",
+        UserWarning,
+        stacklevel=find_stack_level(),
+    )
+
+
+def _too_large_picture(path: Location, exc: Exception) -> str:
+    """The line refusing a picture Pillow will not open (more than twice
+    ``PIL.Image.MAX_IMAGE_PIXELS``: its decompression-bomb guard), saying what to do."""
+    pixels = re.search(r"\((\d+) pixels\)", str(exc))
+    size = f"of {int(pixels.group(1)) / 1e6:.0f} Mpx" if pixels else "this large"
+    return (
+        f"cannot read {path}: a picture {size} is more than Pillow opens (twice "
+        "PIL.Image.MAX_IMAGE_PIXELS, its guard against decompression bombs), and it would be "
+        f"read whole into memory. Convert it once to a tiled TIFF (vips tiffsave {path.name} "
+        f"out.tif --tile --compression deflate, or gdal_translate -co TILED=YES {path.name} "
+        "out.tif), or, trusting the file, set PIL.Image.MAX_IMAGE_PIXELS = None in Python"
+    )
+
+
 def _warn_if_turned(path: Location, turned: int, tag: str) -> None:
     """Say that a file whose orientation tag asks viewers to turn or mirror it is read as
     stored (:func:`xfskde._pictures.warn_if_turned`)."""
@@ -2361,16 +2465,31 @@ def _open_plain(path: Location, request: _Request, *, film: bool = False) -> xr.
             from PIL import Image
             from skimage import io as skio
 
-            array = None
-            with Image.open(source) as header:
-                alpha, mode = header.mode in _ALPHA_MODES, header.mode
-                turned = int(header.getexif().get(ORIENTATION_TAG, 1) or 1)
-                frames = animation(header)
-                if frames is None and (_transparent_palette(header) or mode in CONVERTED_MODES):
-                    array, alpha = picture_values(header, warn=False)  # as its colours
-            if isinstance(source, io.BytesIO):
-                source.seek(0)
-            array = skio.imread(source) if array is None else array
+            array, plain_png = None, False
+            with warnings.catch_warnings():  # Pillow's decompression-bomb warning: ours instead
+                warnings.simplefilter("ignore", Image.DecompressionBombWarning)
+                try:
+                    header = Image.open(source)
+                except Image.DecompressionBombError as exc:
+                    raise ImageReadError(_too_large_picture(path, exc)) from exc
+                with header:
+                    alpha, mode = header.mode in _ALPHA_MODES, header.mode
+                    turned = int(header.getexif().get(ORIENTATION_TAG, 1) or 1)
+                    frames = animation(header)
+                    if frames is None and (_transparent_palette(header) or mode in CONVERTED_MODES):
+                        array, alpha = picture_values(header, warn=False)  # as its colours
+                    _warn_if_large_picture(path, header)
+                    plain_png = (
+                        header.format == "PNG"
+                        and mode in _PNG_MODES
+                        and frames is None
+                        and "transparency" not in header.info
+                    )
+                if isinstance(source, io.BytesIO):
+                    source.seek(0)
+                if array is None and plain_png:
+                    array = _png_values(source)
+                array = skio.imread(source) if array is None else array
     except XfskdeError:  # the file read, its axes or a plane refused: said as it is
         raise
     except (OSError, ValueError) as exc:  # numpy's and the image plugins' own errors
