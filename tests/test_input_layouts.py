@@ -19,7 +19,7 @@ from PIL import Image
 
 import xfskde
 import xfskde.io.images
-from xfskde.exceptions import ImageReadError
+from xfskde.exceptions import ChunkSizeWarning, ImageReadError
 from xfskde.io._location import locate
 from xfskde.io._tiff import tiff_level
 
@@ -174,13 +174,15 @@ def test_a_large_single_strip_or_chunk_warns_once_with_what_to_do(tmp_path, monk
     monkeypatch.setattr(xfskde.io.images, "LARGE_READ_BYTES", 100_000)
     a = _pixels(grey=False)  # 786 kB
     _tiff(tmp_path / "one.tif", a, rowsperstrip=N, compression="zlib")
-    with pytest.warns(UserWarning, match="strips of 512 x 512 .*TILED=YES") as caught:
+    with pytest.warns(ChunkSizeWarning, match="strips of 512 x 512 .*TILED=YES") as caught:
         image = xfskde.open_image(tmp_path / "one.tif", chunks=CHUNKS)
     assert len(caught) == 1 and "one.tif" in str(caught[0].message)
     assert "\n" not in str(caught[0].message)
     np.testing.assert_array_equal(image.values, a)
     _zarr(tmp_path / "one.zarr", a, (N, N))
-    with pytest.warns(UserWarning, match="one.zarr is stored in chunks of 512 x 512 x 3.*rechunk"):
+    with pytest.warns(
+        ChunkSizeWarning, match="one.zarr is stored in chunks of 512 x 512 x 3.*rechunk"
+    ):
         xfskde.open_image(tmp_path / "one.zarr", chunks=CHUNKS)
     _tiff(tmp_path / "tiled.tif", a, tile=(64, 64), compression="zlib")
     _tiff(tmp_path / "raw.tif", a, rowsperstrip=N)
@@ -214,6 +216,7 @@ def test_a_large_picture_warns_it_is_read_whole_in_place_of_pillow_s_bomb_warnin
         image = xfskde.open_image(path)
     messages = [str(w.message) for w in caught]
     assert len(messages) == 1, messages
+    assert caught[0].category is ChunkSizeWarning
     assert "big.png is a 512 x 512 PNG picture, read whole into memory (1 MB)" in messages[0]
     np.testing.assert_array_equal(image.values, a)
 

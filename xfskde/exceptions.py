@@ -124,7 +124,10 @@ class WorkerDiedError(XfskdeError, RuntimeError):
 
 
 class ChunkSizeWarning(UserWarning):
-    """Chunks were smaller than the halo a block needs and have been merged with a neighbour."""
+    """Chunks were smaller than the halo a block needs and have been merged with a neighbour;
+    or an input's storage units (a strip, tile or Zarr chunk larger than
+    :data:`xfskde.io.images.LARGE_READ_BYTES` decoded, a picture without tiles) are read
+    whole, so reading it takes that much memory beside the computation's."""
 
 
 class GeoreferencingWarning(UserWarning):

@@ -86,6 +86,7 @@ from .._pictures import (
 )
 from .._scheduling import compute as compute_collections
 from ..exceptions import (
+    ChunkSizeWarning,
     DimensionError,
     GeoreferencingWarning,
     ImageReadError,
@@ -384,7 +385,7 @@ def _warn_if_large_reads(
         f"{what} is stored in {unit}s of {sides} ({nbytes / 1e6:.0f} MB decoded): every "
         f"read decodes a whole {unit} at once, so reading it takes that much memory beside the "
         f"computation's; for bounded memory, {remedy}",
-        UserWarning,
+        ChunkSizeWarning,
         stacklevel=find_stack_level(),
     )
 
@@ -2401,7 +2402,7 @@ def _warn_if_large_picture(path: Location, header: Any) -> None:
         f"({decoded / 1e6:.0f} MB): it has no tiles to read in part. For bounded memory, convert "
         f"it once to a tiled TIFF (vips tiffsave {path.name} out.tif --tile --compression "
         f"deflate, or gdal_translate -co TILED=YES {path.name} out.tif)",
-        UserWarning,
+        ChunkSizeWarning,
         stacklevel=find_stack_level(),
     )
 
