@@ -126,6 +126,30 @@ def _check_positive_int(name: str, value: Any) -> int:
     return value
 
 
+def _check_nonnegative_int(name: str, value: Any) -> int:
+    """Return ``value`` as an int after checking it is an integer >= 0 (a bool is refused: it
+    is no count of pixels; a whole float is taken, as :func:`_check_positive_int` takes it)."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        if isinstance(value, float | np.floating) and float(value).is_integer():
+            value = int(value)
+        else:
+            raise TypeError(f"{name} must be an integer >= 0, got {value!r}")
+    value = int(value)
+    if value < 0:
+        raise ParameterError(f"{name} must be an integer >= 0, got {value}")
+    return value
+
+
+def _check_level(level: Any) -> int:
+    """Return a pyramid ``level`` as an int after checking it is an integer (not a bool, which
+    was read as level 1); the caller checks it against the levels the image has."""
+    if isinstance(level, bool) or not isinstance(level, numbers.Integral):
+        raise TypeError(
+            f"level must be an integer, a pyramid level (0: the full resolution), got {level!r}"
+        )
+    return int(level)
+
+
 def _finite_array(name: str, values: Any, *, dtype: Any = np.float64) -> np.ndarray:
     """Convert to a floating array and refuse NaN or infinite entries."""
     arr = np.asarray(values, dtype=dtype)

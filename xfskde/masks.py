@@ -90,7 +90,12 @@ from ._labels import (
 )
 from ._pictures import is_picture, palette_indices
 from ._scheduling import compute as compute_collections
-from ._validation import _check_choice
+from ._validation import (
+    _check_choice,
+    _check_level,
+    _check_nonnegative_int,
+    _check_positive_int,
+)
 from .exceptions import (
     DimensionError,
     ImageReadError,
@@ -102,7 +107,14 @@ from .exceptions import (
 from .io import Location, locate, open_image
 from .io._location import locate_beside, micrometres
 from .io.geojson import is_polygons, polygon_mask
-from .io.images import ImageLevel, image_levels, is_whole_level, level_arguments, opened_as
+from .io.images import (
+    ImageLevel,
+    image_levels,
+    is_whole_level,
+    level_arguments,
+    opened_as,
+    refuse_options_in_memory,
+)
 
 __all__ = [
     "COLOURLESS",
@@ -699,6 +711,22 @@ def _nonzero(values: np.ndarray, nodata: Any) -> np.ndarray:
     return ok.any(axis=-1) if values.ndim == 3 else ok
 
 
+def _check_fraction(min_fraction: Any) -> float:
+    """``min_fraction`` as a float after checking it is a share of the mask's pixels, in
+    [0, 1] (2.0 dropped every object and filled every hole: all foreground; NaN crashed)."""
+    if isinstance(min_fraction, bool) or not isinstance(min_fraction, numbers.Real):
+        raise TypeError(
+            f"min_fraction must be a number in [0, 1] (a share of the mask's pixels), got "
+            f"{min_fraction!r}"
+        )
+    if not 0.0 <= float(min_fraction) <= 1.0:
+        raise ParameterError(
+            f"min_fraction must be a share of the mask's pixels in [0, 1] (default 1e-4), got "
+            f"{min_fraction!r}"
+        )
+    return float(min_fraction)
+
+
 def _without_small(mask: np.ndarray, area: int) -> np.ndarray:
     """``mask`` less its connected components (8-connected) of fewer than ``area`` pixels."""
     labels, _ = ndimage.label(mask, structure=np.ones((3, 3), bool))
@@ -725,29 +753,32 @@ def tissue_mask(
         A slide or scene as :func:`xfskde.open_image` reads it (the mask is computed on the
         pyramid level chosen below), or an image already opened (a DataArray whose ``source``
         attr names its file is read from that file's low-resolution level; any other, and a
-        NumPy or Dask ``(y, x)`` or ``(y, x, c)`` array, is block-averaged in memory down to
+        NumPy or Dask ``(y, x)`` or ``(y, x, c)`` array, a PIL picture or a Zarr object as
+        :func:`xfskde.open_image` reads it, is block-averaged in memory down to
         ``max_side``). A DataArray's spatial dims are read as the image functions read them
         (:func:`xfskde._labels.image_dims`: ``(lat, lon)`` too); the mask's are ``y, x``.
     method : {"auto", "brightfield", "fluorescence", "nonzero"}, optional
         How foreground is told from background (the module docstring); default ``"auto"``.
     level : int, optional
         The pyramid level of the file to compute the mask on; default: the finest level whose
-        longer side is at most ``max_side`` pixels, else the coarsest. Used only where the
-        mask is read from a file (a path or URL, or a DataArray read whole from one); an
-        array, or a DataArray that is not a whole level of its file, is block-averaged down
-        to ``max_side`` whatever ``level`` says.
+        longer side is at most ``max_side`` pixels, else the coarsest. Only where the mask is
+        read from a file (a path or URL, or a DataArray read whole from one): an array, or a
+        DataArray that is not a whole level of its file, is block-averaged down to
+        ``max_side``, and refuses a ``level``.
     max_side : int, optional
         The longest side, in pixels, of the mask: the level read (or the image given) is
         block-averaged by the smallest whole factor that brings its longer side to at most
         this; default :data:`MAX_SIDE` (2048).
     min_fraction : float, optional
         Objects and holes (8-connected) of fewer than ``max(1, int(min_fraction * my * mx))``
-        mask pixels are dropped and filled, before the foreground is grown; default 1e-4.
+        mask pixels are dropped and filled, before the foreground is grown: a share in
+        [0, 1]; default 1e-4.
     margin : int, optional
         The radius, in mask pixels, of the disk the foreground is grown by (dilated with);
         0 leaves it as found; default :data:`MARGIN` (2).
     storage_options : dict, optional
-        Options of a URL's filesystem (as :func:`xfskde.open_image` takes them); default none.
+        Options of a URL's filesystem (as :func:`xfskde.open_image` takes them; refused, as
+        there, with a local path or an image in memory); default none.
 
     Returns
     -------
@@ -768,9 +799,14 @@ def tissue_mask(
 
     Raises
     ------
+    TypeError
+        For a ``max_side``, ``margin`` or ``level`` that is not an integer, or a
+        ``min_fraction`` that is not a number (a bool is neither).
     ParameterError
-        For an unknown ``method``, a ``max_side`` that is not a positive int, a ``margin``
-        that is not an int >= 0, or a ``level`` the file does not have.
+        For an unknown ``method``, a ``max_side`` below 1, a negative ``margin``, a
+        ``min_fraction`` outside [0, 1] (NaN too), a ``level`` the file does not have or
+        given with an image that is not a whole level of a file, or ``storage_options``
+        with a local path or an image in memory.
     FileNotFoundError, ImageReadError, DimensionError
         For an image that :func:`xfskde.open_image` cannot open (a missing path, a format it
         does not read, an array whose dims cannot be told from its shape).
@@ -786,18 +822,26 @@ def tissue_mask(
     """
     _check_choice("method", method, METHODS)
     asked = method
-    if not (isinstance(max_side, int) and max_side >= 1):
-        raise ParameterError(f"max_side must be a positive number of pixels, got {max_side!r}")
-    if not (isinstance(margin, int) and margin >= 0):
-        raise ParameterError(f"margin must be a whole number of mask pixels >= 0, got {margin!r}")
+    max_side = _check_positive_int("max_side", max_side)
+    margin = _check_nonnegative_int("margin", margin)
+    min_fraction = _check_fraction(min_fraction)
+    level = None if level is None else _check_level(level)
     opening: dict[str, Any] = {}  # the plane and series of a stack or multi-image file
     levels = None  # a file's pyramid, read once (its headers: over HTTP, requests each time)
-    if isinstance(image, np.ndarray | da.Array):  # labelled as open_image labels an array
-        image = open_image(image)
+    if not (isinstance(image, xr.DataArray) and "source" in image.attrs):  # reached as it is
+        refuse_options_in_memory(image, storage_options)
+    if not isinstance(image, str | os.PathLike | Location | xr.DataArray):  # an array, a
+        image = open_image(image)  # picture, a Zarr object: labelled as open_image labels it
     image = _named_yx(image)  # an image of (lat, lon): its mask is (y, x)
     if isinstance(image, xr.DataArray) and "source" in image.attrs:
         image, opening, levels = _whole_source(image, storage_options)  # its low resolution
     if isinstance(image, xr.DataArray):
+        if level is not None:
+            raise ParameterError(
+                f"level={level} picks a pyramid level of a file; this image is not a whole level "
+                "of one (an array, a crop, a computed DataArray) and is block-averaged down to "
+                "max_side: drop level, or pass the file's path or URL"
+            )
         full = (image.sizes["y"], image.sizes["x"])
         dtype = stored_integer_dtype(image) or image.dtype
         small = _small(image, max_side)
@@ -888,10 +932,11 @@ def resolve_mask(
     ----------
     mask : None, str, path, URL, PIL picture, mapping, array, DataArray or nested list
         The mask, in any of the forms above; ``None`` or ``"none"`` for no mask.
-    image : xarray.DataArray
-        The image the mask is for, as :func:`xfskde.open_image` gives it: a method computes
-        the mask on it, and any other mask is placed on its extent (by coordinates, or by
-        position: the module docstring) and reprojected into its CRS.
+    image : xarray.DataArray or array
+        The image the mask is for, as :func:`xfskde.open_image` gives it (a NumPy or Dask
+        array is labelled as it labels one): a method computes the mask on it, and any other
+        mask is placed on its extent (by coordinates, or by position: the module docstring)
+        and reprojected into its CRS.
     margin : int, optional
         The ``margin`` of :func:`tissue_mask`, in mask pixels, where ``mask`` names a method;
         a mask given as a file, picture, polygons or array is taken as it is (never grown);
@@ -922,7 +967,10 @@ def resolve_mask(
         coordinates do not cover the image, are in another unit or in a CRS it cannot be
         reprojected from; a mask made by :func:`tissue_mask` for another extent where either
         has no coordinates; polygons :func:`xfskde.io.geojson.polygon_mask` refuses; and what
-        :func:`tissue_mask` refuses (a negative ``margin``).
+        :func:`tissue_mask` refuses; a negative ``margin``.
+    TypeError
+        For an ``image`` that is neither a DataArray nor an array, or a ``margin`` that is
+        not an integer.
     DimensionError
         For an array mask that is not 2-D, or a DataArray mask without ``y`` and ``x`` dims
         (or the image's spatial dims).
@@ -932,6 +980,7 @@ def resolve_mask(
     ImageReadError
         For a mask file that cannot be read as an image.
     """
+    margin = _check_nonnegative_int("margin", margin)
     classes = _class_list(classes)
     if classes is not None and (
         mask is None or (isinstance(mask, str) and mask in (*METHODS, "none"))
@@ -942,6 +991,13 @@ def resolve_mask(
         )
     if mask is None or (isinstance(mask, str) and mask == "none"):
         return None
+    if isinstance(image, np.ndarray | da.Array):  # labelled as open_image labels an array
+        image = open_image(image)
+    elif not isinstance(image, xr.DataArray):
+        raise TypeError(
+            f"image must be a DataArray (xfskde.open_image(...), or xr.DataArray(image, "
+            f"dims=('y', 'x'))) or a NumPy or Dask array, got a {type(image).__name__}"
+        )
     spatial = _spatial_names(image)
     image = _named_yx(image)
     if isinstance(mask, str) and mask in METHODS:
@@ -1485,7 +1541,7 @@ def background_blocks(
 
     Parameters
     ----------
-    mask : xarray.DataArray
+    mask : xarray.DataArray or numpy.ndarray
         A 2-D mask (as :func:`resolve_mask` gives it) covering the image's extent at any
         resolution; its values are read as booleans (any non-zero, NaN too, is foreground).
     image_shape : (int, int)
@@ -1497,8 +1553,37 @@ def background_blocks(
         ``skip(rows, cols)``, for half-open ``(start, stop)`` pixel ranges of the image: True
         where no mask pixel covering any of those pixels is foreground. Ranges beyond the
         image are clipped to it.
+
+    Raises
+    ------
+    DimensionError
+        For a mask that is not 2-D.
+    ParameterError, TypeError
+        For an ``image_shape`` that is not two integers >= 1.
     """
-    return MaskFootprint(np.asarray(mask.values, bool), image_shape).background
+    return MaskFootprint(_mask_values(mask), _image_shape(image_shape)).background
+
+
+def _mask_values(mask: Any) -> np.ndarray:
+    """A mask's values as a 2-D boolean ``(y, x)`` array (a DataArray's taken in ``(y, x)``
+    order where it names them); any other number of dims is refused in one line."""
+    if isinstance(mask, xr.DataArray) and {"y", "x"} <= set(mask.dims):
+        mask = mask.transpose("y", "x", ...)
+    values = np.asarray(getattr(mask, "values", mask), bool)
+    if values.ndim != 2:
+        raise DimensionError(f"a mask must be 2-D (y, x), got shape {values.shape}")
+    return values
+
+
+def _image_shape(image_shape: Any) -> tuple[int, int]:
+    """``image_shape`` as ``(ny, nx)``, two integers >= 1, or refused in one line."""
+    try:
+        ny, nx = image_shape
+    except (TypeError, ValueError):
+        raise TypeError(
+            f"image_shape must be the image's (ny, nx) in pixels, got {image_shape!r}"
+        ) from None
+    return _check_positive_int("image_shape's ny", ny), _check_positive_int("image_shape's nx", nx)
 
 
 def _lookup(block: np.ndarray, mask: np.ndarray, image_shape: tuple[int, int], stride: int,
@@ -1519,7 +1604,7 @@ def mask_samples(
 
     Parameters
     ----------
-    mask : xarray.DataArray
+    mask : xarray.DataArray or numpy.ndarray
         A 2-D mask (as :func:`resolve_mask` gives it) covering the image's extent at any
         resolution; its values are read as booleans.
     result : dask.array.Array
@@ -1536,8 +1621,27 @@ def mask_samples(
         Boolean, of ``result``'s first two dims and chunks, then a dim of length 1 for each
         further dim of ``result``: True where the mask pixel under the sample's pixel (its
         centre) is foreground (:func:`xfskde._grid.mask_at_samples`).
+
+    Raises
+    ------
+    DimensionError
+        For a mask that is not 2-D, or a ``result`` of fewer than two dims.
+    ParameterError, TypeError
+        For an ``image_shape`` that is not two integers >= 1, a ``stride`` that is not an
+        integer >= 1, or a ``result`` that is not a Dask array.
     """
-    shared = dask.delayed(np.asarray(mask.values, bool), pure=True)
+    image_shape, stride = _image_shape(image_shape), _check_positive_int("stride", stride)
+    if not isinstance(result, da.Array):
+        raise TypeError(
+            f"result must be the lazy Dask array of the stride grid (its chunks are read), got a "
+            f"{type(result).__name__}"
+        )
+    if result.ndim < 2:
+        raise DimensionError(
+            f"result must have the samples' rows and columns as its first two dims, got shape "
+            f"{result.shape}"
+        )
+    shared = dask.delayed(_mask_values(mask), pure=True)
     return da.map_blocks(
         _lookup, result, shared, image_shape, stride,
         chunks=(*result.chunks[:2], *((1,) for _ in result.chunks[2:])),

@@ -85,6 +85,7 @@ from .._pictures import (
     warn_if_turned,
 )
 from .._scheduling import compute as compute_collections
+from .._validation import _check_level, _check_nonnegative_int, _check_positive_int
 from ..exceptions import (
     ChunkSizeWarning,
     DimensionError,
@@ -172,6 +173,18 @@ def _check_chunks(chunks: _Chunks) -> None:
         raise ParameterError(
             f"chunks must be a positive number of pixels or a dict such as "
             f"{{'y': 2048, 'x': 2048}}, got {chunks!r}"
+        )
+
+
+def _refuse_chunk_keys(chunks: _Chunks, image: xr.DataArray) -> None:
+    """Refuse a ``chunks`` mapping with a key other than ``"y"`` and ``"x"`` (``{"z": 0}``,
+    a misspelt ``{"q": 5}``): it was silently not read."""
+    other = [key for key in chunks if key not in ("y", "x")] if isinstance(chunks, Mapping) else []
+    if other:
+        raise ParameterError(
+            f"chunks takes the keys 'y' (a chunk's rows) and 'x' (its columns) only, got "
+            f"{other[0]!r}: this image's dims are {tuple(map(str, image.dims))}, its spatial "
+            "ones 'y' and 'x' to chunks whatever their names, and any other dim one chunk"
         )
 
 
@@ -2662,9 +2675,17 @@ def image_levels(
 
     Raises
     ------
+    TypeError
+        For a ``source`` that is not a path or URL (an array, a DataArray).
     FileNotFoundError, ImageReadError, ImportError, ParameterError, DimensionError
         As :func:`open_image`.
     """
+    if not isinstance(source, str | os.PathLike | Location):
+        raise TypeError(
+            f"source must be the path or URL of an image file or store, got a "
+            f"{type(source).__name__}: an image in memory has one level, its own (an opened "
+            "image's file is its attrs['source'])"
+        )
     given = None if dims is None else _checked_dims(dims)
     path = locate(source, storage_options)
     _refuse_product(path)
@@ -2715,6 +2736,17 @@ def opened_as(image: xr.DataArray) -> dict[str, Any]:
 def level_arguments(opening: dict[str, Any]) -> dict[str, Any]:
     """The arguments of :func:`xfskde.io.images.image_levels` among ``open_image``'s."""
     return {k: v for k, v in opening.items() if k in ("series", "dims")}
+
+
+def refuse_options_in_memory(source: Any, storage_options: Mapping[str, Any] | None) -> None:
+    """Refuse ``storage_options`` given with a source that is not a path or URL (an array, a
+    DataArray, a picture, a Zarr object): it is read as it is, and they were ignored, where
+    a local path refuses them (:func:`xfskde.io.locate`)."""
+    if storage_options and not isinstance(source, str | os.PathLike | Location):
+        raise ParameterError(
+            f"storage_options were given for a {type(source).__name__}, which is read as it "
+            "is: they apply to URLs (s3://, gs://, http://, ...) only; drop them"
+        )
 
 
 #: A Sentinel-2 product, by name: its folder or zip as downloaded, its metadata file.
@@ -2931,19 +2963,20 @@ def open_image(
         (µm, nm, ...), and it is averaged alike.
     chunks : int or dict, optional
         Target Dask chunk side in pixels, an int or ``{"y": rows, "x": columns}`` (default
-        :data:`xfskde.lazy.DEFAULT_CHUNK`, 2048, also for the key a dict leaves out; other
-        keys are not read). Chunks are planned by :func:`xfskde.lazy.plan_chunks`: a
+        :data:`xfskde.lazy.DEFAULT_CHUNK`, 2048, also for the key a dict leaves out; another
+        key is refused). Chunks are planned by :func:`xfskde.lazy.plan_chunks`: a
         multiple of the file's tiles (or Zarr / Dask chunks) near the target, so that every
         task reads whole tiles. The colour dim is one chunk.
     halo, stride : int, optional
         The halo and the stride of the computation the image is opened for (e.g.
-        ``Window.depth`` and ``stride`` of a local FS-KDE; default 0 and 1): the planned
-        chunks are then also multiples of the stride, so that strided results come in regular
-        chunks, and at least as large as the halo, so that no chunk is merged later.
+        ``Window.depth`` and ``stride`` of a local FS-KDE; integers, ``halo >= 0`` and
+        ``stride >= 1``; default 0 and 1): the planned chunks are then also multiples of the
+        stride, so that strided results come in regular chunks, and at least as large as the
+        halo, so that no chunk is merged later.
     storage_options : dict, optional
         Options of the fsspec filesystem of a URL (``{"endpoint_url": ..., "anon": True}``,
-        credentials); refused with a local path, not used for an array, DataArray, picture
-        or Zarr object.
+        credentials); refused with a local path, and with an array, DataArray, picture or
+        Zarr object (read as it is).
     plane : dict or str, optional
         For images with axes beyond y, x and colour — a z-stack, a time series, an OME-Zarr
         image's ``t`` and ``z`` — the plane to read: ``{"z": 12}``, ``{"t": 0, "z": -1}`` (an
@@ -3015,20 +3048,27 @@ def open_image(
     StoreIncompleteError
         For a store xfskde is writing, or whose write did not finish, with blocks not yet
         written (they would read as 0: a labels store as background, a mask as no foreground).
+    TypeError
+        For a ``level``, ``halo`` or ``stride`` that is not an integer (a bool included; a
+        whole float is taken as a ``halo`` or ``stride``).
     ParameterError
         For a ``level`` the image does not have, ``mpp`` with ``level``, not positive, for an
         image that records no pixel size or that no reading comes within
         :data:`MPP_LIMIT` of, ``channels`` of an image without a colour dim, naming a
         channel it does not have (the message lists those it has), one twice, a name that
-        several channels share, or none, ``chunks`` that are not positive, a ``plane`` that
-        is not a mapping or ``"AXIS=INDEX"`` text, that names no axis of the image beyond y,
-        x and colour or an index out of its range, ``storage_options`` with a local path,
-        or a
-        ``series`` the TIFF does not have (or given for another format), or ``dims`` that do
-        not name each axis once, ``y`` and ``x`` among them, or differ from the source's own.
+        several channels share, or none, ``chunks`` that are not positive or a dict with a
+        key other than ``"y"`` and ``"x"``, a negative ``halo``, a ``stride`` below 1, a
+        ``plane`` that is not a mapping or ``"AXIS=INDEX"`` text, that names no axis of the
+        image beyond y, x and colour or an index out of its range, ``storage_options`` with a
+        local path or a source in memory, or a ``series`` the TIFF does not have (or given
+        for another format), or ``dims`` that do not name each axis once, ``y`` and ``x``
+        among them, or differ from the source's own.
     """
     refuse_dataset(source)
     _check_chunks(chunks)
+    level = _check_level(level)
+    halo, stride = _check_nonnegative_int("halo", halo), _check_positive_int("stride", stride)
+    refuse_options_in_memory(source, storage_options)
     given = None if dims is None else _checked_dims(dims)
     if isinstance(plane, str):  # as --plane and attrs["source_plane"] write it: "z=12"
         plane = parse_plane(plane)
@@ -3036,9 +3076,10 @@ def open_image(
         raise ParameterError(
             f"plane must be a mapping such as {{'z': 12}} or 'z=12', got {plane!r}"
         )
-    request = _Request(_target(chunks), int(halo), int(stride), mpp, plane, series, given,
+    request = _Request(_target(chunks), halo, stride, mpp, plane, series, given,
                        picks=channels is not None)  # fmt: skip
     image = _opened(source, level, chunks, storage_options, request)
+    _refuse_chunk_keys(chunks, image)
     if given is not None:  # a new object: a DataArray passed in keeps its attrs
         image = image.assign_attrs(source_axes=" ".join(given))
     if channels is not None:
