@@ -59,10 +59,11 @@ class _WholeFileHandler(http.server.SimpleHTTPRequestHandler):
 
 
 @contextlib.contextmanager
-def http_server(directory: Path, ranges: bool = True) -> Iterator[str]:
+def http_server(directory: Path, ranges: bool = True, handler: type | None = None) -> Iterator[str]:
     """Serve ``directory`` read-only over HTTP; yields the base URL (``http://127.0.0.1:N``).
-    ``ranges=False`` serves whole files only, as ``python -m http.server`` does."""
-    kind = _RangeHandler if ranges else _WholeFileHandler
+    ``ranges=False`` serves whole files only, as ``python -m http.server`` does; ``handler``:
+    a handler class of a test's own (a subclass of the range server's that logs or fails)."""
+    kind = handler or (_RangeHandler if ranges else _WholeFileHandler)
     handler = functools.partial(kind, directory=str(directory))
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
     thread = threading.Thread(target=server.serve_forever, daemon=True)

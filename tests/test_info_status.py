@@ -9,12 +9,12 @@ z=N)": which one, and by what, it did not say.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import numpy as np
 import xarray as xr
 import zarr
+from _stores import without_checksums
 from skimage import data
 
 import xfskde
@@ -109,35 +109,11 @@ def test_damaged_metadata_is_in_the_status_row_and_counted_once(tmp_path, capsys
     assert "chunk 'y/c/0' is damaged" in said.err.splitlines()[-1]
 
 
-def _without_checksums(store: Path) -> None:
-    """The store as xfskde wrote it before it checksummed chunks: no ``crc32c`` codec in any
-    array's metadata (its own and the root's consolidated copy), no checksum after any chunk
-    (as tests/test_verify_ome_zarr.py makes one)."""
-
-    def strip(metadata: dict) -> bool:
-        if metadata["node_type"] != "array":
-            return False
-        codecs = metadata["codecs"]
-        metadata["codecs"] = [c for c in codecs if c.get("name") != "crc32c"]
-        return len(metadata["codecs"]) != len(codecs)
-
-    root = json.loads((store / "zarr.json").read_text())
-    for metadata in root["consolidated_metadata"]["metadata"].values():
-        strip(metadata)
-    (store / "zarr.json").write_text(json.dumps(root))
-    for path in store.rglob("*/zarr.json"):
-        metadata = json.loads(path.read_text())
-        if strip(metadata):
-            path.write_text(json.dumps(metadata))
-            for chunk in (p for p in (path.parent / "c").rglob("*") if p.is_file()):
-                chunk.write_bytes(chunk.read_bytes()[:-4])
-
-
 def test_values_that_could_not_be_verified_are_in_the_status_row(tmp_path, capsys):
     """A store of no checksum: verify exits 1 (its values cannot be checked), and the status
     row says so too, not "complete" alone."""
     store = _store(tmp_path)
-    _without_checksums(store)
+    without_checksums(store)
     capsys.readouterr()
     assert main(["info", "--verify", str(store)]) == 1
     head, found = _sections(capsys.readouterr().out)

@@ -6,14 +6,11 @@ damaged", an "internal error", a store of zeros that said complete, or "[Errno N
 """
 
 import contextlib
-import functools
-import http.server
 import os
 import pickle
 import shutil
 import subprocess
 import sys
-import threading
 from typing import ClassVar
 
 import cloudpickle
@@ -21,7 +18,7 @@ import numpy as np
 import pytest
 import tifffile
 import zarr
-from _servers import _RangeHandler, s3_server
+from _servers import _RangeHandler, http_server, s3_server
 from skimage import data
 
 import xfskde
@@ -66,16 +63,8 @@ class _Faulty(_RangeHandler):
 @contextlib.contextmanager
 def _faulty_server(directory):
     answer: dict = {}
-    handler = type("Handler", (_Faulty,), {"answer": answer})
-    server = http.server.ThreadingHTTPServer(
-        ("127.0.0.1", 0), functools.partial(handler, directory=str(directory))
-    )
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}", answer
-    finally:
-        server.shutdown()
-        server.server_close()
+    with http_server(directory, handler=type("Handler", (_Faulty,), {"answer": answer})) as url:
+        yield url, answer
 
 
 @pytest.fixture(scope="module")

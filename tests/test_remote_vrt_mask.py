@@ -20,7 +20,7 @@ from typing import ClassVar
 
 import numpy as np
 import pytest
-from _servers import _RangeHandler, s3_server
+from _servers import _RangeHandler, http_server, s3_server
 
 import xfskde
 from xfskde.exceptions import ImageReadError
@@ -76,16 +76,8 @@ class _Logged(_RangeHandler):
 @contextlib.contextmanager
 def _logged_server(directory):
     log: list[str] = []
-    handler = type("Handler", (_Logged,), {"log": log})
-    server = http.server.ThreadingHTTPServer(
-        ("127.0.0.1", 0), functools.partial(handler, directory=str(directory))
-    )
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}", log
-    finally:
-        server.shutdown()
-        server.server_close()
+    with http_server(directory, handler=type("Handler", (_Logged,), {"log": log})) as url:
+        yield url, log
 
 
 @pytest.fixture

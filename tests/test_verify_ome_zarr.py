@@ -22,6 +22,7 @@ import pytest
 import tifffile
 import xarray as xr
 import zarr
+from _stores import without_checksums
 from ome_zarr.io import parse_url
 from ome_zarr.reader import Reader
 from test_resume_damaged import CAMERA, UNREAD, _arrays, _assert_same, _flip
@@ -297,35 +298,12 @@ def test_a_damaged_zarr_json_of_an_unfinished_store_is_named(written, tmp_path, 
 # ------------------------------------------------------------------ (c) stores of no checksum
 
 
-def _without_checksums(store: Path) -> None:
-    """The store as xfskde wrote it before it checksummed chunks: no ``crc32c`` codec in any
-    array's metadata (its own and the root's consolidated copy), no checksum after any chunk."""
-
-    def strip(metadata: dict) -> bool:
-        if metadata["node_type"] != "array":
-            return False
-        codecs = metadata["codecs"]
-        metadata["codecs"] = [c for c in codecs if c.get("name") != "crc32c"]
-        return len(metadata["codecs"]) != len(codecs)
-
-    root = json.loads((store / "zarr.json").read_text())
-    for metadata in root["consolidated_metadata"]["metadata"].values():
-        strip(metadata)
-    (store / "zarr.json").write_text(json.dumps(root))
-    for path in store.rglob("*/zarr.json"):
-        metadata = json.loads(path.read_text())
-        if strip(metadata):
-            path.write_text(json.dumps(metadata))
-            for chunk in (p for p in (path.parent / "c").rglob("*") if p.is_file()):
-                chunk.write_bytes(chunk.read_bytes()[:-4])
-
-
 def test_a_store_of_no_checksum_is_never_said_to_be_verified(written, tmp_path, capsys):
     """A chunk replaced by another of the right size: it decodes, so nothing can tell. info
     --verify says it cannot verify the values (exit 1: it said "none damaged or missing",
     exit 0), and --resume --verify that it decoded them (it said "each read back whole")."""
     argv, store, expected = _copy(written, "segment", tmp_path)
-    _without_checksums(store)
+    without_checksums(store)
     level0 = store / "0" / "c" / "0"
     (level0 / "2" / "2").write_bytes((level0 / "1" / "1").read_bytes())
     changed = np.asarray(zarr.open_array(store / "0", mode="r")[...])
@@ -357,7 +335,7 @@ def test_a_coefficient_store_of_no_checksum_is_never_said_read_back_whole(tmp_pa
     store = tmp_path / "out.zarr"
     argv = ["coefficients", str(image), str(store), "--chunks", "64", "--no-progress"]
     assert main(argv) == 0
-    _without_checksums(store)
+    without_checksums(store)
     capsys.readouterr()
     assert main([*argv, "--resume", "--verify"]) == 0
     out = capsys.readouterr().out
