@@ -227,3 +227,15 @@ def test_resolve_mask_places_a_mask_on_a_numpy_image():
         resolve_mask(mask, "slide.tif")
     with pytest.raises(ParameterError, match=r"^margin must be an integer >= 0, got -3$"):
         resolve_mask(mask, np.zeros((8, 8)), margin=-3)  # refused, though not used here
+
+
+@pytest.mark.parametrize("source", [5, None, 3.2, [[1, 2], [3, 4]]])
+def test_open_image_of_no_image_kind_is_one_line_naming_the_kinds(source):
+    """A number, None or a list reached os.fspath: "expected str, bytes or os.PathLike object,
+    not int", which named neither open_image's parameter nor what it takes."""
+    with pytest.raises(TypeError) as error:
+        open_image(source)
+    assert str(error.value) == (
+        "source must be a path or URL, a NumPy, Dask or Zarr array, an xarray DataArray or a "
+        f"PIL picture, got {type(source).__name__}"
+    )

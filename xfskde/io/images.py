@@ -3049,8 +3049,9 @@ def open_image(
         For a store xfskde is writing, or whose write did not finish, with blocks not yet
         written (they would read as 0: a labels store as background, a mask as no foreground).
     TypeError
-        For a ``level``, ``halo`` or ``stride`` that is not an integer (a bool included; a
-        whole float is taken as a ``halo`` or ``stride``).
+        For a ``source`` of none of those kinds (a number, None, a list), and a ``level``,
+        ``halo`` or ``stride`` that is not an integer (a bool included; a whole float is
+        taken as a ``halo`` or ``stride``).
     ParameterError
         For a ``level`` the image does not have, ``mpp`` with ``level``, not positive, for an
         image that records no pixel size or that no reading comes within
@@ -3192,6 +3193,11 @@ def _opened(
         return image
     if isinstance(source, zarr.Array | zarr.Group):
         return _open_zarr(source, level, request)
+    if not isinstance(source, str | os.PathLike | Location):
+        raise TypeError(
+            f"source must be a path or URL, a NumPy, Dask or Zarr array, an xarray DataArray or "
+            f"a PIL picture, got {type(source).__name__}"
+        )
     path = locate(source, storage_options)
     _refuse_product(path)
     with named_failures(path):  # a server's refusal or failure, a connection broken: named
