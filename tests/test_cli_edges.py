@@ -71,3 +71,86 @@ def test_the_library_refuses_the_same_gradient_scale(images):
     image = tifffile.imread(images["u16"])
     with pytest.raises(ParameterError, match=r"gradient_scale 1e\+09 is wider than this 64 x 64"):
         xfskde.local_fskde(image, order=8, gradient="gaussian", gradient_scale=1e9)
+
+
+@pytest.mark.parametrize(
+    ("command", "option", "value", "expected"),
+    [
+        # was: series 0 read, as if --series had not been given
+        ("coefficients", "--series", "", "argument --series: expected an image's index"),
+        # was: "/tmp/... is not a readable Zarr array or group": '' taken for the folder
+        (
+            "coefficients",
+            "--mask",
+            "",
+            "argument --mask: expected auto, none, fluorescence, "
+            "brightfield or a mask's path or URL, got ''",
+        ),
+        # was: "source must be the path or URL of a result ..., got ''", no option named
+        (
+            "segment",
+            "--model",
+            "",
+            "argument --model: expected the path or URL of an earlier "
+            "result of xfskde segment, got ''",
+        ),
+        # was: run with the default number of workers
+        (
+            "segment",
+            "--workers",
+            "0",
+            "argument --workers: expected a whole number, at least 1, got '0'",
+        ),
+        # was: "max_workers must be greater than 0" (the thread pool's)
+        (
+            "segment",
+            "--workers",
+            "-1",
+            "argument --workers: expected a whole number, at least 1, got '-1'",
+        ),
+        (
+            "coefficients",
+            "--workers",
+            "2.5",
+            "argument --workers: expected a whole number, at least 1, got '2.5'",
+        ),
+        # was: "plane names 'z', ...", the parameter's name, not the option's
+        ("coefficients", "--plane", "z=0", "--plane names 'z', which is not an axis of"),
+        # was: "channels: '9' is no channel ..."
+        (
+            "segment",
+            "--channels",
+            "9",
+            "--channels: '9' is no channel of this image (it has 3 "
+            "unnamed channels; or an index from 0 to 2)",
+        ),
+    ],
+)
+def test_an_edge_value_is_one_line_naming_its_option(
+    images, tmp_path, capsys, command, option, value, expected
+):
+    argv = [command, images["rgb"], str(tmp_path / "out.zarr"), option, value, "--no-progress"]
+    if command == "segment":
+        argv += ["--textures", "2"]
+    status, line = refusal(argv, capsys)
+    assert status == 2
+    assert line.startswith(f"xfskde {command}: error: ")
+    assert expected in line
+    assert not (tmp_path / "out.zarr").exists()
+
+
+def test_info_refuses_workers_below_one(images, capsys):
+    # was: accepted (exit status 0), and with --verify a thread pool's own message
+    status, line = refusal(["info", images["u16"], "--workers", "0"], capsys)
+    assert status == 2
+    assert line.endswith("error: argument --workers: expected a whole number, at least 1, got '0'")
+
+
+def test_segment_refuses_resume_with_overwrite(images, tmp_path, capsys):
+    # was: both accepted, and the run did one of them (coefficients and maps refuse both)
+    argv = ["segment", images["rgb"], str(tmp_path / "out.zarr"), "--textures", "2",
+            "--resume", "--overwrite", "--no-progress"]  # fmt: skip
+    status, line = refusal(argv, capsys)
+    assert status == 2
+    assert line == "xfskde segment: error: argument --overwrite: not allowed with argument --resume"
+    assert not (tmp_path / "out.zarr").exists()

@@ -115,9 +115,10 @@ def _sigterm_interrupts() -> Iterator[None]:
 #: The library's parameters whose command-line option is not ``--`` and the parameter's name
 #: with dashes (``color_bins`` is ``--color-bins``; these are not).
 _OPTION_NAMES = {"n_textures": "--textures", "n_coefficients": "--coefficients"}
-#: Parameters that a refusal names first, bare (``size must be a positive number``): on the
-#: command line, the option (``--size must be ...``).
-_LEADING = re.compile(r"^([a-z][a-z_]*)\b(?= (?:must|[-\d'(]|is |places ))")
+#: Parameters that a refusal names first, bare (``size must be a positive number``, ``plane
+#: names 'z', ...``, ``channels: '9' is no channel ...``): on the command line, the option
+#: (``--size must be ...``).
+_LEADING = re.compile(r"^([a-z][a-z_]*)\b(?=: | (?:must|[-\d'(]|is |places |names ))")
 #: A Python value as a refusal writes it after ``keyword=``: a quoted word, True, None, a
 #: number, a tuple of quoted words, a dict of quoted names to integers, or nothing at all.
 _VALUE = (

@@ -73,6 +73,7 @@ from ._options import (
     is_ome_zarr,
     is_png,
     is_vector,
+    location_option,
     mask_argument,
     output_exists,
     progress_on_stderr,
@@ -130,6 +131,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     )  # fmt: skip
     parser.add_argument(
         "--model", default=None, metavar="RESULT",
+        type=location_option("the path or URL of an earlier result of xfskde segment"),
         help="segment with the model recorded in an earlier result of xfskde segment (its Zarr "
         "store, OME-Zarr, OME-TIFF or GeoTIFF: a path or URL) instead of fitting one: the same "
         "textures under the same labels; the fit's options are then the model's",
@@ -202,8 +204,9 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         f"least {LARGE_IMAGE_BLOCKS} such blocks (8192² and larger), else {FEATURE_CHUNK}; "
         "with --resume, the blocks of the store it finishes",
     )  # fmt: skip
-    parser.add_argument("--overwrite", action="store_true", help="replace an existing store")
-    parser.add_argument(
+    mode = parser.add_mutually_exclusive_group()  # both: one of them was silently ignored
+    mode.add_argument("--overwrite", action="store_true", help="replace an existing store")
+    mode.add_argument(
         "--resume", action="store_true",
         help="finish an interrupted run: only blocks without a completion record are computed",
     )  # fmt: skip
