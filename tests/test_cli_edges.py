@@ -154,3 +154,67 @@ def test_segment_refuses_resume_with_overwrite(images, tmp_path, capsys):
     assert status == 2
     assert line == "xfskde segment: error: argument --overwrite: not allowed with argument --resume"
     assert not (tmp_path / "out.zarr").exists()
+
+
+@pytest.mark.parametrize(
+    ("argv", "expected"),
+    [
+        # was: "...; use eps=None to keep every coefficient", which no command line can type
+        (
+            ["coefficients", "{u16}", "{out}", "--eps", "2"],
+            "xfskde coefficients: error: --eps must lie strictly between 0 and 1 (for example "
+            "1e-5), got 2.0; leave out --eps to keep every coefficient",
+        ),
+        # was: "... give a size of at most 1024"
+        (
+            ["maps", "{u16}", "{out}", "--size", "1e9"],
+            "xfskde maps: error: --size 1000000000.0 is a window wider than this 64 x 64 image "
+            "(a gaussian of sigma 1e+09 px): every pixel would see all of it, and the padding "
+            "around the image grows with it; give a --size of at most 1024",
+        ),
+        # was: "... give a resolution of at most that, or 'auto'"
+        (
+            ["segment", "{rgb}", "{out}", "--textures", "2", "--resolution", "200"],
+            "xfskde segment: error: --resolution 200 is larger than the image's shorter side "
+            "(96 px): give a --resolution of at most that, or 'auto'",
+        ),
+        # was: "...: leave dims out"
+        (
+            ["info", "{u16}", "--dims", "y,x,c"],
+            "xfskde info: error: --dims y,x,c names 3 axes; {u16} has 2 (shape (64, 64))",
+        ),
+        (
+            ["info", "{rgb}", "--dims", "c,y,x"],
+            "xfskde info: error: --dims c,y,x names the axes of an unlabelled array; {rgb} "
+            "records its own, ('y', 'x', 'c'): leave --dims out",
+        ),
+    ],
+)
+def test_a_refusal_advises_the_option_not_the_parameter(images, tmp_path, capsys, argv, expected):
+    names = {**images, "out": str(tmp_path / "out.zarr")}
+    argv = [word.format(**names) for word in argv]
+    status, line = refusal([*argv, *(["--no-progress"] if argv[0] != "info" else [])], capsys)
+    assert status == 2
+    assert line == expected.format(**names)
+    assert not (tmp_path / "out.zarr").exists()
+
+
+@pytest.mark.parametrize(
+    ("argv", "expected"),
+    [
+        # was: the current folder read as a Zarr store ("... is not a readable Zarr array")
+        (["coefficients", "", "out.zarr"], "argument input: expected the input image's path"),
+        # was: "exists; pass --resume ... or --overwrite" (the current folder, as the output)
+        (["segment", "{rgb}", "", "--textures", "2"], "argument output: expected the output's"),
+        # was: the maps written to a folder named " " in the current folder, exit status 0
+        (["maps", "{u16}", " "], "argument output: expected the output's path or URL, got ' '"),
+        (["info", ""], "argument STORE|IMAGE: expected a store's or an image's path or URL"),
+    ],
+)
+def test_an_empty_path_is_refused(images, tmp_path, monkeypatch, capsys, argv, expected):
+    monkeypatch.chdir(tmp_path)
+    argv = [word.format(**images) for word in argv]
+    status, line = refusal([*argv, *(["--no-progress"] if argv[0] != "info" else [])], capsys)
+    assert status == 2
+    assert line.startswith(f"xfskde {argv[0]}: error: {expected}")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["rgb.tif", "u16.tif"]

@@ -13,8 +13,9 @@ printed). 130: interrupted (Ctrl-C); 143: terminated (SIGTERM, handled like Ctrl
 starts, the blocks being computed end, and the store is left to ``--resume``). Each failure
 prints one line on stderr, which says what a failed or interrupted write left behind and how to
 finish it, and names the command's options where the library's message names its keywords
-(``nan_policy='omit'`` is said ``--nan-policy omit``, ``n_textures`` ``--textures``: a keyword
-the command has no option for is left as it is); ``--debug`` shows the traceback instead.
+(``nan_policy='omit'`` is said ``--nan-policy omit``, ``n_textures`` ``--textures``, ``use
+eps=None`` ``leave out --eps``: a keyword the command has no option for is left as it is);
+``--debug`` shows the traceback instead.
 Warnings are printed one line each on stderr when they are raised, each text once (before the
 work they concern, and before an error that ends the command); deprecation warnings are left
 out.
@@ -136,6 +137,11 @@ _ALSO = re.compile(
 _CALL = re.compile(r"(, )?\b[a-z_]+\((?:\.\.\., )?([a-z][a-z_]*)=[^()]*\)(, )?")
 _QUOTED = r"'([^']*)'"
 _ON_THE_COMMAND_LINE = re.compile(r" ?\((--[^()]*?),? on the command line\)")
+#: A refusal's advice that names a parameter bare (``give a size of at most 64``, ``leave dims
+#: out``) or gives it None (``use eps=None to keep every coefficient``, said ``leave out
+#: --eps``: the command line cannot spell None).
+_ADVICE = re.compile(r"\b(give an? |leave )([a-z][a-z_]*)(?= of\b| out\b)")
+_NONE = re.compile(r"\b(?:use|pass) ([a-z][a-z_]*)=None\b")
 
 
 def _option(keyword: str, options: frozenset[str]) -> str | None:
@@ -185,6 +191,11 @@ def _as_options(line: str, options: frozenset[str]) -> str:
         return ", " if match[1] and match[3] else ""
 
     line = _ALSO.sub(lambda m: m[1], line)
+    line = _ADVICE.sub(lambda m: m[1] + (_option(m[2], options) or m[2]), line)
+    line = _NONE.sub(
+        lambda m: m[0] if (o := _option(m[1], options)) in (None, "--nodata") else f"leave out {o}",
+        line,
+    )
     line = _CALL.sub(call, line)
     line = _KEYWORD.sub(keyword, line)
     if not any(re.fullmatch(r"[a-z_]{2,}=.*", k) for k in kept):  # all said as options now

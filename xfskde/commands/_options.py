@@ -477,8 +477,9 @@ def add_field_options(
     ``--resume``/``--overwrite``. ``tiff``: what an output named ``*.tif`` holds, written as
     one GeoTIFF (:func:`write_tiff_output`); None: such a name is refused."""
     parser.add_argument(
-        "input", help="image file or Zarr store: a path or URL (s3://, gs://, http://)"
-    )
+        "input", type=location_option("the input image's path or URL"),
+        help="image file or Zarr store: a path or URL (s3://, gs://, http://)",
+    )  # fmt: skip
     also = (
         (
             f"; or a GeoTIFF of {tiff} (a name ending in .tif: CRS and grid kept), or the "
@@ -487,7 +488,10 @@ def add_field_options(
         if tiff
         else ""
     )
-    parser.add_argument("output", help=f"{output}: a path or URL (s3://, gs://){also}")
+    parser.add_argument(
+        "output", type=location_option("the output's path or URL"),
+        help=f"{output}: a path or URL (s3://, gs://){also}",
+    )  # fmt: skip
     parser.set_defaults(tiff_output=tiff is not None)
     add_fskde_options(parser)
     add_nodata_option(

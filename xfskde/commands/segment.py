@@ -104,11 +104,13 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     )
     parser.add_argument(
         "input",
+        type=location_option("the input image's path or URL"),
         help="image file (TIFF/OME-TIFF/SVS/GeoTIFF, PNG, NPY; JPEG 2000 or VRT with the "
         "geo extra) or Zarr store: a path or URL",
     )
     parser.add_argument(
         "output",
+        type=location_option("the output's path or URL"),
         help="output Zarr store of the labels, or an OME-Zarr image (a name ending in .ome.zarr) "
         "of the abundances with the labels as its label image: a path or URL (s3://, gs://); "
         "or a GeoTIFF of the labels (a name ending in .tif: CRS and grid kept, the background "
