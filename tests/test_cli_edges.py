@@ -218,3 +218,18 @@ def test_an_empty_path_is_refused(images, tmp_path, monkeypatch, capsys, argv, e
     assert status == 2
     assert line.startswith(f"xfskde {argv[0]}: error: {expected}")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["rgb.tif", "u16.tif"]
+
+
+def test_maps_refuses_order_1_naming_the_option(images, tmp_path, capsys):
+    # was: "... need F_0 and F_2: at least 3 coefficients along k, got 2; compute the field
+    # with order >= 2 (and eps <= exp(-4/order))", the library's words
+    out = tmp_path / "out.ome.zarr"
+    argv = ["maps", images["u16"], str(out), "--order", "1", "--no-progress"]
+    status, line = refusal(argv, capsys)
+    assert status == 2
+    assert line == (
+        "xfskde maps: error: --order 1 gives F_0 and F_1 only, and orientation and coherence "
+        "need F_2: give --order 2 or more"
+    )
+    assert not out.exists()
+    assert main(["maps", images["u16"], str(out), "--order", "2", "--no-progress"]) == 0
