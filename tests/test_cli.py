@@ -728,9 +728,10 @@ def test_advice_names_the_commands_options_not_the_apis_keywords(tmp_path, capsy
         ("segment", "open the image at 0.5 µm (open_image(..., mpp=0.5), `xfskde segment --mpp "
          "0.5`), or fit a model", "open the image at 0.5 µm (`xfskde segment --mpp 0.5`), or "
          "fit a model"),
-        # what the command has no option for, or cannot spell, is left as it is
+        # what the command has no option for is left as it is; a keyword given None is the
+        # option left out
         ("maps", "n_textures must be an integer, got 0", "n_textures must be an integer, got 0"),
-        ("maps", "use eps=None to keep all", "use eps=None to keep all"),
+        ("maps", "use eps=None to keep all", "leave out --eps to keep all"),
         ("info", "pass nan_policy='omit'", "pass nan_policy='omit'"),
         ("segment", "cannot read /data/color_bins.tif", "cannot read /data/color_bins.tif"),
     ],

@@ -529,12 +529,20 @@ def local_fskde_dataarray(
 
 def _refuse_beyond(shape: tuple[int, int], params: LocalParameters, lazy: bool) -> None:
     """Refuse parameters that cannot give this image's field: a stride that places no sample
-    on it, a window wider than it (:func:`xfskde._validation.check_within_image`), or, for an
+    on it, a window or Gaussian derivatives (``gradient_scale``) wider than it
+    (:func:`xfskde._validation.check_within_image`), or, for an
     image of ``(height, width)`` ``shape`` in memory (not ``lazy``: its field is computed
     whole), an ``order`` whose field would not fit in the machine's memory (``order=10**6`` on
     a 128² image: 244 GiB, a MemoryError deep in the core, or the process killed)."""
     check_within_image(shape, params.stride, params.window.sigma, params.window.size,
                        ("stride", "size"), params.window.kind)  # fmt: skip
+    bound = max(shape)  # their halo is 4σ, and their direct convolution's time grows with σ
+    if params.gradient.scale > bound:
+        raise ParameterError(
+            f"gradient_scale {params.gradient.scale:g} is wider than this {shape[0]} x "
+            f"{shape[1]} image: its Gaussian derivatives would see all of it, and the padding "
+            f"around the image grows with it; give a gradient_scale of at most {bound}"
+        )
     if lazy:
         return
     memory = physical_memory()

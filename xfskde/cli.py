@@ -13,8 +13,9 @@ printed). 130: interrupted (Ctrl-C); 143: terminated (SIGTERM, handled like Ctrl
 starts, the blocks being computed end, and the store is left to ``--resume``). Each failure
 prints one line on stderr, which says what a failed or interrupted write left behind and how to
 finish it, and names the command's options where the library's message names its keywords
-(``nan_policy='omit'`` is said ``--nan-policy omit``, ``n_textures`` ``--textures``: a keyword
-the command has no option for is left as it is); ``--debug`` shows the traceback instead.
+(``nan_policy='omit'`` is said ``--nan-policy omit``, ``n_textures`` ``--textures``, ``use
+eps=None`` ``leave out --eps``: a keyword the command has no option for is left as it is);
+``--debug`` shows the traceback instead.
 Warnings are printed one line each on stderr when they are raised, each text once (before the
 work they concern, and before an error that ends the command); deprecation warnings are left
 out.
@@ -115,9 +116,10 @@ def _sigterm_interrupts() -> Iterator[None]:
 #: The library's parameters whose command-line option is not ``--`` and the parameter's name
 #: with dashes (``color_bins`` is ``--color-bins``; these are not).
 _OPTION_NAMES = {"n_textures": "--textures", "n_coefficients": "--coefficients"}
-#: Parameters that a refusal names first, bare (``size must be a positive number``): on the
-#: command line, the option (``--size must be ...``).
-_LEADING = re.compile(r"^([a-z][a-z_]*)\b(?= (?:must|[-\d'(]|is |places ))")
+#: Parameters that a refusal names first, bare (``size must be a positive number``, ``plane
+#: names 'z', ...``, ``channels: '9' is no channel ...``): on the command line, the option
+#: (``--size must be ...``).
+_LEADING = re.compile(r"^([a-z][a-z_]*)\b(?=: | (?:must|[-\d'(]|is |places |names ))")
 #: A Python value as a refusal writes it after ``keyword=``: a quoted word, True, None, a
 #: number, a tuple of quoted words, a dict of quoted names to integers, or nothing at all.
 _VALUE = (
@@ -135,6 +137,11 @@ _ALSO = re.compile(
 _CALL = re.compile(r"(, )?\b[a-z_]+\((?:\.\.\., )?([a-z][a-z_]*)=[^()]*\)(, )?")
 _QUOTED = r"'([^']*)'"
 _ON_THE_COMMAND_LINE = re.compile(r" ?\((--[^()]*?),? on the command line\)")
+#: A refusal's advice that names a parameter bare (``give a size of at most 64``, ``leave dims
+#: out``) or gives it None (``use eps=None to keep every coefficient``, said ``leave out
+#: --eps``: the command line cannot spell None).
+_ADVICE = re.compile(r"\b(give an? |leave )([a-z][a-z_]*)(?= of\b| out\b)")
+_NONE = re.compile(r"\b(?:use|pass) ([a-z][a-z_]*)=None\b")
 
 
 def _option(keyword: str, options: frozenset[str]) -> str | None:
@@ -184,6 +191,11 @@ def _as_options(line: str, options: frozenset[str]) -> str:
         return ", " if match[1] and match[3] else ""
 
     line = _ALSO.sub(lambda m: m[1], line)
+    line = _ADVICE.sub(lambda m: m[1] + (_option(m[2], options) or m[2]), line)
+    line = _NONE.sub(
+        lambda m: m[0] if (o := _option(m[1], options)) in (None, "--nodata") else f"leave out {o}",
+        line,
+    )
     line = _CALL.sub(call, line)
     line = _KEYWORD.sub(keyword, line)
     if not any(re.fullmatch(r"[a-z_]{2,}=.*", k) for k in kept):  # all said as options now

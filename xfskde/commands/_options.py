@@ -207,7 +207,7 @@ def add_scheduler_option(parser: argparse.ArgumentParser) -> None:
         "scheduler (e.g. tcp://10.0.0.5:8786)",
     )
     parser.add_argument(
-        "--workers", type=int, default=None,
+        "--workers", type=workers_option, default=None,
         help="threads or processes to use locally (default: one per core)",
     )  # fmt: skip
     parser.add_argument(
@@ -302,11 +302,42 @@ def classes_option(text: str) -> list[str]:
 
 
 def series_option(text: str) -> int | str:
-    """``--series 1`` (an index) or ``--series labels/textures`` (an image's name)."""
+    """``--series 1`` (an index) or ``--series labels/textures`` (an image's name); an empty
+    one is refused (it read series 0, as if no --series were given)."""
+    if not text.strip():
+        raise argparse.ArgumentTypeError(
+            f"expected an image's index (0, 1, ...) or name, as 'xfskde info' lists them, got "
+            f"{text!r}"
+        )
     try:
         return int(text)
     except ValueError:
         return text
+
+
+def workers_option(text: str) -> int:
+    """``--workers N``: a whole number of threads, processes or chunk reads, at least 1 (0
+    was taken for the default, a negative number failed inside the thread pool)."""
+    try:
+        workers = int(text)
+    except ValueError:
+        workers = 0
+    if workers < 1:
+        raise argparse.ArgumentTypeError(f"expected a whole number, at least 1, got {text!r}")
+    return workers
+
+
+def location_option(what: str) -> Callable[[str], str]:
+    """An argparse type: a path or URL, ``what`` the option takes (said when refused); an
+    empty one is refused (it was taken for the current folder)."""
+
+    def parse(text: str) -> str:
+        if not text.strip():
+            raise argparse.ArgumentTypeError(f"expected {what}, got {text!r}")
+        return text
+
+    parse.__name__ = "path or URL"
+    return parse
 
 
 def add_level_options(parser: argparse.ArgumentParser) -> None:
@@ -351,6 +382,7 @@ def add_mask_option(parser: argparse.ArgumentParser) -> None:
     (:func:`xfskde.masks.resolve_mask`)."""
     parser.add_argument(
         "--mask", default="none", metavar="auto|none|fluorescence|brightfield|PATH",
+        type=location_option("auto, none, fluorescence, brightfield or a mask's path or URL"),
         help="the foreground to compute: 'auto' finds the tissue on a slide's glass (8-bit "
         "RGB without a CRS) or else the data (non-zero, not nodata) on a low-resolution level; "
         "'fluorescence' the signal on a dark background (any channels and bits), "
@@ -445,8 +477,9 @@ def add_field_options(
     ``--resume``/``--overwrite``. ``tiff``: what an output named ``*.tif`` holds, written as
     one GeoTIFF (:func:`write_tiff_output`); None: such a name is refused."""
     parser.add_argument(
-        "input", help="image file or Zarr store: a path or URL (s3://, gs://, http://)"
-    )
+        "input", type=location_option("the input image's path or URL"),
+        help="image file or Zarr store: a path or URL (s3://, gs://, http://)",
+    )  # fmt: skip
     also = (
         (
             f"; or a GeoTIFF of {tiff} (a name ending in .tif: CRS and grid kept), or the "
@@ -455,7 +488,10 @@ def add_field_options(
         if tiff
         else ""
     )
-    parser.add_argument("output", help=f"{output}: a path or URL (s3://, gs://){also}")
+    parser.add_argument(
+        "output", type=location_option("the output's path or URL"),
+        help=f"{output}: a path or URL (s3://, gs://){also}",
+    )  # fmt: skip
     parser.set_defaults(tiff_output=tiff is not None)
     add_fskde_options(parser)
     add_nodata_option(

@@ -45,7 +45,7 @@ from ..io.stores import (
     verify_store,
 )
 from ._images import crs_description, describe_image, is_image, level_table
-from ._options import add_dims_option
+from ._options import add_dims_option, location_option, workers_option
 
 #: Problems of each kind listed one per line before the rest are counted.
 _LISTED = 50
@@ -73,6 +73,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument(
         "store",
         metavar="STORE|IMAGE",
+        type=location_option("a store's or an image's path or URL"),
         help="a Zarr store written by xfskde, or an image (TIFF/OME-TIFF/SVS, Zarr, PNG, NPY, "
         "JPEG 2000, VRT)",
     )
@@ -83,7 +84,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         "undecodable) and missing chunks; exit status 1 if any",
     )
     parser.add_argument(
-        "--workers", type=int, default=4, help="chunks read at the same time by --verify"
+        "--workers", type=workers_option, default=4, help="chunks read at the same time by --verify"
     )
     add_dims_option(parser)
     parser.set_defaults(func=run)

@@ -20,6 +20,7 @@ import numpy as np
 import xarray as xr
 
 from .._scheduling import compute
+from ..exceptions import ParameterError
 from ..io import open_image, write_ome_tiff, write_ome_zarr
 from ..io.png import check_png_size
 from ..io.stores import block_record
@@ -73,6 +74,11 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.order == 1:  # the field's F_0 and F_1 only (the library's refusal names order=)
+        raise ParameterError(
+            "--order 1 gives F_0 and F_1 only, and orientation and coherence need F_2: give "
+            "--order 2 or more"
+        )
     image, field, _ = field_from_input(args)  # NaN outside --mask and on missing pixels
     refuse_ome_zarr_grid(image, args, always=True)
     ny, nx = field.sizes["y"], field.sizes["x"]

@@ -73,6 +73,7 @@ from ._options import (
     is_ome_zarr,
     is_png,
     is_vector,
+    location_option,
     mask_argument,
     output_exists,
     progress_on_stderr,
@@ -103,11 +104,13 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     )
     parser.add_argument(
         "input",
+        type=location_option("the input image's path or URL"),
         help="image file (TIFF/OME-TIFF/SVS/GeoTIFF, PNG, NPY; JPEG 2000 or VRT with the "
         "geo extra) or Zarr store: a path or URL",
     )
     parser.add_argument(
         "output",
+        type=location_option("the output's path or URL"),
         help="output Zarr store of the labels, or an OME-Zarr image (a name ending in .ome.zarr) "
         "of the abundances with the labels as its label image: a path or URL (s3://, gs://); "
         "or a GeoTIFF of the labels (a name ending in .tif: CRS and grid kept, the background "
@@ -130,6 +133,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     )  # fmt: skip
     parser.add_argument(
         "--model", default=None, metavar="RESULT",
+        type=location_option("the path or URL of an earlier result of xfskde segment"),
         help="segment with the model recorded in an earlier result of xfskde segment (its Zarr "
         "store, OME-Zarr, OME-TIFF or GeoTIFF: a path or URL) instead of fitting one: the same "
         "textures under the same labels; the fit's options are then the model's",
@@ -202,8 +206,9 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         f"least {LARGE_IMAGE_BLOCKS} such blocks (8192² and larger), else {FEATURE_CHUNK}; "
         "with --resume, the blocks of the store it finishes",
     )  # fmt: skip
-    parser.add_argument("--overwrite", action="store_true", help="replace an existing store")
-    parser.add_argument(
+    mode = parser.add_mutually_exclusive_group()  # both: one of them was silently ignored
+    mode.add_argument("--overwrite", action="store_true", help="replace an existing store")
+    mode.add_argument(
         "--resume", action="store_true",
         help="finish an interrupted run: only blocks without a completion record are computed",
     )  # fmt: skip
