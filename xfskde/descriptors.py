@@ -561,6 +561,11 @@ def hog_descriptor(
 # --------------------------------------------------------------------------------- cell grids
 def _check_cell(image: np.ndarray, cell: int) -> tuple[int, int]:
     cell = _check_positive_int("cell", cell)
+    if image.ndim != 2:
+        raise DimensionError(
+            f"image must be one grey image, shape (h, w), got shape {image.shape}: describe "
+            "each plane alone"
+        )
     ny, nx = image.shape[0] // cell, image.shape[1] // cell
     if ny == 0 or nx == 0:
         raise ValueError(f"image of shape {image.shape} holds no full {cell}x{cell} cell")
@@ -598,7 +603,7 @@ def fskde_cells(
     Raises
     ------
     DimensionError
-        For a colour image (take its grey first).
+        For a colour image (take its grey first), and an image that is not 2-D.
     ValueError
         For an image that holds no full cell, and a ``length`` below 3.
     """
@@ -631,7 +636,7 @@ def histogram_cells(image: np.typing.ArrayLike, n_bins: int, *, cell: int = 8) -
     Raises
     ------
     DimensionError
-        For a colour image (take its grey first).
+        For a colour image (take its grey first), and an image that is not 2-D.
     ValueError
         For ``n_bins`` < 2, and an image that holds no full cell.
     """

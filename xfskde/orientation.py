@@ -225,7 +225,10 @@ def _apply(
         return F.map_blocks(func, drop_axis=F.ndim - 1, dtype=probe.dtype, meta=probe[:0])
     F = np.asarray(F)
     if F.ndim == 0 or F.dtype.kind not in "cfiu":
-        raise DimensionError(f"F must be an array of FS-KDEs along its last axis, got {F!r}")
+        raise DimensionError(
+            f"F must be a numeric array of FS-KDEs along its last axis, got "
+            f"{'a scalar' if F.ndim == 0 else f'an array of {F.dtype}'}"
+        )
     _check_length(F.shape[-1], needed)
     return func(F)
 

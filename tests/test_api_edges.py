@@ -1,0 +1,171 @@
+"""The public core at the edges of its parameters: a value it cannot take is refused in one line
+that names the parameter, never a crash from deep inside (IndexError, a NumPy reshape or
+broadcast message) nor a result silently computed from something else (complex angles stripped
+of their imaginary parts, ``None`` read as NaN); a huge level that changes nothing is no longer
+a memory error."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import xfskde
+from xfskde import canonical_distance, canonicalize, distance, evaluate, fskde, rotate
+from xfskde.descriptors import fskde_cells, histogram_cells
+from xfskde.exceptions import DimensionError, ParameterError
+from xfskde.orientation import orientation
+
+ANGLES = np.array([0.1, 0.5, 1.3, 2.0, 2.9])
+F = fskde(np.array([[0.1, 0.5, 1.3], [2.0, 2.9, 0.4]]), order=4)  # two FS-KDEs, ℓ = 5
+
+
+def _one_line(info: pytest.ExceptionInfo) -> str:
+    message = str(info.value)
+    assert "\n" not in message
+    return message
+
+
+@pytest.mark.parametrize(
+    ("axis", "error", "words"),
+    [
+        (True, TypeError, "axis must be an integer"),
+        ("0", TypeError, "axis must be an integer"),
+        ([0], TypeError, "axis must be an integer"),
+        (10**12, ParameterError, "axis 1000000000000 is out of range"),
+        (1, ParameterError, "axis 1 is out of range for angles of 1 axes"),
+    ],
+)
+def test_fskde_refuses_an_axis_it_cannot_read(axis, error, words):
+    with pytest.raises(error) as info:
+        fskde(ANGLES, order=3, axis=axis)
+    assert words in _one_line(info)
+
+
+def test_fskde_refuses_complex_angles_rather_than_dropping_their_imaginary_parts():
+    with pytest.raises(TypeError) as info:
+        fskde(ANGLES + 1j, order=3)
+    assert _one_line(info) == "angles must be real numbers, got an array of complex values"
+    with pytest.raises(TypeError, match="weights must be real numbers, got an array of complex"):
+        fskde(ANGLES, np.ones(5) + 1j, order=3)
+
+
+def test_fskde_refuses_text_angles_naming_them():
+    with pytest.raises(TypeError, match=r"^angles must be real numbers, got an array of <U3"):
+        fskde("abc", order=3)
+
+
+def test_fskde_weights_of_another_shape_are_refused_naming_weights():
+    with pytest.raises(ParameterError) as info:
+        fskde(ANGLES, np.ones(3), order=3)
+    assert _one_line(info).startswith(
+        "weights of shape (3,) do not broadcast to the angles' shape (5,)"
+    )
+    with pytest.raises(ParameterError, match="weights must be non-negative"):
+        fskde(ANGLES, -np.ones(5), order=3)
+    with pytest.raises(ParameterError, match="empty: give at least one angle"):
+        fskde(np.zeros((3, 0)), order=3)
+
+
+def test_fskde_valid_axis_still_gives_the_same_coefficients():
+    sets = np.array([[0.1, 0.5, 1.3], [2.0, 2.9, 0.4]])
+    np.testing.assert_array_equal(fskde(sets.T, order=4, axis=0), fskde(sets, order=4))
+    np.testing.assert_array_equal(fskde(sets.T, order=4, axis=-2), F)
+    # the coefficients are eq. 6 on the angle set: F_k = H_k / N Σ e^{-ikθ}
+    kernel = xfskde.Cos2KKernel(4)
+    brute = kernel.coefficients * np.exp(-1j * np.outer(sets[0], np.arange(5))).mean(axis=0)
+    np.testing.assert_allclose(F[0], brute, rtol=1e-13, atol=1e-16)
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda G: evaluate(G, 0.3),
+        lambda G: rotate(G, 0.3),
+        lambda G: distance(G, F),
+        canonicalize,
+        lambda G: canonical_distance(G, F),
+        lambda G: canonical_distance(G, F, "fk"),
+    ],
+)
+def test_coefficient_functions_refuse_a_scalar_and_an_empty_k_axis(call):
+    with pytest.raises(DimensionError) as info:
+        call(np.complex128(1.0))
+    assert _one_line(info) == (
+        "F must hold FS-KDEs along its last axis (k = 0 .. ℓ-1), got a scalar"
+    )
+    with pytest.raises(DimensionError) as info:
+        call(np.zeros((3, 0), complex))
+    assert _one_line(info) == "F has no coefficients: its last axis (k) is empty, shape (3, 0)"
+    with pytest.raises(TypeError, match="F must be numeric FS-KDE coefficients"):
+        call(np.array(["a", "b"]))
+
+
+def test_object_coefficients_are_read_as_complex():
+    np.testing.assert_array_equal(canonicalize(F.astype(object)), canonicalize(F))
+    np.testing.assert_array_equal(
+        canonical_distance(F.astype(object), F[::-1], "fk"), canonical_distance(F, F[::-1], "fk")
+    )
+    out = rotate(F.astype(object), 0.4)
+    assert out.dtype == np.complex128
+    np.testing.assert_array_equal(out, rotate(F, 0.4))
+
+
+def test_evaluate_and_rotate_refuse_angles_that_are_no_numbers():
+    with pytest.raises(TypeError, match=r"^theta must be angles in radians \(real numbers\)"):
+        evaluate(F, None)  # was NaN densities
+    with pytest.raises(TypeError, match=r"^phi must be angles in radians \(real numbers\)"):
+        rotate(F, None)
+    with pytest.raises(TypeError, match=r"^theta must be angles in radians"):
+        evaluate(F, 0.3 + 1j)
+
+
+def test_mismatched_leading_axes_are_refused_naming_both_arguments():
+    G = np.ones((3, 5), complex)
+    for call in (distance, canonical_distance):
+        with pytest.raises(DimensionError) as info:
+            call(F, G)
+        assert _one_line(info).startswith(
+            "F of shape (2, 5) and G of shape (3, 5) do not broadcast"
+        )
+    with pytest.raises(DimensionError) as info:
+        rotate(F, np.ones(3))
+    assert _one_line(info).startswith("phi of shape (3,) does not broadcast to F's FS-KDEs")
+    # broadcasting that works still does
+    np.testing.assert_array_equal(distance(F, F[:1]), distance(F, np.repeat(F[:1], 2, 0)))
+
+
+def test_a_huge_canonical_level_is_the_last_one_not_a_memory_error():
+    np.testing.assert_array_equal(canonicalize(F, 10**12), canonicalize(F, 4))
+    _, angle = canonicalize(F, 10**12, return_angle=True)
+    np.testing.assert_array_equal(angle, canonicalize(F, 4, return_angle=True)[1])
+    G = rotate(F[::-1], 0.7)
+    np.testing.assert_array_equal(
+        canonical_distance(F, G, "fk", ells=10**12), canonical_distance(F, G, "fk", ells=4)
+    )
+    np.testing.assert_array_equal(
+        canonical_distance(F, G, "fk", ells=10**12), canonical_distance(F, G, "fk")
+    )
+
+
+def test_orientation_refusal_is_one_line_without_the_array():
+    with pytest.raises(DimensionError) as info:
+        orientation(np.ones((40, 5), bool))
+    assert _one_line(info) == (
+        "F must be a numeric array of FS-KDEs along its last axis, got an array of bool"
+    )
+
+
+def test_gradient_of_an_empty_image_is_refused():
+    with pytest.raises(ParameterError) as info:
+        xfskde.gradient(np.ones((0, 5)))
+    assert _one_line(info) == "image is empty (0 x 5 pixels): there is no gradient to compute"
+
+
+@pytest.mark.parametrize("describe", [lambda a: fskde_cells(a, 4), lambda a: histogram_cells(a, 8)])
+@pytest.mark.parametrize("shape", [(), (9,), (16, 16, 2)])
+def test_cell_descriptors_refuse_what_is_not_one_grey_image(describe, shape):
+    with pytest.raises(DimensionError) as info:
+        describe(np.ones(shape))
+    assert _one_line(info).startswith(
+        f"image must be one grey image, shape (h, w), got shape {shape}"
+    )
