@@ -169,3 +169,10 @@ def test_cell_descriptors_refuse_what_is_not_one_grey_image(describe, shape):
     assert _one_line(info).startswith(
         f"image must be one grey image, shape (h, w), got shape {shape}"
     )
+
+
+@pytest.mark.parametrize("policy", [0, False, ""])
+def test_local_fskde_refuses_a_falsy_nan_policy_rather_than_reading_it_as_raise(policy):
+    with pytest.raises(ParameterError) as info:
+        xfskde.local_fskde(np.ones((6, 6)), order=3, nan_policy=policy)
+    assert _one_line(info) == f"nan_policy must be one of 'raise', 'omit'; got {policy!r}"
