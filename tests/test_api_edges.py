@@ -11,7 +11,7 @@ import pytest
 
 import xfskde
 from xfskde import canonical_distance, canonicalize, distance, evaluate, fskde, rotate
-from xfskde.descriptors import fskde_cells, histogram_cells
+from xfskde.descriptors import canonical_histogram, fskde_cells, histogram_cells, hog_descriptor
 from xfskde.exceptions import DimensionError, ParameterError
 from xfskde.orientation import orientation
 
@@ -176,3 +176,28 @@ def test_local_fskde_refuses_a_falsy_nan_policy_rather_than_reading_it_as_raise(
     with pytest.raises(ParameterError) as info:
         xfskde.local_fskde(np.ones((6, 6)), order=3, nan_policy=policy)
     assert _one_line(info) == f"nan_policy must be one of 'raise', 'omit'; got {policy!r}"
+
+
+def test_canonical_histogram_refuses_what_holds_no_bins():
+    with pytest.raises(DimensionError) as info:
+        canonical_histogram(np.zeros((4, 0)))
+    assert _one_line(info) == (
+        "histograms must hold bins along their last axis, shape (..., n_bins), got shape (4, 0)"
+    )
+    with pytest.raises(DimensionError, match=r"got shape \(\)$"):
+        canonical_histogram(3.0)
+    with pytest.raises(TypeError, match="histograms must hold real numbers, got an array of <U1"):
+        canonical_histogram(np.array(["a", "b"]))
+    np.testing.assert_array_equal(
+        canonical_histogram([[1, 5, 2], [7, 0, 7]]),
+        [[5, 2, 1], [7, 0, 7]],  # ties: the first largest
+    )
+
+
+@pytest.mark.parametrize("norm", [None, "l2", 3])
+def test_hog_descriptor_refuses_a_block_norm_not_in_the_list(norm):
+    with pytest.raises(ParameterError) as info:
+        hog_descriptor(np.random.default_rng(0).random((2, 16, 16)), block_norm=norm)
+    assert _one_line(info) == (
+        f"block_norm must be one of 'L1', 'L1-sqrt', 'L2', 'L2-Hys'; got {norm!r}"
+    )

@@ -289,8 +289,22 @@ def canonical_histogram(histograms: np.typing.ArrayLike) -> np.ndarray:
     -------
     numpy.ndarray, shape (..., n_bins), the dtype of ``histograms``
         ``out[..., i] = h[..., (argmax h + i) mod n_bins]``; ties go to the first largest bin.
+
+    Raises
+    ------
+    DimensionError
+        For a scalar, or histograms of no bin (an empty last axis).
+    TypeError
+        For histograms that are not real numbers.
     """
     h = np.asarray(histograms)
+    if h.dtype.kind not in "biuf":
+        raise TypeError(f"histograms must hold real numbers, got an array of {h.dtype}")
+    if h.ndim == 0 or h.shape[-1] == 0:
+        raise DimensionError(
+            f"histograms must hold bins along their last axis, shape (..., n_bins), got shape "
+            f"{h.shape}"
+        )
     n = h.shape[-1]
     start = np.argmax(h, axis=-1)[..., None]
     return np.take_along_axis(h, (start + np.arange(n)) % n, axis=-1)
@@ -532,14 +546,15 @@ def hog_descriptor(
     DimensionError
         For colour patches (take their grey first).
     ValueError
-        For patches of fewer than 2 axes or with NaN or infinite pixels, and a ``diameter``
-        outside (0, min(h, w)].
+        For patches of fewer than 2 axes or with NaN or infinite pixels, a ``diameter``
+        outside (0, min(h, w)], and a ``block_norm`` not in the list (a ParameterError).
     TypeError
         For patches that do not hold real numbers.
     """
     from skimage.feature import hog
 
     orientations = _check_positive_int("orientations", orientations)
+    _check_choice("block_norm", block_norm, ("L1", "L1-sqrt", "L2", "L2-Hys"))
     arr = _as_patches(patches)
     if diameter is not None:
         arr = np.where(disk_mask(arr.shape[-2:], diameter), arr, 0.0)
