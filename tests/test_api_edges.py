@@ -201,3 +201,22 @@ def test_hog_descriptor_refuses_a_block_norm_not_in_the_list(norm):
     assert _one_line(info) == (
         f"block_norm must be one of 'L1', 'L1-sqrt', 'L2', 'L2-Hys'; got {norm!r}"
     )
+
+
+def test_coherence_refuses_a_bool_kernel_rather_than_reading_it_as_the_ratio_one():
+    with pytest.raises(TypeError) as info:
+        xfskde.coherence(F, True)
+    assert _one_line(info) == (
+        "kernel must be a Cos2KKernel or the ratio H_2/H_0 in (0, 1], got True"
+    )
+    # the ratio given as a number still divides out: C = (|F_2| / ratio) / F_0
+    np.testing.assert_allclose(xfskde.coherence(F, 0.5), np.abs(F[:, 2]) / 0.5 / F[:, 0].real)
+
+
+@pytest.mark.parametrize("units", [0, 1.5, ["m"]])
+def test_energy_refuses_image_units_that_are_not_text(units):
+    with pytest.raises(TypeError) as info:
+        xfskde.energy(F, units)
+    assert _one_line(info) == (
+        f"image_units must be the image's units as text (for example 'm'), got {units!r}"
+    )
