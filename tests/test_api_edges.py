@@ -11,7 +11,13 @@ import pytest
 
 import xfskde
 from xfskde import canonical_distance, canonicalize, distance, evaluate, fskde, rotate
-from xfskde.descriptors import canonical_histogram, fskde_cells, histogram_cells, hog_descriptor
+from xfskde.descriptors import (
+    as_real_vector,
+    canonical_histogram,
+    fskde_cells,
+    histogram_cells,
+    hog_descriptor,
+)
 from xfskde.exceptions import DimensionError, ParameterError
 from xfskde.orientation import orientation
 
@@ -220,3 +226,14 @@ def test_energy_refuses_image_units_that_are_not_text(units):
     assert _one_line(info) == (
         f"image_units must be the image's units as text (for example 'm'), got {units!r}"
     )
+
+
+def test_as_real_vector_of_no_fskde_is_an_empty_batch_of_the_right_width():
+    out = as_real_vector(np.zeros((0, 5), complex))
+    assert out.shape == (0, 9)
+    # and one FS-KDE still gives sqrt(2π) (F_0, √2 Re F_1, √2 Im F_1, ...)
+    expected = (
+        np.sqrt(2 * np.pi)
+        * np.r_[F[0, 0].real, np.sqrt(2) * np.c_[F[0, 1:].real, F[0, 1:].imag].ravel()]
+    )
+    np.testing.assert_allclose(as_real_vector(F[0]), expected, rtol=1e-15)

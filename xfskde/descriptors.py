@@ -498,7 +498,9 @@ def as_real_vector(F: np.typing.ArrayLike) -> np.ndarray:
     if F.ndim == 0 or F.shape[-1] < 1:
         raise ValueError(f"F must have the coefficients along its last axis, got shape {F.shape}")
     rest = np.sqrt(2.0) * F[..., 1:]
-    parts = np.stack([rest.real, rest.imag], axis=-1).reshape(*F.shape[:-1], -1)
+    parts = np.stack([rest.real, rest.imag], axis=-1).reshape(
+        *F.shape[:-1], 2 * (F.shape[-1] - 1)
+    )  # not -1: a batch of no FS-KDE has no size to infer it from
     return np.sqrt(2 * np.pi) * np.concatenate([F[..., :1].real, parts], axis=-1)
 
 
