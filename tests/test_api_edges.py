@@ -14,6 +14,7 @@ from xfskde import canonical_distance, canonicalize, distance, evaluate, fskde, 
 from xfskde.descriptors import (
     as_real_vector,
     canonical_histogram,
+    disk_mask,
     fskde_cells,
     histogram_cells,
     hog_descriptor,
@@ -237,3 +238,56 @@ def test_as_real_vector_of_no_fskde_is_an_empty_batch_of_the_right_width():
         * np.r_[F[0, 0].real, np.sqrt(2) * np.c_[F[0, 1:].real, F[0, 1:].imag].ravel()]
     )
     np.testing.assert_allclose(as_real_vector(F[0]), expected, rtol=1e-15)
+
+
+@pytest.mark.parametrize(
+    ("keywords", "error", "message"),
+    [
+        (
+            {"pixels_per_cell": "ab"},
+            ParameterError,
+            "pixels_per_cell must be two integers (rows, columns), got 'ab'",
+        ),
+        (
+            {"pixels_per_cell": [3]},
+            ParameterError,
+            "pixels_per_cell must be two integers (rows, columns), got [3]",
+        ),
+        (
+            {"cells_per_block": (0, 2)},
+            ParameterError,
+            "cells_per_block must be a positive integer, got 0",
+        ),
+        (
+            {"pixels_per_cell": (2.5, 2)},
+            TypeError,
+            "pixels_per_cell must be a positive integer, got 2.5",
+        ),
+    ],
+)
+def test_hog_descriptor_refuses_cells_and_blocks_that_are_not_two_positive_integers(
+    keywords, error, message
+):
+    with pytest.raises(error) as info:
+        hog_descriptor(np.random.default_rng(0).random((2, 16, 16)), **keywords)
+    assert _one_line(info) == message
+
+
+def test_hog_descriptor_refuses_patches_smaller_than_a_block_naming_its_parameters():
+    with pytest.raises(ParameterError) as info:
+        hog_descriptor(np.ones((2, 15, 20)))
+    assert _one_line(info) == (
+        "patches of 15x20 pixels hold no block of cells_per_block (2, 2) cells of "
+        "pixels_per_cell (8, 8): give patches of at least 16x16 pixels, or smaller cells"
+    )
+    assert hog_descriptor(np.ones((2, 16, 16))).shape == (2, 36)
+
+
+def test_disk_mask_refuses_a_shape_that_is_not_two_counts():
+    with pytest.raises(ParameterError, match=r"^shape must be two integers \(rows, columns\)"):
+        disk_mask((5,))
+    with pytest.raises(ParameterError, match=r"^shape must be an integer >= 0, got -1$"):
+        disk_mask((-1, 4), None)
+    with pytest.raises(TypeError, match=r"^shape must be an integer >= 0, got 2.5$"):
+        disk_mask((2.5, 3), None)  # was silently 2 rows
+    np.testing.assert_array_equal(disk_mask((4, 4), 4), np.hypot(*np.ogrid[-1.5:2, -1.5:2]) <= 2)

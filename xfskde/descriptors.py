@@ -36,17 +36,17 @@ Euclidean distance of the paper's experiments is the FS-KDE's L2 distance.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from typing import Literal
+from collections.abc import Callable, Iterable
+from typing import Any, Literal
 
 import numpy as np
 
 from ._pictures import is_picture, pixels
-from ._validation import _check_choice, _check_positive_int
+from ._validation import _check_choice, _check_nonnegative_int, _check_positive_int
 from .api import local_fskde
 from .canonical import canonical_distance, canonicalize
 from .density import _apply_k, _check_field, _is_labelled, distance, fskde
-from .exceptions import DimensionError
+from .exceptions import DimensionError, ParameterError
 from .gradients import angle_bins, gradient
 from .kernel import PAPER_EPS, Cos2KKernel
 
@@ -110,6 +110,14 @@ def _as_patches(patches: np.typing.ArrayLike) -> np.ndarray:
     return arr
 
 
+def _pair(name: str, value: Any, check: Callable[[str, Any], int]) -> tuple[int, int]:
+    """``value`` as two integers (rows, columns), each passed through ``check``."""
+    if isinstance(value, str) or np.ndim(value) != 1 or len(value) != 2:
+        raise ParameterError(f"{name} must be two integers (rows, columns), got {value!r}")
+    rows, cols = value
+    return check(name, rows), check(name, cols)
+
+
 def disk_mask(shape: tuple[int, int], diameter: float | None = DISK_DIAMETER) -> np.ndarray:
     """Boolean mask of the pixels whose centres lie in the central disk of a patch.
 
@@ -129,9 +137,10 @@ def disk_mask(shape: tuple[int, int], diameter: float | None = DISK_DIAMETER) ->
     Raises
     ------
     ValueError
-        For a ``diameter`` outside (0, min(h, w)].
+        For a ``diameter`` outside (0, min(h, w)], and a ``shape`` that is not two integers
+        >= 0 (a ParameterError; a TypeError for non-integers).
     """
-    h, w = (int(s) for s in shape)
+    h, w = _pair("shape", shape, _check_nonnegative_int)
     if diameter is None:
         return np.ones((h, w), dtype=bool)
     diameter = float(diameter)
@@ -549,15 +558,26 @@ def hog_descriptor(
         For colour patches (take their grey first).
     ValueError
         For patches of fewer than 2 axes or with NaN or infinite pixels, a ``diameter``
-        outside (0, min(h, w)], and a ``block_norm`` not in the list (a ParameterError).
+        outside (0, min(h, w)], and (as a ParameterError) a ``block_norm`` not in the list,
+        ``pixels_per_cell`` or ``cells_per_block`` that are not two positive integers, and
+        patches smaller than one block.
     TypeError
-        For patches that do not hold real numbers.
+        For patches that do not hold real numbers, and cell or block sizes that are not
+        integers.
     """
     from skimage.feature import hog
 
     orientations = _check_positive_int("orientations", orientations)
     _check_choice("block_norm", block_norm, ("L1", "L1-sqrt", "L2", "L2-Hys"))
+    cell = _pair("pixels_per_cell", pixels_per_cell, _check_positive_int)
+    block = _pair("cells_per_block", cells_per_block, _check_positive_int)
     arr = _as_patches(patches)
+    if arr.shape[-2] < cell[0] * block[0] or arr.shape[-1] < cell[1] * block[1]:
+        raise ParameterError(
+            f"patches of {arr.shape[-2]}x{arr.shape[-1]} pixels hold no block of "
+            f"cells_per_block {block} cells of pixels_per_cell {cell}: give patches of at least "
+            f"{cell[0] * block[0]}x{cell[1] * block[1]} pixels, or smaller cells"
+        )
     if diameter is not None:
         arr = np.where(disk_mask(arr.shape[-2:], diameter), arr, 0.0)
     flat = arr.reshape(-1, *arr.shape[-2:])
@@ -565,8 +585,8 @@ def hog_descriptor(
         hog(
             patch,
             orientations=orientations,
-            pixels_per_cell=tuple(pixels_per_cell),
-            cells_per_block=tuple(cells_per_block),
+            pixels_per_cell=cell,
+            cells_per_block=block,
             block_norm=block_norm,
             feature_vector=True,
         )
