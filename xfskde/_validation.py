@@ -151,8 +151,13 @@ def _check_level(level: Any) -> int:
 
 
 def _finite_array(name: str, values: Any, *, dtype: Any = np.float64) -> np.ndarray:
-    """Convert to a floating array and refuse NaN or infinite entries."""
-    arr = np.asarray(values, dtype=dtype)
+    """Convert to a floating array and refuse NaN or infinite entries, and values that are no
+    real numbers (text, objects, complex numbers: a cast would drop their imaginary parts)."""
+    raw = np.asarray(values)
+    if raw.dtype.kind not in "biuf" and not (raw.dtype == object and raw.size == 0):
+        kind = "complex" if raw.dtype.kind == "c" else f"{raw.dtype}"
+        raise TypeError(f"{name} must be real numbers, got an array of {kind} values")
+    arr = np.asarray(raw, dtype=dtype)
     if not np.all(np.isfinite(arr)):
         raise ParameterError(
             f"{name} contains NaN or infinite values; drop them or replace them before calling"

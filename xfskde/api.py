@@ -721,7 +721,8 @@ def local_fskde(
     chosen = nan_policy is not None  # else "raise", or "omit" where nodata is masked
     params = LocalParameters(
         order=order, window=window, size=size, stride=stride, eps=eps, boundary=boundary,
-        cval=cval, approximation=approximation, nan_policy=nan_policy or "raise",
+        cval=cval, approximation=approximation,
+        nan_policy="raise" if nan_policy is None else nan_policy,  # not `or`: False is refused
         gradient=gradient, gradient_scale=gradient_scale,
     )  # fmt: skip
     check_nodata(nodata)

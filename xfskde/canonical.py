@@ -21,9 +21,11 @@ from ._validation import _check_choice, _check_positive_int
 from .density import (
     _apply_k,
     _check_field,
+    _coefficients,
     _conj_times,
     _field_pair,
     _is_labelled,
+    _leading_shape,
     _maximise,
     _pad_pair,
     _times_powers,
@@ -93,10 +95,11 @@ def canonicalize(F: Any, ell: int = 1, *, return_angle: bool = False) -> Any:
     ParameterError
         For ``ell`` < 1.
     TypeError
-        For an ``ell`` that is not an integer.
+        For an ``ell`` that is not an integer, and an ``F`` that is not numbers.
     DimensionError
         For an xarray.Dataset, or a DataArray that is not a coefficient field
-        (:func:`xfskde.fields.check_field`).
+        (:func:`xfskde.fields.check_field`), and a plain ``F`` that is a scalar or has no
+        coefficient (an empty last axis).
 
     Notes
     -----
@@ -121,7 +124,9 @@ def canonicalize(F: Any, ell: int = 1, *, return_angle: bool = False) -> Any:
         )
         angle.attrs["units"] = "rad"
         return out, angle
-    *_, (_, out, alpha) = _canonical_steps(F, ell)
+    F = _coefficients("F", F)
+    # the steps beyond m = ℓ-1 are the identity: stop there (a huge ell kept every step)
+    *_, (_, out, alpha) = _canonical_steps(F, min(ell, max(1, F.shape[-1] - 1)))
     return (out, _wrap_angle(alpha)) if return_angle else out
 
 
@@ -183,10 +188,11 @@ def canonical_distance(
     ParameterError
         For a ``method`` not in the list, ``ells`` with ``method="exact"``, and ``ells`` < 1.
     TypeError
-        For ``ells`` that is not an integer.
+        For ``ells`` that is not an integer, and coefficients that are not numbers.
     DimensionError
-        For labelled input that is not a coefficient field, or a plain partner of more than
-        one axis (which of its axes is k it does not say).
+        For labelled input that is not a coefficient field, a plain partner of more than
+        one axis (which of its axes is k it does not say), plain arrays that are scalars or
+        have no coefficient, and leading axes that do not broadcast.
 
     Notes
     -----
@@ -203,14 +209,14 @@ def canonical_distance(
         )
     if _is_labelled(F) or _is_labelled(G):
         return _labelled_canonical_distance(F, G, method, ells, return_angle)
-    F, G = _pad_pair(np.asarray(F), np.asarray(G))
-    shape = np.broadcast_shapes(F.shape[:-1], G.shape[:-1])
+    F, G = _pad_pair(_coefficients("F", F), _coefficients("G", G))
+    shape = _leading_shape(F, G, ("F", "G"))
     F = np.broadcast_to(F, (*shape, F.shape[-1]))
     G = np.broadcast_to(G, (*shape, G.shape[-1]))
     length = F.shape[-1]
     if method == "fk":
         top = length - 1 if ells is None else _check_positive_int("ells", ells)
-        top = max(top, 1)
+        top = max(min(top, length - 1), 1)  # the steps beyond ℓ-1 are the identity
         best = np.full(shape, np.inf)
         angle = np.zeros(shape)
         for (_, Fc, aF), (_, Gc, aG) in zip(

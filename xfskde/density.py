@@ -216,10 +216,13 @@ def fskde(
 
     Raises
     ------
-    ValueError
-        For NaN or infinite angles or weights, negative weights, or an empty set, and the
-        refusals of :class:`~xfskde.Cos2KKernel` (an ``order`` below 1, an ``eps`` outside
-        (0, 1)).
+    ParameterError
+        For NaN or infinite angles or weights, negative weights, weights that do not broadcast
+        to the angles, an empty set, an ``axis`` out of range, and the refusals of
+        :class:`~xfskde.Cos2KKernel` (an ``order`` below 1, an ``eps`` outside (0, 1)).
+    TypeError
+        For angles or weights that are not real numbers (complex, text), and an ``axis`` that
+        is not an integer.
 
     Examples
     --------
@@ -236,16 +239,34 @@ def fskde(
     else:
         w = _finite_array("weights", weights)
         if np.any(w < 0):
-            raise ValueError("weights must be non-negative (the KDE weights each angle's kernel)")
-        w = np.broadcast_to(w, np.broadcast_shapes(w.shape, theta.shape))
+            raise ParameterError(
+                "weights must be non-negative (the KDE weights each angle's kernel)"
+            )
+        try:
+            shape = np.broadcast_shapes(w.shape, theta.shape)
+        except ValueError:
+            raise ParameterError(
+                f"weights of shape {w.shape} do not broadcast to the angles' shape "
+                f"{theta.shape}: give one weight per angle (or a shape that broadcasts)"
+            ) from None
+        w = np.broadcast_to(w, shape)
         theta = np.broadcast_to(theta, w.shape)
     if theta.ndim == 0:
-        raise ValueError("angles must have at least one axis holding the angle set")
+        raise ParameterError("angles must have at least one axis holding the angle set")
+    if isinstance(axis, bool) or not isinstance(axis, numbers.Integral):
+        raise TypeError(
+            f"axis must be an integer, the axis of angles holding each set, got {axis!r}"
+        )
+    if not -theta.ndim <= axis < theta.ndim:
+        raise ParameterError(
+            f"axis {axis} is out of range for angles of {theta.ndim} axes: give an axis in "
+            f"{-theta.ndim} .. {theta.ndim - 1}"
+        )
     theta = np.moveaxis(theta, axis, -1)
     w = np.moveaxis(w, axis, -1)
     n = theta.shape[-1]
     if n == 0:
-        raise ValueError(f"the angle sets along axis={axis} are empty")
+        raise ParameterError(f"the angle sets along axis={axis} are empty: give at least one angle")
     batch_shape = theta.shape[:-1]
     theta = theta.reshape(-1, n)
     w = w.reshape(-1, n)
@@ -537,11 +558,14 @@ def evaluate(F: Any, theta: np.typing.ArrayLike) -> Any:
     ParameterError
         For a labelled field and a ``theta`` of more than one dimension.
     DimensionError
-        For labelled input that is not a coefficient field (:func:`xfskde.fields.check_field`).
+        For labelled input that is not a coefficient field (:func:`xfskde.fields.check_field`),
+        and a plain ``F`` that is a scalar or has no coefficient (an empty last axis).
+    TypeError
+        For ``F`` or ``theta`` that are not numbers (text, ``None``; a complex ``theta``).
     """
     if _is_labelled(F):
         field = _check_field(F)
-        angles = np.asarray(theta, dtype=np.float64)
+        angles = _real_angles("theta", theta)
         if angles.ndim > 1:
             raise ParameterError(
                 f"theta for a labelled field must be a scalar or 1-D, got shape {angles.shape}"
@@ -557,8 +581,8 @@ def evaluate(F: Any, theta: np.typing.ArrayLike) -> Any:
         )
         out = out.assign_coords(theta=("theta", grid, {"units": "rad"}))
         return out.squeeze("theta") if angles.ndim == 0 else out
-    F = np.asarray(F)
-    theta = np.asarray(theta, dtype=np.float64)
+    F = _coefficients("F", F)
+    theta = _real_angles("theta", theta)
     length = F.shape[-1]
     basis = unit_phasor_powers(np.exp(1j * theta), length)  # theta.shape + (ℓ,)
     basis[..., 1:] *= 2.0
@@ -710,6 +734,48 @@ def _mode_angles(length: int, n_angles: Any) -> int:
     return int(n_angles)
 
 
+def _coefficients(name: str, F: Any) -> np.ndarray:
+    """``F`` as a plain array of FS-KDEs along its last axis; refuse what has no k axis to read
+    (a scalar, text) or no coefficient on it, instead of an IndexError or reshape error."""
+    F = np.asarray(F)
+    if F.dtype == object:
+        try:
+            F = F.astype(np.complex128)
+        except (TypeError, ValueError):
+            raise TypeError(f"{name} must be numeric FS-KDE coefficients, got objects") from None
+    if F.dtype.kind not in "biufc":
+        raise TypeError(f"{name} must be numeric FS-KDE coefficients, got an array of {F.dtype}")
+    if F.ndim == 0:
+        raise DimensionError(
+            f"{name} must hold FS-KDEs along its last axis (k = 0 .. ℓ-1), got a scalar"
+        )
+    if F.shape[-1] == 0:
+        raise DimensionError(
+            f"{name} has no coefficients: its last axis (k) is empty, shape {F.shape}"
+        )
+    return F
+
+
+def _real_angles(name: str, values: Any) -> np.ndarray:
+    """Angles in radians as float64; refuse text, None and complex values (cast silently to NaN
+    or stripped of their imaginary parts)."""
+    raw = np.asarray(values)
+    if raw.dtype.kind not in "biuf":
+        raise TypeError(f"{name} must be angles in radians (real numbers), got {values!r:.60}")
+    return raw.astype(np.float64)
+
+
+def _leading_shape(F: np.ndarray, G: np.ndarray, names: tuple[str, str]) -> tuple[int, ...]:
+    """The broadcast shape of two coefficient arrays' leading (non-k) axes, or a refusal."""
+    try:
+        return np.broadcast_shapes(F.shape[:-1], G.shape[:-1])
+    except ValueError:
+        raise DimensionError(
+            f"{names[0]} of shape {F.shape} and {names[1]} of shape {G.shape} do not broadcast: "
+            "their leading axes (all but k, the last) must match or be 1"
+        ) from None
+
+
 def _pad_pair(F: np.ndarray, G: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Zero-pad the shorter of two coefficient arrays along k (truncated terms are zero)."""
     lf, lg = F.shape[-1], G.shape[-1]
@@ -748,13 +814,17 @@ def distance(F: Any, G: Any) -> Any:
     Raises
     ------
     DimensionError
-        For labelled input that is not a coefficient field, or a plain partner of more than
-        one axis (which of its axes is k it does not say).
+        For labelled input that is not a coefficient field, a plain partner of more than
+        one axis (which of its axes is k it does not say), plain arrays that are scalars or
+        have no coefficient, and leading axes that do not broadcast.
+    TypeError
+        For coefficients that are not numbers.
     """
     if _is_labelled(F) or _is_labelled(G):
         F, G = _field_pair(F, G, ("F", "G"))
         return _apply_k(distance, F, G, out_dim=None, name="distance", long_name="L2 distance")
-    F, G = _pad_pair(np.asarray(F), np.asarray(G))
+    F, G = _pad_pair(_coefficients("F", F), _coefficients("G", G))
+    _leading_shape(F, G, ("F", "G"))
     return np.sqrt(2.0 * np.pi * _norm_squared(F - G))
 
 
@@ -781,7 +851,11 @@ def rotate(F: Any, phi: Any) -> Any:
     Raises
     ------
     DimensionError
-        For labelled input that is not a coefficient field (:func:`xfskde.fields.check_field`).
+        For labelled input that is not a coefficient field (:func:`xfskde.fields.check_field`),
+        a plain ``F`` that is a scalar or has no coefficient, and a ``phi`` that does not
+        broadcast to ``F.shape[:-1]``.
+    TypeError
+        For ``F`` or ``phi`` that are not numbers (text, ``None``; a complex ``phi``).
     """
     if _is_labelled(F):
         field = _check_field(F, plain="xfskde.rotate(F, phi)")
@@ -789,7 +863,14 @@ def rotate(F: Any, phi: Any) -> Any:
         if isinstance(angles, xr.DataArray):
             return _apply_k(rotate, field, angles=angles)
         return _apply_k(lambda G: rotate(G, angles), field)
-    F = np.asarray(F)
-    phi = np.asarray(phi, dtype=np.float64)
+    F = _coefficients("F", F)
+    phi = _real_angles("phi", phi)
+    try:
+        np.broadcast_shapes(phi.shape, F.shape[:-1])
+    except ValueError:
+        raise DimensionError(
+            f"phi of shape {phi.shape} does not broadcast to F's FS-KDEs, shape {F.shape[:-1]} "
+            "(F's shape without k, its last axis): give one angle, or one per FS-KDE"
+        ) from None
     out = _times_powers(F, np.exp(-1j * phi))  # F_k e^{-ikφ}, each pixel rounded alone
     return out.astype(np.result_type(F.dtype, np.complex64), copy=False)

@@ -36,17 +36,17 @@ Euclidean distance of the paper's experiments is the FS-KDE's L2 distance.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from typing import Literal
+from collections.abc import Callable, Iterable
+from typing import Any, Literal
 
 import numpy as np
 
 from ._pictures import is_picture, pixels
-from ._validation import _check_choice, _check_positive_int
+from ._validation import _check_choice, _check_nonnegative_int, _check_positive_int
 from .api import local_fskde
 from .canonical import canonical_distance, canonicalize
 from .density import _apply_k, _check_field, _is_labelled, distance, fskde
-from .exceptions import DimensionError
+from .exceptions import DimensionError, ParameterError
 from .gradients import angle_bins, gradient
 from .kernel import PAPER_EPS, Cos2KKernel
 
@@ -110,6 +110,14 @@ def _as_patches(patches: np.typing.ArrayLike) -> np.ndarray:
     return arr
 
 
+def _pair(name: str, value: Any, check: Callable[[str, Any], int]) -> tuple[int, int]:
+    """``value`` as two integers (rows, columns), each passed through ``check``."""
+    if isinstance(value, str) or np.ndim(value) != 1 or len(value) != 2:
+        raise ParameterError(f"{name} must be two integers (rows, columns), got {value!r}")
+    rows, cols = value
+    return check(name, rows), check(name, cols)
+
+
 def disk_mask(shape: tuple[int, int], diameter: float | None = DISK_DIAMETER) -> np.ndarray:
     """Boolean mask of the pixels whose centres lie in the central disk of a patch.
 
@@ -129,9 +137,10 @@ def disk_mask(shape: tuple[int, int], diameter: float | None = DISK_DIAMETER) ->
     Raises
     ------
     ValueError
-        For a ``diameter`` outside (0, min(h, w)].
+        For a ``diameter`` outside (0, min(h, w)], and a ``shape`` that is not two integers
+        >= 0 (a ParameterError; a TypeError for non-integers).
     """
-    h, w = (int(s) for s in shape)
+    h, w = _pair("shape", shape, _check_nonnegative_int)
     if diameter is None:
         return np.ones((h, w), dtype=bool)
     diameter = float(diameter)
@@ -289,8 +298,22 @@ def canonical_histogram(histograms: np.typing.ArrayLike) -> np.ndarray:
     -------
     numpy.ndarray, shape (..., n_bins), the dtype of ``histograms``
         ``out[..., i] = h[..., (argmax h + i) mod n_bins]``; ties go to the first largest bin.
+
+    Raises
+    ------
+    DimensionError
+        For a scalar, or histograms of no bin (an empty last axis).
+    TypeError
+        For histograms that are not real numbers.
     """
     h = np.asarray(histograms)
+    if h.dtype.kind not in "biuf":
+        raise TypeError(f"histograms must hold real numbers, got an array of {h.dtype}")
+    if h.ndim == 0 or h.shape[-1] == 0:
+        raise DimensionError(
+            f"histograms must hold bins along their last axis, shape (..., n_bins), got shape "
+            f"{h.shape}"
+        )
     n = h.shape[-1]
     start = np.argmax(h, axis=-1)[..., None]
     return np.take_along_axis(h, (start + np.arange(n)) % n, axis=-1)
@@ -484,7 +507,9 @@ def as_real_vector(F: np.typing.ArrayLike) -> np.ndarray:
     if F.ndim == 0 or F.shape[-1] < 1:
         raise ValueError(f"F must have the coefficients along its last axis, got shape {F.shape}")
     rest = np.sqrt(2.0) * F[..., 1:]
-    parts = np.stack([rest.real, rest.imag], axis=-1).reshape(*F.shape[:-1], -1)
+    parts = np.stack([rest.real, rest.imag], axis=-1).reshape(
+        *F.shape[:-1], 2 * (F.shape[-1] - 1)
+    )  # not -1: a batch of no FS-KDE has no size to infer it from
     return np.sqrt(2 * np.pi) * np.concatenate([F[..., :1].real, parts], axis=-1)
 
 
@@ -532,15 +557,27 @@ def hog_descriptor(
     DimensionError
         For colour patches (take their grey first).
     ValueError
-        For patches of fewer than 2 axes or with NaN or infinite pixels, and a ``diameter``
-        outside (0, min(h, w)].
+        For patches of fewer than 2 axes or with NaN or infinite pixels, a ``diameter``
+        outside (0, min(h, w)], and (as a ParameterError) a ``block_norm`` not in the list,
+        ``pixels_per_cell`` or ``cells_per_block`` that are not two positive integers, and
+        patches smaller than one block.
     TypeError
-        For patches that do not hold real numbers.
+        For patches that do not hold real numbers, and cell or block sizes that are not
+        integers.
     """
     from skimage.feature import hog
 
     orientations = _check_positive_int("orientations", orientations)
+    _check_choice("block_norm", block_norm, ("L1", "L1-sqrt", "L2", "L2-Hys"))
+    cell = _pair("pixels_per_cell", pixels_per_cell, _check_positive_int)
+    block = _pair("cells_per_block", cells_per_block, _check_positive_int)
     arr = _as_patches(patches)
+    if arr.shape[-2] < cell[0] * block[0] or arr.shape[-1] < cell[1] * block[1]:
+        raise ParameterError(
+            f"patches of {arr.shape[-2]}x{arr.shape[-1]} pixels hold no block of "
+            f"cells_per_block {block} cells of pixels_per_cell {cell}: give patches of at least "
+            f"{cell[0] * block[0]}x{cell[1] * block[1]} pixels, or smaller cells"
+        )
     if diameter is not None:
         arr = np.where(disk_mask(arr.shape[-2:], diameter), arr, 0.0)
     flat = arr.reshape(-1, *arr.shape[-2:])
@@ -548,8 +585,8 @@ def hog_descriptor(
         hog(
             patch,
             orientations=orientations,
-            pixels_per_cell=tuple(pixels_per_cell),
-            cells_per_block=tuple(cells_per_block),
+            pixels_per_cell=cell,
+            cells_per_block=block,
             block_norm=block_norm,
             feature_vector=True,
         )
@@ -561,6 +598,11 @@ def hog_descriptor(
 # --------------------------------------------------------------------------------- cell grids
 def _check_cell(image: np.ndarray, cell: int) -> tuple[int, int]:
     cell = _check_positive_int("cell", cell)
+    if image.ndim != 2:
+        raise DimensionError(
+            f"image must be one grey image, shape (h, w), got shape {image.shape}: describe "
+            "each plane alone"
+        )
     ny, nx = image.shape[0] // cell, image.shape[1] // cell
     if ny == 0 or nx == 0:
         raise ValueError(f"image of shape {image.shape} holds no full {cell}x{cell} cell")
@@ -598,7 +640,7 @@ def fskde_cells(
     Raises
     ------
     DimensionError
-        For a colour image (take its grey first).
+        For a colour image (take its grey first), and an image that is not 2-D.
     ValueError
         For an image that holds no full cell, and a ``length`` below 3.
     """
@@ -631,7 +673,7 @@ def histogram_cells(image: np.typing.ArrayLike, n_bins: int, *, cell: int = 8) -
     Raises
     ------
     DimensionError
-        For a colour image (take its grey first).
+        For a colour image (take its grey first), and an image that is not 2-D.
     ValueError
         For ``n_bins`` < 2, and an image that holds no full cell.
     """

@@ -461,7 +461,7 @@ def gradient(
     Raises
     ------
     ParameterError
-        For NaN or infinite pixels under ``nan_policy="raise"``, a ``boundary``,
+        For an empty image, NaN or infinite pixels under ``nan_policy="raise"``, a ``boundary``,
         ``nan_policy`` or ``gradient`` not in the lists, and a ``gradient_scale`` that is not
         a positive number or is given to another operator than ``"gaussian"``.
     DimensionError
@@ -475,6 +475,8 @@ def gradient(
     check_finite(src, nan_policy)
     operator = GradientOperator(gradient, gradient_scale)
     _, h, w = src.shape
+    if h == 0 or w == 0:
+        raise ParameterError(f"image is empty ({h} x {w} pixels): there is no gradient to compute")
     _check_choice("boundary", boundary, BOUNDARY_MODES)
     r = operator.radius
     rowmap = boundary_index_map(h, -r, h + r, boundary)

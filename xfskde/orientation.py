@@ -142,6 +142,8 @@ def h2_over_h0(kernel: Cos2KKernel | float) -> float:
     ------
     ParameterError
         For a kernel that keeps no F_2 (ℓ < 3), and a ratio that is not a number in (0, 1].
+    TypeError
+        For a bool (no ratio).
     """
     if isinstance(kernel, Cos2KKernel):
         if kernel.length < 3:
@@ -152,6 +154,10 @@ def h2_over_h0(kernel: Cos2KKernel | float) -> float:
         h = kernel.coefficients
         ratio = float(h[2] / h[0])
     else:
+        if isinstance(kernel, bool | np.bool_):
+            raise TypeError(
+                f"kernel must be a Cos2KKernel or the ratio H_2/H_0 in (0, 1], got {kernel!r}"
+            )
         try:
             ratio = float(kernel)
         except (TypeError, ValueError):
@@ -225,7 +231,10 @@ def _apply(
         return F.map_blocks(func, drop_axis=F.ndim - 1, dtype=probe.dtype, meta=probe[:0])
     F = np.asarray(F)
     if F.ndim == 0 or F.dtype.kind not in "cfiu":
-        raise DimensionError(f"F must be an array of FS-KDEs along its last axis, got {F!r}")
+        raise DimensionError(
+            f"F must be a numeric array of FS-KDEs along its last axis, got "
+            f"{'a scalar' if F.ndim == 0 else f'an array of {F.dtype}'}"
+        )
     _check_length(F.shape[-1], needed)
     return func(F)
 
@@ -324,6 +333,8 @@ def coherence(F: Any, kernel: Cos2KKernel | float | None = None) -> Any:
     DimensionError
         For fewer than 3 coefficients along k, an array that holds no numbers, and
         labelled input that is not a coefficient field (:func:`xfskde.fields.check_field`).
+    TypeError
+        For a bool ``kernel`` (no ratio).
     """
     if isinstance(F, xr.Dataset):
         check_field(F)  # refused, with which variable to pass
@@ -388,7 +399,13 @@ def energy(F: Any, image_units: str | None = None) -> Any:
     DimensionError
         For fewer than 1 coefficient along k, an array that holds no numbers, and
         labelled input that is not a coefficient field (:func:`xfskde.fields.check_field`).
+    TypeError
+        For ``image_units`` that are not text.
     """
+    if image_units is not None and not isinstance(image_units, str):
+        raise TypeError(
+            f"image_units must be the image's units as text (for example 'm'), got {image_units!r}"
+        )
     labelled = isinstance(F, xr.DataArray)
     scale = float(F.attrs.get("input_scale_factor", 1.0)) if labelled else 1.0
     named = image_units if image_units is not None else (
