@@ -16,6 +16,7 @@ import re
 import threading
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 _RANGE = re.compile(r"bytes=(\d*)-(\d*)")
 
@@ -92,3 +93,20 @@ def s3_server() -> Iterator[dict]:
         }
     finally:
         server.stop()
+
+
+def read_while_failing(image: Any, answer: dict, fault: str) -> str:
+    """The message of the :class:`~xfskde.exceptions.ImageReadError` that reading ``image``
+    raises while its server (a handler whose ``answer`` dict it reads) fails with ``fault``;
+    the server answers again afterwards."""
+    import pytest
+
+    from xfskde.exceptions import ImageReadError
+
+    answer["now"] = fault
+    try:
+        with pytest.raises(ImageReadError) as raised:
+            image.values  # noqa: B018
+    finally:
+        answer.clear()
+    return str(raised.value)

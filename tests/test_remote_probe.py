@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 import tifffile
 import zarr
-from _servers import _RangeHandler, http_server, s3_server
+from _servers import _RangeHandler, http_server, read_while_failing, s3_server
 from skimage import data
 
 import xfskde
@@ -87,13 +87,7 @@ def _opened_then_failing(url: str, answer: dict, fault: str) -> tuple:
     """The image at ``url``, opened while its server answers, and the message of the
     :class:`ImageReadError` its read raises while the server fails with ``fault``."""
     image = xfskde.open_image(url, chunks=64)
-    answer["now"] = fault
-    try:
-        with pytest.raises(ImageReadError) as raised:
-            image.values  # noqa: B018
-    finally:
-        answer.clear()
-    return image, str(raised.value)
+    return image, read_while_failing(image, answer, fault)
 
 
 def _without_credentials(s3, tmp_path) -> dict[str, str]:

@@ -7,20 +7,17 @@ chunk mid-run.
 from __future__ import annotations
 
 import contextlib
-import functools
-import http.server
 import os
 import socket
 import subprocess
 import sys
-import threading
 import time
 from collections.abc import Iterator
 from typing import ClassVar
 
 import numpy as np
 import pytest
-from _servers import _RangeHandler, http_server, s3_server
+from _servers import _RangeHandler, http_server, read_while_failing, s3_server
 
 import xfskde
 from xfskde.exceptions import ImageReadError
@@ -333,16 +330,8 @@ def chunk_faults(tmp_path_factory):
                               dtype=pixels.dtype, dimension_names=("y", "x"))  # fmt: skip
     array[...] = pixels
     answer: dict = {}
-    handler = type("Handler", (_ChunkFaults,), {"answer": answer})
-    server = http.server.ThreadingHTTPServer(
-        ("127.0.0.1", 0), functools.partial(handler, directory=str(folder))
-    )
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}", answer, pixels
-    finally:
-        server.shutdown()
-        server.server_close()
+    with http_server(folder, handler=type("Handler", (_ChunkFaults,), {"answer": answer})) as url:
+        yield url, answer, pixels
 
 
 @pytest.mark.parametrize(
@@ -365,13 +354,7 @@ def test_a_zarr_chunk_the_server_refuses_fails_or_hangs_on_mid_run_is_one_line(
     options = {"client_kwargs": {"timeout": aiohttp.ClientTimeout(total=1)}}
     image = xfskde.open_image(f"{url}/image.zarr", chunks=64, storage_options=options)
     np.testing.assert_array_equal(image[:64, :64].values, pixels[:64, :64])
-    answer["now"] = fault
-    try:
-        with pytest.raises(ImageReadError) as raised:
-            image.values  # noqa: B018
-    finally:
-        answer.clear()
-    message = str(raised.value)
+    message = read_while_failing(image, answer, fault)
     assert message.startswith(f"{url}/image.zarr: "), message
     assert said.format(url=url) in message and "in a task on" in message, message
     assert "\n" not in message
