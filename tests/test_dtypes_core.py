@@ -147,3 +147,15 @@ def test_labelled_and_lazy_results_have_the_numpy_dtypes(field64, lazy):
         computed = result.compute()
         assert result.dtype == computed.dtype == plain.dtype, name
         np.testing.assert_array_equal(computed.values, plain, err_msg=name)
+
+
+@pytest.mark.parametrize("method", ["euclidean", "f1", "fk", "exact"])
+def test_descriptor_distances_follow_the_descriptors_precision(method):
+    from xfskde.descriptors import fskde_distance
+
+    F = np.random.default_rng(5).standard_normal((6, 5, 2)).view(np.complex128)[..., 0]
+    G = F[::-1] * 0.7
+    single = fskde_distance(F.astype(np.complex64), G.astype(np.complex64), method)
+    double = fskde_distance(F, G, method)
+    assert single.dtype == np.float32 and double.dtype == np.float64
+    np.testing.assert_allclose(single, double, rtol=2e-6)
