@@ -77,7 +77,8 @@ class FskdeAccessor:
         Returns
         -------
         xarray.DataArray
-            Real, dims ``(y, x, theta)``.
+            Real, dims ``(y, x, theta)``: float32 for a complex64 field, else float64 (lazy
+            and computed alike).
         """
         return fields.density(self._obj, theta)
 
@@ -92,7 +93,8 @@ class FskdeAccessor:
         Returns
         -------
         xarray.DataArray
-            The canonical field, dims ``(y, x, k)``.
+            The canonical field, dims ``(y, x, k)``, of the field's dtype (complex64 stays
+            complex64).
         """
         return fields.canonicalize(self._obj, ell)
 
@@ -108,7 +110,8 @@ class FskdeAccessor:
         Returns
         -------
         xarray.DataArray
-            The rotated field, dims ``(y, x, k)``.
+            The rotated field, dims ``(y, x, k)``, of the field's dtype (complex64 stays
+            complex64).
         """
         return fields.rotate(self._obj, phi)
 
@@ -124,7 +127,8 @@ class FskdeAccessor:
         Returns
         -------
         xarray.DataArray
-            Real, dims ``(y, x)``.
+            Real, dims ``(y, x)``: float32 when the field and ``other`` are complex64, else
+            float64.
         """
         return fields.distance(self._obj, other)
 
@@ -144,7 +148,7 @@ class FskdeAccessor:
         Returns
         -------
         xarray.DataArray
-            The angles, dims ``(y, x)``.
+            The angles, dims ``(y, x)``, float64 for any field (float32 holds no [-π, π)).
         """
         return fields.dominant_orientation(self._obj, method=method, n_angles=n_angles)
 

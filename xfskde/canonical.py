@@ -19,6 +19,7 @@ import numpy as np
 
 from ._validation import _check_choice, _check_positive_int
 from .density import (
+    _BATCH_ELEMENTS,
     _apply_k,
     _check_field,
     _coefficients,
@@ -28,6 +29,7 @@ from .density import (
     _leading_shape,
     _maximise,
     _pad_pair,
+    _result_dtypes,
     _times_powers,
     _wrap_angle,
     distance,
@@ -42,7 +44,9 @@ _PAIRS_PER_BATCH = 8192
 
 
 def _safe_angle(z: np.ndarray) -> np.ndarray:
-    """arg(z), with 0 where z == 0 (so a zero coefficient leaves the FS-KDE where it is)."""
+    """arg(z) in float64, with 0 where z == 0 (so a zero coefficient leaves the FS-KDE where it
+    is). In float64 for complex64 z too: a float32 angle would turn F_k by k times its error."""
+    z = np.asarray(z, dtype=np.result_type(z, np.complex128))
     return np.where(np.abs(z) > 0, np.angle(z), 0.0)
 
 
@@ -83,12 +87,15 @@ def canonicalize(F: Any, ell: int = 1, *, return_angle: bool = False) -> Any:
     Returns
     -------
     numpy.ndarray, or (numpy.ndarray, numpy.ndarray) with ``return_angle``
-        The canonical coefficients, shape of ``F``, complex128 (F_0 alone, one coefficient,
-        is only made complex: complex64 from single precision); with ``return_angle`` also α,
-        float64, shape ``F.shape[:-1]``, in [-π, π). A labelled field gives DataArrays: the
-        canonical field (dims, coords and attrs kept, k last; the ``canonical`` attr records
-        the level done, ``"F{max(1, min(ell, ℓ-1))}"``) and α on the field's dims without k,
-        named ``"canonical_angle"`` (units ``rad``).
+        The canonical coefficients, shape of ``F``, in its precision: complex64 for complex64
+        (or float32) ``F``, else complex128, as :func:`xfskde.rotate`. The rotations are
+        computed in complex128 and rounded once: a complex64 result is the complex128 result
+        of the same coefficients rounded to nearest (half a unit in float32's last place).
+        With ``return_angle`` also α, float64 whatever ``F`` is (float32 holds no [-π, π):
+        float32(π) > π), shape ``F.shape[:-1]``, in [-π, π). A labelled field gives
+        DataArrays: the canonical field (dims, coords and attrs kept, k last; the
+        ``canonical`` attr records the level done, ``"F{max(1, min(ell, ℓ-1))}"``) and α on
+        the field's dims without k, named ``"canonical_angle"`` (units ``rad``).
 
     Raises
     ------
@@ -125,9 +132,19 @@ def canonicalize(F: Any, ell: int = 1, *, return_angle: bool = False) -> Any:
         angle.attrs["units"] = "rad"
         return out, angle
     F = _coefficients("F", F)
+    length = F.shape[-1]
     # the steps beyond m = ℓ-1 are the identity: stop there (a huge ell kept every step)
-    *_, (_, out, alpha) = _canonical_steps(F, min(ell, max(1, F.shape[-1] - 1)))
-    return (out, _wrap_angle(alpha)) if return_angle else out
+    top = min(ell, max(1, length - 1))
+    rows = F.reshape(-1, length)
+    out = np.empty(rows.shape, dtype=_result_dtypes(F.dtype)[0])
+    alpha = np.empty(rows.shape[0])
+    step = max(1, _BATCH_ELEMENTS // length)  # complex128 work arrays of at most 64 MiB
+    for a in range(0, rows.shape[0], step):
+        *_, (_, G, angle) = _canonical_steps(rows[a : a + step], top)
+        out[a : a + step] = G  # rounded once, into F's precision
+        alpha[a : a + step] = angle
+    out = out.reshape(F.shape)
+    return (out, _wrap_angle(alpha.reshape(F.shape[:-1]))) if return_angle else out
 
 
 def _exact_angles(F: np.ndarray, G: np.ndarray) -> np.ndarray:
@@ -178,10 +195,13 @@ def canonical_distance(
 
     Returns
     -------
-    numpy.ndarray of float64, or (distances, angles) with ``return_angle``
-        Shape of the broadcast leading axes; the angles (float64) are in [-π, π). Labelled
-        input gives DataArrays on the fields' dims without k, named ``"canonical_distance"``
-        and ``"canonical_angle"`` (units ``rad``).
+    numpy.ndarray, real, or (distances, angles) with ``return_angle``
+        Shape of the broadcast leading axes. The distances are float32 when both ``F`` and
+        ``G`` are single precision (complex64, float32), else float64, as
+        :func:`xfskde.distance`; they are computed in float64 and rounded once. The angles are
+        float64 whatever the inputs (float32 holds no [-π, π)), in [-π, π). Labelled input
+        gives DataArrays on the fields' dims without k, named ``"canonical_distance"`` and
+        ``"canonical_angle"`` (units ``rad``).
 
     Raises
     ------
@@ -210,6 +230,7 @@ def canonical_distance(
     if _is_labelled(F) or _is_labelled(G):
         return _labelled_canonical_distance(F, G, method, ells, return_angle)
     F, G = _pad_pair(_coefficients("F", F), _coefficients("G", G))
+    real_dtype = _result_dtypes(F.dtype, G.dtype)[1]
     shape = _leading_shape(F, G, ("F", "G"))
     F = np.broadcast_to(F, (*shape, F.shape[-1]))
     G = np.broadcast_to(G, (*shape, G.shape[-1]))
@@ -226,6 +247,7 @@ def canonical_distance(
             better = d < best
             best = np.where(better, d, best)
             angle = np.where(better, aG - aF, angle)
+        best = best.astype(real_dtype, copy=False)
         return (best, _wrap_angle(angle)) if return_angle else best
     flatF = F.reshape(-1, length).astype(np.complex128)
     flatG = G.reshape(-1, length).astype(np.complex128)
@@ -234,7 +256,7 @@ def canonical_distance(
         sl = slice(start, start + _PAIRS_PER_BATCH)
         phi[sl] = _exact_angles(flatF[sl], flatG[sl])
     phi = _wrap_angle(phi)
-    dist = distance(flatF, rotate(flatG, phi)).reshape(shape)
+    dist = distance(flatF, rotate(flatG, phi)).reshape(shape).astype(real_dtype, copy=False)
     phi = phi.reshape(shape)
     return (dist, phi) if return_angle else dist
 
@@ -249,8 +271,9 @@ def _labelled_canonical_distance(
         d, phi = canonical_distance(a, b, method, ells=ells, return_angle=True)
         return np.stack([d, phi], axis=-1)
 
-    pair = _apply_k(both, F, G, out_dim="result", out_size=2)
-    dist = pair.isel(result=0, drop=True).rename("canonical_distance")
+    pair = _apply_k(both, F, G, out_dim="result", out_size=2)  # float64: the angles' dtype
+    real_dtype = _result_dtypes(F.dtype, G.dtype)[1]  # the plain distances' dtype
+    dist = pair.isel(result=0, drop=True).astype(real_dtype).rename("canonical_distance")
     dist.attrs["long_name"] = f"rotation-invariant L2 distance ({method})"
     if not return_angle:
         return dist

@@ -40,6 +40,18 @@ _BATCH_ELEMENTS = 1 << 22
 _SLAB_PIXELS = 4096
 
 
+def _result_dtypes(*dtypes: Any) -> tuple[np.dtype, np.dtype]:
+    """The complex and real dtypes of results computed from data of ``dtypes``.
+
+    The library's precision rule, NumPy's promotion with complex64: single precision in
+    (complex64, float32, float16, bool, 8- and 16-bit integers) gives complex64 / float32 out,
+    anything wider complex128 / float64, as :func:`xfskde.local_fskde` chooses its coefficients'
+    dtype. The work itself may be done in double precision and rounded once at the end.
+    """
+    complex_dtype = np.result_type(*dtypes, np.complex64)
+    return complex_dtype, np.finfo(complex_dtype).dtype
+
+
 def unit_phasor_powers(z: np.ndarray, length: int) -> np.ndarray:
     """Return ``z**k`` for k = 0 .. length-1 along a new last axis, by repeated multiplication.
 
@@ -211,8 +223,10 @@ def fskde(
 
     Returns
     -------
-    numpy.ndarray of complex128, shape ``batch_shape + (ℓ,)``
-        The batch shape is ``angles.shape`` without ``axis``.
+    numpy.ndarray, complex, shape ``batch_shape + (ℓ,)``
+        The batch shape is ``angles.shape`` without ``axis``. complex64 when the angles (and
+        the weights, if given) are single precision (float32, float16, 8- and 16-bit
+        integers), else complex128; computed in complex128 either way, rounded once.
 
     Raises
     ------
@@ -234,10 +248,12 @@ def fskde(
     """
     kernel = Cos2KKernel(order, approximation=approximation, eps=eps)
     theta = _finite_array("angles", angles)
+    given = [np.asarray(angles).dtype]
     if weights is None:
         w = np.ones_like(theta)
     else:
         w = _finite_array("weights", weights)
+        given.append(np.asarray(weights).dtype)
         if np.any(w < 0):
             raise ParameterError(
                 "weights must be non-negative (the KDE weights each angle's kernel)"
@@ -281,7 +297,7 @@ def fskde(
             p *= z
             out[sl, k] = p.sum(axis=-1)
     out *= kernel.coefficients / n
-    return out.reshape(*batch_shape, kernel.length)
+    return out.reshape(*batch_shape, kernel.length).astype(_result_dtypes(*given)[0], copy=False)
 
 
 # --- labelled coefficient fields: read by their k dim, never by position -------------------------
@@ -548,10 +564,13 @@ def evaluate(F: Any, theta: np.typing.ArrayLike) -> Any:
 
     Returns
     -------
-    numpy.ndarray of float64, shape ``F.shape[:-1] + theta.shape``, or xarray.DataArray
-        :math:`f = \\mathrm{Re}\\,F_0 + 2\\,\\mathrm{Re}\\sum_{k\\ge1} F_k e^{ik\\theta}`. For a
-        labelled field: the field's dims without k, then a ``theta`` dim and coord (a scalar
-        ``theta`` coord for one angle), named ``"density"``, as ``F.fskde.density(theta)``.
+    numpy.ndarray, real, shape ``F.shape[:-1] + theta.shape``, or xarray.DataArray
+        :math:`f = \\mathrm{Re}\\,F_0 + 2\\,\\mathrm{Re}\\sum_{k\\ge1} F_k e^{ik\\theta}`, in
+        the precision of ``F`` (the angles are coordinates and do not count): float32 for
+        complex64 (or float32) coefficients, else float64; summed in float64 and rounded once.
+        For a labelled field: the field's dims without k, then a ``theta`` dim and coord (a
+        scalar ``theta`` coord for one angle), named ``"density"``, as
+        ``F.fskde.density(theta)``.
 
     Raises
     ------
@@ -590,15 +609,19 @@ def evaluate(F: Any, theta: np.typing.ArrayLike) -> Any:
     rows = F.reshape(-1, length)
     if rows.dtype not in (np.complex64, np.complex128):
         rows = rows.astype(np.complex128)
-    values = np.empty((rows.shape[0], flat.shape[1]))
+    rows = np.ascontiguousarray(rows)
+    br, bi = np.ascontiguousarray(flat.real), np.ascontiguousarray(flat.imag)
     # Σ_k Re(F_k B_k) per pixel in k order, not a matrix product: BLAS rounds a row differently
     # with the number of rows, so a Dask chunk's densities would depend on its size
-    _evaluate_rows(
-        np.ascontiguousarray(rows),
-        np.ascontiguousarray(flat.real),
-        np.ascontiguousarray(flat.imag),
-        values,
-    )
+    if _result_dtypes(F.dtype)[1] != np.float32:
+        values = np.empty((rows.shape[0], flat.shape[1]))
+        _evaluate_rows(rows, br, bi, values)
+    else:  # summed in float64 slab by slab, each value rounded once into the float32 result
+        values = np.empty((rows.shape[0], flat.shape[1]), dtype=np.float32)
+        for a in range(0, rows.shape[0], _SLAB_PIXELS):
+            part = np.empty((min(_SLAB_PIXELS, rows.shape[0] - a), flat.shape[1]))
+            _evaluate_rows(rows[a : a + _SLAB_PIXELS], br, bi, part)
+            values[a : a + part.shape[0]] = part
     return values.reshape(F.shape[:-1] + theta.shape)
 
 
@@ -618,8 +641,10 @@ def mean_direction(F: Any) -> Any:
     -------
     numpy.ndarray of float64, shape ``F.shape[:-1]``, or xarray.DataArray
         Radians in [-π, π) (an angle of exactly ±π, a mean pointing to -x, is -π, whatever the
-        sign of F_1's zero imaginary part); NaN where F_1 = 0 (no mean direction). A labelled
-        field gives the field's dims without k, named ``"mean_direction"`` (units ``rad``).
+        sign of F_1's zero imaginary part); NaN where F_1 = 0 (no mean direction). float64 for
+        complex64 coefficients too: float32 holds no [-π, π) (float32(π) > π and
+        float32(-π) < -π), and the angles have no k axis. A labelled field gives the field's
+        dims without k, named ``"mean_direction"`` (units ``rad``).
 
     Raises
     ------
@@ -675,8 +700,9 @@ def mode_direction(F: Any, n_angles: int | None = None) -> Any:
     -------
     numpy.ndarray of float64, shape ``F.shape[:-1]``, or xarray.DataArray
         Radians in [-π, π); NaN where the density is flat (every F_k, k >= 1, zero) or F is NaN.
-        A labelled field gives the field's dims without k, named ``"mode_direction"`` (units
-        ``rad``).
+        float64 for complex64 coefficients too (float32 holds no [-π, π), see
+        :func:`mean_direction`). A labelled field gives the field's dims without k, named
+        ``"mode_direction"`` (units ``rad``).
 
     Raises
     ------
@@ -807,9 +833,10 @@ def distance(F: Any, G: Any) -> Any:
 
     Returns
     -------
-    numpy.ndarray of float64, or xarray.DataArray
-        The distances, shape ``broadcast(F.shape[:-1], G.shape[:-1])``; for labelled input the
-        fields' dims without k, named ``"distance"``.
+    numpy.ndarray, real, or xarray.DataArray
+        The distances, shape ``broadcast(F.shape[:-1], G.shape[:-1])``: float32 when both
+        ``F`` and ``G`` are single precision (complex64, float32), computed in it, else
+        float64. For labelled input the fields' dims without k, named ``"distance"``.
 
     Raises
     ------
@@ -825,7 +852,9 @@ def distance(F: Any, G: Any) -> Any:
         return _apply_k(distance, F, G, out_dim=None, name="distance", long_name="L2 distance")
     F, G = _pad_pair(_coefficients("F", F), _coefficients("G", G))
     _leading_shape(F, G, ("F", "G"))
-    return np.sqrt(2.0 * np.pi * _norm_squared(F - G))
+    complex_dtype, real_dtype = _result_dtypes(F.dtype, G.dtype)
+    diff = F.astype(complex_dtype, copy=False) - G.astype(complex_dtype, copy=False)
+    return np.sqrt(real_dtype.type(2.0 * np.pi) * _norm_squared(diff))
 
 
 def rotate(F: Any, phi: Any) -> Any:
@@ -845,8 +874,9 @@ def rotate(F: Any, phi: Any) -> Any:
     Returns
     -------
     numpy.ndarray, complex, the broadcast shape of ``F``; or xarray.DataArray
-        complex64 for complex64 (or float32) ``F``, else complex128. A labelled field gives a
-        field with its dims, coords and attrs, k last and in order.
+        complex64 for complex64 (or float32) ``F``, else complex128 (the angles do not count):
+        computed in complex128, rounded once. A labelled field gives a field with its dims,
+        coords and attrs, k last and in order.
 
     Raises
     ------
@@ -873,4 +903,4 @@ def rotate(F: Any, phi: Any) -> Any:
             "(F's shape without k, its last axis): give one angle, or one per FS-KDE"
         ) from None
     out = _times_powers(F, np.exp(-1j * phi))  # F_k e^{-ikφ}, each pixel rounded alone
-    return out.astype(np.result_type(F.dtype, np.complex64), copy=False)
+    return out.astype(_result_dtypes(F.dtype)[0], copy=False)

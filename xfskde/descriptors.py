@@ -709,8 +709,9 @@ def fskde_distance(
 
     Returns
     -------
-    numpy.ndarray of float64
-        The shape of the broadcast leading axes.
+    numpy.ndarray, real
+        The shape of the broadcast leading axes: float32 when ``F`` and ``G`` are complex64,
+        else float64 (as :func:`xfskde.distance`; :func:`fskde_descriptor` gives complex128).
 
     Raises
     ------

@@ -71,6 +71,13 @@ def truncated_length(order: int, eps: float | None) -> int:
     return min(order, k) + 1
 
 
+def _angle_dtype(theta: np.ndarray) -> type[np.floating]:
+    """The dtype of values at angles ``theta``: float32 for single-precision angles (float32,
+    float16, 8- and 16-bit integers: NumPy's promotion with float32), else float64."""
+    single = theta.dtype.kind in "biuf" and np.result_type(theta.dtype, np.float32) == np.float32
+    return np.float32 if single else np.float64
+
+
 def _central_binomial_ratio(order: int) -> float:
     """binom(2K, K) / 4^K without overflow, to about one unit in the last place.
 
@@ -180,9 +187,15 @@ class Cos2KKernel:
         return 1.0 / (2.0 * math.pi * _central_binomial_ratio(self.order))
 
     def __call__(self, theta: np.typing.ArrayLike) -> np.ndarray:
-        """Evaluate h(θ) = C_K cos^{2K}(θ/2) (eq. 3) at any array of angles in radians."""
-        theta = np.asarray(theta, dtype=np.float64)
-        return self.normalization * np.cos(theta / 2.0) ** (2 * self.order)
+        """Evaluate h(θ) = C_K cos^{2K}(θ/2) (eq. 3) at any array of angles in radians.
+
+        The values, the shape of ``theta``, are in its precision: float32 for float32 angles,
+        else float64 (computed in float64 and rounded once).
+        """
+        raw = np.asarray(theta)
+        theta = np.asarray(raw, dtype=np.float64)
+        values = self.normalization * np.cos(theta / 2.0) ** (2 * self.order)
+        return values.astype(_angle_dtype(raw), copy=False)
 
     def series(self, theta: np.typing.ArrayLike) -> np.ndarray:
         """Evaluate the kernel from its coefficients, :math:`\\sum_{|k|<ℓ} H_k e^{ik\\theta}`.
@@ -197,13 +210,17 @@ class Cos2KKernel:
 
         Returns
         -------
-        numpy.ndarray of float64, the shape of ``theta``
-            :math:`H_0 + 2\\sum_{k=1}^{ℓ-1} H_k \\cos k\\theta`.
+        numpy.ndarray, the shape of ``theta``
+            :math:`H_0 + 2\\sum_{k=1}^{ℓ-1} H_k \\cos k\\theta`, in the precision of
+            ``theta``: float32 for float32 angles, else float64 (computed in float64 and
+            rounded once).
         """
-        theta = np.asarray(theta, dtype=np.float64)
+        raw = np.asarray(theta)
+        theta = np.asarray(raw, dtype=np.float64)
         h = self.coefficients
         k = np.arange(1, self.length)
-        return h[0] + 2.0 * np.cos(np.multiply.outer(theta, k)) @ h[1:]
+        values = h[0] + 2.0 * np.cos(np.multiply.outer(theta, k)) @ h[1:]
+        return values.astype(_angle_dtype(raw), copy=False)
 
     @classmethod
     def for_length(

@@ -945,7 +945,19 @@ def bounded_window(sigma: float, region: float) -> float:
     -------
     float
         max(6, min(``sigma``, R / 5)), rounded to a tenth of a pixel.
+
+    Raises
+    ------
+    ParameterError
+        For a ``sigma`` that is not a finite number > 0, and a ``region`` that is not a number
+        > 0 (infinite is taken: no regions found, nothing bounds the window).
     """
+    sigma = _finite("sigma", sigma, positive=True)
+    if not (isinstance(region, numbers.Real) and not isinstance(region, bool) and region > 0):
+        raise ParameterError(
+            f"region must be a number > 0, the region scale R in pixels (inf: unbounded), "
+            f"got {region!r}"
+        )
     return float(round(max(FINE_SIZE, min(sigma, region / REGION_FRACTION)), 1))
 
 
@@ -984,7 +996,13 @@ def label_window(sigma: float) -> float:
     -------
     float
         0.7 σ (:data:`LABEL_FRACTION`), rounded to a hundredth.
+
+    Raises
+    ------
+    ParameterError
+        For a ``sigma`` that is not a finite number > 0.
     """
+    sigma = _finite("sigma", sigma, positive=True)
     return float(round(LABEL_FRACTION * sigma, 2))
 
 

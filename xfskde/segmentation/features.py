@@ -277,7 +277,17 @@ def vote_step(spec: FeatureSpec) -> int:
     -------
     int
         The step, at least 1.
+
+    Raises
+    ------
+    TypeError
+        For a ``spec`` that is not a :class:`FeatureSpec`.
     """
+    if not isinstance(spec, FeatureSpec):
+        raise TypeError(
+            f"spec must be a FeatureSpec (the features and their window, e.g. "
+            f"FeatureSpec(size=32.0) or a model's .spec), got {spec!r:.60}"
+        )
     if spec.window == "disk":
         return 1
     return max(1, int(spec.window_obj.sigma // VOTE_SPACING))
