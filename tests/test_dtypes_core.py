@@ -47,6 +47,19 @@ def test_canonicalize_dtype_of_other_inputs():
     assert canonicalize(np.array([[1 + 0j]], np.complex64)).dtype == np.complex64  # F_0 alone
 
 
+def test_long_doubles_give_double_precision_never_wider():
+    """Long double angles and coefficients give complex128 / float64, as the docstrings say and
+    the kernel's values were (NumPy's promotion alone kept complex256 in fskde, canonicalize,
+    rotate and distance, while evaluate and the kernel gave float64)."""
+    angles = np.linspace(-1.0, 1.0, 12).astype(np.longdouble)
+    assert fskde(angles, order=4).dtype == np.complex128
+    assert Cos2KKernel(4)(angles).dtype == np.float64
+    F = fskde(angles.astype(np.float64), order=4).astype(np.clongdouble)
+    assert canonicalize(F).dtype == rotate(F, 0.3).dtype == np.complex128
+    assert evaluate(F, 0.3).dtype == distance(F, F).dtype == np.float64
+    assert canonical_distance(F, F).dtype == np.float64
+
+
 def test_rotate_keeps_complex64(field64):
     out = rotate(field64, 0.7)
     assert out.dtype == np.complex64

@@ -22,7 +22,7 @@ import xarray as xr
 
 from ._validation import _finite_array
 from .exceptions import DimensionError, ParameterError
-from .kernel import Approximation, Cos2KKernel
+from .kernel import Approximation, Cos2KKernel, _single_precision
 
 __all__ = [
     "distance",
@@ -41,15 +41,15 @@ _SLAB_PIXELS = 4096
 
 
 def _result_dtypes(*dtypes: Any) -> tuple[np.dtype, np.dtype]:
-    """The complex and real dtypes of results computed from data of ``dtypes``.
-
-    The library's precision rule, NumPy's promotion with complex64: single precision in
-    (complex64, float32, float16, bool, 8- and 16-bit integers) gives complex64 / float32 out,
-    anything wider complex128 / float64, as :func:`xfskde.local_fskde` chooses its coefficients'
-    dtype. The work itself may be done in double precision and rounded once at the end.
+    """The complex and real dtypes of results computed from data of ``dtypes``: complex64 /
+    float32 where the kernel's precision rule says single (:func:`.kernel._single_precision`),
+    else complex128 / float64 — long doubles included, which NumPy's promotion alone kept as
+    complex256 —, as :func:`xfskde.local_fskde` chooses its coefficients' dtype. The work
+    itself may be done in double precision and rounded once at the end.
     """
-    complex_dtype = np.result_type(*dtypes, np.complex64)
-    return complex_dtype, np.finfo(complex_dtype).dtype
+    if _single_precision(*dtypes):
+        return np.dtype(np.complex64), np.dtype(np.float32)
+    return np.dtype(np.complex128), np.dtype(np.float64)
 
 
 def unit_phasor_powers(z: np.ndarray, length: int) -> np.ndarray:

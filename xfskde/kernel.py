@@ -71,10 +71,18 @@ def truncated_length(order: int, eps: float | None) -> int:
     return min(order, k) + 1
 
 
+def _single_precision(*dtypes: np.typing.DTypeLike) -> bool:
+    """Whether results computed from data of ``dtypes`` are single precision: the library's
+    precision rule, NumPy's promotion with complex64 — complex64, float32, float16, bool, 8-
+    and 16-bit integers stay single; anything wider (float64, 32- and 64-bit integers, long
+    doubles) is double, never wider (the work is done in float64 and rounded once)."""
+    return np.result_type(*dtypes, np.complex64) == np.complex64
+
+
 def _angle_dtype(theta: np.ndarray) -> type[np.floating]:
-    """The dtype of values at angles ``theta``: float32 for single-precision angles (float32,
-    float16, 8- and 16-bit integers: NumPy's promotion with float32), else float64."""
-    single = theta.dtype.kind in "biuf" and np.result_type(theta.dtype, np.float32) == np.float32
+    """The dtype of values at angles ``theta``: float32 for single-precision real angles
+    (:func:`_single_precision`), else float64."""
+    single = theta.dtype.kind in "biuf" and _single_precision(theta.dtype)
     return np.float32 if single else np.float64
 
 
