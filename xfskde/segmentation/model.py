@@ -3033,14 +3033,14 @@ def _auto_size(
     # an array whose channels might come first (a 3 x 500 RGB image)
     crop = xr.DataArray(_crop(arr, foreground), dims=("y", "x", "c"))
 
-    signals: list[dict[str, float]] = [{}, {}]
+    signals: dict[float, dict[str, float]] = {FINE_SIZE: {}, CHECK_SIZE: {}}  # S / N per group
 
     def labelled(candidate: float) -> tuple[np.ndarray, tuple[str, ...]]:
         spec = FeatureSpec(size=_equivalent_size(window, candidate), stride=1, **spec_args)
         view = _prepare(crop, None, feature_depth(spec), None).raw
         model = _fit_prepared(view, None, spec, n_textures, weights, "kmeans", 5000, seed, None,
                               signal=signal, flat_ok=True,
-                              measured=signals[candidate != FINE_SIZE])  # fmt: skip
+                              measured=signals[candidate])  # fmt: skip
         return np.asarray(model.predict(crop, nodata=None)), model.spec.features
 
     # the crop is one block, one task: the two windows' fits and labels run side by side (BLAS
@@ -3055,7 +3055,7 @@ def _auto_size(
     # nor where no group's signal was measured by either fit (each S / N 0 or infinite: the
     # stable samples all alike, as on an image blank but for a corner of texture, where the
     # fits kept one group by chance, and the fit with it alone drew one label everywhere)
-    whole = whole and any(0 < v < math.inf for measured in signals for v in measured.values())
+    whole = whole and any(0 < v < math.inf for fit in signals.values() for v in fit.values())
     needed = tuple(g for g in spec_args["features"] if any(g in k for k in kept)) if whole else None
     # on the crop's pixels present only: outside a mask, or at missing pixels, both label
     # BACKGROUND, which would count as agreement and draw the same edge in both
