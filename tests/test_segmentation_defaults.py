@@ -678,7 +678,7 @@ def test_an_image_of_up_to_16_cells_is_fitted_on_every_cell_whole(monkeypatch):
         return map_regions(function, image, regions, **kwargs)
 
     monkeypatch.setattr(model_module, "map_regions", recorded)
-    image, _ = dead_leaves((1100, 1100), seed=2)  # more than 16 x 256² pixels: 9 cells
+    image, _ = dead_leaves((1100, 1100), seed=2)  # 9 cells; > 16 x 256² px: tiled before
     for seed in (0, 1):
         fit_textures(image, 3, size=6, features=("color",), seed=seed, method="kmeans")
     assert read[0] == read[1]  # the same regions at both seeds

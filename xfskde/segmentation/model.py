@@ -193,8 +193,8 @@ _MAX_FIT_BLOCKS = 16
 #: blocks of the image's default plan, :func:`_fit_prepared`): the whole 512² cell where
 #: the plan's cells are 512² (images under 8192²), a 512² part of each 1024² cell beyond.
 #: Tiles of 256² (until 2026-11-30) read a quarter of a 2048² image, a random quarter: the 30
-#: held-out mosaics at 2048² scored 0.9400 / 0.9435 at seeds 0 / 1 (one image 0.788 at one
-#: seed, 0.990 at the other), whole cells 0.9517 / 0.9532; at 1536² (9 tiles, the fewest
+#: held-out mosaics at 2048² scored 0.9400 / 0.9435 at seeds 0 / 1 (one image 0.763 at one
+#: seed, 0.956 at the other), whole cells 0.9517 / 0.9532; at 1536² (9 tiles, the fewest
 #: pixels of any size) 0.947 / 0.939 / 0.926 at seeds 0-2, whole cells 0.949 / 0.949 / 0.947.
 FIT_TILE = 512
 #: A prediction runs in two passes when a block with the whole halo holds this many times the
