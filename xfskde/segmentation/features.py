@@ -1,6 +1,6 @@
 """Local texture features of one image block, all through one window φ (paper, sections 2.3, 5.3).
 
-Three feature groups, each a set of non-negative planes that is *linear in the image's texture
+Feature groups, each a set of non-negative planes that is *linear in the image's texture
 mixture*: under the occlusion-of-random-textures model the expected feature at a pixel is the
 convex combination of the textures' own features, weighted by the window-blurred indicators of
 their regions (McCann et al., IEEE TIP 2014). That is what lets ORTSEG unmix them.
@@ -19,6 +19,16 @@ their regions (McCann et al., IEEE TIP 2014). That is what lets ORTSEG unmix the
     filter's range fixed at fit time (``bank_ranges``). Each filter's histogram sums to one;
     the group is divided by the number of filters, so it sums to one at every pixel. What
     natural grey textures (brick, grass, gravel) need and colour histograms cannot see.
+``"lbp"``
+    Local histograms of rotation-invariant uniform local binary patterns (Ojala, Pietikäinen &
+    Mäenpää, IEEE TPAMI 2002) of the grey image smoothed by a Gaussian of
+    :data:`._lbp.LBP_SMOOTHING` px, at each (P, R) of :data:`._lbp.LBP_SCALES`:
+    every pixel's code (which of its P neighbours on a circle of radius R are at least as
+    bright as itself, as one of P + 2 classes, :func:`._lbp.lbp_codes`) votes for its bin.
+    Each scale's histogram sums to one; the group is divided by the number of scales, so it
+    sums to one at every pixel. The codes do not change under any increasing map of the grey
+    levels, nor (but for the sampling) under rotation: what the photographs' shading,
+    perspective and turned textures change, they keep.
 ``"hist"`` (the baseline)
     Local gradient-angle histograms: the angle Θ = arg g of :func:`xfskde.gradient` is binned
     into ``angle_bins`` equal bins over (-π, π] and each bin's |g|-weighted indicator is filtered
@@ -67,6 +77,7 @@ from ._filters import (
     separable_binned,
     separable_dense,
 )
+from ._lbp import LBP_REACH, LBP_SCALES, lbp_codes, smoothed_grey
 
 __all__ = [
     "FEATURE_GROUPS",
@@ -85,7 +96,7 @@ __all__ = [
 ]
 
 #: The feature groups, in the order their planes are stacked.
-FEATURE_GROUPS: tuple[str, ...] = ("color", "bank", "hist", "fskde")
+FEATURE_GROUPS: tuple[str, ...] = ("color", "bank", "lbp", "hist", "fskde")
 
 
 @dataclass(frozen=True)
@@ -94,7 +105,7 @@ class FeatureSpec:
 
     Parameters
     ----------
-    features : tuple of {"color", "bank", "hist", "fskde"}
+    features : tuple of {"color", "bank", "lbp", "hist", "fskde"}
         Feature groups, stacked in the order of :data:`FEATURE_GROUPS`.
     window : {"gaussian", "box", "disk"}
         The window φ shared by every group.
@@ -325,6 +336,8 @@ def vote_reach(
         reach = max(reach, *(_operator(s).radius for s in _scales(gradient_scales)))
     if "bank" in features:
         reach = max(reach, BANK_RADIUS)
+    if "lbp" in features:
+        reach = max(reach, LBP_REACH)
     return reach
 
 
@@ -578,6 +591,9 @@ def block_votes(
         if name == "bank":
             yield from _bank_votes(block, valid, complete, spec)
             continue
+        if name == "lbp":
+            yield from _lbp_votes(block, valid, complete)
+            continue
         for scale in spec.gradient_scales:
             g = gradients.get(scale)
             if g is None:  # missing pixels give no gradient to any stencil that touches them
@@ -682,6 +698,26 @@ def _bank_votes(
     weight = np.float32(1.0 / len(BANK_FILTERS))
     votes = weight if complete else valid * weight
     yield "bank", _Binned(bins, votes, spec.bank_bins)
+
+
+def _lbp_votes(
+    block: np.ndarray, valid: np.ndarray, complete: bool
+) -> Iterator[tuple[str, _Binned]]:
+    """The binned votes of the local binary patterns (one histogram per scale of
+    :data:`._lbp.LBP_SCALES`), on the channels' mean smoothed by a Gaussian of
+    :data:`._lbp.LBP_SMOOTHING` px (:func:`._lbp.smoothed_grey`): weight 1 / (number of
+    scales) at every pixel whose circle of samples reads no missing pixel nor a smoothed value
+    that did (the others get code P + 2 from :func:`._lbp.lbp_codes`, and vote nothing)."""
+    grey = smoothed_grey(channel_mean(block), None if complete else valid)
+    weight = np.float32(1.0 / len(LBP_SCALES))
+    for points, radius in LBP_SCALES:
+        codes = lbp_codes(grey, points, radius)
+        votes: np.ndarray | np.float32 = weight
+        if not complete:
+            voting = codes <= points + 1
+            codes[~voting] = 0  # any bin: its weight is 0
+            votes = voting * weight
+        yield "lbp", _Binned(codes, votes, points + 2)
 
 
 def _windowed(

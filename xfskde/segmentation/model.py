@@ -83,6 +83,7 @@ from ..metrics import rand_index
 from ..windows import Window
 from ._bank import BANK_FILTERS, BANK_RADIUS, forget_spectra, measured_bank_ranges
 from ._filters import interpolate
+from ._lbp import LBP_BINS
 from .defaults import (
     AGREEMENT,
     AUTO_GRADIENT_SCALES,
@@ -158,7 +159,7 @@ __all__ = [
 
 #: Weights of the feature groups named explicitly (the paper's ORTSEG settings); the groups
 #: that ``features="auto"`` chooses are weighted by :func:`.defaults.auto_weights`.
-DEFAULT_WEIGHTS = {"color": 1.0, "bank": 1.0, "hist": 1.0, "fskde": 1.0}
+DEFAULT_WEIGHTS = {"color": 1.0, "bank": 1.0, "lbp": 1.0, "hist": 1.0, "fskde": 1.0}
 #: How the endmembers are fitted: :data:`.unmixing.ENDMEMBER_METHODS`, "stable" (pixels away
 #: from boundaries) or "auto" (stable for windows wider than the paper's, else k-means).
 FIT_METHODS = (*ENDMEMBER_METHODS, "stable", "auto")
@@ -209,6 +210,7 @@ _LONG_NAMES = {"labels": "texture label", "abundances": "texture abundances"}
 _GROUP_WORDS = {
     "color": "colour histograms",
     "bank": "filter-bank spectral histograms",
+    "lbp": "local binary pattern histograms",
     "hist": "gradient-angle histograms",
     "fskde": "cos^2K FS-KDEs of gradient angles",
 }
@@ -851,6 +853,7 @@ def _group_slices(spec: FeatureSpec, channels: int) -> dict[str, slice]:
     sizes = {
         "color": spec.color_bins * channels,
         "bank": spec.bank_bins * len(BANK_FILTERS),
+        "lbp": LBP_BINS,
         "hist": spec.angle_bins * n_scales,
         "fskde": (2 * ell - 1) * n_scales,
     }
@@ -2364,7 +2367,7 @@ def _fit_prepared(
     scales: dict[str, float] = {}
     for name, columns in groups.items():
         part = X[:, columns]
-        mass = 1.0 if name in ("color", "bank") else float(part.sum(axis=1).mean())
+        mass = 1.0 if name in ("color", "bank", "lbp") else float(part.sum(axis=1).mean())
         scales[name] = weights[name] / mass if mass > 0 else weights[name]
         X[:, columns] = part * np.float32(scales[name])
     if not flat_ok:
@@ -2552,7 +2555,7 @@ def fit_textures(
         The image to fit on. As in :func:`segment`.
     n_textures : int
         Number of textures (at most 12).
-    features : "auto" or tuple of {"color", "bank", "hist", "fskde"}, optional
+    features : "auto" or tuple of {"color", "bank", "lbp", "hist", "fskde"}, optional
         Feature groups. As in :func:`segment`.
     window : {"gaussian", "box", "disk"}, optional
         Window φ shared by every feature. As in :func:`segment`.
@@ -3175,9 +3178,10 @@ def segment(
         multichannel TIFF: ``np.moveaxis(image, 0, -1)``, or a DataArray with named dims).
     n_textures : int
         Number of textures (at most 12).
-    features : "auto" or tuple of {"color", "bank", "hist", "fskde"}, optional
-        Feature groups (see :mod:`xfskde.segmentation.features`). ``"auto"``: the filter bank
-        and the FS-KDE, and colour for images of two channels or more. ``("color",)`` is the
+    features : "auto" or tuple of {"color", "bank", "lbp", "hist", "fskde"}, optional
+        Feature groups (see :mod:`xfskde.segmentation.features`). ``"auto"``: the filter bank,
+        the local binary patterns and the FS-KDE, and colour for images of two channels or
+        more. ``("color",)`` is the
         basic ORTSEG, ``("color", "hist")`` the histogram baseline, ``("color", "fskde")``
         ORTSEG-FS-KDE.
     window : {"gaussian", "box", "disk"}, optional
