@@ -42,6 +42,8 @@ import numpy as np
 import xarray as xr
 
 import xfskde
+from xfskde.segmentation import read_model
+from xfskde.segmentation.features import feature_depth
 
 PIXEL = 10.0  # metres
 CORNER = (300000.0, 5000000.0)  # west, north, UTM zone 32N
@@ -269,7 +271,10 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
                         "--mask-classes", "4", *quiet])  # fmt: skip
         vegetation = rioxarray.open_rasterio(folder / "vrt-labels.tif").values[0]
         results["vrt_labels_outside_class"] = float((vegetation[args.size // 2 :] > 0).mean())
-        away = np.s_[: args.size // 4]  # farther from the class's edge than a window reaches
+        # farther from the class's edge than a pixel's features read (the window's radius and
+        # the filters' reach: the halo of the model's features)
+        reach = feature_depth(read_model(folder / "labels.tif").spec)
+        away = np.s_[: max(1, args.size // 2 - reach)]
         same = vegetation[away] == first.values[0][away]
         results["vrt_same_labels_inside"] = float(same.mean())
         print(f"vrt-labels.tif: the JPEG 2000 bands stacked by stack.vrt, labelled inside "
