@@ -3180,10 +3180,10 @@ def segment(
         Number of textures (at most 12).
     features : "auto" or tuple of {"color", "bank", "lbp", "hist", "fskde"}, optional
         Feature groups (see :mod:`xfskde.segmentation.features`). ``"auto"``: the filter bank,
-        the local binary patterns and the FS-KDE, and colour for images of two channels or
-        more. ``("color",)`` is the
-        basic ORTSEG, ``("color", "hist")`` the histogram baseline, ``("color", "fskde")``
-        ORTSEG-FS-KDE.
+        the local binary patterns and the FS-KDE on grey images; colour, the bank and the
+        FS-KDE on images of two channels or more whose colour goes beyond their grey
+        (:mod:`xfskde.segmentation.defaults`). ``("color",)`` is the basic ORTSEG,
+        ``("color", "hist")`` the histogram baseline, ``("color", "fskde")`` ORTSEG-FS-KDE.
     window : {"gaussian", "box", "disk"}, optional
         Window φ shared by every feature.
     size : "auto" or float, optional
