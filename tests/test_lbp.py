@@ -316,3 +316,27 @@ def test_missing_pixels_give_the_lbp_group_no_vote():
                     silent |= np.roll(reached, (-r, -c), axis=(0, 1))
         assert (weight[silent] == 0).all() and (weight[~silent] == 0.5).all()
         assert (vote.bins[~silent] == full.bins[~silent]).all()
+
+
+def test_a_model_records_its_lbp_codes_and_refuses_others():
+    """A model with the ``"lbp"`` group records what its codes were — each (P, R), then the
+    smoothing — and reads back as the same model; attrs recording other codes (a model of
+    another version) are refused, naming them, not read as features they are not."""
+    from xfskde.datasets import texture_mosaic
+    from xfskde.segmentation import TextureModel, fit_textures
+
+    image, _ = texture_mosaic((128, 128), seed=3)
+    model = fit_textures(image, 3, features=("lbp", "fskde"), size=6, method="kmeans")
+    attrs = model.attrs()
+    assert attrs["lbp_scales"] == [8.0, 1.0, 16.0, 2.0, 0.7]
+    again = TextureModel.from_attrs(attrs)
+    np.testing.assert_array_equal(
+        np.asarray(again.predict(image)), np.asarray(model.predict(image))
+    )
+    other = {**attrs, "lbp_scales": [8.0, 1.0, 16.0, 2.0, 0.0]}
+    with pytest.raises(ParameterError, match=r"records local binary patterns .* 0\.0\]"):
+        TextureModel.from_attrs(other, source="labels.zarr")
+    auto = fit_textures(image, 3, size=6, method="kmeans").attrs()  # grey: the group chosen
+    assert "lbp" in auto["features"] and "lbp_scales" in auto
+    bank_only = fit_textures(image, 3, features=("bank",), size=6, method="kmeans").attrs()
+    assert "lbp_scales" not in bank_only

@@ -83,7 +83,7 @@ from ..metrics import rand_index
 from ..windows import Window
 from ._bank import BANK_FILTERS, BANK_RADIUS, forget_spectra, measured_bank_ranges
 from ._filters import interpolate
-from ._lbp import LBP_BINS
+from ._lbp import LBP_BINS, LBP_SCALES, LBP_SMOOTHING
 from .defaults import (
     AGREEMENT,
     AUTO_GRADIENT_SCALES,
@@ -214,6 +214,12 @@ _GROUP_WORDS = {
     "hist": "gradient-angle histograms",
     "fskde": "cos^2K FS-KDEs of gradient angles",
 }
+
+
+def _lbp_settings() -> list[float]:
+    """The ``"lbp"`` group's codes as a model's attrs record them (``lbp_scales``): each
+    (P, R) of :data:`._lbp.LBP_SCALES`, then :data:`._lbp.LBP_SMOOTHING`."""
+    return [float(v) for pair in LBP_SCALES for v in pair] + [float(LBP_SMOOTHING)]
 
 
 def _method_description(features: Sequence[str]) -> str:
@@ -460,6 +466,15 @@ class TextureModel:
             )
         except (KeyError, TypeError, ValueError) as error:
             raise ParameterError(f"{what} records a damaged texture model: {error}") from None
+        recorded = values.get("lbp_scales")
+        if "lbp" in spec.features and recorded is not None:
+            recorded = [float(v) for v in np.atleast_1d(np.asarray(recorded, float))]
+            if recorded != _lbp_settings():
+                raise ParameterError(
+                    f"{what} records local binary patterns of (P, R) pairs and smoothing "
+                    f"{recorded}, this xfskde computes {_lbp_settings()}: its features would be "
+                    "others; fit the model again with this version"
+                )
         return model
 
     def _range_attrs(self) -> dict[str, Any]:
@@ -478,6 +493,8 @@ class TextureModel:
             out["channel_levels"] = [float(v) for pair in self.channel_levels for v in pair]
         if s.color_ranges is not None:
             out["color_ranges"] = [float(v) for pair in s.color_ranges for v in pair]
+        if "lbp" in s.features:  # what the group's codes were: (P, R) pairs, the smoothing
+            out["lbp_scales"] = _lbp_settings()
         if s.bank_ranges is None:
             return out
         ranges = [float(v) for pair in s.bank_ranges for v in pair]
