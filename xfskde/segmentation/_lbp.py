@@ -1,4 +1,6 @@
-"""Rotation-invariant uniform local binary patterns (LBP), as scikit-image computes them.
+"""Rotation-invariant uniform local binary patterns (LBP), as scikit-image computes them, and the
+settings of the segmentation's ``"lbp"`` feature group (:data:`LBP_SCALES`,
+:data:`LBP_SMOOTHING`, :func:`smoothed_grey`, :data:`LBP_REACH`).
 
 The ``riu2`` operator of Ojala, Pietikäinen & Mäenpää ("Multiresolution gray-scale and rotation
 invariant texture classification with local binary patterns", IEEE TPAMI 24(7), 2002): around
@@ -65,7 +67,8 @@ __all__ = [
 
 #: The (P, R) of the segmentation's ``"lbp"`` feature group (:mod:`.features`): 8 samples at
 #: radius 1 and 16 at radius 2, 10 + 18 bins. Chosen on the 30 tuning mosaics (2026-11-30,
-#: beside the bank and the FS-KDE): (8, 1), (16, 2) 0.9500 at 512², 0.9726 at 1024²; with
+#: beside the bank and the FS-KDE, codes of the grey in 8 bits, not smoothed): (8, 1),
+#: (16, 2) 0.9500 at 512², 0.9726 at 1024²; with
 #: (24, 3) as well 0.9491 / 0.9718; (16, 2) alone 0.9501 at 512²; (8, 1), (8, 2), (8, 3)
 #: 0.9407; without the group 0.9240 / 0.9456.
 LBP_SCALES: tuple[tuple[int, float], ...] = ((8, 1.0), (16, 2.0))
