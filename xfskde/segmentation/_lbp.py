@@ -81,7 +81,8 @@ LBP_BINS = sum(points + 2 for points, _ in LBP_SCALES)
 #: group then left out, as the bank was); the tuning mosaics 0.9520 / 0.9728 (512² / 1024²,
 #: below 0.95: 7 / 3) raw, 0.9502 / 0.9717 (10 / 1) smoothed (2026-11-30).
 LBP_SMOOTHING = 0.7
-#: Pixels the smoothing reads on each side (scipy's radius, ``int(4 σ + 0.5)``).
+#: Pixels the smoothing reads on each side: 4σ rounded, as scipy's default truncation gives;
+#: passed to the filter as its radius, so the filter and :data:`LBP_REACH` read one number.
 _SMOOTHING_RADIUS = int(4.0 * LBP_SMOOTHING + 0.5)
 
 _MAX_POINTS = 253  # codes 0..P+2 must fit in uint8: P + 2 <= 255
@@ -314,7 +315,7 @@ LBP_REACH = _SMOOTHING_RADIUS + max(lbp_reach(radius) for _, radius in LBP_SCALE
 
 def smoothed_grey(grey: np.ndarray, valid: np.ndarray | None = None) -> np.ndarray:
     """The grey image the ``"lbp"`` group codes: ``grey`` filtered by a Gaussian of
-    :data:`LBP_SMOOTHING` px (:func:`scipy.ndimage.gaussian_filter`, truncated at 4σ), in
+    :data:`LBP_SMOOTHING` px (:func:`scipy.ndimage.gaussian_filter`, radius 4σ rounded), in
     float32, NaN wherever the filter read a missing pixel (not ``valid``; None: every pixel
     present), so that :func:`lbp_codes` gives such pixels, and those whose circles read them,
     no vote. Pixels within the filter's radius of the array's edge read its reflection: the
@@ -334,9 +335,9 @@ def smoothed_grey(grey: np.ndarray, valid: np.ndarray | None = None) -> np.ndarr
     """
     grey = np.asarray(grey, np.float32)
     if valid is None:
-        return ndimage.gaussian_filter(grey, LBP_SMOOTHING, truncate=4.0)
+        return ndimage.gaussian_filter(grey, LBP_SMOOTHING, radius=_SMOOTHING_RADIUS)
     smooth = ndimage.gaussian_filter(np.where(valid, grey, np.float32(0)), LBP_SMOOTHING,
-                                     truncate=4.0)  # fmt: skip
+                                     radius=_SMOOTHING_RADIUS)  # fmt: skip
     side = 2 * _SMOOTHING_RADIUS + 1
     smooth[~ndimage.minimum_filter(valid, size=side, mode="constant", cval=True)] = np.nan
     return smooth
