@@ -79,7 +79,7 @@ LBP_BINS = sum(points + 2 for points, _ in LBP_SCALES)
 #: quantisation in flat parts of an image: a model fitted on a GIF (56 colours) labelled the
 #: same photograph as a PNG at 0.890 Rand with codes of the raw grey, 0.957 with these (the
 #: group then left out, as the bank was); the tuning mosaics 0.9520 / 0.9728 (512² / 1024²,
-#: below 0.95: 7 / 3) raw, 0.9502 / 0.9717 (10 / 1) smoothed (2026-11-30).
+#: below 0.95: 7 / 3) raw, 0.9489 / 0.9712 (10 / 1) smoothed (2026-11-30).
 LBP_SMOOTHING = 0.7
 #: Pixels the smoothing reads on each side: 4σ rounded, as scipy's default truncation gives;
 #: passed to the filter as its radius, so the filter and :data:`LBP_REACH` read one number.

@@ -15,8 +15,8 @@ Feature groups (:func:`auto_features`)
     regions of flat grey, whose only structure is their boundaries);
     on grey images the local histograms of rotation-invariant uniform local binary patterns
     (``"lbp"``, since 2026-11-30), whose codes no increasing map of the grey levels changes
-    (the photographs' shading and contrast): the 30 tuning mosaics 0.9240 -> 0.9502 at 512²
-    (below 0.95: 16 -> 10) and 0.9456 -> 0.9717 at 1024² (10 -> 1); not on colour images,
+    (the photographs' shading and contrast): the 30 tuning mosaics 0.9240 -> 0.9489 at 512²
+    (below 0.95: 16 -> 10) and 0.9456 -> 0.9712 at 1024² (10 -> 1); not on colour images,
     where they cost random textures and colour dead leaves 0.003-0.005 at 1024² and 2048²
     (random textures 2048² 0.9933 -> 0.9884, a window twice as wide chosen for one);
     the cos^2K FS-KDE of the paper's central-difference gradients (``"fskde"``) for orientation,
