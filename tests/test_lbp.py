@@ -288,10 +288,12 @@ def test_the_lbp_feature_group_is_the_windowed_histogram_of_skimages_codes():
 
 
 def test_missing_pixels_give_the_lbp_group_no_vote():
-    """A pixel whose circle of samples reads a missing pixel, or a smoothed value that did,
-    votes nothing; every other pixel votes its code, the same as without the missing one."""
-    from xfskde.segmentation._lbp import LBP_SMOOTHING
-    from xfskde.segmentation.features import FeatureSpec, block_votes
+    """A pixel whose circle of samples at any scale reads a missing pixel, or a smoothed value
+    that did, votes nothing at any scale (one set of pixels votes, to which the group's
+    windows are renormalised); every other pixel votes its code, the same as without the
+    missing one."""
+    from xfskde.segmentation._lbp import LBP_SCALES, LBP_SMOOTHING, lbp_voting
+    from xfskde.segmentation.features import FeatureSpec, block_votes, voting_pixels
 
     rng = np.random.default_rng(6)
     block = rng.random((40, 40, 1), dtype=np.float32)
@@ -299,23 +301,116 @@ def test_missing_pixels_give_the_lbp_group_no_vote():
     holed[20, 20] = np.nan
     spec = FeatureSpec(features=("lbp",), size=4.0)
     smoothing = int(4 * LBP_SMOOTHING + 0.5)  # scipy's radius at truncate=4
-    pairs = zip(block_votes(block, spec), block_votes(holed, spec), strict=True)
-    for (name, full), (_, vote) in pairs:
-        assert name == "lbp"
-        weight = np.broadcast_to(vote.weight, vote.bins.shape)
-        # the smoothed values the hole reached, then every pixel whose circle reads one of them
-        reached = np.zeros((40, 40), bool)
-        reached[20 - smoothing : 21 + smoothing, 20 - smoothing : 21 + smoothing] = True
-        points = full.n - 2
-        radius = {8: 1.0, 16: 2.0}[points]
+    # the smoothed values the hole reached, then every pixel whose circle reads one of them
+    reached = np.zeros((40, 40), bool)
+    reached[20 - smoothing : 21 + smoothing, 20 - smoothing : 21 + smoothing] = True
+    silent = reached.copy()
+    for points, radius in LBP_SCALES:
         rows, cols = _offsets(points, radius)
-        silent = reached.copy()
         for dr, dc in zip(rows, cols, strict=True):
             for r in (math.floor(dr), math.ceil(dr)):
                 for c in (math.floor(dc), math.ceil(dc)):
                     silent |= np.roll(reached, (-r, -c), axis=(0, 1))
+    valid = ~np.isnan(holed[..., 0])
+    np.testing.assert_array_equal(lbp_voting(valid), ~silent)
+    np.testing.assert_array_equal(voting_pixels(valid, spec), ~silent)
+    assert voting_pixels(~np.isnan(block[..., 0]), spec) is None  # every pixel votes
+    pairs = zip(block_votes(block, spec), block_votes(holed, spec), strict=True)
+    for (name, full), (_, vote) in pairs:
+        assert name == "lbp"
+        weight = np.broadcast_to(vote.weight, vote.bins.shape)
         assert (weight[silent] == 0).all() and (weight[~silent] == 0.5).all()
         assert (vote.bins[~silent] == full.bins[~silent]).all()
+
+
+def test_lbp_voting_is_where_every_scale_codes():
+    """lbp_voting, from the pixels present alone, is where lbp_codes of the smoothed grey give
+    no pixel the no-vote code at any scale, on random holes and cut edges."""
+    from xfskde.segmentation._lbp import LBP_SCALES, lbp_voting, smoothed_grey
+
+    rng = np.random.default_rng(0)
+    for trial in range(30):
+        grey = rng.random((50, 61), dtype=np.float32)
+        valid = rng.random(grey.shape) > 0.002 + 0.01 * (trial % 4)
+        if trial % 3 == 0:
+            valid[:, :7] = False  # beyond an image's edge, as a block's padding holds it
+        smooth = smoothed_grey(np.where(valid, grey, np.nan), valid)
+        coded = np.ones(grey.shape, bool)
+        for points, radius in LBP_SCALES:
+            coded &= lbp_codes(smooth, points, radius) <= points + 1
+        np.testing.assert_array_equal(lbp_voting(valid), coded)
+
+
+def test_lbp_windows_are_renormalised_to_the_pixels_that_vote_in_them():
+    """Near a missing region and the image's edge each scale's histogram of the patterns sums
+    to its share (1 / number of scales), as the other groups' sum to 1 over the pixels
+    present: the group's windows are renormalised to the pixels that vote in it. (Renormalised
+    to the pixels present, they summed to less, and a flat grey image's patterns changed with
+    the distance from its edge.) The projections, the patterns' windowed apart, are the
+    features times the vectors."""
+    from xfskde.segmentation._lbp import LBP_SCALES
+    from xfskde.segmentation.features import FeatureSpec, grid_features, grid_projections
+
+    rng = np.random.default_rng(8)
+    block = rng.random((80, 90, 1), dtype=np.float32)
+    block[:12] = np.nan  # beyond the image's edge, as a block's padding holds it
+    block[40:52, 30:41] = np.nan
+    spec = FeatureSpec(features=("color", "lbp"), size=3.0, color_bins=6)
+    rows, cols = np.arange(12, 68, 2), np.arange(12, 78, 3)
+    got = grid_features(block, spec, rows, cols)
+    present = ~np.isnan(block[rows][:, cols, 0])
+    colour, patterns = got["color"][present], got["lbp"][present]
+    np.testing.assert_allclose(colour.sum(axis=-1), 1.0, atol=1e-5)
+    start = 0
+    for points, _ in LBP_SCALES:
+        share = patterns[:, start : start + points + 2].sum(axis=-1)
+        np.testing.assert_allclose(share, 1 / len(LBP_SCALES), atol=1e-5)
+        start += points + 2
+    X = np.concatenate([got["color"], got["lbp"]], axis=-1)
+    E = rng.random((3, X.shape[-1]))
+    tables = {"color": E[:, :6].T, "lbp": E[:, 6:].T}
+    projected = grid_projections(block, spec, tables, rows, cols)
+    np.testing.assert_allclose(projected[present], (X @ E.T)[present], rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("shape", [(128, 128), (256, 256), (200, 300, 3)])
+def test_a_flat_image_is_refused_not_cut_by_its_edges(shape):
+    """A flat image (grey, or grey in three channels) at any size is refused: its patterns'
+    histograms near the edges summed to less than in the middle, and from 128² on the fit cut
+    it into three labels by the distance from its edge. With a missing region too."""
+    from xfskde.exceptions import ParameterError
+    from xfskde.segmentation import segment
+
+    for value in (0.3, 0.8):
+        flat = np.full(shape, value, np.float32)
+        with pytest.raises(ParameterError, match="the same at all"):
+            segment(flat, 3)
+    flat[30:60, 40:90] = np.nan
+    with pytest.raises(ParameterError, match="the same at all"):
+        segment(flat, 3)
+
+
+def test_lbp_labels_near_missing_pixels_do_not_depend_on_chunking():
+    """A grey image with a missing region and the patterns in its model: the same labels and
+    abundances computed whole, in two passes over small chunks, or in chunks of another
+    size — the patterns' projections travel between the passes in planes of their own with
+    the pixels that vote in them."""
+    import dask.array as da
+
+    from xfskde.datasets import texture_mosaic
+    from xfskde.segmentation import segment
+
+    grey, _ = texture_mosaic((192, 192), seed=3)
+    grey = grey.astype(np.float32) / 255
+    grey[60:90, 100:140] = np.nan
+    labels, model = segment(grey, 3, return_model=True, size=6.0)
+    assert "lbp" in model.spec.features
+    assert not labels[60:90, 100:140].any() and labels[:60].all()
+    for chunks in (40, 64, 100):
+        lazy = model.predict(da.from_array(grey, chunks=chunks), chunks=chunks)
+        np.testing.assert_array_equal(np.asarray(lazy), labels)
+    a = model.abundances(grey)
+    np.testing.assert_allclose(model.abundances(da.from_array(grey, chunks=48)), a, atol=1e-5)
 
 
 def test_a_model_records_its_lbp_codes_and_refuses_others():

@@ -33,7 +33,9 @@ computation is done in float64, as skimage does it on the float32 values.
 **Missing pixels.** A pixel whose centre, or any of the four pixels of any of its samples'
 interpolations, is NaN gets the code ``P + 2``, which no pattern gives: callers give it no
 weight. (An infinite input that makes an interpolation undefined, inf * 0 or inf - inf, gets
-it too; skimage would give such a pixel some code.)
+it too; skimage would give such a pixel some code.) :func:`lbp_voting` finds, from the pixels
+present alone, those that get a code at every scale of :data:`LBP_SCALES`: the segmentation
+renormalises the group's windows to them.
 
 **Speed.** One pass over the rows; for each row and each sample, one loop along the row's
 columns reads the two image rows that the sample's interpolation needs (the row slices shifted
@@ -62,6 +64,7 @@ __all__ = [
     "LBP_SMOOTHING",
     "lbp_codes",
     "lbp_reach",
+    "lbp_voting",
     "smoothed_grey",
 ]
 
@@ -311,6 +314,54 @@ def _lbp_rows(padded, halo, rp, lows_c, highs_c, near, far, out):
 #: How far the ``"lbp"`` group's votes read: the smoothing's radius and the widest circle's
 #: (:func:`lbp_reach`).
 LBP_REACH = _SMOOTHING_RADIUS + max(lbp_reach(radius) for _, radius in LBP_SCALES)
+
+
+def _read_footprint() -> np.ndarray:
+    """The pixels, about a centre, that the codes of every scale of :data:`LBP_SCALES` read:
+    the centre and the four (or fewer) pixels of each sample's interpolation; (2 r + 1)² bool
+    with r the widest :func:`lbp_reach`."""
+    reach = max(lbp_reach(radius) for _, radius in LBP_SCALES)
+    footprint = np.zeros((2 * reach + 1, 2 * reach + 1), bool)
+    footprint[reach, reach] = True
+    for points, radius in LBP_SCALES:
+        rp, cp = _offsets(points, radius)
+        for r in (np.floor(rp), np.ceil(rp)):
+            for c in (np.floor(cp), np.ceil(cp)):
+                footprint[r.astype(int) + reach, c.astype(int) + reach] = True
+    return footprint
+
+
+def lbp_voting(valid: np.ndarray) -> np.ndarray:
+    """The pixels whose codes at every scale of :data:`LBP_SCALES` read no missing pixel: those
+    that vote in the ``"lbp"`` group, where every other group votes too
+    (:func:`xfskde.segmentation.features.voting_pixels`).
+
+    A pixel's smoothed value (:func:`smoothed_grey`) is missing where the smoothing's
+    (2 × radius + 1)² square reaches a missing pixel, and its code is ``P + 2`` (no vote) where
+    its centre or any pixel of its samples' interpolations is such a value
+    (:func:`lbp_codes`): ``valid`` eroded by that square, then by the pixels the codes read
+    (the footprint is symmetric: the samples of an even number of points come in opposite
+    pairs). Pixels beyond the array's edge count as present, as the smoothing counts them: the
+    caller's halo holds the pixels that decide.
+
+    Parameters
+    ----------
+    valid : numpy.ndarray of bool, shape (h, w)
+        The pixels present.
+
+    Returns
+    -------
+    numpy.ndarray of bool, shape (h, w)
+        The pixels that vote.
+    """
+    valid = np.asarray(valid, dtype=bool)
+    side = 2 * _SMOOTHING_RADIUS + 1
+    smoothed = ndimage.minimum_filter(valid, size=side, mode="constant", cval=True)
+    return ndimage.minimum_filter(smoothed, footprint=_READ_FOOTPRINT, mode="constant", cval=True)
+
+
+_READ_FOOTPRINT = _read_footprint()
+assert np.array_equal(_READ_FOOTPRINT, _READ_FOOTPRINT[::-1, ::-1])  # as lbp_voting says
 
 
 def smoothed_grey(grey: np.ndarray, valid: np.ndarray | None = None) -> np.ndarray:

@@ -77,7 +77,7 @@ from ._filters import (
     separable_binned,
     separable_dense,
 )
-from ._lbp import LBP_REACH, LBP_SCALES, lbp_codes, smoothed_grey
+from ._lbp import LBP_REACH, LBP_SCALES, lbp_codes, lbp_voting, smoothed_grey
 
 __all__ = [
     "FEATURE_GROUPS",
@@ -92,6 +92,7 @@ __all__ = [
     "pixel_projections",
     "vote_reach",
     "vote_step",
+    "voting_pixels",
     "windowed_projections",
 ]
 
@@ -706,18 +707,50 @@ def _lbp_votes(
     """The binned votes of the local binary patterns (one histogram per scale of
     :data:`._lbp.LBP_SCALES`), on the channels' mean smoothed by a Gaussian of
     :data:`._lbp.LBP_SMOOTHING` px (:func:`._lbp.smoothed_grey`): weight 1 / (number of
-    scales) at every pixel whose circle of samples reads no missing pixel nor a smoothed value
-    that did (the others get code P + 2 from :func:`._lbp.lbp_codes`, and vote nothing)."""
+    scales) at every pixel whose circles of samples read no missing pixel nor a smoothed value
+    that did, at every scale (:func:`._lbp.lbp_voting`; the others get code P + 2 from
+    :func:`._lbp.lbp_codes` at one scale or more, and vote nothing at any)."""
     grey = smoothed_grey(channel_mean(block), None if complete else valid)
+    voting = None if complete else lbp_voting(valid)
     weight = np.float32(1.0 / len(LBP_SCALES))
     for points, radius in LBP_SCALES:
         codes = lbp_codes(grey, points, radius)
         votes: np.ndarray | np.float32 = weight
-        if not complete:
-            voting = codes <= points + 1
+        if voting is not None:
             codes[~voting] = 0  # any bin: its weight is 0
             votes = voting * weight
         yield "lbp", _Binned(codes, votes, points + 2)
+
+
+def voting_pixels(valid: np.ndarray, spec: FeatureSpec) -> np.ndarray | None:
+    """The pixels that vote in the ``"lbp"`` group of ``spec``, where they are not all the
+    pixels present: those whose local binary patterns read no missing pixel
+    (:func:`._lbp.lbp_voting`: about 5 px from a missing pixel or the image's edge); None
+    without the group or when every pixel is present.
+
+    The group's windows are renormalised to these pixels, every other group's to the pixels
+    present (:func:`grid_features`, :func:`grid_projections`): each group's features are then
+    the mean of its votes over the pixels that vote in it, a mixture of the textures there, as
+    the unmixing model needs. Renormalised to the pixels present, as the other groups, the
+    patterns' histograms summed to less than 1 within a window of a missing region or the
+    image's edge: a flat grey image's patterns changed with the distance from its edge, and
+    one of 128² or more was cut into three labels by it instead of refused.
+
+    Parameters
+    ----------
+    valid : numpy.ndarray of bool, shape (h, w)
+        The block's pixels present, with the halo the votes read (:func:`vote_reach`).
+    spec : FeatureSpec
+        The features.
+
+    Returns
+    -------
+    numpy.ndarray of bool, shape (h, w), or None
+        The pixels that vote in the patterns.
+    """
+    if "lbp" not in spec.features or valid.all():
+        return None
+    return lbp_voting(valid)
 
 
 def _windowed(
@@ -802,8 +835,12 @@ def grid_features(
         for name, vote in block_votes(block, spec, valid):
             pieces.setdefault(name, []).append(_windowed(vote, window, rows, cols, lattice))
     scale = _coverage_scale(valid, window, rows, cols, lattice)
+    voting = voting_pixels(valid, spec)  # the patterns' windows renormalised to their own
+    scales = {}
+    if voting is not None:
+        scales["lbp"] = _coverage_scale(voting, window, rows, cols, lattice)
     return {
-        name: (np.concatenate(p, axis=-1) if len(p) > 1 else p[0]) * scale
+        name: (np.concatenate(p, axis=-1) if len(p) > 1 else p[0]) * scales.get(name, scale)
         for name, p in pieces.items()
     }
 
@@ -878,7 +915,9 @@ def grid_projections(
     needs nothing else (:func:`.unmixing.abundances_from_projections`). The composition of
     :func:`pixel_projections` and :func:`windowed_projections`, which a caller may also run on
     different blocks (the votes need only :func:`vote_reach` around a pixel, the window its own
-    radius).
+    radius): where some pixel present does not vote in the local binary patterns, their
+    projections are windowed apart, renormalised to the pixels that vote in them
+    (:func:`voting_pixels`), as :func:`grid_features` renormalises their features.
 
     Parameters
     ----------
@@ -899,8 +938,13 @@ def grid_projections(
     """
     if valid is None:
         valid = present_pixels(block)
-    u = pixel_projections(block, spec, tables, valid)
-    return windowed_projections(u, valid, spec, rows, cols, origin)
+    u, patterns = pixel_projections(block, spec, tables, valid, apart=True)
+    voting = voting_pixels(valid, spec)
+    if voting is None:  # every pixel present votes in every group: one renormalisation
+        return windowed_projections(u if patterns is None else u + patterns, valid, spec, rows,
+                                    cols, origin)  # fmt: skip
+    b = windowed_projections(u, valid, spec, rows, cols, origin)
+    return b + windowed_projections(patterns, voting, spec, rows, cols, origin)
 
 
 def pixel_projections(
@@ -908,11 +952,14 @@ def pixel_projections(
     spec: FeatureSpec,
     tables: dict[str, np.ndarray],
     valid: np.ndarray | None = None,
-) -> np.ndarray:
+    *,
+    apart: bool = False,
+) -> np.ndarray | tuple[np.ndarray, np.ndarray | None]:
     """Every pixel's votes projected on m vectors, before the window: (h, w, m) float32.
 
     A pixel's value is exact when the block holds the :func:`vote_reach` pixels around it
-    (the bank's filters and the gradients' stencils); missing pixels project to 0.
+    (the bank's filters, the gradients' stencils, the local binary patterns' circles); missing
+    pixels project to 0.
 
     Parameters
     ----------
@@ -922,11 +969,18 @@ def pixel_projections(
         As in :func:`grid_projections`; every group of ``spec.features`` needs its table.
     valid : numpy.ndarray of bool, optional
         As in :func:`grid_features`.
+    apart : bool, optional
+        Give the ``"lbp"`` group's projections apart from the others': where some pixel
+        present does not vote in it (:func:`voting_pixels`), its windows are renormalised to
+        the pixels that vote in it (:func:`windowed_projections` of each, summed). False (the
+        default): all groups' together, which window as the features do where every pixel
+        present votes in every group.
 
     Returns
     -------
-    numpy.ndarray, shape (h, w, m), float32
-        Each pixel's projections.
+    numpy.ndarray, shape (h, w, m), float32, or a pair
+        Each pixel's projections; with ``apart``, those of the groups but the patterns' and
+        the patterns' (None without the group).
     """
     block = _block(block)
     tables = {name: np.asarray(table) for name, table in tables.items()}
@@ -941,6 +995,7 @@ def pixel_projections(
     start: dict[str, int] = {}
     if valid is None:
         valid = present_pixels(block)
+    patterns = np.zeros_like(u) if apart and "lbp" in spec.features else None
     for name, vote in block_votes(block, spec, valid):
         offset = start.get(name, 0)
         if offset + vote.length > shapes[name][0]:
@@ -948,14 +1003,15 @@ def pixel_projections(
                 f"the table of {name!r} has {shapes[name][0]} rows, fewer than the group's "
                 f"features (at least {offset + vote.length}): give one row per feature"
             )
-        vote.project(tables[name][offset : offset + vote.length], u)
+        into = patterns if name == "lbp" and patterns is not None else u
+        vote.project(tables[name][offset : offset + vote.length], into)
         start[name] = offset + vote.length
     rows = {name: shape[0] for name, shape in shapes.items()}
     if any(start.get(name, 0) != rows[name] for name in spec.features):
         raise ParameterError(
             f"the tables have {rows} rows and the groups {start} features: give one row per feature"
         )
-    return u
+    return (u, patterns) if apart else u
 
 
 def windowed_projections(

@@ -131,6 +131,7 @@ from .features import (
     pixel_projections,
     present_pixels,
     vote_reach,
+    voting_pixels,
     windowed_projections,
 )
 from .unmixing import (
@@ -683,25 +684,49 @@ def _tables(model: TextureModel, channels: int) -> dict[str, np.ndarray]:
     }
 
 
+class _Projected(NamedTuple):
+    """A block's projections before the window (:func:`_project_block`)."""
+
+    u: np.ndarray  # (h, w, m): every group's votes but the patterns' where ``voting`` is given
+    valid: np.ndarray  # (h, w) bool: the pixels present
+    patterns: np.ndarray | None = None  # (h, w, m): the local binary patterns' votes apart
+    voting: np.ndarray | None = None  # (h, w) bool: the pixels that vote in the patterns
+
+
 def _project_block(
-    block: np.ndarray, model: TextureModel, reach: int, valid: np.ndarray | None = None
-) -> tuple[np.ndarray, np.ndarray]:
+    block: np.ndarray,
+    model: TextureModel,
+    reach: int,
+    valid: np.ndarray | None = None,
+    apart: bool = False,
+) -> _Projected:
     """The first step of a prediction: a padded block → the (h, w, m) float32 projections of
     its votes on the m endmembers (:func:`.features.pixel_projections`, before the window) and
     the (h, w) pixels present, for its pixels but the ``reach`` (:func:`.features.vote_reach`:
-    the filter bank's and the gradients' stencils) on every side. A block with ``reach``
-    pixels of halo gives those of its own pixels (the first of two passes); one with the whole
-    halo, those of its pixels and of the window's halo (one pass). ``valid``: the pixels
-    present, where the caller knows them (:func:`present_pixels` of the block without)."""
+    the filter bank's and the gradients' stencils, the local binary patterns' circles) on
+    every side; where some pixel present does not vote in the patterns, or with ``apart``
+    (when the model has them), their projections apart and the pixels that vote in them
+    (:func:`.features.voting_pixels`). A block with
+    ``reach`` pixels of halo gives those of its own pixels (the first of two passes); one with
+    the whole halo, those of its pixels and of the window's halo (one pass). ``valid``: the
+    pixels present, where the caller knows them (:func:`present_pixels` of the block
+    without)."""
     valid = present_pixels(block) if valid is None else valid
-    u = pixel_projections(block, model.spec, _tables(model, block.shape[-1]), valid)
+    tables = _tables(model, block.shape[-1])
+    u, patterns = pixel_projections(block, model.spec, tables, valid, apart=True)
     inner = (slice(reach, block.shape[0] - reach), slice(reach, block.shape[1] - reach))
-    return np.ascontiguousarray(u[inner]), valid[inner]
+    voting = voting_pixels(valid, model.spec)
+    if patterns is not None and voting is None and not apart:  # one renormalisation
+        u += patterns
+    if patterns is None or (voting is None and not apart):
+        return _Projected(np.ascontiguousarray(u[inner]), valid[inner])
+    voting = valid if voting is None else voting
+    return _Projected(np.ascontiguousarray(u[inner]), valid[inner],
+                      np.ascontiguousarray(patterns[inner]), voting[inner])  # fmt: skip
 
 
 def _unmix_block(
-    projections: np.ndarray,
-    valid: np.ndarray,
+    projected: _Projected,
     model: TextureModel,
     what: str,
     origin: tuple[int, int],
@@ -714,7 +739,8 @@ def _unmix_block(
 
     1. The projections through the window at the stride grid's samples around the block
        (:func:`.features.windowed_projections`: m windowed planes, whatever the number of
-       features; the feature stack is never built).
+       features; the feature stack is never built; the local binary patterns' apart where
+       they are, renormalised to the pixels that vote in them).
     2. The exact fully-constrained abundances at those samples
        (:func:`.unmixing.abundances_from_projections`).
     3. Bilinear interpolation of the abundances to every pixel (at stride 1 each pixel's own),
@@ -731,7 +757,10 @@ def _unmix_block(
     rows = ys * s + o - (origin[0] - halo)  # the samples' centres in the padded block
     cols = xs * s + o - (origin[1] - halo)
     corner = (origin[0] - halo, origin[1] - halo)  # the image position of the block's (0, 0)
-    b = windowed_projections(projections, valid, spec, rows, cols, corner)
+    valid = projected.valid
+    b = windowed_projections(projected.u, valid, spec, rows, cols, corner)
+    if projected.patterns is not None:
+        b += windowed_projections(projected.patterns, projected.voting, spec, rows, cols, corner)
     gram = unmixing_gram(E, model.unmixing_vectors)
     a = abundances_from_projections(b.reshape(-1, E.shape[0]).astype(np.float64), gram)
     a = a.reshape(len(ys), len(xs), -1)
@@ -1331,26 +1360,43 @@ def _apply(
         return _present_beyond(values, x, keep, (low, high), pad, src_origin, rows, cols,
                                model.value_range, value)  # fmt: skip
 
-    def unmix(u: np.ndarray, valid: np.ndarray, rows, cols, image_shape) -> np.ndarray:
+    def unmix(projected: _Projected, rows, cols, image_shape) -> np.ndarray:
         shape = (rows[1] - rows[0], cols[1] - cols[0])
-        return _unmix_block(u, valid, model, output, (rows[0], cols[0]), shape, image_shape)
+        return _unmix_block(projected, model, output, (rows[0], cols[0]), shape, image_shape)
+
+    m = model.n_textures
+    apart = "lbp" in model.spec.features  # the patterns' projections in planes of their own
 
     def project(x: np.ndarray, *, src_origin, rows, cols, shared=None, **_: Any) -> np.ndarray:
-        """The first of two passes: the projections and, last, 1 where a pixel is present."""
+        """The first of two passes: the projections (with the local binary patterns: the
+        others', then the patterns') and, last, 1 where a pixel is present (with the
+        patterns: 1 where it votes in them, 0.5 where it does not)."""
         padded = _padded(values_of(x), reach, src_origin, rows, cols)
         valid = present(padded, x, reach, src_origin, rows, cols, shared)
-        u, valid = _project_block(padded, model, reach, valid)
-        return np.concatenate([u, valid[..., None].astype(np.float32)], axis=-1)
+        p = _project_block(padded, model, reach, valid, apart)
+        last = p.valid.astype(np.float32)[..., None]
+        if not apart:
+            return np.concatenate([p.u, last], axis=-1)
+        last = last * np.float32(0.5) + p.voting[..., None] * np.float32(0.5)
+        return np.concatenate([p.u, p.patterns, last], axis=-1)
 
     def windowed(x: np.ndarray, *, src_origin, rows, cols, image_shape, **_: Any):
         planes = _padded(x, outer, src_origin, rows, cols, value=0.0)  # none beyond the image
-        u, valid = np.ascontiguousarray(planes[..., :-1]), planes[..., -1] > 0
-        return unmix(u, valid, rows, cols, image_shape)
+        last = planes[..., -1]
+        u = np.ascontiguousarray(planes[..., :m])
+        projected = _Projected(u, last > 0)
+        if apart:
+            patterns = planes[..., m : 2 * m]
+            if (last == np.float32(0.5)).any():  # a pixel present does not vote in them
+                projected = _Projected(u, last > 0, np.ascontiguousarray(patterns), last > 0.75)
+            else:
+                u += patterns
+        return unmix(projected, rows, cols, image_shape)
 
     def both(x: np.ndarray, *, src_origin, rows, cols, image_shape, shared=None, **_: Any):
         padded = _padded(values_of(x), halo, src_origin, rows, cols)
         valid = present(padded, x, halo, src_origin, rows, cols, shared)
-        return unmix(*_project_block(padded, model, reach, valid), rows, cols, image_shape)
+        return unmix(_project_block(padded, model, reach, valid), rows, cols, image_shape)
 
     def unread(rows: tuple[int, int], cols: tuple[int, int]) -> bool:
         """True (skip) for a block of projections that no computed block reads: no foreground
@@ -1365,7 +1411,7 @@ def _apply(
             project,
             arr,
             halo=reach,
-            trailing=(model.n_textures + 1,),
+            trailing=((2 if apart else 1) * model.n_textures + 1,),
             dtype=np.float32,
             name="xfskde-segment-projections",
             token=token,
