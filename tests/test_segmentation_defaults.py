@@ -300,14 +300,53 @@ def test_colour_that_only_adds_noise_is_weighed_down():
     labels, model = segment(image, 3, return_model=True)
     assert model.fit_method == "stable"
     assert model.choices["signal"].startswith("S/N color 0.")
-    # colour weighed down, but still moving 0.14 % of the sample's labels: kept; the bank
-    # (S / N 0.63) moves 0.06 %: left out
-    assert model.spec.features == ("color", "fskde") and model.weights["color"] < 0.3
+    # colour (S / N 0.48) weighed down and counted a quarter in how steady a sample is, then
+    # moving 0.08 % of the sample's labels: left out; the bank (0.68) moves 0.21 %: kept
+    # (before the steadiness counted each group so: colour kept at 0.14 %, the bank left out)
+    assert model.spec.features == ("bank", "fskde") and model.weights["bank"] < 0.6
+    assert model.choices["groups"].startswith("bank, fskde: color left out")
     assert model.weights["fskde"] == 0.5  # its S / N is far above 1
     assert rand_index(truth, np.asarray(labels)) > 0.95  # measured 0.988
     given = fit_textures(image, 3, weights={"color": 1.0})
     assert given.weights == {"color": 1.0, "bank": 1.0, "fskde": 0.5}
     assert "signal" not in given.choices
+
+
+def test_a_group_that_is_noise_does_not_decide_which_samples_are_steady():
+    """Grey random textures (discs of flat grey under noise): the local binary patterns' codes
+    are the noise's (S / N 0.49 at seed 104); counted fully in how steady each sample is, they
+    made the steady samples a random draw, the grey levels' S / N fell below 5 x the bank's
+    (they are what tells these discs apart: left out) and Rand to 0.770. Each group
+    now counts as its weight is scaled, min(1, S / N)²; the steady samples and the S / N are
+    measured again."""
+    image, truth = random_textures((512, 512), seed=104)
+    labels, model = segment(image.mean(axis=-1), 3, return_model=True)
+    steady = model.choices["steady"].split(":")[0].removeprefix("samples steady in ")
+    counts = dict(part.split(" x ") for part in steady.split(", "))
+    assert set(counts) == {"bank", "lbp", "fskde"} and float(counts["lbp"]) < 0.5
+    assert model.choices["grey_levels"].startswith("kept")
+    assert rand_index(truth, np.asarray(labels)) > 0.9  # measured 0.914; 0.770 before
+    # every group above S / N 1 (a mosaic of real textures): every group counts fully
+    mosaic = segment(texture_mosaic((256, 256), seed=3)[0], 3, return_model=True)[1]
+    assert "steady" not in mosaic.choices and "signal" in mosaic.choices
+
+
+def test_how_steady_a_sample_is_sums_the_groups_counted():
+    """_change: ‖ΔF_y‖ + ‖ΔF_x‖ over the features of the groups counted, each group's squared
+    differences times its count."""
+    from xfskde.segmentation.model import _change
+
+    rng = np.random.default_rng(0)
+    dy, dx = rng.random((5, 3, 4)), rng.random((5, 3, 4))  # 5 samples, 3 groups of 4 features
+    squares = np.stack([(dy**2).sum(axis=-1), (dx**2).sum(axis=-1)], axis=-1)
+    whole = np.linalg.norm(dy.reshape(5, -1), axis=1) + np.linalg.norm(dx.reshape(5, -1), axis=1)
+    np.testing.assert_allclose(_change(squares, {"a": 1.0, "b": 1.0, "c": 1.0}), whole)
+    two = np.linalg.norm(dy[:, ::2].reshape(5, -1), axis=1)
+    two += np.linalg.norm(dx[:, ::2].reshape(5, -1), axis=1)
+    np.testing.assert_allclose(_change(squares, {"a": 1.0, "b": 0.0, "c": 1.0}), two)
+    quarter = np.sqrt((dy[:, 0] ** 2).sum(-1) / 4 + (dy[:, 1:] ** 2).sum((1, 2)))
+    quarter += np.sqrt((dx[:, 0] ** 2).sum(-1) / 4 + (dx[:, 1:] ** 2).sum((1, 2)))
+    np.testing.assert_allclose(_change(squares, {"a": 0.25, "b": 1.0, "c": 1.0}), quarter)
 
 
 def test_a_group_the_labels_do_not_need_is_left_out():
