@@ -333,7 +333,7 @@ def _read_footprint() -> np.ndarray:
 
 def lbp_voting(valid: np.ndarray) -> np.ndarray:
     """The pixels whose codes at every scale of :data:`LBP_SCALES` read no missing pixel: those
-    that vote in the ``"lbp"`` group, where every other group votes too
+    that vote in the ``"lbp"`` group, to which its windows are renormalised
     (:func:`xfskde.segmentation.features.voting_pixels`).
 
     A pixel's smoothed value (:func:`smoothed_grey`) is missing where the smoothing's

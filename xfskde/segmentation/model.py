@@ -841,7 +841,7 @@ def _sample_block(
     ny, nx = len(rows), len(cols)
     X = F[k : k + ny, k : k + nx]
     if shift:
-        # squared differences per feature, summed per group and over all features
+        # squared differences per feature, summed per group along y and along x
         dy = (F[2 * k :, k : k + nx] - F[:ny, k : k + nx]) ** 2
         dx = (F[k : k + ny, 2 * k :] - F[k : k + ny, :nx]) ** 2
         changes = [
