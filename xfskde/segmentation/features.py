@@ -546,8 +546,16 @@ def _present(block):
     return out
 
 
+#: ``voting="find"``: the pixels that vote in the local binary patterns are found from ``valid``.
+_FIND = "find"
+
+
 def block_votes(
-    block: np.ndarray, spec: FeatureSpec, valid: np.ndarray | None = None
+    block: np.ndarray,
+    spec: FeatureSpec,
+    valid: np.ndarray | None = None,
+    *,
+    voting: np.ndarray | str | None = _FIND,
 ) -> Iterator[tuple[str, Any]]:
     """The votes of one (h, w, C) block of values in [0, 1], group by group in stacking order.
 
@@ -558,7 +566,8 @@ def block_votes(
     (:func:`xfskde.gradient`, the channel of largest |g|, divided by ``spec.gradient_unit``)
     is computed once for both gradient groups. Missing pixels (NaN in any channel) vote
     nothing, and neither do the gradients whose stencils touch them. ``valid``: the block's
-    :func:`present_pixels`, if the caller has them.
+    :func:`present_pixels`, if the caller has them; ``voting``: its :func:`voting_pixels`, if
+    the caller has them.
 
     Parameters
     ----------
@@ -568,6 +577,9 @@ def block_votes(
         The features.
     valid : numpy.ndarray of bool, shape (h, w), optional
         The pixels present in every channel; None (the default): found on the block.
+    voting : numpy.ndarray of bool, shape (h, w), None or "find", optional
+        The pixels that vote in the ``"lbp"`` group, :func:`voting_pixels` of ``valid`` (None:
+        every pixel present); "find" (the default): found here.
 
     Yields
     ------
@@ -593,7 +605,9 @@ def block_votes(
             yield from _bank_votes(block, valid, complete, spec)
             continue
         if name == "lbp":
-            yield from _lbp_votes(block, valid, complete)
+            if isinstance(voting, str):
+                voting = voting_pixels(valid, spec)
+            yield from _lbp_votes(block, valid, voting)
             continue
         for scale in spec.gradient_scales:
             g = gradients.get(scale)
@@ -702,16 +716,16 @@ def _bank_votes(
 
 
 def _lbp_votes(
-    block: np.ndarray, valid: np.ndarray, complete: bool
+    block: np.ndarray, valid: np.ndarray, voting: np.ndarray | None
 ) -> Iterator[tuple[str, _Binned]]:
     """The binned votes of the local binary patterns (one histogram per scale of
     :data:`._lbp.LBP_SCALES`), on the channels' mean smoothed by a Gaussian of
     :data:`._lbp.LBP_SMOOTHING` px (:func:`._lbp.smoothed_grey`): weight 1 / (number of
     scales) at every pixel whose circles of samples read no missing pixel nor a smoothed value
-    that did, at every scale (:func:`._lbp.lbp_voting`; the others get code P + 2 from
-    :func:`._lbp.lbp_codes` at one scale or more, and vote nothing at any)."""
-    grey = smoothed_grey(channel_mean(block), None if complete else valid)
-    voting = None if complete else lbp_voting(valid)
+    that did, at every scale (``voting``, :func:`voting_pixels`; None: every pixel present;
+    the others get code P + 2 from :func:`._lbp.lbp_codes` at one scale or more, and vote
+    nothing at any)."""
+    grey = smoothed_grey(channel_mean(block), None if voting is None else valid)
     weight = np.float32(1.0 / len(LBP_SCALES))
     for points, radius in LBP_SCALES:
         codes = lbp_codes(grey, points, radius)
@@ -828,14 +842,14 @@ def grid_features(
     rows, cols = _sample_centres(block.shape, window, rows, cols)
     if valid is None:
         valid = present_pixels(block)
+    voting = voting_pixels(valid, spec)  # the patterns' windows renormalised to their own
     pieces: dict[str, list[np.ndarray]] = {}
     if beside:
-        pieces = _windowed_beside(block, spec, valid, rows, cols, lattice)
+        pieces = _windowed_beside(block, spec, valid, voting, rows, cols, lattice)
     else:
-        for name, vote in block_votes(block, spec, valid):
+        for name, vote in block_votes(block, spec, valid, voting=voting):
             pieces.setdefault(name, []).append(_windowed(vote, window, rows, cols, lattice))
     scale = _coverage_scale(valid, window, rows, cols, lattice)
-    voting = voting_pixels(valid, spec)  # the patterns' windows renormalised to their own
     scales = {}
     if voting is not None:
         scales["lbp"] = _coverage_scale(voting, window, rows, cols, lattice)
@@ -849,6 +863,7 @@ def _windowed_beside(
     block: np.ndarray,
     spec: FeatureSpec,
     valid: np.ndarray,
+    voting: np.ndarray | None,
     rows: np.ndarray,
     cols: np.ndarray,
     lattice: Lattice,
@@ -873,7 +888,7 @@ def _windowed_beside(
         pieces: dict[str, list[np.ndarray]] = {}
         if split:
             rest = replace(spec, features=others, bank_ranges=None)
-            for name, vote in block_votes(block, rest, valid):
+            for name, vote in block_votes(block, rest, valid, voting=voting):
                 pieces.setdefault(name, []).append(_windowed(vote, window, rows, cols, lattice))
         take()
         return pieces
@@ -938,11 +953,11 @@ def grid_projections(
     """
     if valid is None:
         valid = present_pixels(block)
-    u, patterns = pixel_projections(block, spec, tables, valid, apart=True)
     voting = voting_pixels(valid, spec)
     if voting is None:  # every pixel present votes in every group: one renormalisation
-        return windowed_projections(u if patterns is None else u + patterns, valid, spec, rows,
-                                    cols, origin)  # fmt: skip
+        u = pixel_projections(block, spec, tables, valid, voting=None)
+        return windowed_projections(u, valid, spec, rows, cols, origin)
+    u, patterns = pixel_projections(block, spec, tables, valid, apart=True, voting=voting)
     b = windowed_projections(u, valid, spec, rows, cols, origin)
     return b + windowed_projections(patterns, voting, spec, rows, cols, origin)
 
@@ -954,6 +969,7 @@ def pixel_projections(
     valid: np.ndarray | None = None,
     *,
     apart: bool = False,
+    voting: np.ndarray | str | None = _FIND,
 ) -> np.ndarray | tuple[np.ndarray, np.ndarray | None]:
     """Every pixel's votes projected on m vectors, before the window: (h, w, m) float32.
 
@@ -975,6 +991,8 @@ def pixel_projections(
         the pixels that vote in it (:func:`windowed_projections` of each, summed). False (the
         default): all groups' together, which window as the features do where every pixel
         present votes in every group.
+    voting : numpy.ndarray of bool, None or "find", optional
+        As in :func:`block_votes`.
 
     Returns
     -------
@@ -996,7 +1014,7 @@ def pixel_projections(
     if valid is None:
         valid = present_pixels(block)
     patterns = np.zeros_like(u) if apart and "lbp" in spec.features else None
-    for name, vote in block_votes(block, spec, valid):
+    for name, vote in block_votes(block, spec, valid, voting=voting):
         offset = start.get(name, 0)
         if offset + vote.length > shapes[name][0]:
             raise ParameterError(

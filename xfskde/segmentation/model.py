@@ -712,14 +712,13 @@ def _project_block(
     pixels present, where the caller knows them (:func:`present_pixels` of the block
     without)."""
     valid = present_pixels(block) if valid is None else valid
-    tables = _tables(model, block.shape[-1])
-    u, patterns = pixel_projections(block, model.spec, tables, valid, apart=True)
+    spec, tables = model.spec, _tables(model, block.shape[-1])
+    voting = voting_pixels(valid, spec)
     inner = (slice(reach, block.shape[0] - reach), slice(reach, block.shape[1] - reach))
-    voting = voting_pixels(valid, model.spec)
-    if patterns is not None and voting is None and not apart:  # one renormalisation
-        u += patterns
-    if patterns is None or (voting is None and not apart):
+    if voting is None and not apart:  # every pixel present votes in every group
+        u = pixel_projections(block, spec, tables, valid, voting=None)
         return _Projected(np.ascontiguousarray(u[inner]), valid[inner])
+    u, patterns = pixel_projections(block, spec, tables, valid, apart=True, voting=voting)
     voting = valid if voting is None else voting
     return _Projected(np.ascontiguousarray(u[inner]), valid[inner],
                       np.ascontiguousarray(patterns[inner]), voting[inner])  # fmt: skip
