@@ -292,6 +292,51 @@ def test_a_texture_of_two_modes_is_re_split_from_its_neighbour():
     assert rand_index(truth, abundances(X, E2, V2).argmax(axis=1)) > 0.99
 
 
+@pytest.mark.parametrize("apart", [3.0, 1.5])
+def test_a_drifting_texture_cut_in_two_is_merged_when_two_others_were_one(apart):
+    """A texture whose look drifts (uniform along the first feature: a photograph in
+    perspective) fitted as two textures, its near and far halves, while two others are one
+    texture: refine_by_labels keeps it, and re-splitting the closest pair (the halves) cannot
+    leave it. resplit_closest merges the closest two and splits the third, and keeps that
+    when log |W| falls by more than MERGE_SPLIT_MARGIN: the truth where the two others lie
+    3 apart (log |W| -9.07 -> -10.31), the start where they lie 1.5 apart (it falls 0.06)."""
+    from xfskde.segmentation.unmixing import (
+        MERGE_SPLIT_MARGIN,
+        _principal_axes,
+        _unmixing_vectors,
+        refine_by_labels,
+        resplit_closest,
+    )
+
+    rng = np.random.default_rng(0)
+    D, sizes = 6, (2000, 1000, 1000)
+    truth = np.repeat(np.arange(3), sizes)
+    X = rng.normal(size=(len(truth), D)) * 0.3
+    X[truth == 0, 0] += rng.uniform(-6, 6, sizes[0])  # texture 0 drifts along feature 0
+    X[truth > 0, 1] += 6.0  # the other two far from it ...
+    X[truth == 2, 2] += apart  # ... and this far apart from each other
+    P = _principal_axes(X - X.mean(axis=0), D)
+
+    def start(labels):
+        E = np.stack([X[labels == i].mean(axis=0) for i in range(3)])
+        R = (X - E[labels]) @ P
+        return E, _unmixing_vectors(E, P, R.T @ R / len(X), 0.1)
+
+    halves = np.where(truth == 0, (X[:, 0] > 0).astype(int), 2)
+    E, V, rounds = refine_by_labels(X, *start(halves), axes=D)
+    assert rounds >= 1 and rand_index(truth, abundances(X, E, V).argmax(axis=1)) < 0.76
+    E2, V2, kept = resplit_closest(X, E, V, axes=D)
+    after = rand_index(truth, abundances(X, E2, V2).argmax(axis=1))
+    if apart == 3.0:
+        assert kept is not None and "merged and texture 3 split by 2-means" in kept
+        low, high = (float(v) for v in kept.split("log |W| ")[1].split(" (")[0].split(" -> "))
+        assert low - high > MERGE_SPLIT_MARGIN and after > 0.99
+    else:  # the move fits a little better, not by the margin: the start is kept
+        assert kept is None and np.array_equal(E2, E) and after < 0.76
+    E3, V3, _ = refine_by_labels(X, *start(truth), axes=D)
+    assert resplit_closest(X, E3, V3, axes=D)[2] is None  # the truth is left as it is
+
+
 @pytest.mark.parametrize("n", [2, 3, 40, 301])
 def test_two_means_on_a_line_is_the_best_of_every_cut(rng, n):
     """The re-split's 2-means of numbers is the least within-group sum of squares over every
