@@ -11,8 +11,9 @@ The pipeline for an image of any size:
 3. Pure texture features (endmembers) fitted on the sample (:func:`.unmixing.fit_endmembers`),
    and with the stable fit the within-texture metric the abundances are solved in
    (:func:`.unmixing.fit_within_metric`: the unmixing vectors ``E M``), both then re-estimated
-   from the labels they give the sample (:func:`.unmixing.refine_by_labels`) and the two
-   closest textures' samples split anew (:func:`.unmixing.resplit_closest`).
+   from the labels they give the sample (:func:`.unmixing.refine_by_labels`), the two
+   closest textures' samples split anew, and those two merged and a third split where that
+   fits far better (:func:`.unmixing.resplit_closest`).
 4. Every block: :func:`_project_block` projects each pixel's votes on the endmembers (on the
    unmixing vectors, in the within-texture metric; with
    the short halo the votes read: the filter bank's 34 px), then :func:`_unmix_block` windows
@@ -2314,7 +2315,8 @@ def _fit_prepared(
     abundances are solved in the within-texture metric (:func:`.unmixing.fit_within_metric`),
     and it and the endmembers are re-estimated from the labels they give the sample
     (:func:`.unmixing.refine_by_labels`, its rounds recorded in ``choices``), the closest two
-    textures' samples then split anew (:func:`.unmixing.resplit_closest`); when the sample
+    textures' samples then split anew, or merged and a third split
+    (:func:`.unmixing.resplit_closest`); when the sample
     cannot estimate the metric the fit keeps the Euclidean one and says why in its
     ``choices``. The blocks sampled are those reaching the ``foreground``, whose outside is
     missing pixels to the samples' windows, unless ``masked`` (the image's values are missing
@@ -2459,7 +2461,8 @@ def _fit_prepared(
             )
             endmembers, vectors, resplit = resplit_closest(X, endmembers, vectors, seed=seed)
             choices["resplit"] = resplit or (
-                "none kept: no new split of the closest two textures fits the sample better"
+                "none kept: no new split of the closest two textures fits the sample better, nor "
+                "the two merged and a third split"
             )
         if vectors is None:
             choices["metric"] = (
