@@ -2460,9 +2460,9 @@ def _fit_prepared(
                 f"sample, until none changes (at most {REFINE_ROUNDS})"
             )
             endmembers, vectors, resplit = resplit_closest(X, endmembers, vectors, seed=seed)
+            third = ", nor the two merged and a third split" if n_textures > 2 else ""
             choices["resplit"] = resplit or (
-                "none kept: no new split of the closest two textures fits the sample better, nor "
-                "the two merged and a third split"
+                f"none kept: no new split of the closest two textures fits the sample better{third}"
             )
         if vectors is None:
             choices["metric"] = (
