@@ -98,11 +98,12 @@ _REFINE_MEMBERS = 10
 #: perspective 0.932 / 0.940).
 RESPLIT_ROUNDS = 3
 #: The two closest textures merged and another split in two (:func:`resplit_closest`) are kept
-#: only when log |W| falls by more than this: 1.5 times the largest fall of such a move on the
-#: images it was set on, where none of them was right (0.40: a four-texture stripes mosaic
-#: 0.928 -> 0.821; the 30 tuning mosaics at 512² and 1024², 18 four-texture mosaics of seeds 0
-#: and 1, random textures and dead leaves). Held out, the moves that mend a split drifting
-#: texture lower it by 0.94-1.34, the others by at most 0.23.
+#: only when log |W| (W in the :data:`METRIC_AXES` axes: a margin for that many) falls by more
+#: than this: 1.5 times the largest fall of such a move on the images it was set on, where none
+#: of them was right (0.40: a four-texture stripes mosaic 0.928 -> 0.821; the 30 tuning mosaics
+#: at 512² and 1024², 18 four-texture mosaics of seeds 0 and 1, random textures and dead
+#: leaves). Held out, the moves that mend a split drifting texture lower it by 0.94-1.34, the
+#: others by at most 0.23.
 MERGE_SPLIT_MARGIN = 0.6
 
 _SKLEARN_LOCK = threading.Lock()
