@@ -39,7 +39,7 @@ import math
 import numbers
 import threading
 from collections.abc import Iterator
-from typing import Any
+from typing import Any, NamedTuple
 
 import numba
 import numpy as np
@@ -719,33 +719,53 @@ def resplit_closest(
     k = P.shape[1]
     if m < 2 or k < 1 or X.shape[0] < 2 * k:
         return E, V, None
-    gram = Z.T @ Z  # every labelling of every round is scattered about its means from it
+    # every labelling of every round is scattered about its means from Zᵀ Z
+    samples = _Samples(X, Z, P, Z.T @ Z, shrinkage)
     steps: list[str] = []
-    E, V = _resplit_rounds(X, Z, P, E, V, shrinkage, seed, gram, rounds, steps)
-    moved = _merge_and_split(X, Z, P, E, V, shrinkage, gram)
+    E, V = _resplit_rounds(samples, E, V, seed, rounds, steps)
+    moved = _merge_and_split(samples, E, V)
     if moved is not None:  # a texture cut in two, two others as one: the pair then re-split
         E, V, step = moved
         steps.append(step)
-        E, V = _resplit_rounds(X, Z, P, E, V, shrinkage, seed, gram, rounds, steps)
+        E, V = _resplit_rounds(samples, E, V, seed, rounds, steps)
     return E, V, ("; then ".join(steps) if steps else None)
 
 
+class _Samples(NamedTuple):
+    """The fit's samples as the re-splits and merges label them: all D features ``X``, their
+    coordinates ``Z`` in the metric's principal axes ``P``, ``gram`` = ``Zᵀ Z`` and the
+    metric's ``shrinkage``."""
+
+    X: np.ndarray
+    Z: np.ndarray
+    P: np.ndarray
+    gram: np.ndarray
+    shrinkage: float
+
+
+def _refined_fit(samples: _Samples, labels: np.ndarray, m: int) -> tuple[float, tuple] | None:
+    """log |W| of the labels the rounds of :func:`refine_by_labels` reach from ``labels`` (the
+    labelling's own estimate first, in the axes), and the estimate kept (:func:`_refine`'s);
+    None when a texture is left with too few samples."""
+    refined = _refine(samples.Z, labels, m, REFINE_ROUNDS + 1, samples.shrinkage, samples.gram)
+    if refined is None:
+        return None
+    scatter = _labelled_scatter(samples.Z, refined[3], m, samples.gram)
+    return None if scatter is None else (_log_det(scatter[1]), refined)
+
+
+def _kept_estimate(samples: _Samples, estimate: tuple, m: int) -> tuple[np.ndarray, np.ndarray]:
+    """The endmembers in all D features and the unmixing vectors of a refined estimate."""
+    return _in_all_features(samples.X, samples.P, estimate[0], m, estimate[1], samples.shrinkage)
+
+
 def _resplit_rounds(
-    X: np.ndarray,
-    Z: np.ndarray,
-    P: np.ndarray,
-    E: np.ndarray,
-    V: np.ndarray,
-    shrinkage: float,
-    seed: int,
-    gram: np.ndarray,
-    rounds: int,
-    steps: list[str],
+    samples: _Samples, E: np.ndarray, V: np.ndarray, seed: int, rounds: int, steps: list[str]
 ) -> tuple[np.ndarray, np.ndarray]:
     """At most ``rounds`` re-splits of the closest pair (:func:`_resplit_once`), each kept
     appended to ``steps``; the endmembers and unmixing vectors after the last."""
     for _ in range(int(rounds)):
-        found = _resplit_once(X, Z, P, E, V, shrinkage, seed, gram)
+        found = _resplit_once(samples, E, V, seed)
         if found is None:
             break
         E, V, step = found
@@ -754,24 +774,19 @@ def _resplit_rounds(
 
 
 def _closest_pair(
-    X: np.ndarray,
-    Z: np.ndarray,
-    E: np.ndarray,
-    V: np.ndarray,
-    shrinkage: float,
-    gram: np.ndarray,
+    samples: _Samples, E: np.ndarray, V: np.ndarray
 ) -> tuple[np.ndarray, float, np.ndarray, tuple[int, int]] | None:
     """Where a re-split or a merge starts from: the samples' labels (the arg-max of their
     abundances), log |W| of their pooled covariance, its shrunk whitening and the two textures
     closest in it; None when a texture labels too few samples or W is singular."""
     m = E.shape[0]
-    labels = abundances(X, E, V).argmax(axis=1)
-    start = _labelled_scatter(Z, labels, m, gram)
+    labels = abundances(samples.X, E, V).argmax(axis=1)
+    start = _labelled_scatter(samples.Z, labels, m, samples.gram)
     if start is None:
         return None
     means, W = start
     score = _log_det(W)
-    whitening = _shrunk_whitening(W, shrinkage)
+    whitening = _shrunk_whitening(W, samples.shrinkage)
     if not np.isfinite(score) or whitening is None:
         return None
     apart = means @ whitening  # the means in the metric's whitened axes
@@ -781,13 +796,7 @@ def _closest_pair(
 
 
 def _merge_and_split(
-    X: np.ndarray,
-    Z: np.ndarray,
-    P: np.ndarray,
-    E: np.ndarray,
-    V: np.ndarray,
-    shrinkage: float,
-    gram: np.ndarray,
+    samples: _Samples, E: np.ndarray, V: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray, str] | None:
     """The two textures closest in the metric merged into one and another texture split in
     two, kept when log |W| falls by more than :data:`MERGE_SPLIT_MARGIN`; None otherwise.
@@ -809,7 +818,7 @@ def _merge_and_split(
     unchanged (no move falls by the margin).
     """
     m = E.shape[0]
-    start = _closest_pair(X, Z, E, V, shrinkage, gram) if m >= 3 else None  # 2: none left
+    start = _closest_pair(samples, E, V) if m >= 3 else None  # 2: none left
     if start is None:
         return None
     labels, first, whitening, (i, j) = start
@@ -817,7 +826,7 @@ def _merge_and_split(
     best, kept = first - MERGE_SPLIT_MARGIN, None
     for k in (c for c in range(m) if c not in (i, j)):
         part = np.flatnonzero(labels == k)
-        Zp = Z[part] - Z[part].mean(axis=0)
+        Zp = samples.Z[part] - samples.Z[part].mean(axis=0)
         Zw = Zp @ whitening
         Zw = Zw @ _principal_axes(Zw, 1)
         if Zw.shape[1] == 0:  # the texture's samples coincide in the metric
@@ -825,16 +834,12 @@ def _merge_and_split(
         for axis, values in (("first axis", Zp[:, 0]), ("first whitened axis", Zw[:, 0])):
             relabelled = merged.copy()
             relabelled[part] = np.where(_two_means_on_a_line(values) == 0, k, j)
-            refined = _refine(Z, relabelled, m, REFINE_ROUNDS + 1, shrinkage, gram)
-            if refined is None:
-                continue
-            scatter = _labelled_scatter(Z, refined[3], m, gram)
-            score = math.inf if scatter is None else _log_det(scatter[1])
-            if score < best:
-                best, kept, estimate = score, (k, axis), refined
+            fitted = _refined_fit(samples, relabelled, m)
+            if fitted is not None and fitted[0] < best:
+                best, kept, estimate = fitted[0], (k, axis), fitted[1]
     if kept is None:
         return None
-    E, V = _in_all_features(X, P, estimate[0], m, estimate[1], shrinkage)
+    E, V = _kept_estimate(samples, estimate, m)
     why = (
         f"textures {i + 1} and {j + 1} (the closest) merged and texture {kept[0] + 1} split by "
         f"2-means along its {kept[1]}: log |W| {first:.3f} -> {best:.3f} (kept beyond a fall "
@@ -844,25 +849,17 @@ def _merge_and_split(
 
 
 def _resplit_once(
-    X: np.ndarray,
-    Z: np.ndarray,
-    P: np.ndarray,
-    E: np.ndarray,
-    V: np.ndarray,
-    shrinkage: float,
-    seed: int,
-    gram: np.ndarray,
+    samples: _Samples, E: np.ndarray, V: np.ndarray, seed: int
 ) -> tuple[np.ndarray, np.ndarray, str] | None:
-    """One re-split of :func:`resplit_closest` (samples X, their coordinates Z in the axes P,
-    ``gram`` = ``Zᵀ Z``): the endmembers, unmixing vectors and what was done, or None when no
-    split is better."""
-    m, k = E.shape[0], Z.shape[1]
-    start = _closest_pair(X, Z, E, V, shrinkage, gram)
+    """One re-split of :func:`resplit_closest`: the endmembers, unmixing vectors and what was
+    done, or None when no split is better."""
+    m, k = E.shape[0], samples.Z.shape[1]
+    start = _closest_pair(samples, E, V)
     if start is None:
         return None
     labels, best, whitening, (i, j) = start
     pair = np.flatnonzero((labels == i) | (labels == j))
-    Zp = Z[pair] - Z[pair].mean(axis=0)
+    Zp = samples.Z[pair] - samples.Z[pair].mean(axis=0)
     Zw = Zp @ whitening
     Zw = Zw @ _principal_axes(Zw, min(3, k))
     if Zw.shape[1] == 0:  # the pair's samples coincide in the metric: nothing to split
@@ -890,18 +887,12 @@ def _resplit_once(
         relabelled[pair] = np.where(split == 0, i, j)
         # the split's own estimate, then the rounds of refine_by_labels from its labels (in
         # the axes: the endmembers in all features only for the split kept)
-        refined = _refine(Z, relabelled, m, REFINE_ROUNDS + 1, shrinkage, gram)
-        if refined is None:
-            continue
-        scatter = _labelled_scatter(Z, refined[3], m, gram)
-        if scatter is None:
-            continue
-        score = _log_det(scatter[1])
-        if score < best - 1e-3:
-            best, kept, estimate = score, name, refined
+        fitted = _refined_fit(samples, relabelled, m)
+        if fitted is not None and fitted[0] < best - 1e-3:
+            best, kept, estimate = fitted[0], name, fitted[1]
     if kept is None:
         return None
-    E, V = _in_all_features(X, P, estimate[0], m, estimate[1], shrinkage)
+    E, V = _kept_estimate(samples, estimate, m)
     why = (
         f"textures {i + 1} and {j + 1} (the closest) re-split by {kept}: log |W| "
         f"{start_score:.3f} -> {best:.3f}"
