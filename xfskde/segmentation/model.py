@@ -2462,7 +2462,8 @@ def _fit_prepared(
             endmembers, vectors, resplit = resplit_closest(X, endmembers, vectors, seed=seed)
             third = ", nor the two merged and a third split" if n_textures > 2 else ""
             choices["resplit"] = resplit or (
-                f"none kept: no new split of the closest two textures fits the sample better{third}"
+                f"none kept: no new split of the closest two textures fits the sample better"
+                f"{third}, nor a part of one texture given to another"
             )
         if vectors is None:
             choices["metric"] = (

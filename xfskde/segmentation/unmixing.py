@@ -55,6 +55,7 @@ __all__ = [
     "METRIC_SHRINKAGE",
     "REFINE_ROUNDS",
     "RESPLIT_ROUNDS",
+    "TRANSFER_MARGIN",
     "abundances",
     "fit_endmembers",
     "fit_stable_endmembers",
@@ -105,6 +106,18 @@ RESPLIT_ROUNDS = 3
 #: leaves). Held out, the moves that mend a split drifting texture lower it by 0.94-1.34, the
 #: others by at most 0.23.
 MERGE_SPLIT_MARGIN = 0.6
+#: A part of one texture relabelled as another (:func:`resplit_closest`) is kept only when
+#: log |W| falls by more than this: 1.5 times the largest fall of such a move, 0.19, on the
+#: images it was set on where it was wrong (a blob mosaic in perspective 0.809 -> 0.739; the
+#: 30 tuning mosaics at 512² and 1024², 18 four-texture mosaics of seeds 0 and 1, random
+#: textures, grey random textures and dead leaves). There the moves that mended fell by
+#: 0.06-0.26 (not kept) and 0.91.
+TRANSFER_MARGIN = 0.3
+#: The half is relabelled as each of this many other textures, those nearest it in the metric
+#: (:func:`_transfer`): every other texture for three, 4 m refinements for m textures instead
+#: of 2 m (m - 1). The one move kept on a four-texture tuning mosaic went to the second
+#: nearest (the nearest alone: a move of Rand 0.928 -> 0.924 instead of 0.978).
+_TRANSFER_TARGETS = 2
 
 _SKLEARN_LOCK = threading.Lock()
 _sklearn_pools: Any = None
@@ -658,9 +671,11 @@ def resplit_closest(
     beyond one of them: every two-part split cuts between the modes) — each split refined as
     :func:`refine_by_labels` does, and the labels of lowest log |W|, if lower than the start's
     by 0.001, kept; and again from those, for the pair then closest, at most ``rounds`` times.
-    Then the move these re-splits cannot make (:func:`_merge_and_split`): the closest two
-    merged and another texture split in two, kept when log |W| falls by more than
-    :data:`MERGE_SPLIT_MARGIN`, and the closest pair re-split again from it.
+    Then two moves these re-splits cannot make, each followed by the re-splits again: the
+    closest two merged and another texture split in two (:func:`_merge_and_split`), kept when
+    log |W| falls by more than :data:`MERGE_SPLIT_MARGIN`; and a part of one texture
+    relabelled as another (:func:`_transfer`), kept when it falls by more than
+    :data:`TRANSFER_MARGIN`.
 
     Measured (2026-11-28, ``segment(image, 3)``, side by side with the fit without it): the 24
     held-out 512² mosaics of scikit-image's brick, grass and gravel 0.947 → 0.952 (a blob mosaic
@@ -725,6 +740,11 @@ def resplit_closest(
     E, V = _resplit_rounds(samples, E, V, seed, rounds, steps)
     moved = _merge_and_split(samples, E, V)
     if moved is not None:  # a texture cut in two, two others as one: the pair then re-split
+        E, V, step = moved
+        steps.append(step)
+        E, V = _resplit_rounds(samples, E, V, seed, rounds, steps)
+    moved = _transfer(samples, E, V)
+    if moved is not None:  # a part of a texture given to another: the closest pair re-split
         E, V, step = moved
         steps.append(step)
         E, V = _resplit_rounds(samples, E, V, seed, rounds, steps)
@@ -805,11 +825,12 @@ def _merge_and_split(
     twice as large on one side) can be fitted as two textures, its near and far parts, while
     two similar textures are fitted as one; the re-splits of :func:`_resplit_once` only ever
     cut the closest pair again, which is then the two similar textures merged, so they cannot
-    leave that fixed point. Here each texture but the closest two is split at the optimal
-    2-means cut along its samples' first principal axis, and along the first axis of its
-    samples whitened by W, the closest two are labelled as one, and each labelling is refined
-    as :func:`refine_by_labels` does. log |W| alone is no criterion between any two
-    labellings (see :func:`resplit_closest`), so a move is kept only when it fits far better.
+    leave that fixed point. Here each texture but the closest two is cut in two at the
+    optimal 2-means cut along the samples' first principal axis, and along the first axis of
+    its own samples whitened by W (:func:`_halves`), the closest two are labelled as one, and
+    each labelling is refined as :func:`refine_by_labels` does. log |W| alone is no
+    criterion between any two labellings (see :func:`resplit_closest`), so a move is kept
+    only when it fits far better.
 
     Measured (2026-12-01, ``segment(image, 3)``, side by side with the fit without it): the
     30 held-out 512² mosaics 0.9412 -> 0.9568 (the two stripe mosaics in perspective 0.733 /
@@ -826,14 +847,9 @@ def _merge_and_split(
     best, kept = first - MERGE_SPLIT_MARGIN, None
     for k in (c for c in range(m) if c not in (i, j)):
         part = np.flatnonzero(labels == k)
-        Zp = samples.Z[part] - samples.Z[part].mean(axis=0)
-        Zw = Zp @ whitening
-        Zw = Zw @ _principal_axes(Zw, 1)
-        if Zw.shape[1] == 0:  # the texture's samples coincide in the metric
-            continue
-        for axis, values in (("first axis", Zp[:, 0]), ("first whitened axis", Zw[:, 0])):
+        for axis, split in _halves(samples, part, whitening):
             relabelled = merged.copy()
-            relabelled[part] = np.where(_two_means_on_a_line(values) == 0, k, j)
+            relabelled[part] = np.where(split == 0, k, j)
             fitted = _refined_fit(samples, relabelled, m)
             if fitted is not None and fitted[0] < best:
                 best, kept, estimate = fitted[0], (k, axis), fitted[1]
@@ -842,8 +858,83 @@ def _merge_and_split(
     E, V = _kept_estimate(samples, estimate, m)
     why = (
         f"textures {i + 1} and {j + 1} (the closest) merged and texture {kept[0] + 1} split by "
-        f"2-means along its {kept[1]}: log |W| {first:.3f} -> {best:.3f} (kept beyond a fall "
+        f"2-means along {kept[1]}: log |W| {first:.3f} -> {best:.3f} (kept beyond a fall "
         f"of {MERGE_SPLIT_MARGIN:g})"
+    )
+    return E, V, why
+
+
+def _halves(
+    samples: _Samples, part: np.ndarray, whitening: np.ndarray, *, principal: bool = True
+) -> list[tuple[str, np.ndarray]]:
+    """The cuts in two of the samples ``part`` (indices) that the merge and the transfer try:
+    the optimal 2-means (0 below the cut, 1 above) along the first of the samples' principal
+    axes (with ``principal``), and along the first principal axis of the part's samples
+    whitened by W (``whitening``); none when the part's samples coincide in the metric."""
+    Zp = samples.Z[part] - samples.Z[part].mean(axis=0)
+    Zw = Zp @ whitening
+    Zw = Zw @ _principal_axes(Zw, 1)
+    if Zw.shape[1] == 0:
+        return []
+    cuts = [("its first axis whitened by W", _two_means_on_a_line(Zw[:, 0]))]
+    if principal:
+        cuts.insert(0, ("the samples' first principal axis", _two_means_on_a_line(Zp[:, 0])))
+    return cuts
+
+
+def _transfer(
+    samples: _Samples, E: np.ndarray, V: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, str] | None:
+    """A part of one texture relabelled as another, kept when log |W| falls by more than
+    :data:`TRANSFER_MARGIN`; None otherwise.
+
+    A texture whose look drifts across the image (a photograph in perspective) can be fitted
+    with its far part labelled as a neighbouring texture that looks like it there: three
+    labels for three textures, but one holding a texture and part of another. `refine`'s
+    steps move single samples, which each fit the labels they have, and the re-splits cut
+    the closest pair only. Here each texture is cut in two at the optimal 2-means cut along
+    the first axis of its samples whitened by W (:func:`_halves`; every move that mended, on
+    the tuning and the held-out images, was such a cut, and the merge's other cut, along the
+    samples' first principal axis, would double the cost), each half relabelled in turn as
+    each of the two other textures nearest it in the metric (:data:`_TRANSFER_TARGETS`), and
+    each labelling refined as :func:`refine_by_labels` does (4 m refinements for m textures,
+    2 m for two). log |W| alone is no criterion between any two labellings (see
+    :func:`resplit_closest`), so a move is kept only when it fits far better.
+
+    Measured (2026-12-01, ``segment(image, 3)``, side by side with the fit without it): see
+    ``docs/segmentation-measurements.md``, "A part of one texture given to another".
+    """
+    m = E.shape[0]
+    start = _closest_pair(samples, E, V)
+    if start is None:
+        return None
+    labels, first, whitening, _ = start
+    centres = np.stack([samples.Z[labels == c].mean(axis=0) for c in range(m)]) @ whitening
+    best, kept = first - TRANSFER_MARGIN, None
+    for k in range(m):
+        part = np.flatnonzero(labels == k)
+        for axis, split in _halves(samples, part, whitening, principal=False):
+            for half in (0, 1):
+                moved = part[split == half]
+                if not moved.size:
+                    continue
+                # the other textures nearest the half in the metric, at most _TRANSFER_TARGETS
+                gaps = np.sum((centres - samples.Z[moved].mean(axis=0) @ whitening) ** 2, axis=1)
+                others = sorted((c for c in range(m) if c != k), key=lambda c: gaps[c])
+                for d in others[:_TRANSFER_TARGETS]:
+                    relabelled = labels.copy()
+                    relabelled[moved] = d
+                    fitted = _refined_fit(samples, relabelled, m)
+                    if fitted is not None and fitted[0] < best:
+                        best, kept, estimate = fitted[0], (k, axis, half, d), fitted[1]
+    if kept is None:
+        return None
+    E, V = _kept_estimate(samples, estimate, m)
+    k, axis, half, d = kept
+    why = (
+        f"the part of texture {k + 1} {'below' if half == 0 else 'above'} its 2-means cut "
+        f"along {axis} relabelled as texture {d + 1}: log |W| {first:.3f} -> {best:.3f} "
+        f"(kept beyond a fall of {TRANSFER_MARGIN:g})"
     )
     return E, V, why
 
