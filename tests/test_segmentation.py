@@ -341,10 +341,11 @@ def test_a_part_of_one_texture_labelled_as_another_is_given_back():
     """Texture 0 of two modes (1500 and 500 samples, 1.2 apart in feature 0), its smaller
     mode labelled with texture 1, which lies beside it in feature 0 but 3 away in feature 1:
     three labels for three textures, one of them holding a part of another. _transfer cuts
-    each texture in two and relabels each half as each other texture, each labelling refined:
-    the best (the larger mode joined to the smaller, which the refinement then parts from
-    texture 1) is the truth and lowers log |W| by more than TRANSFER_MARGIN (-12.30 ->
-    -13.59); from the truth's estimate no move is kept."""
+    each texture in two and relabels each half as each of the (here both) other textures,
+    each labelling refined: the best (a half of texture 0's label given to the label of the
+    smaller mode and texture 1, which the refinement then parts) reaches the truth and lowers
+    log |W| by more than TRANSFER_MARGIN (-12.30 -> -13.59); from the truth's estimate no
+    move is kept."""
     from xfskde.segmentation.unmixing import (
         TRANSFER_MARGIN,
         _principal_coordinates,
