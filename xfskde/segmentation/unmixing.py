@@ -38,7 +38,7 @@ import itertools
 import math
 import numbers
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from typing import Any, NamedTuple
 
 import numba
@@ -774,9 +774,28 @@ def _refined_fit(samples: _Samples, labels: np.ndarray, m: int) -> tuple[float, 
     return None if scatter is None else (_log_det(scatter[1]), refined)
 
 
-def _kept_estimate(samples: _Samples, estimate: tuple, m: int) -> tuple[np.ndarray, np.ndarray]:
-    """The endmembers in all D features and the unmixing vectors of a refined estimate."""
-    return _in_all_features(samples.X, samples.P, estimate[0], m, estimate[1], samples.shrinkage)
+def _best_labelling(
+    samples: _Samples,
+    candidates: Iterable[tuple[Any, np.ndarray]],
+    m: int,
+    bound: float,
+    step: float = 0.0,
+) -> tuple[Any, float, np.ndarray, np.ndarray] | None:
+    """The candidate labelling that fits best, once refined: each ``(what, labels)`` of
+    ``candidates`` refined in turn (:func:`_refined_fit`), and one kept when its log |W| is
+    lower by more than ``step`` than ``bound`` and than that of the one kept before it.
+    Returns ``what`` of the last kept, its log |W|, and its endmembers in all D features and
+    unmixing vectors (only that one's); None when none was kept. The re-splits, the merge and
+    the transfer differ only in their candidates, their bound and their step."""
+    best, kept = bound, None
+    for what, labels in candidates:
+        fitted = _refined_fit(samples, labels, m)
+        if fitted is not None and fitted[0] < best - step:
+            best, kept, estimate = fitted[0], what, fitted[1]
+    if kept is None:
+        return None
+    E, V = _in_all_features(samples.X, samples.P, estimate[0], m, estimate[1], samples.shrinkage)
+    return kept, best, E, V
 
 
 def _resplit_rounds(
@@ -844,21 +863,22 @@ def _merge_and_split(
         return None
     labels, first, whitening, (i, j) = start
     merged = np.where(labels == j, i, labels)  # j's label is free for a half of the split
-    best, kept = first - MERGE_SPLIT_MARGIN, None
-    for k in (c for c in range(m) if c not in (i, j)):
-        part = np.flatnonzero(labels == k)
-        for axis, split in _halves(samples, part, whitening):
-            relabelled = merged.copy()
-            relabelled[part] = np.where(split == 0, k, j)
-            fitted = _refined_fit(samples, relabelled, m)
-            if fitted is not None and fitted[0] < best:
-                best, kept, estimate = fitted[0], (k, axis), fitted[1]
-    if kept is None:
+
+    def candidates() -> Iterator[tuple[tuple[int, str], np.ndarray]]:
+        for k in (c for c in range(m) if c not in (i, j)):
+            part = np.flatnonzero(labels == k)
+            for axis, split in _halves(samples, part, whitening):
+                relabelled = merged.copy()
+                relabelled[part] = np.where(split == 0, k, j)
+                yield (k, axis), relabelled
+
+    found = _best_labelling(samples, candidates(), m, first - MERGE_SPLIT_MARGIN)
+    if found is None:
         return None
-    E, V = _kept_estimate(samples, estimate, m)
+    (k, axis), best, E, V = found
     why = (
-        f"textures {i + 1} and {j + 1} (the closest) merged and texture {kept[0] + 1} split by "
-        f"2-means along {kept[1]}: log |W| {first:.3f} -> {best:.3f} (kept beyond a fall "
+        f"textures {i + 1} and {j + 1} (the closest) merged and texture {k + 1} split by "
+        f"2-means along {axis}: log |W| {first:.3f} -> {best:.3f} (kept beyond a fall "
         f"of {MERGE_SPLIT_MARGIN:g})"
     )
     return E, V, why
@@ -910,27 +930,27 @@ def _transfer(
         return None
     labels, first, whitening, _ = start
     centres = np.stack([samples.Z[labels == c].mean(axis=0) for c in range(m)]) @ whitening
-    best, kept = first - TRANSFER_MARGIN, None
-    for k in range(m):
-        part = np.flatnonzero(labels == k)
-        for axis, split in _halves(samples, part, whitening, principal=False):
-            for half in (0, 1):
-                moved = part[split == half]
-                if not moved.size:
-                    continue
-                # the other textures nearest the half in the metric, at most _TRANSFER_TARGETS
-                gaps = np.sum((centres - samples.Z[moved].mean(axis=0) @ whitening) ** 2, axis=1)
-                others = sorted((c for c in range(m) if c != k), key=lambda c: gaps[c])
-                for d in others[:_TRANSFER_TARGETS]:
-                    relabelled = labels.copy()
-                    relabelled[moved] = d
-                    fitted = _refined_fit(samples, relabelled, m)
-                    if fitted is not None and fitted[0] < best:
-                        best, kept, estimate = fitted[0], (k, axis, half, d), fitted[1]
-    if kept is None:
+
+    def candidates() -> Iterator[tuple[tuple[int, str, int, int], np.ndarray]]:
+        for k in range(m):
+            part = np.flatnonzero(labels == k)
+            for axis, split in _halves(samples, part, whitening, principal=False):
+                for half in (0, 1):
+                    moved = part[split == half]
+                    if not moved.size:
+                        continue
+                    # the other textures nearest the half in the metric, _TRANSFER_TARGETS
+                    gaps = np.sum((centres - samples.Z[moved].mean(axis=0) @ whitening) ** 2, 1)
+                    others = sorted((c for c in range(m) if c != k), key=lambda c: gaps[c])
+                    for d in others[:_TRANSFER_TARGETS]:
+                        relabelled = labels.copy()
+                        relabelled[moved] = d
+                        yield (k, axis, half, d), relabelled
+
+    found = _best_labelling(samples, candidates(), m, first - TRANSFER_MARGIN)
+    if found is None:
         return None
-    E, V = _kept_estimate(samples, estimate, m)
-    k, axis, half, d = kept
+    (k, axis, half, d), best, E, V = found
     why = (
         f"the part of texture {k + 1} {'below' if half == 0 else 'above'} its 2-means cut "
         f"along {axis} relabelled as texture {d + 1}: log |W| {first:.3f} -> {best:.3f} "
@@ -948,7 +968,7 @@ def _resplit_once(
     start = _closest_pair(samples, E, V)
     if start is None:
         return None
-    labels, best, whitening, (i, j) = start
+    labels, start_score, whitening, (i, j) = start
     pair = np.flatnonzero((labels == i) | (labels == j))
     Zp = samples.Z[pair] - samples.Z[pair].mean(axis=0)
     Zw = Zp @ whitening
@@ -972,18 +992,19 @@ def _resplit_once(
                 for c in range(3)
             },
         }
-    kept, start_score = None, best
-    for name, split in splits.items():
-        relabelled = labels.copy()
-        relabelled[pair] = np.where(split == 0, i, j)
-        # the split's own estimate, then the rounds of refine_by_labels from its labels (in
-        # the axes: the endmembers in all features only for the split kept)
-        fitted = _refined_fit(samples, relabelled, m)
-        if fitted is not None and fitted[0] < best - 1e-3:
-            best, kept, estimate = fitted[0], name, fitted[1]
-    if kept is None:
+
+    def candidates() -> Iterator[tuple[str, np.ndarray]]:
+        for name, split in splits.items():
+            relabelled = labels.copy()
+            relabelled[pair] = np.where(split == 0, i, j)
+            yield name, relabelled
+
+    # each split's own estimate, then the rounds of refine_by_labels from its labels (in the
+    # axes), kept when log |W| falls by more than 0.001
+    found = _best_labelling(samples, candidates(), m, start_score, step=1e-3)
+    if found is None:
         return None
-    E, V = _kept_estimate(samples, estimate, m)
+    kept, best, E, V = found
     why = (
         f"textures {i + 1} and {j + 1} (the closest) re-split by {kept}: log |W| "
         f"{start_score:.3f} -> {best:.3f}"
