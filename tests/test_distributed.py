@@ -407,8 +407,10 @@ def _fill(worker, fraction):
         worker.xfskde_test_ballast = np.ones(more, np.uint8)  # touched: resident
 
 
-class FillsAtBlock11(distributed.WorkerPlugin):
-    """The worker that writes block (1, 1) of a store then holds 88 % of its memory_limit."""
+class FillsAtFirstBlock(distributed.WorkerPlugin):
+    """A worker that has written its first block of a store then holds 88 % of its
+    memory_limit (the first it writes: the scheduler's order of the blocks varies, and a block
+    named here was once the last, which ended the write before the worker was paused)."""
 
     def setup(self, worker):
         import xfskde.io.stores as stores
@@ -417,7 +419,8 @@ class FillsAtBlock11(distributed.WorkerPlugin):
 
         def fills(block, store, name, by, bx, *args, **kwargs):
             written = real(block, store, name, by, bx, *args, **kwargs)
-            if (by, bx) == (1, 1):
+            if not hasattr(worker, "xfskde_test_filled"):
+                worker.xfskde_test_filled = True
                 _fill(worker, 0.88)
                 # long enough for distributed's memory monitor to pause the worker before its
                 # thread takes the other blocks (they raced it, and won once in CI)
@@ -441,7 +444,7 @@ def test_workers_paused_for_good_during_a_write_end_it_in_one_line(
     one_worker, tmp_path, monkeypatch
 ):
     """A worker whose memory grew past 80 % of its limit during the run (here it holds 88 %
-    from block (1, 1) on) is paused by distributed, and runs nothing more: the write waited
+    from its first block on) is paused by distributed, and runs nothing more: the write waited
     for ever. Now it ends once every worker has been paused, with no task running, for
     PAUSED_PATIENCE seconds, with a WorkerDiedError saying so (the store keeps its blocks)."""
     import xfskde._scheduling as scheduling
@@ -450,7 +453,7 @@ def test_workers_paused_for_good_during_a_write_end_it_in_one_line(
     monkeypatch.setattr(scheduling, "WATCH_EVERY", 0.5, raising=False)
     out = tmp_path / "out.zarr"
     with distributed.Client(one_worker) as client:
-        client.register_plugin(FillsAtBlock11())
+        client.register_plugin(FillsAtFirstBlock())
         field = xfskde.local_fskde(xfskde.open_image(
             _zarr_image(tmp_path / "in.zarr", CAMERA[:256, :256]), chunks=64), order=4,
             window="box", size=3)  # fmt: skip
@@ -475,9 +478,14 @@ def test_workers_paused_for_good_during_a_write_end_it_in_one_line(
     assert 0 < store_status(out)["blocks_done"] < 16
 
 
-def _fills_at_first(block, block_id=None):
-    if block_id == (0, 0):
-        _fill(distributed.get_worker(), 0.88)
+def _fills_at_first(block):
+    """The worker's first block fills it to 88 % of its memory_limit (whichever block that
+    is: with block (0, 0) named, it ran last at times, and the computation was done before the
+    worker was paused)."""
+    worker = distributed.get_worker()
+    if not hasattr(worker, "xfskde_test_filled"):
+        worker.xfskde_test_filled = True
+        _fill(worker, 0.88)
     else:  # long enough for distributed's memory monitor (every 0.1 s) to pause the worker
         time.sleep(0.5)  # before the other blocks are done (they raced it, and won in CI)
     return block + 1
