@@ -394,6 +394,25 @@ def test_a_task_larger_than_the_workers_room_is_refused_naming_chunks(tmp_path):
     assert 0.8 * 500e6 - rss - TASK_BASE < 2 * 1024**2 * 9 * 8
 
 
+def test_a_result_is_put_together_on_the_client_not_on_a_worker(client, camera_zarr):
+    """What xfskde computes on a cluster comes back in its chunks, assembled here: a worker
+    that put a field together held it whole beside its chunks (a 72 MiB field killed a
+    worker of 500 MB that had room for each chunk, the test above, in CI)."""
+    from xfskde._scheduling import compute
+
+    image = xfskde.open_image(camera_zarr, chunks=128)
+    field = xfskde.local_fskde(image, order=4, size=2)
+    with distributed.get_task_stream(client) as stream:
+        (result, total) = compute([field, field.data.real.sum()], client)
+    ran = {str(task["key"]) for task in stream.data}
+    assert ran and not [key for key in ran if "finalize" in key], ran
+    eager = xfskde.local_fskde(image.compute(), order=4, size=2)
+    assert_keeps_labels(result, eager)
+    xr.testing.assert_allclose(result, eager, rtol=1e-6)
+    np.testing.assert_allclose(total, result.real.sum(), rtol=1e-5)
+    assert not client.futures  # the chunks gathered are released on the workers
+
+
 def _rss():
     with open("/proc/self/statm") as statm:
         return int(statm.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")

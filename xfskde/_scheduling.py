@@ -59,7 +59,9 @@ become Dask's default). A writer checks before it lays out or replaces its store
 ``Client`` of :func:`connect` (the command line's ``--scheduler ADDRESS``) also watches what
 Dask computes through it (``dask.compute``, ``.compute()``: :func:`_watched_get`); what a user
 computes through a ``Client`` of their own (``field.compute()``, ``client.compute(labels)``) is
-Dask's to run and wait for.
+Dask's to run and wait for. What :func:`compute` returns from a cluster comes back in its
+chunks and is put together in the caller's process, not on a worker
+(:func:`_compute_on_cluster`): the workers' room is checked for chunks, not for whole results.
 """
 
 from __future__ import annotations
@@ -755,6 +757,42 @@ def _watched_get(client: Any, dsk: Any, keys: Any, *args: Any, **kwargs: Any) ->
             future.release()
 
 
+def _nested(keys: Any, futures: dict[Any, Any]) -> Any:
+    """``keys`` (a key, or nested lists of keys: a collection's ``__dask_keys__``) with each key
+    replaced by its future in ``futures``."""
+    if isinstance(keys, list):
+        return [_nested(key, futures) for key in keys]
+    return futures[keys]
+
+
+def _compute_on_cluster(client: Any, collections: Sequence[Any], progress: bool) -> list:
+    """The results of ``collections`` computed on ``client``'s cluster, each assembled here from
+    its gathered parts (its chunks) rather than on a worker.
+
+    ``Client.compute`` assembles a collection's result in one more task on a worker, which then
+    holds the whole result and every part of it at once: a 72 MiB field gathered from a worker
+    of 500 MB, whose tasks need 244 MiB, killed it (2026-12). Here the worker holds only parts,
+    each of which the check of the workers counted (:func:`check_workers`), and the client,
+    which receives the result anyway, puts them together (Dask's ``__dask_postcompute__``).
+    """
+    from distributed.client import futures_of
+
+    persisted = client.persist(list(collections))
+    futures = futures_of(persisted)
+    by_key = {future.key: future for future in futures}
+    packed = [_nested(collection.__dask_keys__(), by_key) for collection in persisted]
+    try:
+        parts = _gather(client, futures, packed, progress)
+    finally:
+        for future in futures:
+            future.release()
+    finished = []
+    for collection, part in zip(persisted, parts, strict=True):
+        finish, extra = collection.__dask_postcompute__()
+        finished.append(finish(part, *extra))
+    return finished
+
+
 def compute(
     collections: Sequence[Any], scheduler: Any = None, progress: bool = False, check: bool = True
 ) -> list:
@@ -797,8 +835,7 @@ def compute(
     if client is not None:
         if check:
             check_workers(client, results)
-        futures = client.compute(results)
-        return _gather(client, futures, futures, progress)
+        return _compute_on_cluster(client, results, progress)
     if not progress:
         return _compute_local(results, scheduler)
     from dask.diagnostics import ProgressBar
