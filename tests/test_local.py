@@ -52,6 +52,23 @@ def test_window_tables_are_the_documented_windows(window, size):
         np.testing.assert_allclose(phi, inside / inside.sum(), rtol=1e-15)
 
 
+def test_a_windows_effective_area_is_what_its_mean_of_noise_says(rng):
+    """1 / Σφ²: the side² of a box, the pixels of a disk, 4πσ² for a Gaussian (the continuous
+    one's; within 0.1 % from σ = 2); and what white noise says: the variance of its windowed
+    mean (scipy's Gaussian filter, an independent one) times the area is 1."""
+    from scipy import ndimage
+
+    assert Window("box", 7).effective_area == pytest.approx(49, rel=1e-12)
+    half = Window("disk", 3.5).half_widths()
+    assert Window("disk", 3.5).effective_area == pytest.approx(np.sum(2 * half + 1), rel=1e-12)
+    for sigma in (2.0, 6.0, 19.5):
+        area = Window("gaussian", sigma).effective_area
+        assert area == pytest.approx(4 * np.pi * sigma**2, rel=1e-3)
+    noise = rng.normal(size=(1024, 1024))
+    mean = ndimage.gaussian_filter(noise, 6.0, mode="wrap")
+    assert mean.var() * Window("gaussian", 6.0).effective_area == pytest.approx(1.0, rel=0.03)
+
+
 @pytest.mark.parametrize(("window", "size"), WINDOWS)
 @pytest.mark.parametrize("stride", [1, 2, 3, 8])
 def test_equals_brute_force_kde(rng, window, size, stride):

@@ -187,6 +187,14 @@ class Window:
         return np.outer(p, p)
 
     @property
+    def effective_area(self) -> float:
+        """1 / Σ φ², in pixels: the area of equal weights whose mean is as steady as this
+        window's weighted mean (of values independent from pixel to pixel, its variance is
+        theirs times Σ φ²): ``size``² for a box, the disk's pixels for a disk, about 4πσ² for
+        a Gaussian."""
+        return float(1.0 / np.sum(self.weights() ** 2))
+
+    @property
     def sum_scale(self) -> float:
         """1 / (number of pixels) for equal-weight windows (box, disk); 1 for the Gaussian."""
         if self.kind == "box":

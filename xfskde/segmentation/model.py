@@ -2459,7 +2459,10 @@ def _fit_prepared(
                 f"{rounds} rounds: endmembers and metric re-estimated from the labels of every "
                 f"sample, until none changes (at most {REFINE_ROUNDS})"
             )
-            endmembers, vectors, resplit = resplit_closest(X, endmembers, vectors, seed=seed)
+            windows = _sampled_windows(regions, foreground, arr.shape[:2], spec)
+            endmembers, vectors, resplit = resplit_closest(
+                X, endmembers, vectors, seed=seed, windows=windows
+            )
             third = ", nor the two merged and a third split" if n_textures > 2 else ""
             choices["resplit"] = resplit or (
                 f"none kept: no new split of the closest two textures fits the sample better"
@@ -2474,6 +2477,25 @@ def _fit_prepared(
                          weights={name: float(weights[name]) for name in groups},
                          choices=choices, unmixing_vectors=vectors)  # fmt: skip
     return _without_idle(model, X, groups) if signal else model
+
+
+def _sampled_windows(
+    regions: Sequence[tuple[tuple[int, int], tuple[int, int]]],
+    foreground: np.ndarray | None,
+    shape: tuple[int, int],
+    spec: FeatureSpec,
+) -> float:
+    """How many independent windows the fit's samples were drawn from: the pixels of the
+    ``regions`` it read (of the ``foreground``, if any, over an image of ``shape``) over the
+    effective area of ``spec``'s window (:attr:`xfskde.windows.Window.effective_area`, about
+    4πσ² for a Gaussian). The samples lie closer than a window apart, so they are not as many
+    independent ones; this is what :func:`.unmixing.resplit_closest` weighs a fall of
+    log |W| by."""
+    if foreground is None:
+        covered = sum((r[1] - r[0]) * (c[1] - c[0]) for r, c in regions)
+    else:
+        covered = sum(int(mask_over(foreground, shape, r, c).sum()) for r, c in regions)
+    return max(covered, 1) / Window(spec.window, spec.size).effective_area
 
 
 def _change(squares: np.ndarray, counts: dict[str, float]) -> np.ndarray:

@@ -55,7 +55,7 @@ __all__ = [
     "METRIC_SHRINKAGE",
     "REFINE_ROUNDS",
     "RESPLIT_ROUNDS",
-    "TRANSFER_MARGIN",
+    "TRANSFER_EVIDENCE",
     "abundances",
     "fit_endmembers",
     "fit_stable_endmembers",
@@ -107,12 +107,16 @@ RESPLIT_ROUNDS = 3
 #: others by at most 0.23.
 MERGE_SPLIT_MARGIN = 0.6
 #: A part of one texture relabelled as another (:func:`resplit_closest`) is kept only when
-#: log |W| falls by more than this: 1.5 times the largest fall of such a move, 0.19, on the
-#: images it was set on where it was wrong (a blob mosaic in perspective 0.809 -> 0.739; the
-#: 30 tuning mosaics at 512² and 1024², 18 four-texture mosaics of seeds 0 and 1, random
-#: textures, grey random textures and dead leaves). There the moves that mended fell by
-#: 0.06-0.26 (not kept) and 0.91.
-TRANSFER_MARGIN = 0.3
+#: log |W| falls by more than this over the number of independent windows the samples were
+#: drawn from (the area they cover over the window's effective area, 1/Σφ²: n log |W| is the
+#: classification likelihood of n independent samples, up to constants). 1.5 times the
+#: largest such product of a move that was wrong, 23.4, on the images it was set on (a blob
+#: mosaic in perspective at 1024², a fall of 0.099 over 236 windows, 0.829 -> 0.750; the 30
+#: tuning mosaics at 512², 1024², 1536² and 2048², 18 four-texture mosaics of seeds 0 and 1,
+#: random textures, grey random textures and dead leaves). There the moves that mended gave
+#: 42.8 (kept), 4.7-7.4 (not kept). A fixed margin could not do it: a wrong move at 512² fell
+#: by 0.19 over 58 windows, right ones at 1024² and 1536² by 0.17 and 0.22 over 219 and 315.
+TRANSFER_EVIDENCE = 35.0
 #: The half is relabelled as each of this many other textures, those nearest it in the metric
 #: (:func:`_transfer`): every other texture for three, 4 m refinements for m textures instead
 #: of 2 m (m - 1). The one move kept on a four-texture tuning mosaic went to the second
@@ -654,6 +658,7 @@ def resplit_closest(
     shrinkage: float = METRIC_SHRINKAGE,
     seed: int = 0,
     rounds: int = RESPLIT_ROUNDS,
+    windows: float | None = None,
 ) -> tuple[np.ndarray, np.ndarray, str | None]:
     """The two closest textures' samples split anew, kept when the labels fit better.
 
@@ -675,7 +680,7 @@ def resplit_closest(
     closest two merged and another texture split in two (:func:`_merge_and_split`), kept when
     log |W| falls by more than :data:`MERGE_SPLIT_MARGIN`; and a part of one texture
     relabelled as another (:func:`_transfer`), kept when it falls by more than
-    :data:`TRANSFER_MARGIN`.
+    :data:`TRANSFER_EVIDENCE` over ``windows``.
 
     Measured (2026-11-28, ``segment(image, 3)``, side by side with the fit without it): the 24
     held-out 512² mosaics of scikit-image's brick, grass and gravel 0.947 → 0.952 (a blob mosaic
@@ -715,6 +720,10 @@ def resplit_closest(
         Random state of the splits.
     rounds : int, optional
         At most this many re-splits kept, one after the other.
+    windows : float, optional
+        How many independent windows the samples were drawn from: the area they cover over
+        the window's effective area (:attr:`xfskde.windows.Window.effective_area`). None: as
+        many as the samples (each from a window of its own).
 
     Returns
     -------
@@ -743,7 +752,7 @@ def resplit_closest(
         E, V, step = moved
         steps.append(step)
         E, V = _resplit_rounds(samples, E, V, seed, rounds, steps)
-    moved = _transfer(samples, E, V)
+    moved = _transfer(samples, E, V, X.shape[0] if windows is None else float(windows))
     if moved is not None:  # a part of a texture given to another: the closest pair re-split
         E, V, step = moved
         steps.append(step)
@@ -903,10 +912,11 @@ def _halves(
 
 
 def _transfer(
-    samples: _Samples, E: np.ndarray, V: np.ndarray
+    samples: _Samples, E: np.ndarray, V: np.ndarray, windows: float
 ) -> tuple[np.ndarray, np.ndarray, str] | None:
     """A part of one texture relabelled as another, kept when log |W| falls by more than
-    :data:`TRANSFER_MARGIN`; None otherwise.
+    :data:`TRANSFER_EVIDENCE` over ``windows``, the number of independent windows the samples
+    were drawn from; None otherwise.
 
     A texture whose look drifts across the image (a photograph in perspective) can be fitted
     with its far part labelled as a neighbouring texture that looks like it there: three
@@ -919,7 +929,9 @@ def _transfer(
     each of the two other textures nearest it in the metric (:data:`_TRANSFER_TARGETS`), and
     each labelling refined as :func:`refine_by_labels` does (4 m refinements for m textures,
     2 m for two). log |W| alone is no criterion between any two labellings (see
-    :func:`resplit_closest`), so a move is kept only when it fits far better.
+    :func:`resplit_closest`), so a move is kept only when it fits far better — by more the
+    fewer windows the image holds: on a small image a few windows' worth of drift or content
+    can fit another labelling as well as a true one does.
 
     Measured (2026-12-01, ``segment(image, 3)``, side by side with the fit without it): see
     ``docs/segmentation-measurements.md``, "A part of one texture given to another".
@@ -947,14 +959,16 @@ def _transfer(
                         relabelled[moved] = d
                         yield (k, axis, half, d), relabelled
 
-    found = _best_labelling(samples, candidates(), m, first - TRANSFER_MARGIN)
+    margin = TRANSFER_EVIDENCE / windows
+    found = _best_labelling(samples, candidates(), m, first - margin)
     if found is None:
         return None
     (k, axis, half, d), best, E, V = found
     why = (
         f"the part of texture {k + 1} {'below' if half == 0 else 'above'} its 2-means cut "
         f"along {axis} relabelled as texture {d + 1}: log |W| {first:.3f} -> {best:.3f} "
-        f"(kept beyond a fall of {TRANSFER_MARGIN:g})"
+        f"(kept beyond a fall of {margin:.3g}: {TRANSFER_EVIDENCE:g} over {windows:.0f} "
+        "windows)"
     )
     return E, V, why
 
