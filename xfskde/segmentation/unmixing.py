@@ -111,11 +111,12 @@ MERGE_SPLIT_MARGIN = 0.6
 #: drawn from (the area they cover over the window's effective area, 1/Σφ²: n log |W| is the
 #: classification likelihood of n independent samples, up to constants). 1.5 times the
 #: largest such product of a move that was wrong, 23.4, on the images it was set on (a blob
-#: mosaic in perspective at 1024², a fall of 0.099 over 236 windows, 0.829 -> 0.750; the 30
-#: tuning mosaics at 512², 1024², 1536² and 2048², 18 four-texture mosaics of seeds 0 and 1,
-#: random textures, grey random textures and dead leaves). There the moves that mended gave
-#: 42.8 (kept), 4.7-7.4 (not kept). A fixed margin could not do it: a wrong move at 512² fell
-#: by 0.19 over 58 windows, right ones at 1024² and 1536² by 0.17 and 0.22 over 219 and 315.
+#: mosaic in perspective at 1024², a fall of 0.099 over 236 windows, 0.829 -> 0.750, by a
+#: prototype that tried more cuts; the library's own largest is 11.1; the 30 tuning mosaics at
+#: 512², 1024², 1536² and 2048², 18 four-texture mosaics of seeds 0 and 1, random textures,
+#: grey random textures and dead leaves). There the moves that mended gave 42.9 (kept),
+#: 4.7-7.4 (not kept). A fixed margin could not do it: a wrong move at 512² fell by 0.19 over
+#: 58 windows, right ones at 1024² and 1536² by 0.17 and 0.22 over 219 and 315.
 TRANSFER_EVIDENCE = 35.0
 #: The half is relabelled as each of this many other textures, those nearest it in the metric
 #: (:func:`_transfer`): every other texture for three, 4 m refinements for m textures instead
