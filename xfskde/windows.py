@@ -192,7 +192,9 @@ class Window:
         window's weighted mean (of values independent from pixel to pixel, its variance is
         theirs times Σ φ²): ``size``² for a box, the disk's pixels for a disk, about 4πσ² for
         a Gaussian."""
-        return float(1.0 / np.sum(self.weights() ** 2))
+        if self.kind == "disk":
+            return float(1.0 / np.sum(self.weights() ** 2))
+        return float(1.0 / np.sum(self.profile() ** 2) ** 2)  # separable: Σφ² = (Σp²)²
 
     @property
     def sum_scale(self) -> float:
