@@ -101,6 +101,7 @@ from .defaults import (
     REGION_CROP,
     REGION_FLOOR,
     REGION_FRACTION,
+    REGION_WIDER,
     TILE,
     TILES,
     auto_features,
@@ -2993,11 +2994,13 @@ def _bounded(
     window σ on a grid of σ/2 over a crop of side max(512, 16σ) (at the foreground's centre),
     averaged over the cells of :func:`.defaults.auto_resolution` for texture scale ``scale``
     (the filters' ranges then measured on the averaged crop). While R stays below
-    :data:`.defaults.REGION_FLOOR` σ the crop held one texture only (its features decorrelate
-    within the window itself), so a crop of twice the side is measured, up to the image or
+    :data:`.defaults.REGION_WIDER` σ the crop held one texture, or parts of a few regions only
+    (below :data:`.defaults.REGION_FLOOR` σ its features decorrelate within the window
+    itself), so a crop of twice the side is measured, up to the image or
     :data:`.defaults.REGION_CROP` analysed pixels. When the largest crop is still smaller than
-    the image and holds no region, the regions are larger than it and nothing is bounded; R of
-    the whole image bounds σ whatever its value."""
+    the image and R stays below :data:`.defaults.REGION_FLOOR` σ, it holds no region: the
+    regions are larger than it and nothing is bounded; R of the whole image bounds σ whatever
+    its value."""
     if sigma <= FINE_SIZE:
         return sigma, rule
     window, f = spec_args["window"], auto_resolution(scale, sigma)
@@ -3005,7 +3008,7 @@ def _bounded(
     while True:
         region = _region_scale(arr, foreground, spec_args, window, sigma, f, side)
         whole = side >= max(arr.shape[:2]) or side * 2 > REGION_CROP * f
-        if region >= REGION_FLOOR * sigma or whole:
+        if region >= REGION_WIDER * sigma or whole:
             break
         side *= 2
     choices["region_scale_px"] = round(region, 1) if np.isfinite(region) else "inf"
