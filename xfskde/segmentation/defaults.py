@@ -81,6 +81,9 @@ Bounded by the regions (:func:`region_scale`)
     measures how far one texture's features stay alike; the window's σ is at most R / 5
     (:data:`REGION_FRACTION`). On the tuning mosaics R/σ was 4.8-5.8 for Voronoi and stripe
     layouts (kept) and 2.9-3.5 for blobs, whose narrow regions scored 0.66-0.87 at σ = 8λ.
+    A crop whose R reads below :data:`REGION_WIDER` (3) σ holds one texture, or parts of a
+    few regions, and is measured again at twice the side: held-out mosaics at 1024² 0.9757 ->
+    0.9795 (none below 0.95), at 2048² 0.9850 -> 0.9888.
 Labels' window (:func:`label_window`)
     With the stable fit the labels are drawn through a window of :data:`LABEL_FRACTION` (0.7)
     times the fit's σ. The fit needs the wider window: its steady samples, the textures' means
