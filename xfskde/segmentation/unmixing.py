@@ -822,12 +822,21 @@ def _resplit_rounds(
     return E, V
 
 
-def _closest_pair(
-    samples: _Samples, E: np.ndarray, V: np.ndarray
-) -> tuple[np.ndarray, float, np.ndarray, tuple[int, int]] | None:
-    """Where a re-split or a merge starts from: the samples' labels (the arg-max of their
-    abundances), log |W| of their pooled covariance, its shrunk whitening and the two textures
-    closest in it; None when a texture labels too few samples or W is singular."""
+class _Start(NamedTuple):
+    """Where a re-split, the merge or the transfer starts from (:func:`_closest_pair`)."""
+
+    labels: np.ndarray  # each sample's label, the arg-max of its abundances
+    score: float  # log |W| of their pooled covariance
+    whitening: np.ndarray  # W's shrunk whitening
+    pair: tuple[int, int]  # the two textures closest in it
+    apart: np.ndarray  # each texture's mean of its samples in the whitened axes (m, k)
+
+
+def _closest_pair(samples: _Samples, E: np.ndarray, V: np.ndarray) -> _Start | None:
+    """Where a re-split, the merge or the transfer starts from (:class:`_Start`): the
+    samples' labels (the arg-max of their abundances), log |W| of their pooled covariance, its
+    shrunk whitening, the two textures closest in it and the labels' means in its whitened
+    axes; None when a texture labels too few samples or W is singular."""
     m = E.shape[0]
     labels = abundances(samples.X, E, V).argmax(axis=1)
     start = _labelled_scatter(samples.Z, labels, m, samples.gram)
@@ -841,7 +850,7 @@ def _closest_pair(
     apart = means @ whitening  # the means in the metric's whitened axes
     distance = {(i, j): float(np.sum((apart[i] - apart[j]) ** 2))
                 for i in range(m) for j in range(i + 1, m)}  # fmt: skip
-    return labels, score, whitening, min(distance, key=distance.get)
+    return _Start(labels, score, whitening, min(distance, key=distance.get), apart)
 
 
 def _merge_and_split(
@@ -871,7 +880,7 @@ def _merge_and_split(
     start = _closest_pair(samples, E, V) if m >= 3 else None  # 2: none left
     if start is None:
         return None
-    labels, first, whitening, (i, j) = start
+    labels, first, whitening, (i, j), _ = start
     merged = np.where(labels == j, i, labels)  # j's label is free for a half of the split
 
     def candidates() -> Iterator[tuple[tuple[int, str], np.ndarray]]:
@@ -941,8 +950,7 @@ def _transfer(
     start = _closest_pair(samples, E, V)
     if start is None:
         return None
-    labels, first, whitening, _ = start
-    centres = np.stack([samples.Z[labels == c].mean(axis=0) for c in range(m)]) @ whitening
+    labels, first, whitening, _, centres = start
 
     def candidates() -> Iterator[tuple[tuple[int, str, int, int], np.ndarray]]:
         for k in range(m):
@@ -983,7 +991,7 @@ def _resplit_once(
     start = _closest_pair(samples, E, V)
     if start is None:
         return None
-    labels, start_score, whitening, (i, j) = start
+    labels, start_score, whitening, (i, j), _ = start
     pair = np.flatnonzero((labels == i) | (labels == j))
     Zp = samples.Z[pair] - samples.Z[pair].mean(axis=0)
     Zw = Zp @ whitening
