@@ -729,6 +729,49 @@ def test_an_image_of_up_to_16_cells_is_fitted_on_every_cell_whole(monkeypatch):
     assert len(regions) == 9 and covered.all()
 
 
+def test_the_window_check_fits_on_tiles_across_an_image_larger_than_its_crop(monkeypatch):
+    """Random textures of 1024² (held-out seed 205) whose central 512² crop holds two of the
+    three textures: both of the check's 3-texture fits on the crop split one of them, their
+    labels disagreed (Rand 0.820), and the window was widened to σ 85 (Rand 0.924). The fits
+    now draw their sample from a tile of each cell of the image (4 tiles of 256², as many
+    pixels as the crop), and their labels, compared on the crop, agree: σ 6 (0.994)."""
+    import xfskde.segmentation.model as model_module
+
+    read = []
+    map_regions = model_module.map_regions
+
+    def recorded(function, image, regions, **kwargs):
+        if kwargs["name"] == "xfskde-segment-sample":
+            read.append(sorted(regions))
+        return map_regions(function, image, regions, **kwargs)
+
+    monkeypatch.setattr(model_module, "map_regions", recorded)
+    image, truth = random_textures((1024, 1024), seed=205)
+    assert len(np.unique(truth[256:768, 256:768])) == 3  # but one at 0.5 % of the crop
+    labels, model = segment(image, 3, return_model=True)
+    assert model.choices["size"].startswith("sigma 6: labels at sigma 6 and 12 (fitted on tiles")
+    assert model.choices["size_agreement"] > 0.98  # 0.990
+    assert rand_index(truth, np.asarray(labels)) > 0.98
+    # the check's two fits: four 256² tiles each, one in each 512² cell
+    checks = [regions for regions in read if len(regions) == 4 and all(
+        (r[1] - r[0], c[1] - c[0]) == (256, 256) for r, c in regions)]  # fmt: skip
+    assert len(checks) == 2
+    for regions in checks:
+        cells = {(r[0] // 512, c[0] // 512) for r, c in regions}
+        assert cells == {(0, 0), (0, 1), (1, 0), (1, 1)}
+
+
+def test_the_window_check_keeps_its_crop_where_the_crop_misses_pixels():
+    """Where the crop misses pixels (a patch of data among missing ones, or outside a mask)
+    the check's fits keep the crop, which is placed where the image holds the most: random
+    tiles could miss the patch."""
+    texture, _ = random_textures((256, 256), seed=2)
+    image = np.full((1536, 1536, 3), np.nan, np.float32)
+    image[:256, :256] = texture
+    model = fit_textures(image, 3)
+    assert "fitted on tiles" not in model.choices["size"]
+
+
 def test_the_region_scale_is_measured_where_regions_meet():
     """A 1024² mosaic whose central 512² crop lies in one region: there the features
     decorrelate within the window itself (R = 71 px, 2.2σ), which bounded σ to 14 (Rand

@@ -875,13 +875,14 @@ def _grid_step(height: int, width: int, n: int, shift: int = 0) -> tuple[int, in
 
 
 def _fit_tile(
-    rows: tuple[int, int], cols: tuple[int, int], seed: int
+    rows: tuple[int, int], cols: tuple[int, int], seed: int, side: int | None = None
 ) -> tuple[tuple[int, int], tuple[int, int]]:
-    """A random :data:`FIT_TILE`² part of the block of pixel ranges ``rows`` × ``cols``, as
-    half-open pixel ranges of the image: the fit computes the features of this part only (a
-    side shorter than the tile is kept whole)."""
+    """A random ``side``² part (by default :data:`FIT_TILE`²) of the block of pixel ranges
+    ``rows`` × ``cols``, as half-open pixel ranges of the image: the fit computes the features
+    of this part only (a side of the block shorter than the tile's is kept whole)."""
+    side = FIT_TILE if side is None else side
     height, width = rows[1] - rows[0], cols[1] - cols[0]
-    th, tw = min(FIT_TILE, height), min(FIT_TILE, width)
+    th, tw = min(side, height), min(side, width)
     rng = np.random.default_rng([seed, 2])
     top, left = int(rng.integers(0, height - th + 1)), int(rng.integers(0, width - tw + 1))
     top, left = int(rows[0]) + top, int(cols[0]) + left
@@ -2295,6 +2296,7 @@ def _fit_prepared(
     levels: tuple[float, float] | None = None,
     beside: bool = False,
     measured: dict[str, float] | None = None,
+    read: int | None = None,
 ) -> TextureModel:
     """The fit of :func:`fit_textures` on an image already prepared (:func:`_prepare`, with the
     halo of the features and the fit's :func:`_shift`), whose blocks :func:`_unit_float` turns
@@ -2330,7 +2332,11 @@ def _fit_prepared(
     (one task, the second core waiting), its features are computed with a second thread
     (:func:`.features.grid_features` with ``beside``; not for the window check's two fits,
     which run side by side already). ``measured``, a dict given with ``signal``: filled with
-    each group's S / N (:func:`.defaults.group_signal`)."""
+    each group's S / N (:func:`.defaults.group_signal`). ``read``: the sample is drawn from a
+    random tile of each drawn cell, of side √(``read`` / cells), about ``read`` pixels in
+    all (the window check's fits on an image larger than their crop, :func:`_auto_size`);
+    None: whole cells, or tiles of :data:`FIT_TILE` on images of more than
+    ``_MAX_FIT_BLOCKS`` of them."""
     shift = _shift(spec, method, signal, metric)
     fit_halo = feature_depth(spec) + shift
     groups = _group_slices(spec, arr.shape[2])
@@ -2357,8 +2363,10 @@ def _fit_prepared(
     per_block = -(-int(sample) // len(picked))
     seeds = rng.integers(0, 2**32, len(picked))
     seed_of = {grid[i]: int(s) for i, s in zip(sorted(picked), seeds, strict=True)}
-    # a large image: the features of one random tile per drawn cell, not of the whole cell
-    tiled = arr.shape[0] * arr.shape[1] > _MAX_FIT_BLOCKS * FIT_TILE**2
+    # a large image: the features of one random tile per drawn cell, not of the whole cell;
+    # with ``read``, tiles of that many pixels in all
+    tiled = read is not None or arr.shape[0] * arr.shape[1] > _MAX_FIT_BLOCKS * FIT_TILE**2
+    side = FIT_TILE if read is None else max(1, math.isqrt(int(read) // len(picked)))
 
     def tile(x: np.ndarray, *, src_origin, rows, cols, extra, image_shape, shared=None):
         full = _padded(_unit_float(x, nodata), fit_halo, src_origin, rows, cols)
@@ -2383,7 +2391,8 @@ def _fit_prepared(
         ((starts[0][i], starts[0][i + 1]), (starts[1][j], starts[1][j + 1])) for i, j in picks
     ]
     if tiled:
-        regions = [_fit_tile(*region, seed_of[b]) for region, b in zip(regions, picks, strict=True)]
+        regions = [_fit_tile(*region, seed_of[b], side)
+                   for region, b in zip(regions, picks, strict=True)]  # fmt: skip
     # a region gives at most one sample a pixel: sample=10**9 had each task allocate 723 GiB
     held = min(per_block, max((r[1] - r[0]) * (c[1] - c[0]) for r, c in regions))
     alone = beside and len(regions) == 1  # one task: its work shared with a second thread
@@ -2401,7 +2410,7 @@ def _fit_prepared(
         _refuse_few_samples(X.shape[0], int(n_textures), arr, regions, value=nodata,
                             foreground=None if masked else foreground,
                             steps=[_grid_step(r[1] - r[0], c[1] - c[0], per_block, shift)[1]
-                                   for r, c in regions], tiled=tiled)  # fmt: skip
+                                   for r, c in regions], tile=side if tiled else None)  # fmt: skip
     if X.shape[0] > sample:
         X = X[rng.choice(X.shape[0], sample, replace=False)]
     change = None
@@ -2529,7 +2538,7 @@ def _refuse_few_samples(
     value: float | int | None,
     foreground: np.ndarray | None,
     steps: list[int],
-    tiled: bool,
+    tile: int | None,
 ) -> None:
     """Refuse a fit whose sample holds fewer than ``n_textures`` pixels (``found``), saying how
     many pixels present (not missing, on the ``foreground``) the ``regions`` it read of ``arr``
@@ -2549,7 +2558,7 @@ def _refuse_few_samples(
                          shared=foreground)  # fmt: skip
     (counted,) = compute_collections([counts])
     pixels, step = int(counted.sum()), max(steps)
-    read = f" in the {len(regions)} tiles of {FIT_TILE}² px the fit read" if tiled else ""
+    read = f" in the {len(regions)} tiles of {tile}² px the fit read" if tile else ""
     raise ParameterError(
         f"only {found} pixel{'s' * (found != 1)} could be sampled, fewer than n_textures = "
         f"{n_textures}: the image has {pixels} pixel{'s' * (pixels != 1)} present (not "
@@ -3068,7 +3077,8 @@ def _with_groups(
 
     Each of the check's two fits leaves out the groups its own labels do not need
     (:func:`.defaults.idle_groups`); where they were fitted on the whole image (with a mask
-    too: outside it the crop is missing pixels, which they do not sample), a group that
+    too: outside it the crop is missing pixels, which they do not sample), or on a tile of
+    each of its quadrants (an image larger than their crop, since 2026-12-01), a group that
     neither needs is not computed by the fit either. Measured on the 23 colour images of the
     benchmark's dead leaves (16–128 px bars) and random textures (512² and Table 1's 256²):
     every group the full fit kept was kept by one of the check's fits (the bank, half of a
@@ -3138,11 +3148,15 @@ def _auto_size(
     """The window size of the rule in :mod:`.defaults`: from the texture scale λ of the tiles
     and the ``extent`` of the foreground (:func:`_extent`; by default the image's shape),
     unless, for colour images, a crop's labels at the paper's σ = 6 agree with those at
-    σ = 12 (both fitted by k-means, their groups weighed by their signal with ``signal``).
-    With ``signal``, also the feature groups that the labels of either of those two fits need
-    when the crop they were fitted on is the whole image (None otherwise, and when there was
-    no check): :func:`_with_groups`. The check's figures are those of the crop's pixels
-    present (on the foreground), which both fits label."""
+    σ = 12 (both fitted by k-means, their groups weighed by their signal with ``signal``; on
+    an image larger than the crop, fitted on a tile of each quadrant of the image, as many
+    pixels in all as the crop: a central crop can hold fewer textures than ``n_textures``,
+    which both fits then split along whatever varies there, and they disagree). With
+    ``signal``, also the feature groups that the labels of either of those two fits need
+    when they were fitted on the whole image or on its quadrants' tiles (None otherwise,
+    and when there was no check): :func:`_with_groups`. The
+    check's figures are those of the crop's pixels present (on the foreground), which both
+    fits label."""
     window = spec_args["window"]
     scale = texture_scale(tiles)
     extent = extent or arr.shape[:2]
@@ -3165,23 +3179,44 @@ def _auto_size(
 
     signals: dict[float, dict[str, float]] = {FINE_SIZE: {}, CHECK_SIZE: {}}  # S / N per group
 
-    def labelled(candidate: float) -> tuple[np.ndarray, tuple[str, ...]]:
+    # a crop of part of the image may hold fewer textures than n_textures, which both fits
+    # then split along whatever varies there, and disagree: their sample is drawn from a
+    # random tile of each quadrant of the image instead, as many pixels in all as the crop
+    # (:func:`_fit_prepared`'s ``read``: four 256² tiles for a 512² crop), and their labels
+    # compared on the crop; not where the crop misses pixels
+    # (outside a mask, or missing): it is placed where the image holds the most, and tiles
+    # at random could miss a patch of data among missing pixels
+    spread = crop.shape[:2] != arr.shape[:2] and bool(present_pixels(crop).all())
+
+    def fitted(spec: FeatureSpec, candidate: float, tiles: bool) -> TextureModel:
+        if tiles:
+            halo = feature_depth(spec) + _shift(spec, "kmeans", signal)
+            view, where, read = _prepare(arr, None, halo, None).raw, foreground, crop[..., 0].size
+        else:
+            view, where, read = _prepare(crop, None, feature_depth(spec), None).raw, None, None
+        # a tile of each quadrant of the image
+        cells = tuple((n // 2, n - n // 2) for n in arr.shape[:2]) if tiles else None
+        return _fit_prepared(view, where, spec, n_textures, weights, "kmeans", 5000, seed, None,
+                             signal=signal, flat_ok=True, measured=signals[candidate],
+                             read=read, cells=cells)  # fmt: skip
+
+    def labelled(candidate: float) -> tuple[np.ndarray, tuple[str, ...], bool]:
         spec = FeatureSpec(size=_equivalent_size(window, candidate), stride=1, **spec_args)
-        view = _prepare(crop, None, feature_depth(spec), None).raw
-        model = _fit_prepared(view, None, spec, n_textures, weights, "kmeans", 5000, seed, None,
-                              signal=signal, flat_ok=True,
-                              measured=signals[candidate])  # fmt: skip
-        return np.asarray(model.predict(crop, nodata=None)), model.spec.features
+        try:
+            model, tiles = fitted(spec, candidate, spread), spread
+        except ParameterError:  # the tiles missed the data (a thin strip of it): the crop
+            model, tiles = fitted(spec, candidate, False), False
+        return np.asarray(model.predict(crop, nodata=None)), model.spec.features, tiles
 
     # the crop is one block, one task: the two windows' fits and labels run side by side (BLAS
     # on one thread, the whole fit's: blas_on_one_thread)
     with ThreadPoolExecutor(2) as pool:
-        labels, kept = zip(*pool.map(labelled, (FINE_SIZE, CHECK_SIZE)), strict=True)
-    # the groups either fit needed, where the crop is the whole image: a crop of part of it
-    # may hold one texture, which the fits split along whatever varies there (outside a mask
-    # the crop is missing pixels, which the fits do not sample) (without signal the fits leave
-    # no group out)
-    whole = signal and crop.shape[:2] == arr.shape[:2]
+        labels, kept, tiled = zip(*pool.map(labelled, (FINE_SIZE, CHECK_SIZE)), strict=True)
+    # the groups either fit needed, where it was fitted on the whole image or on tiles of its
+    # quadrants: a crop of part of it may hold one texture, which the fits split along
+    # whatever varies there (outside a mask the crop is missing pixels, which the fits do not
+    # sample) (without signal the fits leave no group out)
+    whole = signal and (crop.shape[:2] == arr.shape[:2] or all(tiled))
     # nor where no group's signal was measured by either fit (each S / N 0 or infinite: the
     # stable samples all alike, as on an image blank but for a corner of texture, where the
     # fits kept one group by chance, and the fit with it alone drew one label everywhere)
@@ -3196,6 +3231,11 @@ def _auto_size(
     choices["size_agreement"] = round(float(agreement), 4)
     choices["size_boundaries"] = round(ratio, 3)
     compared = f"sigma {FINE_SIZE:g} and {CHECK_SIZE:g}"
+    if all(tiled):
+        compared += (
+            f" (fitted on tiles across the image, compared on a {crop.shape[0]}x"
+            f"{crop.shape[1]} px crop)"
+        )
     if agreement >= AGREEMENT and ratio <= BOUNDARY_RATIO:
         sigma = FINE_SIZE
         choices["size"] = (
