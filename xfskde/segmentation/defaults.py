@@ -66,10 +66,13 @@ Window size (:func:`texture_scale`, :func:`scale_window`)
     (a window must hold several elements to see their statistics, and no more than a small
     part of the image). Colour textures often separate through a much smaller window than
     their elements' size suggests (random textures of 256²: λ ≈ 9 px, σ = 21 scores 0.85, the
-    paper's σ = 6 scores 0.97), so for images with the colour group a crop is segmented at
-    σ = 6 and at σ = 12 and, when the labels agree (Rand index >= 0.9, :data:`AGREEMENT`) and
-    the wider window removes few of the finer one's boundaries (:func:`boundary_share`, at most
-    :data:`BOUNDARY_RATIO` times as many at σ = 6), the finer window is kept. Grey images skip
+    paper's σ = 6 scores 0.97), so for images with the colour group a crop of at most 512² is
+    segmented at σ = 6 and at σ = 12 (on an image larger than the crop, both fitted on a
+    256² tile of each of its quadrants: a central crop can hold fewer textures than asked
+    for, which both fits then split, and they disagree) and, when the labels agree (Rand
+    index >= 0.9, :data:`AGREEMENT`) and the wider window removes few of the finer one's
+    boundaries (:func:`boundary_share`, at most :data:`BOUNDARY_RATIO` times as many at
+    σ = 6), the finer window is kept. Grey images skip
     the check: there both windows can agree on the same wrong answer (4 of 6 held-out mosaics,
     0.67-0.73 at σ = 6 against 0.92-0.97 at 8λ). So can colour ones whose regions are made of
     coarser elements, as tissue is of glands, lumen and fat (mosaics of H&E tiles: σ = 6
