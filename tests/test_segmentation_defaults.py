@@ -761,15 +761,48 @@ def test_the_window_check_fits_on_tiles_across_an_image_larger_than_its_crop(mon
         assert cells == {(0, 0), (0, 1), (1, 0), (1, 1)}
 
 
-def test_the_window_check_keeps_its_crop_where_the_crop_misses_pixels():
-    """Where the crop misses pixels (a patch of data among missing ones, or outside a mask)
-    the check's fits keep the crop, which is placed where the image holds the most: random
-    tiles could miss the patch."""
+def test_the_check_tiles_lie_where_each_quadrant_holds_the_most():
+    """Where the crop misses pixels each quadrant's tile lies where it holds the most of the
+    foreground, and a quadrant holding none is not read: the tiles of the others share the
+    crop's pixels."""
+    from xfskde.segmentation.model import _fit_tile, _placed_tiles
+
+    present = np.zeros((100, 100), bool)  # a 1000² image, mapped 10 px a cell
+    present[10:30, 10:30] = True  # in the first quadrant only, about (200, 200)
+    present[60:100, 70:100] = True  # the last, its lower right part
+    quadrants = ((500, 500), (500, 500))
+    centres = _placed_tiles(present, (1000, 1000), quadrants, read=2 * 200**2)
+    assert set(centres) == {(0, 0), (1, 1)}  # two quadrants: tiles of 200²
+    assert all(abs(c - 200) <= 10 for c in centres[(0, 0)])
+    (top, bottom), (left, right) = _fit_tile((500, 1000), (500, 1000), 0, 200, centres[(1, 1)])
+    assert (bottom - top, right - left) == (200, 200)  # within its quadrant
+    assert present[top // 10 : bottom // 10, left // 10 : right // 10].all()  # all data
+
+
+def test_the_window_check_tiles_find_a_patch_of_data_among_missing_pixels():
+    """A 256² patch of texture in a 1536² image of missing pixels: the check's tiles are
+    placed where the data is (random ones would miss it), in the one quadrant holding it."""
     texture, _ = random_textures((256, 256), seed=2)
     image = np.full((1536, 1536, 3), np.nan, np.float32)
     image[:256, :256] = texture
     model = fit_textures(image, 3)
-    assert "fitted on tiles" not in model.choices["size"]
+    assert "fitted on tiles" in model.choices["size"]
+    assert model.choices["size_agreement"] > 0.9
+
+
+def test_the_window_check_tiles_cover_what_a_masked_crop_misses():
+    """Random textures of 1024² (held-out seed 205) with a corner of missing data that the
+    central crop reaches: the crop was kept, its two textures split by both fits alike, they
+    disagreed (Rand 0.82) and the window went to σ 35 (Rand 0.930 on the pixels present).
+    Tiles placed where each quadrant holds data see the three textures: σ 6 (0.994)."""
+    image, truth = random_textures((1024, 1024), seed=205)
+    image = image.astype(np.float32)
+    image[:300, 700:] = np.nan
+    labels, model = segment(image, 3, return_model=True)
+    assert "fitted on tiles" in model.choices["size"]
+    assert model.choices["size"].startswith("sigma 6")
+    present = np.isfinite(image[..., 0])
+    assert rand_index(truth[present], np.asarray(labels)[present]) > 0.98
 
 
 def test_the_region_scale_is_measured_where_regions_meet():

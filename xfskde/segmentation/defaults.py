@@ -68,8 +68,9 @@ Window size (:func:`texture_scale`, :func:`scale_window`)
     their elements' size suggests (random textures of 256²: λ ≈ 9 px, σ = 21 scores 0.85, the
     paper's σ = 6 scores 0.97), so for images with the colour group a crop of at most 512² is
     segmented at σ = 6 and at σ = 12 (on an image larger than the crop, both fitted on a
-    256² tile of each of its quadrants: a central crop can hold fewer textures than asked
-    for, which both fits then split, and they disagree) and, when the labels agree (Rand
+    256² tile of each of its quadrants, where the quadrant holds the most foreground when
+    the crop misses pixels: a central crop can hold fewer textures than asked for, which
+    both fits then split, and they disagree) and, when the labels agree (Rand
     index >= 0.9, :data:`AGREEMENT`) and the wider window removes few of the finer one's
     boundaries (:func:`boundary_share`, at most :data:`BOUNDARY_RATIO` times as many at
     σ = 6), the finer window is kept. Grey images skip

@@ -875,18 +875,58 @@ def _grid_step(height: int, width: int, n: int, shift: int = 0) -> tuple[int, in
 
 
 def _fit_tile(
-    rows: tuple[int, int], cols: tuple[int, int], seed: int, side: int | None = None
+    rows: tuple[int, int],
+    cols: tuple[int, int],
+    seed: int,
+    side: int | None = None,
+    centre: tuple[int, int] | None = None,
 ) -> tuple[tuple[int, int], tuple[int, int]]:
     """A random ``side``² part (by default :data:`FIT_TILE`²) of the block of pixel ranges
     ``rows`` × ``cols``, as half-open pixel ranges of the image: the fit computes the features
-    of this part only (a side of the block shorter than the tile's is kept whole)."""
+    of this part only (a side of the block shorter than the tile's is kept whole). With
+    ``centre`` (image pixels), the part about it, within the block, instead of a random one."""
     side = FIT_TILE if side is None else side
     height, width = rows[1] - rows[0], cols[1] - cols[0]
     th, tw = min(side, height), min(side, width)
-    rng = np.random.default_rng([seed, 2])
-    top, left = int(rng.integers(0, height - th + 1)), int(rng.integers(0, width - tw + 1))
+    if centre is None:
+        rng = np.random.default_rng([seed, 2])
+        top, left = int(rng.integers(0, height - th + 1)), int(rng.integers(0, width - tw + 1))
+    else:
+        top = int(np.clip(centre[0] - int(rows[0]) - th // 2, 0, height - th))
+        left = int(np.clip(centre[1] - int(cols[0]) - tw // 2, 0, width - tw))
     top, left = int(rows[0]) + top, int(cols[0]) + left
     return (top, top + th), (left, left + tw)
+
+
+def _placed_tiles(
+    present: np.ndarray,
+    shape: tuple[int, int],
+    cells: tuple[tuple[int, ...], tuple[int, ...]],
+    read: int,
+) -> dict[tuple[int, int], tuple[int, int]]:
+    """Where in each cell of the grid ``cells`` (row and column sizes) of an image of
+    ``shape`` a tile of :func:`_fit_prepared`'s ``read`` holds the most of ``present`` (a
+    boolean map covering the image's extent: a mask's foreground, or the pixels present), as
+    the tile's centre in image pixels (:func:`_crop_centre`); cells that hold none are left
+    out, and the tiles of the others share the ``read`` pixels."""
+    present = np.asarray(present, bool)
+    (my, mx), (height, width) = present.shape, shape
+    starts = [np.cumsum([0, *c]).tolist() for c in cells]
+    spans = {}
+    for i, j in np.ndindex(len(cells[0]), len(cells[1])):
+        (r0, r1), (c0, c1) = starts[0][i : i + 2], starts[1][j : j + 2]
+        a0, b0 = r0 * my // height, c0 * mx // width
+        a1, b1 = max(a0 + 1, -(-r1 * my // height)), max(b0 + 1, -(-c1 * mx // width))
+        if present[a0:a1, b0:b1].any():
+            spans[(i, j)] = ((r0, r1), (c0, c1), (a0, a1), (b0, b1))
+    side = max(1, math.isqrt(int(read) // max(1, len(spans))))
+    centres = {}
+    for cell, ((r0, r1), (c0, c1), (a0, a1), (b0, b1)) in spans.items():
+        part = present[a0:a1, b0:b1]
+        extent = (round((a1 - a0) * height / my), round((b1 - b0) * width / mx))
+        cy, cx = _crop_centre(part, extent, (min(side, r1 - r0), min(side, c1 - c0)))
+        centres[cell] = (round(a0 * height / my) + cy, round(b0 * width / mx) + cx)
+    return centres
 
 
 def _group_slices(spec: FeatureSpec, channels: int) -> dict[str, slice]:
@@ -2297,6 +2337,7 @@ def _fit_prepared(
     beside: bool = False,
     measured: dict[str, float] | None = None,
     read: int | None = None,
+    centres: dict[tuple[int, int], tuple[int, int]] | None = None,
 ) -> TextureModel:
     """The fit of :func:`fit_textures` on an image already prepared (:func:`_prepare`, with the
     halo of the features and the fit's :func:`_shift`), whose blocks :func:`_unit_float` turns
@@ -2336,7 +2377,8 @@ def _fit_prepared(
     random tile of each drawn cell, of side √(``read`` / cells), about ``read`` pixels in
     all (the window check's fits on an image larger than their crop, :func:`_auto_size`);
     None: whole cells, or tiles of :data:`FIT_TILE` on images of more than
-    ``_MAX_FIT_BLOCKS`` of them."""
+    ``_MAX_FIT_BLOCKS`` of them. ``centres``, with ``read``: each cell's tile about its
+    centre given (:func:`_placed_tiles`), not at random, and only the cells given sampled."""
     shift = _shift(spec, method, signal, metric)
     fit_halo = feature_depth(spec) + shift
     groups = _group_slices(spec, arr.shape[2])
@@ -2359,6 +2401,10 @@ def _fit_prepared(
         ]
         if not grid:
             raise ParameterError("the mask has no foreground: there is nothing to segment")
+    if centres is not None:
+        grid = [cell for cell in grid if cell in centres]
+        if not grid:
+            raise ParameterError("no cell holds pixels present: there is nothing to sample")
     picked = rng.permutation(len(grid))[:_MAX_FIT_BLOCKS]
     per_block = -(-int(sample) // len(picked))
     seeds = rng.integers(0, 2**32, len(picked))
@@ -2391,7 +2437,7 @@ def _fit_prepared(
         ((starts[0][i], starts[0][i + 1]), (starts[1][j], starts[1][j + 1])) for i, j in picks
     ]
     if tiled:
-        regions = [_fit_tile(*region, seed_of[b], side)
+        regions = [_fit_tile(*region, seed_of[b], side, (centres or {}).get(b))
                    for region, b in zip(regions, picks, strict=True)]  # fmt: skip
     # a region gives at most one sample a pixel: sample=10**9 had each task allocate 723 GiB
     held = min(per_block, max((r[1] - r[0]) * (c[1] - c[0]) for r, c in regions))
@@ -3150,8 +3196,10 @@ def _auto_size(
     unless, for colour images, a crop's labels at the paper's σ = 6 agree with those at
     σ = 12 (both fitted by k-means, their groups weighed by their signal with ``signal``; on
     an image larger than the crop, fitted on a tile of each quadrant of the image, as many
-    pixels in all as the crop: a central crop can hold fewer textures than ``n_textures``,
-    which both fits then split along whatever varies there, and they disagree). With
+    pixels in all as the crop, placed where the quadrant holds the most of the ``foreground``
+    or of the pixels present where the crop misses some (:func:`_placed_tiles`): a central
+    crop can hold fewer textures than ``n_textures``, which both fits then split along
+    whatever varies there, and they disagree). With
     ``signal``, also the feature groups that the labels of either of those two fits need
     when they were fitted on the whole image or on its quadrants' tiles (None otherwise,
     and when there was no check): :func:`_with_groups`. The
@@ -3181,12 +3229,21 @@ def _auto_size(
 
     # a crop of part of the image may hold fewer textures than n_textures, which both fits
     # then split along whatever varies there, and disagree: their sample is drawn from a
-    # random tile of each quadrant of the image instead, as many pixels in all as the crop
+    # tile of each quadrant of the image instead, as many pixels in all as the crop
     # (:func:`_fit_prepared`'s ``read``: four 256² tiles for a 512² crop), and their labels
-    # compared on the crop; not where the crop misses pixels
-    # (outside a mask, or missing): it is placed where the image holds the most, and tiles
-    # at random could miss a patch of data among missing pixels
-    spread = crop.shape[:2] != arr.shape[:2] and bool(present_pixels(crop).all())
+    # compared on the crop. The tiles lie at random where the crop has every pixel; where
+    # it misses some (outside a mask, or missing data) each lies where its quadrant holds the
+    # most of the foreground or of the pixels present (since 2026-12-02; the crop was kept
+    # there before, and held fewer textures on a slide than on the whole section), and the
+    # quadrants holding none are not read
+    spread = crop.shape[:2] != arr.shape[:2]
+    quadrants = tuple((n // 2, n - n // 2) for n in arr.shape[:2])
+    centres = None
+    if spread and (foreground is not None or not present_pixels(crop).all()):
+        # the pixels present of an image without a mask: one more pass over it, as
+        # :func:`_crop` makes where its central crop holds nothing
+        where = foreground if foreground is not None else _presence(arr)
+        centres = _placed_tiles(where, arr.shape[:2], quadrants, crop[..., 0].size)
 
     def fitted(spec: FeatureSpec, candidate: float, tiles: bool) -> TextureModel:
         if tiles:
@@ -3194,11 +3251,10 @@ def _auto_size(
             view, where, read = _prepare(arr, None, halo, None).raw, foreground, crop[..., 0].size
         else:
             view, where, read = _prepare(crop, None, feature_depth(spec), None).raw, None, None
-        # a tile of each quadrant of the image
-        cells = tuple((n // 2, n - n // 2) for n in arr.shape[:2]) if tiles else None
         return _fit_prepared(view, where, spec, n_textures, weights, "kmeans", 5000, seed, None,
                              signal=signal, flat_ok=True, measured=signals[candidate],
-                             read=read, cells=cells)  # fmt: skip
+                             read=read, cells=quadrants if tiles else None,
+                             centres=centres if tiles else None)  # fmt: skip
 
     def labelled(candidate: float) -> tuple[np.ndarray, tuple[str, ...], bool]:
         spec = FeatureSpec(size=_equivalent_size(window, candidate), stride=1, **spec_args)
