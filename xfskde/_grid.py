@@ -243,11 +243,20 @@ class MaskFootprint:
         self._table = np.zeros((my + 1, mx + 1), np.int64)  # summed-area table: O(1) per block
         self._table[1:, 1:] = self.mask.cumsum(0).cumsum(1)
 
+    def covering(
+        self, rows: tuple[int, int], cols: tuple[int, int]
+    ) -> tuple[tuple[int, int], tuple[int, int]]:
+        """The half-open ranges of mask rows and columns whose pixels cover a pixel of the
+        image's ``rows × cols`` (half-open)."""
+        (my, mx), (ny, nx) = self.mask.shape, self.image_shape
+        return (
+            (_scaled(rows[0], my, ny, False), _scaled(rows[1], my, ny, True)),
+            (_scaled(cols[0], mx, nx, False), _scaled(cols[1], mx, nx, True)),
+        )
+
     def touches(self, rows: tuple[int, int], cols: tuple[int, int]) -> bool:
         """Whether any foreground mask pixel covers a pixel of ``rows × cols`` (half-open)."""
-        (my, mx), (ny, nx) = self.mask.shape, self.image_shape
-        r0, r1 = _scaled(rows[0], my, ny, False), _scaled(rows[1], my, ny, True)
-        c0, c1 = _scaled(cols[0], mx, nx, False), _scaled(cols[1], mx, nx, True)
+        (r0, r1), (c0, c1) = self.covering(rows, cols)
         t = self._table
         return bool(t[r1, c1] - t[r0, c1] - t[r1, c0] + t[r0, c0] > 0)
 

@@ -909,20 +909,18 @@ def _placed_tiles(
     boolean map covering the image's extent: a mask's foreground, or the pixels present), as
     the tile's centre in image pixels (:func:`_crop_centre`); cells that hold none are left
     out, and the tiles of the others share the ``read`` pixels."""
-    present = np.asarray(present, bool)
-    (my, mx), (height, width) = present.shape, shape
+    footprint = MaskFootprint(present, shape)  # the cells it touches, as the fit's grid
+    (my, mx), (height, width) = footprint.mask.shape, shape
     starts = [np.cumsum([0, *c]).tolist() for c in cells]
     spans = {}
     for i, j in np.ndindex(len(cells[0]), len(cells[1])):
-        (r0, r1), (c0, c1) = starts[0][i : i + 2], starts[1][j : j + 2]
-        a0, b0 = r0 * my // height, c0 * mx // width
-        a1, b1 = max(a0 + 1, -(-r1 * my // height)), max(b0 + 1, -(-c1 * mx // width))
-        if present[a0:a1, b0:b1].any():
-            spans[(i, j)] = ((r0, r1), (c0, c1), (a0, a1), (b0, b1))
+        rows, cols = tuple(starts[0][i : i + 2]), tuple(starts[1][j : j + 2])
+        if footprint.touches(rows, cols):
+            spans[(i, j)] = (rows, cols, *footprint.covering(rows, cols))
     side = max(1, math.isqrt(int(read) // max(1, len(spans))))
     centres = {}
     for cell, ((r0, r1), (c0, c1), (a0, a1), (b0, b1)) in spans.items():
-        part = present[a0:a1, b0:b1]
+        part = footprint.mask[a0:a1, b0:b1]
         extent = (round((a1 - a0) * height / my), round((b1 - b0) * width / mx))
         cy, cx = _crop_centre(part, extent, (min(side, r1 - r0), min(side, c1 - c0)))
         centres[cell] = (round(a0 * height / my) + cy, round(b0 * width / mx) + cx)
