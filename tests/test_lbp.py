@@ -132,6 +132,28 @@ def test_reach():
         np.testing.assert_array_equal(_interior(block, reach), whole[10:30, 20:45])
 
 
+@pytest.mark.parametrize("value", [0.3, 0.1, 1 / 3, 0.7])
+def test_a_block_at_its_origin_has_the_codes_of_the_whole_image(value):
+    """On a flat image every sample ties with its centre and the interpolation's last bits,
+    which depend on the pixel's row and column, decide each bit: a block given its position
+    in the image (``origin``) has the whole image's codes in its interior, however the image
+    is cut; at its own positions it does not."""
+    grey = np.full((90, 120), value, np.float32)
+    for points, radius in SETTINGS:
+        reach = lbp_reach(radius)
+        whole = lbp_codes(grey, points, radius)
+        differ = False
+        for top, left in [(7, 13), (21, 40), (33, 5)]:
+            block = grey[top - reach : top + 40 + reach, left - reach : left + 50 + reach]
+            at = lbp_codes(block, points, radius, origin=(top - reach, left - reach))
+            inner = whole[top : top + 40, left : left + 50]
+            np.testing.assert_array_equal(_interior(at, reach), inner)
+            own = _interior(lbp_codes(block, points, radius), reach)
+            differ |= not np.array_equal(own, inner)
+        # what the origin mends, wherever the position decides a tie
+        assert differ or len(np.unique(_interior(whole, reach))) == 1
+
+
 @pytest.mark.parametrize(("points", "radius"), [(8, 1), (16, 2), (24, 3), (12, 2.5)])
 def test_rotation_invariance(points, radius):
     """Turning the image by 90° turns the codes (P a multiple of 4: the samples map onto

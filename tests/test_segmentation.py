@@ -592,6 +592,25 @@ def test_labels_do_not_depend_on_chunking(leaves):
     np.testing.assert_array_equal(np.argmax(a, -1) + 1, labels)  # textures 1 .. m
 
 
+def test_abundances_of_every_group_do_not_depend_on_chunking_to_the_bit():
+    """Grey dead leaves at the defaults (the bank, the local binary patterns and the FS-KDE):
+    the abundances of any chunking equal the NumPy image's bit for bit. Before, five labels of
+    this image changed with 128² chunks: the bank's responses through a block's transforms,
+    whose rounding depends on the block, fell on either side of a bin edge (now decided there
+    by the direct correlation); the patterns' interpolation weights were those of a pixel's
+    position in its block, which decide a tie in a flat patch (now its position in the image);
+    and the patterns' window was summed with the others' in some blocks, apart in others."""
+    grey = dead_leaves((512, 512), seed=2)[0].mean(-1)
+    labels, model = segment(grey, 3, return_model=True)
+    assert {"bank", "lbp"} <= set(model.spec.features)
+    expected = model.abundances(grey)
+    for chunks in (128, 200):
+        np.testing.assert_array_equal(model.abundances(grey, chunks=chunks), expected)
+    lazy = model.abundances(da.from_array(grey, chunks=(100, 77)))
+    np.testing.assert_array_equal(lazy.compute(), expected)
+    np.testing.assert_array_equal(segment(grey, 3, chunks=128), labels)
+
+
 @pytest.mark.parametrize("shape", [(700, 1100), (1030, 1060)])
 def test_the_fit_does_not_depend_on_chunking(shape):
     """The fit draws its sample from cells of the image's own (the blocks of its default plan),
@@ -708,6 +727,10 @@ def test_segmentation_parameters_out_of_range_are_refused_in_one_line():
         ({"color_bins": 1}, "color_bins must be an integer >= 2"),
         ({"features": ()}, "features must be a non-empty subset"),
         ({"gradient_scales": (-1,)}, "gradient_scales must be one or more numbers >= 0"),
+        ({"chunks": 0}, "chunks must be a block's side in pixels, an integer >= 1"),
+        ({"chunks": -5}, "chunks must be a block's side in pixels, an integer >= 1"),
+        ({"chunks": 1.5}, "chunks must be a block's side in pixels, an integer >= 1"),
+        ({"chunks": "abc"}, "chunks must be a block's side in pixels, an integer >= 1"),
     ]
     for kwargs, match in refused:
         with pytest.raises(ParameterError, match=re.escape(match)):

@@ -9,7 +9,9 @@ import pytest
 from scipy import ndimage as ndi
 from skimage.filters import gabor_kernel
 
+from xfskde.datasets import dead_leaves
 from xfskde.segmentation._bank import (
+    _KERNELS,
     BANK_FILTERS,
     BANK_RADIUS,
     bank_bin_planes,
@@ -233,25 +235,50 @@ def test_responses_reuse_one_plane_and_equal_2d_transforms(image):
         np.testing.assert_allclose(plane, expected, rtol=0, atol=2e-7)
 
 
-def test_bin_planes_equal_bins_of_the_responses(image):
-    """The segmentation path (each response binned as it comes, uint8 planes) gives the bins of
-    the public responses exactly, NaN pixels and values beyond the ranges included."""
+def test_bin_planes_are_the_bins_of_the_exact_responses(image):
+    """The segmentation path (each response binned as it comes, uint8 planes) gives, in the
+    block's interior, the bins of the direct correlation (in float64, NaN read as the fill),
+    NaN pixels and values beyond the ranges included: the responses of the transforms decide
+    a bin except within their rounding of its edges, where the direct correlation does.
+    Elsewhere they are the bins of the public responses (all but a few near edges)."""
     grey = image.copy()
     grey[:5, :9] = np.nan
     grey[40, 40] = 3.0  # far above the intensity range
     responses = bank_responses(grey, 0.5)
     ranges = bank_ranges(responses[10:-10, 10:-10], 5.0, 95.0)
+    filled = np.where(np.isfinite(grey), grey, np.float32(0.5)).astype(np.float64)
+    exact = np.stack(
+        [filled] + [ndi.correlate(filled, k, mode="constant", cval=0.5) for k in _KERNELS], -1
+    )
+    inner = (slice(None), slice(R, -R), slice(R, -R))
     for n_bins in (1, 11, 300):
         planes = bank_bin_planes(grey, 0.5, ranges, n_bins)
         assert planes.shape == (N, *grey.shape)
         assert planes.dtype == (np.uint8 if n_bins <= 256 else np.int64)
-        expected = np.moveaxis(bank_bins(responses, ranges, n_bins), -1, 0)
-        np.testing.assert_array_equal(planes, expected)
+        expected = np.moveaxis(bank_bins(exact, ranges, n_bins), -1, 0)
+        np.testing.assert_array_equal(planes[inner], expected[inner])
+        through = np.moveaxis(bank_bins(responses, ranges, n_bins), -1, 0)
+        assert np.mean(planes != through) < 1e-4
     assert bank_bin_planes(grey, 0.5, ranges, 11)[0, 40, 40] == 10
     with pytest.raises(ValueError):
         bank_bin_planes(grey, 0.5, ranges[:11], 11)
     with pytest.raises(ValueError):
         bank_bin_planes(grey, 0.5, ranges, 0)
+
+
+def test_bins_of_a_block_do_not_depend_on_where_it_is_cut():
+    """A block's interior has the bins the whole image gives its pixels, bit for bit: the
+    transforms' rounding (which depends on the whole block) is not left to decide a response
+    that lies within it of a bin edge. Cut from this image of dead leaves at (100, 50), a
+    block's bins differed from the whole image's at two pixels before."""
+    grey = dead_leaves((512, 512), seed=2)[0].mean(-1).astype(np.float32)
+    ranges = bank_ranges(bank_responses(grey, 0.5)[R:-R, R:-R])
+    whole = bank_bin_planes(grey, 0.5, ranges, 11)
+    for top, left, h, w in [(100, 50, 300, 330), (80, 90, 220, 410), (0, 0, 512, 300)]:
+        block = bank_bin_planes(grey[top : top + h, left : left + w], 0.5, ranges, 11)
+        np.testing.assert_array_equal(
+            block[:, R:-R, R:-R], whole[:, top + R : top + h - R, left + R : left + w - R]
+        )
 
 
 def test_the_spectra_cache_is_held_to_its_bytes(monkeypatch):

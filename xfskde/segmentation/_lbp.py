@@ -19,9 +19,11 @@ each pixel, ``P`` samples on a circle of radius ``R``, each thresholded against 
   same order: ``top = (1 - dc) tl + dc tr``, ``bottom = (1 - dc) bl + dc br``,
   ``(1 - dr) top + dr bottom``, with ``dr = (r + rp) - floor(r + rp)`` and likewise ``dc``,
   which depend (in their last bits) on the pixel's row and column, not just on the offset: the
-  column weights are tabulated once per call, the row weights once per row. Pixels outside
-  the image read 0 (skimage's constant mode with ``cval=0``), here through a zero border of
-  :func:`lbp_reach` pixels;
+  column weights are tabulated once per call, the row weights once per row. The row and column
+  are the pixel's in the image (a block is given its ``origin``), so a block's codes are the
+  whole image's, however it is cut: these bits decide a sample that ties with its centre.
+  Pixels outside the image read 0 (skimage's constant mode with ``cval=0``), here through a
+  zero border of :func:`lbp_reach` pixels;
 * the bit is ``sample - centre >= 0``, and the transitions are counted along ``p = 0..P-1``
   without wrapping around, as skimage counts them (equivalent: a circular 0/1 sequence has an
   even number of transitions, so it has at most two exactly when the open chain has at most
@@ -161,7 +163,11 @@ def lbp_reach(radius: float) -> int:
 
 
 def lbp_codes(
-    grey: np.ndarray, points: int, radius: float, out: np.ndarray | None = None
+    grey: np.ndarray,
+    points: int,
+    radius: float,
+    out: np.ndarray | None = None,
+    origin: tuple[int, int] = (0, 0),
 ) -> np.ndarray:
     """The rotation-invariant uniform LBP code of every pixel, exactly as scikit-image's.
 
@@ -183,6 +189,14 @@ def lbp_codes(
         ``R``, the circle's radius in pixels, finite and > 0.
     out : numpy.ndarray of uint8, shape (h, w), optional
         A C-contiguous array to write the codes into; None (the default): a new one.
+    origin : (int, int), optional
+        The position of ``grey``'s pixel (0, 0) in the image it is a block of; (0, 0) by
+        default. skimage's interpolation weights depend in their last bits on the pixel's row
+        and column, which decide the bit of a sample that ties with its centre (flat patches):
+        taken at the pixel's position in the image, a block's codes at least
+        :func:`lbp_reach` from its edges are those of the whole image, however it is cut (at
+        the block's own positions, five labels of a 512² image of dead leaves changed with
+        128² chunks).
 
     Returns
     -------
@@ -234,21 +248,23 @@ def lbp_codes(
     assert max(np.abs(lows_c).max(), np.abs(highs_c).max()) <= halo
     padded = np.zeros((rows + 2 * halo, cols + 2 * halo), np.float32)
     padded[halo : halo + rows, halo : halo + cols] = grey
-    near, far = _column_weights(cp, cols)
-    _lbp_rows(padded, halo, rp, lows_c, highs_c, near, far, out)
+    first_row, first_column = (int(v) for v in origin)
+    near, far = _column_weights(cp, cols, first_column)
+    _lbp_rows(padded, halo, rp, lows_c, highs_c, near, far, first_row, out)
     return out
 
 
 @numba.njit(nogil=True, cache=True)
-def _column_weights(cp, cols):
+def _column_weights(cp, cols, left):
     """skimage's ``1 - dc`` and ``dc`` of every sample (rows) at every column: ``dc`` is
-    ``(c + cp) - floor(c + cp)`` in float64, whose last bits depend on ``c``."""
+    ``(c + cp) - floor(c + cp)`` in float64, whose last bits depend on ``c``, the column in
+    the image (``left`` that of the block's first)."""
     n = cp.shape[0]
     near = np.empty((n, cols), np.float64)
     far = np.empty((n, cols), np.float64)
     for i in range(n):
         for c in range(cols):
-            position = c + cp[i]
+            position = (left + c) + cp[i]
             dc = position - np.floor(position)
             near[i, c] = 1 - dc
             far[i, c] = dc
@@ -256,8 +272,10 @@ def _column_weights(cp, cols):
 
 
 @numba.njit(nogil=True, cache=True)
-def _lbp_rows(padded, halo, rp, lows_c, highs_c, near, far, out):
-    """The codes of every row of ``out`` from the zero-bordered image ``padded``.
+def _lbp_rows(padded, halo, rp, lows_c, highs_c, near, far, first_row, out):
+    """The codes of every row of ``out`` from the zero-bordered image ``padded`` (its row
+    ``halo`` the image's row ``first_row``: the rows' interpolation weights are those of the
+    image's rows).
 
     For each row and each sample, one loop along the columns interpolates the sample (the two
     padded rows it reads, columns shifted by the sample's column offsets), thresholds it against
@@ -276,13 +294,13 @@ def _lbp_rows(padded, halo, rp, lows_c, highs_c, near, far, out):
         changes[:] = 0
         missing[:] = 0
         for i in range(points):
-            position = r + rp[i]
+            position = (first_row + r) + rp[i]
             low = np.floor(position)
             dr = position - low
             keep = 1 - dr
             counted = np.int32(1 if i > 0 else 0)  # sample 0 has no previous sample
-            top_row = padded[int(low) + halo]
-            bottom_row = padded[int(np.ceil(position)) + halo]
+            top_row = padded[int(low) - first_row + halo]
+            bottom_row = padded[int(np.ceil(position)) - first_row + halo]
             left = lows_c[i] + halo
             right = highs_c[i] + halo
             top_left = top_row[left : left + cols]

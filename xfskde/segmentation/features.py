@@ -556,6 +556,7 @@ def block_votes(
     valid: np.ndarray | None = None,
     *,
     voting: np.ndarray | str | None = _FIND,
+    origin: tuple[int, int] = (0, 0),
 ) -> Iterator[tuple[str, Any]]:
     """The votes of one (h, w, C) block of values in [0, 1], group by group in stacking order.
 
@@ -580,6 +581,10 @@ def block_votes(
     voting : numpy.ndarray of bool, shape (h, w), None or "find", optional
         The pixels that vote in the ``"lbp"`` group, :func:`voting_pixels` of ``valid`` (None:
         every pixel present); "find" (the default): found here.
+    origin : (int, int), optional
+        The image position of the block's pixel (0, 0), (0, 0) by default: the local binary
+        patterns' interpolation weights are taken at each pixel's position in the image, so
+        that its codes do not depend on how the image is cut (:func:`._lbp.lbp_codes`).
 
     Yields
     ------
@@ -607,7 +612,7 @@ def block_votes(
         if name == "lbp":
             if isinstance(voting, str):
                 voting = voting_pixels(valid, spec)
-            yield from _lbp_votes(block, valid, voting)
+            yield from _lbp_votes(block, valid, voting, origin)
             continue
         for scale in spec.gradient_scales:
             g = gradients.get(scale)
@@ -716,7 +721,7 @@ def _bank_votes(
 
 
 def _lbp_votes(
-    block: np.ndarray, valid: np.ndarray, voting: np.ndarray | None
+    block: np.ndarray, valid: np.ndarray, voting: np.ndarray | None, origin: tuple[int, int]
 ) -> Iterator[tuple[str, _Binned]]:
     """The binned votes of the local binary patterns (one histogram per scale of
     :data:`._lbp.LBP_SCALES`), on the channels' mean smoothed by a Gaussian of
@@ -728,7 +733,7 @@ def _lbp_votes(
     grey = smoothed_grey(channel_mean(block), None if voting is None else valid)
     weight = np.float32(1.0 / len(LBP_SCALES))
     for points, radius in LBP_SCALES:
-        codes = lbp_codes(grey, points, radius)
+        codes = lbp_codes(grey, points, radius, origin=origin)
         votes: np.ndarray | np.float32 = weight
         if voting is not None:
             codes[~voting] = 0  # any bin: its weight is 0
@@ -847,7 +852,7 @@ def grid_features(
     if beside:
         pieces = _windowed_beside(block, spec, valid, voting, rows, cols, lattice)
     else:
-        for name, vote in block_votes(block, spec, valid, voting=voting):
+        for name, vote in block_votes(block, spec, valid, voting=voting, origin=origin):
             pieces.setdefault(name, []).append(_windowed(vote, window, rows, cols, lattice))
     scale = _coverage_scale(valid, window, rows, cols, lattice)
     scales = {}
@@ -888,7 +893,8 @@ def _windowed_beside(
         pieces: dict[str, list[np.ndarray]] = {}
         if split:
             rest = replace(spec, features=others, bank_ranges=None)
-            for name, vote in block_votes(block, rest, valid, voting=voting):
+            for name, vote in block_votes(block, rest, valid, voting=voting,
+                                          origin=lattice.origin):  # fmt: skip
                 pieces.setdefault(name, []).append(_windowed(vote, window, rows, cols, lattice))
         take()
         return pieces
@@ -955,9 +961,10 @@ def grid_projections(
         valid = present_pixels(block)
     voting = voting_pixels(valid, spec)
     if voting is None:  # every pixel present votes in every group: one renormalisation
-        u = pixel_projections(block, spec, tables, valid, voting=None)
+        u = pixel_projections(block, spec, tables, valid, voting=None, origin=origin)
         return windowed_projections(u, valid, spec, rows, cols, origin)
-    u, patterns = pixel_projections(block, spec, tables, valid, apart=True, voting=voting)
+    u, patterns = pixel_projections(block, spec, tables, valid, apart=True, voting=voting,
+                                    origin=origin)  # fmt: skip
     b = windowed_projections(u, valid, spec, rows, cols, origin)
     return b + windowed_projections(patterns, voting, spec, rows, cols, origin)
 
@@ -970,6 +977,7 @@ def pixel_projections(
     *,
     apart: bool = False,
     voting: np.ndarray | str | None = _FIND,
+    origin: tuple[int, int] = (0, 0),
 ) -> np.ndarray | tuple[np.ndarray, np.ndarray | None]:
     """Every pixel's votes projected on m vectors, before the window: (h, w, m) float32.
 
@@ -993,6 +1001,8 @@ def pixel_projections(
         present votes in every group.
     voting : numpy.ndarray of bool, None or "find", optional
         As in :func:`block_votes`.
+    origin : (int, int), optional
+        As in :func:`block_votes`.
 
     Returns
     -------
@@ -1014,7 +1024,7 @@ def pixel_projections(
     if valid is None:
         valid = present_pixels(block)
     patterns = np.zeros_like(u) if apart and "lbp" in spec.features else None
-    for name, vote in block_votes(block, spec, valid, voting=voting):
+    for name, vote in block_votes(block, spec, valid, voting=voting, origin=origin):
         offset = start.get(name, 0)
         if offset + vote.length > shapes[name][0]:
             raise ParameterError(

@@ -701,6 +701,7 @@ def _project_block(
     reach: int,
     valid: np.ndarray | None = None,
     apart: bool = False,
+    origin: tuple[int, int] = (0, 0),
 ) -> _Projected:
     """The first step of a prediction: a padded block → the (h, w, m) float32 projections of
     its votes on the m endmembers (:func:`.features.pixel_projections`, before the window) and
@@ -712,15 +713,17 @@ def _project_block(
     ``reach`` pixels of halo gives those of its own pixels (the first of two passes); one with
     the whole halo, those of its pixels and of the window's halo (one pass). ``valid``: the
     pixels present, where the caller knows them (:func:`present_pixels` of the block
-    without)."""
+    without). ``origin``: the image position of the block's pixel (0, 0)
+    (:func:`.features.block_votes`)."""
     valid = present_pixels(block) if valid is None else valid
     spec, tables = model.spec, _tables(model, block.shape[-1])
     voting = voting_pixels(valid, spec)
     inner = (slice(reach, block.shape[0] - reach), slice(reach, block.shape[1] - reach))
     if voting is None and not apart:  # every pixel present votes in every group
-        u = pixel_projections(block, spec, tables, valid, voting=None)
+        u = pixel_projections(block, spec, tables, valid, voting=None, origin=origin)
         return _Projected(np.ascontiguousarray(u[inner]), valid[inner])
-    u, patterns = pixel_projections(block, spec, tables, valid, apart=True, voting=voting)
+    u, patterns = pixel_projections(block, spec, tables, valid, apart=True, voting=voting,
+                                    origin=origin)  # fmt: skip
     voting = valid if voting is None else voting
     return _Projected(np.ascontiguousarray(u[inner]), valid[inner],
                       np.ascontiguousarray(patterns[inner]), voting[inner])  # fmt: skip
@@ -1168,6 +1171,13 @@ def _prepare(image: Any, chunks: int | None, halo: int, nodata: Nodata = "auto")
     The channels are always one chunk: a pixel is missing when every channel is. The
     conversion runs in the tasks, block by block.
     """
+    if chunks is not None and (
+        isinstance(chunks, bool) or not isinstance(chunks, numbers.Integral) or chunks < 1
+    ):  # 0, -5 and 1.5 ran (-5 made a Dask image one chunk); "abc" failed inside int()
+        raise ParameterError(
+            f"chunks must be a block's side in pixels, an integer >= 1, or None (the planner's "
+            f"choice), got {chunks!r}"
+        )
     check_nodata(nodata)
     refuse_dataset(image)
     source = None
@@ -1408,7 +1418,7 @@ def _apply(
         patterns: 1 where it votes in them, 0.5 where it does not)."""
         padded = _padded(values_of(x), reach, src_origin, rows, cols)
         valid = present(padded, x, reach, src_origin, rows, cols, shared)
-        p = _project_block(padded, model, reach, valid, apart)
+        p = _project_block(padded, model, reach, valid, apart, (rows[0] - reach, cols[0] - reach))
         last = p.valid.astype(np.float32)[..., None]
         if not apart:
             return np.concatenate([p.u, last], axis=-1)
@@ -1420,18 +1430,19 @@ def _apply(
         last = planes[..., -1]
         u = np.ascontiguousarray(planes[..., :m])
         projected = _Projected(u, last > 0)
-        if apart:
-            patterns = planes[..., m : 2 * m]
-            if (last == np.float32(0.5)).any():  # a pixel present does not vote in them
-                projected = _Projected(u, last > 0, np.ascontiguousarray(patterns), last > 0.75)
-            else:
-                u += patterns
+        if apart:  # windowed apart, even where every pixel present votes in them: a sum of
+            # the windows, the same whatever the block (the window of the sum differs from
+            # it in the last bits, and blocks with and without such pixels summed each way)
+            patterns = np.ascontiguousarray(planes[..., m : 2 * m])
+            projected = _Projected(u, last > 0, patterns, last > 0.75)
         return unmix(projected, rows, cols, image_shape)
 
     def both(x: np.ndarray, *, src_origin, rows, cols, image_shape, shared=None, **_: Any):
         padded = _padded(values_of(x), halo, src_origin, rows, cols)
         valid = present(padded, x, halo, src_origin, rows, cols, shared)
-        return unmix(_project_block(padded, model, reach, valid), rows, cols, image_shape)
+        corner = (rows[0] - halo, cols[0] - halo)  # the image position of padded's (0, 0)
+        return unmix(_project_block(padded, model, reach, valid, apart, corner), rows, cols,
+                     image_shape)  # fmt: skip
 
     def unread(rows: tuple[int, int], cols: tuple[int, int]) -> bool:
         """True (skip) for a block of projections that no computed block reads: no foreground
