@@ -88,6 +88,23 @@ def test_labels_saved_to_netcdf_keep_their_model(cohort, tmp_path):
         np.testing.assert_array_equal(back.values, labels.values)
 
 
+def test_labels_that_xarray_wrote_to_zarr_give_back_their_model(cohort, tmp_path):
+    """A Dataset of labels written by xarray (no store of xfskde's) gives the model of the
+    one array that records one; several, or none, are refused naming the arrays. Before, the
+    refusal said to pass name=, which read_model does not take."""
+    (image, _), _ = cohort
+    labels, model = xfskde.segment(xr.DataArray(image, dims=("y", "x", "c")), 3,
+                                   sample=4000, return_model=True)  # fmt: skip
+    labels.to_dataset(name="labels").to_zarr(tmp_path / "one.zarr")
+    _same_model(read_model(tmp_path / "one.zarr"), model)
+    xr.Dataset({"a": labels, "b": labels}).to_zarr(tmp_path / "two.zarr")
+    with pytest.raises(ParameterError, match=r"several arrays .* \(a, b\): give one"):
+        read_model(tmp_path / "two.zarr")
+    xr.Dataset({"a": xr.DataArray(np.zeros((4, 4)))}).to_zarr(tmp_path / "none.zarr")
+    with pytest.raises(ParameterError, match=r"records no texture model: none of its arrays \(a\)"):
+        read_model(tmp_path / "none.zarr")
+
+
 @pytest.mark.parametrize("output", ["labels.zarr", "labels.ome.zarr", "labels.tif"])
 def test_every_stored_result_gives_back_its_model(cohort, tmp_path, output):
     if output.endswith(".tif"):

@@ -22,7 +22,7 @@ import tifffile
 import xarray as xr
 import zarr
 
-from ..exceptions import ParameterError
+from ..exceptions import ParameterError, StoreFormatError
 from ..io._location import store_target, zarr_like
 from ..io.geojson import read_geojson, read_labels_attrs
 from ..io.images import gdal_pairs, ome_pairs
@@ -116,7 +116,37 @@ def read_model(source: Any, *, storage_options: Mapping[str, Any] | None = None)
     recorded = group.attrs.get("xfskde")
     if isinstance(recorded, Mapping) and isinstance(recorded.get("attrs"), Mapping):
         return TextureModel.from_attrs(recorded["attrs"], source=where)  # an OME-Zarr image
-    return TextureModel.from_attrs(open_blocks(where, allow_incomplete=True).attrs, source=where)
+    try:
+        data = open_blocks(where, allow_incomplete=True)
+    except StoreFormatError:  # no store of xfskde's: a Dataset xarray wrote, of its arrays
+        # (labels.to_dataset().to_zarr(path)) the one that records a model
+        return _recorded_in_arrays(group, where)
+    return TextureModel.from_attrs(data.attrs, source=where)
+
+
+def _recorded_in_arrays(group: zarr.Group, where: Any) -> TextureModel:
+    """The model recorded in the attrs of one array of a Zarr group that is no store of
+    xfskde's (a Dataset of labels that xarray wrote); refused, naming the arrays, when none or
+    several record one."""
+    held = {}
+    for name, array in group.arrays():
+        try:
+            held[name] = TextureModel.from_attrs(dict(array.attrs), source=where)
+        except ParameterError:
+            continue
+    if len(held) == 1:
+        return next(iter(held.values()))
+    arrays = sorted(name for name, _ in group.arrays())
+    if held:
+        raise ParameterError(
+            f"{where} holds several arrays that record a texture model ({', '.join(sorted(held))}):"
+            f" give one, read_model(xarray.open_zarr(path)[name])"
+        )
+    raise ParameterError(
+        f"{where} records no texture model: none of its arrays ({', '.join(arrays)}) holds "
+        "the attrs of a segmentation; give the labels or abundances that segment() or "
+        "`xfskde segment` made"
+    )
 
 
 def same_fit(fitted: TextureModel, recorded: TextureModel) -> bool:
