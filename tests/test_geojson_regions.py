@@ -106,6 +106,30 @@ def test_a_slides_regions_are_in_level_0_pixels(tmp_path, capsys):
     assert "a GeoJSON holds regions: `xfskde segment` writes its labels as them" in err
 
 
+def test_cells_that_leave_pixels_over_are_placed_by_their_size(tmp_path, capsys):
+    """``--mpp 1.5`` of a 0.5 µm, 512² slide: 170 cells of 3 pixels cover 510 of them. The
+    regions' vertices lie on the cells' edges in level-0 pixels (multiples of 3, up to 510),
+    and GDAL draws them back onto the labels at a scale of 3; before, they were stretched by
+    512 / 170 (edge 52 at 156.6)."""
+    image, _ = random_textures((512, 512), seed=1)
+    path = tmp_path / "slide.ome.tif"
+    tifffile.imwrite(path, (image * 255).astype(np.uint8), ome=True, photometric="rgb",
+                     metadata={"axes": "YXS", "PhysicalSizeX": 0.5,
+                               "PhysicalSizeY": 0.5})  # fmt: skip
+    regions, store = tmp_path / "regions.geojson", tmp_path / "labels.zarr"
+    for out in (regions, store):
+        assert main(["segment", str(path), str(out), "--textures", "3", "--mpp", "1.5",
+                     "--seed", "1", "--no-progress"]) == 0  # fmt: skip
+    collection = json.loads(regions.read_text())
+    vertices = np.concatenate([np.asarray(r) for f in collection["features"]
+                               for p in f["geometry"]["coordinates"] for r in p])  # fmt: skip
+    np.testing.assert_array_equal(vertices % 3, 0)
+    assert vertices.max() == 510
+    labels = zarr.open_group(store)["labels"][:]
+    assert labels.shape == (170, 170)
+    np.testing.assert_array_equal(_drawn_by_gdal(collection, labels.shape, Affine.scale(3)), labels)
+
+
 def test_a_scenes_regions_are_in_its_crs(tmp_path):
     """A GeoTIFF in UTM: the regions in its CRS (the crs member GDAL writes), drawn back by
     GDAL with the scene's transform onto its labels, and by the mask reader too."""

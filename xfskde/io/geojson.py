@@ -852,8 +852,12 @@ def _grid(image: xr.DataArray) -> tuple[float, float] | None:
 
 def _in_pixels(image: xr.DataArray, name: str) -> Any:
     """Vertices in level-0 pixels onto the image: by its sides' ratio to level 0's (a whole
-    level, or the file read at ``mpp=`` in cells of pixels), by its coords (part of a level
-    of a file that records its pixel size), or as they are (an image of no file)."""
+    level), by its coords (the file read at ``mpp=`` in cells of pixels, or part of a level,
+    of a file that records its pixel size), or as they are (an image of no file).
+
+    Cells by their coords: a level whose side the cells do not divide drops its last partial
+    row and column of cells, and the sides' ratio stretched the outlines over it (682 cells of
+    3 px over 2048 level-0 pixels: cell edge 52 at 156.15, not 156)."""
     source = image.attrs.get("source")
     if not source:
         return lambda xy: np.stack([xy[1], xy[0]])
@@ -861,7 +865,7 @@ def _in_pixels(image: xr.DataArray, name: str) -> Any:
     where = image.encoding.get("source") or source
     opening = opened_as(image)
     levels = image_levels(where, **level_arguments(opening))
-    if is_whole_level(image, levels):
+    if is_whole_level(image, levels) and int(image.attrs.get("source_binning", 1)) == 1:
         height, width = levels[0].sides
         return lambda xy: np.stack([xy[1] * ny / height, xy[0] * nx / width])
     unit = str(image["x"].attrs.get("units", "")) if "x" in image.coords else ""
