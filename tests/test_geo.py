@@ -744,6 +744,15 @@ def test_a_microscope_result_keeps_its_pixel_size_in_the_tiff(geotiff, tmp_path)
     np.testing.assert_allclose(np.diff(labels.y.values), 0.325, rtol=1e-6)
     with tifffile.TiffFile(tmp_path / "l.tif") as tif:
         assert int(tif.pages[0].resolutionunit) == 3  # centimetre
+    # read in cells (--mpp 0.65: 2 × 2 pixels), the labels' first pixel centre lies half a
+    # source pixel in, as the image read so has it (the GeoTransform's origin; read at 0)
+    cells = ["segment", str(tmp_path / "cells.ome.tif"), str(tmp_path / "c.tif"), "--mpp", "0.65"]
+    assert main([*cells, *argv]) == 0
+    binned = open_image(tmp_path / "cells.ome.tif", mpp=0.65)
+    labels = open_image(tmp_path / "c.tif")
+    np.testing.assert_allclose(labels.y.values, binned.y.values, rtol=0, atol=1e-6)
+    np.testing.assert_allclose(labels.x.values, binned.x.values, rtol=0, atol=1e-6)
+    assert float(labels.y[0]) == pytest.approx(0.1625)
     # a georeferenced result keeps its GeoTransform and gets no resolution tags
     field = xfskde.local_fskde(open_image(geotiff), **PARAMS).fskde.energy()
     with tifffile.TiffFile(write_geotiff(field, tmp_path / "e.tif")) as tif:

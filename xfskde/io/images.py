@@ -1080,6 +1080,31 @@ def _ome_origin(xml: str, series: int = 0) -> tuple[float, float]:
         return 0.0, 0.0
 
 
+#: GDAL's ModelTransformationTag: the GeoTransform of a TIFF, written without GeoKeys for an
+#: image without a CRS.
+_MODEL_TRANSFORMATION = 34264
+
+
+def _frame_origin(page: Any, size: tuple[float, float] | None) -> tuple[float, float]:
+    """The (y, x) centre of a TIFF's first pixel in µm from the GeoTransform GDAL writes
+    without a CRS (its ModelTransformationTag), where its steps are the resolution tags' pixel
+    size (``size``, µm: its unit then theirs) and it neither turns nor flips; else (0, 0).
+
+    Labels of a microscope image, and its abundances, written as a ``*.tif`` carry both (the
+    cells of a slide read at ``mpp=`` begin half a cell before level 0's first pixel centre:
+    -0.125 µm for cells of 4 × 0.25 µm), and were read back at 0 µm."""
+    tag = page.tags.get(_MODEL_TRANSFORMATION)
+    if tag is None or size is None:
+        return 0.0, 0.0
+    m = np.asarray(tag.value, dtype=np.float64).reshape(-1)
+    if m.size != 16 or not np.all(np.isfinite(m)) or m[1] != 0 or m[4] != 0:
+        return 0.0, 0.0
+    (sy, sx), steps = size, (float(m[5]), float(m[0]))
+    if not (np.isclose(steps[0], sy, rtol=1e-4) and np.isclose(steps[1], sx, rtol=1e-4)):
+        return 0.0, 0.0  # other units, or another grid: not this pixel size's frame
+    return float(m[7] + steps[0] / 2), float(m[3] + steps[1] / 2)
+
+
 def _refuse_series(series: Any, what: Any) -> None:
     """Refuse a ``series`` other than the first (the default) for ``what``, which holds one
     image (no TIFF, no bioformats2raw OME-Zarr)."""
@@ -1292,7 +1317,7 @@ def _tiff_info(path: Location, series: int | str = 0) -> _TiffInfo:
             geo = _geo_pixel_size(tif) if geotiff else None
             alpha = _alpha_channel(first)
             xml = tif.ome_metadata if tif.is_ome and size else None
-            origin = _ome_origin(xml, index) if xml else (0.0, 0.0)
+            origin = _ome_origin(xml, index) if xml else _frame_origin(first, size)
             turned = first.tags.get(ORIENTATION_TAG)
             orientation = int(turned.value) if turned is not None else 1
             names = _ome_channel_names(ome)
