@@ -611,6 +611,21 @@ def test_abundances_of_every_group_do_not_depend_on_chunking_to_the_bit():
     np.testing.assert_array_equal(segment(grey, 3, chunks=128), labels)
 
 
+def test_lazy_results_keep_the_inputs_chunks_and_go_to_zarr(tmp_path):
+    """A last chunk narrower than the halo is merged for the engine only: labels and
+    abundances come back in the input's chunks, which xarray writes to Zarr (x chunks
+    (77, 77, 102) were refused: "Final chunk ... must be the same size or smaller")."""
+    image, _ = random_textures((256, 256), seed=1)
+    lazy = xr.DataArray(image, dims=("y", "x", "c")).chunk({"y": 100, "x": 77})
+    labels, model = segment(lazy, 3, features=("color",), size=4, return_model=True)
+    assert labels.chunks == ((100, 100, 56), (77, 77, 77, 25))
+    labels.to_zarr(tmp_path / "labels.zarr")
+    a = model.abundances(lazy)
+    assert a.chunks[:2] == labels.chunks
+    a.to_zarr(tmp_path / "abundances.zarr")
+    np.testing.assert_array_equal(xr.open_zarr(tmp_path / "labels.zarr")["labels"], labels)
+
+
 @pytest.mark.parametrize("shape", [(700, 1100), (1030, 1060)])
 def test_the_fit_does_not_depend_on_chunking(shape):
     """The fit draws its sample from cells of the image's own (the blocks of its default plan),

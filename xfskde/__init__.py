@@ -25,7 +25,7 @@ from .kernel import Cos2KKernel, truncated_length
 from .local import overlap_depth
 from .metrics import adjusted_rand_index, rand_index
 from .orientation import coherence, energy
-from .segmentation import segment
+from .segmentation import fit_textures, segment
 from .windows import Window
 
 __all__ = [
@@ -40,6 +40,7 @@ __all__ = [
     "distance",
     "energy",
     "evaluate",
+    "fit_textures",
     "fskde",
     "gradient",
     "local_fskde",

@@ -1024,6 +1024,17 @@ def _in_model_order(prepared: _Prepared, model: TextureModel) -> tuple[_Prepared
     scene of 13 bands) gives the model's by their names. One lacking any of them is refused
     in one line."""
     names, fitted = channel_names(prepared.source), model.channel_names
+    if names is None and fitted is not None and prepared.raw.shape[2] > 1:
+        # bands written without their descriptions, an array of them: in another order
+        # they were taken silently (a scene's reversed bands: 75 % of the labels the same)
+        warnings.warn(
+            f"the model was fitted on channels named {', '.join(fitted)}; this image's "
+            "channels have no names, so they are taken in that order unchecked: name them (a "
+            "DataArray's channel coordinate, a GeoTIFF's band descriptions) to have them "
+            "checked and put in the model's order",
+            UserWarning,
+            stacklevel=4,
+        )
     if names is None or fitted is None or names == fitted:
         return prepared, {}
     dim = image_dims(prepared.source)[2]  # named channels: a colour dim with a coordinate
@@ -1187,7 +1198,7 @@ def _prepare(image: Any, chunks: int | None, halo: int, nodata: Nodata = "auto")
             raise DimensionError(
                 f"the image is a stack (dims {tuple(image.dims)}): segment one plane at a time, "
                 f"with one model so that every plane's textures get the same labels — model = "
-                f"fit_textures(image.isel({plane}), n); model.predict(image.isel(...))"
+                f"xfskde.fit_textures(image.isel({plane}), n); model.predict(image.isel(...))"
             )
         source = image
         image, _ = image_layout(image)
@@ -1481,6 +1492,11 @@ def _apply(
     if f > 1:
         result = _repeated(result, cells, full, f, BACKGROUND if labels else np.nan,
                            prepared.nodata, foreground)  # fmt: skip
+    elif is_dask and result.chunks[:2] != prepared.raw.chunks[:2]:
+        # the remainder merged for the engine (:func:`_remainder_merged`) cut off again: the
+        # result in the image's chunks, which Zarr takes (xarray's to_zarr refused labels of
+        # x chunks (77, 77, 102): "Final chunk ... must be the same size or smaller")
+        result = result.rechunk((*prepared.raw.chunks[:2], *result.chunks[2:]))
     if kind == "dask":
         return result
     if not is_dask:  # NumPy in, NumPy out: the same graph, run on local threads
