@@ -169,8 +169,17 @@ def test_an_area_of_interest_on_a_scene_as_gdal_draws_it(tmp_path):
             self.crs = scene.rio.crs  # rasterio's CRS has to_wkt(), as pyproj's
 
     np.testing.assert_array_equal(resolve_mask(Frame(), image).values, gdal.astype(bool))
-    with pytest.raises(ParameterError, match="read as WGS 84 longitude and latitude"):
+    with pytest.raises(ParameterError, match="WGS 84 longitude and latitude") as refused:
         resolve_mask({"type": "Polygon", "coordinates": [ring]}, image)
+    assert "the regions span x 301000 to 304003, y 495007 to 499000 in WGS 84" in str(refused.value)
+    # regions in the image's CRS that miss it: where each lies, each CRS by its short name
+    # (the refusal held the CRS's whole WKT, and said "as the GeoJSON's crs says")
+    away = [[x + 100_000, y] for x, y in ring]
+    with pytest.raises(ParameterError, match="lie outside the image") as refused:
+        resolve_mask({**utm, "geometry": {"type": "Polygon", "coordinates": [away]}}, image)
+    said = str(refused.value)
+    assert "the regions span x 401000 to 404003, y 495007 to 499000 in EPSG:32633" in said
+    assert "the image x " in said and "PROJCRS" not in said and len(said) < 500
     with pytest.raises(ParameterError, match=r"is in a CRS .* and the image has none"):
         resolve_mask(utm, xr.DataArray(np.zeros((64, 64)), dims=("y", "x")))
 

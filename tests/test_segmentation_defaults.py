@@ -1121,6 +1121,14 @@ def test_images_with_nothing_or_little_to_segment():
     and a blank centre (where the window check's crop falls), are segmented."""
     with pytest.raises(xfskde.exceptions.ParameterError, match=r"no pixel is present.*nodata"):
         segment(np.full((64, 64), np.nan, np.float32), 3)
+    # a mask whose regions lie on missing data: the mask is named, not the image
+    half = np.full((64, 64), 0.5, np.float32)
+    half[:, :32] = np.nan
+    inside = np.zeros((64, 64), bool)
+    inside[10:50, 5:25] = True
+    with pytest.raises(xfskde.exceptions.ParameterError, match=r"present in every channel inside "
+                       r"the mask.*give a mask over the data"):  # fmt: skip
+        segment(half, 3, mask=inside)
     with pytest.raises(xfskde.exceptions.ParameterError, match="the same at all"):
         segment(np.full((64, 64, 3), 0.5, np.float32), 3)
     texture, truth = random_textures((128, 128), seed=2)

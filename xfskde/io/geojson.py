@@ -261,7 +261,8 @@ def polygon_mask(
     scale = (my / ny, mx / nx)  # image pixels (edges at integers) -> mask pixels
 
     def on_mask(ring: np.ndarray) -> np.ndarray:  # (row, column) of mask pixel centres
-        placed = to_pixels(ring) * np.array(scale)[:, None] - 0.5
+        with np.errstate(invalid="ignore", over="ignore"):  # pyproj's inf: refused below
+            placed = to_pixels(ring) * np.array(scale)[:, None] - 0.5
         if not np.isfinite(placed).all():  # pyproj's inf: not coordinates of that CRS
             raise ParameterError(
                 f"the vertices of {_name(polygons)} cannot be placed on the image: "
@@ -888,16 +889,55 @@ def _in_pixels(image: xr.DataArray, name: str) -> Any:
 
 
 def _frame_hint(document: Mapping[str, Any], image: xr.DataArray) -> str:
-    """What to check when the regions miss the image."""
-    if crs_wkt(image) is not None:
-        named = _named_crs(document)
-        return (
-            f"are they in {named}, as the GeoJSON's crs says?"
-            if named
-            else "a GeoJSON without a crs member is read as WGS 84 longitude and latitude "
-            "(RFC 7946): add the crs of its coordinates"
-        )
-    return "they are read as pixels of the image's level 0, x the column and y the row"
+    """What to check when the regions miss the image: for a scene, where the regions lie in
+    the CRS they are read in and where the image lies in its own, each CRS by its short name
+    (a GeoPackage in EPSG:4326 was told to add a GeoJSON's crs member, one in the image's CRS
+    was shown a WKT of 1.6 kB)."""
+    wkt = crs_wkt(image)
+    if wkt is None:
+        return "they are read as pixels of the image's level 0, x the column and y the row"
+    named = _named_crs(document)
+    theirs = (
+        _short_crs(named)
+        if named
+        else "WGS 84 longitude and latitude (what regions of no CRS are read in: RFC 7946)"
+    )
+    rings = [exterior for exterior, _, _ in geojson_polygons(document)]
+    where = ""
+    if rings:
+        xy = np.concatenate(rings, axis=1)
+        where = f"span {_span(xy[0], xy[1])} in {theirs}; the image {_image_span(image)} in "
+        where = f"the regions {where}{_short_crs(wkt)}: "
+    return (
+        f"{where}if the regions are in another CRS, give it (a GeoPackage's or shapefile's CRS, "
+        "a GeoJSON's crs member)"
+    )
+
+
+def _short_crs(text: str) -> str:
+    """A CRS by its EPSG code where it has one (``EPSG:32633``), else by its name; the text as
+    given where it is none."""
+    crs = parse_crs(text)
+    if crs is None:
+        return text if len(text) <= 80 else text[:77] + "..."
+    code = crs.to_epsg()
+    return f"EPSG:{code}" if code else str(crs.name)
+
+
+def _span(x: np.ndarray, y: np.ndarray) -> str:
+    """``x a to b, y c to d`` of coordinates: six significant digits, whole units from 10⁴ on
+    (a UTM scene's metres)."""
+
+    def number(v: float) -> str:
+        return f"{v:.0f}" if abs(v) >= 1e4 else f"{v:.6g}"
+
+    x_range = f"{number(np.nanmin(x))} to {number(np.nanmax(x))}"
+    return f"x {x_range}, y {number(np.nanmin(y))} to {number(np.nanmax(y))}"
+
+
+def _image_span(image: xr.DataArray) -> str:
+    """:func:`_span` of an image's pixel centres (its ``x`` and ``y`` coords)."""
+    return _span(np.asarray(image["x"].values, float), np.asarray(image["y"].values, float))
 
 
 # ------------------------------------------------------------------------------------- writing

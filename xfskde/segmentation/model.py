@@ -1737,6 +1737,12 @@ def _probe_tiles(
                 f"the nodata value) at every pixel of {16 * count} random tiles, and a pixel "
                 f"missing in one channel is missing in all: nothing to segment; {remedy}"
             )
+        if foreground is not None:  # the mask's regions lie on missing data: say so
+            raise ParameterError(
+                f"no pixel is present in every channel inside the mask, in {16 * count} random "
+                "tiles of its regions (all NaN, or all the nodata value there): nothing to "
+                "segment; give a mask over the data, or check nodata"
+            )
         raise ParameterError(
             f"no pixel is present in every channel in {16 * count} random tiles of the image "
             "(all NaN, or all the nodata value): nothing to segment; check nodata, or give a "
