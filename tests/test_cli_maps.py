@@ -325,7 +325,7 @@ def test_a_south_up_scene_to_ome_zarr_is_refused_before_the_fit(tmp_path, capsys
             f"xfskde {argv[0]}: error: {scene} is georeferenced (a CRS: its x and y are "
             "coordinates on the ground, not pixels) and an OME-Zarr image (or an OME-TIFF, its "
             "copy) is a grid of pixels: write a GeoTIFF (xfskde.io.geotiff.write_geotiff; on "
-            "the command line, name the output *.tif, not *.ome.tif)\n"
+            "the command line, name the output *.tif, not *.ome.zarr nor *.ome.tif)\n"
         )
     picture = tmp_path / "maps.png"  # a picture of the maps is drawn as before
     assert main(["maps", scene, str(picture), "--no-progress"]) == 0 and picture.exists()

@@ -515,9 +515,13 @@ def test_the_command_line_writes_labels_and_maps_as_geotiffs(geotiff, tmp_path, 
         (["segment", str(geotiff), str(tmp_path / "labels.tif"), *seg, "--resume"], "--resume"),
         (["coefficients", str(geotiff), str(tmp_path / "c.tif")], "Zarr store"),
         (["segment", str(geotiff), str(tmp_path / "labels.tif"), *seg], "--overwrite"),
-        # a north-up image is no OME-Zarr grid (its rows would show upside down)
-        (["segment", str(geotiff), str(tmp_path / "l.ome.zarr"), *seg], r"north-up.*\*\.tif"),
-        (["maps", str(geotiff), str(tmp_path / "maps.zarr"), *field], r"north-up.*\*\.tif"),
+        # a scene is no OME-Zarr grid: its CRS said first (it said north-up, which a scene
+        # whose y runs up is not, and is refused alike)
+        (
+            ["segment", str(geotiff), str(tmp_path / "l.ome.zarr"), *seg],
+            r"georeferenced.*\*\.tif, not \*\.ome\.zarr",
+        ),
+        (["maps", str(geotiff), str(tmp_path / "maps.zarr"), *field], r"georeferenced.*\*\.tif"),
     ):
         with pytest.raises(xfskde.exceptions.XfskdeError, match=match):
             main(["--debug", *argv])

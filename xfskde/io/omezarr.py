@@ -232,7 +232,7 @@ def _stack_attrs(items: Sequence[tuple[str, xr.DataArray]]) -> dict[str, Any]:
 
 #: The way out for a scene no OME-Zarr image holds (north-up, or any with a CRS).
 _GEOTIFF_INSTEAD = ("write a GeoTIFF (xfskde.io.geotiff.write_geotiff; on the command line, "
-                    "name the output *.tif, not *.ome.tif)")  # fmt: skip
+                    "name the output *.tif, not *.ome.zarr nor *.ome.tif)")  # fmt: skip
 
 
 def _crs_coord(array: xr.DataArray) -> str | None:
@@ -319,13 +319,13 @@ def check_ome_zarr_grid(image: xr.DataArray, what: str, *, crs: bool = True) -> 
         For coords that are not numeric, not increasing or not evenly spaced, a y that
         decreases (north-up), or, with ``crs``, a CRS.
     """
-    _grid(image.isel({d: 0 for d in image.dims if d not in ("y", "x")}), what)
-    if crs and _crs_coord(image) is not None:
+    if crs and _crs_coord(image) is not None:  # the reason, whichever way its y runs
         raise ParameterError(
             f"{what} is georeferenced (a CRS: its x and y are coordinates on the ground, not "
             f"pixels) and an OME-Zarr image (or an OME-TIFF, its copy) is a grid of pixels: "
             f"{_GEOTIFF_INSTEAD}"
         )
+    _grid(image.isel({d: 0 for d in image.dims if d not in ("y", "x")}), what)
 
 
 def _grid(array: xr.DataArray, what: str) -> tuple[_Grid, tuple[np.ndarray, np.ndarray]]:
