@@ -750,9 +750,12 @@ def test_a_microscope_result_keeps_its_pixel_size_in_the_tiff(geotiff, tmp_path)
         assert int(tif.pages[0].resolutionunit) == 3  # centimetre
     # read in cells (--mpp 0.65: 2 × 2 pixels), the labels' first pixel centre lies half a
     # source pixel in, as the image read so has it (the GeoTransform's origin; read at 0)
-    cells = ["segment", str(tmp_path / "cells.ome.tif"), str(tmp_path / "c.tif"), "--mpp", "0.65"]
+    tifffile.imwrite(tmp_path / "wide.ome.tif", data.camera()[128:384, 128:384], ome=True,
+                     metadata={"axes": "YX", "PhysicalSizeX": 0.325,
+                               "PhysicalSizeY": 0.325})  # fmt: skip
+    cells = ["segment", str(tmp_path / "wide.ome.tif"), str(tmp_path / "c.tif"), "--mpp", "0.65"]
     assert main([*cells, *argv]) == 0
-    binned = open_image(tmp_path / "cells.ome.tif", mpp=0.65)
+    binned = open_image(tmp_path / "wide.ome.tif", mpp=0.65)
     labels = open_image(tmp_path / "c.tif")
     np.testing.assert_allclose(labels.y.values, binned.y.values, rtol=0, atol=1e-6)
     np.testing.assert_allclose(labels.x.values, binned.x.values, rtol=0, atol=1e-6)

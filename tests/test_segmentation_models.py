@@ -584,3 +584,22 @@ def test_same_fit_is_one_fit_up_to_the_last_bits_of_the_arithmetic():
     ours = dataclasses.replace(model, choices=choices)
     assert same_fit(dataclasses.replace(model, choices=rounded), ours)
     assert not same_fit(dataclasses.replace(model, choices=other), ours)
+
+
+def test_an_mpp_that_leaves_too_few_pixels_is_refused_naming_the_largest(tmp_path, capsys):
+    """``--mpp`` that shrinks a 512² slide of 0.5 µm below 64 pixels a side is refused, naming
+    the largest that keeps 64: at 16 µm it was segmented as 16 × 16 pixels into three textures
+    (exit 0), at 300 µm the refusal blamed the mask and the pixels present."""
+    image, _ = random_textures((512, 512), seed=1)
+    _ome_tiff(tmp_path / "slide.ome.tif", np.round(image * 255).astype(np.uint8), 0.5)
+    for mpp, shape in (("16", "16 x 16"), ("300", "0 x 0"), ("5", "51 x 51")):
+        argv = ["segment", str(tmp_path / "slide.ome.tif"), str(tmp_path / "l.zarr"),
+                "--textures", "3", "--mpp", mpp, "--no-progress"]  # fmt: skip
+        assert main(argv) == 2
+        err = capsys.readouterr().err
+        if mpp == "300":  # smaller than one cell: refused by the reader, as before
+            assert "smaller than one cell" in err
+            continue
+        assert f"at --mpp {mpp} the image is {shape} pixels, fewer than 64 on a side" in err
+        assert err.rstrip().endswith("ask for --mpp 4 or less")
+    assert not (tmp_path / "l.zarr").exists()

@@ -263,6 +263,7 @@ def run(args: argparse.Namespace) -> int:
     image = open_image(args.input, level=args.level or 0, mpp=args.mpp, chunks=args.chunks,
                        halo=halo, plane=args.plane, series=args.series,
                        dims=args.dims, channels=args.channels)  # fmt: skip
+    _refuse_too_coarse(image, args)
     if model is not None and args.level is None:
         _refuse_unreachable_scale(image, model, args)
     if model is not None and args.level is None and args.mpp is None:
@@ -488,6 +489,32 @@ def _at_model_scale(image: Any, model: Any, args: argparse.Namespace, halo: int)
         file=sys.stderr,
     )
     return nearest
+
+
+#: The fewest pixels on a side of an image read at ``--mpp`` that is segmented: the finest
+#: window (σ 6 px) reads 49 pixels across, and a region needs several windows to be seen.
+MPP_MIN_SIDE = 64
+
+
+def _refuse_too_coarse(image: xr.DataArray, args: argparse.Namespace) -> None:
+    """Refuse an image that ``--mpp`` shrank below :data:`MPP_MIN_SIDE` pixels on a side, naming
+    the largest ``--mpp`` that keeps that many: at ``--mpp 64`` a 2048² slide of 0.25 µm was
+    segmented as 8 × 8 pixels into three textures, exit 0; at ``--mpp 300``, one pixel, the
+    refusal blamed the mask and the pixels present."""
+    side = min(image.sizes["y"], image.sizes["x"])
+    if args.mpp is None or side >= MPP_MIN_SIDE:
+        return
+    extent = float(args.mpp) * side  # in µm; the level read, whole, where it is known
+    size, cells = image.attrs.get("source_pixel_size_um"), int(image.attrs.get("source_binning", 1))
+    if size is not None and "source_level" in image.attrs:  # its partial cells were dropped
+        levels = image_levels(args.input, series=args.series, dims=args.dims)
+        sides = levels[int(image.attrs["source_level"])].sides
+        extent = min(n * float(s) / cells for n, s in zip(sides, size, strict=True))
+    largest = extent / MPP_MIN_SIDE
+    raise ParameterError(
+        f"at --mpp {args.mpp:g} the image is {image.sizes['y']} x {image.sizes['x']} pixels, "
+        f"fewer than {MPP_MIN_SIDE} on a side to segment: ask for --mpp {largest:.3g} or less"
+    )
 
 
 def _in_blocks(
