@@ -291,3 +291,25 @@ def test_disk_mask_refuses_a_shape_that_is_not_two_counts():
     with pytest.raises(TypeError, match=r"^shape must be an integer >= 0, got 2.5$"):
         disk_mask((2.5, 3), None)  # was silently 2 rows
     np.testing.assert_array_equal(disk_mask((4, 4), 4), np.hypot(*np.ogrid[-1.5:2, -1.5:2]) <= 2)
+
+
+def test_subpackages_are_reached_from_the_package_alone():
+    """``import xfskde`` then ``xfskde.datasets.random_textures(...)``, as a notebook writes
+    it, raised AttributeError; the subpackages are imported on first use, and a name that is
+    none still raises AttributeError."""
+    import subprocess
+    import sys
+
+    code = (
+        "import xfskde; xfskde.datasets.random_textures((32, 32), seed=0); "
+        "xfskde.descriptors.disk_mask; assert callable(xfskde.fit_textures)\n"
+        "try:\n    xfskde.no_such_name\nexcept AttributeError as e:\n    print(e)"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "module 'xfskde' has no attribute 'no_such_name'"
+
+
+def test_an_empty_colour_image_is_refused_as_empty():
+    """(0, 10, 3) was refused as an array whose 3 channels might be its rows."""
+    with pytest.raises(DimensionError, match=r"the image is empty \(shape \(0, 10\)\)"):
+        xfskde.segment(np.zeros((0, 10, 3)), 3)

@@ -55,3 +55,17 @@ __all__ = [
     "write_coefficients",
     "write_ome_zarr",
 ]
+
+#: Subpackages imported on first use (``xfskde.datasets.random_textures(...)`` after a bare
+#: ``import xfskde`` raised AttributeError): each pulls its own dependencies in when asked.
+_LAZY_SUBPACKAGES = ("datasets", "descriptors", "experiments", "plot")
+
+
+def __getattr__(name: str):
+    """``xfskde.datasets``, ``xfskde.descriptors``, ``xfskde.experiments`` and ``xfskde.plot``,
+    imported on first use."""
+    if name in _LAZY_SUBPACKAGES:
+        import importlib
+
+        return importlib.import_module(f".{name}", __name__)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -1224,7 +1224,7 @@ def _prepare(image: Any, chunks: int | None, halo: int, nodata: Nodata = "auto")
         # half floats (a network's output), long doubles, big-endian values (FITS): the
         # compiled checks and features take the nearest native type (float16's exactly)
         image = image.astype(compiled_dtype(image.dtype))
-    if image.ndim == 3 and source is None and image.shape[2] >= min(image.shape[:2]):
+    if image.ndim == 3 and source is None and 0 < min(image.shape[:2]) <= image.shape[2]:
         # (3, 512, 512) read as 3 rows of 512 "channels" segments without a complaint
         raise DimensionError(
             f"image of shape {image.shape} would be read as (y, x, c) with {image.shape[2]} "
@@ -3537,7 +3537,8 @@ def segment(
         the input kind; a DataArray keeps the spatial dims and coords and carries the
         parameters as attrs, and the background label as its ``nodata`` attr (rioxarray's
         ``labels.rio.nodata``, which ``rio.to_raster`` writes; xarray keeps the labels uint8
-        through netCDF and Zarr, as it would not with a ``_FillValue``).
+        through netCDF-4 and Zarr, as it would not with a ``_FillValue``; netCDF-3, scipy's
+        engine, has no unsigned bytes and gives them back as int8).
     model : TextureModel
         Only with ``return_model=True``.
     """
