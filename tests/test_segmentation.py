@@ -1661,3 +1661,23 @@ def test_a_small_image_is_labelled_alike_whatever_the_seed():
     labels = [np.asarray(segment(xr.DataArray(image, dims=("y", "x")), 3, seed=s)) for s in (0, 1)]
     assert rand_index(labels[0], labels[1]) == 1.0  # one partition (the textures' numbers differ)
     assert rand_index(truth, labels[1]) > 0.94
+
+
+def test_an_rgba_array_is_warned_of_once():
+    """A NumPy RGBA image (a PNG read by skimage.io.imread) has no record of which channel is
+    its alpha: segmented as a fourth colour, its transparent pixels a texture of their own. One
+    warning per call, naming the way out; none for four bands of data."""
+    image, _ = random_textures((96, 96), seed=1)
+    rgb = np.round(image * 255).astype(np.uint8)
+    rgba = np.dstack([rgb, np.full((96, 96), 255, np.uint8)])
+    rgba[:, :20, 3] = 0
+    with warnings.catch_warnings(record=True) as said:
+        warnings.simplefilter("always")
+        segment(rgba, 3, features=("color",), size=4)
+    alpha = [w for w in said if "as an opacity (alpha) does" in str(w.message)]
+    assert len(alpha) == 1 and "mask=image[..., 3] > 0" in str(alpha[0].message)
+    bands = np.dstack([rgb, rgb[..., :1] // 2])  # a fourth band of data
+    with warnings.catch_warnings(record=True) as said:
+        warnings.simplefilter("always")
+        segment(bands, 3, features=("color",), size=4)
+    assert not [w for w in said if "opacity" in str(w.message)]
