@@ -610,6 +610,16 @@ def test_existing_store_and_mismatched_resume(tmp_path):
     with pytest.raises(StoreParametersError) as refused:
         xfskde.write_coefficients(second, tmp_path / "f.zarr", resume=True)
     assert "source_series 0 in the store, 1 now" in str(refused.value)
+    # a value an attr "chose_<name>" says was chosen follows what the user gave, however short
+    # (a resume with another seed named the window the new fit chose first)
+    from xfskde.io.stores import _parameter_differences
+
+    said = _parameter_differences(
+        json.dumps({"fit_seed": 0, "size": 6, "stride": 5, "chose_size": "a", "chose_stride": "b"}),
+        json.dumps({"fit_seed": 123456, "size": 22, "stride": 2, "chose_size": "c",
+                    "chose_stride": "d"}),
+    )  # fmt: skip
+    assert said.startswith("fit_seed 0 in the store, 123456 now; ")
     assert xfskde.write_coefficients(other, tmp_path / "f.zarr", overwrite=True) == 1
     with pytest.raises(DimensionError, match="dims"):
         xfskde.write_coefficients(F.transpose("k", "y", "x"), tmp_path / "g.zarr")

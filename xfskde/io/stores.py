@@ -575,11 +575,16 @@ def _parameter_differences(stored: Any, params: str, shown: int = 4) -> str:
     # the data's own layout first, then its inputs (the mask, its classes: what changes all
     # that the segmentation chooses), then the values a user gives (short: a seed, a size;
     # the shortest first, as a fit's scales and weights are short too but written to 16
-    # digits), then what was derived from them (an attr "chose_*" saying why, fitted arrays)
+    # digits), then what was derived from them (an attr "chose_*" saying why, a value that
+    # such an attr says was chosen — a size, a stride —, fitted arrays): a resume with
+    # another --seed named the window the new fit chose before the seed
+    def derived(key: str) -> bool:
+        return key.startswith("chose_") or f"chose_{key}" in old or f"chose_{key}" in new
+
     def order(key: str) -> tuple[bool, bool, bool, bool, int, str]:
         length = sum(map(len, values[key])) if short(key) else 0
         inputs = key.startswith(("mask", "source"))
-        return key not in names, not inputs, key.startswith("chose_"), not short(key), length, key
+        return key not in names, not inputs, derived(key), not short(key), length, key
 
     keys = sorted(values, key=order)
     parts = []
