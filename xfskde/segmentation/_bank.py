@@ -610,12 +610,7 @@ def _bin_plane_exact(response, filled, kernel, lo, width, n_bins, rounding, out)
                         for j in range(kernel.shape[1]):
                             v += kernel[i, j] * np.float64(filled[y - ry + i, x - rx + j])
                     s = (v - lo) / width * n_bins
-            if s >= top:  # +inf too
-                out[y, x] = top
-            elif s > 0:
-                out[y, x] = int(np.floor(s))
-            else:  # below the range, -inf and NaN
-                out[y, x] = 0
+            out[y, x] = _bin_of(s, top)
 
 
 @numba.njit(nogil=True, cache=True, error_model="numpy")
@@ -626,10 +621,15 @@ def _bin_plane(response, lo, width, n_bins, out):
     top = n_bins - 1
     for y in range(out.shape[0]):
         for x in range(out.shape[1]):
-            s = (np.float64(response[y, x]) - lo) / width * n_bins
-            if s >= top:  # +inf too
-                out[y, x] = top
-            elif s > 0:
-                out[y, x] = int(np.floor(s))
-            else:  # below the range, -inf and NaN
-                out[y, x] = 0
+            out[y, x] = _bin_of((np.float64(response[y, x]) - lo) / width * n_bins, top)
+
+
+@numba.njit(nogil=True, cache=True, inline="always")
+def _bin_of(s, top):
+    """The bin of a response ``s`` bins above its range's low end: ``floor(s)`` within
+    0 .. ``top``; ``top`` at and above it (+inf too), 0 below the range (-inf and NaN too)."""
+    if s >= top:
+        return top
+    if s > 0:
+        return int(np.floor(s))
+    return 0
