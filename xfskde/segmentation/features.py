@@ -904,7 +904,7 @@ def _windowed_beside(
     with ThreadPoolExecutor(1) as pool:
         beside = pool.submit(second)
         try:
-            for name, vote in block_votes(block, own, valid):
+            for name, vote in block_votes(block, own, valid, origin=lattice.origin):
                 # a histogram at a time; the disk sums a vote's planes whole
                 whole = window.kind == "disk" or not isinstance(vote, _Binned)
                 for part in [vote] if whole else vote.histograms():
