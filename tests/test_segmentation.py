@@ -742,6 +742,8 @@ def test_segmentation_parameters_out_of_range_are_refused_in_one_line():
         ({"color_bins": 1}, "color_bins must be an integer >= 2"),
         ({"features": ()}, "features must be a non-empty subset"),
         ({"gradient_scales": (-1,)}, "gradient_scales must be one or more numbers >= 0"),
+        ({"size": None}, "size must be a number of pixels or 'auto', got None"),
+        ({"size": [3, 4]}, "size must be a number of pixels or 'auto', got [3, 4]"),
         ({"chunks": 0}, "chunks must be a block's side in pixels, an integer >= 1"),
         ({"chunks": -5}, "chunks must be a block's side in pixels, an integer >= 1"),
         ({"chunks": 1.5}, "chunks must be a block's side in pixels, an integer >= 1"),

@@ -3004,6 +3004,8 @@ def _check_within(
     step = 1 if isinstance(stride, str) else stride
     if isinstance(step, bool) or not isinstance(step, numbers.Integral) or step < 1:
         raise ParameterError(f"stride must be a positive integer or 'auto', got {stride!r}")
+    if not isinstance(size, str | numbers.Real) or isinstance(size, bool):  # None, [3, 4]
+        raise ParameterError(f"size must be a number of pixels or 'auto', got {size!r}")
     sigma = 0.0 if isinstance(size, str) else Window(window, size).sigma
     check_within_image(tuple(shape), int(step), sigma, size, ("stride", "size"))
 
