@@ -186,7 +186,9 @@ def test_dimension_errors_are_typed():
         xfskde.local_fskde(unnamed, order=2)
     with pytest.raises(ValueError):
         xfskde.local_fskde(unnamed, order=2)
-    with pytest.raises(DimensionError, match=r"one model .* fit_textures\(image.isel\(t=0\)"):
+    with pytest.raises(
+        DimensionError, match=r"one model .* xfskde.fit_textures\(image.isel\(t=0\)"
+    ):
         xfskde.segment(cube, 2)  # a stack: plane by plane, with one model for them all
 
 
