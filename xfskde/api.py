@@ -476,28 +476,28 @@ def _warn_if_not_square(image: xr.DataArray, consumer: str = "field") -> None:
 
 _Entry = TypeVar("_Entry", bound=Callable[..., Any])
 
-#: Whether an entry point that checks the pixels' aspect is running in this context: the
-#: entry points it calls (segment's fit and labels) then say nothing more.
-_ASPECT_CHECKED: ContextVar[bool] = ContextVar("xfskde_aspect_checked", default=False)
+#: Whether an entry point that checks its image (:func:`_checks_the_image`) is running in this
+#: context: the entry points it calls (segment's fit and labels) then say nothing more.
+_IMAGE_CHECKED: ContextVar[bool] = ContextVar("xfskde_image_checked", default=False)
 
 
-def _checks_pixel_aspect(consumer: str) -> Callable[[_Entry], _Entry]:
-    """A decorator for an entry point whose ``image`` argument may be a DataArray with
-    non-square pixels: :func:`_warn_if_not_square` (and, for a NumPy array,
-    :func:`_warn_if_alpha`; for a DataArray rioxarray read, :func:`_warn_if_mask_unread`) runs
-    once per call, before the work (not once per block), and not
-    again in the decorated entry points the call makes
-    (:func:`~xfskde.segment` fits with :func:`~xfskde.segmentation.fit_textures` and labels
-    with :meth:`~xfskde.segmentation.TextureModel.predict`: one warning). NumPy and Dask
-    arrays and pictures have no coordinates: nothing is said, as :func:`local_fskde` says
-    nothing for them."""
+def _checks_the_image(consumer: str) -> Callable[[_Entry], _Entry]:
+    """A decorator for an entry point that warns of what its ``image`` argument holds and
+    the work would misread, once per call, before the work (not once per block), and not
+    again in the decorated entry points the call makes (:func:`~xfskde.segment` fits with
+    :func:`~xfskde.segmentation.fit_textures` and labels with
+    :meth:`~xfskde.segmentation.TextureModel.predict`: one warning): a DataArray's
+    non-square pixels (:func:`_warn_if_not_square`; NumPy and Dask arrays and pictures have
+    no coordinates: nothing is said, as :func:`local_fskde` says nothing for them), a NumPy
+    array's alpha channel (:func:`_warn_if_alpha`), the alpha band or mask of a file
+    rioxarray read (:func:`_warn_if_mask_unread`)."""
 
     def decorate(entry: _Entry) -> _Entry:
         signature = inspect.signature(entry)
 
         @functools.wraps(entry)
         def checked(*args: Any, **kwargs: Any) -> Any:
-            if _ASPECT_CHECKED.get():
+            if _IMAGE_CHECKED.get():
                 return entry(*args, **kwargs)
             try:
                 image = signature.bind(*args, **kwargs).arguments.get("image")
@@ -510,11 +510,11 @@ def _checks_pixel_aspect(consumer: str) -> Callable[[_Entry], _Entry]:
                 _warn_if_alpha(image)
             elif isinstance(image, xr.DataArray):
                 _warn_if_mask_unread(image)
-            token = _ASPECT_CHECKED.set(True)
+            token = _IMAGE_CHECKED.set(True)
             try:
                 return entry(*args, **kwargs)
             finally:
-                _ASPECT_CHECKED.reset(token)
+                _IMAGE_CHECKED.reset(token)
 
         return checked  # type: ignore[return-value]
 

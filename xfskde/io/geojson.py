@@ -905,9 +905,11 @@ def _frame_hint(document: Mapping[str, Any], image: xr.DataArray) -> str:
     rings = [exterior for exterior, _, _ in geojson_polygons(document)]
     where = ""
     if rings:
-        xy = np.concatenate(rings, axis=1)
-        where = f"span {_span(xy[0], xy[1])} in {theirs}; the image {_image_span(image)} in "
-        where = f"the regions {where}{_short_crs(wkt)}: "
+        x, y = np.concatenate(rings, axis=1)
+        where = (
+            f"the regions span {_span(x, y)} in {theirs}; the image {_image_span(image)} in "
+            f"{_short_crs(wkt)}: "
+        )
     return (
         f"{where}if the regions are in another CRS, give it (a GeoPackage's or shapefile's CRS, "
         "a GeoJSON's crs member)"

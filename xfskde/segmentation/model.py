@@ -73,7 +73,7 @@ from .._memory import release_free_memory
 from .._pictures import is_picture
 from .._scheduling import compute as compute_collections
 from .._validation import check_within_image
-from ..api import Nodata, _checks_pixel_aspect, check_nodata
+from ..api import Nodata, _checks_the_image, check_nodata
 from ..exceptions import DimensionError, ParameterError, PixelSizeWarning, find_stack_level
 from ..gradients import compiled_dtype
 from ..io.images import length_pixel_size_um, open_image
@@ -504,7 +504,7 @@ class TextureModel:
         return {**out, "bank_bins": s.bank_bins, "bank_filters": ",".join(BANK_FILTERS),
                 "bank_ranges": ranges}  # fmt: skip
 
-    @_checks_pixel_aspect("segmentation")
+    @_checks_the_image("segmentation")
     def abundances(
         self,
         image: Any,
@@ -538,7 +538,7 @@ class TextureModel:
         """
         return _apply(image, self, "abundances", chunks, mask, nodata, match_levels)
 
-    @_checks_pixel_aspect("segmentation")
+    @_checks_the_image("segmentation")
     def predict(
         self,
         image: Any,
@@ -700,16 +700,16 @@ def _project_block(
     model: TextureModel,
     reach: int,
     valid: np.ndarray | None = None,
-    apart: bool = False,
     origin: tuple[int, int] = (0, 0),
 ) -> _Projected:
     """The first step of a prediction: a padded block → the (h, w, m) float32 projections of
     its votes on the m endmembers (:func:`.features.pixel_projections`, before the window) and
     the (h, w) pixels present, for its pixels but the ``reach`` (:func:`.features.vote_reach`:
     the filter bank's and the gradients' stencils, the local binary patterns' circles) on
-    every side; where some pixel present does not vote in the patterns, or with ``apart``
-    (when the model has them), their projections apart and the pixels that vote in them
-    (:func:`.features.voting_pixels`). A block with
+    every side; where the model has the local binary patterns, their projections apart and
+    the pixels that vote in them (:func:`.features.voting_pixels`): windowed apart in every
+    block, even where every pixel present votes in them, so that the sum of the windows is
+    the same whatever the block. A block with
     ``reach`` pixels of halo gives those of its own pixels (the first of two passes); one with
     the whole halo, those of its pixels and of the window's halo (one pass). ``valid``: the
     pixels present, where the caller knows them (:func:`present_pixels` of the block
@@ -719,7 +719,7 @@ def _project_block(
     spec, tables = model.spec, _tables(model, block.shape[-1])
     voting = voting_pixels(valid, spec)
     inner = (slice(reach, block.shape[0] - reach), slice(reach, block.shape[1] - reach))
-    if voting is None and not apart:  # every pixel present votes in every group
+    if "lbp" not in spec.features:  # every pixel present votes in every group
         u = pixel_projections(block, spec, tables, valid, voting=None, origin=origin)
         return _Projected(np.ascontiguousarray(u[inner]), valid[inner])
     u, patterns = pixel_projections(block, spec, tables, valid, apart=True, voting=voting,
@@ -1429,7 +1429,7 @@ def _apply(
         patterns: 1 where it votes in them, 0.5 where it does not)."""
         padded = _padded(values_of(x), reach, src_origin, rows, cols)
         valid = present(padded, x, reach, src_origin, rows, cols, shared)
-        p = _project_block(padded, model, reach, valid, apart, (rows[0] - reach, cols[0] - reach))
+        p = _project_block(padded, model, reach, valid, (rows[0] - reach, cols[0] - reach))
         last = p.valid.astype(np.float32)[..., None]
         if not apart:
             return np.concatenate([p.u, last], axis=-1)
@@ -1452,8 +1452,7 @@ def _apply(
         padded = _padded(values_of(x), halo, src_origin, rows, cols)
         valid = present(padded, x, halo, src_origin, rows, cols, shared)
         corner = (rows[0] - halo, cols[0] - halo)  # the image position of padded's (0, 0)
-        return unmix(_project_block(padded, model, reach, valid, apart, corner), rows, cols,
-                     image_shape)  # fmt: skip
+        return unmix(_project_block(padded, model, reach, valid, corner), rows, cols, image_shape)
 
     def unread(rows: tuple[int, int], cols: tuple[int, int]) -> bool:
         """True (skip) for a block of projections that no computed block reads: no foreground
@@ -2723,7 +2722,7 @@ def _refuse_too_few_distinct(X: np.ndarray, n_textures: int) -> None:
 
 
 @blas_on_one_thread()  # small products and one-core tasks: BLAS's threads only wait
-@_checks_pixel_aspect("segmentation")
+@_checks_the_image("segmentation")
 def fit_textures(
     image: Any,
     n_textures: int,
@@ -3371,7 +3370,7 @@ def _same_setting(value: Any, default: Any) -> bool:
         return False
 
 
-@_checks_pixel_aspect("segmentation")
+@_checks_the_image("segmentation")
 def segment(
     image: Any,
     n_textures: int,
