@@ -601,7 +601,10 @@ def map_regions(
         key = f"{name}-" + tokenize(
             piece.name, (a, b), (c, d), halo, token, value, tuple(trailing), node_key
         )
-        task = dask.delayed(call, pure=True)(
+        # named here: left to Dask, the closure's name is a token of its cloudpickle, which
+        # pickled the region function with all it holds once per region (a quarter of a
+        # 2048² image's fit)
+        task = dask.delayed(call, name=f"{key}-call", pure=True)(
             blocks, (top, left), (a, b), (c, d), value, *(() if node is None else (node,)),
             dask_key_name=key,
         )  # fmt: skip

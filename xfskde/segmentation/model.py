@@ -1333,7 +1333,12 @@ def _apply(
     mask: Any = None,
     nodata: Nodata = "auto",
     match_levels: bool | str = False,
+    fitted_here: bool = False,
 ) -> Any:
+    """The labels or abundances (``output``) of ``model`` over an image, on the one block
+    engine. ``fitted_here``: the model was fitted on this image and mask a moment ago
+    (:func:`segment`), whose fit drew the same probe tiles and checked their levels: they are
+    not drawn and measured again (0.1 s of a 2048² image's 2.5)."""
     per_channel = _matching(match_levels)
     halo = halo_of(model.spec)
     is_dask = isinstance(getattr(image, "data", image), da.Array)
@@ -1360,7 +1365,7 @@ def _apply(
         measured = _image_levels(full, foreground, per_channel=True, **probing)
         gain, offset = _channel_map(model, measured)
     else:
-        wanted = model.value_range or match_levels
+        wanted = (model.value_range or match_levels) and not fitted_here
         measured = _image_levels(full, foreground, **probing) if wanted else None
         gain, offset = _level_map(model, measured) if match_levels else (1.0, 0.0)
     if not match_levels:
@@ -3560,8 +3565,10 @@ def segment(
             method=method, resolution=resolution, sample=sample, seed=seed, chunks=chunks,
             mask=mask, nodata=nodata, metric=metric,
         )  # fmt: skip
+        labels = _apply(image, model, "labels", chunks, mask, nodata, fitted_here=True)
     elif model.n_textures != n_textures:
         raise ParameterError(f"model has {model.n_textures} textures, n_textures is {n_textures}")
-    labels = model.predict(image, chunks=chunks, mask=mask, nodata=nodata,
-                           match_levels=match_levels)  # fmt: skip
+    else:
+        labels = model.predict(image, chunks=chunks, mask=mask, nodata=nodata,
+                               match_levels=match_levels)  # fmt: skip
     return (labels, model) if return_model else labels
