@@ -1142,6 +1142,36 @@ def test_a_resume_after_the_input_was_replaced_computes_every_block_again(
     assert capsys.readouterr().err == ""
 
 
+def test_a_file_replaced_by_one_of_the_same_size_and_time_is_another_version(tmp_path, capsys):
+    """An uncompressed TIFF copied over the input with its time kept (``cp -p``, ``rsync -t``,
+    a backup restored, a script staging tiles within one second) has the same size and
+    modification time: a complete store of the first image resumed from it said "nothing to
+    do", and an interrupted one kept the first image's blocks beside the second's, both
+    passing ``--verify``. A local file's version holds a digest of pieces of its content."""
+    tiff, store = tmp_path / "in.tif", tmp_path / "out.zarr"
+    tifffile.imwrite(tiff, CAMERA[:256, :256], tile=(32, 32))
+    argv = ["coefficients", str(tiff), str(store), *ARGS, "--scheduler", "synchronous"]
+    assert main(argv) == 0
+    before, stat = xfskde.open_image(tiff).attrs["source_version"], tiff.stat()
+    other = np.ascontiguousarray(CAMERA[256:, 256:])
+    tifffile.imwrite(tiff, other, tile=(32, 32))
+    os.utime(tiff, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+    assert tiff.stat().st_size == stat.st_size and tiff.stat().st_mtime_ns == stat.st_mtime_ns
+    now = xfskde.open_image(tiff).attrs["source_version"]
+    assert now != before and now.split(", content ")[0] == before.split(", content ")[0]
+    capsys.readouterr()
+    assert main([*argv, "--resume"]) == 0
+    assert "its 64 written blocks are computed again" in capsys.readouterr().err
+    expected = xfskde.local_fskde(other, order=4, window="box", size=5)
+    np.testing.assert_array_equal(xfskde.open_coefficients(store).values, expected)
+    # the same file, its time set again to the second: the same version (nothing computed)
+    os.utime(tiff, ns=(stat.st_atime_ns, stat.st_mtime_ns + 1))
+    os.utime(tiff, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+    assert xfskde.open_image(tiff).attrs["source_version"] == now
+    assert main([*argv, "--resume"]) == 0
+    assert capsys.readouterr().err == ""
+
+
 @pytest.mark.parametrize("other", ["grey", "rgb"])
 def test_a_resume_from_another_file_is_refused_not_written_over(tmp_path, capsys, monkeypatch,
                                                                  other):  # fmt: skip

@@ -3049,10 +3049,10 @@ def open_image(
         ``y``/``x`` coords in µm (``units: "µm"``) at the centres of its pixels, a level's
         pixel at the mean of the level-0 pixels it covers; a GeoTIFF gets its CRS coords. A
         file's attrs record ``source`` (the path or URL), ``source_level``, ``source_version``
-        (its size and modification time, or its ETag: a resumed write whose store was begun
-        from another version starts again) and, when known, ``source_pixel_size_um`` ((y, x)
-        of the level read, or of its cells with ``mpp``, then also ``source_binning``): every
-        result keeps them. For files and
+        (its size, modification time and content digest, or its ETag: a resumed write whose
+        store was begun from another version starts again) and, when known,
+        ``source_pixel_size_um`` ((y, x) of the level read, or of its cells with ``mpp``, then
+        also ``source_binning``): every result keeps them. For files and
         Dask arrays, ``encoding["preferred_chunks"]`` holds the native tile shape
         ``{"y": rows, "x": columns}``, for callers that plan their chunks again with
         ``plan_chunks(..., tiles=...)``.

@@ -513,8 +513,8 @@ def source_changed(attrs: Any) -> tuple[str, str, str] | None:
 def input_changed(data: xr.DataArray, store: Any) -> str | None:
     """Whether ``store`` was begun from another version of ``data``'s input files than the
     one ``data`` is computed from (``attrs["source_version"]``, ``attrs["mask_version"]``:
-    a file's size and modification time, or its ETag), saying which; None when they are the
-    same or not recorded.
+    a file's size, modification time and content digest, or its ETag), saying which; None
+    when they are the same or not recorded.
 
     A resumed :func:`write_blocks` writes such a store again whole (with an
     :class:`~xfskde.exceptions.InputChangedWarning`): its blocks came from other pixels. For
