@@ -1170,6 +1170,17 @@ def test_a_file_replaced_by_one_of_the_same_size_and_time_is_another_version(tmp
     assert xfskde.open_image(tiff).attrs["source_version"] == now
     assert main([*argv, "--resume"]) == 0
     assert capsys.readouterr().err == ""
+    # a store recorded before versions held a digest: the same file is the same version,
+    # not a stale store written again; another time is still another version
+    from xfskde.io._location import same_version
+    from xfskde.io.stores import source_changed
+
+    older = now.split(", content ")[0]
+    assert same_version(older, now) and not same_version(now, older)
+    assert source_changed({"source": str(tiff), "source_version": older}) is None
+    assert not same_version(older.replace("Z", "1Z"), now)
+    later = f"{older}; in.tif.msk: 10 bytes, modified x"  # a composite: each part's digest
+    assert same_version(later, f"{now}; in.tif.msk: 10 bytes, modified x, content 0123456789abcdef")
 
 
 @pytest.mark.parametrize("other", ["grey", "rgb"])

@@ -37,7 +37,15 @@ from fsspec.core import split_protocol
 from ..exceptions import ImageReadError, ParameterError
 from ._record import _CHUNKS_ATTR, _STATUS_ATTR
 
-__all__ = ["UNITS", "Location", "locate", "micrometres", "store_target", "zarr_like"]
+__all__ = [
+    "UNITS",
+    "Location",
+    "locate",
+    "micrometres",
+    "same_version",
+    "store_target",
+    "zarr_like",
+]
 
 #: fsspec protocols served read-only: a store cannot be written there.
 _READ_ONLY = ("http", "https")
@@ -624,6 +632,19 @@ def _sampled_digest(path: str, size: int, mtime_ns: int, ctime_ns: int, inode: i
                 file.seek(i * last // (_DIGEST_PIECES - 1))
                 digest.update(file.read(_DIGEST_PIECE))
     return digest.hexdigest()[:16]
+
+
+#: A local file's content digest in its version (:meth:`Location.version`).
+_CONTENT = re.compile(r", content [0-9a-f]{16}")
+
+
+def same_version(then: str, now: str) -> bool:
+    """Whether an input's version recorded by a store (``then``) is its version ``now``
+    (:meth:`Location.version`, or a composite of several files' versions): equal, or, where
+    ``then`` was recorded before local files' versions held a content digest (2026-12-02),
+    equal but for the digests ``now`` holds (a store begun before is not written again, nor
+    reported stale, for that alone)."""
+    return then == now or (", content " not in then and _CONTENT.sub("", now) == then)
 
 
 def _utc(ns: int) -> str:

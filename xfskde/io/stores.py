@@ -93,7 +93,7 @@ from ..exceptions import (
 )
 from ..lazy import dask_view, plan_chunks, skipped_blocks
 from ._gdal import input_version
-from ._location import Location, locate, named_failures, store_target, zarr_like
+from ._location import Location, locate, named_failures, same_version, store_target, zarr_like
 from ._record import _BLOCKS, _CHUNKS_ATTR, _STATUS_ATTR, _read_record
 
 __all__ = [
@@ -399,7 +399,7 @@ def _changed_input(stored: Any, params: str) -> str | None:
         for file in _INPUT_FILES
         if _named_file(old, file) is not None
         and _named_file(old, file) == _named_file(new, file)
-        and old[file.version] != new[file.version]
+        and not same_version(str(old[file.version]), str(new[file.version]))
     ]
     return " and ".join(changed) or None
 
@@ -507,7 +507,7 @@ def source_changed(attrs: Any) -> tuple[str, str, str] | None:
         now = input_version(location)  # a VRT's with the files it names
     except (OSError, ImageReadError):  # gone, unreadable: every block was read before
         return None
-    return None if now == then else (source, then, now)
+    return None if same_version(then, now) else (source, then, now)
 
 
 def input_changed(data: xr.DataArray, store: Any) -> str | None:
