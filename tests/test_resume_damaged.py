@@ -134,6 +134,33 @@ def test_a_damaged_record_entry_is_a_sign_of_damage_too(tmp_path):
     np.testing.assert_array_equal(xfskde.io.open_blocks(store).values, labels.values)
 
 
+def test_verify_and_info_find_a_record_entry_gone_from_a_complete_store(tmp_path, capsys):
+    """A record entry deleted from a complete store reads as "not written": a resume computes
+    its block again, as it says, but ``verify_store`` found nothing and ``xfskde info
+    --verify`` printed "complete (15/16 blocks)" and "every checksum matches", status 0. Both
+    now list it, and ``xfskde info`` without --verify says it is damaged."""
+    _, store = _labels(tmp_path)
+    (store / "xfskde_blocks" / "c" / "3" / "3").unlink()
+    report = verify_store(store)
+    assert not report.whole
+    assert [(p.array, p.key, p.kind) for p in report.problems] == [
+        ("xfskde_blocks", "xfskde_blocks/c/3/3", "missing")
+    ]
+    assert "record entry of block (3, 3) is gone" in report.problems[0].detail
+    assert main(["info", str(store), "--verify"]) == 1
+    out = capsys.readouterr().out
+    assert "complete (15/16 blocks), but DAMAGED: 1 damaged or missing" in out
+    assert "every checksum matches" not in out
+    assert main(["info", str(store)]) == 1
+    out = capsys.readouterr().out
+    assert "1 entry of its completion record gone (xfskde_blocks)" in out, out
+    # the whole record gone: every entry
+    for chunk in (store / "xfskde_blocks" / "c").rglob("*"):
+        if chunk.is_file():
+            chunk.unlink()
+    assert len(verify_store(store).problems) == 16
+
+
 def test_a_damaged_coordinate_is_written_again(tmp_path):
     """A coordinate array that does not read back (the store cannot be opened) is written again
     from the data's coordinates, which the store's parameters matched."""

@@ -309,6 +309,14 @@ def run(args: argparse.Namespace) -> int:
     # read whole here and fail in other readers: --verify lists them with the rest
     metadata = () if args.verify else check_metadata(args.store)
     rows += [("damaged", f"{problem.key}: {problem.detail}") for problem in metadata]
+    # entries of the completion record gone from a store that says it is complete (their
+    # chunks deleted: read as "not written"), which --verify lists one by one
+    gone = 0 if args.verify or not status["complete"] else (
+        status["blocks_total"] - status["blocks_done"])  # fmt: skip
+    if gone:
+        entries = "entry" if gone == 1 else "entries"
+        rows.append(("damaged", f"{gone} {entries} of its completion record gone (xfskde_blocks):"
+                     " --verify lists them; a --resume computes their blocks again"))  # fmt: skip
     try:
         rows += _store_rows(args.store)
     except StoreIncompleteError as exc:  # a layout cut short: nothing to describe or verify
@@ -324,7 +332,7 @@ def run(args: argparse.Namespace) -> int:
         corrupt = 1
     else:
         corrupt = 0
-    damaged = len(metadata) + corrupt
+    damaged = len(metadata) + corrupt + gone
     report = None
     if args.verify:  # read before the rows are printed: their status says what it found
         try:

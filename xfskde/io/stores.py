@@ -2465,6 +2465,14 @@ def verify_store(
                 f"the record entry of block {block} cannot be read (checksum mismatch); "
                 "the block counts as not written",
             ))  # fmt: skip
+        if complete and not damaged_record[block] and record[block] == _NOT_WRITTEN:
+            # gone from a store that says it is complete (its chunk deleted: read as 0): a
+            # resume computes the block again, as it says (:func:`_forget_damaged_blocks`)
+            found.append(StoreProblem(
+                _BLOCKS, _chunk_key(group[_BLOCKS], block), "missing",
+                f"the record entry of block {block} is gone from a store that says it is "
+                "complete; a resume computes the block again",
+            ))  # fmt: skip
         written = bool(record[block]) or complete
         if not written and not damaged_record[block]:
             found.append(StoreProblem(name, key, "unwritten", "not written yet"))
