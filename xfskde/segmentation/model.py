@@ -1379,15 +1379,20 @@ def _apply(
             cells = _check_blocks(cells, prepared.nodata, bounds, model.value_range, foreground,
                                   gain, offset)  # fmt: skip
         arr, value = cell_means(cells, f, prepared.nodata, foreground), None
-    arr = _remainder_merged(arr, halo)
-    footprint = None if foreground is None else MaskFootprint(foreground, arr.shape[:2])
-    pixel_mask = foreground if f == 1 else None  # the blocks' pixels present are on it
-
     # the votes' projections need only the votes' reach around a pixel, the window its own
     # radius: where the window's halo is wide, two passes run the filter bank's transforms on
     # blocks with the short halo (:func:`_two_passes`); else one task does both
     reach = vote_reach(model.spec.features, model.spec.gradient_scales)
     outer = _window_halo(model.spec)
+    merged = _remainder_merged(arr, halo)
+    two = _two_passes(merged.chunks[:2], reach, outer)
+    # the image's remainder merged as each pass's halo needs it: by the whole halo, chunks of
+    # 64 px left a 5-px remainder to the engine, which merged it with a warning asking for
+    # chunks of 34 px, the halo of the pass, which they had
+    arr = _remainder_merged(arr, max(reach, outer)) if two else merged
+    footprint = None if foreground is None else MaskFootprint(foreground, arr.shape[:2])
+    pixel_mask = foreground if f == 1 else None  # the blocks' pixels present are on it
+
     token = (model.attrs(), model.spec, gain, offset)
     labels = output == "labels"
 
@@ -1467,7 +1472,7 @@ def _apply(
         return footprint.background(grown, (max(0, cols[0] - outer), min(w, cols[1] + outer)))
 
     source_blocks, block_function, block_halo = arr, both, halo
-    if _two_passes(arr.chunks[:2], reach, outer):
+    if two:
         source_blocks = map_haloed(
             project,
             arr,
