@@ -620,6 +620,15 @@ def test_existing_store_and_mismatched_resume(tmp_path):
                     "chose_stride": "d"}),
     )  # fmt: skip
     assert said.startswith("fit_seed 0 in the store, 123456 now; ")
+    # but a value given now where the store's was chosen (--size 5) is the user's: first, not
+    # among the fitted scales and weights it changes
+    said = _parameter_differences(
+        json.dumps({"size": 6.0, "chose_size": "a", "weight_fskde": 0.5, "scale_fskde": 9.19,
+                    "features": "color,fskde", "endmembers": [1, 2]}),
+        json.dumps({"size": 5.0, "weight_fskde": None, "scale_fskde": None,
+                    "features": "color", "endmembers": [3, 4]}),
+    )  # fmt: skip
+    assert said.startswith("size 6.0 in the store, 5.0 now; "), said
     assert xfskde.write_coefficients(other, tmp_path / "f.zarr", overwrite=True) == 1
     with pytest.raises(DimensionError, match="dims"):
         xfskde.write_coefficients(F.transpose("k", "y", "x"), tmp_path / "g.zarr")

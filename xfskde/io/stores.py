@@ -577,9 +577,11 @@ def _parameter_differences(stored: Any, params: str, shown: int = 4) -> str:
     # the shortest first, as a fit's scales and weights are short too but written to 16
     # digits), then what was derived from them (an attr "chose_*" saying why, a value that
     # such an attr says was chosen — a size, a stride —, fitted arrays): a resume with
-    # another --seed named the window the new fit chose before the seed
+    # another --seed named the window the new fit chose before the seed. A value chosen on
+    # one side only was given on the other: the user's (a resume with --size 5 of a store
+    # whose size was chosen named it among "12 more")
     def derived(key: str) -> bool:
-        return key.startswith("chose_") or f"chose_{key}" in old or f"chose_{key}" in new
+        return key.startswith("chose_") or (f"chose_{key}" in old and f"chose_{key}" in new)
 
     def order(key: str) -> tuple[bool, bool, bool, bool, int, str]:
         length = sum(map(len, values[key])) if short(key) else 0
