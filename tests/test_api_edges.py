@@ -313,3 +313,15 @@ def test_an_empty_colour_image_is_refused_as_empty():
     """(0, 10, 3) was refused as an array whose 3 channels might be its rows."""
     with pytest.raises(DimensionError, match=r"the image is empty \(shape \(0, 10\)\)"):
         xfskde.segment(np.zeros((0, 10, 3)), 3)
+
+
+@pytest.mark.parametrize(("given", "advice"), [("nan", "nodata=np.nan"), ("0", "nodata=0.0"),
+                                               ("abc", None)])  # fmt: skip
+def test_nodata_as_text_is_refused_with_the_number_to_give(given, advice):
+    """``--nodata nan`` on the command line is ``nodata=np.nan`` in Python: the text "nan" was
+    refused as any other text, without saying that the number is what it takes."""
+    with pytest.raises(ParameterError) as info:
+        xfskde.local_fskde(np.zeros((16, 16)), order=2, nodata=given)
+    message = _one_line(info)
+    assert message.startswith("nodata must be 'auto'")
+    assert (advice in message) if advice else message.endswith("got 'abc'")

@@ -25,6 +25,7 @@ unless its nodata declares NaN missing (GDAL's and rioxarray's nodata, CF's attr
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import functools
 import inspect
@@ -102,9 +103,15 @@ def check_nodata(nodata: Any) -> None:
     if nodata is None or (isinstance(nodata, str) and nodata == "auto"):
         return
     if isinstance(nodata, bool) or not isinstance(nodata, Real | np.number):
+        number = ""
+        if isinstance(nodata, str):  # the command line's --nodata nan, written as Python
+            with contextlib.suppress(ValueError):
+                value = float(nodata)
+                written = "np.nan" if math.isnan(value) else repr(value)
+                number = f": give the number, nodata={written}"
         raise ParameterError(
             f"nodata must be 'auto' (read the image's metadata), a number (e.g. 0) or None (use "
-            f"every pixel), got {nodata!r}"
+            f"every pixel), got {nodata!r}{number}"
         )
 
 
