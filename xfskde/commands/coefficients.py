@@ -76,6 +76,6 @@ def run(args: argparse.Namespace) -> int:
     print(
         f"wrote {args.output}: {tuple(field.shape)} {field.dtype}, chunks {chunks}, "
         f"{written} of {total} blocks {done} in {seconds:.1f} s "
-        f"({pixels / 1e6 / max(seconds, 1e-9):.1f} Mpx/s){outside}"
+        f"({pixels / 1e6 / max(seconds, 1e-9):.3g} Mpx/s){outside}"
     )
     return 0

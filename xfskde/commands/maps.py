@@ -157,7 +157,7 @@ def run(args: argparse.Namespace) -> int:
     print(
         f"wrote {args.output}: {', '.join(MAPS)} of {ny} x {nx} cells of {cell}, "
         f"{levels} level{'s' if levels != 1 else ''}, in {seconds:.1f} s "
-        f"({pixels / 1e6 / max(seconds, 1e-9):.1f} Mpx/s)"
+        f"({pixels / 1e6 / max(seconds, 1e-9):.3g} Mpx/s)"
     )
     return 0
 

@@ -62,5 +62,5 @@ def _refuse_holes(group: zarr.Group, what: Any) -> None:
     raise StoreIncompleteError(
         f"{what} is a store whose write did not finish ({int((done > 0).sum())} of "
         f"{done.size} blocks written; the others would read as 0): finish its write first, "
-        "with resume=True"
+        "with resume=True (--resume)"
     )

@@ -906,7 +906,7 @@ def _refuse_cut_layout(store: Any, group: zarr.Group) -> None:
     if _BLOCKS not in group and group.attrs.get(_STATUS_ATTR) == "incomplete":
         raise StoreIncompleteError(
             f"{store} was cut short while it was laid out: no block was written; run the write "
-            "again with resume=True, which starts it afresh"
+            "again with resume=True (--resume), which starts it afresh"
         )
 
 
@@ -1547,7 +1547,7 @@ def finalize_store(store: Any, *, storage_options: dict | None = None) -> None:
     if status["blocks_done"] != status["blocks_total"]:
         raise StoreIncompleteError(
             f"{store}: only {status['blocks_done']} of {status['blocks_total']} blocks were "
-            "written; run the write again with resume=True"
+            "written; run the write again with resume=True (--resume)"
         )
     changed = source_changed(_open_group(store, "store").attrs.get(_PARAMETERS_ATTR))
     if changed is not None:
