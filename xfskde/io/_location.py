@@ -614,10 +614,10 @@ def _sampled_digest(path: str, size: int, mtime_ns: int, ctime_ns: int, inode: i
     """The first 16 hex digits of a SHA-256 of :data:`_DIGEST_PIECES` pieces of
     :data:`_DIGEST_PIECE` bytes spread evenly over a local file, its first and last bytes
     included (of the whole file, when smaller): 256 KiB read once per process and version of
-    the file, whatever its size. Two images of the same size differ there unless they differ
-    nowhere else either but in what no piece reaches (an uncompressed file's pixels between
-    them: a digest of every byte would read the whole file, a slide's gigabytes, at every
-    open).
+    the file, whatever its size. Two files of the same size are told apart unless they differ
+    only between the pieces (two uncompressed images alike but there: a compressed one's
+    tiles shift every later byte); a digest of every byte would read a slide's gigabytes at
+    every open.
 
     Cached by the file's status (``size``, ``mtime_ns``, ``ctime_ns``, ``inode``): a block
     read checks the file's version at each block (:meth:`Location.refuse_changed`) with one

@@ -1337,8 +1337,9 @@ def _apply(
 ) -> Any:
     """The labels or abundances (``output``) of ``model`` over an image, on the one block
     engine. ``fitted_here``: the model was fitted on this image and mask a moment ago
-    (:func:`segment`), whose fit drew the same probe tiles and checked their levels: they are
-    not drawn and measured again (0.1 s of a 2048² image's 2.5)."""
+    (:func:`segment`), whose fit measured the image's levels and checked its values on its
+    probe tiles: the image's levels are the model's, and its tiles are not drawn and measured
+    again (0.1 s of a 2048² image's 2.5)."""
     per_channel = _matching(match_levels)
     halo = halo_of(model.spec)
     is_dask = isinstance(getattr(image, "data", image), da.Array)
