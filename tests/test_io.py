@@ -230,6 +230,11 @@ def test_channels_are_read_by_name_or_index_and_a_mask_reads_the_same(tmp_path, 
     assert len(mask.attrs["background_level"]) == 2 and mask.attrs["source_level"] == 1
     plain = xfskde.open_image(np.zeros((32, 32, 3), np.uint8), channels=[0, 2])
     assert plain.sizes["c"] == 2 and plain.attrs["source_channels"] == "[0, 2]"
+    # every channel in order is the image as it is, recorded as such (a resume with
+    # --channels 0,1,2 of a store begun without was refused for the record alone)
+    every = xfskde.open_image(path, channels=["DAPI", "marker", "autofluorescence"])
+    xr.testing.assert_identical(every, xfskde.open_image(path))
+    assert "source_channels" not in xfskde.open_image(path, channels=[0, 1, 2]).attrs
     for channels, match in (
         (["CD8"], r"'CD8' is no channel.*DAPI, marker, autofluorescence"),
         (["DAPI", 0], "each channel once"),

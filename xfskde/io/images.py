@@ -3158,6 +3158,9 @@ def _chosen_channels(
         indices.append(index % count)
     if not indices or len(set(indices)) != len(indices):
         raise ParameterError(f"channels must name each channel once, at least one; got {wanted!r}")
+    if indices == list(range(count)):  # every channel, in order: the image as it is (a
+        # resume of a store begun without channels= was refused for the record alone)
+        return image
     picked = image.isel({dim: indices})
     if dim not in picked.coords:  # unnamed channels keep their indices, as named ones their names
         picked = picked.assign_coords({dim: indices})
