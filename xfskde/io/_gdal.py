@@ -328,9 +328,9 @@ def gdal_version(path: Location, vrt: RemoteVrt | None = None) -> str:
     """What changes when the raster's pixels are rewritten: the file's version
     (:meth:`~xfskde.io._location.Location.version`) and each other file GDAL reads for it —
     a VRT's bands and tiles, an Imagine file's spill file —, whose rewriting leaves a VRT's
-    own bytes as they were. At a URL: a VRT's (:meth:`RemoteVrt.version`: its XML's digest)
-    with its sources' (each asked once; from ``vrt`` where given), any other raster's alone,
-    without opening it."""
+    own bytes as they were, each by its size and time (no content digest). At a URL: a VRT's
+    (:meth:`RemoteVrt.version`: its XML's digest) with its sources' (each asked once; from
+    ``vrt`` where given), any other raster's alone, without opening it."""
     if not path.is_local:
         if gdal_format(path) != "GDAL VRT":
             return path.version()
@@ -340,7 +340,10 @@ def gdal_version(path: Location, vrt: RemoteVrt | None = None) -> str:
     else:
         with _open(path, 0) as dataset:
             named = [(f, locate(f)) for f in _named_files(dataset)]
-    return "; ".join([path.version(), *(f"{f}: {where.version()}" for f, where in named)])
+    # the files named by their size and time: a digest of each (a VRT of a thousand tiles)
+    # would read 256 KiB of every one at each open and, past the digests' cache, each block
+    return "; ".join([path.version(), *(f"{f}: {where.version(content=False)}"
+                                        for f, where in named)])  # fmt: skip
 
 
 class RemoteVrt:

@@ -410,7 +410,7 @@ class Location:
                 ) from exc
         return file
 
-    def version(self) -> str:
+    def version(self, content: bool = True) -> str:
         """What changes when the data here is rewritten: a file's size and modification time
         (at a URL, its size and fsspec's key of its info — an S3 object's ETag); for a
         directory (a Zarr store), a SHA-256 of the same over every file in it (at a URL, of
@@ -432,10 +432,11 @@ class Location:
         content less the consolidated metadata that such an addition rewrites.
 
         A local file's version also holds a digest of pieces of its content
-        (:func:`_sampled_digest`): a file replaced by another of the same size and time (copied
-        over it with ``cp -p``, restored from a backup, staged by a script within one second
-        as a tar archive keeps times) was taken for the first, and a resume kept the first
-        image's blocks beside the second's.
+        (:func:`_sampled_digest`), unless ``content`` is False (the many files a VRT names,
+        each read apart: :func:`~xfskde.io._gdal.gdal_version`): a file replaced by another of
+        the same size and time (copied over it with ``cp -p``, restored from a backup, staged
+        by a script within one second as a tar archive keeps times) was taken for the first,
+        and a resume kept the first image's blocks beside the second's.
 
         Returns
         -------
@@ -446,9 +447,12 @@ class Location:
         if self.is_local:
             if not os.path.isdir(self.url):
                 stat = os.stat(self.url)
-                content = _sampled_digest(self.url, stat.st_size, stat.st_mtime_ns,
-                                          stat.st_ctime_ns, stat.st_ino)  # fmt: skip
-                return f"{stat.st_size} bytes, modified {_utc(stat.st_mtime_ns)}, content {content}"
+                version = f"{stat.st_size} bytes, modified {_utc(stat.st_mtime_ns)}"
+                if not content:
+                    return version
+                digest = _sampled_digest(self.url, stat.st_size, stat.st_mtime_ns,
+                                         stat.st_ctime_ns, stat.st_ino)  # fmt: skip
+                return f"{version}, content {digest}"
             return _tree_version(_local_files(self.url, len(self.url.rstrip(os.sep)) + 1))
         fs, path = self.filesystem()
         fs.invalidate_cache(path)  # what is there now, not what a listing cached before
@@ -609,7 +613,7 @@ _DIGEST_PIECES = 64
 _DIGEST_PIECE = 4096
 
 
-@functools.lru_cache(maxsize=256)
+@functools.lru_cache(maxsize=4096)
 def _sampled_digest(path: str, size: int, mtime_ns: int, ctime_ns: int, inode: int) -> str:
     """The first 16 hex digits of a SHA-256 of :data:`_DIGEST_PIECES` pieces of
     :data:`_DIGEST_PIECE` bytes spread evenly over a local file, its first and last bytes
