@@ -906,6 +906,13 @@ def test_a_layout_cut_short_is_laid_out_again(tmp_path, monkeypatch, capsys):
         verify_store(store)
     assert main(["info", "--verify", str(store)]) == 1
     assert "layout    " in capsys.readouterr().out
+    # what the command line says such a store keeps (it said "keeps 0 of 0 blocks")
+    from xfskde.commands._options import _left
+
+    assert _left(str(store), interrupted=True) == (
+        f"{store} was cut short while it was laid out, before any block: run the same command "
+        "with --resume to finish it"
+    )
     with pytest.raises(StoreExistsError):
         xfskde.write_coefficients(field, store)
     assert xfskde.write_coefficients(field, store, resume=True) == 4

@@ -1095,6 +1095,8 @@ def _left(
         "fix the cause, then run the same command with --resume to finish it (or "
         "--overwrite to start again)"
     )  # fmt: skip
+    if total == 0:  # no record of its blocks yet: "keeps 0 of 0 blocks" said nothing
+        return f"{output} was cut short while it was laid out, before any block: {then}"
     return f"{output} keeps {done} of {total} blocks: {then}"
 
 
