@@ -1701,6 +1701,17 @@ def test_an_rgba_array_is_warned_of_once():
         segment(rgba, 3, features=("color",), size=4)
     alpha = [w for w in said if "as an opacity (alpha) does" in str(w.message)]
     assert len(alpha) == 1 and "mask=image[..., 3] > 0" in str(alpha[0].message)
+    # a cut-out's antialiased edge (a few partly opaque pixels) is an opacity too; a sparse
+    # fourth band, 0 almost everywhere, is not
+    rgba[:48, 20, 3] = 128  # 0.5 % of the pixels
+    with pytest.warns(UserWarning, match="holds 0 or 255 at 99% of its pixels or more"):
+        segment(rgba, 3, features=("color",), size=4)
+    sparse = np.dstack([rgb, np.zeros((96, 96), np.uint8)])
+    sparse[40:45, 40:45, 3] = 200  # 0.3 % of the pixels
+    with warnings.catch_warnings(record=True) as said:
+        warnings.simplefilter("always")
+        segment(sparse, 3, features=("color",), size=4)
+    assert not [w for w in said if "opacity" in str(w.message)]
     bands = np.dstack([rgb, rgb[..., :1] // 2])  # a fourth band of data
     with warnings.catch_warnings(record=True) as said:
         warnings.simplefilter("always")

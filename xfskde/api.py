@@ -370,9 +370,18 @@ _AFFECTED = {
 }
 
 
+#: A 4th channel of integers that holds 0 or the dtype's largest value at this share of its
+#: pixels or more, the largest at :data:`_OPAQUE_SHARE` or more, is taken for an opacity: a
+#: cut-out's edges are antialiased (partly opaque); a sparse channel of data that is 0 almost
+#: everywhere is not at its largest value at a tenth of its pixels.
+_ALPHA_SHARE, _OPAQUE_SHARE = 0.99, 0.1
+
+
 def _warn_if_alpha(image: np.ndarray) -> None:
     """Warn of a NumPy RGBA image (``skimage.io.imread`` of a PNG): four channels of integers
-    whose last holds only 0 and the dtype's largest value, as an opacity does, which an array
+    whose last holds only 0 and the dtype's largest value, or those at :data:`_ALPHA_SHARE`
+    of its pixels or more and the largest at :data:`_OPAQUE_SHARE` or more, as an opacity
+    does (its edges antialiased: a few pixels between), which an array
     does not say is one and which is segmented as a fourth colour (its transparent pixels a
     texture of their own: Rand 0.85 -> 0.73). Pictures and files say which channel is alpha,
     and their transparent pixels are missing."""
@@ -380,9 +389,16 @@ def _warn_if_alpha(image: np.ndarray) -> None:
         return
     alpha = image[..., 3]
     top = np.iinfo(image.dtype).max
-    if np.all((alpha == 0) | (alpha == top)):
+    between = np.count_nonzero((alpha != 0) & (alpha != top))
+    few = between <= (1 - _ALPHA_SHARE) * alpha.size
+    if not between or (few and np.count_nonzero(alpha == top) >= _OPAQUE_SHARE * alpha.size):
+        held = (
+            f"only 0 and {top}"
+            if not between
+            else f"0 or {top} at {_ALPHA_SHARE:.0%} of its pixels or more"
+        )
         warnings.warn(
-            f"the image's 4th channel holds only 0 and {top}, as an opacity (alpha) does, and is "
+            f"the image's 4th channel holds {held}, as an opacity (alpha) does, and is "
             "segmented as a colour: for an RGBA array pass image[..., :3] and "
             "mask=image[..., 3] > 0 (or open its file with xfskde.open_image, which reads its "
             "alpha)",
