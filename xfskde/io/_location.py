@@ -432,11 +432,17 @@ class Location:
         content less the consolidated metadata that such an addition rewrites.
 
         A local file's version also holds a digest of pieces of its content
-        (:func:`_sampled_digest`), unless ``content`` is False (the many files a VRT names,
-        each read apart: :func:`~xfskde.io._gdal.gdal_version`): a file replaced by another of
-        the same size and time (copied over it with ``cp -p``, restored from a backup, staged
-        by a script within one second as a tar archive keeps times) was taken for the first,
-        and a resume kept the first image's blocks beside the second's.
+        (:func:`_sampled_digest`): a file replaced by another of the same size and time (copied
+        over it with ``cp -p``, restored from a backup, staged by a script within one second
+        as a tar archive keeps times) was taken for the first, and a resume kept the first
+        image's blocks beside the second's.
+
+        Parameters
+        ----------
+        content : bool, optional
+            Whether a local file's version holds the digest of its content; default True.
+            False for the many files a VRT names, each read apart
+            (:func:`~xfskde.io._gdal.gdal_version`).
 
         Returns
         -------
@@ -643,11 +649,24 @@ _CONTENT = re.compile(r", content [0-9a-f]{16}")
 
 
 def same_version(then: str, now: str) -> bool:
-    """Whether an input's version recorded by a store (``then``) is its version ``now``
-    (:meth:`Location.version`, or a composite of several files' versions): equal, or, where
-    ``then`` was recorded before local files' versions held a content digest (2026-12-02),
-    equal but for the digests ``now`` holds (a store begun before is not written again, nor
-    reported stale, for that alone)."""
+    """Whether an input's version recorded by a store is its version now.
+
+    Equal, or, where ``then`` was recorded before local files' versions held a content digest
+    (2026-12-02), equal but for the digests ``now`` holds: a store begun before is not written
+    again, nor reported stale, for that alone.
+
+    Parameters
+    ----------
+    then : str
+        The version a store recorded (``source_version``, ``mask_version``).
+    now : str
+        The version now (:meth:`Location.version`, or a composite of several files' versions).
+
+    Returns
+    -------
+    bool
+        True when ``then`` is ``now``.
+    """
     return then == now or (", content " not in then and _CONTENT.sub("", now) == then)
 
 
