@@ -219,9 +219,10 @@ def tiff_level(path: Location, level: int, version: str, series: int = 0) -> Any
     """An indexable reader of one pyramid level of a series (an image of a multi-image file),
     opened once per process and file version.
 
-    ``version`` (:meth:`Location.version`: the size and mtime, or a remote file's size and
-    fsspec key) is part of the cache key, and the file opened must be of that version
-    (:meth:`Location.refuse_changed`; a local file's is checked at every block too).
+    ``version`` (:meth:`Location.version`: the size, mtime and content digest, or a remote
+    file's size and fsspec key) is part of the cache key, and the file opened must be of that
+    version (:meth:`Location.refuse_changed`; a local file's is checked at every block too,
+    with one ``stat``: the digest is cached by the file's status).
     The reader is :class:`_SegmentReader` for a single-page, chunk-interleaved level and
     tifffile's Zarr view of the level otherwise; both are indexed with a tuple of slices.
     """
