@@ -861,8 +861,10 @@ def test_a_mask_of_another_aspect_or_extent_is_refused_not_stretched(tmp_path):
     mask over a 384 x 384 image (another image's, or another extent's) skipped the wrong
     half. A mask must be the image at one scale (a side one pixel off, from rounding a
     downsample, is fine); one with coordinates in the image's CRS and unit is placed by them
-    (a land mask of a larger area, at half the resolution, cut to the scene), and refused if it
-    covers only part of the image; one in another CRS is reprojected onto the image's grid
+    (a land mask of a larger area, at half the resolution, cut to the scene), and background
+    beyond its extent where it covers only part of the image
+    (:func:`test_a_mask_in_the_scenes_crs_over_part_of_it_is_background_beyond_it`); one in
+    another CRS is reprojected onto the image's grid
     (:func:`test_a_mask_in_another_crs_is_reprojected_onto_the_scene`)."""
     import rioxarray  # noqa: F401  (the rio accessor: the test extra installs it)
 
@@ -889,9 +891,48 @@ def test_a_mask_of_another_aspect_or_extent_is_refused_not_stretched(tmp_path):
     land.values[:, : 20 + 48] = 1  # land west of x = 4e5 + 960, the scene's middle
     cut = resolve_mask(land, field)
     assert cut.shape == (64, 96) and cut.values[:, :48].all() and not cut.values[:, 48:].any()
-    half = scene((100, 48), 5.0e6, 4.0e5, 20.0)  # the western half only
-    with pytest.raises(ParameterError, match="covers the whole image"):
-        resolve_mask(half, field)
+    assert "mask_covers" not in cut.attrs
+
+
+def test_a_mask_in_the_scenes_crs_over_part_of_it_is_background_beyond_it(tmp_path):
+    """A raster mask in the scene's CRS cut to an area of interest (the western half of the
+    scene and beyond, at 20 m over a 10 m scene) was refused ("pass a mask that covers the
+    whole image"), though a mask in another CRS was reprojected with background outside its
+    extent. It is now read as GDAL and QGIS read a raster past its edges: background beyond
+    it, recorded as the share it covers; the field is computed over its foreground only, from
+    the GeoTIFF as from the DataArray. One that misses the scene is still refused."""
+    import rioxarray  # noqa: F401  (the rio accessor: the test extra installs it)
+
+    import xfskde
+
+    def grid(shape, y0, x0, step, values=0):
+        y, x = y0 - step * (np.arange(shape[0]) + 0.5), x0 + step * (np.arange(shape[1]) + 0.5)
+        out = xr.DataArray(np.full(shape, values, np.uint8), dims=("y", "x"),
+                           coords={"y": y, "x": x})  # fmt: skip
+        return out.rio.write_crs("EPSG:32632")
+
+    rng = np.random.default_rng(0)
+    field = grid((128, 192), 5.0e6, 4.0e5, 10.0)  # 1280 x 1920 m
+    field.values[:] = rng.integers(0, 255, field.shape)
+    # the western 960 m of the scene and 400 m west of it, the southern 1000 m and 200 m south
+    half = grid((60, 68), 5.0e6 - 280, 4.0e5 - 400, 20.0, values=1)
+    placed = resolve_mask(half, field)
+    assert placed.shape == (64, 96) and placed.attrs["mask_covers"] == 0.3906  # 50 / 64 x 1 / 2
+    # rows: the top 280 m (14 px at 20 m) background; columns: east of x = 4e5 + 960 m
+    expected = np.zeros((64, 96), bool)
+    expected[14:, :48] = True
+    np.testing.assert_array_equal(placed.values, expected)
+    np.testing.assert_allclose(placed.y.values, field.y.values[::2] - 5.0)
+    np.testing.assert_allclose(placed.x.values, field.x.values[::2] + 5.0)
+    half.rio.to_raster(tmp_path / "aoi.tif")
+    for mask in (half, str(tmp_path / "aoi.tif")):
+        out = xfskde.local_fskde(field, order=2, window="box", size=5, stride=4, mask=mask)
+        computed = ~np.isnan(out.isel(k=0).values)
+        inside = (out.y.values[:, None] < 5.0e6 - 280) & (out.x.values[None, :] < 4.0e5 + 960)
+        np.testing.assert_array_equal(computed, inside)
+    beyond = grid((20, 20), 5.0e6, 4.0e5 + 5000, 20.0, values=1)  # east of the scene
+    with pytest.raises(ParameterError, match="does not overlap this image along x"):
+        resolve_mask(beyond, field)
 
 
 @pytest.mark.parametrize("side", [384, 5000])

@@ -18,9 +18,11 @@ from another pyramid level of the same slide or from a thumbnail all qualify; on
 aspect (not the image at one scale) is refused. A mask with coordinates in the image's unit
 and CRS (a DataArray, a GeoTIFF, an OME-TIFF in µm) is placed by them, whatever its shape: cut
 to the image, its rows and columns in the image's order (ascending y over a GeoTIFF's
-descending y is not upside down), refused if it covers only part of it. A mask without
-coordinates (a NumPy array, a picture, a plain TIFF) is placed by position: its first row over
-the image's first row.
+descending y is not upside down). One in the image's CRS that covers only part of the scene
+(an area of interest cut from a larger raster) is background beyond its own extent, as GDAL and
+QGIS read a raster past its edges; one without a CRS (an OME-TIFF in µm, a DataArray) is
+refused if it covers only part of the image. A mask without coordinates (a NumPy array, a
+picture, a plain TIFF) is placed by position: its first row over the image's first row.
 
 **Methods.**
 
@@ -953,7 +955,9 @@ def resolve_mask(
         :func:`tissue_mask` of the image for a method; any other mask cut to the image's
         extent and in its order, with the mask's own ``y``/``x`` coordinates where it has
         them (a mask in another CRS reprojected onto the image's grid, coarsened to at most
-        :data:`MAX_SIDE` on a side, recording ``reprojected_from``), the attrs of the mask it
+        :data:`MAX_SIDE` on a side, recording ``reprojected_from``; one in the image's CRS
+        covering part of it extended over the rest as background, recording ``mask_covers``,
+        the share of the image's extent it covers), the attrs of the mask it
         was read from (a file's ``source`` and ``source_version``) and, with ``classes``,
         ``classes``. Its shape is the image's at one scale, not necessarily the image's.
 
@@ -963,8 +967,9 @@ def resolve_mask(
         For ``classes`` without a mask that has classes (None, ``"none"`` or a method), or
         naming a class the mask does not hold, or on a mask of fractions or of several
         channels; a list that is not rows of equal length of numbers; a file that holds
-        several label images; a mask of another aspect than the image, one whose
-        coordinates do not cover the image, are in another unit or in a CRS it cannot be
+        several label images; a mask of another aspect than the image, one without a CRS
+        whose coordinates do not cover the image, one whose coordinates miss it, one in
+        another unit or in a CRS it cannot be
         reprojected from; a mask made by :func:`tissue_mask` for another extent where either
         has no coordinates; polygons :func:`xfskde.io.geojson.polygon_mask` refuses; and what
         :func:`tissue_mask` refuses; a negative ``margin``.
@@ -1385,9 +1390,12 @@ def _over_extent(mask: xr.DataArray, image: xr.DataArray) -> xr.DataArray:
       coordinates in one CRS and one unit (a GeoTIFF mask of a scene, an OME-TIFF mask in µm,
       a DataArray on the image's grid) it is placed by them, whatever its shape — cut to the
       image, its rows and columns put in the image's order (a mask with ascending y on an image
-      with descending y, as every GeoTIFF has, is not upside down) — and refused if it does not
-      cover the image. A mask without coordinates (a NumPy array, a picture) is placed by
-      position: its first row over the image's first row. Then it must be the image at one
+      with descending y, as every GeoTIFF has, is not upside down). Where it covers part of
+      the image only, a mask in the image's CRS is background beyond its extent
+      (:func:`_extended_over`, as GDAL and QGIS read a raster past its edges, and as a mask
+      in another CRS is reprojected); one without a CRS is refused. A mask without
+      coordinates (a NumPy array, a picture) is placed by position: its first row over the
+      image's first row. Then it must be the image at one
       scale along y and x (each side the image's over one factor, to a pixel): a mask of
       another aspect (24 × 12 for a 384 × 384 image) belongs to another image or extent, and
       stretched over this one it would silently skip tissue or compute background.
@@ -1407,7 +1415,10 @@ def _over_extent(mask: xr.DataArray, image: xr.DataArray) -> xr.DataArray:
         cut.attrs["mask_of"] = [int(shape[0]), int(shape[1])]
         return cut
     if _placeable(mask, image):
-        mask = _cut_to(mask, image, whole=True)
+        geo = crs_wkt(mask) is not None  # and the image's, the same (_placeable refuses others)
+        mask = _cut_to(mask, image, whole=not geo)
+        if geo:
+            mask = _extended_over(mask, image)
     _refuse_other_aspect((mask.sizes["y"], mask.sizes["x"]), shape)
     return mask
 
@@ -1515,6 +1526,39 @@ def _cut_to(mask: xr.DataArray, image: xr.DataArray, whole: bool) -> xr.DataArra
         order = np.argsort(where[picked[d]], kind="stable")  # the image's way along d
         picked[d] = picked[d][order[::-1] if _descending(centres) else order]
     return mask.isel(y=picked["y"], x=picked["x"])
+
+
+def _extended_over(mask: xr.DataArray, image: xr.DataArray) -> xr.DataArray:
+    """``mask``, cut to ``image`` by :func:`_cut_to`, extended over the rest of the image's
+    extent at its own pixel size, background (False) beyond its own extent: an area of
+    interest cut from a larger raster, read as GDAL and QGIS read a raster past its edges.
+    Where it covers part of the image only, records ``mask_covers``: the share of the image's
+    extent it covers (its pixels over the extended mask's)."""
+    ordered = mask.sortby(["y", "x"])
+    pads, coords = [], {}
+    for d in ("y", "x"):
+        centres = np.asarray(image[d].values, float)
+        step = abs(centres[1] - centres[0]) if centres.size > 1 else 0.0
+        low, high = centres.min() - step / 2, centres.max() + step / 2
+        where = np.asarray(ordered[d].values, float)
+        own = abs(where[1] - where[0]) if where.size > 1 else (step or 1.0)
+        # the mask's centres continued by its own step while they fall on the image (a tenth
+        # of a millionth of a step of slack: coordinates read from text)
+        before = int(np.floor((where[0] - low) / own + 1e-7))
+        after = int(np.floor((high - where[-1]) / own + 1e-7))
+        grid = np.concatenate([where[0] - own * np.arange(before, 0, -1), where,
+                               where[-1] + own * np.arange(1, after + 1)])  # fmt: skip
+        pads.append((before, after))
+        coords[d] = (d, grid, dict(mask[d].attrs))
+    if not any(any(p) for p in pads):
+        return mask
+    coords.update({k: c for k, c in mask.coords.items() if c.ndim == 0})  # its CRS
+    values = np.pad(np.asarray(ordered.values, bool), pads)  # False: background beyond it
+    covers = ordered.size / values.size
+    extended = xr.DataArray(values, dims=("y", "x"), coords=coords, name=mask.name,
+                            attrs={**mask.attrs, "mask_covers": round(covers, 4)})  # fmt: skip
+    return extended.isel({d: slice(None, None, -1) for d in ("y", "x")
+                          if _descending(np.asarray(image[d].values))})  # fmt: skip
 
 
 def _refuse_other_aspect(mask_shape: tuple[int, int], shape: tuple[int, int]) -> None:
