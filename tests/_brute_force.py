@@ -131,14 +131,9 @@ def local_fskde_reference(
     for i in range(ny):
         for j in range(nx):
             y, x = i * stride + o, j * stride + o
-            acc = np.zeros(len(H), dtype=np.complex128)
-            for dy in range(-b, a + 1):
-                for dx in range(-b, a + 1):
-                    w = phi[dy + b, dx + b]
-                    if w == 0:
-                        continue
-                    acc += w * terms[y + dy + d - 1, x + dx + d - 1]
-            out[i, j] = H * acc
+            # every pair of the window (dy, dx in [-b, a]) weighed by φ and added
+            pairs = terms[y - b + d - 1 : y + a + d, x - b + d - 1 : x + a + d]
+            out[i, j] = H * np.einsum("yx,yxk->k", phi, pairs)
     if omit_nan:
         out[missing_at_samples(image, stride, channel_axis)] = np.nan
     return out

@@ -1013,7 +1013,9 @@ sys.exit(main(argv))
 """
 
 
-def test_a_segmentation_image_cut_short_after_its_blocks_never_says_it_is_complete(tmp_path):
+def test_a_segmentation_image_cut_short_after_its_blocks_never_says_it_is_complete(
+    tmp_path, capsys
+):
     """`xfskde segment IN OUT.ome.zarr` writes the abundances' blocks, their pyramid, then the
     labels computed from them: the image was marked complete before its labels, so a write
     killed while they were written said "complete" with no label image (or half of one), and
@@ -1040,10 +1042,10 @@ def test_a_segmentation_image_cut_short_after_its_blocks_never_says_it_is_comple
         assert child.returncode == -signal.SIGKILL, (step, child.stderr[-500:])
         status = store_status(store)
         assert not status["complete"] and status["blocks_done"] == status["blocks_total"], step
-        info = subprocess.run([sys.executable, "-m", "xfskde.cli", "info", str(store)],
-                              capture_output=True, text=True)  # fmt: skip
-        assert info.returncode == 1 and "INCOMPLETE (9/9 blocks)" in info.stdout, step
-        assert "resume the write to finish it" in info.stdout, step
+        capsys.readouterr()
+        assert main(["info", str(store)]) == 1, step
+        said = capsys.readouterr().out
+        assert "INCOMPLETE (9/9 blocks)" in said and "resume the write to finish it" in said, step
         assert main([a if a != "OUT" else str(store) for a in argv] + ["--resume"]) == 0
         assert _files(store) == expected, step
     # a resume of a complete image changes nothing; with other parameters it is refused (it
