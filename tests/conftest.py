@@ -25,6 +25,17 @@ def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
     return int(max(1, min(cpus or 1, memory)))
 
 
+@pytest.fixture(scope="session")
+def forked_python():
+    """Runs scripts and code as new Python processes, forked from one that has imported the
+    dependencies once (:mod:`_forked`)."""
+    from _forked import ForkedPython
+
+    runner = ForkedPython()
+    yield runner
+    runner.close()
+
+
 @pytest.fixture
 def rng() -> np.random.Generator:
     return np.random.default_rng(20261122)

@@ -125,11 +125,10 @@ def test_pages_have_runnable_examples(name):
 
 
 @pytest.mark.parametrize("page", [p for p in PAGES if _runnable(p)], ids=lambda p: p.name)
-def test_code_blocks_run(page, tmp_path):
+def test_code_blocks_run(page, tmp_path, forked_python):
     script = "\n\n".join(_runnable(page))
-    result = subprocess.run(
-        [sys.executable, "-c", script], cwd=tmp_path, capture_output=True, text=True, timeout=120
-    )
+    # as `python -c script` runs it, in a process of its own (forked: tests/_forked.py)
+    result = forked_python.run(tmp_path, code=script, timeout=120)
     assert result.returncode == 0, f"{page.name}:\n{result.stderr[-3000:]}"
 
 

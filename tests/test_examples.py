@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import ast
 import importlib.util
-import subprocess
 import sys
 from pathlib import Path
 from types import ModuleType
@@ -48,14 +47,9 @@ def test_script_follows_the_conventions(script):
 
 
 @pytest.mark.parametrize("script", SCRIPTS, ids=lambda p: p.name)
-def test_script_runs(script, tmp_path):
-    result = subprocess.run(
-        [sys.executable, str(script)],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        timeout=TIMEOUT_S,
-    )
+def test_script_runs(script, tmp_path, forked_python):
+    # as `python script.py` runs it, in a process of its own (forked: tests/_forked.py)
+    result = forked_python.run(tmp_path, script=script, timeout=TIMEOUT_S)
     assert result.returncode == 0, result.stderr[-3000:]
     assert result.stdout.strip(), "an example should say what it found"
     assert not list(tmp_path.glob("*.png")), "figures only with --plot"
