@@ -10,7 +10,8 @@ the folder given, its output to files, and exits with its status — a process o
 before, that finds those modules imported. The server imports xfskde itself too (every
 script begins with ``import xfskde``), and nothing of it beyond what ``import xfskde``
 imports: a script finds the package as a new process finds it. Measured: the examples' and
-the docs' 33 runs 152.6 s -> 94.4 s on 2 cores. The server holds no thread when it forks: it only imports.
+the docs' 33 runs 152.6 s -> 94.4 s on 2 cores. The server holds no thread when it forks:
+it only imports.
 """
 
 from __future__ import annotations
