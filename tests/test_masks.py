@@ -933,6 +933,15 @@ def test_a_mask_in_the_scenes_crs_over_part_of_it_is_background_beyond_it(tmp_pa
     beyond = grid((20, 20), 5.0e6, 4.0e5 + 5000, 20.0, values=1)  # east of the scene
     with pytest.raises(ParameterError, match="does not overlap this image along x"):
         resolve_mask(beyond, field)
+    # finer than the scene, off its grid: extended at its own 5 m (500 x 500 m of the scene's
+    # 1280 x 1920 m); one pixel has no size of its own to extend it by
+    fine = grid((100, 100), 5.0e6 - 302.5, 4.0e5 + 97.5, 5.0, values=1)
+    placed = resolve_mask(fine, field)
+    assert placed.shape == (257, 385) and placed.values.sum() == 100 * 100
+    assert placed.attrs["mask_covers"] == pytest.approx(1e4 / (257 * 385), rel=1e-3)
+    one = grid((1, 1), 5.0e6 - 600, 4.0e5 + 600, 1000.0, values=1)
+    with pytest.raises(ParameterError, match="pixel size along y is unknown"):
+        resolve_mask(one, field)
 
 
 @pytest.mark.parametrize("side", [384, 5000])

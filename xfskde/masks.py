@@ -88,6 +88,7 @@ from ._labels import (
     parse_crs,
     pixel_nodata,
     pixel_steps,
+    regular_step,
     stored_integer_dtype,
 )
 from ._pictures import is_picture, palette_indices
@@ -1416,9 +1417,10 @@ def _over_extent(mask: xr.DataArray, image: xr.DataArray) -> xr.DataArray:
         return cut
     if _placeable(mask, image):
         geo = crs_wkt(mask) is not None  # and the image's, the same (_placeable refuses others)
+        steps = {d: regular_step(mask[d].values) for d in ("y", "x")}  # of the whole mask
         mask = _cut_to(mask, image, whole=not geo)
         if geo:
-            mask = _extended_over(mask, image)
+            mask = _extended_over(mask, image, steps)
     _refuse_other_aspect((mask.sizes["y"], mask.sizes["x"]), shape)
     return mask
 
@@ -1528,12 +1530,16 @@ def _cut_to(mask: xr.DataArray, image: xr.DataArray, whole: bool) -> xr.DataArra
     return mask.isel(y=picked["y"], x=picked["x"])
 
 
-def _extended_over(mask: xr.DataArray, image: xr.DataArray) -> xr.DataArray:
+def _extended_over(
+    mask: xr.DataArray, image: xr.DataArray, steps: dict[str, float | None]
+) -> xr.DataArray:
     """``mask``, cut to ``image`` by :func:`_cut_to`, extended over the rest of the image's
-    extent at its own pixel size, background (False) beyond its own extent: an area of
-    interest cut from a larger raster, read as GDAL and QGIS read a raster past its edges.
-    Where it covers part of the image only, records ``mask_covers``: the share of the image's
-    extent it covers (its pixels over the extended mask's)."""
+    extent at its own pixel size (``steps``, along y and x, of the mask before the cut),
+    background (False) beyond its own extent: an area of interest cut from a larger raster,
+    read as GDAL and QGIS read a raster past its edges. Where it covers part of the image
+    only, records ``mask_covers``: the share of the image's extent it covers (its pixels over
+    the extended mask's, to 4 significant digits). Refused where it must be extended along a
+    dim whose pixel size it does not tell (one pixel along it, or uneven coordinates)."""
     ordered = mask.sortby(["y", "x"])
     pads, coords = [], {}
     for d in ("y", "x"):
@@ -1541,7 +1547,17 @@ def _extended_over(mask: xr.DataArray, image: xr.DataArray) -> xr.DataArray:
         step = abs(centres[1] - centres[0]) if centres.size > 1 else 0.0
         low, high = centres.min() - step / 2, centres.max() + step / 2
         where = np.asarray(ordered[d].values, float)
-        own = abs(where[1] - where[0]) if where.size > 1 else (step or 1.0)
+        own = steps[d]
+        if own is None:  # no pixel size to extend it by: it must reach the image's edges
+            reach = abs(where[1] - where[0]) if where.size > 1 else step
+            if where[0] - low > reach or high - where[-1] > reach:
+                raise ParameterError(
+                    f"the mask covers {d} {where[0]:g} to {where[-1]:g} of this image's "
+                    f"{low:g} to {high:g}, and its pixel size along {d} is unknown (one "
+                    "pixel, or uneven coordinates) to extend it over the rest: pass a mask "
+                    "that covers the whole image (0 where there is nothing to compute)"
+                )
+            own = math.inf  # nothing added along d
         # the mask's centres continued by its own step while they fall on the image (a tenth
         # of a millionth of a step of slack: coordinates read from text)
         before = int(np.floor((where[0] - low) / own + 1e-7))
@@ -1554,9 +1570,9 @@ def _extended_over(mask: xr.DataArray, image: xr.DataArray) -> xr.DataArray:
         return mask
     coords.update({k: c for k, c in mask.coords.items() if c.ndim == 0})  # its CRS
     values = np.pad(np.asarray(ordered.values, bool), pads)  # False: background beyond it
-    covers = ordered.size / values.size
+    covers = float(f"{ordered.size / values.size:.4g}")
     extended = xr.DataArray(values, dims=("y", "x"), coords=coords, name=mask.name,
-                            attrs={**mask.attrs, "mask_covers": round(covers, 4)})  # fmt: skip
+                            attrs={**mask.attrs, "mask_covers": covers})  # fmt: skip
     return extended.isel({d: slice(None, None, -1) for d in ("y", "x")
                           if _descending(np.asarray(image[d].values))})  # fmt: skip
 
